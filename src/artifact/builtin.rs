@@ -1,0 +1,176 @@
+//! The built-in learnable artifacts and their version-0 content.
+//!
+//! Seed 004 names six prompt artifacts of its own system; ours map onto the
+//! prompts Attractor's inner loops send:
+//!
+//! | seed 004                          | Attractor                  |
+//! |-----------------------------------|----------------------------|
+//! | worker_pitfalls                   | `executor_pitfalls`        |
+//! | manager_planning_preamble         | `planning_preamble`        |
+//! | experiment_context_hint_template  | `carry_forward_template`   |
+//! | pattern_library                   | `strategy_templates`       |
+//! | tool_description_templates        | `tool_description_templates` |
+//! | critique_rubric                   | `verification_rubric`      |
+//!
+//! plus `supervisor_prompt` (the ASO coordinator's LLM tier) and `aso_config`
+//! (the coordinator's numeric thresholds, a JSON artifact with bounds).
+//! Version 0 lives here, in the code: it is never written to the database and
+//! is always there to fall back to.
+
+use super::{ArtifactKind, FieldBounds};
+
+/// One built-in artifact.
+pub struct Builtin {
+    pub name: &'static str,
+    pub kind: ArtifactKind,
+    /// What the artifact steers, shown in `inspect` and the app.
+    pub purpose: &'static str,
+    pub content: &'static str,
+    /// For JSON artifacts: the numeric fields an optimizer may move, with bounds.
+    pub fields: &'static [(&'static str, FieldBounds)],
+}
+
+const fn real(min: f64, max: f64) -> FieldBounds {
+    FieldBounds {
+        min,
+        max,
+        integer: false,
+    }
+}
+
+const fn int(min: f64, max: f64) -> FieldBounds {
+    FieldBounds {
+        min,
+        max,
+        integer: true,
+    }
+}
+
+pub const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "executor_pitfalls",
+        kind: ArtifactKind::Text,
+        purpose: "Pitfalls injected into every executor prompt.",
+        content: "Before you answer, check these common mistakes:\n\
+- Editing files that the task did not ask you to touch.\n\
+- Declaring success without running the checks that measure it.\n\
+- Repeating an approach that already failed without changing anything.\n\
+- Leaving placeholder code (TODO, unimplemented) in a deliverable.\n",
+        fields: &[],
+    },
+    Builtin {
+        name: "planning_preamble",
+        kind: ArtifactKind::Text,
+        purpose: "Preamble shown before planning and decomposition decisions.",
+        content: "Plan before you act. List the deliverables the task names, the checks that \
+will judge them, and the smallest sequence of steps that produces each one. Split the work \
+only where the parts can be checked on their own.\n",
+        fields: &[],
+    },
+    Builtin {
+        name: "carry_forward_template",
+        kind: ArtifactKind::Text,
+        purpose: "Template of what a fresh start carries forward from earlier attempts.",
+        content: "Earlier attempts at this task:\n{attempts}\n\nWhat they established:\n{facts}\n\n\
+Approaches that failed and why:\n{failures}\n",
+        fields: &[],
+    },
+    Builtin {
+        name: "strategy_templates",
+        kind: ArtifactKind::Text,
+        purpose: "Framing of the strategy library rendered into executor prompts.",
+        content: "You are following the strategy \"{strategy}\": {description}\n\
+Stay within it; if it cannot work, say so and explain why.\n",
+        fields: &[],
+    },
+    Builtin {
+        name: "tool_description_templates",
+        kind: ArtifactKind::Text,
+        purpose: "Boilerplate around the tools and blocked tools shown to an executor.",
+        content: "Tools you may use:\n{tools}\n\nTools you must not use in this attempt:\n{blocked}\n",
+        fields: &[],
+    },
+    Builtin {
+        name: "verification_rubric",
+        kind: ArtifactKind::Text,
+        purpose: "Rubric the intent verifier scores a deliverable against.",
+        content: "Score the deliverable from 0 to 1:\n\
+- 1.0: does everything the task asks, and the checks confirm it.\n\
+- 0.5: does the main part; something named in the task is missing or unverified.\n\
+- 0.0: does not address the task, or breaks what worked before.\n\
+Name each defect you find in one line.\n",
+        fields: &[],
+    },
+    Builtin {
+        name: "supervisor_prompt",
+        kind: ArtifactKind::Text,
+        purpose: "System prompt of the ASO coordinator's LLM supervision tier.",
+        content: "You supervise a numerical optimizer. Read the diagnostics and answer with one \
+directive (CONTINUE, ADJUST, STOP or RESTART) in the JSON schema given. Prefer CONTINUE when \
+progress is steady; ADJUST penalties when a constraint stays violated; RESTART on divergence.\n",
+        fields: &[],
+    },
+    Builtin {
+        name: "aso_config",
+        kind: ArtifactKind::Json,
+        purpose: "Thresholds of the ASO coordinator's heuristic tier.",
+        content: r#"{
+  "feasibility_threshold": 0.001,
+  "stagnation_objective_threshold": 0.00001,
+  "stagnation_violation_threshold": 0.05,
+  "max_stagnation_steps": 5,
+  "violation_increase_threshold": 0.05,
+  "violation_decrease_threshold": 0.05,
+  "min_violation_for_trend": 0.001,
+  "n_trajectories": 3,
+  "supervision_interval": 5
+}
+"#,
+        fields: &[
+            ("feasibility_threshold", real(1e-6, 1e-1)),
+            ("stagnation_objective_threshold", real(1e-9, 1e-2)),
+            ("stagnation_violation_threshold", real(1e-3, 0.5)),
+            ("max_stagnation_steps", int(1.0, 50.0)),
+            ("violation_increase_threshold", real(1e-3, 0.5)),
+            ("violation_decrease_threshold", real(1e-3, 0.5)),
+            ("min_violation_for_trend", real(1e-6, 1e-1)),
+            ("n_trajectories", int(1.0, 16.0)),
+            ("supervision_interval", int(1.0, 100.0)),
+        ],
+    },
+];
+
+/// The built-in artifact of that name, if any.
+pub fn find(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_builtins_parse_and_sit_inside_their_bounds() {
+        for b in BUILTINS.iter().filter(|b| b.kind == ArtifactKind::Json) {
+            let v: serde_json::Value = serde_json::from_str(b.content).expect(b.name);
+            for (field, bounds) in b.fields {
+                let x = v[field]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{}.{field} missing", b.name));
+                assert!(
+                    bounds.contains(x),
+                    "{}.{field} = {x} outside bounds",
+                    b.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn builtin_names_are_unique() {
+        let mut names: Vec<_> = BUILTINS.iter().map(|b| b.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), BUILTINS.len());
+    }
+}

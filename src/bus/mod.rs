@@ -1,0 +1,203 @@
+//! The in-process event bus.
+//!
+//! Every component publishes typed [`Event`]s here; subscribers — the store,
+//! the CLI's progress display, later the app and the auditor — each get every
+//! event in publication order. Each subscriber has its own unbounded queue, so
+//! a slow subscriber (the database) never makes the bus drop events for it.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::store::{NewEvent, Store};
+
+/// Something that happened. The serialized form (`{"type": "run_finished", …}`)
+/// is what the `events` table stores.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Event {
+    SuiteStarted {
+        suite_id: i64,
+        suite: String,
+        epochs: u32,
+        optimizer: String,
+        learning_rate: f64,
+        rollback_on_regression: bool,
+        concurrency: usize,
+        seed: u64,
+        tasks: usize,
+    },
+    EpochStarted {
+        suite_id: i64,
+        epoch_id: i64,
+        epoch_num: i64,
+        parent_artifacts: BTreeMap<String, i64>,
+        tasks_total: usize,
+        /// Runs already done before this start (a resumed epoch).
+        tasks_done: usize,
+        resumed: bool,
+    },
+    RunStarted {
+        suite_id: i64,
+        epoch_id: i64,
+        run_id: i64,
+        task: String,
+        kind: String,
+    },
+    RunFinished {
+        suite_id: i64,
+        epoch_id: i64,
+        run_id: i64,
+        task: String,
+        status: String,
+        loss: Option<f64>,
+        duration_ms: i64,
+        error: Option<String>,
+    },
+    EpochFinished {
+        suite_id: i64,
+        epoch_id: i64,
+        epoch_num: i64,
+        mean_loss: Option<f64>,
+        holdout_mean_loss: Option<f64>,
+        learning_rate: f64,
+    },
+    ArtifactUpdated {
+        suite_id: i64,
+        epoch_id: i64,
+        artifact: String,
+        from_version: i64,
+        to_version: i64,
+        rationale: String,
+        learning_rate: f64,
+    },
+    ArtifactRolledBack {
+        suite_id: i64,
+        epoch_id: i64,
+        artifact: String,
+        from_version: i64,
+        to_version: i64,
+        mean_loss_prev: f64,
+        mean_loss_current: f64,
+        new_learning_rate: f64,
+    },
+    SuiteFinished {
+        suite_id: i64,
+        epochs_completed: u32,
+        interrupted: bool,
+    },
+}
+
+impl Event {
+    /// The event's type name, as stored in `events.kind`.
+    pub fn kind(&self) -> String {
+        match serde_json::to_value(self) {
+            Ok(v) => v["type"].as_str().unwrap_or("unknown").to_string(),
+            Err(_) => "unknown".to_string(),
+        }
+    }
+
+    fn ids(&self) -> (Option<i64>, Option<i64>, Option<i64>) {
+        match self {
+            Event::SuiteStarted { suite_id, .. } | Event::SuiteFinished { suite_id, .. } => {
+                (Some(*suite_id), None, None)
+            }
+            Event::EpochStarted {
+                suite_id, epoch_id, ..
+            }
+            | Event::EpochFinished {
+                suite_id, epoch_id, ..
+            }
+            | Event::ArtifactUpdated {
+                suite_id, epoch_id, ..
+            }
+            | Event::ArtifactRolledBack {
+                suite_id, epoch_id, ..
+            } => (Some(*suite_id), Some(*epoch_id), None),
+            Event::RunStarted {
+                suite_id,
+                epoch_id,
+                run_id,
+                ..
+            }
+            | Event::RunFinished {
+                suite_id,
+                epoch_id,
+                run_id,
+                ..
+            } => (Some(*suite_id), Some(*epoch_id), Some(*run_id)),
+        }
+    }
+}
+
+/// An event with the time it was published.
+#[derive(Debug, Clone, Serialize)]
+pub struct Envelope {
+    pub occurred_at: String,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// A cheap-to-clone handle to the bus.
+#[derive(Clone, Default)]
+pub struct Bus {
+    subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<Envelope>>>>,
+}
+
+impl Bus {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A queue that receives every event published from now on, until
+    /// [`Bus::close`].
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Envelope> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.lock().push(tx);
+        rx
+    }
+
+    pub fn publish(&self, event: Event) {
+        let envelope = Envelope {
+            occurred_at: crate::now_rfc3339(),
+            event,
+        };
+        // A subscriber that went away is simply dropped from the list.
+        self.lock().retain(|s| s.send(envelope.clone()).is_ok());
+    }
+
+    /// Ends every subscription; subscribers drain what is queued, then stop.
+    pub fn close(&self) {
+        self.lock().clear();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<mpsc::UnboundedSender<Envelope>>> {
+        // A panic while holding this lock cannot leave the list inconsistent.
+        self.subscribers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Subscribes the store to the bus: every event becomes a row of `events`.
+/// The task ends after [`Bus::close`] once the queue is written out.
+pub fn persist(bus: &Bus, store: Store) -> tokio::task::JoinHandle<()> {
+    let mut rx = bus.subscribe();
+    tokio::spawn(async move {
+        while let Some(env) = rx.recv().await {
+            let (suite_id, epoch_id, run_id) = env.event.ids();
+            let row = NewEvent {
+                kind: env.event.kind(),
+                suite_id,
+                epoch_id,
+                run_id,
+                payload_json: serde_json::to_string(&env.event).unwrap_or_else(|_| "{}".into()),
+                occurred_at: env.occurred_at.clone(),
+            };
+            if let Err(e) = store.insert_event(&row).await {
+                tracing::error!(error = %e, kind = %row.kind, "could not record an event");
+            }
+        }
+    })
+}

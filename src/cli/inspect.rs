@@ -1,0 +1,316 @@
+//! Read-only views of the database: `inspect` and `export`.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{ExportFormat, Failure, Global};
+use crate::artifact::Registry;
+use crate::store::{EpochRow, Store, SuiteRow};
+
+/// Every suite with its epoch count and latest mean loss.
+pub async fn suites(g: &Global, store: &Store) -> Result<(), Failure> {
+    let rows = store.suite_summaries().await?;
+    if g.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    if rows.is_empty() {
+        println!(
+            "no suites yet in {}\n  hint: `attractor run examples/<suite>.yaml` runs one",
+            store.path().display()
+        );
+        return Ok(());
+    }
+    println!(
+        "{:<32} {:>7} {:>12}  status",
+        "suite", "epochs", "latest loss"
+    );
+    for r in rows {
+        let loss = r
+            .latest_mean_loss
+            .map_or_else(|| "-".into(), |l| format!("{l:.4}"));
+        let status = if r.unfinished > 0 {
+            "unfinished (run again to resume)"
+        } else {
+            "idle"
+        };
+        println!("{:<32} {:>7} {:>12}  {status}", r.name, r.epochs, loss);
+    }
+    Ok(())
+}
+
+async fn find_suite(store: &Store, name: &str) -> Result<SuiteRow, Failure> {
+    match store.suite_by_name(name).await? {
+        Some(s) => Ok(s),
+        None => {
+            let known: Vec<String> = store
+                .suite_summaries()
+                .await?
+                .into_iter()
+                .map(|s| s.name)
+                .collect();
+            Err(Failure::input(format!(
+                "no suite named `{name}` in {}\n  hint: known suites: {}",
+                store.path().display(),
+                if known.is_empty() {
+                    "none yet".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )))
+        }
+    }
+}
+
+fn parse(json: Option<&str>) -> Value {
+    json.and_then(|j| serde_json::from_str(j).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// One epoch with its runs, as `inspect --json` and `export` give it.
+async fn epoch_json(store: &Store, e: &EpochRow) -> Result<Value, Failure> {
+    let runs = store.runs_of_epoch(e.id).await?;
+    let counted = store.epoch_runs(e.id).await?;
+    let runs: Vec<Value> = runs
+        .iter()
+        .map(|r| {
+            json!({
+                "run_id": r.id,
+                "task": r.task_name,
+                "status": r.status,
+                "counted": counted.iter().any(|c| c.run_id == r.id),
+                "loss": r.loss,
+                "breakdown": parse(r.loss_breakdown_json.as_deref()),
+                "duration_ms": r.duration_ms,
+                "exit_code": r.exit_code,
+                "error": r.error,
+                "run_dir": r.run_dir,
+            })
+        })
+        .collect();
+    Ok(json!({
+        "epoch_id": e.id,
+        "epoch_num": e.epoch_num,
+        "started_at": e.started_at,
+        "completed_at": e.completed_at,
+        "mean_loss": e.mean_loss,
+        "parent_artifacts": parse(Some(&e.parent_artifacts_json)),
+        "child_artifacts": parse(e.child_artifacts_json.as_deref()),
+        "runs": runs,
+    }))
+}
+
+/// A suite's epochs: mean loss, per-task losses and artifact events.
+pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure> {
+    let s = find_suite(store, name).await?;
+    let epochs = store.epochs(s.id).await?;
+    if g.json {
+        let mut out = Vec::new();
+        for e in &epochs {
+            out.push(epoch_json(store, e).await?);
+        }
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "suite": s.name, "epochs": out }))
+                .unwrap_or_default()
+        );
+        return Ok(());
+    }
+    println!("suite `{}` — {} epoch(s)", s.name, epochs.len());
+    for e in &epochs {
+        let mean = e
+            .mean_loss
+            .map_or_else(|| "-".into(), |m| format!("{m:.4}"));
+        let state = if e.completed_at.is_some() {
+            ""
+        } else {
+            "  (unfinished: run again to resume)"
+        };
+        println!("\nepoch {}  mean loss {mean}{state}", e.epoch_num);
+        for r in store.epoch_runs(e.id).await? {
+            let status = parse(Some(&r.scores_json))["status"]
+                .as_str()
+                .unwrap_or("?")
+                .to_string();
+            println!("    {:<28} {:>8.4}  {status}", r.task_name, r.loss);
+        }
+        let child = parse(e.child_artifacts_json.as_deref());
+        for ev in child["events"].as_array().into_iter().flatten() {
+            let kind = ev["type"].as_str().unwrap_or("?");
+            let line = match kind {
+                "update" => format!(
+                    "update   {} v{}→v{}  η={}  {}",
+                    ev["artifact"].as_str().unwrap_or("?"),
+                    ev["from_version"],
+                    ev["to_version"],
+                    ev["learning_rate"],
+                    ev["rationale"].as_str().unwrap_or("")
+                ),
+                "rollback" => format!(
+                    "rollback {} v{}→v{}  mean loss {:.4} > {:.4}, η now {}",
+                    ev["artifact"].as_str().unwrap_or("?"),
+                    ev["from_version"],
+                    ev["to_version"],
+                    ev["mean_loss_current"].as_f64().unwrap_or(f64::NAN),
+                    ev["mean_loss_prev"].as_f64().unwrap_or(f64::NAN),
+                    ev["new_learning_rate"]
+                ),
+                other => other.to_string(),
+            };
+            println!("  → {line}");
+        }
+    }
+    Ok(())
+}
+
+/// One artifact's versions with unified diffs between consecutive ones.
+pub async fn artifact(
+    g: &Global,
+    store: &Store,
+    name: &str,
+    _suite: Option<&str>,
+) -> Result<(), Failure> {
+    let registry = Registry::load(store.clone()).await?;
+    let def = registry.def(name)?.clone();
+    let history = registry.history(name).await?;
+    if g.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "artifact": def, "versions": history }))
+                .unwrap_or_default()
+        );
+        return Ok(());
+    }
+    println!(
+        "artifact `{}` ({}), {} version(s)",
+        def.name,
+        def.kind.as_str(),
+        history.len()
+    );
+    for (i, v) in history.iter().enumerate() {
+        let active = if v.is_active { "  [active]" } else { "" };
+        let origin = match (v.version, v.parent_version) {
+            (0, _) => "default".to_string(),
+            (_, Some(p)) => format!(
+                "from v{p}, epoch {}",
+                v.epoch_id.map_or("-".into(), |e| e.to_string())
+            ),
+            _ => String::new(),
+        };
+        println!(
+            "\nv{}  {origin}  {}{active}",
+            v.version,
+            v.created_at.as_deref().unwrap_or("")
+        );
+        // Diff each version against its parent (the version it was derived from).
+        let parent = v
+            .parent_version
+            .and_then(|p| history.iter().find(|h| h.version == p))
+            .or(if i == 0 { None } else { history.first() });
+        if let Some(parent) = parent.filter(|_| v.version != 0) {
+            let diff = similar::TextDiff::from_lines(&parent.content, &v.content);
+            let text = diff
+                .unified_diff()
+                .context_radius(3)
+                .header(
+                    &format!("{name} v{}", parent.version),
+                    &format!("{name} v{}", v.version),
+                )
+                .to_string();
+            for line in text.lines() {
+                println!("    {line}");
+            }
+        } else {
+            for line in v.content.lines() {
+                println!("    {line}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A suite's epochs and runs as JSON or CSV (one row per run).
+pub async fn export(
+    store: &Store,
+    name: &str,
+    format: ExportFormat,
+    output: Option<&Path>,
+) -> Result<(), Failure> {
+    let s = find_suite(store, name).await?;
+    let epochs = store.epochs(s.id).await?;
+    let mut buf: Vec<u8> = Vec::new();
+    match format {
+        ExportFormat::Json => {
+            let mut out = Vec::new();
+            for e in &epochs {
+                out.push(epoch_json(store, e).await?);
+            }
+            let doc =
+                json!({ "suite": s.name, "tasks": parse(Some(&s.tasks_json)), "epochs": out });
+            buf = serde_json::to_vec_pretty(&doc).unwrap_or_default();
+            buf.push(b'\n');
+        }
+        ExportFormat::Csv => {
+            let mut w = csv::Writer::from_writer(&mut buf);
+            let header = [
+                "suite",
+                "epoch",
+                "epoch_mean_loss",
+                "run_id",
+                "task",
+                "status",
+                "counted",
+                "loss",
+                "eval",
+                "critique",
+                "gate_rejections",
+                "budget",
+                "status_penalty",
+                "duration_ms",
+                "error",
+            ];
+            w.write_record(header)
+                .map_err(|e| Failure::runtime(e.to_string()))?;
+            for e in &epochs {
+                let counted = store.epoch_runs(e.id).await?;
+                for r in store.runs_of_epoch(e.id).await? {
+                    let b = parse(r.loss_breakdown_json.as_deref());
+                    let num = |v: &Value| v.as_f64().map(|x| x.to_string()).unwrap_or_default();
+                    w.write_record([
+                        s.name.clone(),
+                        e.epoch_num.to_string(),
+                        e.mean_loss.map(|m| m.to_string()).unwrap_or_default(),
+                        r.id.to_string(),
+                        r.task_name.clone(),
+                        r.status.clone(),
+                        counted.iter().any(|c| c.run_id == r.id).to_string(),
+                        r.loss.map(|l| l.to_string()).unwrap_or_default(),
+                        num(&b["eval_component"]),
+                        num(&b["critique_component"]),
+                        num(&b["gate_component"]),
+                        num(&b["budget_component"]),
+                        num(&b["status_component"]),
+                        r.duration_ms.map(|d| d.to_string()).unwrap_or_default(),
+                        r.error.clone().unwrap_or_default(),
+                    ])
+                    .map_err(|e| Failure::runtime(e.to_string()))?;
+                }
+            }
+            w.flush().map_err(|e| Failure::runtime(e.to_string()))?;
+            drop(w);
+        }
+    }
+    match output {
+        Some(path) => std::fs::write(path, &buf)
+            .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?,
+        None => std::io::stdout()
+            .write_all(&buf)
+            .map_err(|e| Failure::runtime(e.to_string()))?,
+    }
+    Ok(())
+}

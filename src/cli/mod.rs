@@ -1,0 +1,339 @@
+//! The `attractor` command line: argument parsing and one function per verb.
+//!
+//! Exit codes: 0 success, 1 a failure while working, 2 bad input (a suite
+//! file, an argument, an unknown name), 130 interrupted by Ctrl-C.
+
+mod inspect;
+mod progress;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use tokio::sync::watch;
+
+use crate::artifact::{Registry, RegistryError};
+use crate::bus::{self, Bus};
+use crate::outer::{OptimizerKind, RunConfig, RunnerError, SuiteRunner};
+use crate::store::{self, Store, StoreError};
+use crate::suite;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "attractor",
+    version,
+    about = "Run suites of tasks, score every run, and learn the artifacts that steer them."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Database file [default: the platform data directory, e.g. ~/.local/share/attractor/attractor.db]
+    #[arg(long, global = true, env = store::DB_ENV, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Print nothing but errors (and the result with --json).
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// Print machine-readable JSON on stdout instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a suite for some epochs (resuming an epoch an earlier run left unfinished).
+    Run(RunArgs),
+    /// Check a suite file without running it.
+    Validate {
+        /// The suite file (YAML).
+        suite: PathBuf,
+    },
+    /// Show suites, a suite's epochs, or an artifact's versions with diffs.
+    Inspect {
+        /// A suite name; without one, every suite is listed.
+        suite: Option<String>,
+        /// Show this artifact's versions with unified diffs instead.
+        #[arg(long, value_name = "NAME")]
+        artifact: Option<String>,
+    },
+    /// Make an earlier version of an artifact the active one (0 = the default).
+    Rollback { artifact: String, version: i64 },
+    /// Export a suite's epochs and runs.
+    Export {
+        suite: String,
+        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+        format: ExportFormat,
+        /// Write to this file instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The suite file (YAML).
+    pub suite: PathBuf,
+    /// Epochs to run (an unfinished epoch from an earlier run counts as one).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub epochs: u32,
+    /// How artifacts move between epochs.
+    #[arg(long, value_enum, default_value_t = OptimizerKind::Baseline)]
+    pub optimizer: OptimizerKind,
+    /// Step size η in [0, 1]; halves after every rollback.
+    #[arg(long, default_value_t = 0.5, value_parser = parse_learning_rate)]
+    pub learning_rate: f64,
+    /// Keep updates even when the mean loss gets worse.
+    #[arg(long)]
+    pub no_rollback: bool,
+    /// Runs in flight at once.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub concurrency: u32,
+    /// Base seed for the optimizer's random choices [default: random, printed and recorded].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Where run directories go [default: a `runs` folder beside the database].
+    #[arg(long, env = "ATTRACTOR_RUNS_DIR", value_name = "DIR")]
+    pub runs_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    Csv,
+}
+
+/// A seed for runs that did not ask for one: the clock and the process id,
+/// mixed. It is printed and recorded, so any run can be replayed.
+fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    crate::outer::epoch_seed(nanos, i64::from(std::process::id()))
+}
+
+fn parse_learning_rate(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is outside [0, 1]"))
+    }
+}
+
+/// An error on its way to the terminal, with the exit code it means.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn input(message: impl Into<String>) -> Self {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+    pub fn runtime(message: impl Into<String>) -> Self {
+        Failure {
+            code: 1,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Conflict(_) => Failure::input(e.to_string()),
+            e => Failure::runtime(e.to_string()),
+        }
+    }
+}
+
+impl From<RegistryError> for Failure {
+    fn from(e: RegistryError) -> Self {
+        match e {
+            RegistryError::Store(s) => s.into(),
+            e => Failure::input(e.to_string()),
+        }
+    }
+}
+
+impl From<RunnerError> for Failure {
+    fn from(e: RunnerError) -> Self {
+        match e {
+            RunnerError::Registry(r) => r.into(),
+            RunnerError::Store(s) => s.into(),
+            e @ (RunnerError::Unsupported { .. } | RunnerError::Baseline(_)) => {
+                Failure::input(e.to_string())
+            }
+            e => Failure::runtime(e.to_string()),
+        }
+    }
+}
+
+/// Runs the parsed command line and returns the process exit code.
+pub async fn main(cli: Cli) -> ExitCode {
+    match dispatch(cli).await {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<u8, Failure> {
+    let g = &cli.global;
+    match &cli.command {
+        Command::Validate { suite } => validate(g, suite),
+        Command::Run(args) => run(g, args).await,
+        Command::Inspect { suite, artifact } => {
+            let store = open(g).await?;
+            match artifact {
+                Some(name) => inspect::artifact(g, &store, name, suite.as_deref()).await?,
+                None => match suite {
+                    Some(s) => inspect::suite(g, &store, s).await?,
+                    None => inspect::suites(g, &store).await?,
+                },
+            }
+            Ok(0)
+        }
+        Command::Rollback { artifact, version } => {
+            let store = open(g).await?;
+            let registry = Registry::load(store.clone()).await?;
+            let before = registry.get_active(artifact).await?.version;
+            registry.rollback_to(artifact, *version).await?;
+            if g.json {
+                println!(
+                    "{}",
+                    serde_json::json!({ "artifact": artifact, "from_version": before, "to_version": version })
+                );
+            } else if !g.quiet {
+                println!("{artifact}: active version is now v{version} (was v{before})");
+            }
+            Ok(0)
+        }
+        Command::Export {
+            suite,
+            format,
+            output,
+        } => {
+            let store = open(g).await?;
+            inspect::export(&store, suite, *format, output.as_deref()).await?;
+            Ok(0)
+        }
+    }
+}
+
+fn db_path(g: &Global) -> PathBuf {
+    g.db.clone().unwrap_or_else(store::default_path)
+}
+
+async fn open(g: &Global) -> Result<Store, Failure> {
+    Ok(Store::open(&db_path(g)).await?)
+}
+
+fn load_suite(path: &std::path::Path) -> Result<suite::Suite, Failure> {
+    suite::load(path).map_err(|e| Failure::input(e.to_string()))
+}
+
+fn validate(g: &Global, path: &std::path::Path) -> Result<u8, Failure> {
+    let s = load_suite(path)?;
+    if g.json {
+        println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
+    } else if !g.quiet {
+        let holdout = s.tasks.iter().filter(|t| t.holdout).count();
+        println!(
+            "{}: suite `{}` is valid: {} tasks ({} held out), {} artifacts of its own",
+            path.display(),
+            s.name,
+            s.tasks.len(),
+            holdout,
+            s.artifacts.len()
+        );
+    }
+    Ok(0)
+}
+
+async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
+    let suite = load_suite(&args.suite)?;
+    let db = db_path(g);
+    let store = Store::open(&db).await?;
+    let registry = Registry::load(store.clone()).await?;
+    let runs_root = args.runs_dir.clone().unwrap_or_else(|| {
+        db.parent()
+            .map_or_else(|| PathBuf::from("runs"), |d| d.join("runs"))
+    });
+    let seed = args.seed.unwrap_or_else(fresh_seed);
+    let config = RunConfig {
+        epochs: args.epochs,
+        optimizer: args.optimizer,
+        learning_rate: args.learning_rate,
+        rollback_on_regression: !args.no_rollback,
+        concurrency: args.concurrency as usize,
+        seed,
+        runs_root,
+    };
+
+    let bus = Bus::new();
+    let persister = bus::persist(&bus, store.clone());
+    let show = !g.quiet && !g.json;
+    let renderer = progress::spawn(&bus, show, args.epochs, suite.tasks.len());
+
+    // Ctrl-C: stop launching runs, kill the ones in flight (they are marked
+    // cancelled and run again on resume), close the epoch books cleanly.
+    let (cancel_tx, cancel_rx) = watch::channel(false);
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!(
+                "\ninterrupted: stopping the runs in flight; run the same command again to resume"
+            );
+            let _ = cancel_tx.send(true);
+        }
+    });
+
+    let result = SuiteRunner::new(
+        store.clone(),
+        registry,
+        bus.clone(),
+        suite,
+        config,
+        cancel_rx,
+    )
+    .run()
+    .await;
+    ctrl_c.abort();
+    bus.close();
+    let _ = persister.await;
+    let _ = renderer.await;
+    store.close().await;
+
+    let summary = result?;
+    if g.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).unwrap_or_default()
+        );
+    } else if !g.quiet {
+        let first = summary.epochs.first().and_then(|e| e.mean_loss);
+        let last = summary.epochs.last().and_then(|e| e.mean_loss);
+        if let (Some(a), Some(b)) = (first, last) {
+            println!(
+                "suite `{}`: {} epoch(s), mean loss {a:.4} → {b:.4}, learning rate now {}, seed {}",
+                summary.suite,
+                summary.epochs.len(),
+                summary.learning_rate,
+                summary.seed
+            );
+        }
+        println!("database: {}", db.display());
+    }
+    Ok(if summary.interrupted { 130 } else { 0 })
+}

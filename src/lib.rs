@@ -1,0 +1,28 @@
+//! Attractor's core library.
+//!
+//! Attractor runs *suites* of tasks, scores every run with a scalar loss, and
+//! learns across runs by versioning the artifacts (prompts and settings) that
+//! steer each run. One folder per concept:
+//!
+//! - [`suite`]: the suite YAML files people write, parsed and validated with
+//!   file:line:column errors.
+//! - [`store`]: the SQLite database (the only module that speaks SQL).
+//! - [`artifact`]: the registry of learnable artifacts and their versions.
+//! - [`loss`]: the five-part scalar loss of one run.
+//! - [`task`]: executing one task once (a *run*), today the `command` kind.
+//! - [`bus`]: the in-process bus of typed events.
+//! - [`outer`]: the outer loop — epochs over a suite and the optimizers that
+//!   move artifacts between epochs.
+//! - [`cli`]: the `attractor` command-line interface.
+
+pub mod artifact;
+pub mod bus;
+pub mod cli;
+pub mod loss;
+pub mod outer;
+pub mod store;
+pub mod suite;
+pub mod task;
+mod time;
+
+pub use time::now_rfc3339;

@@ -1,0 +1,640 @@
+//! The outer loop: epochs over a suite (seed 004 §5).
+//!
+//! One epoch snapshots the active artifact versions, runs every task with
+//! them, computes each run's loss and the mean, and then either rolls back
+//! the last update (the mean got worse: the learning rate halves and the
+//! optimizer sits the epoch out) or lets the optimizer propose the next one.
+//!
+//! The runner keeps no state of its own between epochs: everything it needs
+//! — the previous mean, the last update, the runs already done — is read back
+//! from the store. That is what makes resuming an interrupted suite a plain
+//! re-run of the same command.
+
+pub mod optimizer;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::json;
+use tokio::sync::watch;
+
+use crate::artifact::{Registry, RegistryError};
+use crate::bus::{Bus, Event};
+use crate::loss::{self, LossBreakdown};
+use crate::store::{ArtifactChange, EpochRow, RunEnd, Store, StoreError};
+use crate::suite::{SourceLocation, Suite, Task, TaskKind};
+use crate::task::{self, ActiveArtifact};
+
+pub use optimizer::{Optimizer, OptimizerKind};
+
+/// How to run a suite.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Epochs to run in this invocation (an unfinished epoch counts as one).
+    pub epochs: u32,
+    pub optimizer: OptimizerKind,
+    pub learning_rate: f64,
+    pub rollback_on_regression: bool,
+    /// Runs in flight at once.
+    pub concurrency: usize,
+    /// Base seed; each epoch derives its own from it.
+    pub seed: u64,
+    /// Where run directories go.
+    pub runs_root: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error(
+        "{location}: task `{task}` is `kind: {kind}`, which this version of Attractor cannot run yet\n  hint: only `kind: command` tasks run today; give the task a `command:` or leave it out of the suite"
+    )]
+    Unsupported {
+        task: String,
+        kind: String,
+        location: SourceLocation,
+    },
+    #[error("{0}")]
+    Baseline(String),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the optimizer failed: {0}")]
+    Optimizer(#[from] optimizer::OptimizerError),
+}
+
+/// What one epoch came to.
+#[derive(Debug, Clone, Serialize)]
+pub struct EpochSummary {
+    pub epoch_id: i64,
+    pub epoch_num: i64,
+    pub mean_loss: Option<f64>,
+    pub holdout_mean_loss: Option<f64>,
+    pub learning_rate: f64,
+    pub resumed: bool,
+    /// The events written to `child_artifacts_json`.
+    pub events: Vec<serde_json::Value>,
+}
+
+/// What a whole invocation came to.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    pub suite_id: i64,
+    pub suite: String,
+    pub epochs: Vec<EpochSummary>,
+    pub interrupted: bool,
+    pub learning_rate: f64,
+    pub seed: u64,
+}
+
+/// Runs a suite's epochs.
+pub struct SuiteRunner {
+    store: Store,
+    registry: Registry,
+    bus: Bus,
+    suite: Suite,
+    config: RunConfig,
+    optimizer: Box<dyn Optimizer>,
+    cancel: watch::Receiver<bool>,
+}
+
+/// One finished task of the epoch being closed.
+struct TaskResult {
+    task: String,
+    holdout: bool,
+    loss: f64,
+    status: String,
+    breakdown: Option<LossBreakdown>,
+    error: Option<String>,
+}
+
+impl SuiteRunner {
+    pub fn new(
+        store: Store,
+        registry: Registry,
+        bus: Bus,
+        suite: Suite,
+        config: RunConfig,
+        cancel: watch::Receiver<bool>,
+    ) -> Self {
+        let optimizer = config.optimizer.build();
+        SuiteRunner {
+            store,
+            registry,
+            bus,
+            suite,
+            config,
+            optimizer,
+            cancel,
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        *self.cancel.borrow()
+    }
+
+    /// Runs the configured number of epochs, resuming an unfinished one first.
+    pub async fn run(mut self) -> Result<RunSummary, RunnerError> {
+        for t in &self.suite.tasks {
+            if !matches!(t.kind, TaskKind::Command(_)) {
+                return Err(RunnerError::Unsupported {
+                    task: t.name.clone(),
+                    kind: t.kind_name().to_string(),
+                    location: t.location.clone(),
+                });
+            }
+        }
+        for def in self.suite.artifacts.clone() {
+            self.registry.declare(def).await?;
+        }
+        let tasks_json = serde_json::to_string(&self.suite.tasks).map_err(StoreError::from)?;
+        let baseline_json =
+            serde_json::to_string(&self.suite.baseline_artifacts).map_err(StoreError::from)?;
+        let suite_id = self
+            .store
+            .upsert_suite(&self.suite.name, &tasks_json, &baseline_json)
+            .await?;
+
+        let last = self.store.last_epoch(suite_id).await?;
+        if last.is_none() {
+            // Pins apply once, when the suite's history starts.
+            for (name, version) in &self.suite.baseline_artifacts {
+                self.registry.set_active(name, *version).await.map_err(|e| match e {
+                    RegistryError::NoSuchVersion { .. } => RunnerError::Baseline(format!(
+                        "{}: baseline_artifacts pins `{name}` to version {version}, which does not exist\n  hint: `attractor inspect --artifact {name}` lists its versions; 0 is the default",
+                        self.suite.path.display()
+                    )),
+                    other => other.into(),
+                })?;
+            }
+        }
+
+        self.bus.publish(Event::SuiteStarted {
+            suite_id,
+            suite: self.suite.name.clone(),
+            epochs: self.config.epochs,
+            optimizer: self.optimizer.name().to_string(),
+            learning_rate: self.config.learning_rate,
+            rollback_on_regression: self.config.rollback_on_regression,
+            concurrency: self.config.concurrency,
+            seed: self.config.seed,
+            tasks: self.suite.tasks.len(),
+        });
+
+        let mut lr = self.config.learning_rate;
+        let mut summaries = Vec::new();
+        let mut pending = last.filter(|e| e.completed_at.is_none());
+        let mut interrupted = false;
+        for _ in 0..self.config.epochs {
+            if self.cancelled() {
+                interrupted = true;
+                break;
+            }
+            let (epoch, resumed) = match pending.take() {
+                Some(e) => (e, true),
+                None => {
+                    let next = self
+                        .store
+                        .last_epoch(suite_id)
+                        .await?
+                        .map_or(1, |e| e.epoch_num + 1);
+                    let parent = self.snapshot().await?;
+                    let parent_json = serde_json::to_string(&parent).map_err(StoreError::from)?;
+                    (
+                        self.store
+                            .insert_epoch(suite_id, next, &parent_json)
+                            .await?,
+                        false,
+                    )
+                }
+            };
+            match self.run_epoch(suite_id, &epoch, resumed, &mut lr).await? {
+                Some(s) => summaries.push(s),
+                None => {
+                    interrupted = true;
+                    break;
+                }
+            }
+        }
+        self.bus.publish(Event::SuiteFinished {
+            suite_id,
+            epochs_completed: summaries.len() as u32,
+            interrupted,
+        });
+        Ok(RunSummary {
+            suite_id,
+            suite: self.suite.name.clone(),
+            epochs: summaries,
+            interrupted,
+            learning_rate: lr,
+            seed: self.config.seed,
+        })
+    }
+
+    /// The active version of every artifact the suite's runs see.
+    async fn snapshot(&self) -> Result<BTreeMap<String, i64>, RunnerError> {
+        let mut out = BTreeMap::new();
+        for def in self.registry.defs_for_suite(&self.suite.name) {
+            out.insert(
+                def.name.clone(),
+                self.registry.get_active(&def.name).await?.version,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Runs (or finishes) one epoch; `None` when interrupted before it closed.
+    async fn run_epoch(
+        &self,
+        suite_id: i64,
+        epoch: &EpochRow,
+        resumed: bool,
+        lr: &mut f64,
+    ) -> Result<Option<EpochSummary>, RunnerError> {
+        let parent: BTreeMap<String, i64> =
+            serde_json::from_str(&epoch.parent_artifacts_json).map_err(StoreError::from)?;
+        // Runs always see the epoch's parent versions, even when resuming after
+        // someone moved an active pointer in between.
+        let mut artifacts = Vec::new();
+        for (name, version) in &parent {
+            let def = self.registry.def(name)?;
+            let v = self.registry.get(name, *version).await?;
+            artifacts.push(ActiveArtifact {
+                name: name.clone(),
+                kind: def.kind,
+                version: *version,
+                content: v.content,
+            });
+        }
+        if resumed {
+            self.store
+                .cancel_unfinished_runs(epoch.id, "the process stopped before this run finished")
+                .await?;
+        }
+        let done: BTreeSet<String> = self
+            .store
+            .epoch_runs(epoch.id)
+            .await?
+            .into_iter()
+            .map(|r| r.task_name)
+            .collect();
+        let todo: Vec<&Task> = self
+            .suite
+            .tasks
+            .iter()
+            .filter(|t| !done.contains(&t.name))
+            .collect();
+        self.bus.publish(Event::EpochStarted {
+            suite_id,
+            epoch_id: epoch.id,
+            epoch_num: epoch.epoch_num,
+            parent_artifacts: parent.clone(),
+            tasks_total: self.suite.tasks.len(),
+            tasks_done: self.suite.tasks.len() - todo.len(),
+            resumed,
+        });
+
+        let epoch_seed = epoch_seed(self.config.seed, epoch.epoch_num);
+        let concurrency = self.config.concurrency.max(1);
+        let results: Vec<Result<(), RunnerError>> = futures::stream::iter(todo)
+            .map(|t| self.run_task(suite_id, epoch, t, &artifacts))
+            .buffer_unordered(concurrency)
+            .collect()
+            .await;
+        for r in results {
+            r?;
+        }
+        if self.cancelled() {
+            return Ok(None);
+        }
+
+        // Close the epoch from what the store holds: resumed runs included.
+        let by_task: BTreeMap<String, crate::store::EpochRunRow> = self
+            .store
+            .epoch_runs(epoch.id)
+            .await?
+            .into_iter()
+            .map(|r| (r.task_name.clone(), r))
+            .collect();
+        let runs = self.store.runs_of_epoch(epoch.id).await?;
+        let mut results = Vec::new();
+        for t in &self.suite.tasks {
+            let Some(er) = by_task.get(&t.name) else {
+                continue;
+            };
+            let run = runs.iter().find(|r| r.id == er.run_id);
+            results.push(TaskResult {
+                task: t.name.clone(),
+                holdout: t.holdout,
+                loss: er.loss,
+                status: run.map_or_else(|| "unknown".into(), |r| r.status.clone()),
+                breakdown: run
+                    .and_then(|r| r.loss_breakdown_json.as_deref())
+                    .and_then(|j| serde_json::from_str(j).ok()),
+                error: run.and_then(|r| r.error.clone()),
+            });
+        }
+        let training: Vec<f64> = results
+            .iter()
+            .filter(|r| !r.holdout)
+            .map(|r| r.loss)
+            .collect();
+        let holdout: Vec<f64> = results
+            .iter()
+            .filter(|r| r.holdout)
+            .map(|r| r.loss)
+            .collect();
+        // The optimizer follows the training tasks; a suite of only held-out
+        // tasks is still measured.
+        let mean_loss = loss::mean(&training).or_else(|| loss::mean(&holdout));
+        let holdout_mean = loss::mean(&holdout);
+
+        let prev = self
+            .store
+            .last_completed_epoch(suite_id)
+            .await?
+            .filter(|p| p.epoch_num < epoch.epoch_num);
+        let prev_mean = prev.as_ref().and_then(|p| p.mean_loss);
+        let last_updates = prev.as_ref().map(updates_of).unwrap_or_default();
+
+        let mut changes = Vec::new();
+        let mut events: Vec<serde_json::Value> = Vec::new();
+        let mut bus_events = Vec::new();
+        let regressed = matches!((mean_loss, prev_mean), (Some(m), Some(p)) if m > p);
+        if self.config.rollback_on_regression && regressed && !last_updates.is_empty() {
+            let (m, p) = (mean_loss.unwrap_or_default(), prev_mean.unwrap_or_default());
+            *lr /= 2.0;
+            for (artifact, from, to) in &last_updates {
+                changes.push(ArtifactChange::Activate {
+                    name: artifact.clone(),
+                    version: *from,
+                });
+                events.push(json!({
+                    "type": "rollback", "artifact": artifact, "from_version": to, "to_version": from,
+                    "mean_loss_prev": p, "mean_loss_current": m, "new_learning_rate": *lr,
+                }));
+                bus_events.push(Event::ArtifactRolledBack {
+                    suite_id,
+                    epoch_id: epoch.id,
+                    artifact: artifact.clone(),
+                    from_version: *to,
+                    to_version: *from,
+                    mean_loss_prev: p,
+                    mean_loss_current: m,
+                    new_learning_rate: *lr,
+                });
+            }
+        } else if let Some(m) = mean_loss {
+            let mut candidates = Vec::new();
+            for (name, version) in &parent {
+                let def = self.registry.def(name)?.clone();
+                let content = artifacts
+                    .iter()
+                    .find(|a| &a.name == name)
+                    .map(|a| a.content.clone())
+                    .unwrap_or_default();
+                candidates.push(optimizer::Candidate {
+                    def,
+                    version: *version,
+                    content,
+                });
+            }
+            let evidence = optimizer::Evidence {
+                suite: self.suite.name.clone(),
+                epoch_num: epoch.epoch_num,
+                mean_loss: m,
+                learning_rate: *lr,
+                tasks: results
+                    .iter()
+                    .filter(|r| !r.holdout)
+                    .map(|r| optimizer::TaskEvidence {
+                        task: r.task.clone(),
+                        loss: r.loss,
+                        status: r.status.clone(),
+                        breakdown: r.breakdown.clone(),
+                        error: r.error.clone(),
+                    })
+                    .collect(),
+                candidates,
+                seed: epoch_seed,
+            };
+            if let Some(p) = self.optimizer.propose(&evidence).await? {
+                let mut event = serde_json::Map::new();
+                event.insert("type".into(), json!("update"));
+                event.insert("artifact".into(), json!(p.artifact));
+                event.insert("from_version".into(), json!(p.parent_version));
+                event.insert("to_version".into(), serde_json::Value::Null); // filled in once stored
+                event.insert("rationale".into(), json!(p.rationale));
+                event.insert(
+                    "expected_loss_reduction".into(),
+                    json!(p.expected_loss_reduction),
+                );
+                event.insert("confidence".into(), json!(p.confidence));
+                event.insert("learning_rate".into(), json!(*lr));
+                for (k, v) in &p.details {
+                    event.insert(k.clone(), v.clone());
+                }
+                events.push(serde_json::Value::Object(event));
+                changes.push(ArtifactChange::Update {
+                    name: p.artifact.clone(),
+                    content: p.content.clone(),
+                    parent_version: p.parent_version,
+                });
+                bus_events.push(Event::ArtifactUpdated {
+                    suite_id,
+                    epoch_id: epoch.id,
+                    artifact: p.artifact,
+                    from_version: p.parent_version,
+                    to_version: 0,
+                    rationale: p.rationale,
+                    learning_rate: *lr,
+                });
+            }
+        }
+
+        let mut child = parent.clone();
+        let mut final_events = events.clone();
+        let versions = self
+            .store
+            .complete_epoch(epoch.id, mean_loss, &changes, |versions| {
+                for (change, v) in changes.iter().zip(versions) {
+                    match change {
+                        ArtifactChange::Update { name, .. }
+                        | ArtifactChange::Activate { name, .. } => {
+                            child.insert(name.clone(), *v);
+                        }
+                    }
+                }
+                for (event, v) in final_events.iter_mut().zip(versions) {
+                    if event["type"] == "update" {
+                        event["to_version"] = json!(v);
+                    }
+                }
+                json!({ "artifacts": child, "events": final_events }).to_string()
+            })
+            .await?;
+        for (mut e, v) in bus_events.into_iter().zip(&versions) {
+            if let Event::ArtifactUpdated { to_version, .. } = &mut e {
+                *to_version = *v;
+            }
+            self.bus.publish(e);
+        }
+        self.bus.publish(Event::EpochFinished {
+            suite_id,
+            epoch_id: epoch.id,
+            epoch_num: epoch.epoch_num,
+            mean_loss,
+            holdout_mean_loss: holdout_mean,
+            learning_rate: *lr,
+        });
+        let stored_events = match self
+            .store
+            .last_completed_epoch(suite_id)
+            .await?
+            .and_then(|e| e.child_artifacts_json)
+        {
+            Some(j) => {
+                serde_json::from_str::<serde_json::Value>(&j).map_err(StoreError::from)?["events"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        Ok(Some(EpochSummary {
+            epoch_id: epoch.id,
+            epoch_num: epoch.epoch_num,
+            mean_loss,
+            holdout_mean_loss: holdout_mean,
+            learning_rate: *lr,
+            resumed,
+            events: stored_events,
+        }))
+    }
+
+    /// Runs one task once and records the run.
+    async fn run_task(
+        &self,
+        suite_id: i64,
+        epoch: &EpochRow,
+        t: &Task,
+        artifacts: &[ActiveArtifact],
+    ) -> Result<(), RunnerError> {
+        if self.cancelled() {
+            return Ok(());
+        }
+        let TaskKind::Command(spec) = &t.kind else {
+            unreachable!("checked before the first epoch")
+        };
+        let run_dir = task::command::fresh_run_dir(
+            &self.config.runs_root,
+            &self.suite.name,
+            epoch.epoch_num,
+            &t.name,
+        );
+        let run_id = self
+            .store
+            .insert_run(
+                suite_id,
+                epoch.id,
+                &t.name,
+                t.kind_name(),
+                &run_dir.to_string_lossy(),
+            )
+            .await?;
+        self.bus.publish(Event::RunStarted {
+            suite_id,
+            epoch_id: epoch.id,
+            run_id,
+            task: t.name.clone(),
+            kind: t.kind_name().to_string(),
+        });
+        let outcome = task::command::run(task::command::CommandRun {
+            task: t,
+            spec,
+            run_dir: &run_dir,
+            suite_dir: &self.suite.dir,
+            epoch_num: epoch.epoch_num,
+            artifacts,
+            cancel: self.cancel.clone(),
+        })
+        .await;
+        let breakdown = (!outcome.cancelled)
+            .then(|| loss::compute(&outcome.signals, &t.weights, t.budget.max_rejections));
+        let scores = json!({
+            "status": outcome.status_label(),
+            "eval_score": outcome.signals.eval_score,
+            "critique_score": outcome.signals.critique_score,
+            "gate_rejection_count": outcome.signals.gate_rejection_count,
+            "budget_remaining_pct": outcome.signals.budget_remaining_pct,
+            "metrics": outcome.metrics,
+            "breakdown": breakdown,
+        });
+        let end = RunEnd {
+            task_name: t.name.clone(),
+            status: outcome.status_label().to_string(),
+            duration_ms: duration_ms(outcome.duration),
+            exit_code: outcome.exit_code,
+            loss: breakdown.as_ref().map(|b| b.total),
+            loss_breakdown_json: breakdown
+                .as_ref()
+                .and_then(|b| serde_json::to_string(b).ok()),
+            scores_json: breakdown.as_ref().map(|_| scores.to_string()),
+            result_json: outcome.result_json.clone(),
+            error: outcome.error.clone(),
+            stdout: Some(outcome.stdout.clone()),
+            stderr: Some(outcome.stderr.clone()),
+        };
+        self.store.finish_run(run_id, epoch.id, &end).await?;
+        self.bus.publish(Event::RunFinished {
+            suite_id,
+            epoch_id: epoch.id,
+            run_id,
+            task: t.name.clone(),
+            status: end.status,
+            loss: end.loss,
+            duration_ms: end.duration_ms,
+            error: end.error,
+        });
+        Ok(())
+    }
+}
+
+/// The updates an epoch applied: (artifact, from_version, to_version).
+fn updates_of(epoch: &EpochRow) -> Vec<(String, i64, i64)> {
+    let Some(child) = epoch.child_artifacts_json.as_deref() else {
+        return Vec::new();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(child) else {
+        return Vec::new();
+    };
+    v["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["type"] == "update")
+        .filter_map(|e| {
+            Some((
+                e["artifact"].as_str()?.to_string(),
+                e["from_version"].as_i64()?,
+                e["to_version"].as_i64()?,
+            ))
+        })
+        .collect()
+}
+
+/// Each epoch's own seed, derived from the base seed (SplitMix64 step), so an
+/// epoch's random choices replay from the base seed and the epoch number alone.
+pub fn epoch_seed(base: u64, epoch_num: i64) -> u64 {
+    let mut z = base.wrapping_add((epoch_num as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn duration_ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,297 @@
+//! Optimizers: what moves the artifacts between epochs.
+//!
+//! An optimizer looks at one finished epoch (per-task losses and the current
+//! artifact versions) and proposes at most one update — one artifact per
+//! epoch keeps changes easy to attribute and to roll back (seed 004 §7).
+//! `baseline` never proposes (it measures natural variance); `evolve`
+//! perturbs one numeric field of one JSON artifact without any LLM.
+
+use std::collections::BTreeMap;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use crate::artifact::{ArtifactDef, ArtifactKind, Origin};
+use crate::loss::LossBreakdown;
+
+/// One task's result as an optimizer may see it. Held-out tasks never appear.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskEvidence {
+    pub task: String,
+    pub loss: f64,
+    pub status: String,
+    pub breakdown: Option<LossBreakdown>,
+    pub error: Option<String>,
+}
+
+/// An artifact an optimizer may change, at its current version.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub def: ArtifactDef,
+    pub version: i64,
+    pub content: String,
+}
+
+/// What an optimizer is given after an epoch.
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    pub suite: String,
+    pub epoch_num: i64,
+    pub mean_loss: f64,
+    pub learning_rate: f64,
+    pub tasks: Vec<TaskEvidence>,
+    pub candidates: Vec<Candidate>,
+    /// Seed for this epoch's random choices; recorded with the update.
+    pub seed: u64,
+}
+
+/// A proposed new version of one artifact.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    pub artifact: String,
+    pub parent_version: i64,
+    pub content: String,
+    pub rationale: String,
+    pub expected_loss_reduction: Option<f64>,
+    pub confidence: Option<f64>,
+    /// Optimizer-specific facts kept in the update event (the seed, the field…).
+    pub details: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct OptimizerError(pub String);
+
+/// One optimizer step.
+#[async_trait::async_trait]
+pub trait Optimizer: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    /// The update to apply before the next epoch, or `None` for a no-op epoch.
+    async fn propose(&self, evidence: &Evidence) -> Result<Option<Proposal>, OptimizerError>;
+}
+
+/// The optimizers the CLI can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptimizerKind {
+    /// No updates: measure the natural variance of the suite.
+    Baseline,
+    /// Perturb one numeric field of one JSON artifact within its bounds.
+    Evolve,
+}
+
+impl OptimizerKind {
+    pub fn build(self) -> Box<dyn Optimizer> {
+        match self {
+            OptimizerKind::Baseline => Box::new(Baseline),
+            OptimizerKind::Evolve => Box::new(Evolve),
+        }
+    }
+}
+
+pub struct Baseline;
+
+#[async_trait::async_trait]
+impl Optimizer for Baseline {
+    fn name(&self) -> &'static str {
+        "baseline"
+    }
+
+    async fn propose(&self, _: &Evidence) -> Result<Option<Proposal>, OptimizerError> {
+        Ok(None)
+    }
+}
+
+/// Random local search over the tunable fields of JSON artifacts.
+///
+/// Each epoch it picks one tunable field of one JSON artifact and moves it by
+/// `η · (max − min) · u` with `u` uniform in [−1, 1] (at least one unit for
+/// integer fields), clamped to the bounds. Together with rollback on
+/// regression this is a (1+1) hill climber whose step shrinks after every
+/// failed move. The suite's own artifacts are preferred; built-ins are tuned
+/// only when the suite declares none.
+pub struct Evolve;
+
+#[async_trait::async_trait]
+impl Optimizer for Evolve {
+    fn name(&self) -> &'static str {
+        "evolve"
+    }
+
+    async fn propose(&self, ev: &Evidence) -> Result<Option<Proposal>, OptimizerError> {
+        let tunable = |c: &&Candidate| c.def.kind == ArtifactKind::Json && !c.def.fields.is_empty();
+        let own: Vec<&Candidate> = ev
+            .candidates
+            .iter()
+            .filter(tunable)
+            .filter(|c| matches!(c.def.origin, Origin::Suite(_)))
+            .collect();
+        let pool = if own.is_empty() {
+            ev.candidates.iter().filter(tunable).collect()
+        } else {
+            own
+        };
+        if pool.is_empty() {
+            return Ok(None);
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(ev.seed);
+        let cand = pool[rng.random_range(0..pool.len())];
+        let mut doc: serde_json::Value = serde_json::from_str(&cand.content).map_err(|e| {
+            OptimizerError(format!(
+                "artifact `{}` v{} is not valid JSON: {e}",
+                cand.def.name, cand.version
+            ))
+        })?;
+        let fields: Vec<(&String, &crate::artifact::FieldBounds)> =
+            cand.def.fields.iter().collect();
+        let (field, bounds) = fields[rng.random_range(0..fields.len())];
+        let Some(old) = doc.get(field.as_str()).and_then(serde_json::Value::as_f64) else {
+            return Err(OptimizerError(format!(
+                "artifact `{}` v{} has no numeric field `{field}`",
+                cand.def.name, cand.version
+            )));
+        };
+        let lr = ev.learning_rate.clamp(0.0, 1.0);
+        let u: f64 = rng.random_range(-1.0..=1.0);
+        let mut step = lr * (bounds.max - bounds.min) * u;
+        if bounds.integer {
+            step = step.round();
+            if step == 0.0 {
+                step = if u < 0.0 { -1.0 } else { 1.0 };
+            }
+        }
+        let mut new = (old + step).clamp(bounds.min, bounds.max);
+        if new == old {
+            // Pinned against a bound: step the other way instead.
+            new = (old - step).clamp(bounds.min, bounds.max);
+        }
+        if bounds.integer {
+            new = new.round();
+        }
+        if new == old || step == 0.0 {
+            return Ok(None);
+        }
+        doc[field.as_str()] = if bounds.integer {
+            serde_json::json!(new as i64)
+        } else {
+            serde_json::json!(new)
+        };
+        let content =
+            serde_json::to_string_pretty(&doc).map_err(|e| OptimizerError(e.to_string()))? + "\n";
+        let mut details = BTreeMap::new();
+        details.insert("optimizer".into(), "evolve".into());
+        details.insert("seed".into(), ev.seed.into());
+        details.insert("field".into(), field.clone().into());
+        details.insert("old_value".into(), serde_json::json!(old));
+        details.insert("new_value".into(), serde_json::json!(new));
+        Ok(Some(Proposal {
+            artifact: cand.def.name.clone(),
+            parent_version: cand.version,
+            content,
+            rationale: format!("evolve: {field} {old} → {new} (η = {lr})"),
+            expected_loss_reduction: None,
+            confidence: None,
+            details,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::FieldBounds;
+
+    fn evidence(seed: u64, lr: f64) -> Evidence {
+        let mut fields = BTreeMap::new();
+        fields.insert(
+            "x".to_string(),
+            FieldBounds {
+                min: 0.0,
+                max: 10.0,
+                integer: false,
+            },
+        );
+        fields.insert(
+            "n".to_string(),
+            FieldBounds {
+                min: 1.0,
+                max: 5.0,
+                integer: true,
+            },
+        );
+        Evidence {
+            suite: "s".into(),
+            epoch_num: 1,
+            mean_loss: 0.5,
+            learning_rate: lr,
+            tasks: vec![],
+            seed,
+            candidates: vec![Candidate {
+                def: ArtifactDef {
+                    name: "p".into(),
+                    kind: ArtifactKind::Json,
+                    origin: Origin::Suite("s".into()),
+                    description: String::new(),
+                    default_content: String::new(),
+                    fields,
+                },
+                version: 3,
+                content: r#"{"x": 5.0, "n": 5, "other": "kept"}"#.into(),
+            }],
+        }
+    }
+
+    #[tokio::test]
+    async fn evolve_is_replayable_from_its_seed() {
+        let a = Evolve.propose(&evidence(42, 0.5)).await.unwrap();
+        let b = Evolve.propose(&evidence(42, 0.5)).await.unwrap();
+        assert_eq!(a, b);
+        let differs = (0..20u64).any(|s| Evolve.propose_blocking(&evidence(s, 0.5)) != a);
+        assert!(differs, "different seeds should give different moves");
+    }
+
+    #[tokio::test]
+    async fn evolve_stays_in_bounds_and_keeps_other_fields() {
+        for seed in 0..200 {
+            let p = Evolve
+                .propose(&evidence(seed, 1.0))
+                .await
+                .unwrap()
+                .expect("a move");
+            assert_eq!(p.parent_version, 3);
+            let v: serde_json::Value = serde_json::from_str(&p.content).unwrap();
+            let x = v["x"].as_f64().unwrap();
+            let n = v["n"].as_f64().unwrap();
+            assert!((0.0..=10.0).contains(&x));
+            assert!((1.0..=5.0).contains(&n) && n.fract() == 0.0, "n = {n}");
+            assert_eq!(v["other"], "kept");
+            assert_ne!(p.content, evidence(seed, 1.0).candidates[0].content);
+        }
+    }
+
+    #[tokio::test]
+    async fn evolve_step_scales_with_the_learning_rate() {
+        let max_move = |lr: f64| {
+            (0..100u64)
+                .filter_map(|s| Evolve.propose_blocking(&evidence(s, lr)))
+                .filter(|p| p.details["field"] == "x")
+                .map(|p| (p.details["new_value"].as_f64().unwrap() - 5.0).abs())
+                .fold(0.0, f64::max)
+        };
+        assert!(max_move(0.05) <= 0.5 + 1e-9);
+        assert!(max_move(0.5) > 1.0);
+    }
+
+    #[tokio::test]
+    async fn baseline_never_proposes() {
+        assert_eq!(Baseline.propose(&evidence(1, 1.0)).await.unwrap(), None);
+    }
+
+    impl Evolve {
+        fn propose_blocking(&self, ev: &Evidence) -> Option<Proposal> {
+            futures::executor::block_on(self.propose(ev)).unwrap()
+        }
+    }
+}

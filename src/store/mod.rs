@@ -1,0 +1,611 @@
+//! The database: one SQLite file, opened with WAL, `synchronous=NORMAL` and a
+//! 5 s busy timeout, migrated on open.
+//!
+//! This is the only module that speaks SQL. Everything else calls the typed
+//! methods of [`Store`], so a PostgreSQL backend can later slot in behind the
+//! same methods without touching the runner, the registry or the CLI.
+//!
+//! Write transactions start with `BEGIN IMMEDIATE`: a deferred transaction
+//! that reads and then writes can fail at once with `SQLITE_BUSY` when another
+//! process wrote in between, and the busy timeout does not help it. Taking the
+//! write lock up front makes two runners on one file queue instead of failing.
+
+mod records;
+
+pub use records::*;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Row, SqlitePool};
+
+use crate::now_rfc3339;
+
+/// Environment variable that overrides the default database path.
+pub const DB_ENV: &str = "ATTRACTOR_DB";
+
+/// Something went wrong talking to the database.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot create the folder for the database at {path}: {source}")]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "cannot open the database {path}: {source}\n  hint: check the path and its permissions, or pass another one with --db PATH"
+    )]
+    Open { path: PathBuf, source: sqlx::Error },
+    #[error(
+        "cannot bring the database {path} up to date: {source}\n  hint: the file may belong to a newer Attractor; use a fresh --db PATH"
+    )]
+    Migrate {
+        path: PathBuf,
+        source: sqlx::migrate::MigrateError,
+    },
+    #[error("database error: {0}")]
+    Sql(#[from] sqlx::Error),
+    #[error("stored JSON is invalid: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Conflict(String),
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// The default database path: `<platform data dir>/attractor/attractor.db`
+/// (for example `~/.local/share/attractor/attractor.db` on Linux).
+pub fn default_path() -> PathBuf {
+    dirs::data_dir()
+        .or_else(|| dirs::home_dir().map(|h| h.join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("attractor")
+        .join("attractor.db")
+}
+
+/// A handle to the database; cheap to clone (it wraps a connection pool).
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: SqlitePool,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and applies pending
+    /// migrations.
+    pub async fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .busy_timeout(Duration::from_secs(5))
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(|source| StoreError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
+
+        // WAL is a property of the file, so setting it once covers every
+        // connection. SQLite answers with the mode it actually chose; anything
+        // other than "wal" means the host cannot do it (some network file
+        // systems), and the default rollback journal still works.
+        let mode: String = sqlx::query_scalar("PRAGMA journal_mode = WAL")
+            .fetch_one(&pool)
+            .await?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(path = %path.display(), mode, "WAL journal mode is not available here; using the default journal");
+        }
+
+        // Two processes opening a fresh file at once would both try to create
+        // the tables; an OS file lock around the migration makes them take turns.
+        let lock_path = path.with_extension("db.migrate-lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path);
+        let lock = match lock {
+            Ok(file) => file.lock().map(|_| file).ok(),
+            Err(_) => None,
+        };
+        let migrated = sqlx::migrate!("./migrations").run(&pool).await;
+        drop(lock);
+        migrated.map_err(|source| StoreError::Migrate {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Store {
+            pool,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The journal mode in force (`wal` normally).
+    pub async fn journal_mode(&self) -> Result<String> {
+        Ok(sqlx::query_scalar("PRAGMA journal_mode")
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
+    /// Names of the tables in the database, for checks and `inspect`.
+    pub async fn table_columns(&self, table: &str) -> Result<Vec<String>> {
+        let rows = sqlx::query("SELECT name FROM pragma_table_info(?) ORDER BY cid")
+            .bind(table)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.into_iter().map(|r| r.get::<String, _>(0)).collect())
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    // ----- suites -------------------------------------------------------------
+
+    /// Records a suite (or refreshes its task list) and returns its id. The
+    /// suite's name is its identity across runs.
+    pub async fn upsert_suite(
+        &self,
+        name: &str,
+        tasks_json: &str,
+        baseline_json: &str,
+    ) -> Result<i64> {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO task_suites (name, tasks_json, baseline_artifacts_json, created_at)
+             VALUES (?, ?, ?, ?)
+             ON CONFLICT(name) DO UPDATE SET tasks_json = excluded.tasks_json,
+                 baseline_artifacts_json = excluded.baseline_artifacts_json
+             RETURNING id",
+        )
+        .bind(name)
+        .bind(tasks_json)
+        .bind(baseline_json)
+        .bind(now_rfc3339())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(id)
+    }
+
+    pub async fn suite_by_name(&self, name: &str) -> Result<Option<SuiteRow>> {
+        Ok(sqlx::query_as("SELECT * FROM task_suites WHERE name = ?")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    /// Every suite with its epoch count and latest mean loss.
+    pub async fn suite_summaries(&self) -> Result<Vec<SuiteSummary>> {
+        Ok(sqlx::query_as(
+            "SELECT s.id, s.name, s.created_at,
+                    (SELECT COUNT(*) FROM epochs e WHERE e.suite_id = s.id AND e.completed_at IS NOT NULL) AS epochs,
+                    (SELECT e.mean_loss FROM epochs e WHERE e.suite_id = s.id AND e.completed_at IS NOT NULL
+                       ORDER BY e.epoch_num DESC LIMIT 1) AS latest_mean_loss,
+                    (SELECT COUNT(*) FROM epochs e WHERE e.suite_id = s.id AND e.completed_at IS NULL) AS unfinished
+             FROM task_suites s ORDER BY s.name",
+        )
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    // ----- artifacts ----------------------------------------------------------
+
+    /// Records what a suite declares about its own artifacts. A name already
+    /// declared by another suite is a conflict: two suites would silently tune
+    /// one shared parameter.
+    pub async fn declare_artifact(&self, decl: &DeclarationRow) -> Result<()> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let owner: Option<String> = sqlx::query_scalar(
+            "SELECT suite_name FROM artifact_declarations WHERE artifact_name = ?",
+        )
+        .bind(&decl.artifact_name)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(owner) = owner.filter(|o| o != &decl.suite_name) {
+            return Err(StoreError::Conflict(format!(
+                "artifact `{}` is already declared by suite `{owner}`\n  hint: give this suite's artifact another name (artifact names are shared across suites)",
+                decl.artifact_name
+            )));
+        }
+        sqlx::query(
+            "INSERT INTO artifact_declarations (artifact_name, suite_name, kind, description, content, fields_json, declared_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT(artifact_name) DO UPDATE SET kind = excluded.kind, description = excluded.description,
+                 content = excluded.content,
+                 fields_json = excluded.fields_json, declared_at = excluded.declared_at",
+        )
+        .bind(&decl.artifact_name)
+        .bind(&decl.suite_name)
+        .bind(&decl.kind)
+        .bind(&decl.description)
+        .bind(&decl.content)
+        .bind(&decl.fields_json)
+        .bind(&decl.declared_at)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn declarations(&self) -> Result<Vec<DeclarationRow>> {
+        Ok(
+            sqlx::query_as("SELECT * FROM artifact_declarations ORDER BY artifact_name")
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+
+    /// Stored versions (1, 2, …) of one artifact, oldest first.
+    pub async fn artifact_versions(&self, name: &str) -> Result<Vec<VersionRow>> {
+        Ok(sqlx::query_as(
+            "SELECT * FROM artifact_versions WHERE artifact_name = ? ORDER BY version",
+        )
+        .bind(name)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    pub async fn artifact_version(&self, name: &str, version: i64) -> Result<Option<VersionRow>> {
+        Ok(sqlx::query_as(
+            "SELECT * FROM artifact_versions WHERE artifact_name = ? AND version = ?",
+        )
+        .bind(name)
+        .bind(version)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// The active stored version of an artifact; `None` means version 0 is active.
+    pub async fn active_version(&self, name: &str) -> Result<Option<VersionRow>> {
+        Ok(sqlx::query_as(
+            "SELECT * FROM artifact_versions WHERE artifact_name = ? AND is_active = 1",
+        )
+        .bind(name)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// Names of every artifact with at least one stored version.
+    pub async fn stored_artifact_names(&self) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar(
+            "SELECT DISTINCT artifact_name FROM artifact_versions ORDER BY artifact_name",
+        )
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// Writes a new version (not yet active) and returns its number.
+    pub async fn put_version(
+        &self,
+        name: &str,
+        content: &str,
+        parent_version: i64,
+        epoch_id: Option<i64>,
+    ) -> Result<i64> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let version = insert_version(&mut tx, name, content, parent_version, epoch_id).await?;
+        tx.commit().await?;
+        Ok(version)
+    }
+
+    /// Makes `version` the active one (0 means the built-in default). The flip
+    /// is one transaction, so readers never see two active versions or none
+    /// half-way. Returns `false` when that version does not exist.
+    pub async fn set_active(&self, name: &str, version: i64) -> Result<bool> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let ok = activate(&mut tx, name, version).await?;
+        if ok {
+            tx.commit().await?;
+        }
+        Ok(ok)
+    }
+
+    // ----- epochs -------------------------------------------------------------
+
+    pub async fn insert_epoch(
+        &self,
+        suite_id: i64,
+        epoch_num: i64,
+        parent_artifacts_json: &str,
+    ) -> Result<EpochRow> {
+        Ok(sqlx::query_as(
+            "INSERT INTO epochs (suite_id, epoch_num, started_at, parent_artifacts_json)
+             VALUES (?, ?, ?, ?) RETURNING *",
+        )
+        .bind(suite_id)
+        .bind(epoch_num)
+        .bind(now_rfc3339())
+        .bind(parent_artifacts_json)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    pub async fn epochs(&self, suite_id: i64) -> Result<Vec<EpochRow>> {
+        Ok(
+            sqlx::query_as("SELECT * FROM epochs WHERE suite_id = ? ORDER BY epoch_num")
+                .bind(suite_id)
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+
+    pub async fn last_epoch(&self, suite_id: i64) -> Result<Option<EpochRow>> {
+        Ok(sqlx::query_as(
+            "SELECT * FROM epochs WHERE suite_id = ? ORDER BY epoch_num DESC LIMIT 1",
+        )
+        .bind(suite_id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// The last completed epoch of a suite.
+    pub async fn last_completed_epoch(&self, suite_id: i64) -> Result<Option<EpochRow>> {
+        Ok(sqlx::query_as(
+            "SELECT * FROM epochs WHERE suite_id = ? AND completed_at IS NOT NULL ORDER BY epoch_num DESC LIMIT 1",
+        )
+        .bind(suite_id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// Closes an epoch in one transaction: applies the artifact changes the
+    /// optimizer decided on, then writes the mean loss and the child artifact
+    /// log that `child_json` builds from the version numbers the changes got.
+    /// A crash leaves either the whole step or none of it.
+    pub async fn complete_epoch(
+        &self,
+        epoch_id: i64,
+        mean_loss: Option<f64>,
+        changes: &[ArtifactChange],
+        child_json: impl FnOnce(&[i64]) -> String,
+    ) -> Result<Vec<i64>> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut versions = Vec::with_capacity(changes.len());
+        for change in changes {
+            match change {
+                ArtifactChange::Update {
+                    name,
+                    content,
+                    parent_version,
+                } => {
+                    let v = insert_version(&mut tx, name, content, *parent_version, Some(epoch_id))
+                        .await?;
+                    activate(&mut tx, name, v).await?;
+                    versions.push(v);
+                }
+                ArtifactChange::Activate { name, version } => {
+                    if !activate(&mut tx, name, *version).await? {
+                        return Err(StoreError::Conflict(format!(
+                            "artifact `{name}` has no version {version}"
+                        )));
+                    }
+                    versions.push(*version);
+                }
+            }
+        }
+        sqlx::query("UPDATE epochs SET completed_at = ?, mean_loss = ?, child_artifacts_json = ? WHERE id = ?")
+            .bind(now_rfc3339())
+            .bind(mean_loss)
+            .bind(child_json(&versions))
+            .bind(epoch_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(versions)
+    }
+
+    // ----- runs ---------------------------------------------------------------
+
+    /// Records that a run started and returns its id.
+    pub async fn insert_run(
+        &self,
+        suite_id: i64,
+        epoch_id: i64,
+        task_name: &str,
+        kind: &str,
+        run_dir: &str,
+    ) -> Result<i64> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO runs (suite_id, epoch_id, task_name, kind, status, run_dir, started_at)
+             VALUES (?, ?, ?, ?, 'running', ?, ?) RETURNING id",
+        )
+        .bind(suite_id)
+        .bind(epoch_id)
+        .bind(task_name)
+        .bind(kind)
+        .bind(run_dir)
+        .bind(now_rfc3339())
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    /// Records how a run ended and, for a run that counts, its row in
+    /// `epoch_runs` — both in one transaction.
+    pub async fn finish_run(&self, run_id: i64, epoch_id: i64, end: &RunEnd) -> Result<()> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query(
+            "UPDATE runs SET status = ?, finished_at = ?, duration_ms = ?, exit_code = ?, loss = ?,
+                 loss_breakdown_json = ?, result_json = ?, error = ?, stdout = ?, stderr = ?
+             WHERE id = ?",
+        )
+        .bind(&end.status)
+        .bind(now_rfc3339())
+        .bind(end.duration_ms)
+        .bind(end.exit_code)
+        .bind(end.loss)
+        .bind(&end.loss_breakdown_json)
+        .bind(&end.result_json)
+        .bind(&end.error)
+        .bind(&end.stdout)
+        .bind(&end.stderr)
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await?;
+        if let (Some(loss), Some(scores)) = (end.loss, &end.scores_json) {
+            sqlx::query("INSERT INTO epoch_runs (epoch_id, run_id, task_name, loss, scores_json) VALUES (?, ?, ?, ?, ?)")
+                .bind(epoch_id)
+                .bind(run_id)
+                .bind(&end.task_name)
+                .bind(loss)
+                .bind(scores)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Marks runs of an epoch that never finished (the process died or was
+    /// interrupted) as cancelled, so they are run again and never counted.
+    pub async fn cancel_unfinished_runs(&self, epoch_id: i64, reason: &str) -> Result<u64> {
+        let done = sqlx::query(
+            "UPDATE runs SET status = 'cancelled', finished_at = ?, error = COALESCE(error, ?)
+             WHERE epoch_id = ? AND status = 'running'",
+        )
+        .bind(now_rfc3339())
+        .bind(reason)
+        .bind(epoch_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    pub async fn epoch_runs(&self, epoch_id: i64) -> Result<Vec<EpochRunRow>> {
+        Ok(
+            sqlx::query_as("SELECT * FROM epoch_runs WHERE epoch_id = ? ORDER BY task_name")
+                .bind(epoch_id)
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+
+    pub async fn runs_of_epoch(&self, epoch_id: i64) -> Result<Vec<RunRow>> {
+        Ok(
+            sqlx::query_as("SELECT * FROM runs WHERE epoch_id = ? ORDER BY id")
+                .bind(epoch_id)
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+
+    pub async fn run(&self, run_id: i64) -> Result<Option<RunRow>> {
+        Ok(sqlx::query_as("SELECT * FROM runs WHERE id = ?")
+            .bind(run_id)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    // ----- events -------------------------------------------------------------
+
+    pub async fn insert_event(&self, event: &NewEvent) -> Result<i64> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO events (kind, suite_id, epoch_id, run_id, payload_json, occurred_at, recorded_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&event.kind)
+        .bind(event.suite_id)
+        .bind(event.epoch_id)
+        .bind(event.run_id)
+        .bind(&event.payload_json)
+        .bind(&event.occurred_at)
+        .bind(now_rfc3339())
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    pub async fn events_of_suite(&self, suite_id: i64) -> Result<Vec<EventRow>> {
+        Ok(
+            sqlx::query_as("SELECT * FROM events WHERE suite_id = ? ORDER BY id")
+                .bind(suite_id)
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+}
+
+/// One artifact move decided at the end of an epoch.
+#[derive(Debug, Clone)]
+pub enum ArtifactChange {
+    /// Write a new version from `parent_version` and make it active.
+    Update {
+        name: String,
+        content: String,
+        parent_version: i64,
+    },
+    /// Make an existing version active (a rollback; 0 is the default).
+    Activate { name: String, version: i64 },
+}
+
+async fn insert_version(
+    tx: &mut sqlx::SqliteConnection,
+    name: &str,
+    content: &str,
+    parent_version: i64,
+    epoch_id: Option<i64>,
+) -> Result<i64> {
+    let next: i64 = sqlx::query_scalar(
+        "SELECT COALESCE(MAX(version), 0) + 1 FROM artifact_versions WHERE artifact_name = ?",
+    )
+    .bind(name)
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO artifact_versions (artifact_name, version, content, parent_version, created_at, epoch_id, is_active)
+         VALUES (?, ?, ?, ?, ?, ?, 0)",
+    )
+    .bind(name)
+    .bind(next)
+    .bind(content)
+    .bind(parent_version)
+    .bind(now_rfc3339())
+    .bind(epoch_id)
+    .execute(&mut *tx)
+    .await?;
+    Ok(next)
+}
+
+async fn activate(tx: &mut sqlx::SqliteConnection, name: &str, version: i64) -> Result<bool> {
+    if version != 0 {
+        let exists: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM artifact_versions WHERE artifact_name = ? AND version = ?",
+        )
+        .bind(name)
+        .bind(version)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if exists.is_none() {
+            return Ok(false);
+        }
+    }
+    // Clear first, then set: the partial unique index allows one active row.
+    sqlx::query(
+        "UPDATE artifact_versions SET is_active = 0 WHERE artifact_name = ? AND is_active = 1",
+    )
+    .bind(name)
+    .execute(&mut *tx)
+    .await?;
+    if version != 0 {
+        sqlx::query(
+            "UPDATE artifact_versions SET is_active = 1 WHERE artifact_name = ? AND version = ?",
+        )
+        .bind(name)
+        .bind(version)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(true)
+}

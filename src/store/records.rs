@@ -1,0 +1,131 @@
+//! Rows as they come out of (and go into) the database.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct SuiteRow {
+    pub id: i64,
+    pub name: String,
+    pub tasks_json: String,
+    pub baseline_artifacts_json: String,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct SuiteSummary {
+    pub id: i64,
+    pub name: String,
+    pub created_at: String,
+    /// Completed epochs.
+    pub epochs: i64,
+    pub latest_mean_loss: Option<f64>,
+    /// Epochs started but not finished (an interrupted run resumes them).
+    pub unfinished: i64,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct VersionRow {
+    pub id: i64,
+    pub artifact_name: String,
+    pub version: i64,
+    pub content: String,
+    pub parent_version: i64,
+    pub created_at: String,
+    pub epoch_id: Option<i64>,
+    pub is_active: bool,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct DeclarationRow {
+    pub artifact_name: String,
+    pub suite_name: String,
+    pub kind: String,
+    pub description: String,
+    pub content: String,
+    pub fields_json: String,
+    pub declared_at: String,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct EpochRow {
+    pub id: i64,
+    pub suite_id: i64,
+    pub epoch_num: i64,
+    pub started_at: String,
+    pub completed_at: Option<String>,
+    pub mean_loss: Option<f64>,
+    pub parent_artifacts_json: String,
+    pub child_artifacts_json: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct EpochRunRow {
+    pub epoch_id: i64,
+    pub run_id: i64,
+    pub task_name: String,
+    pub loss: f64,
+    pub scores_json: String,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct RunRow {
+    pub id: i64,
+    pub suite_id: i64,
+    pub epoch_id: i64,
+    pub task_name: String,
+    pub kind: String,
+    pub status: String,
+    pub run_dir: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub duration_ms: Option<i64>,
+    pub exit_code: Option<i64>,
+    pub loss: Option<f64>,
+    pub loss_breakdown_json: Option<String>,
+    pub result_json: Option<String>,
+    pub error: Option<String>,
+    pub stdout: Option<String>,
+    pub stderr: Option<String>,
+}
+
+/// How a run ended, as [`super::Store::finish_run`] records it.
+#[derive(Debug, Clone, Default)]
+pub struct RunEnd {
+    pub task_name: String,
+    /// complete / partial / failed / aborted, or cancelled for a run that
+    /// was cut short and does not count.
+    pub status: String,
+    pub duration_ms: i64,
+    pub exit_code: Option<i64>,
+    /// Set for runs that count towards the epoch; `None` for cancelled ones.
+    pub loss: Option<f64>,
+    pub loss_breakdown_json: Option<String>,
+    pub scores_json: Option<String>,
+    pub result_json: Option<String>,
+    pub error: Option<String>,
+    pub stdout: Option<String>,
+    pub stderr: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct EventRow {
+    pub id: i64,
+    pub kind: String,
+    pub suite_id: Option<i64>,
+    pub epoch_id: Option<i64>,
+    pub run_id: Option<i64>,
+    pub payload_json: String,
+    pub occurred_at: String,
+    pub recorded_at: String,
+}
+
+/// An event on its way into the `events` table.
+#[derive(Debug, Clone)]
+pub struct NewEvent {
+    pub kind: String,
+    pub suite_id: Option<i64>,
+    pub epoch_id: Option<i64>,
+    pub run_id: Option<i64>,
+    pub payload_json: String,
+    pub occurred_at: String,
+}

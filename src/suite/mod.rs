@@ -1,0 +1,853 @@
+//! Suite files: the YAML people write to describe a set of tasks.
+//!
+//! The schema is seed 004 §9 (name, description, baseline_artifacts, tasks
+//! with name, task, workflow, model, budget, weights) plus Attractor's
+//! extensions: a task `kind` (command, agent, optimize) with its own fields,
+//! `holdout`, `priority`, `hints`, `constraints`, `anti_patterns`,
+//! `parallel_samples`, and the suite's own learnable `artifacts`.
+//!
+//! Loading is strict: unknown keys, wrong types, duplicate task names, weights
+//! outside [0, 1] and empty suites are errors that name the file, line,
+//! column and field, and say how to fix them. A suite that loads is valid.
+
+mod raw;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_saphyr::{Location, MessageFormatter, Spanned};
+
+use crate::artifact::{ArtifactDef, ArtifactKind, Origin, builtin};
+use crate::loss::{DEFAULT_MAX_REJECTIONS, LossWeights};
+
+/// How long a command task may run when neither `timeout` nor
+/// `budget.max_wall_time` says.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// A loaded, valid suite.
+#[derive(Debug, Clone, Serialize)]
+pub struct Suite {
+    pub name: String,
+    pub description: Option<String>,
+    /// The file it came from, and its folder (relative paths resolve there).
+    pub path: PathBuf,
+    pub dir: PathBuf,
+    /// Versions to activate before the first epoch (0 = the default).
+    pub baseline_artifacts: BTreeMap<String, i64>,
+    /// The suite's own learnable artifacts.
+    pub artifacts: Vec<ArtifactDef>,
+    pub tasks: Vec<Task>,
+}
+
+/// One task of a suite.
+#[derive(Debug, Clone, Serialize)]
+pub struct Task {
+    pub name: String,
+    /// What to do, in words (given to the run as `ATTRACTOR_TASK`).
+    pub task: String,
+    #[serde(flatten)]
+    pub kind: TaskKind,
+    pub workflow: Option<String>,
+    pub model: Option<String>,
+    pub budget: Budget,
+    pub weights: LossWeights,
+    /// Evaluated every epoch, never shown to an optimizer.
+    pub holdout: bool,
+    pub priority: Option<Priority>,
+    pub hints: Vec<String>,
+    pub constraints: Vec<String>,
+    pub anti_patterns: Vec<String>,
+    pub parallel_samples: u32,
+    /// Where the task starts in the file, for errors found later (at run time).
+    #[serde(skip)]
+    pub location: SourceLocation,
+}
+
+impl Task {
+    pub fn kind_name(&self) -> &'static str {
+        self.kind.name()
+    }
+}
+
+/// What kind of task it is, with the fields only that kind has.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum TaskKind {
+    /// A black-box run of any existing harness.
+    Command(CommandTask),
+    /// A natural-language task for an executor in a workspace (convergence engine).
+    Agent(AgentTask),
+    /// A constrained numeric problem (ALM under the ASO coordinator).
+    Optimize(OptimizeTask),
+}
+
+impl TaskKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            TaskKind::Command(_) => "command",
+            TaskKind::Agent(_) => "agent",
+            TaskKind::Optimize(_) => "optimize",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandTask {
+    /// Shell command, run with `sh -c` in the run directory.
+    pub command: String,
+    #[serde(with = "secs")]
+    pub timeout: Duration,
+    /// Extra environment variables for the command.
+    pub env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentTask {
+    pub workspace: Option<String>,
+    pub executor: Option<raw::Executor>,
+    pub overseers: Vec<raw::Overseer>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OptimizeTask {
+    /// A built-in problem name or the path of a problem file.
+    pub problem: String,
+}
+
+pub use raw::{CostClass, Executor, Overseer, Priority};
+
+/// Per-task budget overrides (seed 004 §9) plus the gate-rejection scale.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Budget {
+    pub max_loops: Option<u32>,
+    pub max_total_workers: Option<u32>,
+    pub max_total_tokens: Option<u64>,
+    /// Seconds.
+    pub max_wall_time: Option<f64>,
+    /// Gate rejections that saturate the gate component of the loss.
+    pub max_rejections: u32,
+}
+
+/// A place in a suite file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceLocation {
+    pub file: PathBuf,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file.display(), self.line, self.column)
+    }
+}
+
+/// One problem found in a suite file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuiteIssue {
+    pub location: SourceLocation,
+    /// Dotted path of the offending field, e.g. `tasks[1].weights.eval`.
+    pub field: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl fmt::Display for SuiteIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.location)?;
+        if !self.field.is_empty() {
+            write!(f, "field `{}`: ", self.field)?;
+        }
+        write!(f, "{}", self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a suite did not load: every problem found, in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuiteError {
+    pub issues: Vec<SuiteIssue>,
+}
+
+impl SuiteError {
+    fn one(issue: SuiteIssue) -> Self {
+        SuiteError {
+            issues: vec![issue],
+        }
+    }
+}
+
+impl fmt::Display for SuiteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, issue) in self.issues.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{issue}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SuiteError {}
+
+/// Reads and validates a suite file.
+pub fn load(path: &Path) -> Result<Suite, SuiteError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        SuiteError::one(SuiteIssue {
+            location: SourceLocation {
+                file: path.to_path_buf(),
+                line: 0,
+                column: 0,
+            },
+            field: String::new(),
+            message: format!("cannot read the suite file: {e}"),
+            hint: Some("check the path; suite files are YAML (see examples/)".into()),
+        })
+    })?;
+    parse(&text, path)
+}
+
+/// Validates suite text as if it came from `path` (used for errors and to
+/// resolve relative paths).
+pub fn parse(text: &str, path: &Path) -> Result<Suite, SuiteError> {
+    let raw = parse_yaml(text, path)?;
+    Validator::new(path).validate(raw)
+}
+
+fn parse_yaml(text: &str, path: &Path) -> Result<raw::Suite, SuiteError> {
+    let mut field_path = String::new();
+    let parsed = serde_saphyr::with_deserializer_from_str(text, |de| {
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            field_path = clean_path(&e.path().to_string());
+            e.into_inner()
+        })
+    });
+    parsed.map_err(|e| {
+        let loc = e.location();
+        let message = serde_saphyr::DefaultMessageFormatter
+            .format_message(e.without_snippet())
+            .into_owned();
+        let hint = hint_for(&message);
+        SuiteError::one(SuiteIssue {
+            location: SourceLocation {
+                file: path.to_path_buf(),
+                line: loc.map_or(0, |l| l.line() as u32),
+                column: loc.map_or(0, |l| l.column() as u32),
+            },
+            field: field_path,
+            message: message
+                .escape_debug()
+                .to_string()
+                .replace("\\'", "'")
+                .replace("\\\"", "\""),
+            hint,
+        })
+    })
+}
+
+/// `serde_path_to_error` sees the wrapper types too; keep only the names a
+/// person wrote in the file.
+fn clean_path(p: &str) -> String {
+    if p == "." {
+        return String::new();
+    }
+    p.split('.')
+        .filter(|seg| !seg.starts_with("__serde_saphyr") && *seg != "value" && *seg != "?")
+        .collect::<Vec<_>>()
+        .join(".")
+        .replace(".[", "[")
+}
+
+fn hint_for(message: &str) -> Option<String> {
+    if message.contains("unknown field") {
+        Some("remove the key or fix its spelling; the expected keys are listed above".into())
+    } else if message.contains("missing field") {
+        Some("add the missing key; see examples/ for a complete suite".into())
+    } else if message.contains("unknown variant") {
+        Some("use one of the values listed above".into())
+    } else if message.contains("invalid") {
+        Some("check the value's type (number, text, true/false, list)".into())
+    } else {
+        None
+    }
+}
+
+/// Checks what YAML types alone cannot: names, ranges, per-kind fields.
+struct Validator {
+    file: PathBuf,
+    dir: PathBuf,
+    issues: Vec<SuiteIssue>,
+}
+
+impl Validator {
+    fn new(path: &Path) -> Self {
+        let dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or_else(|| PathBuf::from("."));
+        Validator {
+            file: path.to_path_buf(),
+            dir,
+            issues: Vec::new(),
+        }
+    }
+
+    fn at(&self, loc: Location) -> SourceLocation {
+        SourceLocation {
+            file: self.file.clone(),
+            line: loc.line() as u32,
+            column: loc.column() as u32,
+        }
+    }
+
+    fn issue(
+        &mut self,
+        loc: Location,
+        field: impl Into<String>,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        let hint = hint.into();
+        self.issues.push(SuiteIssue {
+            location: self.at(loc),
+            field: field.into(),
+            message: message.into(),
+            hint: (!hint.is_empty()).then_some(hint),
+        });
+    }
+
+    fn validate(mut self, raw: raw::Suite) -> Result<Suite, SuiteError> {
+        let name = raw.name.value.trim().to_string();
+        if !valid_name(&name) {
+            self.issue(
+                raw.name.referenced,
+                "name",
+                format!("suite name `{name}` is not allowed"),
+                NAME_HINT,
+            );
+        }
+
+        let artifacts = self.artifacts(&name, raw.artifacts);
+        let declared: BTreeSet<&str> = artifacts.iter().map(|a| a.name.as_str()).collect();
+
+        let mut baseline = BTreeMap::new();
+        for (artifact, version) in raw.baseline_artifacts {
+            let field = format!("baseline_artifacts.{artifact}");
+            if builtin::find(&artifact).is_none() && !declared.contains(artifact.as_str()) {
+                let known: Vec<&str> = builtin::BUILTINS
+                    .iter()
+                    .map(|b| b.name)
+                    .chain(declared.iter().copied())
+                    .collect();
+                self.issue(
+                    version.referenced,
+                    field,
+                    format!("unknown artifact `{artifact}`"),
+                    format!("use one of: {}", known.join(", ")),
+                );
+            } else if version.value < 0 {
+                self.issue(
+                    version.referenced,
+                    field,
+                    format!("version {} is negative", version.value),
+                    "use 0 for the default or a stored version number",
+                );
+            } else {
+                baseline.insert(artifact, version.value);
+            }
+        }
+
+        if raw.tasks.value.is_empty() {
+            self.issue(
+                raw.tasks.referenced,
+                "tasks",
+                "the suite has no tasks",
+                "add at least one task under `tasks:`",
+            );
+        }
+        let mut seen: BTreeMap<String, Location> = BTreeMap::new();
+        let mut tasks = Vec::new();
+        for (i, t) in raw.tasks.value.into_iter().enumerate() {
+            let task_name = t.value.name.value.trim().to_string();
+            if let Some(first) = seen.get(&task_name) {
+                self.issue(
+                    t.value.name.referenced,
+                    format!("tasks[{i}].name"),
+                    format!(
+                        "duplicate task name `{task_name}` (first used at line {})",
+                        first.line()
+                    ),
+                    "task names must be unique within a suite; rename one",
+                );
+            } else {
+                seen.insert(task_name.clone(), t.value.name.referenced);
+            }
+            if let Some(task) = self.task(i, t) {
+                tasks.push(task);
+            }
+        }
+
+        if self.issues.is_empty() {
+            Ok(Suite {
+                name,
+                description: raw.description,
+                path: self.file.clone(),
+                dir: self.dir.clone(),
+                baseline_artifacts: baseline,
+                artifacts,
+                tasks,
+            })
+        } else {
+            self.issues
+                .sort_by_key(|i| (i.location.line, i.location.column));
+            Err(SuiteError {
+                issues: self.issues,
+            })
+        }
+    }
+
+    fn artifacts(&mut self, suite: &str, raw: Vec<Spanned<raw::Artifact>>) -> Vec<ArtifactDef> {
+        let mut out: Vec<ArtifactDef> = Vec::new();
+        for (i, a) in raw.into_iter().enumerate() {
+            let at = a.referenced;
+            let a = a.value;
+            let field = format!("artifacts[{i}]");
+            let name = a.name.value.trim().to_string();
+            if !valid_name(&name) {
+                self.issue(
+                    a.name.referenced,
+                    format!("{field}.name"),
+                    format!("artifact name `{name}` is not allowed"),
+                    NAME_HINT,
+                );
+                continue;
+            }
+            if builtin::find(&name).is_some() {
+                self.issue(
+                    a.name.referenced,
+                    format!("{field}.name"),
+                    format!("`{name}` is a built-in artifact"),
+                    "pick another name; built-ins are pinned with `baseline_artifacts`",
+                );
+                continue;
+            }
+            if out.iter().any(|d| d.name == name) {
+                self.issue(
+                    a.name.referenced,
+                    format!("{field}.name"),
+                    format!("artifact `{name}` is declared twice"),
+                    "remove or rename one",
+                );
+                continue;
+            }
+            let kind = a.kind.value;
+            let content = match (a.content, a.file) {
+                (Some(_), Some(f)) => {
+                    self.issue(
+                        f.referenced,
+                        format!("{field}.file"),
+                        "give either `content` or `file`, not both",
+                        "remove one of them",
+                    );
+                    continue;
+                }
+                (None, None) => {
+                    self.issue(
+                        at,
+                        &field,
+                        "the artifact has no `content` or `file`",
+                        "add `content:` inline or `file:` with a path relative to the suite",
+                    );
+                    continue;
+                }
+                (Some(c), None) => self.inline_content(&field, kind, c),
+                (None, Some(f)) => {
+                    let path = self.dir.join(&f.value);
+                    match std::fs::read_to_string(&path) {
+                        Ok(text) if kind == ArtifactKind::Json => {
+                            match serde_json::from_str::<serde_json::Value>(&text) {
+                                Ok(v) => Some(v),
+                                Err(e) => {
+                                    self.issue(
+                                        f.referenced,
+                                        format!("{field}.file"),
+                                        format!("{} is not valid JSON: {e}", path.display()),
+                                        "fix the file or declare the artifact as `type: text`",
+                                    );
+                                    None
+                                }
+                            }
+                        }
+                        Ok(text) => Some(serde_json::Value::String(text)),
+                        Err(e) => {
+                            self.issue(
+                                f.referenced,
+                                format!("{field}.file"),
+                                format!("cannot read {}: {e}", path.display()),
+                                "paths are relative to the suite file's folder",
+                            );
+                            None
+                        }
+                    }
+                }
+            };
+            let Some(content) = content else { continue };
+            let mut fields = BTreeMap::new();
+            for (fname, bounds) in a.fields {
+                let ffield = format!("{field}.fields.{fname}");
+                let b = bounds.value;
+                if kind != ArtifactKind::Json {
+                    self.issue(
+                        bounds.referenced,
+                        ffield,
+                        "only JSON artifacts have tunable fields",
+                        "declare the artifact with `type: json`",
+                    );
+                    continue;
+                }
+                if !(b.min.is_finite() && b.max.is_finite() && b.min < b.max) {
+                    self.issue(
+                        bounds.referenced,
+                        ffield,
+                        format!("bounds [{}, {}] are not a range", b.min, b.max),
+                        "set finite `min` < `max`",
+                    );
+                    continue;
+                }
+                match content.get(&fname).and_then(serde_json::Value::as_f64) {
+                    None => self.issue(
+                        bounds.referenced,
+                        ffield,
+                        format!("the artifact's content has no numeric field `{fname}`"),
+                        "tunable fields must be numbers at the top level of the JSON content",
+                    ),
+                    Some(x) if !b.contains(x) => self.issue(
+                        bounds.referenced,
+                        ffield,
+                        format!("initial value {x} is outside [{}, {}]", b.min, b.max),
+                        "widen the bounds or change the initial value",
+                    ),
+                    Some(_) => {
+                        fields.insert(fname, b);
+                    }
+                }
+            }
+            let default_content = match kind {
+                ArtifactKind::Json => {
+                    serde_json::to_string_pretty(&content).unwrap_or_default() + "\n"
+                }
+                ArtifactKind::Text => content.as_str().unwrap_or_default().to_string(),
+            };
+            out.push(ArtifactDef {
+                name,
+                kind,
+                origin: Origin::Suite(suite.to_string()),
+                description: a.description.unwrap_or_default(),
+                default_content,
+                fields,
+            });
+        }
+        out
+    }
+
+    fn inline_content(
+        &mut self,
+        field: &str,
+        kind: ArtifactKind,
+        c: Spanned<serde_json::Value>,
+    ) -> Option<serde_json::Value> {
+        match (kind, &c.value) {
+            (ArtifactKind::Json, serde_json::Value::Object(_)) => Some(c.value),
+            (ArtifactKind::Text, serde_json::Value::String(_)) => Some(c.value),
+            (ArtifactKind::Json, _) => {
+                self.issue(
+                    c.referenced,
+                    format!("{field}.content"),
+                    "a JSON artifact's content must be a mapping",
+                    "write the settings as `key: value` lines under `content:`",
+                );
+                None
+            }
+            (ArtifactKind::Text, _) => {
+                self.issue(
+                    c.referenced,
+                    format!("{field}.content"),
+                    "a text artifact's content must be text",
+                    "quote it, or use a `|` block",
+                );
+                None
+            }
+        }
+    }
+
+    fn weight(&mut self, field: &str, w: Option<Spanned<f64>>, default: f64) -> f64 {
+        match w {
+            None => default,
+            Some(w) if (0.0..=1.0).contains(&w.value) => w.value,
+            Some(w) => {
+                self.issue(
+                    w.referenced,
+                    field,
+                    format!("weight {} is outside [0, 1]", w.value),
+                    "weights are fractions between 0 and 1",
+                );
+                default
+            }
+        }
+    }
+
+    fn task(&mut self, i: usize, t: Spanned<raw::Task>) -> Option<Task> {
+        let at = t.referenced;
+        let t = t.value;
+        let field = |f: &str| format!("tasks[{i}].{f}");
+        let name = t.name.value.trim().to_string();
+        if !valid_name(&name) {
+            self.issue(
+                t.name.referenced,
+                field("name"),
+                format!("task name `{name}` is not allowed"),
+                NAME_HINT,
+            );
+        }
+
+        let d = LossWeights::default();
+        let weights = match t.weights {
+            None => d,
+            Some(w) => {
+                let w = w.value;
+                LossWeights {
+                    eval: self.weight(&field("weights.eval"), w.eval, d.eval),
+                    critique: self.weight(&field("weights.critique"), w.critique, d.critique),
+                    gate_rejections: self.weight(
+                        &field("weights.gate_rejections"),
+                        w.gate_rejections,
+                        d.gate_rejections,
+                    ),
+                    budget: self.weight(&field("weights.budget"), w.budget, d.budget),
+                    status: self.weight(&field("weights.status"), w.status, d.status),
+                }
+            }
+        };
+
+        let mut budget = Budget {
+            max_rejections: DEFAULT_MAX_REJECTIONS,
+            ..Budget::default()
+        };
+        if let Some(b) = t.budget {
+            let b = b.value;
+            budget.max_loops = b.max_loops;
+            budget.max_total_workers = b.max_total_workers;
+            budget.max_total_tokens = b.max_total_tokens;
+            if let Some(w) = b.max_wall_time {
+                if w.value.is_finite() && w.value > 0.0 {
+                    budget.max_wall_time = Some(w.value);
+                } else {
+                    self.issue(
+                        w.referenced,
+                        field("budget.max_wall_time"),
+                        format!("{} is not a positive number of seconds", w.value),
+                        "use e.g. `max_wall_time: 240`",
+                    );
+                }
+            }
+            if let Some(r) = b.max_rejections {
+                if r.value == 0 {
+                    self.issue(
+                        r.referenced,
+                        field("budget.max_rejections"),
+                        "must be at least 1",
+                        "it is the rejection count that counts as fully failed",
+                    );
+                } else {
+                    budget.max_rejections = r.value;
+                }
+            }
+        }
+
+        let parallel_samples = match t.parallel_samples {
+            None => 1,
+            Some(p) if p.value >= 1 => p.value,
+            Some(p) => {
+                self.issue(
+                    p.referenced,
+                    field("parallel_samples"),
+                    "must be at least 1",
+                    "",
+                );
+                1
+            }
+        };
+
+        // The kind: stated, or inferred from the fields only one kind has.
+        let kind_name = match &t.kind {
+            Some(k) => k.value,
+            None if t.command.is_some() => raw::KindName::Command,
+            None if t.problem.is_some() => raw::KindName::Optimize,
+            None => raw::KindName::Agent,
+        };
+        let kind_at = t.kind.as_ref().map_or(at, |k| k.referenced);
+        let wrong_kind = |v: &mut Self, loc: Location, f: &str, belongs: &str| {
+            v.issue(
+                loc,
+                field(f),
+                format!(
+                    "`{f}` belongs to `kind: {belongs}` tasks, but this task is `kind: {}`",
+                    kind_name.as_str()
+                ),
+                format!("remove `{f}` or set `kind: {belongs}`"),
+            );
+        };
+        if kind_name != raw::KindName::Command {
+            if let Some(c) = &t.command {
+                wrong_kind(self, c.referenced, "command", "command");
+            }
+            if let Some(c) = &t.timeout {
+                wrong_kind(self, c.referenced, "timeout", "command");
+            }
+            if let Some(c) = &t.env {
+                wrong_kind(self, c.referenced, "env", "command");
+            }
+        }
+        if kind_name != raw::KindName::Agent {
+            if let Some(c) = &t.workspace {
+                wrong_kind(self, c.referenced, "workspace", "agent");
+            }
+            if let Some(c) = &t.executor {
+                wrong_kind(self, c.referenced, "executor", "agent");
+            }
+            if let Some(c) = &t.overseers {
+                wrong_kind(self, c.referenced, "overseers", "agent");
+            }
+        }
+        if kind_name != raw::KindName::Optimize
+            && let Some(c) = &t.problem
+        {
+            wrong_kind(self, c.referenced, "problem", "optimize");
+        }
+
+        let task_text = t.task.as_ref().map(|s| s.value.clone()).unwrap_or_default();
+        let kind = match kind_name {
+            raw::KindName::Command => {
+                let Some(command) = t.command else {
+                    self.issue(kind_at, field("command"), "a command task needs `command:`", "add the shell command that runs the harness, e.g. `command: python3 score.py`");
+                    return None;
+                };
+                if command.value.trim().is_empty() {
+                    self.issue(
+                        command.referenced,
+                        field("command"),
+                        "the command is empty",
+                        "write the shell command to run",
+                    );
+                }
+                let timeout = match t.timeout {
+                    Some(s) if s.value.is_finite() && s.value > 0.0 => {
+                        Duration::from_secs_f64(s.value)
+                    }
+                    Some(s) => {
+                        self.issue(
+                            s.referenced,
+                            field("timeout"),
+                            format!("{} is not a positive number of seconds", s.value),
+                            "use e.g. `timeout: 60`",
+                        );
+                        DEFAULT_COMMAND_TIMEOUT
+                    }
+                    None => budget
+                        .max_wall_time
+                        .map_or(DEFAULT_COMMAND_TIMEOUT, Duration::from_secs_f64),
+                };
+                TaskKind::Command(CommandTask {
+                    command: command.value,
+                    timeout,
+                    env: t.env.map(|e| e.value).unwrap_or_default(),
+                })
+            }
+            raw::KindName::Agent => {
+                if task_text.trim().is_empty() {
+                    self.issue(
+                        t.name.referenced,
+                        field("task"),
+                        "an agent task needs `task:` saying what to do",
+                        "describe the work in a sentence or two",
+                    );
+                }
+                TaskKind::Agent(AgentTask {
+                    workspace: t.workspace.map(|w| w.value),
+                    executor: t.executor.map(|e| e.value),
+                    overseers: t.overseers.map(|o| o.value).unwrap_or_default(),
+                })
+            }
+            raw::KindName::Optimize => {
+                let Some(problem) = t.problem else {
+                    self.issue(
+                        kind_at,
+                        field("problem"),
+                        "an optimize task needs `problem:`",
+                        "name a built-in problem (e.g. `g01`) or a problem file",
+                    );
+                    return None;
+                };
+                TaskKind::Optimize(OptimizeTask {
+                    problem: problem.value,
+                })
+            }
+        };
+
+        Some(Task {
+            name,
+            task: task_text,
+            kind,
+            workflow: t.workflow,
+            model: t.model,
+            budget,
+            weights,
+            holdout: t.holdout,
+            priority: t.priority,
+            hints: t.hints,
+            constraints: t.constraints,
+            anti_patterns: t.anti_patterns,
+            parallel_samples,
+            location: SourceLocation {
+                file: self.file.clone(),
+                line: kind_at.line() as u32,
+                column: kind_at.column() as u32,
+            },
+        })
+    }
+}
+
+const NAME_HINT: &str = "use letters, digits, `_`, `-` and `.` (they become folder names), starting with a letter or digit";
+
+/// Names become folder and file names, so keep them to a safe alphabet.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+mod secs {
+    use serde::Serializer;
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,191 @@
+//! The suite file exactly as written: serde types with source spans, strict
+//! about unknown keys. [`super::Validator`] turns them into a [`super::Suite`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_saphyr::Spanned;
+
+use crate::artifact::{ArtifactKind, FieldBounds};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub baseline_artifacts: BTreeMap<String, Spanned<i64>>,
+    #[serde(default)]
+    pub artifacts: Vec<Spanned<Artifact>>,
+    pub tasks: Spanned<Vec<Spanned<Task>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Artifact {
+    pub name: Spanned<String>,
+    #[serde(rename = "type")]
+    pub kind: Spanned<ArtifactKind>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub content: Option<Spanned<serde_json::Value>>,
+    #[serde(default)]
+    pub file: Option<Spanned<String>>,
+    #[serde(default)]
+    pub fields: BTreeMap<String, Spanned<FieldBounds>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KindName {
+    Command,
+    Agent,
+    Optimize,
+}
+
+impl KindName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KindName::Command => "command",
+            KindName::Agent => "agent",
+            KindName::Optimize => "optimize",
+        }
+    }
+}
+
+/// Priority hint (seed 002): what to favour when trading off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    Fast,
+    Thorough,
+    Cheap,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Task {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub task: Option<Spanned<String>>,
+    #[serde(default)]
+    pub kind: Option<Spanned<KindName>>,
+    #[serde(default)]
+    pub workflow: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub budget: Option<Spanned<Budget>>,
+    #[serde(default)]
+    pub weights: Option<Spanned<Weights>>,
+    #[serde(default)]
+    pub holdout: bool,
+    #[serde(default)]
+    pub priority: Option<Priority>,
+    #[serde(default)]
+    pub hints: Vec<String>,
+    #[serde(default)]
+    pub constraints: Vec<String>,
+    #[serde(default)]
+    pub anti_patterns: Vec<String>,
+    #[serde(default)]
+    pub parallel_samples: Option<Spanned<u32>>,
+    // kind: command
+    #[serde(default)]
+    pub command: Option<Spanned<String>>,
+    #[serde(default)]
+    pub timeout: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub env: Option<Spanned<BTreeMap<String, String>>>,
+    // kind: agent
+    #[serde(default)]
+    pub workspace: Option<Spanned<String>>,
+    #[serde(default)]
+    pub executor: Option<Spanned<Executor>>,
+    #[serde(default)]
+    pub overseers: Option<Spanned<Vec<Overseer>>>,
+    // kind: optimize
+    #[serde(default)]
+    pub problem: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    #[serde(default)]
+    pub max_loops: Option<u32>,
+    #[serde(default)]
+    pub max_total_workers: Option<u32>,
+    #[serde(default)]
+    pub max_total_tokens: Option<u64>,
+    #[serde(default)]
+    pub max_wall_time: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub max_rejections: Option<Spanned<u32>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Weights {
+    #[serde(default)]
+    pub eval: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub critique: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub gate_rejections: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub budget: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub status: Option<Spanned<f64>>,
+}
+
+/// Who carries out an agent task: the built-in LLM executor or an external
+/// coding-agent command.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Executor {
+    #[serde(rename = "type")]
+    pub kind: ExecutorKind,
+    #[serde(default)]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub timeout: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutorKind {
+    Llm,
+    Command,
+}
+
+/// How expensive an overseer is to run; cheap ones run first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CostClass {
+    Cheap,
+    Moderate,
+    Expensive,
+}
+
+/// An external check of an agent task's workspace.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overseer {
+    pub name: String,
+    pub command: String,
+    #[serde(default = "default_cost")]
+    pub cost: CostClass,
+    #[serde(default)]
+    pub success_pattern: Option<String>,
+    #[serde(default)]
+    pub failure_pattern: Option<String>,
+    #[serde(default)]
+    pub timeout: Option<f64>,
+}
+
+fn default_cost() -> CostClass {
+    CostClass::Moderate
+}
