@@ -157,11 +157,7 @@ mod tests {
                 let x = v[field]
                     .as_f64()
                     .unwrap_or_else(|| panic!("{}.{field} missing", b.name));
-                assert!(
-                    bounds.contains(x),
-                    "{}.{field} = {x} outside bounds",
-                    b.name
-                );
+                assert!(bounds.contains(x), "{}.{field} = {x} outside bounds", b.name);
             }
         }
     }

@@ -159,10 +159,7 @@ impl Registry {
             .map(|b| (b.name.to_string(), ArtifactDef::from_builtin(b)))
             .collect();
         for row in store.declarations().await? {
-            defs.insert(
-                row.artifact_name.clone(),
-                ArtifactDef::from_declaration(&row)?,
-            );
+            defs.insert(row.artifact_name.clone(), ArtifactDef::from_declaration(&row)?);
         }
         Ok(Registry { store, defs })
     }
@@ -256,10 +253,7 @@ impl Registry {
         epoch_id: Option<i64>,
     ) -> Result<i64, RegistryError> {
         self.def(name)?;
-        Ok(self
-            .store
-            .put_version(name, content, parent_version, epoch_id)
-            .await?)
+        Ok(self.store.put_version(name, content, parent_version, epoch_id).await?)
     }
 
     /// Makes `version` the one runs use.

@@ -105,18 +105,10 @@ impl Event {
             Event::SuiteStarted { suite_id, .. } | Event::SuiteFinished { suite_id, .. } => {
                 (Some(*suite_id), None, None)
             }
-            Event::EpochStarted {
-                suite_id, epoch_id, ..
-            }
-            | Event::EpochFinished {
-                suite_id, epoch_id, ..
-            }
-            | Event::ArtifactUpdated {
-                suite_id, epoch_id, ..
-            }
-            | Event::ArtifactRolledBack {
-                suite_id, epoch_id, ..
-            } => (Some(*suite_id), Some(*epoch_id), None),
+            Event::EpochStarted { suite_id, epoch_id, .. }
+            | Event::EpochFinished { suite_id, epoch_id, .. }
+            | Event::ArtifactUpdated { suite_id, epoch_id, .. }
+            | Event::ArtifactRolledBack { suite_id, epoch_id, .. } => (Some(*suite_id), Some(*epoch_id), None),
             Event::RunStarted {
                 suite_id,
                 epoch_id,

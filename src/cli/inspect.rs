@@ -13,10 +13,7 @@ use crate::store::{EpochRow, Store, SuiteRow};
 pub async fn suites(g: &Global, store: &Store) -> Result<(), Failure> {
     let rows = store.suite_summaries().await?;
     if g.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).unwrap_or_default()
-        );
+        println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
         return Ok(());
     }
     if rows.is_empty() {
@@ -26,14 +23,9 @@ pub async fn suites(g: &Global, store: &Store) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    println!(
-        "{:<32} {:>7} {:>12}  status",
-        "suite", "epochs", "latest loss"
-    );
+    println!("{:<32} {:>7} {:>12}  status", "suite", "epochs", "latest loss");
     for r in rows {
-        let loss = r
-            .latest_mean_loss
-            .map_or_else(|| "-".into(), |l| format!("{l:.4}"));
+        let loss = r.latest_mean_loss.map_or_else(|| "-".into(), |l| format!("{l:.4}"));
         let status = if r.unfinished > 0 {
             "unfinished (run again to resume)"
         } else {
@@ -48,12 +40,7 @@ async fn find_suite(store: &Store, name: &str) -> Result<SuiteRow, Failure> {
     match store.suite_by_name(name).await? {
         Some(s) => Ok(s),
         None => {
-            let known: Vec<String> = store
-                .suite_summaries()
-                .await?
-                .into_iter()
-                .map(|s| s.name)
-                .collect();
+            let known: Vec<String> = store.suite_summaries().await?.into_iter().map(|s| s.name).collect();
             Err(Failure::input(format!(
                 "no suite named `{name}` in {}\n  hint: known suites: {}",
                 store.path().display(),
@@ -68,8 +55,7 @@ async fn find_suite(store: &Store, name: &str) -> Result<SuiteRow, Failure> {
 }
 
 fn parse(json: Option<&str>) -> Value {
-    json.and_then(|j| serde_json::from_str(j).ok())
-        .unwrap_or(Value::Null)
+    json.and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null)
 }
 
 /// One epoch with its runs, as `inspect --json` and `export` give it.
@@ -116,16 +102,13 @@ pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure>
         }
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({ "suite": s.name, "epochs": out }))
-                .unwrap_or_default()
+            serde_json::to_string_pretty(&json!({ "suite": s.name, "epochs": out })).unwrap_or_default()
         );
         return Ok(());
     }
     println!("suite `{}` — {} epoch(s)", s.name, epochs.len());
     for e in &epochs {
-        let mean = e
-            .mean_loss
-            .map_or_else(|| "-".into(), |m| format!("{m:.4}"));
+        let mean = e.mean_loss.map_or_else(|| "-".into(), |m| format!("{m:.4}"));
         let state = if e.completed_at.is_some() {
             ""
         } else {
@@ -169,20 +152,14 @@ pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure>
 }
 
 /// One artifact's versions with unified diffs between consecutive ones.
-pub async fn artifact(
-    g: &Global,
-    store: &Store,
-    name: &str,
-    _suite: Option<&str>,
-) -> Result<(), Failure> {
+pub async fn artifact(g: &Global, store: &Store, name: &str, _suite: Option<&str>) -> Result<(), Failure> {
     let registry = Registry::load(store.clone()).await?;
     let def = registry.def(name)?.clone();
     let history = registry.history(name).await?;
     if g.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({ "artifact": def, "versions": history }))
-                .unwrap_or_default()
+            serde_json::to_string_pretty(&json!({ "artifact": def, "versions": history })).unwrap_or_default()
         );
         return Ok(());
     }
@@ -196,10 +173,7 @@ pub async fn artifact(
         let active = if v.is_active { "  [active]" } else { "" };
         let origin = match (v.version, v.parent_version) {
             (0, _) => "default".to_string(),
-            (_, Some(p)) => format!(
-                "from v{p}, epoch {}",
-                v.epoch_id.map_or("-".into(), |e| e.to_string())
-            ),
+            (_, Some(p)) => format!("from v{p}, epoch {}", v.epoch_id.map_or("-".into(), |e| e.to_string())),
             _ => String::new(),
         };
         println!(
@@ -235,12 +209,7 @@ pub async fn artifact(
 }
 
 /// A suite's epochs and runs as JSON or CSV (one row per run).
-pub async fn export(
-    store: &Store,
-    name: &str,
-    format: ExportFormat,
-    output: Option<&Path>,
-) -> Result<(), Failure> {
+pub async fn export(store: &Store, name: &str, format: ExportFormat, output: Option<&Path>) -> Result<(), Failure> {
     let s = find_suite(store, name).await?;
     let epochs = store.epochs(s.id).await?;
     let mut buf: Vec<u8> = Vec::new();
@@ -250,8 +219,7 @@ pub async fn export(
             for e in &epochs {
                 out.push(epoch_json(store, e).await?);
             }
-            let doc =
-                json!({ "suite": s.name, "tasks": parse(Some(&s.tasks_json)), "epochs": out });
+            let doc = json!({ "suite": s.name, "tasks": parse(Some(&s.tasks_json)), "epochs": out });
             buf = serde_json::to_vec_pretty(&doc).unwrap_or_default();
             buf.push(b'\n');
         }
@@ -274,8 +242,7 @@ pub async fn export(
                 "duration_ms",
                 "error",
             ];
-            w.write_record(header)
-                .map_err(|e| Failure::runtime(e.to_string()))?;
+            w.write_record(header).map_err(|e| Failure::runtime(e.to_string()))?;
             for e in &epochs {
                 let counted = store.epoch_runs(e.id).await?;
                 for r in store.runs_of_epoch(e.id).await? {
@@ -306,8 +273,9 @@ pub async fn export(
         }
     }
     match output {
-        Some(path) => std::fs::write(path, &buf)
-            .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?,
+        Some(path) => {
+            std::fs::write(path, &buf).map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?
+        }
         None => std::io::stdout()
             .write_all(&buf)
             .map_err(|e| Failure::runtime(e.to_string()))?,

@@ -170,9 +170,7 @@ impl From<RunnerError> for Failure {
         match e {
             RunnerError::Registry(r) => r.into(),
             RunnerError::Store(s) => s.into(),
-            e @ (RunnerError::Unsupported { .. } | RunnerError::Baseline(_)) => {
-                Failure::input(e.to_string())
-            }
+            e @ (RunnerError::Unsupported { .. } | RunnerError::Baseline(_)) => Failure::input(e.to_string()),
             e => Failure::runtime(e.to_string()),
         }
     }
@@ -220,11 +218,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
             }
             Ok(0)
         }
-        Command::Export {
-            suite,
-            format,
-            output,
-        } => {
+        Command::Export { suite, format, output } => {
             let store = open(g).await?;
             inspect::export(&store, suite, *format, output.as_deref()).await?;
             Ok(0)
@@ -267,10 +261,10 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     let db = db_path(g);
     let store = Store::open(&db).await?;
     let registry = Registry::load(store.clone()).await?;
-    let runs_root = args.runs_dir.clone().unwrap_or_else(|| {
-        db.parent()
-            .map_or_else(|| PathBuf::from("runs"), |d| d.join("runs"))
-    });
+    let runs_root = args
+        .runs_dir
+        .clone()
+        .unwrap_or_else(|| db.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs")));
     let seed = args.seed.unwrap_or_else(fresh_seed);
     let config = RunConfig {
         epochs: args.epochs,
@@ -292,23 +286,14 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     let (cancel_tx, cancel_rx) = watch::channel(false);
     let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!(
-                "\ninterrupted: stopping the runs in flight; run the same command again to resume"
-            );
+            eprintln!("\ninterrupted: stopping the runs in flight; run the same command again to resume");
             let _ = cancel_tx.send(true);
         }
     });
 
-    let result = SuiteRunner::new(
-        store.clone(),
-        registry,
-        bus.clone(),
-        suite,
-        config,
-        cancel_rx,
-    )
-    .run()
-    .await;
+    let result = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel_rx)
+        .run()
+        .await;
     ctrl_c.abort();
     bus.close();
     let _ = persister.await;
@@ -317,10 +302,7 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
 
     let summary = result?;
     if g.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&summary).unwrap_or_default()
-        );
+        println!("{}", serde_json::to_string_pretty(&summary).unwrap_or_default());
     } else if !g.quiet {
         let first = summary.epochs.first().and_then(|e| e.mean_loss);
         let last = summary.epochs.last().and_then(|e| e.mean_loss);

@@ -22,11 +22,7 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                 .with_style(style.clone())
                 .with_prefix("epochs"),
         );
-        let run_bar = multi.add(
-            ProgressBar::new(tasks as u64)
-                .with_style(style)
-                .with_prefix("runs"),
-        );
+        let run_bar = multi.add(ProgressBar::new(tasks as u64).with_style(style).with_prefix("runs"));
         let mut updates: Vec<String> = Vec::new();
         while let Some(env) = rx.recv().await {
             match env.event {
@@ -58,9 +54,7 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                     run_bar.inc(1);
                     if show && let Some(error) = error.filter(|_| status != "complete") {
                         let loss = loss.map_or_else(|| "-".into(), |l| format!("{l:.4}"));
-                        multi.suspend(|| {
-                            eprintln!("  {task}: {status} (loss {loss}): {}", first_line(&error))
-                        });
+                        multi.suspend(|| eprintln!("  {task}: {status} (loss {loss}): {}", first_line(&error)));
                     }
                 }
                 Event::ArtifactUpdated {
@@ -91,16 +85,13 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                     epoch_bar.inc(1);
                     if show {
                         let mean = mean_loss.map_or_else(|| "-".into(), |m| format!("{m:.4}"));
-                        let held = holdout_mean_loss
-                            .map_or_else(String::new, |h| format!(", held-out {h:.4}"));
+                        let held = holdout_mean_loss.map_or_else(String::new, |h| format!(", held-out {h:.4}"));
                         let moves = if updates.is_empty() {
                             "no change".to_string()
                         } else {
                             updates.join("; ")
                         };
-                        multi.suspend(|| {
-                            println!("epoch {epoch_num:>3}  mean loss {mean}{held}  {moves}")
-                        });
+                        multi.suspend(|| println!("epoch {epoch_num:>3}  mean loss {mean}{held}  {moves}"));
                     }
                 }
                 _ => {}

@@ -151,8 +151,7 @@ impl SuiteRunner {
             self.registry.declare(def).await?;
         }
         let tasks_json = serde_json::to_string(&self.suite.tasks).map_err(StoreError::from)?;
-        let baseline_json =
-            serde_json::to_string(&self.suite.baseline_artifacts).map_err(StoreError::from)?;
+        let baseline_json = serde_json::to_string(&self.suite.baseline_artifacts).map_err(StoreError::from)?;
         let suite_id = self
             .store
             .upsert_suite(&self.suite.name, &tasks_json, &baseline_json)
@@ -196,19 +195,10 @@ impl SuiteRunner {
             let (epoch, resumed) = match pending.take() {
                 Some(e) => (e, true),
                 None => {
-                    let next = self
-                        .store
-                        .last_epoch(suite_id)
-                        .await?
-                        .map_or(1, |e| e.epoch_num + 1);
+                    let next = self.store.last_epoch(suite_id).await?.map_or(1, |e| e.epoch_num + 1);
                     let parent = self.snapshot().await?;
                     let parent_json = serde_json::to_string(&parent).map_err(StoreError::from)?;
-                    (
-                        self.store
-                            .insert_epoch(suite_id, next, &parent_json)
-                            .await?,
-                        false,
-                    )
+                    (self.store.insert_epoch(suite_id, next, &parent_json).await?, false)
                 }
             };
             match self.run_epoch(suite_id, &epoch, resumed, &mut lr).await? {
@@ -238,10 +228,7 @@ impl SuiteRunner {
     async fn snapshot(&self) -> Result<BTreeMap<String, i64>, RunnerError> {
         let mut out = BTreeMap::new();
         for def in self.registry.defs_for_suite(&self.suite.name) {
-            out.insert(
-                def.name.clone(),
-                self.registry.get_active(&def.name).await?.version,
-            );
+            out.insert(def.name.clone(), self.registry.get_active(&def.name).await?.version);
         }
         Ok(out)
     }
@@ -281,12 +268,7 @@ impl SuiteRunner {
             .into_iter()
             .map(|r| r.task_name)
             .collect();
-        let todo: Vec<&Task> = self
-            .suite
-            .tasks
-            .iter()
-            .filter(|t| !done.contains(&t.name))
-            .collect();
+        let todo: Vec<&Task> = self.suite.tasks.iter().filter(|t| !done.contains(&t.name)).collect();
         self.bus.publish(Event::EpochStarted {
             suite_id,
             epoch_id: epoch.id,
@@ -337,16 +319,8 @@ impl SuiteRunner {
                 error: run.and_then(|r| r.error.clone()),
             });
         }
-        let training: Vec<f64> = results
-            .iter()
-            .filter(|r| !r.holdout)
-            .map(|r| r.loss)
-            .collect();
-        let holdout: Vec<f64> = results
-            .iter()
-            .filter(|r| r.holdout)
-            .map(|r| r.loss)
-            .collect();
+        let training: Vec<f64> = results.iter().filter(|r| !r.holdout).map(|r| r.loss).collect();
+        let holdout: Vec<f64> = results.iter().filter(|r| r.holdout).map(|r| r.loss).collect();
         // The optimizer follows the training tasks; a suite of only held-out
         // tasks is still measured.
         let mean_loss = loss::mean(&training).or_else(|| loss::mean(&holdout));
@@ -428,10 +402,7 @@ impl SuiteRunner {
                 event.insert("from_version".into(), json!(p.parent_version));
                 event.insert("to_version".into(), serde_json::Value::Null); // filled in once stored
                 event.insert("rationale".into(), json!(p.rationale));
-                event.insert(
-                    "expected_loss_reduction".into(),
-                    json!(p.expected_loss_reduction),
-                );
+                event.insert("expected_loss_reduction".into(), json!(p.expected_loss_reduction));
                 event.insert("confidence".into(), json!(p.confidence));
                 event.insert("learning_rate".into(), json!(*lr));
                 for (k, v) in &p.details {
@@ -462,8 +433,7 @@ impl SuiteRunner {
             .complete_epoch(epoch.id, mean_loss, &changes, |versions| {
                 for (change, v) in changes.iter().zip(versions) {
                     match change {
-                        ArtifactChange::Update { name, .. }
-                        | ArtifactChange::Activate { name, .. } => {
+                        ArtifactChange::Update { name, .. } | ArtifactChange::Activate { name, .. } => {
                             child.insert(name.clone(), *v);
                         }
                     }
@@ -496,12 +466,10 @@ impl SuiteRunner {
             .await?
             .and_then(|e| e.child_artifacts_json)
         {
-            Some(j) => {
-                serde_json::from_str::<serde_json::Value>(&j).map_err(StoreError::from)?["events"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default()
-            }
+            Some(j) => serde_json::from_str::<serde_json::Value>(&j).map_err(StoreError::from)?["events"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default(),
             None => Vec::new(),
         };
         Ok(Some(EpochSummary {
@@ -529,21 +497,10 @@ impl SuiteRunner {
         let TaskKind::Command(spec) = &t.kind else {
             unreachable!("checked before the first epoch")
         };
-        let run_dir = task::command::fresh_run_dir(
-            &self.config.runs_root,
-            &self.suite.name,
-            epoch.epoch_num,
-            &t.name,
-        );
+        let run_dir = task::command::fresh_run_dir(&self.config.runs_root, &self.suite.name, epoch.epoch_num, &t.name);
         let run_id = self
             .store
-            .insert_run(
-                suite_id,
-                epoch.id,
-                &t.name,
-                t.kind_name(),
-                &run_dir.to_string_lossy(),
-            )
+            .insert_run(suite_id, epoch.id, &t.name, t.kind_name(), &run_dir.to_string_lossy())
             .await?;
         self.bus.publish(Event::RunStarted {
             suite_id,
@@ -562,8 +519,8 @@ impl SuiteRunner {
             cancel: self.cancel.clone(),
         })
         .await;
-        let breakdown = (!outcome.cancelled)
-            .then(|| loss::compute(&outcome.signals, &t.weights, t.budget.max_rejections));
+        let breakdown =
+            (!outcome.cancelled).then(|| loss::compute(&outcome.signals, &t.weights, t.budget.max_rejections));
         let scores = json!({
             "status": outcome.status_label(),
             "eval_score": outcome.signals.eval_score,
@@ -579,9 +536,7 @@ impl SuiteRunner {
             duration_ms: duration_ms(outcome.duration),
             exit_code: outcome.exit_code,
             loss: breakdown.as_ref().map(|b| b.total),
-            loss_breakdown_json: breakdown
-                .as_ref()
-                .and_then(|b| serde_json::to_string(b).ok()),
+            loss_breakdown_json: breakdown.as_ref().and_then(|b| serde_json::to_string(b).ok()),
             scores_json: breakdown.as_ref().map(|_| scores.to_string()),
             result_json: outcome.result_json.clone(),
             error: outcome.error.clone(),

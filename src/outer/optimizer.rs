@@ -144,8 +144,7 @@ impl Optimizer for Evolve {
                 cand.def.name, cand.version
             ))
         })?;
-        let fields: Vec<(&String, &crate::artifact::FieldBounds)> =
-            cand.def.fields.iter().collect();
+        let fields: Vec<(&String, &crate::artifact::FieldBounds)> = cand.def.fields.iter().collect();
         let (field, bounds) = fields[rng.random_range(0..fields.len())];
         let Some(old) = doc.get(field.as_str()).and_then(serde_json::Value::as_f64) else {
             return Err(OptimizerError(format!(
@@ -178,8 +177,7 @@ impl Optimizer for Evolve {
         } else {
             serde_json::json!(new)
         };
-        let content =
-            serde_json::to_string_pretty(&doc).map_err(|e| OptimizerError(e.to_string()))? + "\n";
+        let content = serde_json::to_string_pretty(&doc).map_err(|e| OptimizerError(e.to_string()))? + "\n";
         let mut details = BTreeMap::new();
         details.insert("optimizer".into(), "evolve".into());
         details.insert("seed".into(), ev.seed.into());
@@ -255,11 +253,7 @@ mod tests {
     #[tokio::test]
     async fn evolve_stays_in_bounds_and_keeps_other_fields() {
         for seed in 0..200 {
-            let p = Evolve
-                .propose(&evidence(seed, 1.0))
-                .await
-                .unwrap()
-                .expect("a move");
+            let p = Evolve.propose(&evidence(seed, 1.0)).await.unwrap().expect("a move");
             assert_eq!(p.parent_version, 3);
             let v: serde_json::Value = serde_json::from_str(&p.content).unwrap();
             let x = v["x"].as_f64().unwrap();

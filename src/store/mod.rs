@@ -29,10 +29,7 @@ pub const DB_ENV: &str = "ATTRACTOR_DB";
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("cannot create the folder for the database at {path}: {source}")]
-    CreateDir {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    CreateDir { path: PathBuf, source: std::io::Error },
     #[error(
         "cannot open the database {path}: {source}\n  hint: check the path and its permissions, or pass another one with --db PATH"
     )]
@@ -100,9 +97,7 @@ impl Store {
         // connection. SQLite answers with the mode it actually chose; anything
         // other than "wal" means the host cannot do it (some network file
         // systems), and the default rollback journal still works.
-        let mode: String = sqlx::query_scalar("PRAGMA journal_mode = WAL")
-            .fetch_one(&pool)
-            .await?;
+        let mode: String = sqlx::query_scalar("PRAGMA journal_mode = WAL").fetch_one(&pool).await?;
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(path = %path.display(), mode, "WAL journal mode is not available here; using the default journal");
         }
@@ -137,9 +132,7 @@ impl Store {
 
     /// The journal mode in force (`wal` normally).
     pub async fn journal_mode(&self) -> Result<String> {
-        Ok(sqlx::query_scalar("PRAGMA journal_mode")
-            .fetch_one(&self.pool)
-            .await?)
+        Ok(sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&self.pool).await?)
     }
 
     /// Names of the tables in the database, for checks and `inspect`.
@@ -159,12 +152,7 @@ impl Store {
 
     /// Records a suite (or refreshes its task list) and returns its id. The
     /// suite's name is its identity across runs.
-    pub async fn upsert_suite(
-        &self,
-        name: &str,
-        tasks_json: &str,
-        baseline_json: &str,
-    ) -> Result<i64> {
+    pub async fn upsert_suite(&self, name: &str, tasks_json: &str, baseline_json: &str) -> Result<i64> {
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO task_suites (name, tasks_json, baseline_artifacts_json, created_at)
              VALUES (?, ?, ?, ?)
@@ -209,12 +197,11 @@ impl Store {
     /// one shared parameter.
     pub async fn declare_artifact(&self, decl: &DeclarationRow) -> Result<()> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let owner: Option<String> = sqlx::query_scalar(
-            "SELECT suite_name FROM artifact_declarations WHERE artifact_name = ?",
-        )
-        .bind(&decl.artifact_name)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let owner: Option<String> =
+            sqlx::query_scalar("SELECT suite_name FROM artifact_declarations WHERE artifact_name = ?")
+                .bind(&decl.artifact_name)
+                .fetch_optional(&mut *tx)
+                .await?;
         if let Some(owner) = owner.filter(|o| o != &decl.suite_name) {
             return Err(StoreError::Conflict(format!(
                 "artifact `{}` is already declared by suite `{owner}`\n  hint: give this suite's artifact another name (artifact names are shared across suites)",
@@ -251,41 +238,41 @@ impl Store {
 
     /// Stored versions (1, 2, …) of one artifact, oldest first.
     pub async fn artifact_versions(&self, name: &str) -> Result<Vec<VersionRow>> {
-        Ok(sqlx::query_as(
-            "SELECT * FROM artifact_versions WHERE artifact_name = ? ORDER BY version",
+        Ok(
+            sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = ? ORDER BY version")
+                .bind(name)
+                .fetch_all(&self.pool)
+                .await?,
         )
-        .bind(name)
-        .fetch_all(&self.pool)
-        .await?)
     }
 
     pub async fn artifact_version(&self, name: &str, version: i64) -> Result<Option<VersionRow>> {
-        Ok(sqlx::query_as(
-            "SELECT * FROM artifact_versions WHERE artifact_name = ? AND version = ?",
+        Ok(
+            sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = ? AND version = ?")
+                .bind(name)
+                .bind(version)
+                .fetch_optional(&self.pool)
+                .await?,
         )
-        .bind(name)
-        .bind(version)
-        .fetch_optional(&self.pool)
-        .await?)
     }
 
     /// The active stored version of an artifact; `None` means version 0 is active.
     pub async fn active_version(&self, name: &str) -> Result<Option<VersionRow>> {
-        Ok(sqlx::query_as(
-            "SELECT * FROM artifact_versions WHERE artifact_name = ? AND is_active = 1",
+        Ok(
+            sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = ? AND is_active = 1")
+                .bind(name)
+                .fetch_optional(&self.pool)
+                .await?,
         )
-        .bind(name)
-        .fetch_optional(&self.pool)
-        .await?)
     }
 
     /// Names of every artifact with at least one stored version.
     pub async fn stored_artifact_names(&self) -> Result<Vec<String>> {
-        Ok(sqlx::query_scalar(
-            "SELECT DISTINCT artifact_name FROM artifact_versions ORDER BY artifact_name",
+        Ok(
+            sqlx::query_scalar("SELECT DISTINCT artifact_name FROM artifact_versions ORDER BY artifact_name")
+                .fetch_all(&self.pool)
+                .await?,
         )
-        .fetch_all(&self.pool)
-        .await?)
     }
 
     /// Writes a new version (not yet active) and returns its number.
@@ -316,12 +303,7 @@ impl Store {
 
     // ----- epochs -------------------------------------------------------------
 
-    pub async fn insert_epoch(
-        &self,
-        suite_id: i64,
-        epoch_num: i64,
-        parent_artifacts_json: &str,
-    ) -> Result<EpochRow> {
+    pub async fn insert_epoch(&self, suite_id: i64, epoch_num: i64, parent_artifacts_json: &str) -> Result<EpochRow> {
         Ok(sqlx::query_as(
             "INSERT INTO epochs (suite_id, epoch_num, started_at, parent_artifacts_json)
              VALUES (?, ?, ?, ?) RETURNING *",
@@ -344,12 +326,12 @@ impl Store {
     }
 
     pub async fn last_epoch(&self, suite_id: i64) -> Result<Option<EpochRow>> {
-        Ok(sqlx::query_as(
-            "SELECT * FROM epochs WHERE suite_id = ? ORDER BY epoch_num DESC LIMIT 1",
+        Ok(
+            sqlx::query_as("SELECT * FROM epochs WHERE suite_id = ? ORDER BY epoch_num DESC LIMIT 1")
+                .bind(suite_id)
+                .fetch_optional(&self.pool)
+                .await?,
         )
-        .bind(suite_id)
-        .fetch_optional(&self.pool)
-        .await?)
     }
 
     /// The last completed epoch of a suite.
@@ -382,8 +364,7 @@ impl Store {
                     content,
                     parent_version,
                 } => {
-                    let v = insert_version(&mut tx, name, content, *parent_version, Some(epoch_id))
-                        .await?;
+                    let v = insert_version(&mut tx, name, content, *parent_version, Some(epoch_id)).await?;
                     activate(&mut tx, name, v).await?;
                     versions.push(v);
                 }
@@ -456,14 +437,16 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         if let (Some(loss), Some(scores)) = (end.loss, &end.scores_json) {
-            sqlx::query("INSERT INTO epoch_runs (epoch_id, run_id, task_name, loss, scores_json) VALUES (?, ?, ?, ?, ?)")
-                .bind(epoch_id)
-                .bind(run_id)
-                .bind(&end.task_name)
-                .bind(loss)
-                .bind(scores)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(
+                "INSERT INTO epoch_runs (epoch_id, run_id, task_name, loss, scores_json) VALUES (?, ?, ?, ?, ?)",
+            )
+            .bind(epoch_id)
+            .bind(run_id)
+            .bind(&end.task_name)
+            .bind(loss)
+            .bind(scores)
+            .execute(&mut *tx)
+            .await?;
         }
         tx.commit().await?;
         Ok(())
@@ -494,12 +477,10 @@ impl Store {
     }
 
     pub async fn runs_of_epoch(&self, epoch_id: i64) -> Result<Vec<RunRow>> {
-        Ok(
-            sqlx::query_as("SELECT * FROM runs WHERE epoch_id = ? ORDER BY id")
-                .bind(epoch_id)
-                .fetch_all(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_as("SELECT * FROM runs WHERE epoch_id = ? ORDER BY id")
+            .bind(epoch_id)
+            .fetch_all(&self.pool)
+            .await?)
     }
 
     pub async fn run(&self, run_id: i64) -> Result<Option<RunRow>> {
@@ -528,12 +509,10 @@ impl Store {
     }
 
     pub async fn events_of_suite(&self, suite_id: i64) -> Result<Vec<EventRow>> {
-        Ok(
-            sqlx::query_as("SELECT * FROM events WHERE suite_id = ? ORDER BY id")
-                .bind(suite_id)
-                .fetch_all(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_as("SELECT * FROM events WHERE suite_id = ? ORDER BY id")
+            .bind(suite_id)
+            .fetch_all(&self.pool)
+            .await?)
     }
 }
 
@@ -557,12 +536,11 @@ async fn insert_version(
     parent_version: i64,
     epoch_id: Option<i64>,
 ) -> Result<i64> {
-    let next: i64 = sqlx::query_scalar(
-        "SELECT COALESCE(MAX(version), 0) + 1 FROM artifact_versions WHERE artifact_name = ?",
-    )
-    .bind(name)
-    .fetch_one(&mut *tx)
-    .await?;
+    let next: i64 =
+        sqlx::query_scalar("SELECT COALESCE(MAX(version), 0) + 1 FROM artifact_versions WHERE artifact_name = ?")
+            .bind(name)
+            .fetch_one(&mut *tx)
+            .await?;
     sqlx::query(
         "INSERT INTO artifact_versions (artifact_name, version, content, parent_version, created_at, epoch_id, is_active)
          VALUES (?, ?, ?, ?, ?, ?, 0)",
@@ -580,32 +558,27 @@ async fn insert_version(
 
 async fn activate(tx: &mut sqlx::SqliteConnection, name: &str, version: i64) -> Result<bool> {
     if version != 0 {
-        let exists: Option<i64> = sqlx::query_scalar(
-            "SELECT id FROM artifact_versions WHERE artifact_name = ? AND version = ?",
-        )
-        .bind(name)
-        .bind(version)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let exists: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM artifact_versions WHERE artifact_name = ? AND version = ?")
+                .bind(name)
+                .bind(version)
+                .fetch_optional(&mut *tx)
+                .await?;
         if exists.is_none() {
             return Ok(false);
         }
     }
     // Clear first, then set: the partial unique index allows one active row.
-    sqlx::query(
-        "UPDATE artifact_versions SET is_active = 0 WHERE artifact_name = ? AND is_active = 1",
-    )
-    .bind(name)
-    .execute(&mut *tx)
-    .await?;
-    if version != 0 {
-        sqlx::query(
-            "UPDATE artifact_versions SET is_active = 1 WHERE artifact_name = ? AND version = ?",
-        )
+    sqlx::query("UPDATE artifact_versions SET is_active = 0 WHERE artifact_name = ? AND is_active = 1")
         .bind(name)
-        .bind(version)
         .execute(&mut *tx)
         .await?;
+    if version != 0 {
+        sqlx::query("UPDATE artifact_versions SET is_active = 1 WHERE artifact_name = ? AND version = ?")
+            .bind(name)
+            .bind(version)
+            .execute(&mut *tx)
+            .await?;
     }
     Ok(true)
 }

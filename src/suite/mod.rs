@@ -177,9 +177,7 @@ pub struct SuiteError {
 
 impl SuiteError {
     fn one(issue: SuiteIssue) -> Self {
-        SuiteError {
-            issues: vec![issue],
-        }
+        SuiteError { issues: vec![issue] }
     }
 }
 
@@ -308,13 +306,7 @@ impl Validator {
         }
     }
 
-    fn issue(
-        &mut self,
-        loc: Location,
-        field: impl Into<String>,
-        message: impl Into<String>,
-        hint: impl Into<String>,
-    ) {
+    fn issue(&mut self, loc: Location, field: impl Into<String>, message: impl Into<String>, hint: impl Into<String>) {
         let hint = hint.into();
         self.issues.push(SuiteIssue {
             location: self.at(loc),
@@ -406,11 +398,8 @@ impl Validator {
                 tasks,
             })
         } else {
-            self.issues
-                .sort_by_key(|i| (i.location.line, i.location.column));
-            Err(SuiteError {
-                issues: self.issues,
-            })
+            self.issues.sort_by_key(|i| (i.location.line, i.location.column));
+            Err(SuiteError { issues: self.issues })
         }
     }
 
@@ -541,9 +530,7 @@ impl Validator {
                 }
             }
             let default_content = match kind {
-                ArtifactKind::Json => {
-                    serde_json::to_string_pretty(&content).unwrap_or_default() + "\n"
-                }
+                ArtifactKind::Json => serde_json::to_string_pretty(&content).unwrap_or_default() + "\n",
                 ArtifactKind::Text => content.as_str().unwrap_or_default().to_string(),
             };
             out.push(ArtifactDef {
@@ -676,12 +663,7 @@ impl Validator {
             None => 1,
             Some(p) if p.value >= 1 => p.value,
             Some(p) => {
-                self.issue(
-                    p.referenced,
-                    field("parallel_samples"),
-                    "must be at least 1",
-                    "",
-                );
+                self.issue(p.referenced, field("parallel_samples"), "must be at least 1", "");
                 1
             }
         };
@@ -737,7 +719,12 @@ impl Validator {
         let kind = match kind_name {
             raw::KindName::Command => {
                 let Some(command) = t.command else {
-                    self.issue(kind_at, field("command"), "a command task needs `command:`", "add the shell command that runs the harness, e.g. `command: python3 score.py`");
+                    self.issue(
+                        kind_at,
+                        field("command"),
+                        "a command task needs `command:`",
+                        "add the shell command that runs the harness, e.g. `command: python3 score.py`",
+                    );
                     return None;
                 };
                 if command.value.trim().is_empty() {
@@ -749,9 +736,7 @@ impl Validator {
                     );
                 }
                 let timeout = match t.timeout {
-                    Some(s) if s.value.is_finite() && s.value > 0.0 => {
-                        Duration::from_secs_f64(s.value)
-                    }
+                    Some(s) if s.value.is_finite() && s.value > 0.0 => Duration::from_secs_f64(s.value),
                     Some(s) => {
                         self.issue(
                             s.referenced,
@@ -796,9 +781,7 @@ impl Validator {
                     );
                     return None;
                 };
-                TaskKind::Optimize(OptimizeTask {
-                    problem: problem.value,
-                })
+                TaskKind::Optimize(OptimizeTask { problem: problem.value })
             }
         };
 
@@ -825,16 +808,14 @@ impl Validator {
     }
 }
 
-const NAME_HINT: &str = "use letters, digits, `_`, `-` and `.` (they become folder names), starting with a letter or digit";
+const NAME_HINT: &str =
+    "use letters, digits, `_`, `-` and `.` (they become folder names), starting with a letter or digit";
 
 /// Names become folder and file names, so keep them to a safe alphabet.
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 128
-        && name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))

@@ -166,9 +166,7 @@ async fn execute(r: &CommandRun<'_>) -> RunOutcome {
             cancelled: true,
             ..RunOutcome::failed("cancelled (interrupted by the user)")
         },
-        End::TimedOut => {
-            RunOutcome::failed(format!("timed out after {}", fmt_duration(r.spec.timeout)))
-        }
+        End::TimedOut => RunOutcome::failed(format!("timed out after {}", fmt_duration(r.spec.timeout))),
         End::Exited(Err(e)) => RunOutcome::failed(format!("could not wait for the command: {e}")),
         End::Exited(Ok(status)) => {
             let mut o = read_result(&run_dir.join(RESULT_FILE)).await;
