@@ -253,14 +253,23 @@ fn parse_yaml(text: &str, path: &Path) -> Result<raw::Suite, SuiteError> {
 /// `serde_path_to_error` sees the wrapper types too; keep only the names a
 /// person wrote in the file.
 fn clean_path(p: &str) -> String {
-    if p == "." {
-        return String::new();
+    let mut out = String::new();
+    for seg in p.split('.') {
+        // A `Spanned` wrapper shows up as a `value` segment, possibly carrying
+        // the index of the list it wraps (`value[0]`).
+        let seg = seg
+            .strip_prefix("value")
+            .filter(|rest| rest.is_empty() || rest.starts_with('['))
+            .unwrap_or(seg);
+        if seg.is_empty() || seg == "?" || seg.starts_with("__serde_saphyr") {
+            continue;
+        }
+        if !out.is_empty() && !seg.starts_with('[') {
+            out.push('.');
+        }
+        out.push_str(seg);
     }
-    p.split('.')
-        .filter(|seg| !seg.starts_with("__serde_saphyr") && *seg != "value" && *seg != "?")
-        .collect::<Vec<_>>()
-        .join(".")
-        .replace(".[", "[")
+    out
 }
 
 fn hint_for(message: &str) -> Option<String> {

@@ -1,1 +1,359 @@
+//! Every way a suite file can be wrong, and the message each one gets.
 
+use std::path::Path;
+
+use super::*;
+
+fn parse_err(yaml: &str) -> SuiteError {
+    match parse(yaml, Path::new("suites/s.yaml")) {
+        Ok(s) => panic!("expected an error, got a suite with {} tasks", s.tasks.len()),
+        Err(e) => e,
+    }
+}
+
+fn one(yaml: &str) -> SuiteIssue {
+    let e = parse_err(yaml);
+    assert_eq!(e.issues.len(), 1, "expected exactly one issue, got: {e}");
+    e.issues.into_iter().next().unwrap()
+}
+
+fn ok(yaml: &str) -> Suite {
+    parse(yaml, Path::new("suites/s.yaml")).unwrap_or_else(|e| panic!("expected a suite, got: {e}"))
+}
+
+const CMD: &str = "name: s\ntasks:\n  - name: a\n    command: 'true'\n";
+
+#[test]
+fn the_seed_example_suite_shape_loads() {
+    // Seed 004 §9, verbatim in shape (with `task` text and a budget).
+    let s = ok(r#"
+name: research_writeup_v1
+description: "Short summary"
+baseline_artifacts:
+  executor_pitfalls: 0
+  planning_preamble: 0
+tasks:
+  - name: summarise_paper
+    task: "Write a 200-word summary..."
+    workflow: path/to/workflow.awp.yaml
+    model: "openai/gpt-5-mini"
+    budget:
+      max_loops: 6
+      max_total_workers: 5
+      max_total_tokens: 400000
+      max_wall_time: 240
+    weights:
+      eval: 0.5
+      critique: 0.3
+      gate_rejections: 0.15
+      budget: 0.02
+      status: 0.03
+"#);
+    assert_eq!(s.name, "research_writeup_v1");
+    let t = &s.tasks[0];
+    assert_eq!(t.kind_name(), "agent");
+    assert_eq!(t.budget.max_total_tokens, Some(400_000));
+    assert_eq!(t.budget.max_wall_time, Some(240.0));
+    assert_eq!(t.weights.eval, 0.5);
+    assert_eq!(t.weights.status, 0.03);
+    assert_eq!(t.model.as_deref(), Some("openai/gpt-5-mini"));
+    assert_eq!(s.baseline_artifacts.get("planning_preamble"), Some(&0));
+}
+
+#[test]
+fn the_bundled_example_suite_loads() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/descent.suite.yaml");
+    let s = load(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.artifacts.len(), 1);
+    assert_eq!(s.artifacts[0].fields.len(), 3);
+    assert!(s.tasks.iter().any(|t| t.holdout));
+    assert!(s.tasks.iter().all(|t| t.kind_name() == "command"));
+}
+
+#[test]
+fn command_tasks_get_defaults_and_extensions() {
+    let s = ok(r#"
+name: s
+tasks:
+  - name: a
+    command: ./run.sh
+    priority: thorough
+    hints: [use the cache]
+    constraints: [no network]
+    anti_patterns: [sleeping]
+    parallel_samples: 3
+    env: { MODE: fast }
+"#);
+    let t = &s.tasks[0];
+    let TaskKind::Command(c) = &t.kind else {
+        panic!("not a command task")
+    };
+    assert_eq!(c.timeout, DEFAULT_COMMAND_TIMEOUT);
+    assert_eq!(c.env.get("MODE").map(String::as_str), Some("fast"));
+    assert_eq!(t.priority, Some(Priority::Thorough));
+    assert_eq!(t.parallel_samples, 3);
+    assert_eq!(t.weights, LossWeights::default());
+    assert_eq!(t.budget.max_rejections, DEFAULT_MAX_REJECTIONS);
+    assert_eq!(s.dir, Path::new("suites"));
+}
+
+#[test]
+fn timeout_falls_back_to_max_wall_time() {
+    let s = ok("name: s\ntasks:\n  - name: a\n    command: x\n    budget: { max_wall_time: 12 }\n");
+    let TaskKind::Command(c) = &s.tasks[0].kind else {
+        panic!()
+    };
+    assert_eq!(c.timeout, Duration::from_secs(12));
+}
+
+#[test]
+fn unknown_top_level_key_is_rejected_with_its_place() {
+    let i = one(&format!("{CMD}colour: blue\n"));
+    assert_eq!((i.location.line, i.location.column), (5, 1));
+    assert!(i.message.contains("unknown field `colour`"), "{}", i.message);
+    assert!(i.to_string().starts_with("suites/s.yaml:5:1: "), "{i}");
+    assert!(i.hint.is_some());
+}
+
+#[test]
+fn unknown_task_key_names_the_field_path() {
+    let i = one("name: s\ntasks:\n  - name: a\n    command: x\n    comand: y\n");
+    assert_eq!((i.location.line, i.location.column), (5, 5));
+    assert!(i.message.contains("unknown field `comand`"), "{}", i.message);
+    assert_eq!(i.field, "tasks[0].comand");
+}
+
+#[test]
+fn unknown_weight_key_is_rejected() {
+    let i = one("name: s\ntasks:\n  - name: a\n    command: x\n    weights:\n      evaluation: 0.5\n");
+    assert_eq!(i.location.line, 6);
+    assert!(i.message.contains("unknown field `evaluation`"), "{}", i.message);
+    assert!(
+        i.message.contains("gate_rejections"),
+        "lists the expected keys: {}",
+        i.message
+    );
+}
+
+#[test]
+fn wrong_type_is_rejected_with_field_and_place() {
+    let i = one("name: s\ntasks:\n  - name: a\n    command: x\n    weights:\n      eval: lots\n");
+    assert_eq!((i.location.line, i.location.column), (6, 13));
+    assert_eq!(i.field, "tasks[0].weights.eval");
+    assert!(i.to_string().contains("field `tasks[0].weights.eval`"), "{i}");
+}
+
+#[test]
+fn wrong_boolean_is_rejected() {
+    let i = one("name: s\ntasks:\n  - name: a\n    command: x\n    holdout: sometimes\n");
+    assert_eq!(i.location.line, 5);
+    assert_eq!(i.field, "tasks[0].holdout");
+}
+
+#[test]
+fn tasks_must_be_a_list() {
+    let i = one("name: s\ntasks: nope\n");
+    assert_eq!(i.location.line, 2);
+    assert_eq!(i.field, "tasks");
+}
+
+#[test]
+fn missing_name_is_rejected() {
+    let i = one("tasks:\n  - name: a\n    command: x\n");
+    assert!(i.message.contains("missing field `name`"), "{}", i.message);
+}
+
+#[test]
+fn missing_tasks_is_rejected() {
+    let i = one("name: s\n");
+    assert!(i.message.contains("missing field `tasks`"), "{}", i.message);
+}
+
+#[test]
+fn empty_suite_is_rejected() {
+    let i = one("name: s\ntasks: []\n");
+    assert_eq!((i.location.line, i.location.column), (2, 8));
+    assert_eq!(i.field, "tasks");
+    assert!(i.message.contains("no tasks"));
+}
+
+#[test]
+fn duplicate_task_names_are_rejected_at_the_second() {
+    let i = one("name: s\ntasks:\n  - name: a\n    command: x\n  - name: a\n    command: y\n");
+    assert_eq!((i.location.line, i.location.column), (5, 11));
+    assert_eq!(i.field, "tasks[1].name");
+    assert!(
+        i.message.contains("duplicate task name `a` (first used at line 3)"),
+        "{}",
+        i.message
+    );
+}
+
+#[test]
+fn weights_outside_unit_interval_are_rejected() {
+    let e =
+        parse_err("name: s\ntasks:\n  - name: a\n    command: x\n    weights:\n      eval: 1.5\n      status: -0.1\n");
+    assert_eq!(e.issues.len(), 2, "{e}");
+    assert_eq!(e.issues[0].field, "tasks[0].weights.eval");
+    assert_eq!((e.issues[0].location.line, e.issues[0].location.column), (6, 13));
+    assert!(e.issues[0].message.contains("weight 1.5 is outside [0, 1]"));
+    assert_eq!(e.issues[1].field, "tasks[0].weights.status");
+    assert_eq!(e.issues[1].location.line, 7);
+}
+
+#[test]
+fn a_command_task_needs_its_command() {
+    let i = one("name: s\ntasks:\n  - name: a\n    kind: command\n");
+    assert_eq!(i.field, "tasks[0].command");
+    assert_eq!(i.location.line, 4);
+}
+
+#[test]
+fn fields_of_another_kind_are_rejected() {
+    let i = one("name: s\ntasks:\n  - name: a\n    kind: agent\n    task: do it\n    command: make\n");
+    assert_eq!(i.field, "tasks[0].command");
+    assert_eq!(i.location.line, 6);
+    assert!(i.message.contains("belongs to `kind: command`"), "{}", i.message);
+}
+
+#[test]
+fn an_agent_task_needs_task_text() {
+    let i = one("name: s\ntasks:\n  - name: a\n    kind: agent\n");
+    assert_eq!(i.field, "tasks[0].task");
+}
+
+#[test]
+fn an_optimize_task_needs_a_problem() {
+    let i = one("name: s\ntasks:\n  - name: a\n    kind: optimize\n");
+    assert_eq!(i.field, "tasks[0].problem");
+    let s = ok("name: s\ntasks:\n  - name: a\n    problem: g01\n");
+    assert_eq!(s.tasks[0].kind_name(), "optimize");
+}
+
+#[test]
+fn unknown_kind_is_rejected() {
+    let i = one("name: s\ntasks:\n  - name: a\n    kind: robot\n");
+    assert_eq!(i.location.line, 4);
+    assert!(i.message.contains("robot"), "{}", i.message);
+}
+
+#[test]
+fn unsafe_task_names_are_rejected() {
+    let i = one("name: s\ntasks:\n  - name: ../escape\n    command: x\n");
+    assert_eq!(i.field, "tasks[0].name");
+    assert!(i.hint.unwrap().contains("letters"));
+}
+
+#[test]
+fn non_positive_timeout_is_rejected() {
+    let i = one("name: s\ntasks:\n  - name: a\n    command: x\n    timeout: 0\n");
+    assert_eq!(i.field, "tasks[0].timeout");
+}
+
+#[test]
+fn baseline_pins_must_name_known_artifacts() {
+    let i = one(&format!("{CMD}baseline_artifacts:\n  no_such_thing: 2\n"));
+    assert_eq!(i.field, "baseline_artifacts.no_such_thing");
+    assert_eq!(i.location.line, 6);
+    assert!(i.hint.unwrap().contains("executor_pitfalls"));
+}
+
+#[test]
+fn declared_json_artifact_loads_with_its_bounds() {
+    let s = ok(&format!(
+        "{CMD}artifacts:\n  - name: knobs\n    type: json\n    content: {{ a: 1.5, n: 3 }}\n    fields:\n      a: {{ min: 0, max: 2 }}\n      n: {{ min: 1, max: 9, integer: true }}\n"
+    ));
+    let a = &s.artifacts[0];
+    assert_eq!(a.kind, ArtifactKind::Json);
+    assert!(a.fields["n"].integer);
+    let v: serde_json::Value = serde_json::from_str(&a.default_content).unwrap();
+    assert_eq!(v["a"], 1.5);
+}
+
+#[test]
+fn declared_field_must_exist_and_start_inside_its_bounds() {
+    let e = parse_err(&format!(
+        "{CMD}artifacts:\n  - name: knobs\n    type: json\n    content: {{ a: 5 }}\n    fields:\n      a: {{ min: 0, max: 2 }}\n      b: {{ min: 0, max: 2 }}\n"
+    ));
+    assert_eq!(e.issues.len(), 2, "{e}");
+    assert!(e.issues[0].message.contains("initial value 5 is outside [0, 2]"), "{e}");
+    assert!(e.issues[1].message.contains("no numeric field `b`"), "{e}");
+}
+
+#[test]
+fn inverted_bounds_are_rejected() {
+    let i = one(&format!(
+        "{CMD}artifacts:\n  - name: knobs\n    type: json\n    content: {{ a: 1 }}\n    fields:\n      a: {{ min: 3, max: 2 }}\n"
+    ));
+    assert_eq!(i.field, "artifacts[0].fields.a");
+}
+
+#[test]
+fn artifact_needs_content_or_file_and_not_both() {
+    let i = one(&format!("{CMD}artifacts:\n  - name: t\n    type: text\n"));
+    assert!(i.message.contains("no `content` or `file`"));
+    let i = one(&format!(
+        "{CMD}artifacts:\n  - name: t\n    type: text\n    content: hi\n    file: t.txt\n"
+    ));
+    assert!(i.message.contains("not both"));
+}
+
+#[test]
+fn artifact_file_is_read_relative_to_the_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("prompt.txt"), "Be brief.\n").unwrap();
+    let path = dir.path().join("s.yaml");
+    std::fs::write(
+        &path,
+        format!("{CMD}artifacts:\n  - name: style\n    type: text\n    file: prompt.txt\n"),
+    )
+    .unwrap();
+    let s = load(&path).unwrap();
+    assert_eq!(s.artifacts[0].default_content, "Be brief.\n");
+
+    std::fs::write(
+        &path,
+        format!("{CMD}artifacts:\n  - name: style\n    type: text\n    file: missing.txt\n"),
+    )
+    .unwrap();
+    let e = load(&path).unwrap_err();
+    assert!(e.to_string().contains("cannot read"), "{e}");
+}
+
+#[test]
+fn builtin_names_cannot_be_redeclared() {
+    let i = one(&format!(
+        "{CMD}artifacts:\n  - name: aso_config\n    type: text\n    content: x\n"
+    ));
+    assert!(i.message.contains("built-in"));
+}
+
+#[test]
+fn json_artifact_content_must_be_a_mapping() {
+    let i = one(&format!(
+        "{CMD}artifacts:\n  - name: k\n    type: json\n    content: just text\n"
+    ));
+    assert_eq!(i.field, "artifacts[0].content");
+}
+
+#[test]
+fn broken_yaml_syntax_is_reported_with_its_place() {
+    let i = one("name: s\ntasks:\n  - name: a\n   command: [\n");
+    assert!(i.location.line >= 3, "{i}");
+    assert!(!i.message.is_empty());
+}
+
+#[test]
+fn a_missing_file_is_an_error_not_a_panic() {
+    let e = load(Path::new("/no/such/suite.yaml")).unwrap_err();
+    assert!(e.to_string().contains("cannot read the suite file"));
+}
+
+#[test]
+fn several_problems_are_reported_together_in_file_order() {
+    let e = parse_err(
+        "name: s\ntasks:\n  - name: a\n    command: x\n    weights: { eval: 2 }\n  - name: a\n    command: y\n",
+    );
+    assert_eq!(e.issues.len(), 2, "{e}");
+    assert!(e.issues[0].location.line < e.issues[1].location.line);
+}

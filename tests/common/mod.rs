@@ -1,0 +1,80 @@
+//! Helpers shared by the integration tests: temporary databases, suites
+//! written to disk, and a runner wired the way the CLI wires it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use attractor::artifact::Registry;
+use attractor::bus::{self, Bus};
+use attractor::outer::{OptimizerKind, RunConfig, RunSummary, SuiteRunner};
+use attractor::store::Store;
+use tokio::sync::watch;
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub store: Store,
+}
+
+impl Env {
+    pub async fn new() -> Env {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(&dir.path().join("attractor.db")).await.expect("open store");
+        Env { dir, store }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Writes a suite file into the temp dir and returns its path.
+    pub fn suite(&self, file: &str, yaml: &str) -> PathBuf {
+        let p = self.path(file);
+        std::fs::write(&p, yaml).expect("write suite");
+        p
+    }
+
+    pub fn config(&self, epochs: u32, optimizer: OptimizerKind) -> RunConfig {
+        RunConfig {
+            epochs,
+            optimizer,
+            learning_rate: 0.5,
+            rollback_on_regression: true,
+            concurrency: 2,
+            seed: 7,
+            runs_root: self.path("runs"),
+        }
+    }
+
+    /// Runs a suite to completion, persisting events like the CLI does.
+    pub async fn run(&self, suite: &Path, config: RunConfig) -> RunSummary {
+        let (_tx, rx) = watch::channel(false);
+        self.run_with_cancel(suite, config, rx).await
+    }
+
+    pub async fn run_with_cancel(&self, suite: &Path, config: RunConfig, cancel: watch::Receiver<bool>) -> RunSummary {
+        let suite = attractor::suite::load(suite).unwrap_or_else(|e| panic!("{e}"));
+        let registry = Registry::load(self.store.clone()).await.expect("registry");
+        let bus = Bus::new();
+        let persister = bus::persist(&bus, self.store.clone());
+        let summary = SuiteRunner::new(self.store.clone(), registry, bus.clone(), suite, config, cancel)
+            .run()
+            .await;
+        bus.close();
+        persister.await.expect("persister");
+        summary.unwrap_or_else(|e| panic!("runner failed: {e}"))
+    }
+
+    pub async fn registry(&self) -> Registry {
+        Registry::load(self.store.clone()).await.expect("registry")
+    }
+}
+
+/// A raw SQL count, to check what the store holds independently of its API.
+pub async fn count(store: &Store, sql: &str) -> i64 {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display()))
+        .await
+        .expect("connect");
+    let n: i64 = sqlx::query_scalar(sql).fetch_one(&pool).await.expect(sql);
+    pool.close().await;
+    n
+}
