@@ -78,6 +78,19 @@ impl Store {
                 source,
             })?;
         }
+        // Two processes opening a fresh file at once would both try to switch
+        // the journal mode and create the tables; an OS file lock held over the
+        // whole set-up makes them take turns. It is released before any work.
+        let lock_path = path.with_extension("db.setup-lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path);
+        let lock = match lock {
+            Ok(file) => file.lock().map(|_| file).ok(),
+            Err(_) => None,
+        };
         let options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)
@@ -101,19 +114,6 @@ impl Store {
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(path = %path.display(), mode, "WAL journal mode is not available here; using the default journal");
         }
-
-        // Two processes opening a fresh file at once would both try to create
-        // the tables; an OS file lock around the migration makes them take turns.
-        let lock_path = path.with_extension("db.migrate-lock");
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path);
-        let lock = match lock {
-            Ok(file) => file.lock().map(|_| file).ok(),
-            Err(_) => None,
-        };
         let migrated = sqlx::migrate!("./migrations").run(&pool).await;
         drop(lock);
         migrated.map_err(|source| StoreError::Migrate {

@@ -1,0 +1,266 @@
+//! The `attractor` binary end to end on a temporary database: run, inspect,
+//! rollback, export, validate, exit codes, and Ctrl-C with resume.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+struct Cli {
+    dir: tempfile::TempDir,
+}
+
+impl Cli {
+    fn new() -> Cli {
+        Cli {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("a.db")
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_attractor"));
+        c.arg("--db")
+            .arg(self.db())
+            .args(args)
+            .env_remove("ATTRACTOR_DB")
+            .env("ATTRACTOR_RUNS_DIR", self.dir.path().join("runs"));
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("spawn attractor")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "attractor {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+fn example() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/descent.suite.yaml")
+        .display()
+        .to_string()
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+#[test]
+fn the_example_suite_learns_and_every_view_shows_it() {
+    let cli = Cli::new();
+    let ex = example();
+    let out = cli.ok(&["run", &ex, "--epochs", "6", "--optimizer", "evolve", "--seed", "7"]);
+    assert!(out.contains("epoch   1  mean loss"), "{out}");
+    assert!(out.contains("update descent_settings v0→v1"), "{out}");
+
+    // The same run replayed as JSON on a second database gives the same losses.
+    let again = Cli::new();
+    let json: Value = serde_json::from_str(&again.ok(&[
+        "--json",
+        "run",
+        &ex,
+        "--epochs",
+        "6",
+        "--optimizer",
+        "evolve",
+        "--seed",
+        "7",
+    ]))
+    .unwrap();
+    let means: Vec<f64> = json["epochs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["mean_loss"].as_f64().unwrap())
+        .collect();
+    assert_eq!(means.len(), 6);
+    assert!(means[5] < means[0] - 0.1, "the loss moves down under evolve: {means:?}");
+    let line = |i: usize| format!("epoch {:>3}  mean loss {:.4}", i + 1, means[i]);
+    assert!(
+        out.contains(&line(0)) && out.contains(&line(5)),
+        "same seed, same losses:\n{out}\n{means:?}"
+    );
+
+    let list = cli.ok(&["inspect"]);
+    assert!(list.contains("descent-tuning") && list.contains("idle"), "{list}");
+
+    let epochs = cli.ok(&["inspect", "descent-tuning"]);
+    assert!(epochs.contains("epoch 6  mean loss"), "{epochs}");
+    assert!(epochs.contains("→ update   descent_settings v0→v1"), "{epochs}");
+    assert!(epochs.contains("booth"), "held-out task listed: {epochs}");
+
+    let history = cli.ok(&["inspect", "--artifact", "descent_settings"]);
+    assert!(history.contains("@@"), "unified diffs: {history}");
+    assert!(history.contains("[active]"));
+    assert!(history.contains("v0  default"));
+
+    let rolled = cli.ok(&["rollback", "descent_settings", "0"]);
+    assert!(rolled.contains("active version is now v0"), "{rolled}");
+    let h: Value = serde_json::from_str(&cli.ok(&["--json", "inspect", "--artifact", "descent_settings"])).unwrap();
+    assert_eq!(h["versions"][0]["is_active"], true);
+    assert!(h["versions"].as_array().unwrap().len() > 1, "rollback deleted nothing");
+
+    let export: Value = serde_json::from_str(&cli.ok(&["export", "descent-tuning", "--format", "json"])).unwrap();
+    assert_eq!(export["epochs"].as_array().unwrap().len(), 6);
+    assert_eq!(export["epochs"][0]["runs"].as_array().unwrap().len(), 4);
+    let csv_path = cli.dir.path().join("out.csv");
+    cli.ok(&[
+        "export",
+        "descent-tuning",
+        "--format",
+        "csv",
+        "--output",
+        csv_path.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(&csv_path).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 6 * 4, "{csv}");
+    assert!(csv.starts_with("suite,epoch,epoch_mean_loss,run_id,task,status"));
+}
+
+#[test]
+fn the_database_path_comes_from_the_environment_too() {
+    let cli = Cli::new();
+    let db = cli.dir.path().join("from-env.db");
+    let out = Command::new(env!("CARGO_BIN_EXE_attractor"))
+        .args(["inspect"])
+        .env("ATTRACTOR_DB", &db)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(db.exists(), "ATTRACTOR_DB is honoured");
+}
+
+#[test]
+fn a_bad_suite_exits_2_with_file_line_column_and_field() {
+    let cli = Cli::new();
+    let bad = cli.write(
+        "bad.yaml",
+        "name: s\ntasks:\n  - name: a\n    command: x\n    weights: { eval: 3 }\n",
+    );
+    for verb in ["validate", "run"] {
+        let out = cli.run(&[verb, bad.to_str().unwrap()]);
+        assert_eq!(code(&out), 2, "{verb}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("{}:5:22: field `tasks[0].weights.eval`", bad.display())),
+            "{err}"
+        );
+        assert!(err.contains("hint:"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert!(
+        !cli.db().exists() || cli.ok(&["inspect"]).contains("no suites"),
+        "nothing was recorded"
+    );
+}
+
+#[test]
+fn input_errors_exit_2_and_say_what_to_do() {
+    let cli = Cli::new();
+    let agent = cli.write("agent.yaml", "name: ag\ntasks:\n  - name: a\n    task: write a poem\n");
+    let out = cli.run(&["run", agent.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot run yet"));
+
+    let out = cli.run(&["inspect", "no-such-suite"]);
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no suite named `no-such-suite`"));
+
+    let out = cli.run(&["rollback", "executor_pitfalls", "4"]);
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no version 4"));
+
+    let out = cli.run(&["rollback", "nope", "0"]);
+    assert_eq!(code(&out), 2);
+
+    let out = cli.run(&["run", &example(), "--learning-rate", "2"]);
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("outside [0, 1]"));
+
+    let out = cli.run(&["validate", "/no/such/file.yaml"]);
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the suite file"));
+}
+
+#[test]
+fn validate_reports_a_good_suite() {
+    let cli = Cli::new();
+    let out = cli.ok(&["validate", &example()]);
+    assert!(
+        out.contains("suite `descent-tuning` is valid: 4 tasks (1 held out), 1 artifacts"),
+        "{out}"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_with_130_and_the_same_command_resumes() {
+    let cli = Cli::new();
+    let mark = cli.dir.path().join("hanging");
+    cli.write(
+        "slow.sh",
+        "if [ -e \"$MARK\" ]; then echo '{\"status\": \"complete\"}' > \"$ATTRACTOR_RESULT_FILE\"; else touch \"$MARK\"; sleep 60; fi\n",
+    );
+    let suite = cli.write(
+        "s.yaml",
+        &format!(
+            "name: interruptible\ntasks:\n  - name: quick\n    command: |\n      echo '{{\"status\": \"complete\"}}' > \"$ATTRACTOR_RESULT_FILE\"\n  - name: slow\n    command: sh \"$ATTRACTOR_SUITE_DIR/slow.sh\"\n    env: {{ MARK: \"{}\" }}\n",
+            mark.display()
+        ),
+    );
+    let args = ["run", suite.to_str().unwrap(), "--epochs", "2", "--concurrency", "1"];
+    let mut child = cli
+        .cmd(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !mark.exists() {
+        assert!(start.elapsed() < Duration::from_secs(30), "the slow task never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), 130, "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(start.elapsed() < Duration::from_secs(30));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run the same command again to resume"));
+    assert!(cli.ok(&["inspect"]).contains("unfinished"));
+
+    let out = cli.ok(&args);
+    assert!(out.contains("epoch   1") && out.contains("epoch   2"), "{out}");
+    let export: Value = serde_json::from_str(&cli.ok(&["export", "interruptible"])).unwrap();
+    let e1 = &export["epochs"][0];
+    assert!(e1["completed_at"].is_string());
+    let runs = e1["runs"].as_array().unwrap();
+    let quick = runs.iter().filter(|r| r["task"] == "quick").count();
+    let slow: Vec<&str> = runs
+        .iter()
+        .filter(|r| r["task"] == "slow")
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(quick, 1, "the finished run was kept, not repeated");
+    assert_eq!(slow, ["cancelled", "complete"]);
+}
