@@ -39,6 +39,9 @@ pub enum Event {
         /// Runs already done before this start (a resumed epoch).
         tasks_done: usize,
         resumed: bool,
+        /// This epoch's seed (derived from the run's base seed); an optimizer's
+        /// random choices replay from it.
+        seed: u64,
     },
     RunStarted {
         suite_id: i64,

@@ -269,6 +269,7 @@ impl SuiteRunner {
             .map(|r| r.task_name)
             .collect();
         let todo: Vec<&Task> = self.suite.tasks.iter().filter(|t| !done.contains(&t.name)).collect();
+        let epoch_seed = epoch_seed(self.config.seed, epoch.epoch_num);
         self.bus.publish(Event::EpochStarted {
             suite_id,
             epoch_id: epoch.id,
@@ -277,9 +278,8 @@ impl SuiteRunner {
             tasks_total: self.suite.tasks.len(),
             tasks_done: self.suite.tasks.len() - todo.len(),
             resumed,
+            seed: epoch_seed,
         });
-
-        let epoch_seed = epoch_seed(self.config.seed, epoch.epoch_num);
         let concurrency = self.config.concurrency.max(1);
         let results: Vec<Result<(), RunnerError>> = futures::stream::iter(todo)
             .map(|t| self.run_task(suite_id, epoch, t, &artifacts))
