@@ -14,7 +14,7 @@ if [ $# -gt 0 ]; then
   exec "$bin" "$@"
 fi
 
-"$bin" run examples/descent.suite.yaml --epochs 12 --optimizer evolve
+"$bin" run examples/descent.suite.yaml --epochs 12 --optimizer evolve --seed 7
 echo
 "$bin" inspect
 echo

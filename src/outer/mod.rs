@@ -427,7 +427,8 @@ impl SuiteRunner {
         }
 
         let mut child = parent.clone();
-        let mut final_events = events.clone();
+        // The update events learn their `to_version` inside the transaction.
+        let mut final_events = events;
         let versions = self
             .store
             .complete_epoch(epoch.id, mean_loss, &changes, |versions| {
@@ -452,6 +453,7 @@ impl SuiteRunner {
             }
             self.bus.publish(e);
         }
+        tracing::info!(suite = %self.suite.name, epoch = epoch.epoch_num, ?mean_loss, ?holdout_mean, lr = *lr, "epoch finished");
         self.bus.publish(Event::EpochFinished {
             suite_id,
             epoch_id: epoch.id,
@@ -460,18 +462,6 @@ impl SuiteRunner {
             holdout_mean_loss: holdout_mean,
             learning_rate: *lr,
         });
-        let stored_events = match self
-            .store
-            .last_completed_epoch(suite_id)
-            .await?
-            .and_then(|e| e.child_artifacts_json)
-        {
-            Some(j) => serde_json::from_str::<serde_json::Value>(&j).map_err(StoreError::from)?["events"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default(),
-            None => Vec::new(),
-        };
         Ok(Some(EpochSummary {
             epoch_id: epoch.id,
             epoch_num: epoch.epoch_num,
@@ -479,7 +469,7 @@ impl SuiteRunner {
             holdout_mean_loss: holdout_mean,
             learning_rate: *lr,
             resumed,
-            events: stored_events,
+            events: final_events,
         }))
     }
 
@@ -543,6 +533,7 @@ impl SuiteRunner {
             stdout: Some(outcome.stdout.clone()),
             stderr: Some(outcome.stderr.clone()),
         };
+        tracing::debug!(task = %t.name, run_id, status = %end.status, loss = ?end.loss, error = ?end.error, "run finished");
         self.store.finish_run(run_id, epoch.id, &end).await?;
         self.bus.publish(Event::RunFinished {
             suite_id,
