@@ -83,6 +83,16 @@ async fn at_most_one_version_is_active() {
     pool.close().await;
 }
 
+/// Every (version, content) pair of an artifact, v0 first.
+async fn contents(reg: &attractor::artifact::Registry, name: &str) -> Vec<(i64, String)> {
+    reg.history(name)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|v| (v.version, v.content))
+        .collect()
+}
+
 #[tokio::test]
 async fn rollback_is_a_pointer_flip_that_keeps_every_version() {
     let env = Env::new().await;
@@ -90,22 +100,9 @@ async fn rollback_is_a_pointer_flip_that_keeps_every_version() {
     reg.put_version("supervisor_prompt", "one", 0, None).await.unwrap();
     reg.put_version("supervisor_prompt", "two", 1, None).await.unwrap();
     reg.set_active("supervisor_prompt", 2).await.unwrap();
-    let before: Vec<(i64, String)> = reg
-        .history("supervisor_prompt")
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|v| (v.version, v.content))
-        .collect();
-
+    let before = contents(&reg, "supervisor_prompt").await;
     reg.rollback_to("supervisor_prompt", 1).await.unwrap();
-    let after: Vec<(i64, String)> = reg
-        .history("supervisor_prompt")
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|v| (v.version, v.content))
-        .collect();
+    let after = contents(&reg, "supervisor_prompt").await;
     assert_eq!(before, after, "contents untouched");
     assert_eq!(reg.get_active("supervisor_prompt").await.unwrap().content, "one");
 
