@@ -13,9 +13,12 @@
 //! - [`bus`]: the in-process bus of typed events.
 //! - [`outer`]: the outer loop — epochs over a suite and the optimizers that
 //!   move artifacts between epochs.
+//! - [`aso`]: the ASO coordinator's supervision: diagnostics, directives,
+//!   the tiered supervisors.
 //! - [`cli`]: the `attractor` command-line interface.
 
 pub mod artifact;
+pub mod aso;
 pub mod bus;
 pub mod cli;
 pub mod loss;

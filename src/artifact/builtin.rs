@@ -115,6 +115,8 @@ progress is steady; ADJUST penalties when a constraint stays violated; RESTART o
         kind: ArtifactKind::Json,
         purpose: "Thresholds of the ASO coordinator's heuristic tier.",
         content: r#"{
+  "supervision_mode": "event_triggered",
+  "supervision_interval": 5,
   "feasibility_threshold": 0.001,
   "stagnation_objective_threshold": 0.00001,
   "stagnation_violation_threshold": 0.05,
@@ -123,7 +125,13 @@ progress is steady; ADJUST penalties when a constraint stays violated; RESTART o
   "violation_decrease_threshold": 0.05,
   "min_violation_for_trend": 0.001,
   "n_trajectories": 3,
-  "supervision_interval": 5
+  "trajectory_budget_split": "equal",
+  "max_constraint_weight": 1000.0,
+  "max_penalty_parameter": 1000000.0,
+  "llm_timeout_seconds": 10.0,
+  "llm_max_retries": 2,
+  "use_heuristic_fallback": true,
+  "llm_failures_before_human": 3
 }
 "#,
         fields: &[

@@ -1,0 +1,158 @@
+//! The coordinator's settings (`ASOConfig`, seed 000 §2.1) and the thresholds
+//! its diagnostics use (`DiagnosticThresholds`).
+//!
+//! The settings are the learnable `aso_config` artifact: its active version is
+//! read as JSON over these defaults, so `evolve` can tune the tier-1
+//! thresholds across a suite and a missing key simply keeps its default.
+
+use serde::{Deserialize, Serialize};
+
+/// When the LLM tier is consulted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SupervisionMode {
+    /// Every step (the costly mode the tiered design replaces; kept to measure against).
+    EveryStep,
+    /// Every `supervision_interval` steps.
+    Periodic,
+    /// Only on significant events (stagnation, feasibility, divergence, a worsening constraint).
+    EventTriggered,
+}
+
+/// How the evaluation budget is split across trajectories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetSplit {
+    Equal,
+    /// Budget left by a trajectory that stopped early goes to those still running.
+    Adaptive,
+}
+
+/// Settings of the ASO coordinator, with the seed's defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AsoConfig {
+    pub supervision_mode: SupervisionMode,
+    pub supervision_interval: u32,
+    pub feasibility_threshold: f64,
+    pub stagnation_objective_threshold: f64,
+    pub stagnation_violation_threshold: f64,
+    pub max_stagnation_steps: u32,
+    pub violation_increase_threshold: f64,
+    pub violation_decrease_threshold: f64,
+    pub min_violation_for_trend: f64,
+    pub n_trajectories: u32,
+    pub trajectory_budget_split: BudgetSplit,
+    pub max_constraint_weight: f64,
+    pub max_penalty_parameter: f64,
+    pub llm_timeout_seconds: f64,
+    pub llm_max_retries: u32,
+    pub use_heuristic_fallback: bool,
+    /// Consecutive LLM failures after which a human is asked (tier 3).
+    pub llm_failures_before_human: u32,
+}
+
+impl Default for AsoConfig {
+    fn default() -> Self {
+        AsoConfig {
+            supervision_mode: SupervisionMode::EventTriggered,
+            supervision_interval: 5,
+            feasibility_threshold: 1e-3,
+            stagnation_objective_threshold: 1e-5,
+            stagnation_violation_threshold: 0.05,
+            max_stagnation_steps: 5,
+            violation_increase_threshold: 0.05,
+            violation_decrease_threshold: 0.05,
+            min_violation_for_trend: 1e-3,
+            n_trajectories: 3,
+            trajectory_budget_split: BudgetSplit::Equal,
+            max_constraint_weight: 1000.0,
+            max_penalty_parameter: 1e6,
+            llm_timeout_seconds: 10.0,
+            llm_max_retries: 2,
+            use_heuristic_fallback: true,
+            llm_failures_before_human: 3,
+        }
+    }
+}
+
+impl AsoConfig {
+    /// Reads the `aso_config` artifact's JSON over the defaults.
+    pub fn from_json(text: &str) -> Result<AsoConfig, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    pub fn thresholds(&self) -> DiagnosticThresholds {
+        DiagnosticThresholds {
+            feasibility: self.feasibility_threshold,
+            stagnation_objective: self.stagnation_objective_threshold,
+            stagnation_violation: self.stagnation_violation_threshold,
+            trend_increase: self.violation_increase_threshold,
+            trend_decrease: self.violation_decrease_threshold,
+            min_violation: self.min_violation_for_trend,
+        }
+    }
+}
+
+/// The thresholds diagnostics are judged by, extracted so they can be tested
+/// on their own (seed 000 §2.1).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DiagnosticThresholds {
+    pub feasibility: f64,
+    pub stagnation_objective: f64,
+    pub stagnation_violation: f64,
+    pub trend_increase: f64,
+    pub trend_decrease: f64,
+    pub min_violation: f64,
+}
+
+impl Default for DiagnosticThresholds {
+    fn default() -> Self {
+        AsoConfig::default().thresholds()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_the_seed() {
+        let c = AsoConfig::default();
+        assert_eq!(c.supervision_mode, SupervisionMode::EventTriggered);
+        assert_eq!(
+            (c.supervision_interval, c.max_stagnation_steps, c.n_trajectories),
+            (5, 5, 3)
+        );
+        assert_eq!(
+            (c.feasibility_threshold, c.stagnation_objective_threshold),
+            (1e-3, 1e-5)
+        );
+        assert_eq!((c.max_constraint_weight, c.max_penalty_parameter), (1000.0, 1e6));
+        assert_eq!(
+            (c.llm_timeout_seconds, c.llm_max_retries, c.use_heuristic_fallback),
+            (10.0, 2, true)
+        );
+        let t = DiagnosticThresholds::default();
+        assert_eq!(
+            (t.trend_increase, t.trend_decrease, t.min_violation),
+            (0.05, 0.05, 1e-3)
+        );
+    }
+
+    #[test]
+    fn partial_json_keeps_the_other_defaults_and_typos_are_errors() {
+        let c = AsoConfig::from_json(r#"{"max_stagnation_steps": 9, "supervision_mode": "every_step"}"#).unwrap();
+        assert_eq!(c.max_stagnation_steps, 9);
+        assert_eq!(c.supervision_mode, SupervisionMode::EveryStep);
+        assert_eq!(c.n_trajectories, 3);
+        assert!(AsoConfig::from_json(r#"{"max_stagnaton_steps": 9}"#).is_err());
+    }
+
+    #[test]
+    fn the_builtin_aso_config_artifact_parses() {
+        let b = crate::artifact::builtin::find("aso_config").unwrap();
+        let c = AsoConfig::from_json(b.content).unwrap();
+        assert_eq!(c, AsoConfig::default());
+    }
+}

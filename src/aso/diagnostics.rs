@@ -1,0 +1,359 @@
+//! Turning an optimizer's state after a chunk into the semantic report the
+//! supervisors read (`OptimizerDiagnostics`, `_generate_diagnostics` of seed
+//! 000 §4): per-constraint violation, penalty, trend and delta; objective
+//! delta; a status; a narrative; and whether the LLM tier should be asked.
+//!
+//! Two deliberate departures from the seed, both for problems it did not
+//! meet: an equality constraint's violation is |h| (the seed only had g ≤ 0),
+//! and DIVERGING needs at least one worsening constraint (the seed's
+//! `count >= n // 2` is true at once for a single-constraint problem).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::config::{AsoConfig, DiagnosticThresholds, SupervisionMode};
+
+/// Whether a constraint is g(x) ≤ 0 or h(x) = 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConstraintKind {
+    Inequality,
+    Equality,
+}
+
+/// One constraint's value and penalty as an optimizer reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConstraintReading {
+    pub name: String,
+    pub kind: ConstraintKind,
+    pub value: f64,
+    pub penalty: f64,
+}
+
+impl ConstraintReading {
+    /// How far from satisfied: max(0, g) or |h|.
+    pub fn violation(&self) -> f64 {
+        match self.kind {
+            ConstraintKind::Inequality => self.value.max(0.0),
+            ConstraintKind::Equality => self.value.abs(),
+        }
+    }
+}
+
+/// The optimizer state diagnostics are made from (for numeric tasks, the ALM
+/// state after a chunk).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub objective: f64,
+    pub constraints: Vec<ConstraintReading>,
+    /// Size of the current search box (the seed's `bounds_norm`).
+    pub bounds_norm: f64,
+}
+
+impl Snapshot {
+    pub fn max_violation(&self) -> f64 {
+        self.constraints
+            .iter()
+            .map(ConstraintReading::violation)
+            .fold(0.0, f64::max)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Status {
+    InProgress,
+    Stagnation,
+    FeasibleFound,
+    Diverging,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::InProgress => "IN_PROGRESS",
+            Status::Stagnation => "STAGNATION",
+            Status::FeasibleFound => "FEASIBLE_FOUND",
+            Status::Diverging => "DIVERGING",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trend {
+    Stable,
+    IncreasingViolation,
+    DecreasingViolation,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConstraintDiagnostic {
+    pub name: String,
+    pub violation: f64,
+    pub penalty: f64,
+    pub trend: Trend,
+    pub delta: f64,
+}
+
+/// The report a supervisor reads after every chunk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OptimizerDiagnostics {
+    pub step: u32,
+    pub trajectory_id: u32,
+    pub objective: f64,
+    pub objective_delta: f64,
+    pub max_violation: f64,
+    pub status: Status,
+    pub constraint_diagnostics: Vec<ConstraintDiagnostic>,
+    pub optimizer_health: BTreeMap<String, f64>,
+    pub narrative: Vec<String>,
+    pub steps_since_improvement: u32,
+    pub steps_in_feasible_region: u32,
+}
+
+/// Where the trajectory stands, for the fields diagnostics take from it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TrajectoryView {
+    pub id: u32,
+    pub step: u32,
+    pub stagnation_count: u32,
+    pub steps_in_feasible_region: u32,
+}
+
+/// Builds the diagnostics of one step from the state now and the state after
+/// the previous step of the same trajectory (none on its first step).
+pub fn generate(
+    now: &Snapshot,
+    prev: Option<&Snapshot>,
+    traj: TrajectoryView,
+    t: &DiagnosticThresholds,
+) -> OptimizerDiagnostics {
+    let mut constraint_diagnostics = Vec::with_capacity(now.constraints.len());
+    let mut struggling = false;
+    let mut diverging_count = 0usize;
+    for (i, c) in now.constraints.iter().enumerate() {
+        let violation = c.violation();
+        let mut trend = Trend::Stable;
+        let mut delta = 0.0;
+        if let Some(p) = prev.and_then(|p| p.constraints.get(i)) {
+            let prev_violation = p.violation();
+            delta = violation - prev_violation;
+            if violation > prev_violation * (1.0 + t.trend_increase) && violation > t.min_violation {
+                trend = Trend::IncreasingViolation;
+                struggling = true;
+                diverging_count += 1;
+            } else if violation < prev_violation * (1.0 - t.trend_decrease) {
+                trend = Trend::DecreasingViolation;
+            }
+        }
+        constraint_diagnostics.push(ConstraintDiagnostic {
+            name: c.name.clone(),
+            violation,
+            penalty: c.penalty,
+            trend,
+            delta,
+        });
+    }
+    let objective_delta = prev.map_or(0.0, |p| now.objective - p.objective);
+    let max_violation = now.max_violation();
+
+    let mut narrative = Vec::new();
+    let status = if max_violation < t.feasibility {
+        narrative.push("Feasible region reached.".to_string());
+        Status::FeasibleFound
+    } else if diverging_count >= (now.constraints.len() / 2).max(1) {
+        narrative.push("Multiple constraints diverging.".to_string());
+        Status::Diverging
+    } else if prev.is_some() && objective_delta.abs() < t.stagnation_objective && max_violation > t.stagnation_violation
+    {
+        narrative.push("Stagnation: minimal progress with constraint violations.".to_string());
+        Status::Stagnation
+    } else {
+        narrative.push(
+            if struggling {
+                "Progressing but some constraints worsening."
+            } else {
+                "Normal progress."
+            }
+            .to_string(),
+        );
+        Status::InProgress
+    };
+
+    let mut optimizer_health = BTreeMap::new();
+    optimizer_health.insert("bounds_norm".to_string(), now.bounds_norm);
+    optimizer_health.insert("stagnation_count".to_string(), f64::from(traj.stagnation_count));
+    OptimizerDiagnostics {
+        step: traj.step,
+        trajectory_id: traj.id,
+        objective: now.objective,
+        objective_delta,
+        max_violation,
+        status,
+        constraint_diagnostics,
+        optimizer_health,
+        narrative,
+        steps_since_improvement: traj.stagnation_count,
+        steps_in_feasible_region: traj.steps_in_feasible_region,
+    }
+}
+
+impl OptimizerDiagnostics {
+    /// Whether this step warrants the LLM tier (seed 000 §2.2).
+    pub fn requires_llm_supervision(&self, config: &AsoConfig) -> bool {
+        match config.supervision_mode {
+            SupervisionMode::EveryStep => true,
+            SupervisionMode::Periodic => self.step % config.supervision_interval.max(1) == 0,
+            SupervisionMode::EventTriggered => {
+                matches!(
+                    self.status,
+                    Status::Stagnation | Status::FeasibleFound | Status::Diverging
+                ) || self
+                    .constraint_diagnostics
+                    .iter()
+                    .any(|c| c.trend == Trend::IncreasingViolation)
+                    || self.steps_since_improvement >= config.max_stagnation_steps
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(objective: f64, values: &[f64]) -> Snapshot {
+        Snapshot {
+            objective,
+            constraints: values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| ConstraintReading {
+                    name: format!("g{}", i + 1),
+                    kind: ConstraintKind::Inequality,
+                    value: *v,
+                    penalty: 10.0,
+                })
+                .collect(),
+            bounds_norm: 1.0,
+        }
+    }
+
+    fn diag(now: &Snapshot, prev: Option<&Snapshot>) -> OptimizerDiagnostics {
+        generate(
+            now,
+            prev,
+            TrajectoryView {
+                step: 2,
+                ..Default::default()
+            },
+            &DiagnosticThresholds::default(),
+        )
+    }
+
+    #[test]
+    fn a_feasible_state_is_feasible_found() {
+        let d = diag(&snap(3.0, &[-1.0, 0.0005]), Some(&snap(4.0, &[0.5, 0.5])));
+        assert_eq!(d.status, Status::FeasibleFound);
+        assert_eq!(d.objective_delta, -1.0);
+        assert!((d.max_violation - 0.0005).abs() < 1e-15);
+        assert_eq!(
+            d.constraint_diagnostics[0].violation, 0.0,
+            "satisfied inequalities have no violation"
+        );
+    }
+
+    #[test]
+    fn half_the_constraints_worsening_is_diverging() {
+        let d = diag(
+            &snap(1.0, &[0.5, 0.9, 0.1, 0.1]),
+            Some(&snap(1.0, &[0.2, 0.3, 0.1, 0.1])),
+        );
+        assert_eq!(d.status, Status::Diverging);
+        assert_eq!(d.constraint_diagnostics[0].trend, Trend::IncreasingViolation);
+        assert!((d.constraint_diagnostics[1].delta - 0.6).abs() < 1e-12);
+        assert_eq!(d.constraint_diagnostics[2].trend, Trend::Stable);
+    }
+
+    #[test]
+    fn one_worsening_constraint_of_four_is_in_progress_but_struggling() {
+        let d = diag(
+            &snap(0.5, &[0.5, 0.1, 0.1, 0.1]),
+            Some(&snap(1.0, &[0.2, 0.1, 0.1, 0.1])),
+        );
+        assert_eq!(d.status, Status::InProgress);
+        assert_eq!(d.narrative, ["Progressing but some constraints worsening."]);
+    }
+
+    #[test]
+    fn a_single_constraint_problem_is_not_diverging_without_a_worsening_constraint() {
+        // The seed's `count >= n // 2` would call this DIVERGING (0 >= 0).
+        let d = diag(&snap(0.5, &[0.2]), Some(&snap(1.0, &[0.2])));
+        assert_eq!(d.status, Status::InProgress);
+        let d = diag(&snap(0.5, &[0.4]), Some(&snap(1.0, &[0.2])));
+        assert_eq!(d.status, Status::Diverging);
+    }
+
+    #[test]
+    fn flat_objective_with_high_violation_is_stagnation() {
+        let d = diag(&snap(1.0, &[0.3, 0.3]), Some(&snap(1.0 + 1e-7, &[0.3, 0.3])));
+        assert_eq!(d.status, Status::Stagnation);
+        // Not on a first step: there is nothing to compare with.
+        let first = diag(&snap(1.0, &[0.3, 0.3]), None);
+        assert_eq!(first.status, Status::InProgress);
+    }
+
+    #[test]
+    fn flat_objective_with_low_violation_is_in_progress() {
+        let d = diag(&snap(1.0, &[0.01]), Some(&snap(1.0, &[0.01])));
+        assert_eq!(d.status, Status::InProgress);
+    }
+
+    #[test]
+    fn small_violations_do_not_count_as_a_trend() {
+        let d = diag(&snap(1.0, &[0.0009, 0.0]), Some(&snap(2.0, &[0.0001, 0.0])));
+        assert_eq!(d.constraint_diagnostics[0].trend, Trend::Stable);
+        let d = diag(&snap(1.0, &[0.1, 0.0]), Some(&snap(2.0, &[0.5, 0.0])));
+        assert_eq!(d.constraint_diagnostics[0].trend, Trend::DecreasingViolation);
+    }
+
+    #[test]
+    fn equality_violation_is_its_absolute_value() {
+        let mut s = snap(0.0, &[]);
+        s.constraints.push(ConstraintReading {
+            name: "h1".into(),
+            kind: ConstraintKind::Equality,
+            value: -0.2,
+            penalty: 1.0,
+        });
+        assert!((s.max_violation() - 0.2).abs() < 1e-15);
+    }
+
+    #[test]
+    fn llm_supervision_follows_the_mode() {
+        let mut c = AsoConfig::default();
+        let mut d = diag(&snap(1.0, &[0.2]), Some(&snap(2.0, &[0.3])));
+        assert_eq!(d.status, Status::InProgress);
+        assert!(!d.requires_llm_supervision(&c), "normal progress needs no LLM");
+        d.steps_since_improvement = c.max_stagnation_steps;
+        assert!(d.requires_llm_supervision(&c), "long stagnation does");
+        d.steps_since_improvement = 0;
+        d.constraint_diagnostics[0].trend = Trend::IncreasingViolation;
+        assert!(d.requires_llm_supervision(&c), "a worsening constraint does");
+        d.constraint_diagnostics[0].trend = Trend::Stable;
+        for s in [Status::Stagnation, Status::FeasibleFound, Status::Diverging] {
+            d.status = s;
+            assert!(d.requires_llm_supervision(&c), "{s:?}");
+        }
+        d.status = Status::InProgress;
+        c.supervision_mode = SupervisionMode::EveryStep;
+        assert!(d.requires_llm_supervision(&c));
+        c.supervision_mode = SupervisionMode::Periodic;
+        d.step = 10;
+        assert!(d.requires_llm_supervision(&c));
+        d.step = 11;
+        assert!(!d.requires_llm_supervision(&c));
+    }
+}

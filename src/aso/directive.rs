@@ -1,0 +1,188 @@
+//! What a supervisor tells a trajectory to do next (`OptimizationDirective`,
+//! seed 000 §2.2) and the versioned control schema the LLM tier answers in
+//! (Appendix B).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum DirectiveAction {
+    /// Proceed with the current settings.
+    Continue,
+    /// Change optimization settings, then proceed.
+    Adjust,
+    /// End this trajectory (converged or hopeless).
+    Stop,
+    /// Abandon this trajectory's point and start again from a new seed.
+    Restart,
+}
+
+impl DirectiveAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DirectiveAction::Continue => "CONTINUE",
+            DirectiveAction::Adjust => "ADJUST",
+            DirectiveAction::Stop => "STOP",
+            DirectiveAction::Restart => "RESTART",
+        }
+    }
+}
+
+/// Who decided: recorded in `aso_telemetry.directive_source`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DirectiveSource {
+    Llm,
+    Heuristic,
+    /// The heuristic standing in after the LLM tier failed.
+    Fallback,
+    Convergence,
+    Human,
+}
+
+impl DirectiveSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DirectiveSource::Llm => "llm",
+            DirectiveSource::Heuristic => "heuristic",
+            DirectiveSource::Fallback => "fallback",
+            DirectiveSource::Convergence => "convergence",
+            DirectiveSource::Human => "human",
+        }
+    }
+}
+
+/// ALM settings a directive may change (Appendix B).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlmSettingsOverride {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub penalty_parameters_increase_factor: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds_reduction_factor: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProposalMix {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exploration_ratio: Option<f64>,
+}
+
+/// The settings a directive overrides; every part is optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigOverrides {
+    /// Per-constraint weights (soft ALM): raise a struggling constraint's penalty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraint_weights: Option<BTreeMap<String, f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alm_settings: Option<AlmSettingsOverride>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal_mix: Option<ProposalMix>,
+}
+
+impl ConfigOverrides {
+    pub fn is_empty(&self) -> bool {
+        self.constraint_weights.is_none() && self.alm_settings.is_none() && self.proposal_mix.is_none()
+    }
+}
+
+/// A supervisor's decision for one trajectory step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Directive {
+    pub action: DirectiveAction,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_overrides: Option<ConfigOverrides>,
+    /// Optional starting point for a RESTART, by variable index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggested_params: Option<Vec<f64>>,
+    #[serde(default)]
+    pub reasoning: String,
+    #[serde(default = "one")]
+    pub confidence: f64,
+    #[serde(default = "heuristic")]
+    pub source: DirectiveSource,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn heuristic() -> DirectiveSource {
+    DirectiveSource::Heuristic
+}
+
+impl Directive {
+    pub fn new(action: DirectiveAction, source: DirectiveSource, reasoning: impl Into<String>) -> Self {
+        Directive {
+            action,
+            config_overrides: None,
+            suggested_params: None,
+            reasoning: reasoning.into(),
+            confidence: 1.0,
+            source,
+        }
+    }
+
+    pub fn with_overrides(mut self, overrides: ConfigOverrides) -> Self {
+        self.config_overrides = Some(overrides);
+        self
+    }
+}
+
+/// The control schema v1.0 the LLM tier is shown and must answer in.
+pub fn control_schema_v1() -> serde_json::Value {
+    serde_json::json!({
+        "version": "1.0",
+        "actions": {
+            "CONTINUE": "Proceed with current settings",
+            "ADJUST": "Modify optimization parameters",
+            "STOP": "Terminate this trajectory (converged or hopeless)",
+            "RESTART": "Abandon trajectory, start with new seed"
+        },
+        "config_overrides": {
+            "constraint_weights": {
+                "description": "Increase the weight (penalty) of struggling constraints, by constraint name",
+                "example": {"g1": 100.0}
+            },
+            "alm_settings": {
+                "description": "Adjust ALM hyperparameters",
+                "penalty_parameters_increase_factor": "Multiply penalties (default 10)",
+                "bounds_reduction_factor": "Shrink search space (default 0.95)"
+            },
+            "proposal_mix": {
+                "description": "Adjust exploration/exploitation balance",
+                "exploration_ratio": "0.0-1.0"
+            }
+        },
+        "output_format": {
+            "action": "CONTINUE | ADJUST | STOP | RESTART",
+            "config_overrides": "optional object, keys as above",
+            "reasoning": "brief explanation",
+            "confidence": "0.0-1.0"
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directives_round_trip_in_the_schema_shape() {
+        let d: Directive = serde_json::from_str(
+            r#"{"action": "ADJUST", "config_overrides": {"constraint_weights": {"g2": 50}}, "reasoning": "boost"}"#,
+        )
+        .unwrap();
+        assert_eq!(d.action, DirectiveAction::Adjust);
+        assert_eq!(d.config_overrides.unwrap().constraint_weights.unwrap()["g2"], 50.0);
+        assert_eq!(d.confidence, 1.0);
+        let bad = serde_json::from_str::<Directive>(r#"{"action": "JUMP"}"#);
+        assert!(bad.is_err());
+        let unknown = serde_json::from_str::<Directive>(r#"{"action": "ADJUST", "config_overrides": {"speed": 1}}"#);
+        assert!(unknown.is_err(), "unknown override keys are rejected");
+    }
+}
