@@ -22,6 +22,7 @@ pub mod aso;
 pub mod bus;
 pub mod cli;
 pub mod loss;
+pub mod numeric;
 pub mod outer;
 pub mod store;
 pub mod suite;

@@ -1,0 +1,623 @@
+//! The augmented-Lagrangian (ALM) optimizer for constrained numeric problems,
+//! run in chunks of an evaluation budget that continue from the state the
+//! previous chunk left (the worker contract of seed 000 §5).
+//!
+//! It minimises the PHR augmented Lagrangian
+//!
+//! ```text
+//! L(x) = f(x) + Σ_j [ λ_j·h_j(x) + ρ_j/2·h_j(x)² ]
+//!             + Σ_i 1/(2ρ_i)·[ max(0, μ_i + ρ_i·g_i(x))² − μ_i² ]
+//! ```
+//!
+//! over a box: the problem's bounds intersected with a trust box around the
+//! current point whose half-widths shrink by `bounds_reduction_factor` after
+//! every outer iteration. The inner bound-constrained solve is SLSQP (the
+//! `slsqp` crate) with forward-difference gradients and no constraints of its
+//! own. After each inner solve the multipliers take their first-order step and
+//! the penalty of every constraint whose violation did not fall enough is
+//! multiplied by `penalty_parameters_increase_factor`, up to a ceiling.
+//!
+//! Constraints are scaled by their magnitude at the seed point (never below
+//! 1), so one penalty scale suits a constraint of order 1e6 and one of order
+//! 1e-2; everything reported outside is unscaled. Every evaluation — gradient
+//! probes included — is counted, and the best point *seen* (feasible first,
+//! then lowest objective; else least violation) is kept, because the point a
+//! solver returns can be worse than one it visited.
+
+use std::cell::RefCell;
+
+use serde::{Deserialize, Serialize};
+
+use super::problem::{EvalError, Evaluation, Problem};
+use crate::aso::diagnostics::{ConstraintKind, ConstraintReading, Snapshot};
+
+/// Settings of the ALM (seed 000 Appendix B names the first two).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AlmSettings {
+    /// Factor a stubborn constraint's penalty is multiplied by.
+    pub penalty_parameters_increase_factor: f64,
+    /// Factor the trust box shrinks by after every outer iteration.
+    pub bounds_reduction_factor: f64,
+    /// Penalty every constraint starts with.
+    pub initial_penalty: f64,
+    /// Ceiling of any penalty (the coordinator's `max_penalty_parameter`).
+    pub max_penalty: f64,
+    /// A violation must fall below this fraction of the previous one, or its
+    /// penalty rises.
+    pub required_violation_reduction: f64,
+    /// Max violation at which a point counts as feasible.
+    pub feasibility_tolerance: f64,
+    /// Relative step of the forward-difference gradient.
+    pub gradient_step: f64,
+}
+
+impl Default for AlmSettings {
+    fn default() -> Self {
+        AlmSettings {
+            penalty_parameters_increase_factor: 10.0,
+            bounds_reduction_factor: 0.95,
+            initial_penalty: 10.0,
+            max_penalty: 1e6,
+            required_violation_reduction: 0.25,
+            feasibility_tolerance: 1e-4,
+            gradient_step: 1e-7,
+        }
+    }
+}
+
+/// A point with its value and worst violation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub x: Vec<f64>,
+    pub objective: f64,
+    pub max_violation: f64,
+}
+
+impl Candidate {
+    /// Whether `self` beats `other`: feasible before infeasible, then lower
+    /// objective; between infeasible points, lower violation.
+    pub fn better_than(&self, other: &Candidate, tol: f64) -> bool {
+        let (a, b) = (self.max_violation <= tol, other.max_violation <= tol);
+        match (a, b) {
+            (true, false) => true,
+            (false, true) => false,
+            (true, true) => self.objective < other.objective,
+            (false, false) => self.max_violation < other.max_violation,
+        }
+    }
+}
+
+/// Everything a chunk leaves for the next one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlmState {
+    /// The current iterate and its (unscaled) evaluation.
+    pub x: Vec<f64>,
+    pub objective: f64,
+    pub inequalities: Vec<f64>,
+    pub equalities: Vec<f64>,
+    pub ineq_multipliers: Vec<f64>,
+    pub eq_multipliers: Vec<f64>,
+    pub ineq_penalties: Vec<f64>,
+    pub eq_penalties: Vec<f64>,
+    /// Fixed scale of each constraint (1 / its magnitude at the seed, ≤ 1).
+    pub ineq_scales: Vec<f64>,
+    pub eq_scales: Vec<f64>,
+    /// Half-widths of the trust box around `x`.
+    pub radius: Vec<f64>,
+    pub outer_iterations: u32,
+    /// Evaluations since the seed, across chunks.
+    pub evaluations: u64,
+    /// The best point seen since the seed.
+    pub best: Candidate,
+}
+
+impl AlmState {
+    pub fn max_violation(&self) -> f64 {
+        violation(&self.inequalities, &self.equalities)
+    }
+
+    /// The state as the coordinator's diagnostics read it. Penalties are
+    /// reported in the unscaled units of each constraint's value.
+    pub fn snapshot(&self, ineq_names: &[String], eq_names: &[String]) -> Snapshot {
+        let mut constraints = Vec::with_capacity(self.inequalities.len() + self.equalities.len());
+        for (i, g) in self.inequalities.iter().enumerate() {
+            constraints.push(ConstraintReading {
+                name: ineq_names.get(i).cloned().unwrap_or_else(|| format!("g{}", i + 1)),
+                kind: ConstraintKind::Inequality,
+                value: *g,
+                penalty: self.ineq_penalties[i],
+            });
+        }
+        for (j, h) in self.equalities.iter().enumerate() {
+            constraints.push(ConstraintReading {
+                name: eq_names.get(j).cloned().unwrap_or_else(|| format!("h{}", j + 1)),
+                kind: ConstraintKind::Equality,
+                value: *h,
+                penalty: self.eq_penalties[j],
+            });
+        }
+        let bounds_norm = self.radius.iter().map(|r| r * r).sum::<f64>().sqrt();
+        Snapshot {
+            objective: self.objective,
+            constraints,
+            bounds_norm,
+        }
+    }
+
+    /// Sets the penalty of a named constraint to at least `weight` (a soft-ALM
+    /// constraint weight from a directive), capped at `ceiling`. Returns
+    /// whether the name was known.
+    pub fn raise_penalty(&mut self, name: &str, weight: f64, ceiling: f64, names: (&[String], &[String])) -> bool {
+        let w = weight.min(ceiling);
+        if let Some(i) = names.0.iter().position(|n| n == name) {
+            self.ineq_penalties[i] = self.ineq_penalties[i].max(w);
+            true
+        } else if let Some(j) = names.1.iter().position(|n| n == name) {
+            self.eq_penalties[j] = self.eq_penalties[j].max(w);
+            true
+        } else {
+            false
+        }
+    }
+}
+
+fn violation(g: &[f64], h: &[f64]) -> f64 {
+    g.iter()
+        .map(|v| v.max(0.0))
+        .chain(h.iter().map(|v| v.abs()))
+        .fold(0.0, f64::max)
+}
+
+/// How a chunk starts: from a seed point, or from where the last chunk ended.
+#[derive(Debug, Clone)]
+pub enum Start {
+    Seed(Vec<f64>),
+    Continue(Box<AlmState>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChunkStatus {
+    Optimized,
+    /// Nothing to do (no budget, or nothing to start from).
+    Skipped,
+    /// The problem could not be evaluated; the state is the last good one.
+    Failed,
+}
+
+/// What one chunk hands back (seed 000 §5).
+#[derive(Debug, Clone)]
+pub struct ChunkResult {
+    pub candidates: Vec<Candidate>,
+    pub state: Option<AlmState>,
+    pub evals_used: u64,
+    pub status: ChunkStatus,
+    pub error: Option<String>,
+    /// The iterate stopped moving while feasible: more chunks would not help.
+    pub converged: bool,
+}
+
+/// Counts evaluations and remembers the best point seen.
+struct Tracker<'p> {
+    problem: &'p dyn Problem,
+    evals: u64,
+    best: Option<Candidate>,
+    tol: f64,
+    error: Option<EvalError>,
+}
+
+impl Tracker<'_> {
+    fn eval(&mut self, x: &[f64]) -> Result<Evaluation, EvalError> {
+        self.evals += 1;
+        let e = self.problem.evaluate(x)?;
+        let cand = Candidate {
+            x: x.to_vec(),
+            objective: e.objective,
+            max_violation: e.max_violation(),
+        };
+        if cand.objective.is_finite()
+            && cand.max_violation.is_finite()
+            && self.best.as_ref().is_none_or(|b| cand.better_than(b, self.tol))
+        {
+            self.best = Some(cand);
+        }
+        Ok(e)
+    }
+}
+
+/// The penalty terms of the scaled constraints at one evaluation.
+fn augmented(e: &Evaluation, s: &AlmState) -> f64 {
+    let mut l = e.objective;
+    for (j, h) in e.equalities.iter().enumerate() {
+        let h = h * s.eq_scales[j];
+        l += s.eq_multipliers[j] * h + 0.5 * s.eq_penalties[j] * h * h;
+    }
+    for (i, g) in e.inequalities.iter().enumerate() {
+        let (g, mu, rho) = (g * s.ineq_scales[i], s.ineq_multipliers[i], s.ineq_penalties[i]);
+        let t = (mu + rho * g).max(0.0);
+        l += (t * t - mu * mu) / (2.0 * rho);
+    }
+    l
+}
+
+/// A value SLSQP can work with when the problem gives none.
+const BAD: f64 = 1e20;
+
+/// Runs the ALM for at most `budget` evaluations.
+pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &AlmSettings) -> ChunkResult {
+    let n = problem.dimension();
+    let bounds = problem.bounds();
+    let tracker = RefCell::new(Tracker {
+        problem,
+        evals: 0,
+        best: None,
+        tol: settings.feasibility_tolerance,
+        error: None,
+    });
+    let skipped = |state: Option<AlmState>| ChunkResult {
+        candidates: vec![],
+        state,
+        evals_used: 0,
+        status: ChunkStatus::Skipped,
+        error: None,
+        converged: false,
+    };
+    if budget == 0 || n == 0 {
+        return skipped(match start {
+            Start::Continue(s) => Some(*s),
+            Start::Seed(_) => None,
+        });
+    }
+    let failed = |state: Option<AlmState>, evals: u64, e: EvalError| ChunkResult {
+        candidates: vec![],
+        state,
+        evals_used: evals,
+        status: ChunkStatus::Failed,
+        error: Some(e.0),
+        converged: false,
+    };
+
+    let mut state = match start {
+        Start::Continue(s) => *s,
+        Start::Seed(x0) => {
+            let x0: Vec<f64> = x0.iter().zip(&bounds).map(|(x, (lo, hi))| x.clamp(*lo, *hi)).collect();
+            let evaluated = tracker.borrow_mut().eval(&x0);
+            let e = match evaluated {
+                Ok(e) => e,
+                Err(err) => return failed(None, 1, err),
+            };
+            let scale = |v: &f64| 1.0 / v.abs().max(1.0);
+            let best = Candidate {
+                x: x0.clone(),
+                objective: e.objective,
+                max_violation: e.max_violation(),
+            };
+            AlmState {
+                x: x0,
+                objective: e.objective,
+                ineq_multipliers: vec![0.0; e.inequalities.len()],
+                eq_multipliers: vec![0.0; e.equalities.len()],
+                ineq_penalties: vec![settings.initial_penalty; e.inequalities.len()],
+                eq_penalties: vec![settings.initial_penalty; e.equalities.len()],
+                ineq_scales: e.inequalities.iter().map(scale).collect(),
+                eq_scales: e.equalities.iter().map(scale).collect(),
+                radius: bounds.iter().map(|(lo, hi)| 0.5 * (hi - lo)).collect(),
+                inequalities: e.inequalities,
+                equalities: e.equalities,
+                outer_iterations: 0,
+                evaluations: 0,
+                best,
+            }
+        }
+    };
+    tracker.borrow_mut().best = Some(state.best.clone());
+
+    let mut converged = false;
+    let mut candidates = Vec::new();
+    // One outer iteration needs at least a gradient and a step.
+    while budget.saturating_sub(tracker.borrow().evals) > n as u64 + 1 {
+        let remaining = budget - tracker.borrow().evals - 1; // keep one for the final evaluation
+        let maxeval = (remaining / (n as u64 + 1)).max(1) as usize;
+        let lower: Vec<(f64, f64)> = state
+            .x
+            .iter()
+            .zip(&bounds)
+            .zip(&state.radius)
+            .map(|((x, (lo, hi)), r)| ((x - r).max(*lo), (x + r).min(*hi)))
+            .collect();
+        let frozen = state.clone();
+        let lagrangian = |x: &[f64], grad: Option<&mut [f64]>, _: &mut ()| -> f64 {
+            let mut t = tracker.borrow_mut();
+            if t.error.is_some() {
+                return f64::NAN;
+            }
+            let value = |t: &mut Tracker, x: &[f64]| {
+                if t.error.is_some() {
+                    return f64::NAN;
+                }
+                match t.eval(x) {
+                    Ok(e) => {
+                        let v = augmented(&e, &frozen);
+                        if v.is_finite() { v } else { BAD }
+                    }
+                    Err(err) => {
+                        t.error = Some(err);
+                        f64::NAN
+                    }
+                }
+            };
+            let f0 = value(&mut t, x);
+            if let Some(g) = grad {
+                let mut probe = x.to_vec();
+                for k in 0..x.len() {
+                    let (lo, hi) = bounds[k];
+                    let mut h = settings.gradient_step * x[k].abs().max(1.0);
+                    // Step inwards at the upper bound so the probe stays feasible for the box.
+                    if x[k] + h > hi && x[k] - h >= lo {
+                        h = -h;
+                    }
+                    probe[k] = x[k] + h;
+                    g[k] = (value(&mut t, &probe) - f0) / h;
+                    probe[k] = x[k];
+                }
+            }
+            f0
+        };
+        let no_constraints: Vec<&dyn slsqp::Func<()>> = Vec::new();
+        let stop = slsqp::StopTols {
+            ftol_rel: 1e-10,
+            xtol_rel: 1e-10,
+            ..slsqp::StopTols::default()
+        };
+        let outcome = slsqp::minimize(lagrangian, &state.x, &lower, &no_constraints, (), maxeval, Some(stop));
+        let error = tracker.borrow_mut().error.take();
+        if let Some(err) = error {
+            let evals = tracker.borrow().evals;
+            state.evaluations += evals;
+            return failed(Some(state), evals, err);
+        }
+        let x_new = match outcome {
+            Ok((_, x, _)) | Err((_, x, _)) => x,
+        };
+        let x_new: Vec<f64> = if x_new.iter().all(|v| v.is_finite()) {
+            x_new
+                .iter()
+                .zip(&bounds)
+                .map(|(x, (lo, hi))| x.clamp(*lo, *hi))
+                .collect()
+        } else {
+            state.x.clone()
+        };
+        let evaluated = tracker.borrow_mut().eval(&x_new);
+        let e = match evaluated {
+            Ok(e) => e,
+            Err(err) => {
+                let evals = tracker.borrow().evals;
+                state.evaluations += evals;
+                return failed(Some(state), evals, err);
+            }
+        };
+
+        // First-order multiplier steps and penalty increases, on scaled values.
+        let factor = settings.penalty_parameters_increase_factor.max(1.0);
+        for (i, g) in e.inequalities.iter().enumerate() {
+            let (gs, prev) = (
+                g * state.ineq_scales[i],
+                state.inequalities[i].max(0.0) * state.ineq_scales[i],
+            );
+            state.ineq_multipliers[i] = (state.ineq_multipliers[i] + state.ineq_penalties[i] * gs).max(0.0);
+            let v = gs.max(0.0);
+            if v > settings.feasibility_tolerance && v > settings.required_violation_reduction * prev {
+                state.ineq_penalties[i] = (state.ineq_penalties[i] * factor).min(settings.max_penalty);
+            }
+        }
+        for (j, h) in e.equalities.iter().enumerate() {
+            let (hs, prev) = (h * state.eq_scales[j], (state.equalities[j] * state.eq_scales[j]).abs());
+            state.eq_multipliers[j] += state.eq_penalties[j] * hs;
+            let v = hs.abs();
+            if v > settings.feasibility_tolerance && v > settings.required_violation_reduction * prev {
+                state.eq_penalties[j] = (state.eq_penalties[j] * factor).min(settings.max_penalty);
+            }
+        }
+        let moved = state
+            .x
+            .iter()
+            .zip(&x_new)
+            .zip(&bounds)
+            .map(|((a, b), (lo, hi))| (a - b).abs() / (hi - lo).max(1e-300))
+            .fold(0.0, f64::max);
+        let objective_change = (e.objective - state.objective).abs() / state.objective.abs().max(1.0);
+        let feasible = e.max_violation() <= settings.feasibility_tolerance;
+        state.x = x_new;
+        state.objective = e.objective;
+        state.inequalities = e.inequalities;
+        state.equalities = e.equalities;
+        state.outer_iterations += 1;
+        let shrink = settings.bounds_reduction_factor.clamp(0.01, 1.0);
+        for (r, (lo, hi)) in state.radius.iter_mut().zip(&bounds) {
+            *r = (*r * shrink).max(1e-9 * (hi - lo));
+        }
+        if feasible && moved < 1e-9 && objective_change < 1e-12 {
+            converged = true;
+            break;
+        }
+    }
+
+    let t = tracker.into_inner();
+    if let Some(best) = t.best {
+        state.best = best;
+    }
+    state.evaluations += t.evals;
+    candidates.push(state.best.clone());
+    if state.best.x != state.x {
+        candidates.push(Candidate {
+            x: state.x.clone(),
+            objective: state.objective,
+            max_violation: state.max_violation(),
+        });
+    }
+    ChunkResult {
+        candidates,
+        state: Some(state),
+        evals_used: t.evals,
+        status: ChunkStatus::Optimized,
+        error: None,
+        converged,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::numeric::problem::BestKnown;
+
+    /// min (x−2)² + (y−1)²  s.t.  x² − y ≤ 0,  x + y − 2 = 0  → optimum (1, 1), f = 1.
+    struct Small;
+
+    impl Problem for Small {
+        fn name(&self) -> &str {
+            "small"
+        }
+        fn dimension(&self) -> usize {
+            2
+        }
+        fn bounds(&self) -> Vec<(f64, f64)> {
+            vec![(-5.0, 5.0), (-5.0, 5.0)]
+        }
+        fn inequality_names(&self) -> Vec<String> {
+            vec!["g1".into()]
+        }
+        fn equality_names(&self) -> Vec<String> {
+            vec!["h1".into()]
+        }
+        fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
+            Ok(Evaluation {
+                objective: (x[0] - 2.0).powi(2) + (x[1] - 1.0).powi(2),
+                inequalities: vec![x[0] * x[0] - x[1]],
+                equalities: vec![x[0] + x[1] - 2.0],
+            })
+        }
+        fn best_known(&self) -> Option<BestKnown> {
+            Some(BestKnown {
+                value: 1.0,
+                x: Some(vec![1.0, 1.0]),
+            })
+        }
+    }
+
+    /// Fails after a number of evaluations, like a broken external evaluator.
+    struct Flaky(std::sync::atomic::AtomicU32);
+
+    impl Problem for Flaky {
+        fn name(&self) -> &str {
+            "flaky"
+        }
+        fn dimension(&self) -> usize {
+            2
+        }
+        fn bounds(&self) -> Vec<(f64, f64)> {
+            Small.bounds()
+        }
+        fn inequality_names(&self) -> Vec<String> {
+            Small.inequality_names()
+        }
+        fn equality_names(&self) -> Vec<String> {
+            Small.equality_names()
+        }
+        fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
+            if self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 20 {
+                return Err(EvalError("evaluator crashed".into()));
+            }
+            Small.evaluate(x)
+        }
+        fn best_known(&self) -> Option<BestKnown> {
+            None
+        }
+    }
+
+    #[test]
+    fn alm_solves_a_small_problem_to_tolerance() {
+        let s = AlmSettings::default();
+        let r = run_chunk(&Small, Start::Seed(vec![-3.0, 4.0]), 3000, &s);
+        assert_eq!(r.status, ChunkStatus::Optimized);
+        let st = r.state.unwrap();
+        assert!(st.best.max_violation <= 1e-4, "{:?}", st.best);
+        assert!((st.best.objective - 1.0).abs() < 1e-4, "{:?}", st.best);
+        assert!((st.best.x[0] - 1.0).abs() < 1e-3 && (st.best.x[1] - 1.0).abs() < 1e-3);
+        assert!(r.evals_used <= 3000);
+        assert_eq!(st.evaluations, r.evals_used);
+        assert!(st.eq_multipliers[0].abs() > 0.0, "the equality multiplier moved");
+    }
+
+    #[test]
+    fn chunks_continue_where_the_last_one_stopped_and_count_every_evaluation() {
+        let s = AlmSettings::default();
+        let mut start = Start::Seed(vec![4.0, -4.0]);
+        let mut total = 0;
+        let mut last = None;
+        for _ in 0..40 {
+            let r = run_chunk(&Small, start, 60, &s);
+            assert!(r.evals_used <= 60, "a chunk stays inside its budget: {}", r.evals_used);
+            total += r.evals_used;
+            let st = r.state.unwrap();
+            assert_eq!(st.evaluations, total, "evaluations accumulate across chunks");
+            if let Some(prev) = &last {
+                let prev: &AlmState = prev;
+                assert!(st.outer_iterations >= prev.outer_iterations);
+                assert!(!st.best.better_than(&st.best, 1e-4));
+                assert!(
+                    !prev.best.better_than(&st.best, 1e-4),
+                    "the best point never gets worse"
+                );
+            }
+            last = Some(st.clone());
+            start = Start::Continue(Box::new(st));
+            if r.converged {
+                break;
+            }
+        }
+        let st = last.unwrap();
+        assert!(
+            st.best.max_violation <= 1e-4 && (st.best.objective - 1.0).abs() < 1e-3,
+            "{:?}",
+            st.best
+        );
+    }
+
+    #[test]
+    fn a_zero_budget_chunk_is_skipped() {
+        let r = run_chunk(&Small, Start::Seed(vec![0.0, 0.0]), 0, &AlmSettings::default());
+        assert_eq!(r.status, ChunkStatus::Skipped);
+        assert_eq!(r.evals_used, 0);
+    }
+
+    #[test]
+    fn an_evaluation_error_fails_the_chunk_and_keeps_the_last_state() {
+        let p = Flaky(Default::default());
+        let r = run_chunk(&p, Start::Seed(vec![-3.0, 4.0]), 500, &AlmSettings::default());
+        assert_eq!(r.status, ChunkStatus::Failed);
+        assert_eq!(r.error.as_deref(), Some("evaluator crashed"));
+        assert!(r.state.is_some());
+        assert!(r.evals_used <= 22);
+    }
+
+    #[test]
+    fn penalties_never_exceed_the_ceiling_and_soft_weights_raise_them() {
+        let s = AlmSettings {
+            max_penalty: 50.0,
+            penalty_parameters_increase_factor: 100.0,
+            ..AlmSettings::default()
+        };
+        let r = run_chunk(&Small, Start::Seed(vec![-3.0, 4.0]), 400, &s);
+        let mut st = r.state.unwrap();
+        assert!(st.ineq_penalties.iter().chain(&st.eq_penalties).all(|p| *p <= 50.0));
+        let names = (Small.inequality_names(), Small.equality_names());
+        assert!(st.raise_penalty("h1", 5000.0, 1000.0, (&names.0, &names.1)));
+        assert_eq!(st.eq_penalties[0], 1000.0);
+        assert!(!st.raise_penalty("nope", 1.0, 1000.0, (&names.0, &names.1)));
+        let snap = st.snapshot(&names.0, &names.1);
+        assert_eq!(snap.constraints.len(), 2);
+        assert_eq!(snap.constraints[1].penalty, 1000.0);
+    }
+}

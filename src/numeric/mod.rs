@@ -1,0 +1,4 @@
+//! TEMPORARY
+pub mod alm;
+pub mod problem;
+pub use problem::*;
