@@ -6,14 +6,22 @@
 //! - [`config`]: `AsoConfig` and `DiagnosticThresholds`;
 //! - [`diagnostics`]: optimizer state → `OptimizerDiagnostics`;
 //! - [`directive`]: what a supervisor decides, and the control schema;
-//! - [`heuristic`]: the tier-1 decision tree.
+//! - [`heuristic`]: the tier-1 decision tree;
+//! - [`supervisor`]: tiers 1 and 2 together, with the fallback;
+//! - [`seeds`]: where trajectories start;
+//! - [`coordinator`]: the trajectories, their budget, directives, telemetry.
 
 pub mod config;
+pub mod coordinator;
 pub mod diagnostics;
 pub mod directive;
 pub mod heuristic;
+pub mod seeds;
+pub mod supervisor;
 
 pub use config::{AsoConfig, DiagnosticThresholds, SupervisionMode};
+pub use coordinator::{Coordinator, CoordinatorOutcome};
 pub use diagnostics::{OptimizerDiagnostics, Snapshot, Status, Trend};
 pub use directive::{Directive, DirectiveAction, DirectiveSource};
 pub use heuristic::HeuristicSupervisor;
+pub use supervisor::{ModelSupervisor, SupervisionContext, TieredSupervisor};

@@ -10,8 +10,10 @@
 //! process wrote in between, and the busy timeout does not help it. Taking the
 //! write lock up front makes two runners on one file queue instead of failing.
 
+mod aso;
 mod records;
 
+pub use aso::*;
 pub use records::*;
 
 use std::path::{Path, PathBuf};

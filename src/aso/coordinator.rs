@@ -1,0 +1,514 @@
+//! The multi-trajectory coordinator (seed 000 Part 4): prepare seeds, run
+//! `n_trajectories` trajectories concurrently on a shared evaluation budget,
+//! and after every chunk of ALM work build the diagnostics, ask the tiered
+//! supervisor for a directive, apply it under the safety clamps, and record
+//! one `aso_telemetry` row.
+//!
+//! In argmin's terms the ALM chunk is the solver step, [`TrajectoryState`]
+//! is the state, this module is the executor (budgets, termination) and the
+//! telemetry writer is the observer.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use tokio::sync::watch;
+
+use super::config::{AsoConfig, BudgetSplit};
+use super::diagnostics::{self, OptimizerDiagnostics, Snapshot, Status, TrajectoryView};
+use super::directive::{Directive, DirectiveAction};
+use super::seeds;
+use super::supervisor::{SupervisionContext, TieredSupervisor};
+use crate::numeric::alm::{self, AlmSettings, AlmState, Candidate, ChunkStatus, Start};
+use crate::numeric::problem::Problem;
+use crate::store::{Store, TelemetryRow};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrajectoryStatus {
+    Active,
+    Converged,
+    Stagnated,
+    Abandoned,
+}
+
+/// One trajectory's state between steps.
+#[derive(Debug, Clone)]
+pub struct TrajectoryState {
+    pub id: u32,
+    pub seed: Vec<f64>,
+    pub alm: Option<AlmState>,
+    pub history: Vec<Snapshot>,
+    pub evals_used: u64,
+    pub steps: u32,
+    pub status: TrajectoryStatus,
+    pub best_objective: f64,
+    pub best_violation: f64,
+    pub stagnation_count: u32,
+    pub steps_in_feasible_region: u32,
+    pub restarts: u32,
+    /// Restarts after which this trajectory reached feasibility.
+    pub restarts_recovered: u32,
+    pub best: Option<Candidate>,
+    /// The trajectory's own ALM settings (directives change them).
+    pub settings: AlmSettings,
+    pub exploration_ratio: f64,
+}
+
+impl TrajectoryState {
+    fn new(id: u32, seed: Vec<f64>, settings: AlmSettings) -> Self {
+        TrajectoryState {
+            id,
+            seed,
+            alm: None,
+            history: Vec::new(),
+            evals_used: 0,
+            steps: 0,
+            status: TrajectoryStatus::Active,
+            best_objective: f64::INFINITY,
+            best_violation: f64::INFINITY,
+            stagnation_count: 0,
+            steps_in_feasible_region: 0,
+            restarts: 0,
+            restarts_recovered: 0,
+            best: None,
+            settings,
+            exploration_ratio: 1.0,
+        }
+    }
+}
+
+/// How one trajectory ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrajectorySummary {
+    pub id: u32,
+    pub status: TrajectoryStatus,
+    pub steps: u32,
+    pub evals_used: u64,
+    pub restarts: u32,
+    pub restarts_recovered: u32,
+    pub best: Option<Candidate>,
+    pub feasible: bool,
+}
+
+/// What a whole coordinator invocation produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct CoordinatorOutcome {
+    pub best: Option<Candidate>,
+    pub trajectories: Vec<TrajectorySummary>,
+    pub evals_used: u64,
+    pub budget: u64,
+    pub steps: u32,
+    pub llm_calls: u32,
+    pub llm_failures: u32,
+    /// Directive parts refused by the safety checks.
+    pub rejected_directives: u32,
+    /// The problem could not be evaluated (e.g. a broken external evaluator).
+    pub error: Option<String>,
+    pub interrupted: bool,
+}
+
+impl CoordinatorOutcome {
+    /// Share of trajectories that ended feasible (seed 000 §8 "convergence rate").
+    pub fn convergence_rate(&self) -> f64 {
+        if self.trajectories.is_empty() {
+            return 0.0;
+        }
+        self.trajectories.iter().filter(|t| t.feasible).count() as f64 / self.trajectories.len() as f64
+    }
+}
+
+/// Everything a coordinator run needs.
+pub struct Coordinator {
+    pub problem: Arc<dyn Problem>,
+    pub config: AsoConfig,
+    pub alm: AlmSettings,
+    pub supervisor: Arc<TieredSupervisor>,
+    pub context: SupervisionContext,
+    /// Where telemetry goes (one row per step), with the experiment it belongs to.
+    pub telemetry: Option<(Store, i64)>,
+    pub seed: u64,
+    /// Evaluations per chunk; 0 picks 30 × (dimension + 1).
+    pub chunk_evaluations: u64,
+    pub cancel: watch::Receiver<bool>,
+}
+
+/// Shared across trajectories: what is left of the budget, and counters.
+struct Shared {
+    pool: AtomicU64,
+    rejected: AtomicU64,
+    errors: std::sync::Mutex<Option<String>>,
+}
+
+impl Coordinator {
+    fn chunk(&self) -> u64 {
+        if self.chunk_evaluations > 0 {
+            self.chunk_evaluations
+        } else {
+            30 * (self.problem.dimension() as u64 + 1)
+        }
+    }
+
+    /// Runs the trajectories on `budget` evaluations in all (seeds included).
+    pub async fn produce_candidates(&self, budget: u64) -> CoordinatorOutcome {
+        let n = self.config.n_trajectories.max(1) as usize;
+        let tol = self.alm.feasibility_tolerance;
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let problem = self.problem.clone();
+        let seed_rng = ChaCha8Rng::seed_from_u64(rng.random());
+        let prepared = tokio::task::spawn_blocking(move || {
+            let mut r = seed_rng;
+            seeds::prepare(problem.as_ref(), n, tol, &mut r)
+        })
+        .await;
+        let (seeds, seed_evals) = match prepared {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return self.failed_outcome(budget, e.0),
+            Err(e) => return self.failed_outcome(budget, e.to_string()),
+        };
+        if seeds.is_empty() {
+            return self.failed_outcome(
+                budget,
+                "no valid seed: the problem gave no finite value at any sample".into(),
+            );
+        }
+        let remaining = budget.saturating_sub(seed_evals);
+        let shared = Arc::new(Shared {
+            pool: AtomicU64::new(remaining),
+            rejected: AtomicU64::new(0),
+            errors: std::sync::Mutex::new(None),
+        });
+        let per_trajectory = remaining / seeds.len() as u64;
+
+        let mut handles = Vec::new();
+        for (i, seed) in seeds.iter().enumerate() {
+            let traj = TrajectoryState::new(i as u32, seed.x.clone(), self.alm.clone());
+            let allocation = match self.config.trajectory_budget_split {
+                BudgetSplit::Equal => per_trajectory,
+                BudgetSplit::Adaptive => remaining,
+            };
+            let rng = ChaCha8Rng::seed_from_u64(rng.random());
+            handles.push(self.run_trajectory(traj, allocation, shared.clone(), rng));
+        }
+        let finished = futures::future::join_all(handles).await;
+
+        let mut best: Option<Candidate> = seeds.first().cloned();
+        let mut summaries = Vec::new();
+        let (mut evals, mut steps) = (seed_evals, 0);
+        for t in finished {
+            evals += t.evals_used;
+            steps += t.steps;
+            if let Some(b) = &t.best
+                && best.as_ref().is_none_or(|cur| b.better_than(cur, tol))
+            {
+                best = Some(b.clone());
+            }
+            summaries.push(TrajectorySummary {
+                id: t.id,
+                status: t.status,
+                steps: t.steps,
+                evals_used: t.evals_used,
+                restarts: t.restarts,
+                restarts_recovered: t.restarts_recovered,
+                feasible: t.best.as_ref().is_some_and(|b| b.max_violation <= tol),
+                best: t.best,
+            });
+        }
+        let error = shared.errors.lock().map(|e| e.clone()).unwrap_or_default();
+        CoordinatorOutcome {
+            best,
+            trajectories: summaries,
+            evals_used: evals,
+            budget,
+            steps,
+            llm_calls: self.supervisor.llm_calls(),
+            llm_failures: self.supervisor.failures(),
+            rejected_directives: shared.rejected.load(Ordering::Relaxed) as u32,
+            error,
+            interrupted: *self.cancel.borrow(),
+        }
+    }
+
+    fn failed_outcome(&self, budget: u64, error: String) -> CoordinatorOutcome {
+        CoordinatorOutcome {
+            best: None,
+            trajectories: vec![],
+            evals_used: 0,
+            budget,
+            steps: 0,
+            llm_calls: 0,
+            llm_failures: 0,
+            rejected_directives: 0,
+            error: Some(error),
+            interrupted: false,
+        }
+    }
+
+    /// Takes up to `want` evaluations from the shared pool.
+    fn reserve(shared: &Shared, want: u64) -> u64 {
+        let mut got = 0;
+        let _ = shared.pool.fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
+            got = left.min(want);
+            Some(left - got)
+        });
+        got
+    }
+
+    async fn run_trajectory(
+        &self,
+        mut traj: TrajectoryState,
+        allocation: u64,
+        shared: Arc<Shared>,
+        mut rng: ChaCha8Rng,
+    ) -> TrajectoryState {
+        let tol = self.alm.feasibility_tolerance;
+        let names = (self.problem.inequality_names(), self.problem.equality_names());
+        let thresholds = self.config.thresholds();
+        let mut start = Start::Seed(traj.seed.clone());
+        let mut restarted_at: Option<u32> = None;
+        while traj.status == TrajectoryStatus::Active && traj.evals_used < allocation && !*self.cancel.borrow() {
+            let want = self.chunk().min(allocation - traj.evals_used);
+            let granted = Self::reserve(&shared, want);
+            if granted == 0 {
+                break;
+            }
+            traj.steps += 1;
+            let started = Instant::now();
+            let problem = self.problem.clone();
+            let settings = traj.settings.clone();
+            let chunk_start = std::mem::replace(&mut start, Start::Seed(vec![]));
+            let result =
+                tokio::task::spawn_blocking(move || alm::run_chunk(problem.as_ref(), chunk_start, granted, &settings))
+                    .await;
+            let result = match result {
+                Ok(r) => r,
+                Err(e) => {
+                    traj.status = TrajectoryStatus::Abandoned;
+                    *shared.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!("optimizer crashed: {e}"));
+                    break;
+                }
+            };
+            traj.evals_used += result.evals_used;
+            // Give back what the chunk did not use.
+            shared
+                .pool
+                .fetch_add(granted.saturating_sub(result.evals_used), Ordering::AcqRel);
+            if result.status == ChunkStatus::Failed {
+                traj.status = TrajectoryStatus::Abandoned;
+                let e = result
+                    .error
+                    .unwrap_or_else(|| "the problem could not be evaluated".into());
+                *shared.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                break;
+            }
+            let Some(state) = result.state else {
+                traj.status = TrajectoryStatus::Abandoned;
+                break;
+            };
+            if traj.best.as_ref().is_none_or(|b| state.best.better_than(b, tol)) {
+                traj.best = Some(state.best.clone());
+            }
+
+            // Diagnostics, and the seed's bookkeeping of progress.
+            let snapshot = state.snapshot(&names.0, &names.1);
+            let diag = diagnostics::generate(
+                &snapshot,
+                traj.history.last(),
+                TrajectoryView {
+                    id: traj.id,
+                    step: traj.steps,
+                    stagnation_count: traj.stagnation_count,
+                    steps_in_feasible_region: traj.steps_in_feasible_region,
+                },
+                &thresholds,
+            );
+            if diag.max_violation < traj.best_violation {
+                traj.best_violation = diag.max_violation;
+                traj.stagnation_count = 0;
+            } else if diag.objective < traj.best_objective && diag.max_violation <= traj.best_violation {
+                traj.best_objective = diag.objective;
+                traj.stagnation_count = 0;
+            } else {
+                traj.stagnation_count += 1;
+            }
+            if diag.status == Status::FeasibleFound {
+                traj.steps_in_feasible_region += 1;
+                if let Some(at) = restarted_at.take() {
+                    tracing::debug!(
+                        trajectory = traj.id,
+                        restart_step = at,
+                        "feasible again after a restart"
+                    );
+                    traj.restarts_recovered += 1;
+                }
+            }
+            traj.history.push(snapshot);
+
+            let supervised = self.supervisor.supervise(&diag, &self.context).await;
+            self.record(&traj, &diag, &supervised.directive, supervised.llm_call_made, started)
+                .await;
+            let directive = supervised.directive;
+            match directive.action {
+                DirectiveAction::Stop => {
+                    traj.status = if diag.status == Status::FeasibleFound {
+                        TrajectoryStatus::Converged
+                    } else {
+                        TrajectoryStatus::Stagnated
+                    };
+                    traj.alm = Some(state);
+                    break;
+                }
+                DirectiveAction::Restart => {
+                    let x = self.restart_point(&directive, &traj, &mut rng);
+                    traj.seed = x.clone();
+                    traj.history.clear();
+                    traj.stagnation_count = 0;
+                    traj.restarts += 1;
+                    restarted_at = Some(traj.steps);
+                    traj.alm = None;
+                    start = Start::Seed(x);
+                    continue;
+                }
+                DirectiveAction::Adjust | DirectiveAction::Continue => {
+                    let mut state = state;
+                    let rejected = apply_directive(&directive, &mut state, &mut traj, &self.config, &names);
+                    shared.rejected.fetch_add(u64::from(rejected), Ordering::Relaxed);
+                    traj.alm = Some(state.clone());
+                    start = Start::Continue(Box::new(state));
+                }
+            }
+            if traj.stagnation_count >= self.config.max_stagnation_steps {
+                traj.status = TrajectoryStatus::Stagnated;
+                break;
+            }
+        }
+        if traj.status == TrajectoryStatus::Active {
+            // Out of budget (or interrupted) while still working.
+            traj.status = if traj.best.as_ref().is_some_and(|b| b.max_violation <= tol) {
+                TrajectoryStatus::Converged
+            } else {
+                TrajectoryStatus::Stagnated
+            };
+        }
+        traj
+    }
+
+    /// A new start for RESTART: the directive's suggestion if it fits the box;
+    /// otherwise a global sample, or — with probability 1 − exploration_ratio —
+    /// a point near the trajectory's best.
+    fn restart_point(&self, d: &Directive, traj: &TrajectoryState, rng: &mut ChaCha8Rng) -> Vec<f64> {
+        let bounds = self.problem.bounds();
+        if let Some(x) = d
+            .suggested_params
+            .as_ref()
+            .filter(|x| x.len() == bounds.len() && x.iter().all(|v| v.is_finite()))
+        {
+            return x.iter().zip(&bounds).map(|(v, (lo, hi))| v.clamp(*lo, *hi)).collect();
+        }
+        let local = rng.random::<f64>() >= traj.exploration_ratio;
+        match (&traj.best, local) {
+            (Some(best), true) => best
+                .x
+                .iter()
+                .zip(&bounds)
+                .map(|(v, (lo, hi))| (v + 0.1 * (hi - lo) * (rng.random::<f64>() * 2.0 - 1.0)).clamp(*lo, *hi))
+                .collect(),
+            _ => seeds::latin_hypercube(&bounds, 1, rng).remove(0),
+        }
+    }
+
+    async fn record(
+        &self,
+        traj: &TrajectoryState,
+        d: &OptimizerDiagnostics,
+        directive: &Directive,
+        llm: bool,
+        started: Instant,
+    ) {
+        let Some((store, experiment_id)) = &self.telemetry else {
+            return;
+        };
+        let row = TelemetryRow {
+            id: 0,
+            timestamp: crate::now_rfc3339(),
+            experiment_id: *experiment_id,
+            cycle: i64::from(self.context.cycle),
+            trajectory_id: i64::from(traj.id),
+            step: i64::from(traj.steps),
+            status: d.status.as_str().to_string(),
+            objective: d.objective.is_finite().then_some(d.objective),
+            max_violation: d.max_violation.is_finite().then_some(d.max_violation),
+            directive_action: directive.action.as_str().to_string(),
+            directive_source: directive.source.as_str().to_string(),
+            evals_used: traj.evals_used as i64,
+            wall_time_ms: Some(started.elapsed().as_secs_f64() * 1000.0),
+            llm_call_made: llm,
+            diagnostics_json: serde_json::to_string(d).ok(),
+            directive_json: serde_json::to_string(directive).ok(),
+        };
+        // Telemetry is an observer: losing a row must not stop the optimization.
+        if let Err(e) = store.insert_telemetry(&[row]).await {
+            tracing::warn!(error = %e, "could not record an aso_telemetry row");
+        }
+    }
+}
+
+/// Applies a directive's overrides under the safety clamps (seed 000
+/// `_apply_directive`). A part that cannot be applied is logged and skipped,
+/// never fatal; returns how many parts were refused.
+pub fn apply_directive(
+    d: &Directive,
+    state: &mut AlmState,
+    traj: &mut TrajectoryState,
+    config: &AsoConfig,
+    names: &(Vec<String>, Vec<String>),
+) -> u32 {
+    let Some(o) = &d.config_overrides else { return 0 };
+    let mut rejected = 0;
+    if let Some(weights) = &o.constraint_weights {
+        for (name, w) in weights {
+            if !w.is_finite() || *w <= 0.0 {
+                tracing::warn!(constraint = %name, weight = w, "ignoring a constraint weight that is not a positive number");
+                rejected += 1;
+                continue;
+            }
+            let w = w.min(config.max_constraint_weight);
+            if !state.raise_penalty(name, w, config.max_penalty_parameter, (&names.0, &names.1)) {
+                tracing::warn!(constraint = %name, "ignoring a weight for a constraint this problem does not have");
+                rejected += 1;
+            }
+        }
+    }
+    if let Some(alm) = &o.alm_settings {
+        match alm.penalty_parameters_increase_factor {
+            Some(f) if f.is_finite() && f > 0.0 => {
+                traj.settings.penalty_parameters_increase_factor = f.clamp(1.0, 100.0)
+            }
+            Some(f) => {
+                tracing::warn!(value = f, "ignoring penalty_parameters_increase_factor");
+                rejected += 1;
+            }
+            None => {}
+        }
+        match alm.bounds_reduction_factor {
+            Some(f) if f.is_finite() && f > 0.0 => traj.settings.bounds_reduction_factor = f.clamp(0.5, 1.0),
+            Some(f) => {
+                tracing::warn!(value = f, "ignoring bounds_reduction_factor");
+                rejected += 1;
+            }
+            None => {}
+        }
+    }
+    if let Some(r) = o.proposal_mix.as_ref().and_then(|m| m.exploration_ratio) {
+        if r.is_finite() {
+            traj.exploration_ratio = r.clamp(0.0, 1.0);
+        } else {
+            rejected += 1;
+        }
+    }
+    traj.settings.max_penalty = config.max_penalty_parameter;
+    rejected
+}

@@ -1,0 +1,83 @@
+//! Seed preparation: where trajectories start. A Latin hypercube spreads the
+//! samples over the box (every variable's range is cut into as many strata as
+//! there are samples, each stratum used once), then a validity filter keeps
+//! the points the problem can evaluate to finite values, best first
+//! (least violation, then lowest objective).
+
+use rand::Rng;
+use rand::seq::SliceRandom;
+
+use crate::numeric::alm::Candidate;
+use crate::numeric::problem::{EvalError, Problem};
+
+/// `count` Latin-hypercube points in `bounds`.
+pub fn latin_hypercube<R: Rng>(bounds: &[(f64, f64)], count: usize, rng: &mut R) -> Vec<Vec<f64>> {
+    let mut points = vec![vec![0.0; bounds.len()]; count];
+    for (k, (lo, hi)) in bounds.iter().enumerate() {
+        let mut strata: Vec<usize> = (0..count).collect();
+        strata.shuffle(rng);
+        for (p, s) in points.iter_mut().zip(strata) {
+            let u: f64 = rng.random();
+            p[k] = lo + (hi - lo) * (s as f64 + u) / count as f64;
+        }
+    }
+    points
+}
+
+/// Samples `2 × wanted` points, evaluates them (each counts as one
+/// evaluation) and returns up to `wanted` valid ones, best first, with the
+/// evaluations used.
+pub fn prepare<R: Rng>(
+    problem: &dyn Problem,
+    wanted: usize,
+    tol: f64,
+    rng: &mut R,
+) -> Result<(Vec<Candidate>, u64), EvalError> {
+    let samples = latin_hypercube(&problem.bounds(), (2 * wanted).max(1), rng);
+    let mut valid = Vec::new();
+    let mut evals = 0;
+    for x in samples {
+        evals += 1;
+        let e = problem.evaluate(&x)?;
+        let c = Candidate {
+            objective: e.objective,
+            max_violation: e.max_violation(),
+            x,
+        };
+        if c.objective.is_finite() && c.max_violation.is_finite() {
+            valid.push(c);
+        }
+    }
+    valid.sort_by(|a, b| {
+        if a.better_than(b, tol) {
+            std::cmp::Ordering::Less
+        } else if b.better_than(a, tol) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    });
+    valid.truncate(wanted);
+    Ok((valid, evals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn every_stratum_of_every_variable_is_used_once() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let b = [(0.0, 10.0), (-1.0, 1.0)];
+        let pts = latin_hypercube(&b, 10, &mut rng);
+        for (k, (lo, hi)) in b.iter().enumerate() {
+            let mut strata: Vec<usize> = pts
+                .iter()
+                .map(|p| ((p[k] - lo) / (hi - lo) * 10.0).floor() as usize)
+                .collect();
+            strata.sort();
+            assert_eq!(strata, (0..10).collect::<Vec<_>>());
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Rows of the ASO coordinator: experiments, their step-by-step telemetry,
+//! and the interventions it raises for a person.
+
+use serde::Serialize;
+
+use super::{Result, Store};
+use crate::now_rfc3339;
+
+/// One `aso_telemetry` row (seed 000 §2.3).
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct TelemetryRow {
+    pub id: i64,
+    pub timestamp: String,
+    pub experiment_id: i64,
+    pub cycle: i64,
+    pub trajectory_id: i64,
+    pub step: i64,
+    pub status: String,
+    pub objective: Option<f64>,
+    pub max_violation: Option<f64>,
+    pub directive_action: String,
+    pub directive_source: String,
+    pub evals_used: i64,
+    pub wall_time_ms: Option<f64>,
+    pub llm_call_made: bool,
+    pub diagnostics_json: Option<String>,
+    pub directive_json: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct InterventionRow {
+    pub id: i64,
+    pub kind: String,
+    pub status: String,
+    pub suite_id: Option<i64>,
+    pub run_id: Option<i64>,
+    pub task_name: Option<String>,
+    pub subject: String,
+    pub context_json: String,
+    pub answer: Option<String>,
+    pub answer_text: Option<String>,
+    pub created_at: String,
+    pub answered_at: Option<String>,
+}
+
+/// An intervention on its way in.
+#[derive(Debug, Clone)]
+pub struct NewIntervention {
+    pub kind: String,
+    pub suite_id: Option<i64>,
+    pub run_id: Option<i64>,
+    pub task_name: Option<String>,
+    pub subject: String,
+    pub context_json: String,
+}
+
+impl Store {
+    pub async fn insert_experiment(&self, run_id: Option<i64>, task_name: &str, config_json: &str) -> Result<i64> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO experiments (run_id, task_name, config_json, created_at) VALUES (?, ?, ?, ?) RETURNING id",
+        )
+        .bind(run_id)
+        .bind(task_name)
+        .bind(config_json)
+        .bind(now_rfc3339())
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    /// The experiment (coordinator invocation) of a run, if it had one.
+    pub async fn experiment_of_run(&self, run_id: i64) -> Result<Option<i64>> {
+        Ok(
+            sqlx::query_scalar("SELECT id FROM experiments WHERE run_id = ? ORDER BY id DESC LIMIT 1")
+                .bind(run_id)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
+    }
+
+    /// Writes telemetry rows (the `id` field is ignored) in one transaction.
+    pub async fn insert_telemetry(&self, rows: &[TelemetryRow]) -> Result<()> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        for r in rows {
+            sqlx::query(
+                "INSERT INTO aso_telemetry (timestamp, experiment_id, cycle, trajectory_id, step, status, objective,
+                     max_violation, directive_action, directive_source, evals_used, wall_time_ms, llm_call_made,
+                     diagnostics_json, directive_json)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(&r.timestamp)
+            .bind(r.experiment_id)
+            .bind(r.cycle)
+            .bind(r.trajectory_id)
+            .bind(r.step)
+            .bind(&r.status)
+            .bind(r.objective)
+            .bind(r.max_violation)
+            .bind(&r.directive_action)
+            .bind(&r.directive_source)
+            .bind(r.evals_used)
+            .bind(r.wall_time_ms)
+            .bind(r.llm_call_made)
+            .bind(&r.diagnostics_json)
+            .bind(&r.directive_json)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn telemetry_of_experiment(&self, experiment_id: i64) -> Result<Vec<TelemetryRow>> {
+        Ok(
+            sqlx::query_as("SELECT * FROM aso_telemetry WHERE experiment_id = ? ORDER BY trajectory_id, step, id")
+                .bind(experiment_id)
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+
+    pub async fn insert_intervention(&self, i: &NewIntervention) -> Result<i64> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO interventions (kind, suite_id, run_id, task_name, subject, context_json, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&i.kind)
+        .bind(i.suite_id)
+        .bind(i.run_id)
+        .bind(&i.task_name)
+        .bind(&i.subject)
+        .bind(&i.context_json)
+        .bind(now_rfc3339())
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    /// Interventions, pending first then newest first; `pending_only` filters.
+    pub async fn interventions(&self, pending_only: bool) -> Result<Vec<InterventionRow>> {
+        let sql = if pending_only {
+            "SELECT * FROM interventions WHERE status = 'pending' ORDER BY id"
+        } else {
+            "SELECT * FROM interventions ORDER BY status = 'answered', id DESC"
+        };
+        Ok(sqlx::query_as(sql).fetch_all(&self.pool).await?)
+    }
+
+    pub async fn intervention(&self, id: i64) -> Result<Option<InterventionRow>> {
+        Ok(sqlx::query_as("SELECT * FROM interventions WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    /// Records an answer; `false` when the intervention does not exist or was
+    /// already answered (answers are never overwritten).
+    pub async fn answer_intervention(&self, id: i64, answer: &str, text: Option<&str>) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE interventions SET status = 'answered', answer = ?, answer_text = ?, answered_at = ?
+             WHERE id = ? AND status = 'pending'",
+        )
+        .bind(answer)
+        .bind(text)
+        .bind(now_rfc3339())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Answered interventions of one kind about one task, oldest first: a
+    /// person's answers keep steering later runs of that task.
+    pub async fn answered_for_task(&self, task_name: &str, kind: &str) -> Result<Vec<InterventionRow>> {
+        Ok(sqlx::query_as(
+            "SELECT * FROM interventions WHERE task_name = ? AND kind = ? AND status = 'answered' ORDER BY id",
+        )
+        .bind(task_name)
+        .bind(kind)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+}

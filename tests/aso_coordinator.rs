@@ -1,0 +1,246 @@
+//! The coordinator on a real SQLite file: trajectories, budget, telemetry
+//! rows, directive clamps, evaluator failures.
+
+use std::sync::Arc;
+
+use attractor::aso::config::{AsoConfig, BudgetSplit};
+use attractor::aso::coordinator::{TrajectoryState, apply_directive};
+use attractor::aso::directive::{AlmSettingsOverride, ConfigOverrides, Directive, DirectiveAction, DirectiveSource};
+use attractor::aso::{Coordinator, SupervisionContext, TieredSupervisor};
+use attractor::numeric::alm::{self, AlmSettings, Start};
+use attractor::numeric::problem::{BestKnown, EvalError, Evaluation, Problem};
+use attractor::store::Store;
+
+/// min (x−2)² + (y−1)² s.t. x² − y ≤ 0, x + y − 2 = 0 → (1, 1), f = 1.
+struct Small;
+
+impl Problem for Small {
+    fn name(&self) -> &str {
+        "small"
+    }
+    fn dimension(&self) -> usize {
+        2
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        vec![(-5.0, 5.0), (-5.0, 5.0)]
+    }
+    fn inequality_names(&self) -> Vec<String> {
+        vec!["g1".into()]
+    }
+    fn equality_names(&self) -> Vec<String> {
+        vec!["h1".into()]
+    }
+    fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
+        Ok(Evaluation {
+            objective: (x[0] - 2.0).powi(2) + (x[1] - 1.0).powi(2),
+            inequalities: vec![x[0] * x[0] - x[1]],
+            equalities: vec![x[0] + x[1] - 2.0],
+        })
+    }
+    fn best_known(&self) -> Option<BestKnown> {
+        Some(BestKnown {
+            value: 1.0,
+            x: Some(vec![1.0, 1.0]),
+        })
+    }
+}
+
+/// Evaluates fine a few times, then breaks, like a crashing external evaluator.
+struct Breaks(std::sync::atomic::AtomicU32);
+
+impl Problem for Breaks {
+    fn name(&self) -> &str {
+        "breaks"
+    }
+    fn dimension(&self) -> usize {
+        2
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        Small.bounds()
+    }
+    fn inequality_names(&self) -> Vec<String> {
+        Small.inequality_names()
+    }
+    fn equality_names(&self) -> Vec<String> {
+        Small.equality_names()
+    }
+    fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
+        if self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 30 {
+            return Err(EvalError("evaluator printed garbage".into()));
+        }
+        Small.evaluate(x)
+    }
+    fn best_known(&self) -> Option<BestKnown> {
+        None
+    }
+}
+
+async fn store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("a.db")).await.unwrap();
+    (dir, store)
+}
+
+fn coordinator(problem: Arc<dyn Problem>, config: AsoConfig, telemetry: Option<(Store, i64)>) -> Coordinator {
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    Coordinator {
+        problem,
+        alm: AlmSettings {
+            max_penalty: config.max_penalty_parameter,
+            ..AlmSettings::default()
+        },
+        supervisor: Arc::new(TieredSupervisor::new(config.clone(), None)),
+        config,
+        context: SupervisionContext {
+            cycle: 1,
+            problem: "small".into(),
+            human_hints: vec![],
+        },
+        telemetry,
+        seed: 11,
+        chunk_evaluations: 0,
+        cancel: rx,
+    }
+}
+
+#[tokio::test]
+async fn three_trajectories_reach_the_optimum_and_write_one_telemetry_row_per_step() {
+    let (_dir, store) = store().await;
+    let exp = store.insert_experiment(None, "small", "{}").await.unwrap();
+    let c = coordinator(Arc::new(Small), AsoConfig::default(), Some((store.clone(), exp)));
+    let out = c.produce_candidates(6000).await;
+    assert!(out.error.is_none(), "{:?}", out.error);
+    let best = out.best.clone().unwrap();
+    assert!(
+        best.max_violation <= 1e-4 && (best.objective - 1.0).abs() < 1e-4,
+        "{best:?}"
+    );
+    assert_eq!(out.trajectories.len(), 3);
+    assert!(out.evals_used <= 6000, "{}", out.evals_used);
+    assert!(out.convergence_rate() > 0.0);
+
+    let rows = store.telemetry_of_experiment(exp).await.unwrap();
+    assert_eq!(rows.len() as u32, out.steps, "one row per step");
+    assert!(
+        rows.iter()
+            .all(|r| r.directive_source == "heuristic" && !r.llm_call_made),
+        "no model configured"
+    );
+    assert!(rows.iter().any(|r| r.status == "FEASIBLE_FOUND"));
+    for traj in 0..3 {
+        let steps: Vec<i64> = rows
+            .iter()
+            .filter(|r| r.trajectory_id == traj)
+            .map(|r| r.step)
+            .collect();
+        assert_eq!(
+            steps,
+            (1..=steps.len() as i64).collect::<Vec<_>>(),
+            "trajectory {traj} steps are consecutive"
+        );
+        let evals: Vec<i64> = rows
+            .iter()
+            .filter(|r| r.trajectory_id == traj)
+            .map(|r| r.evals_used)
+            .collect();
+        assert!(evals.windows(2).all(|w| w[0] < w[1]), "evals grow: {evals:?}");
+    }
+    let d: serde_json::Value = serde_json::from_str(rows[0].diagnostics_json.as_deref().unwrap()).unwrap();
+    assert_eq!(d["constraint_diagnostics"].as_array().unwrap().len(), 2);
+    let stop = rows.iter().find(|r| r.directive_action == "STOP");
+    assert!(stop.is_some(), "a converged trajectory is stopped by the heuristic");
+}
+
+#[tokio::test]
+async fn the_budget_is_never_exceeded_in_either_split() {
+    for split in [BudgetSplit::Equal, BudgetSplit::Adaptive] {
+        for budget in [50, 333, 2000] {
+            let config = AsoConfig {
+                trajectory_budget_split: split,
+                ..AsoConfig::default()
+            };
+            let out = coordinator(Arc::new(Small), config, None)
+                .produce_candidates(budget)
+                .await;
+            assert!(out.evals_used <= budget, "{split:?} {budget}: used {}", out.evals_used);
+            let sum: u64 = out.trajectories.iter().map(|t| t.evals_used).sum();
+            assert!(sum <= out.evals_used);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_broken_evaluator_abandons_its_trajectories_with_the_reason() {
+    let out = coordinator(Arc::new(Breaks(Default::default())), AsoConfig::default(), None)
+        .produce_candidates(5000)
+        .await;
+    assert_eq!(out.error.as_deref(), Some("evaluator printed garbage"));
+    assert!(
+        out.trajectories
+            .iter()
+            .all(|t| t.status == attractor::aso::coordinator::TrajectoryStatus::Abandoned)
+    );
+    assert!(out.best.is_some(), "what was seen before the failure is kept");
+}
+
+#[tokio::test]
+async fn an_interrupt_stops_the_trajectories() {
+    let (tx, rx) = tokio::sync::watch::channel(true);
+    let mut c = coordinator(Arc::new(Small), AsoConfig::default(), None);
+    c.cancel = rx;
+    let out = c.produce_candidates(100_000).await;
+    assert!(out.interrupted);
+    assert_eq!(out.steps, 0);
+    drop(tx);
+}
+
+#[test]
+fn directives_are_clamped_and_bad_parts_are_refused_not_fatal() {
+    let config = AsoConfig::default();
+    let names = (Small.inequality_names(), Small.equality_names());
+    let mut state = alm::run_chunk(&Small, Start::Seed(vec![0.0, 0.0]), 50, &AlmSettings::default())
+        .state
+        .unwrap();
+    let mut traj = TrajectoryState {
+        id: 0,
+        seed: vec![0.0, 0.0],
+        alm: None,
+        history: vec![],
+        evals_used: 0,
+        steps: 0,
+        status: attractor::aso::coordinator::TrajectoryStatus::Active,
+        best_objective: f64::INFINITY,
+        best_violation: f64::INFINITY,
+        stagnation_count: 0,
+        steps_in_feasible_region: 0,
+        restarts: 0,
+        restarts_recovered: 0,
+        best: None,
+        settings: AlmSettings::default(),
+        exploration_ratio: 1.0,
+    };
+    let d = Directive::new(DirectiveAction::Adjust, DirectiveSource::Llm, "test").with_overrides(ConfigOverrides {
+        constraint_weights: Some(
+            [
+                ("g1".to_string(), 1e9),
+                ("nope".to_string(), 5.0),
+                ("h1".to_string(), -3.0),
+            ]
+            .into(),
+        ),
+        alm_settings: Some(AlmSettingsOverride {
+            penalty_parameters_increase_factor: Some(1e6),
+            bounds_reduction_factor: Some(0.1),
+        }),
+        proposal_mix: None,
+    });
+    let rejected = apply_directive(&d, &mut state, &mut traj, &config, &names);
+    assert_eq!(rejected, 2, "unknown constraint and negative weight");
+    assert_eq!(
+        state.ineq_penalties[0], config.max_constraint_weight,
+        "weight clamped to max_constraint_weight"
+    );
+    assert_eq!(traj.settings.penalty_parameters_increase_factor, 100.0);
+    assert_eq!(traj.settings.bounds_reduction_factor, 0.5);
+    assert!(state.eq_penalties[0] < 1000.0, "the refused weight changed nothing");
+}
