@@ -16,6 +16,7 @@ pub mod coordinator;
 pub mod diagnostics;
 pub mod directive;
 pub mod heuristic;
+pub mod llm_tier;
 pub mod seeds;
 pub mod supervisor;
 

@@ -282,3 +282,82 @@ pub async fn export(store: &Store, name: &str, format: ExportFormat, output: Opt
     }
     Ok(())
 }
+
+/// An optimize run's telemetry, one line per step.
+pub async fn telemetry(g: &Global, store: &Store, run_id: i64) -> Result<(), Failure> {
+    let Some(run) = store.run(run_id).await? else {
+        return Err(Failure::input(format!(
+            "no run {run_id}\n  hint: `attractor inspect SUITE --json` lists run ids"
+        )));
+    };
+    let Some(experiment) = store.experiment_of_run(run_id).await? else {
+        return Err(Failure::input(format!(
+            "run {run_id} (task `{}`, kind {}) has no ASO telemetry: only optimize tasks do",
+            run.task_name, run.kind
+        )));
+    };
+    let rows = store.telemetry_of_experiment(experiment).await?;
+    if g.json {
+        println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
+        return Ok(());
+    }
+    println!("run {run_id}: task `{}`, {} step(s)", run.task_name, rows.len());
+    println!(
+        "{:>4} {:>4} {:<15} {:>14} {:>11} {:<9} {:<10} {:>4} {:>8}",
+        "traj", "step", "status", "objective", "violation", "directive", "source", "llm", "evals"
+    );
+    for r in rows {
+        let num = |v: Option<f64>, p: usize| v.map_or_else(|| "-".into(), |x| format!("{x:.p$e}"));
+        println!(
+            "{:>4} {:>4} {:<15} {:>14} {:>11} {:<9} {:<10} {:>4} {:>8}",
+            r.trajectory_id,
+            r.step,
+            r.status,
+            num(r.objective, 6),
+            num(r.max_violation, 2),
+            r.directive_action,
+            r.directive_source,
+            if r.llm_call_made { "yes" } else { "no" },
+            r.evals_used
+        );
+    }
+    Ok(())
+}
+
+/// The interventions inbox.
+pub async fn interventions(g: &Global, store: &Store, all: bool) -> Result<(), Failure> {
+    let rows = store.interventions(!all).await?;
+    if g.json {
+        println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
+        return Ok(());
+    }
+    if rows.is_empty() {
+        println!(
+            "{}",
+            if all {
+                "no interventions yet"
+            } else {
+                "nothing waits for an answer"
+            }
+        );
+        return Ok(());
+    }
+    for r in rows {
+        let c = parse(Some(&r.context_json));
+        let state = match (&r.answer, &r.answer_text) {
+            (Some(a), Some(t)) => format!("answered: {a} — {t}"),
+            (Some(a), None) => format!("answered: {a}"),
+            _ => "pending".to_string(),
+        };
+        println!("#{}  [{}]  {}  ({})", r.id, r.kind, r.subject, state);
+        for key in ["what", "why", "proposal"] {
+            if let Some(text) = c[key].as_str() {
+                println!("     {key}: {text}");
+            }
+        }
+        if r.status == "pending" {
+            println!("     answer: attractor answer {} approve|reject|hint \"…\"", r.id);
+        }
+    }
+    Ok(())
+}

@@ -72,6 +72,31 @@ pub enum Command {
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Show an optimize run's step-by-step ASO telemetry.
+    Telemetry {
+        /// The run's id (`attractor inspect SUITE --json` lists them).
+        run_id: i64,
+    },
+    /// List the questions waiting for a person (with --all, the answered ones too).
+    Interventions {
+        #[arg(long)]
+        all: bool,
+    },
+    /// Answer an intervention: approve, reject, or give a hint.
+    Answer {
+        id: i64,
+        #[arg(value_enum)]
+        answer: Answer,
+        /// The hint (required with `hint`).
+        text: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Answer {
+    Approve,
+    Reject,
+    Hint,
 }
 
 #[derive(Debug, Args)]
@@ -221,6 +246,44 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Export { suite, format, output } => {
             let store = open(g).await?;
             inspect::export(&store, suite, *format, output.as_deref()).await?;
+            Ok(0)
+        }
+        Command::Telemetry { run_id } => {
+            let store = open(g).await?;
+            inspect::telemetry(g, &store, *run_id).await?;
+            Ok(0)
+        }
+        Command::Interventions { all } => {
+            let store = open(g).await?;
+            inspect::interventions(g, &store, *all).await?;
+            Ok(0)
+        }
+        Command::Answer { id, answer, text } => {
+            let store = open(g).await?;
+            let (word, text) = match (answer, text) {
+                (Answer::Hint, None) => {
+                    return Err(Failure::input(
+                        "a hint needs its text: `attractor answer ID hint \"your hint\"`",
+                    ));
+                }
+                (Answer::Hint, Some(t)) => ("hint", Some(t.as_str())),
+                (Answer::Approve, t) => ("approve", t.as_deref()),
+                (Answer::Reject, t) => ("reject", t.as_deref()),
+            };
+            let Some(row) = store.intervention(*id).await? else {
+                return Err(Failure::input(format!(
+                    "no intervention {id}\n  hint: `attractor interventions` lists the pending ones"
+                )));
+            };
+            if !store.answer_intervention(*id, word, text).await? {
+                return Err(Failure::input(format!(
+                    "intervention {id} was already answered ({})",
+                    row.answer.unwrap_or_default()
+                )));
+            }
+            if !g.quiet {
+                println!("intervention {id} answered: {word}");
+            }
             Ok(0)
         }
     }

@@ -49,11 +49,19 @@ pub struct RunConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
     #[error(
-        "{location}: task `{task}` is `kind: {kind}`, which this version of Attractor cannot run yet\n  hint: only `kind: command` tasks run today; give the task a `command:` or leave it out of the suite"
+        "{location}: task `{task}` is `kind: {kind}`, which this version of Attractor cannot run yet\n  hint: `command` and `optimize` tasks run today; leave this task out of the suite for now"
     )]
     Unsupported {
         task: String,
         kind: String,
+        location: SourceLocation,
+    },
+    #[error(
+        "{location}: task `{task}`: {message}\n  hint: use a built-in problem name or a problem file path relative to the suite"
+    )]
+    Problem {
+        task: String,
+        message: String,
         location: SourceLocation,
     },
     #[error("{0}")]
@@ -98,6 +106,8 @@ pub struct SuiteRunner {
     suite: Suite,
     config: RunConfig,
     optimizer: Box<dyn Optimizer>,
+    /// The LLM tier of the ASO coordinator, when a model is configured.
+    model: Option<std::sync::Arc<dyn crate::aso::ModelSupervisor>>,
     cancel: watch::Receiver<bool>,
 }
 
@@ -128,8 +138,15 @@ impl SuiteRunner {
             suite,
             config,
             optimizer,
+            model: None,
             cancel,
         }
+    }
+
+    /// Gives optimize tasks' coordinators an LLM tier.
+    pub fn with_model_supervisor(mut self, model: std::sync::Arc<dyn crate::aso::ModelSupervisor>) -> Self {
+        self.model = Some(model);
+        self
     }
 
     fn cancelled(&self) -> bool {
@@ -139,7 +156,16 @@ impl SuiteRunner {
     /// Runs the configured number of epochs, resuming an unfinished one first.
     pub async fn run(mut self) -> Result<RunSummary, RunnerError> {
         for t in &self.suite.tasks {
-            if !matches!(t.kind, TaskKind::Command(_)) {
+            if let TaskKind::Optimize(o) = &t.kind
+                && let Err(message) = task::optimize::resolve_problem(&o.problem, &self.suite.dir)
+            {
+                return Err(RunnerError::Problem {
+                    task: t.name.clone(),
+                    message,
+                    location: t.location.clone(),
+                });
+            }
+            if matches!(t.kind, TaskKind::Agent(_)) {
                 return Err(RunnerError::Unsupported {
                     task: t.name.clone(),
                     kind: t.kind_name().to_string(),
@@ -282,7 +308,7 @@ impl SuiteRunner {
         });
         let concurrency = self.config.concurrency.max(1);
         let results: Vec<Result<(), RunnerError>> = futures::stream::iter(todo)
-            .map(|t| self.run_task(suite_id, epoch, t, &artifacts))
+            .map(|t| self.run_task(suite_id, epoch, t, &artifacts, epoch_seed))
             .buffer_unordered(concurrency)
             .collect()
             .await;
@@ -480,13 +506,11 @@ impl SuiteRunner {
         epoch: &EpochRow,
         t: &Task,
         artifacts: &[ActiveArtifact],
+        seed: u64,
     ) -> Result<(), RunnerError> {
         if self.cancelled() {
             return Ok(());
         }
-        let TaskKind::Command(spec) = &t.kind else {
-            unreachable!("checked before the first epoch")
-        };
         let run_dir = task::command::fresh_run_dir(&self.config.runs_root, &self.suite.name, epoch.epoch_num, &t.name);
         let run_id = self
             .store
@@ -499,16 +523,42 @@ impl SuiteRunner {
             task: t.name.clone(),
             kind: t.kind_name().to_string(),
         });
-        let outcome = task::command::run(task::command::CommandRun {
-            task: t,
-            spec,
-            run_dir: &run_dir,
-            suite_dir: &self.suite.dir,
-            epoch_num: epoch.epoch_num,
-            artifacts,
-            cancel: self.cancel.clone(),
-        })
-        .await;
+        let outcome = match &t.kind {
+            TaskKind::Command(spec) => {
+                task::command::run(task::command::CommandRun {
+                    task: t,
+                    spec,
+                    run_dir: &run_dir,
+                    suite_dir: &self.suite.dir,
+                    epoch_num: epoch.epoch_num,
+                    artifacts,
+                    cancel: self.cancel.clone(),
+                })
+                .await
+            }
+            TaskKind::Optimize(spec) => {
+                task::optimize::run(task::optimize::OptimizeRun {
+                    task: t,
+                    spec,
+                    run_id,
+                    run_dir: &run_dir,
+                    suite_dir: &self.suite.dir,
+                    epoch_num: epoch.epoch_num,
+                    artifacts,
+                    store: self.store.clone(),
+                    seed: epoch_seed(
+                        seed,
+                        t.name
+                            .bytes()
+                            .fold(0i64, |h, b| h.wrapping_mul(31).wrapping_add(i64::from(b))),
+                    ),
+                    model: self.model.clone(),
+                    cancel: self.cancel.clone(),
+                })
+                .await
+            }
+            TaskKind::Agent(_) => unreachable!("refused before the first epoch"),
+        };
         let breakdown =
             (!outcome.cancelled).then(|| loss::compute(&outcome.signals, &t.weights, t.budget.max_rejections));
         let scores = json!({

@@ -129,6 +129,8 @@ pub struct Budget {
     pub max_wall_time: Option<f64>,
     /// Gate rejections that saturate the gate component of the loss.
     pub max_rejections: u32,
+    /// Problem evaluations (optimize tasks).
+    pub max_evaluations: Option<u64>,
 }
 
 /// A place in a suite file.
@@ -652,6 +654,18 @@ impl Validator {
                         format!("{} is not a positive number of seconds", w.value),
                         "use e.g. `max_wall_time: 240`",
                     );
+                }
+            }
+            if let Some(e) = b.max_evaluations {
+                if e.value == 0 {
+                    self.issue(
+                        e.referenced,
+                        field("budget.max_evaluations"),
+                        "must be at least 1",
+                        "e.g. `max_evaluations: 20000`",
+                    );
+                } else {
+                    budget.max_evaluations = Some(e.value);
                 }
             }
             if let Some(r) = b.max_rejections {

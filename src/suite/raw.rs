@@ -124,6 +124,9 @@ pub struct Budget {
     pub max_wall_time: Option<Spanned<f64>>,
     #[serde(default)]
     pub max_rejections: Option<Spanned<u32>>,
+    /// Problem evaluations an optimize task may use.
+    #[serde(default)]
+    pub max_evaluations: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Deserialize)]

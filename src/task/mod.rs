@@ -5,6 +5,7 @@
 //! engine (`agent`) and the ALM optimizer (`optimize`) come next.
 
 pub mod command;
+pub mod optimize;
 
 use std::time::Duration;
 
