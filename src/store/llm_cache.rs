@@ -50,6 +50,8 @@ impl Store {
 
     /// How many replies the cache holds.
     pub async fn llm_cache_len(&self) -> Result<i64> {
-        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM llm_cache").fetch_one(&self.pool).await?)
+        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM llm_cache")
+            .fetch_one(&self.pool)
+            .await?)
     }
 }
