@@ -10,6 +10,7 @@
 //! process wrote in between, and the busy timeout does not help it. Taking the
 //! write lock up front makes two runners on one file queue instead of failing.
 
+mod llm_cache;
 mod records;
 
 pub use records::*;
