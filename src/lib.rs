@@ -11,6 +11,8 @@
 //! - [`loss`]: the five-part scalar loss of one run.
 //! - [`task`]: executing one task once (a *run*), today the `command` kind.
 //! - [`bus`]: the in-process bus of typed events.
+//! - [`llm`]: the client for OpenAI-compatible model servers (retries, usage,
+//!   JSON replies, response cache) and a scripted test server.
 //! - [`outer`]: the outer loop — epochs over a suite and the optimizers that
 //!   move artifacts between epochs.
 //! - [`aso`]: the ASO coordinator's supervision: diagnostics, directives,
@@ -21,6 +23,7 @@ pub mod artifact;
 pub mod aso;
 pub mod bus;
 pub mod cli;
+pub mod llm;
 pub mod loss;
 pub mod numeric;
 pub mod outer;

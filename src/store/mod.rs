@@ -11,6 +11,7 @@
 //! write lock up front makes two runners on one file queue instead of failing.
 
 mod aso;
+mod llm_cache;
 mod records;
 
 pub use aso::*;

@@ -1,0 +1,170 @@
+//! Structured replies: turning a model's text into a typed value, strictly
+//! first and leniently second, and saying precisely what was wrong when
+//! neither works (that sentence is what the correction call shows the model).
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::lenient::{balanced_spans, fenced_blocks, strip_think};
+use super::reply::ChatReply;
+use super::usage::TokenUsage;
+
+/// How many bracketed spans the lenient parser tries; bounds the work on a
+/// long reply full of brackets.
+const MAX_SPANS: usize = 16;
+
+/// How a structured value was obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParsedVia {
+    /// The reply was exactly the JSON asked for.
+    Strict,
+    /// The JSON had to be dug out (reasoning, fences or prose around it).
+    Lenient,
+    /// The first reply was unusable; the model fixed it when told what was
+    /// wrong.
+    Corrected,
+}
+
+/// A typed value parsed from a model's reply, with how and at what cost.
+#[derive(Clone, Debug)]
+pub struct Structured<T> {
+    pub value: T,
+    pub via: ParsedVia,
+    /// The reply the value was parsed from (the correction's, if there was one).
+    pub reply: ChatReply,
+    /// Tokens of every call made for this value, as reported (cache hits
+    /// included with their original usage).
+    pub usage: TokenUsage,
+    /// Chat calls made for this value: 1, or 2 after a correction.
+    pub calls: u32,
+}
+
+/// Parses `text` as `T`: strictly, then leniently. On failure, the error is a
+/// sentence for both a person and the model, naming the serde error (with the
+/// field path) when there was JSON of the wrong shape.
+pub fn parse_reply<T: DeserializeOwned>(text: &str) -> Result<(T, ParsedVia), String> {
+    let trimmed = text.trim();
+    if let Ok(value) = deserialize::<T>(trimmed) {
+        return Ok((value, ParsedVia::Strict));
+    }
+
+    let cleaned = strip_think(text);
+    let mut candidates: Vec<&str> = Vec::new();
+    candidates.push(cleaned.trim());
+    candidates.extend(fenced_blocks(&cleaned));
+    candidates.extend(balanced_spans(&cleaned, MAX_SPANS));
+    // A reply cut off inside an unclosed <think> may have its JSON in there.
+    candidates.extend(balanced_spans(text, MAX_SPANS));
+
+    let mut shape_error = None;
+    let mut syntax_error = None;
+    let mut tried: Vec<&str> = Vec::new();
+    for candidate in candidates {
+        if candidate.is_empty() || candidate == trimmed || tried.contains(&candidate) {
+            continue;
+        }
+        tried.push(candidate);
+        match deserialize::<T>(candidate) {
+            Ok(value) => return Ok((value, ParsedVia::Lenient)),
+            Err(error) if is_json(candidate) => {
+                shape_error.get_or_insert(error);
+            }
+            Err(error) if candidate.starts_with(['{', '[']) => {
+                syntax_error.get_or_insert(error);
+            }
+            Err(_) => {}
+        }
+    }
+    // The strict attempt's error counts too when the whole reply looked like JSON.
+    if trimmed.starts_with(['{', '[']) {
+        let error = deserialize::<T>(trimmed).err().unwrap_or_default();
+        if is_json(trimmed) {
+            shape_error.get_or_insert(error);
+        } else {
+            syntax_error.get_or_insert(error);
+        }
+    }
+    Err(match (shape_error, syntax_error) {
+        (Some(e), _) => format!("the JSON does not have the expected shape: {e}"),
+        (None, Some(e)) => format!("it is not valid JSON: {e}"),
+        (None, None) => "it contains no JSON object".to_string(),
+    })
+}
+
+/// The user message that asks a model to fix its reply, quoting what was wrong.
+pub fn correction_message(problem: &str) -> String {
+    format!(
+        "Your previous reply could not be used: {problem}. Reply again with only the corrected JSON, \
+         with no explanation, no code fences and no <think> block."
+    )
+}
+
+/// Deserializes with the path of the offending field in the error
+/// (`items[2].score: invalid type: …`), which tells the model where to look.
+fn deserialize<T: DeserializeOwned>(text: &str) -> Result<T, String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| e.to_string())?;
+    de.end().map_err(|e| e.to_string())?;
+    Ok(value)
+}
+
+fn is_json(text: &str) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Score {
+        score: f64,
+    }
+
+    fn parse(text: &str) -> Result<(Score, ParsedVia), String> {
+        parse_reply::<Score>(text)
+    }
+
+    #[test]
+    fn strict_and_lenient() {
+        assert_eq!(
+            parse(" {\"score\": 1} ").unwrap(),
+            (Score { score: 1.0 }, ParsedVia::Strict)
+        );
+        let lenient = [
+            "<think>maybe {\"score\": 0}?</think>\n{\"score\": 2}",
+            "```json\n{\"score\": 2}\n```",
+            "Sure! Here it is: {\"score\": 2}. Anything else?",
+            "I think the score is 2</think>{\"score\": 2}",
+            "<think>{\"score\": 2}",
+            "{\"other\": 1} {\"score\": 2}",
+        ];
+        for text in lenient {
+            assert_eq!(parse(text), Ok((Score { score: 2.0 }, ParsedVia::Lenient)), "{text}");
+        }
+    }
+
+    #[test]
+    fn failures_say_what_was_wrong() {
+        let shape = parse("{\"score\": \"high\"}").unwrap_err();
+        assert!(
+            shape.contains("expected shape") && shape.contains("score: invalid type"),
+            "{shape}"
+        );
+        let missing = parse("```json\n{\"points\": 2}\n```").unwrap_err();
+        assert!(missing.contains("missing field `score`"), "{missing}");
+        let syntax = parse("{\"score\": 2,}").unwrap_err();
+        assert!(
+            syntax.contains("not valid JSON") && syntax.contains("trailing comma"),
+            "{syntax}"
+        );
+        assert_eq!(parse("no json here").unwrap_err(), "it contains no JSON object");
+        assert_eq!(
+            parse("{\"score\": 2").unwrap_err(),
+            "it is not valid JSON: EOF while parsing an object at line 1 column 11"
+        );
+    }
+}

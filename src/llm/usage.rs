@@ -1,0 +1,157 @@
+//! Token and call accounting: [`TokenUsage`] for one call, [`Usage`] for the
+//! running totals that budgets read.
+//!
+//! [`Usage`] is a set of atomic counters behind an `Arc`, so any number of
+//! clients (and clones of one client) can add to one shared budget without a
+//! lock, and a budget can read a [`UsageSnapshot`] at any time. Pass the same
+//! `Arc<Usage>` to several clients with
+//! [`LlmClient::with_usage`](super::LlmClient::with_usage) to meter them
+//! together.
+
+use std::ops::{Add, AddAssign};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Tokens of one call (or a sum of calls), as the server reported them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+}
+
+impl Add for TokenUsage {
+    type Output = TokenUsage;
+    fn add(self, other: TokenUsage) -> TokenUsage {
+        TokenUsage {
+            prompt_tokens: self.prompt_tokens + other.prompt_tokens,
+            completion_tokens: self.completion_tokens + other.completion_tokens,
+            total_tokens: self.total_tokens + other.total_tokens,
+        }
+    }
+}
+
+impl AddAssign for TokenUsage {
+    fn add_assign(&mut self, other: TokenUsage) {
+        *self = *self + other;
+    }
+}
+
+/// Running totals of every call made through the clients that share it.
+#[derive(Debug, Default)]
+pub struct Usage {
+    calls: AtomicU64,
+    prompt_tokens: AtomicU64,
+    completion_tokens: AtomicU64,
+    total_tokens: AtomicU64,
+    retries: AtomicU64,
+    failures: AtomicU64,
+    cache_hits: AtomicU64,
+    latency_micros: AtomicU64,
+}
+
+/// A copy of the [`Usage`] counters at one moment.
+///
+/// Each field is read atomically, the set as a whole is not: a snapshot taken
+/// while calls finish may count a call's tokens but not yet its latency. For
+/// budgets, which compare totals against limits, that does not matter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct UsageSnapshot {
+    /// Chat calls sent to the server (cache hits excluded), failed ones included.
+    pub calls: u64,
+    /// Tokens reported by the server, summed (calls without a `usage` add 0).
+    pub tokens: TokenUsage,
+    /// HTTP attempts beyond the first of each call.
+    pub retries: u64,
+    /// Calls that ended in an error for the caller, including structured calls
+    /// whose reply stayed invalid JSON after the correction.
+    pub failures: u64,
+    /// Calls answered from the response cache.
+    pub cache_hits: u64,
+    /// Wall time of all calls sent to the server, retries included.
+    pub latency: Duration,
+}
+
+impl UsageSnapshot {
+    /// What happened between `earlier` and `self` (per-task budgets take a
+    /// snapshot at the start and subtract it at the end).
+    pub fn since(&self, earlier: &UsageSnapshot) -> UsageSnapshot {
+        UsageSnapshot {
+            calls: self.calls.saturating_sub(earlier.calls),
+            tokens: TokenUsage {
+                prompt_tokens: self.tokens.prompt_tokens.saturating_sub(earlier.tokens.prompt_tokens),
+                completion_tokens: self
+                    .tokens
+                    .completion_tokens
+                    .saturating_sub(earlier.tokens.completion_tokens),
+                total_tokens: self.tokens.total_tokens.saturating_sub(earlier.tokens.total_tokens),
+            },
+            retries: self.retries.saturating_sub(earlier.retries),
+            failures: self.failures.saturating_sub(earlier.failures),
+            cache_hits: self.cache_hits.saturating_sub(earlier.cache_hits),
+            latency: self.latency.saturating_sub(earlier.latency),
+        }
+    }
+}
+
+impl Usage {
+    pub fn new() -> Usage {
+        Usage::default()
+    }
+
+    pub fn snapshot(&self) -> UsageSnapshot {
+        // Relaxed is enough: the counters are independent totals, not a
+        // protocol between threads.
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        UsageSnapshot {
+            calls: load(&self.calls),
+            tokens: TokenUsage {
+                prompt_tokens: load(&self.prompt_tokens),
+                completion_tokens: load(&self.completion_tokens),
+                total_tokens: load(&self.total_tokens),
+            },
+            retries: load(&self.retries),
+            failures: load(&self.failures),
+            cache_hits: load(&self.cache_hits),
+            latency: Duration::from_micros(load(&self.latency_micros)),
+        }
+    }
+
+    /// Total tokens so far: the number most budgets compare against.
+    pub fn total_tokens(&self) -> u64 {
+        self.total_tokens.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn record_call(&self, tokens: Option<TokenUsage>, latency: Duration, retries: u32) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        if let Some(t) = tokens {
+            self.prompt_tokens.fetch_add(t.prompt_tokens, Ordering::Relaxed);
+            self.completion_tokens.fetch_add(t.completion_tokens, Ordering::Relaxed);
+            self.total_tokens.fetch_add(t.total_tokens, Ordering::Relaxed);
+        }
+        self.retries.fetch_add(u64::from(retries), Ordering::Relaxed);
+        self.add_latency(latency);
+    }
+
+    pub(crate) fn record_failed_call(&self, latency: Duration, retries: u32) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.failures.fetch_add(1, Ordering::Relaxed);
+        self.retries.fetch_add(u64::from(retries), Ordering::Relaxed);
+        self.add_latency(latency);
+    }
+
+    pub(crate) fn record_cache_hit(&self) {
+        self.cache_hits.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn record_invalid_reply(&self) {
+        self.failures.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn add_latency(&self, latency: Duration) {
+        let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
+        self.latency_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,613 @@
+//! The LLM client against the scripted OpenAI-compatible server: a real HTTP
+//! server on loopback, so retries, timeouts, headers and the cache are
+//! exercised through the client's real HTTP stack.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use attractor::llm::scripted::{Scripted, ScriptedServer};
+use attractor::llm::{
+    ApiKey, ChatMessage, ChatRequest, DEFAULT_BASE_URL, LlmClient, LlmConfig, LlmError, LlmSettings, ParsedVia, Usage,
+};
+use attractor::store::Store;
+use serde::Deserialize;
+use serde_json::json;
+
+#[derive(Debug, Deserialize, PartialEq)]
+struct Score {
+    score: f64,
+    reason: String,
+}
+
+const GOOD: &str = r#"{"score": 0.75, "reason": "clear"}"#;
+
+fn good() -> Score {
+    Score {
+        score: 0.75,
+        reason: "clear".into(),
+    }
+}
+
+/// Short retries and timeouts so the whole file runs in a few seconds.
+fn config(server: &ScriptedServer) -> LlmConfig {
+    LlmConfig::new(server.base_url(), "test-model")
+        .with_retries(3, Duration::from_millis(10))
+        .with_timeout(Duration::from_secs(5))
+}
+
+fn client(server: &ScriptedServer) -> LlmClient {
+    LlmClient::new(config(server)).expect("client")
+}
+
+async fn start(script: Vec<Scripted>) -> ScriptedServer {
+    ScriptedServer::start(script).await.expect("start scripted server")
+}
+
+fn ask() -> ChatRequest {
+    ChatRequest::new(vec![
+        ChatMessage::system("Rate the answer as JSON with score and reason."),
+        ChatMessage::user("The answer is 4."),
+    ])
+}
+
+async fn temp_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&dir.path().join("attractor.db")).await.expect("open store");
+    (dir, store)
+}
+
+#[tokio::test]
+async fn success_records_usage_latency_and_sends_a_plain_request() {
+    let server = start(vec![
+        Scripted::reply("Hello there."),
+        Scripted::without_usage("No usage."),
+    ])
+    .await;
+    let client = client(&server);
+
+    let reply = client.chat(ask().max_tokens(64)).await.expect("chat");
+    assert_eq!(reply.content, "Hello there.");
+    let usage = reply.usage.expect("usage reported");
+    assert!(usage.prompt_tokens > 0 && usage.completion_tokens > 0);
+    assert_eq!(usage.total_tokens, usage.prompt_tokens + usage.completion_tokens);
+    assert!(reply.latency > Duration::ZERO);
+    assert_eq!((reply.cached, reply.retries), (false, 0));
+    assert_eq!(reply.model.as_deref(), Some("test-model"));
+    assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
+
+    let sent = &server.requests()[0];
+    assert_eq!(
+        (sent.method.as_str(), sent.path.as_str()),
+        ("POST", "/v1/chat/completions")
+    );
+    let body = sent.json();
+    assert_eq!(body["model"], "test-model");
+    assert_eq!(body["temperature"], 0.0);
+    assert_eq!(body["max_tokens"], 64);
+    assert!(
+        body.get("response_format").is_none(),
+        "plain chat asks for no JSON mode: {body}"
+    );
+    assert_eq!(
+        sent.messages(),
+        vec![
+            ("system".into(), "Rate the answer as JSON with score and reason.".into()),
+            ("user".into(), "The answer is 4.".into())
+        ]
+    );
+    assert_eq!(sent.header("authorization"), None, "no key configured, no header");
+
+    // A server that sends no usage is fine; the totals just do not grow.
+    let bare = client.chat(ask().no_cache()).await.expect("chat without usage");
+    assert_eq!(bare.usage, None);
+    let totals = client.usage().snapshot();
+    assert_eq!(
+        (totals.calls, totals.failures, totals.retries, totals.cache_hits),
+        (2, 0, 0, 0)
+    );
+    assert_eq!(totals.tokens, usage);
+    assert!(totals.latency >= reply.latency);
+}
+
+#[tokio::test]
+async fn think_blocks_are_stripped() {
+    let server = start(vec![Scripted::with_think(
+        "The user wants {\"score\": 0}? No, let me think again.",
+        GOOD,
+    )])
+    .await;
+    let parsed = client(&server).chat_json::<Score>(ask()).await.expect("chat_json");
+    assert_eq!(parsed.value, good());
+    assert_eq!((parsed.via, parsed.calls), (ParsedVia::Lenient, 1));
+    let body = server.requests()[0].json();
+    assert_eq!(body["response_format"], json!({"type": "json_object"}));
+}
+
+#[tokio::test]
+async fn fenced_json_is_unwrapped() {
+    let server = start(vec![Scripted::fenced(GOOD)]).await;
+    let parsed = client(&server).chat_json::<Score>(ask()).await.expect("chat_json");
+    assert_eq!(parsed.value, good());
+    assert_eq!(parsed.via, ParsedVia::Lenient);
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn strict_json_needs_no_help() {
+    let server = start(vec![Scripted::reply(GOOD)]).await;
+    let parsed = client(&server).chat_json::<Score>(ask()).await.expect("chat_json");
+    assert_eq!((parsed.value, parsed.via), (good(), ParsedVia::Strict));
+}
+
+#[tokio::test]
+async fn malformed_reply_is_corrected_by_a_second_call_that_says_what_was_wrong() {
+    let bad = r#"{"score": "high", "reason": "clear"}"#;
+    let server = start(vec![Scripted::reply(bad), Scripted::reply(GOOD)]).await;
+    let client = client(&server);
+    let parsed = client.chat_json::<Score>(ask()).await.expect("corrected");
+    assert_eq!(parsed.value, good());
+    assert_eq!((parsed.via, parsed.calls), (ParsedVia::Corrected, 2));
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].messages();
+    assert_eq!(messages.len(), 4, "the original two, the bad reply, the correction");
+    assert_eq!(messages[2], ("assistant".to_string(), bad.to_string()));
+    let (role, correction) = &messages[3];
+    assert_eq!(role, "user");
+    assert!(
+        correction.contains("score: invalid type: string \"high\", expected f64"),
+        "the correction names the serde error: {correction}"
+    );
+    assert!(correction.contains("only the corrected JSON"), "{correction}");
+    // Usage covers both calls.
+    assert!(parsed.usage.total_tokens > parsed.reply.usage.unwrap().total_tokens);
+    assert_eq!(parsed.usage.total_tokens, client.usage().snapshot().tokens.total_tokens);
+    assert_eq!(client.usage().snapshot().calls, 2);
+}
+
+#[tokio::test]
+async fn malformed_twice_is_a_clear_error_and_is_not_cached() {
+    let server = start(vec![
+        Scripted::reply("I'd rate it highly!"),
+        Scripted::reply(r#"{"score": 0.75,}"#),
+        Scripted::reply(GOOD),
+    ])
+    .await;
+    let client = client(&server);
+    let err = client.chat_json::<Score>(ask()).await.expect_err("still invalid");
+    assert!(matches!(err, LlmError::InvalidJson { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains("model test-model did not reply with valid JSON"),
+        "{text}"
+    );
+    assert!(text.contains("trailing comma"), "says what was wrong: {text}");
+    assert!(text.contains("try a stronger model"), "says what to do: {text}");
+    assert_eq!(server.requests().len(), 2, "exactly one correction");
+    assert!(
+        server.requests()[1].messages()[3]
+            .1
+            .contains("it contains no JSON object"),
+        "the first correction said what was wrong with the first reply"
+    );
+    assert_eq!(client.usage().snapshot().failures, 1);
+
+    // The unusable replies were not cached: the same deterministic call asks again.
+    let parsed = client.chat_json::<Score>(ask()).await.expect("second try");
+    assert_eq!(parsed.via, ParsedVia::Strict);
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn rate_limit_waits_for_retry_after() {
+    let server = start(vec![Scripted::rate_limited(1), Scripted::reply("ok")]).await;
+    let client = client(&server);
+    let started = Instant::now();
+    let reply = client.chat(ask()).await.expect("chat after 429");
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_secs(1), "waited only {elapsed:?}");
+    assert!(elapsed < Duration::from_secs(4), "waited far too long: {elapsed:?}");
+    assert_eq!((reply.content.as_str(), reply.retries), ("ok", 1));
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(client.usage().snapshot().retries, 1);
+}
+
+#[tokio::test]
+async fn rate_limit_asking_for_too_long_a_wait_fails_at_once() {
+    let server = start(vec![Scripted::rate_limited(3600), Scripted::reply("never")]).await;
+    let started = Instant::now();
+    let err = client(&server).chat(ask()).await.expect_err("429 with a long wait");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(matches!(err, LlmError::RateLimited { attempts: 1, .. }), "{err:?}");
+    assert!(err.to_string().contains("asked to wait 3600.0 s"), "{err}");
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn server_error_is_retried() {
+    let server = start(vec![Scripted::server_error(), Scripted::reply("recovered")]).await;
+    let reply = client(&server).chat(ask()).await.expect("chat after 500");
+    assert_eq!((reply.content.as_str(), reply.retries), ("recovered", 1));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn server_errors_past_the_retry_budget_are_reported() {
+    let server = ScriptedServer::start_repeating(vec![], Scripted::server_error())
+        .await
+        .unwrap();
+    let err = client(&server).chat(ask()).await.expect_err("always 500");
+    assert!(
+        matches!(
+            err,
+            LlmError::ServerError {
+                status: 500,
+                attempts: 4,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("500 Internal Server Error"), "{err}");
+    assert!(err.to_string().contains("the scripted model crashed"), "{err}");
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn bad_request_is_not_retried() {
+    let server = start(vec![
+        Scripted::bad_request("this model's maximum context length is 8192 tokens"),
+        Scripted::reply("never sent"),
+    ])
+    .await;
+    let client = client(&server);
+    let err = client.chat(ask()).await.expect_err("400");
+    assert!(matches!(err, LlmError::Rejected { status: 400, .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains("400 Bad Request") && text.contains("maximum context length"),
+        "{text}"
+    );
+    assert_eq!(server.requests().len(), 1, "exactly one request");
+    assert_eq!(server.remaining(), 1);
+    let usage = client.usage().snapshot();
+    assert_eq!((usage.calls, usage.failures, usage.retries), (1, 1, 0));
+}
+
+#[tokio::test]
+async fn timeout_then_success() {
+    let server = start(vec![
+        Scripted::delayed(Duration::from_secs(3), Scripted::reply("too late")),
+        Scripted::reply("in time"),
+    ])
+    .await;
+    let client = LlmClient::new(config(&server).with_timeout(Duration::from_millis(300))).unwrap();
+    let started = Instant::now();
+    let reply = client.chat(ask()).await.expect("chat after a timeout");
+    assert_eq!((reply.content.as_str(), reply.retries), ("in time", 1));
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "did not wait for the slow reply"
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn timeouts_past_the_retry_budget_are_reported() {
+    let slow = Scripted::delayed(Duration::from_secs(3), Scripted::reply("too late"));
+    let server = ScriptedServer::start_repeating(vec![], slow).await.unwrap();
+    let config = config(&server)
+        .with_timeout(Duration::from_millis(100))
+        .with_retries(1, Duration::from_millis(10));
+    let err = LlmClient::new(config)
+        .unwrap()
+        .chat(ask())
+        .await
+        .expect_err("always slow");
+    assert!(matches!(err, LlmError::Timeout { attempts: 2, .. }), "{err:?}");
+    assert!(err.to_string().contains("did not answer within 100 ms"), "{err}");
+}
+
+#[tokio::test]
+async fn closed_connection_is_retried_then_reported() {
+    let server = start(vec![Scripted::close_connection(), Scripted::reply("back")]).await;
+    let reply = client(&server)
+        .chat(ask())
+        .await
+        .expect("chat after a dropped connection");
+    assert_eq!((reply.content.as_str(), reply.retries), ("back", 1));
+
+    let dropping = ScriptedServer::start_repeating(vec![], Scripted::close_connection())
+        .await
+        .unwrap();
+    let config = config(&dropping).with_retries(2, Duration::from_millis(10));
+    let err = LlmClient::new(config)
+        .unwrap()
+        .chat(ask())
+        .await
+        .expect_err("always dropped");
+    assert!(matches!(err, LlmError::ConnectionLost { attempts: 3, .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("dropped the connection without answering"),
+        "{err}"
+    );
+    assert_eq!(dropping.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn server_down_is_a_clear_error_after_bounded_retries() {
+    let server = start(vec![]).await;
+    let base_url = server.base_url();
+    let config = config(&server).with_retries(2, Duration::from_millis(10));
+    server.shutdown().await;
+
+    let client = LlmClient::new(config).unwrap();
+    let started = Instant::now();
+    let err = client.chat(ask()).await.expect_err("nobody listening");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(matches!(err, LlmError::Unreachable { attempts: 3, .. }), "{err:?}");
+    assert!(err.is_transient());
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "cannot reach the model server at {base_url} (connection refused)"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("start Ollama") && text.contains("ATTRACTOR_LLM_BASE_URL"),
+        "{text}"
+    );
+    let usage = client.usage().snapshot();
+    assert_eq!((usage.calls, usage.failures, usage.retries), (1, 1, 2));
+}
+
+#[tokio::test]
+async fn deterministic_calls_are_cached_in_the_database() {
+    let (_dir, store) = temp_store().await;
+    let server = start(vec![
+        Scripted::reply("first"),
+        Scripted::reply("warm 1"),
+        Scripted::reply("warm 2"),
+        Scripted::reply("bypassed"),
+        Scripted::reply("cache off"),
+    ])
+    .await;
+    let client = client(&server).with_store(store.clone());
+
+    let a = client.chat(ask()).await.unwrap();
+    let b = client.chat(ask()).await.unwrap();
+    assert_eq!((a.content.as_str(), a.cached), ("first", false));
+    assert_eq!((b.content.as_str(), b.cached), ("first", true));
+    assert_eq!(b.usage, a.usage, "a hit reports the original call's usage");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the second identical call was served by the cache"
+    );
+    let usage = client.usage().snapshot();
+    assert_eq!((usage.calls, usage.cache_hits), (1, 1));
+    assert_eq!(usage.tokens, a.usage.unwrap(), "a hit spends no tokens");
+
+    // Sampling is not deterministic: never cached.
+    let warm1 = client.chat(ask().temperature(0.7)).await.unwrap();
+    let warm2 = client.chat(ask().temperature(0.7)).await.unwrap();
+    assert_eq!((warm1.content.as_str(), warm2.content.as_str()), ("warm 1", "warm 2"));
+    // Bypass per request, and off globally.
+    assert_eq!(client.chat(ask().no_cache()).await.unwrap().content, "bypassed");
+    let uncached = LlmClient::new(config(&server).with_cache(false))
+        .unwrap()
+        .with_store(store.clone());
+    assert_eq!(uncached.chat(ask()).await.unwrap().content, "cache off");
+    assert_eq!(server.requests().len(), 5);
+    assert_eq!(store.llm_cache_len().await.unwrap(), 1);
+
+    // The cache outlives the client: a new one on the same database is served too.
+    let fresh = LlmClient::new(config(&server)).unwrap().with_store(store.clone());
+    assert_eq!(fresh.chat(ask()).await.unwrap().content, "first");
+    assert_eq!(server.requests().len(), 5);
+    let hits = raw_strings(&store, "SELECT CAST(hits AS TEXT) FROM llm_cache").await;
+    assert_eq!(hits, vec!["2".to_string()]);
+}
+
+#[tokio::test]
+async fn errors_are_never_cached() {
+    let server = start(vec![
+        Scripted::server_error(),
+        Scripted::reply("fine"),
+        Scripted::reply("unused"),
+    ])
+    .await;
+    let client = LlmClient::new(config(&server).with_retries(0, Duration::from_millis(10))).unwrap();
+    assert!(client.chat(ask()).await.is_err());
+    assert_eq!(client.chat(ask()).await.unwrap().content, "fine");
+    let third = client.chat(ask()).await.unwrap();
+    assert_eq!((third.content.as_str(), third.cached), ("fine", true));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn json_mode_falls_back_when_the_server_rejects_response_format() {
+    let server = start(vec![
+        Scripted::bad_request("unknown parameter: response_format"),
+        Scripted::reply(GOOD),
+        Scripted::reply(GOOD),
+    ])
+    .await;
+    let client = client(&server);
+    let parsed = client.chat_json::<Score>(ask()).await.expect("fallback");
+    assert_eq!(parsed.value, good());
+    assert!(!client.json_mode_supported(), "remembered");
+    client.chat_json::<Score>(ask().no_cache()).await.expect("later call");
+    let formats: Vec<_> = server
+        .requests()
+        .iter()
+        .map(|r| r.json().get("response_format").is_some())
+        .collect();
+    assert_eq!(formats, vec![true, false, false]);
+    assert_eq!(client.usage().snapshot().retries, 1);
+
+    // With JSON mode off in the configuration it is never asked for.
+    let plain = start(vec![Scripted::reply(GOOD)]).await;
+    let off = LlmClient::new(config(&plain).with_json_mode(false)).unwrap();
+    off.chat_json::<Score>(ask()).await.unwrap();
+    assert!(plain.requests()[0].json().get("response_format").is_none());
+}
+
+const KEY: &str = "sk-test-SECRET-4f9a2c";
+
+#[tokio::test]
+async fn api_key_goes_only_into_the_authorization_header() {
+    let (_dir, store) = temp_store().await;
+    let server = start(vec![
+        Scripted::reply(GOOD),
+        Scripted::status(401, format!("Incorrect API key provided: {KEY}")),
+    ])
+    .await;
+    let config = config(&server).with_api_key(KEY);
+    let client = LlmClient::new(config.clone()).unwrap().with_store(store.clone());
+
+    client.chat_json::<Score>(ask()).await.unwrap();
+    let sent = &server.requests()[0];
+    assert_eq!(sent.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert!(!sent.body.contains(KEY), "the key is not in the body");
+
+    for shown in [
+        format!("{client:?}"),
+        format!("{config:?}"),
+        format!("{:?}", config.api_key),
+    ] {
+        assert!(!shown.contains("SECRET"), "Debug leaks the key: {shown}");
+    }
+    assert!(format!("{client:?}").contains("<redacted>"));
+
+    assert_eq!(store.llm_cache_len().await.unwrap(), 1);
+    let rows = raw_strings(
+        &store,
+        "SELECT key || base_url || model || request_json || response_json || created_at FROM llm_cache",
+    )
+    .await;
+    assert_eq!(rows.len(), 1);
+    assert!(!rows[0].contains("SECRET"), "the cache row holds the key: {}", rows[0]);
+    assert!(
+        rows[0].contains("Rate the answer"),
+        "the row is the request: {}",
+        rows[0]
+    );
+
+    // A server that quotes the key back in an error does not get it into ours.
+    let err = client.chat(ask().no_cache()).await.expect_err("401");
+    assert!(matches!(err, LlmError::Rejected { status: 401, .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(!text.contains("SECRET") && text.contains("<redacted>"), "{text}");
+    assert!(text.contains("check the API key"), "{text}");
+}
+
+#[tokio::test]
+async fn usage_can_be_shared_by_several_clients() {
+    let server = start(vec![Scripted::reply("a"), Scripted::reply("b")]).await;
+    let shared = std::sync::Arc::new(Usage::new());
+    let one = client(&server).with_usage(shared.clone());
+    let two = client(&server).with_usage(shared.clone());
+    let before = shared.snapshot();
+    one.chat(ask().no_cache()).await.unwrap();
+    two.chat(ask().no_cache().model("other-model")).await.unwrap();
+    let spent = shared.snapshot().since(&before);
+    assert_eq!(spent.calls, 2);
+    assert_eq!(spent.tokens.total_tokens, shared.total_tokens());
+    assert_eq!(server.requests()[1].json()["model"], "other-model");
+}
+
+fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    move |name| map.get(name).cloned()
+}
+
+#[test]
+fn environment_precedence() {
+    let none = LlmSettings::default();
+
+    // Nothing set: a local Ollama, but a model must be named.
+    let err = LlmConfig::resolve(&none, env(&[])).unwrap_err();
+    assert!(matches!(err, LlmError::NoModel));
+    assert!(err.to_string().contains("ATTRACTOR_LLM_MODEL"), "{err}");
+    let local = LlmConfig::resolve(&none, env(&[("ATTRACTOR_LLM_MODEL", "llama3.2")])).unwrap();
+    assert_eq!(
+        (local.base_url.as_str(), local.model.as_str()),
+        (DEFAULT_BASE_URL, "llama3.2")
+    );
+    assert!(local.api_key.is_none());
+    assert!(local.json_mode && local.cache);
+
+    // The OPENAI_* variables are honoured...
+    let openai = [
+        ("ATTRACTOR_LLM_MODEL", "gpt-4o-mini"),
+        ("OPENAI_BASE_URL", "https://api.openai.com/v1/"),
+        ("OPENAI_API_KEY", "sk-openai"),
+    ];
+    let c = LlmConfig::resolve(&none, env(&openai)).unwrap();
+    assert_eq!(c.base_url, "https://api.openai.com/v1", "trailing slash dropped");
+    assert_eq!(c.api_key, Some(ApiKey::new("sk-openai")));
+
+    // ...but ATTRACTOR_* wins over them...
+    let mut both = openai.to_vec();
+    both.push(("ATTRACTOR_LLM_BASE_URL", "http://10.0.0.5:8000/v1"));
+    both.push(("ATTRACTOR_LLM_API_KEY", "sk-attractor"));
+    let c = LlmConfig::resolve(&none, env(&both)).unwrap();
+    assert_eq!(c.base_url, "http://10.0.0.5:8000/v1");
+    assert_eq!(c.api_key, Some(ApiKey::new("sk-attractor")));
+
+    // ...and explicit settings win over everything.
+    let settings = LlmSettings {
+        base_url: Some("http://127.0.0.1:1234/v1".into()),
+        model: Some("qwen2.5".into()),
+        api_key: Some(ApiKey::new("sk-settings")),
+        timeout_secs: Some(7.5),
+        max_retries: Some(1),
+        json_mode: Some(false),
+        cache: Some(false),
+    };
+    let c = LlmConfig::resolve(&settings, env(&both)).unwrap();
+    assert_eq!(
+        (c.base_url.as_str(), c.model.as_str()),
+        ("http://127.0.0.1:1234/v1", "qwen2.5")
+    );
+    assert_eq!(c.api_key, Some(ApiKey::new("sk-settings")));
+    assert_eq!((c.timeout, c.max_retries), (Duration::from_secs_f64(7.5), 1));
+    assert!(!c.json_mode && !c.cache);
+
+    // Empty variables count as unset; a bad URL names where it came from.
+    let c = LlmConfig::resolve(
+        &none,
+        env(&[
+            ("ATTRACTOR_LLM_BASE_URL", " "),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1"),
+            ("ATTRACTOR_LLM_MODEL", "m"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(c.base_url, "http://127.0.0.1:8080/v1");
+    let err = LlmConfig::resolve(
+        &none,
+        env(&[
+            ("ATTRACTOR_LLM_BASE_URL", "localhost:11434"),
+            ("ATTRACTOR_LLM_MODEL", "m"),
+        ]),
+    )
+    .unwrap_err();
+    assert!(matches!(err, LlmError::BadBaseUrl { .. }), "{err:?}");
+    assert!(err.to_string().contains("(from ATTRACTOR_LLM_BASE_URL)"), "{err}");
+}
+
+/// Every row of a one-column query, read with plain SQL independently of the
+/// store's API.
+async fn raw_strings(store: &Store, sql: &str) -> Vec<String> {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display()))
+        .await
+        .expect("connect");
+    let rows: Vec<String> = sqlx::query_scalar(sql).fetch_all(&pool).await.expect(sql);
+    pool.close().await;
+    rows
+}
