@@ -14,11 +14,13 @@
 //! - [`outer`]: the outer loop — epochs over a suite and the optimizers that
 //!   move artifacts between epochs.
 //! - [`cli`]: the `attractor` command-line interface.
+//! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs).
 
 pub mod artifact;
 pub mod bus;
 pub mod cli;
 pub mod loss;
+pub mod numeric;
 pub mod outer;
 pub mod store;
 pub mod suite;
