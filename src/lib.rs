@@ -14,7 +14,7 @@
 //! - [`outer`]: the outer loop — epochs over a suite and the optimizers that
 //!   move artifacts between epochs.
 //! - [`cli`]: the `attractor` command-line interface.
-//! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs).
+//! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
 
 pub mod artifact;
 pub mod bus;
