@@ -227,7 +227,7 @@ fn ctrl_c_stops_cleanly_with_130_and_the_same_command_resumes() {
         ),
     );
     let args = ["run", suite.to_str().unwrap(), "--epochs", "2", "--concurrency", "1"];
-    let mut child = cli
+    let child = cli
         .cmd(&args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
