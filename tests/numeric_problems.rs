@@ -339,7 +339,8 @@ fn scaled_engineering_constraints_keep_the_raw_feasible_set() {
         ]
     }
     let mut rng = ChaCha8Rng::seed_from_u64(2000);
-    let cases: [(&str, fn(&[f64]) -> Vec<f64>); 2] = [
+    type Raw = fn(&[f64]) -> Vec<f64>;
+    let cases: [(&str, Raw); 2] = [
         ("pressure_vessel", raw_pressure_vessel),
         ("welded_beam", raw_welded_beam),
     ];
