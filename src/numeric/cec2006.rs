@@ -7,7 +7,7 @@
 //! in the report's order, inequalities named `g1`, `g2`, … (feasible when
 //! ≤ 0) and equalities `h1`, `h2`, … (feasible when = 0). The formulas agree
 //! with pagmo2's `cec2006` (the reference kept closest to the competition's C
-//! code) to about 1e-15 relative — see `tests/data/cec2006_points.json` —
+//! code) to about 1e-12 relative — see `tests/data/cec2006_points.json` —
 //! except at these singular points, where they are guarded:
 //!
 //! - g02 divides by √(Σ i·x_i²), zero at the origin: 1e-17 is added under the
@@ -19,6 +19,10 @@
 //! - g14 takes x_i·ln(x_i / Σx), counted as 0 when x_i = 0 (its limit).
 //! - g20 divides by sums that vanish when blocks of x are all zero; a term
 //!   whose numerator is 0 is counted as 0.
+//!
+//! Not smooth, by definition: g12's constraint is a minimum over 729 spheres,
+//! and g17's cost is piecewise in x1 and x2 (jumps at x1 = 300, x2 = 100 and
+//! 200; 0 outside the flows' ranges).
 //!
 //! Elsewhere a point where a value is not finite (outside the box, or an
 //! isolated zero divisor inside g16) is an [`EvalError`](super::EvalError).
@@ -49,9 +53,9 @@ pub const NAMES: [&str; 24] = [
 ///
 /// g03 −1, g05 5126.4981095953, g11 0.75, g13 0.0539498477703,
 /// g14 −47.7610908594, g15 961.7151721301, g17 8853.5398913523,
-/// g21 193.7869252 (the best found, not proven), g23 −400. g22's published
-/// point is feasible to 1e-4 with its equalities scaled up to 1e7, so its
-/// best-known value is kept.
+/// g21 193.7869252 (the best found, not proven), g23 −400. No exactly
+/// feasible optimum is published for g22 (equality coefficients up to 1e7),
+/// so its best-known value is used.
 pub fn feasible_reference(name: &str) -> Option<f64> {
     let exact = match name {
         "g03" => -1.0,
