@@ -18,6 +18,7 @@
 //! - [`aso`]: the ASO coordinator's supervision: diagnostics, directives,
 //!   the tiered supervisors.
 //! - [`cli`]: the `attractor` command-line interface.
+//! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
 
 pub mod artifact;
 pub mod aso;

@@ -38,10 +38,7 @@ impl Problem for Small {
         })
     }
     fn best_known(&self) -> Option<BestKnown> {
-        Some(BestKnown {
-            value: 1.0,
-            x: Some(vec![1.0, 1.0]),
-        })
+        Some(BestKnown { value: 1.0, x: Some(vec![1.0, 1.0]) })
     }
 }
 
@@ -85,17 +82,10 @@ fn coordinator(problem: Arc<dyn Problem>, config: AsoConfig, telemetry: Option<(
     let (_tx, rx) = tokio::sync::watch::channel(false);
     Coordinator {
         problem,
-        alm: AlmSettings {
-            max_penalty: config.max_penalty_parameter,
-            ..AlmSettings::default()
-        },
+        alm: AlmSettings { max_penalty: config.max_penalty_parameter, ..AlmSettings::default() },
         supervisor: Arc::new(TieredSupervisor::new(config.clone(), None)),
         config,
-        context: SupervisionContext {
-            cycle: 1,
-            problem: "small".into(),
-            human_hints: vec![],
-        },
+        context: SupervisionContext { cycle: 1, problem: "small".into(), human_hints: vec![] },
         telemetry,
         seed: 11,
         chunk_evaluations: 0,
@@ -111,38 +101,19 @@ async fn three_trajectories_reach_the_optimum_and_write_one_telemetry_row_per_st
     let out = c.produce_candidates(6000).await;
     assert!(out.error.is_none(), "{:?}", out.error);
     let best = out.best.clone().unwrap();
-    assert!(
-        best.max_violation <= 1e-4 && (best.objective - 1.0).abs() < 1e-4,
-        "{best:?}"
-    );
+    assert!(best.max_violation <= 1e-4 && (best.objective - 1.0).abs() < 1e-4, "{best:?}");
     assert_eq!(out.trajectories.len(), 3);
     assert!(out.evals_used <= 6000, "{}", out.evals_used);
     assert!(out.convergence_rate() > 0.0);
 
     let rows = store.telemetry_of_experiment(exp).await.unwrap();
     assert_eq!(rows.len() as u32, out.steps, "one row per step");
-    assert!(
-        rows.iter()
-            .all(|r| r.directive_source == "heuristic" && !r.llm_call_made),
-        "no model configured"
-    );
+    assert!(rows.iter().all(|r| r.directive_source == "heuristic" && !r.llm_call_made), "no model configured");
     assert!(rows.iter().any(|r| r.status == "FEASIBLE_FOUND"));
     for traj in 0..3 {
-        let steps: Vec<i64> = rows
-            .iter()
-            .filter(|r| r.trajectory_id == traj)
-            .map(|r| r.step)
-            .collect();
-        assert_eq!(
-            steps,
-            (1..=steps.len() as i64).collect::<Vec<_>>(),
-            "trajectory {traj} steps are consecutive"
-        );
-        let evals: Vec<i64> = rows
-            .iter()
-            .filter(|r| r.trajectory_id == traj)
-            .map(|r| r.evals_used)
-            .collect();
+        let steps: Vec<i64> = rows.iter().filter(|r| r.trajectory_id == traj).map(|r| r.step).collect();
+        assert_eq!(steps, (1..=steps.len() as i64).collect::<Vec<_>>(), "trajectory {traj} steps are consecutive");
+        let evals: Vec<i64> = rows.iter().filter(|r| r.trajectory_id == traj).map(|r| r.evals_used).collect();
         assert!(evals.windows(2).all(|w| w[0] < w[1]), "evals grow: {evals:?}");
     }
     let d: serde_json::Value = serde_json::from_str(rows[0].diagnostics_json.as_deref().unwrap()).unwrap();
@@ -155,13 +126,8 @@ async fn three_trajectories_reach_the_optimum_and_write_one_telemetry_row_per_st
 async fn the_budget_is_never_exceeded_in_either_split() {
     for split in [BudgetSplit::Equal, BudgetSplit::Adaptive] {
         for budget in [50, 333, 2000] {
-            let config = AsoConfig {
-                trajectory_budget_split: split,
-                ..AsoConfig::default()
-            };
-            let out = coordinator(Arc::new(Small), config, None)
-                .produce_candidates(budget)
-                .await;
+            let config = AsoConfig { trajectory_budget_split: split, ..AsoConfig::default() };
+            let out = coordinator(Arc::new(Small), config, None).produce_candidates(budget).await;
             assert!(out.evals_used <= budget, "{split:?} {budget}: used {}", out.evals_used);
             let sum: u64 = out.trajectories.iter().map(|t| t.evals_used).sum();
             assert!(sum <= out.evals_used);
@@ -171,15 +137,10 @@ async fn the_budget_is_never_exceeded_in_either_split() {
 
 #[tokio::test]
 async fn a_broken_evaluator_abandons_its_trajectories_with_the_reason() {
-    let out = coordinator(Arc::new(Breaks(Default::default())), AsoConfig::default(), None)
-        .produce_candidates(5000)
-        .await;
+    let out =
+        coordinator(Arc::new(Breaks(Default::default())), AsoConfig::default(), None).produce_candidates(5000).await;
     assert_eq!(out.error.as_deref(), Some("evaluator printed garbage"));
-    assert!(
-        out.trajectories
-            .iter()
-            .all(|t| t.status == attractor::aso::coordinator::TrajectoryStatus::Abandoned)
-    );
+    assert!(out.trajectories.iter().all(|t| t.status == attractor::aso::coordinator::TrajectoryStatus::Abandoned));
     assert!(out.best.is_some(), "what was seen before the failure is kept");
 }
 
@@ -198,9 +159,7 @@ async fn an_interrupt_stops_the_trajectories() {
 fn directives_are_clamped_and_bad_parts_are_refused_not_fatal() {
     let config = AsoConfig::default();
     let names = (Small.inequality_names(), Small.equality_names());
-    let mut state = alm::run_chunk(&Small, Start::Seed(vec![0.0, 0.0]), 50, &AlmSettings::default())
-        .state
-        .unwrap();
+    let mut state = alm::run_chunk(&Small, Start::Seed(vec![0.0, 0.0]), 50, &AlmSettings::default()).state.unwrap();
     let mut traj = TrajectoryState {
         id: 0,
         seed: vec![0.0, 0.0],
@@ -220,14 +179,7 @@ fn directives_are_clamped_and_bad_parts_are_refused_not_fatal() {
         exploration_ratio: 1.0,
     };
     let d = Directive::new(DirectiveAction::Adjust, DirectiveSource::Llm, "test").with_overrides(ConfigOverrides {
-        constraint_weights: Some(
-            [
-                ("g1".to_string(), 1e9),
-                ("nope".to_string(), 5.0),
-                ("h1".to_string(), -3.0),
-            ]
-            .into(),
-        ),
+        constraint_weights: Some([("g1".to_string(), 1e9), ("nope".to_string(), 5.0), ("h1".to_string(), -3.0)].into()),
         alm_settings: Some(AlmSettingsOverride {
             penalty_parameters_increase_factor: Some(1e6),
             bounds_reduction_factor: Some(0.1),
@@ -236,10 +188,7 @@ fn directives_are_clamped_and_bad_parts_are_refused_not_fatal() {
     });
     let rejected = apply_directive(&d, &mut state, &mut traj, &config, &names);
     assert_eq!(rejected, 2, "unknown constraint and negative weight");
-    assert_eq!(
-        state.ineq_penalties[0], config.max_constraint_weight,
-        "weight clamped to max_constraint_weight"
-    );
+    assert_eq!(state.ineq_penalties[0], config.max_constraint_weight, "weight clamped to max_constraint_weight");
     assert_eq!(traj.settings.penalty_parameters_increase_factor, 100.0);
     assert_eq!(traj.settings.bounds_reduction_factor, 0.5);
     assert!(state.eq_penalties[0] < 1000.0, "the refused weight changed nothing");

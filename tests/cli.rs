@@ -13,9 +13,7 @@ struct Cli {
 
 impl Cli {
     fn new() -> Cli {
-        Cli {
-            dir: tempfile::tempdir().unwrap(),
-        }
+        Cli { dir: tempfile::tempdir().unwrap() }
     }
 
     fn db(&self) -> PathBuf {
@@ -38,11 +36,7 @@ impl Cli {
 
     fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "attractor {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "attractor {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
     }
 
@@ -54,10 +48,7 @@ impl Cli {
 }
 
 fn example() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/descent.suite.yaml")
-        .display()
-        .to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/descent.suite.yaml").display().to_string()
 }
 
 fn code(out: &Output) -> i32 {
@@ -86,19 +77,11 @@ fn the_example_suite_learns_and_every_view_shows_it() {
         "7",
     ]))
     .unwrap();
-    let means: Vec<f64> = json["epochs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["mean_loss"].as_f64().unwrap())
-        .collect();
+    let means: Vec<f64> = json["epochs"].as_array().unwrap().iter().map(|e| e["mean_loss"].as_f64().unwrap()).collect();
     assert_eq!(means.len(), 6);
     assert!(means[5] < means[0] - 0.1, "the loss moves down under evolve: {means:?}");
     let line = |i: usize| format!("epoch {:>3}  mean loss {:.4}", i + 1, means[i]);
-    assert!(
-        out.contains(&line(0)) && out.contains(&line(5)),
-        "same seed, same losses:\n{out}\n{means:?}"
-    );
+    assert!(out.contains(&line(0)) && out.contains(&line(5)), "same seed, same losses:\n{out}\n{means:?}");
 
     let list = cli.ok(&["inspect"]);
     assert!(list.contains("descent-tuning") && list.contains("idle"), "{list}");
@@ -123,14 +106,7 @@ fn the_example_suite_learns_and_every_view_shows_it() {
     assert_eq!(export["epochs"].as_array().unwrap().len(), 6);
     assert_eq!(export["epochs"][0]["runs"].as_array().unwrap().len(), 4);
     let csv_path = cli.dir.path().join("out.csv");
-    cli.ok(&[
-        "export",
-        "descent-tuning",
-        "--format",
-        "csv",
-        "--output",
-        csv_path.to_str().unwrap(),
-    ]);
+    cli.ok(&["export", "descent-tuning", "--format", "csv", "--output", csv_path.to_str().unwrap()]);
     let csv = std::fs::read_to_string(&csv_path).unwrap();
     assert_eq!(csv.lines().count(), 1 + 6 * 4, "{csv}");
     assert!(csv.starts_with("suite,epoch,epoch_mean_loss,run_id,task,status"));
@@ -140,11 +116,8 @@ fn the_example_suite_learns_and_every_view_shows_it() {
 fn the_database_path_comes_from_the_environment_too() {
     let cli = Cli::new();
     let db = cli.dir.path().join("from-env.db");
-    let out = Command::new(env!("CARGO_BIN_EXE_attractor"))
-        .args(["inspect"])
-        .env("ATTRACTOR_DB", &db)
-        .output()
-        .unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_attractor")).args(["inspect"]).env("ATTRACTOR_DB", &db).output().unwrap();
     assert!(out.status.success());
     assert!(db.exists(), "ATTRACTOR_DB is honoured");
 }
@@ -152,25 +125,16 @@ fn the_database_path_comes_from_the_environment_too() {
 #[test]
 fn a_bad_suite_exits_2_with_file_line_column_and_field() {
     let cli = Cli::new();
-    let bad = cli.write(
-        "bad.yaml",
-        "name: s\ntasks:\n  - name: a\n    command: x\n    weights: { eval: 3 }\n",
-    );
+    let bad = cli.write("bad.yaml", "name: s\ntasks:\n  - name: a\n    command: x\n    weights: { eval: 3 }\n");
     for verb in ["validate", "run"] {
         let out = cli.run(&[verb, bad.to_str().unwrap()]);
         assert_eq!(code(&out), 2, "{verb}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains(&format!("{}:5:22: field `tasks[0].weights.eval`", bad.display())),
-            "{err}"
-        );
+        assert!(err.contains(&format!("{}:5:22: field `tasks[0].weights.eval`", bad.display())), "{err}");
         assert!(err.contains("hint:"), "{err}");
         assert!(!err.contains("panicked"), "{err}");
     }
-    assert!(
-        !cli.db().exists() || cli.ok(&["inspect"]).contains("no suites"),
-        "nothing was recorded"
-    );
+    assert!(!cli.db().exists() || cli.ok(&["inspect"]).contains("no suites"), "nothing was recorded");
 }
 
 #[test]
@@ -205,10 +169,7 @@ fn input_errors_exit_2_and_say_what_to_do() {
 fn validate_reports_a_good_suite() {
     let cli = Cli::new();
     let out = cli.ok(&["validate", &example()]);
-    assert!(
-        out.contains("suite `descent-tuning` is valid: 4 tasks (1 held out), 1 artifacts"),
-        "{out}"
-    );
+    assert!(out.contains("suite `descent-tuning` is valid: 4 tasks (1 held out), 1 artifacts"), "{out}");
 }
 
 #[test]
@@ -227,22 +188,13 @@ fn ctrl_c_stops_cleanly_with_130_and_the_same_command_resumes() {
         ),
     );
     let args = ["run", suite.to_str().unwrap(), "--epochs", "2", "--concurrency", "1"];
-    let child = cli
-        .cmd(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = cli.cmd(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let start = Instant::now();
     while !mark.exists() {
         assert!(start.elapsed() < Duration::from_secs(30), "the slow task never started");
         std::thread::sleep(Duration::from_millis(20));
     }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(code(&out), 130, "{}", String::from_utf8_lossy(&out.stderr));
     assert!(start.elapsed() < Duration::from_secs(30));
@@ -256,11 +208,7 @@ fn ctrl_c_stops_cleanly_with_130_and_the_same_command_resumes() {
     assert!(e1["completed_at"].is_string());
     let runs = e1["runs"].as_array().unwrap();
     let quick = runs.iter().filter(|r| r["task"] == "quick").count();
-    let slow: Vec<&str> = runs
-        .iter()
-        .filter(|r| r["task"] == "slow")
-        .map(|r| r["status"].as_str().unwrap())
-        .collect();
+    let slow: Vec<&str> = runs.iter().filter(|r| r["task"] == "slow").map(|r| r["status"].as_str().unwrap()).collect();
     assert_eq!(quick, 1, "the finished run was kept, not repeated");
     assert_eq!(slow, ["cancelled", "complete"]);
 }

@@ -55,9 +55,7 @@ tasks:
 "#;
 
 fn run_of<'a>(runs: &'a [RunRow], task: &str) -> &'a RunRow {
-    runs.iter()
-        .find(|r| r.task_name == task)
-        .unwrap_or_else(|| panic!("no run for {task}"))
+    runs.iter().find(|r| r.task_name == task).unwrap_or_else(|| panic!("no run for {task}"))
 }
 
 #[tokio::test]
@@ -68,18 +66,11 @@ async fn every_harness_failure_is_a_failed_run_with_its_reason() {
     config.concurrency = 4;
     let started = Instant::now();
     let summary = env.run(&suite, config).await;
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "the hanging task was killed at its timeout"
-    );
+    assert!(started.elapsed() < Duration::from_secs(30), "the hanging task was killed at its timeout");
     assert_eq!(summary.epochs.len(), 1, "the suite completed despite the failures");
     let runs = env.store.runs_of_epoch(summary.epochs[0].epoch_id).await.unwrap();
     assert_eq!(runs.len(), 9);
-    assert_eq!(
-        env.store.epoch_runs(summary.epochs[0].epoch_id).await.unwrap().len(),
-        9,
-        "failed runs count too"
-    );
+    assert_eq!(env.store.epoch_runs(summary.epochs[0].epoch_id).await.unwrap().len(), 9, "failed runs count too");
 
     let good = run_of(&runs, "good");
     assert_eq!(good.status, "complete", "{:?}", good.error);
@@ -92,14 +83,7 @@ async fn every_harness_failure_is_a_failed_run_with_its_reason() {
     assert_eq!(m["cwd_is_run_dir"], true);
     assert_eq!(m["task_file"], "Report the environment back.");
     assert!(m["knob"].as_str().unwrap().contains("\"x\": 1"));
-    assert!(
-        m["indexed"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|n| n == "executor_pitfalls"),
-        "built-ins are written too"
-    );
+    assert!(m["indexed"].as_array().unwrap().iter().any(|n| n == "executor_pitfalls"), "built-ins are written too");
 
     let expect_failed = |task: &str, reason: &str| {
         let r = run_of(&runs, task);
@@ -117,20 +101,8 @@ async fn every_harness_failure_is_a_failed_run_with_its_reason() {
     expect_failed("hangs", "timed out after 1 s");
     expect_failed("missing_binary", "exited with code 127");
     assert_eq!(run_of(&runs, "exits_nonzero").exit_code, Some(3));
-    assert!(
-        run_of(&runs, "writes_nothing")
-            .stdout
-            .as_deref()
-            .unwrap()
-            .contains("forgot the result")
-    );
-    assert!(
-        run_of(&runs, "missing_binary")
-            .stderr
-            .as_deref()
-            .unwrap()
-            .contains("not found")
-    );
+    assert!(run_of(&runs, "writes_nothing").stdout.as_deref().unwrap().contains("forgot the result"));
+    assert!(run_of(&runs, "missing_binary").stderr.as_deref().unwrap().contains("not found"));
 
     let chatty = run_of(&runs, "chatty");
     assert_eq!(chatty.status, "partial");

@@ -27,14 +27,7 @@ async fn two_runners_on_one_file_lose_no_rows() {
             .arg("--db")
             .arg(&db)
             .arg("--quiet")
-            .args([
-                "run",
-                suite(dir.path(), name).to_str().unwrap(),
-                "--epochs",
-                "4",
-                "--optimizer",
-                "evolve",
-            ])
+            .args(["run", suite(dir.path(), name).to_str().unwrap(), "--epochs", "4", "--optimizer", "evolve"])
             .args(["--concurrency", "6", "--seed", "3"])
             .env("ATTRACTOR_RUNS_DIR", dir.path().join("runs"))
             .spawn()
@@ -44,39 +37,22 @@ async fn two_runners_on_one_file_lose_no_rows() {
     let (sa, sb) = (a.wait().unwrap(), b.wait().unwrap());
     assert!(sa.success() && sb.success(), "{sa:?} {sb:?}");
 
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display())).await.unwrap();
     let n = |sql: &'static str| {
         let pool = pool.clone();
         async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(&pool).await.unwrap() }
     };
-    assert_eq!(
-        n("SELECT COUNT(*) FROM runs WHERE status = 'complete'").await,
-        2 * 4 * 6
-    );
+    assert_eq!(n("SELECT COUNT(*) FROM runs WHERE status = 'complete'").await, 2 * 4 * 6);
     assert_eq!(n("SELECT COUNT(*) FROM epoch_runs").await, 2 * 4 * 6);
-    assert_eq!(
-        n("SELECT COUNT(*) FROM epochs WHERE completed_at IS NOT NULL").await,
-        2 * 4
-    );
-    assert_eq!(
-        n("SELECT COUNT(*) FROM events WHERE kind = 'run_finished'").await,
-        2 * 4 * 6
-    );
+    assert_eq!(n("SELECT COUNT(*) FROM epochs WHERE completed_at IS NOT NULL").await, 2 * 4);
+    assert_eq!(n("SELECT COUNT(*) FROM events WHERE kind = 'run_finished'").await, 2 * 4 * 6);
     // Each suite tuned only its own artifact, one update per epoch at most.
     assert!(n("SELECT COUNT(*) FROM artifact_versions WHERE artifact_name = 'alpha_knob'").await >= 1);
     assert!(n("SELECT COUNT(*) FROM artifact_versions WHERE artifact_name = 'beta_knob'").await >= 1);
     assert!(n("SELECT COUNT(*) FROM artifact_versions").await <= 2 * 4);
-    let integrity: String = sqlx::query_scalar("PRAGMA integrity_check")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let integrity: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&pool).await.unwrap();
     assert_eq!(integrity, "ok");
-    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&pool).await.unwrap();
     assert_eq!(mode, "wal");
     pool.close().await;
 }

@@ -22,10 +22,7 @@ struct Score {
 const GOOD: &str = r#"{"score": 0.75, "reason": "clear"}"#;
 
 fn good() -> Score {
-    Score {
-        score: 0.75,
-        reason: "clear".into(),
-    }
+    Score { score: 0.75, reason: "clear".into() }
 }
 
 /// Short retries and timeouts so the whole file runs in a few seconds.
@@ -58,11 +55,7 @@ async fn temp_store() -> (tempfile::TempDir, Store) {
 
 #[tokio::test]
 async fn success_records_usage_latency_and_sends_a_plain_request() {
-    let server = start(vec![
-        Scripted::reply("Hello there."),
-        Scripted::without_usage("No usage."),
-    ])
-    .await;
+    let server = start(vec![Scripted::reply("Hello there."), Scripted::without_usage("No usage.")]).await;
     let client = client(&server);
 
     let reply = client.chat(ask().max_tokens(64)).await.expect("chat");
@@ -76,18 +69,12 @@ async fn success_records_usage_latency_and_sends_a_plain_request() {
     assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
 
     let sent = &server.requests()[0];
-    assert_eq!(
-        (sent.method.as_str(), sent.path.as_str()),
-        ("POST", "/v1/chat/completions")
-    );
+    assert_eq!((sent.method.as_str(), sent.path.as_str()), ("POST", "/v1/chat/completions"));
     let body = sent.json();
     assert_eq!(body["model"], "test-model");
     assert_eq!(body["temperature"], 0.0);
     assert_eq!(body["max_tokens"], 64);
-    assert!(
-        body.get("response_format").is_none(),
-        "plain chat asks for no JSON mode: {body}"
-    );
+    assert!(body.get("response_format").is_none(), "plain chat asks for no JSON mode: {body}");
     assert_eq!(
         sent.messages(),
         vec![
@@ -101,21 +88,15 @@ async fn success_records_usage_latency_and_sends_a_plain_request() {
     let bare = client.chat(ask().no_cache()).await.expect("chat without usage");
     assert_eq!(bare.usage, None);
     let totals = client.usage().snapshot();
-    assert_eq!(
-        (totals.calls, totals.failures, totals.retries, totals.cache_hits),
-        (2, 0, 0, 0)
-    );
+    assert_eq!((totals.calls, totals.failures, totals.retries, totals.cache_hits), (2, 0, 0, 0));
     assert_eq!(totals.tokens, usage);
     assert!(totals.latency >= reply.latency);
 }
 
 #[tokio::test]
 async fn think_blocks_are_stripped() {
-    let server = start(vec![Scripted::with_think(
-        "The user wants {\"score\": 0}? No, let me think again.",
-        GOOD,
-    )])
-    .await;
+    let server =
+        start(vec![Scripted::with_think("The user wants {\"score\": 0}? No, let me think again.", GOOD)]).await;
     let parsed = client(&server).chat_json::<Score>(ask()).await.expect("chat_json");
     assert_eq!(parsed.value, good());
     assert_eq!((parsed.via, parsed.calls), (ParsedVia::Lenient, 1));
@@ -178,17 +159,12 @@ async fn malformed_twice_is_a_clear_error_and_is_not_cached() {
     let err = client.chat_json::<Score>(ask()).await.expect_err("still invalid");
     assert!(matches!(err, LlmError::InvalidJson { .. }), "{err:?}");
     let text = err.to_string();
-    assert!(
-        text.contains("model test-model did not reply with valid JSON"),
-        "{text}"
-    );
+    assert!(text.contains("model test-model did not reply with valid JSON"), "{text}");
     assert!(text.contains("trailing comma"), "says what was wrong: {text}");
     assert!(text.contains("try a stronger model"), "says what to do: {text}");
     assert_eq!(server.requests().len(), 2, "exactly one correction");
     assert!(
-        server.requests()[1].messages()[3]
-            .1
-            .contains("it contains no JSON object"),
+        server.requests()[1].messages()[3].1.contains("it contains no JSON object"),
         "the first correction said what was wrong with the first reply"
     );
     assert_eq!(client.usage().snapshot().failures, 1);
@@ -234,21 +210,9 @@ async fn server_error_is_retried() {
 
 #[tokio::test]
 async fn server_errors_past_the_retry_budget_are_reported() {
-    let server = ScriptedServer::start_repeating(vec![], Scripted::server_error())
-        .await
-        .unwrap();
+    let server = ScriptedServer::start_repeating(vec![], Scripted::server_error()).await.unwrap();
     let err = client(&server).chat(ask()).await.expect_err("always 500");
-    assert!(
-        matches!(
-            err,
-            LlmError::ServerError {
-                status: 500,
-                attempts: 4,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert!(matches!(err, LlmError::ServerError { status: 500, attempts: 4, .. }), "{err:?}");
     assert!(err.to_string().contains("500 Internal Server Error"), "{err}");
     assert!(err.to_string().contains("the scripted model crashed"), "{err}");
     assert_eq!(server.requests().len(), 4);
@@ -265,10 +229,7 @@ async fn bad_request_is_not_retried() {
     let err = client.chat(ask()).await.expect_err("400");
     assert!(matches!(err, LlmError::Rejected { status: 400, .. }), "{err:?}");
     let text = err.to_string();
-    assert!(
-        text.contains("400 Bad Request") && text.contains("maximum context length"),
-        "{text}"
-    );
+    assert!(text.contains("400 Bad Request") && text.contains("maximum context length"), "{text}");
     assert_eq!(server.requests().len(), 1, "exactly one request");
     assert_eq!(server.remaining(), 1);
     let usage = client.usage().snapshot();
@@ -277,20 +238,15 @@ async fn bad_request_is_not_retried() {
 
 #[tokio::test]
 async fn timeout_then_success() {
-    let server = start(vec![
-        Scripted::delayed(Duration::from_secs(3), Scripted::reply("too late")),
-        Scripted::reply("in time"),
-    ])
-    .await;
+    let server =
+        start(vec![Scripted::delayed(Duration::from_secs(3), Scripted::reply("too late")), Scripted::reply("in time")])
+            .await;
     let client = LlmClient::new(config(&server).with_timeout(Duration::from_millis(300))).unwrap();
     let started = Instant::now();
     let reply = client.chat(ask()).await.expect("chat after a timeout");
     assert_eq!((reply.content.as_str(), reply.retries), ("in time", 1));
     assert!(started.elapsed() >= Duration::from_millis(300));
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "did not wait for the slow reply"
-    );
+    assert!(started.elapsed() < Duration::from_secs(3), "did not wait for the slow reply");
     assert_eq!(server.requests().len(), 2);
 }
 
@@ -298,14 +254,8 @@ async fn timeout_then_success() {
 async fn timeouts_past_the_retry_budget_are_reported() {
     let slow = Scripted::delayed(Duration::from_secs(3), Scripted::reply("too late"));
     let server = ScriptedServer::start_repeating(vec![], slow).await.unwrap();
-    let config = config(&server)
-        .with_timeout(Duration::from_millis(100))
-        .with_retries(1, Duration::from_millis(10));
-    let err = LlmClient::new(config)
-        .unwrap()
-        .chat(ask())
-        .await
-        .expect_err("always slow");
+    let config = config(&server).with_timeout(Duration::from_millis(100)).with_retries(1, Duration::from_millis(10));
+    let err = LlmClient::new(config).unwrap().chat(ask()).await.expect_err("always slow");
     assert!(matches!(err, LlmError::Timeout { attempts: 2, .. }), "{err:?}");
     assert!(err.to_string().contains("did not answer within 100 ms"), "{err}");
 }
@@ -313,26 +263,14 @@ async fn timeouts_past_the_retry_budget_are_reported() {
 #[tokio::test]
 async fn closed_connection_is_retried_then_reported() {
     let server = start(vec![Scripted::close_connection(), Scripted::reply("back")]).await;
-    let reply = client(&server)
-        .chat(ask())
-        .await
-        .expect("chat after a dropped connection");
+    let reply = client(&server).chat(ask()).await.expect("chat after a dropped connection");
     assert_eq!((reply.content.as_str(), reply.retries), ("back", 1));
 
-    let dropping = ScriptedServer::start_repeating(vec![], Scripted::close_connection())
-        .await
-        .unwrap();
+    let dropping = ScriptedServer::start_repeating(vec![], Scripted::close_connection()).await.unwrap();
     let config = config(&dropping).with_retries(2, Duration::from_millis(10));
-    let err = LlmClient::new(config)
-        .unwrap()
-        .chat(ask())
-        .await
-        .expect_err("always dropped");
+    let err = LlmClient::new(config).unwrap().chat(ask()).await.expect_err("always dropped");
     assert!(matches!(err, LlmError::ConnectionLost { attempts: 3, .. }), "{err:?}");
-    assert!(
-        err.to_string().contains("dropped the connection without answering"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("dropped the connection without answering"), "{err}");
     assert_eq!(dropping.requests().len(), 3);
 }
 
@@ -350,16 +288,8 @@ async fn server_down_is_a_clear_error_after_bounded_retries() {
     assert!(matches!(err, LlmError::Unreachable { attempts: 3, .. }), "{err:?}");
     assert!(err.is_transient());
     let text = err.to_string();
-    assert!(
-        text.starts_with(&format!(
-            "cannot reach the model server at {base_url} (connection refused)"
-        )),
-        "{text}"
-    );
-    assert!(
-        text.contains("start Ollama") && text.contains("ATTRACTOR_LLM_BASE_URL"),
-        "{text}"
-    );
+    assert!(text.starts_with(&format!("cannot reach the model server at {base_url} (connection refused)")), "{text}");
+    assert!(text.contains("start Ollama") && text.contains("ATTRACTOR_LLM_BASE_URL"), "{text}");
     let usage = client.usage().snapshot();
     assert_eq!((usage.calls, usage.failures, usage.retries), (1, 1, 2));
 }
@@ -382,11 +312,7 @@ async fn deterministic_calls_are_cached_in_the_database() {
     assert_eq!((a.content.as_str(), a.cached), ("first", false));
     assert_eq!((b.content.as_str(), b.cached), ("first", true));
     assert_eq!(b.usage, a.usage, "a hit reports the original call's usage");
-    assert_eq!(
-        server.requests().len(),
-        1,
-        "the second identical call was served by the cache"
-    );
+    assert_eq!(server.requests().len(), 1, "the second identical call was served by the cache");
     let usage = client.usage().snapshot();
     assert_eq!((usage.calls, usage.cache_hits), (1, 1));
     assert_eq!(usage.tokens, a.usage.unwrap(), "a hit spends no tokens");
@@ -397,9 +323,7 @@ async fn deterministic_calls_are_cached_in_the_database() {
     assert_eq!((warm1.content.as_str(), warm2.content.as_str()), ("warm 1", "warm 2"));
     // Bypass per request, and off globally.
     assert_eq!(client.chat(ask().no_cache()).await.unwrap().content, "bypassed");
-    let uncached = LlmClient::new(config(&server).with_cache(false))
-        .unwrap()
-        .with_store(store.clone());
+    let uncached = LlmClient::new(config(&server).with_cache(false)).unwrap().with_store(store.clone());
     assert_eq!(uncached.chat(ask()).await.unwrap().content, "cache off");
     assert_eq!(server.requests().len(), 5);
     assert_eq!(store.llm_cache_len().await.unwrap(), 1);
@@ -414,12 +338,7 @@ async fn deterministic_calls_are_cached_in_the_database() {
 
 #[tokio::test]
 async fn errors_are_never_cached() {
-    let server = start(vec![
-        Scripted::server_error(),
-        Scripted::reply("fine"),
-        Scripted::reply("unused"),
-    ])
-    .await;
+    let server = start(vec![Scripted::server_error(), Scripted::reply("fine"), Scripted::reply("unused")]).await;
     let client = LlmClient::new(config(&server).with_retries(0, Duration::from_millis(10))).unwrap();
     assert!(client.chat(ask()).await.is_err());
     assert_eq!(client.chat(ask()).await.unwrap().content, "fine");
@@ -441,11 +360,7 @@ async fn json_mode_falls_back_when_the_server_rejects_response_format() {
     assert_eq!(parsed.value, good());
     assert!(!client.json_mode_supported(), "remembered");
     client.chat_json::<Score>(ask().no_cache()).await.expect("later call");
-    let formats: Vec<_> = server
-        .requests()
-        .iter()
-        .map(|r| r.json().get("response_format").is_some())
-        .collect();
+    let formats: Vec<_> = server.requests().iter().map(|r| r.json().get("response_format").is_some()).collect();
     assert_eq!(formats, vec![true, false, false]);
     assert_eq!(client.usage().snapshot().retries, 1);
 
@@ -461,11 +376,8 @@ const KEY: &str = "sk-test-SECRET-4f9a2c";
 #[tokio::test]
 async fn api_key_goes_only_into_the_authorization_header() {
     let (_dir, store) = temp_store().await;
-    let server = start(vec![
-        Scripted::reply(GOOD),
-        Scripted::status(401, format!("Incorrect API key provided: {KEY}")),
-    ])
-    .await;
+    let server =
+        start(vec![Scripted::reply(GOOD), Scripted::status(401, format!("Incorrect API key provided: {KEY}"))]).await;
     let config = config(&server).with_api_key(KEY);
     let client = LlmClient::new(config.clone()).unwrap().with_store(store.clone());
 
@@ -474,11 +386,7 @@ async fn api_key_goes_only_into_the_authorization_header() {
     assert_eq!(sent.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
     assert!(!sent.body.contains(KEY), "the key is not in the body");
 
-    for shown in [
-        format!("{client:?}"),
-        format!("{config:?}"),
-        format!("{:?}", config.api_key),
-    ] {
+    for shown in [format!("{client:?}"), format!("{config:?}"), format!("{:?}", config.api_key)] {
         assert!(!shown.contains("SECRET"), "Debug leaks the key: {shown}");
     }
     assert!(format!("{client:?}").contains("<redacted>"));
@@ -491,11 +399,7 @@ async fn api_key_goes_only_into_the_authorization_header() {
     .await;
     assert_eq!(rows.len(), 1);
     assert!(!rows[0].contains("SECRET"), "the cache row holds the key: {}", rows[0]);
-    assert!(
-        rows[0].contains("Rate the answer"),
-        "the row is the request: {}",
-        rows[0]
-    );
+    assert!(rows[0].contains("Rate the answer"), "the row is the request: {}", rows[0]);
 
     // A server that quotes the key back in an error does not get it into ours.
     let err = client.chat(ask().no_cache()).await.expect_err("401");
@@ -534,10 +438,7 @@ fn environment_precedence() {
     assert!(matches!(err, LlmError::NoModel));
     assert!(err.to_string().contains("ATTRACTOR_LLM_MODEL"), "{err}");
     let local = LlmConfig::resolve(&none, env(&[("ATTRACTOR_LLM_MODEL", "llama3.2")])).unwrap();
-    assert_eq!(
-        (local.base_url.as_str(), local.model.as_str()),
-        (DEFAULT_BASE_URL, "llama3.2")
-    );
+    assert_eq!((local.base_url.as_str(), local.model.as_str()), (DEFAULT_BASE_URL, "llama3.2"));
     assert!(local.api_key.is_none());
     assert!(local.json_mode && local.cache);
 
@@ -570,10 +471,7 @@ fn environment_precedence() {
         cache: Some(false),
     };
     let c = LlmConfig::resolve(&settings, env(&both)).unwrap();
-    assert_eq!(
-        (c.base_url.as_str(), c.model.as_str()),
-        ("http://127.0.0.1:1234/v1", "qwen2.5")
-    );
+    assert_eq!((c.base_url.as_str(), c.model.as_str()), ("http://127.0.0.1:1234/v1", "qwen2.5"));
     assert_eq!(c.api_key, Some(ApiKey::new("sk-settings")));
     assert_eq!((c.timeout, c.max_retries), (Duration::from_secs_f64(7.5), 1));
     assert!(!c.json_mode && !c.cache);
@@ -589,14 +487,9 @@ fn environment_precedence() {
     )
     .unwrap();
     assert_eq!(c.base_url, "http://127.0.0.1:8080/v1");
-    let err = LlmConfig::resolve(
-        &none,
-        env(&[
-            ("ATTRACTOR_LLM_BASE_URL", "localhost:11434"),
-            ("ATTRACTOR_LLM_MODEL", "m"),
-        ]),
-    )
-    .unwrap_err();
+    let err =
+        LlmConfig::resolve(&none, env(&[("ATTRACTOR_LLM_BASE_URL", "localhost:11434"), ("ATTRACTOR_LLM_MODEL", "m")]))
+            .unwrap_err();
     assert!(matches!(err, LlmError::BadBaseUrl { .. }), "{err:?}");
     assert!(err.to_string().contains("(from ATTRACTOR_LLM_BASE_URL)"), "{err}");
 }
@@ -604,9 +497,7 @@ fn environment_precedence() {
 /// Every row of a one-column query, read with plain SQL independently of the
 /// store's API.
 async fn raw_strings(store: &Store, sql: &str) -> Vec<String> {
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display()))
-        .await
-        .expect("connect");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display())).await.expect("connect");
     let rows: Vec<String> = sqlx::query_scalar(sql).fetch_all(&pool).await.expect(sql);
     pool.close().await;
     rows

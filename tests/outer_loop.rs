@@ -45,14 +45,7 @@ tasks:
 
 async fn child_json(env: &Env, suite: &str, epoch_num: i64) -> Value {
     let s = env.store.suite_by_name(suite).await.unwrap().unwrap();
-    let e = env
-        .store
-        .epochs(s.id)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|e| e.epoch_num == epoch_num)
-        .unwrap();
+    let e = env.store.epochs(s.id).await.unwrap().into_iter().find(|e| e.epoch_num == epoch_num).unwrap();
     serde_json::from_str(e.child_artifacts_json.as_deref().unwrap()).unwrap()
 }
 
@@ -65,20 +58,14 @@ async fn a_regression_rolls_back_and_halves_the_learning_rate() {
     let m: Vec<f64> = summary.epochs.iter().map(|e| e.mean_loss.unwrap()).collect();
     assert!(m[0].abs() < 1e-12, "v0 is perfect: {m:?}");
     assert!(m[1] > m[0], "the move away from x = 5 must regress: {m:?}");
-    assert!(
-        (m[2] - m[0]).abs() < 1e-12,
-        "after rollback v0 is measured again: {m:?}"
-    );
+    assert!((m[2] - m[0]).abs() < 1e-12, "after rollback v0 is measured again: {m:?}");
 
     // Epoch 1: an update v0 → v1 in exactly the seed's event shape.
     let c1 = child_json(&env, "knob", 1).await;
     let u = &c1["events"][0];
     assert_eq!(u["type"], "update");
     assert_eq!(u["artifact"], "knob");
-    assert_eq!(
-        (u["from_version"].as_i64(), u["to_version"].as_i64()),
-        (Some(0), Some(1))
-    );
+    assert_eq!((u["from_version"].as_i64(), u["to_version"].as_i64()), (Some(0), Some(1)));
     assert_eq!(u["learning_rate"], 0.5);
     for key in ["rationale", "expected_loss_reduction", "confidence", "learning_rate"] {
         assert!(u.get(key).is_some(), "update event lacks `{key}`: {u}");
@@ -92,10 +79,7 @@ async fn a_regression_rolls_back_and_halves_the_learning_rate() {
     assert_eq!(events.len(), 1, "{c2}");
     let r = &events[0];
     assert_eq!(r["type"], "rollback");
-    assert_eq!(
-        (r["from_version"].as_i64(), r["to_version"].as_i64()),
-        (Some(1), Some(0))
-    );
+    assert_eq!((r["from_version"].as_i64(), r["to_version"].as_i64()), (Some(1), Some(0)));
     assert_eq!(r["new_learning_rate"], 0.25);
     assert!((r["mean_loss_prev"].as_f64().unwrap() - m[0]).abs() < 1e-12);
     assert!((r["mean_loss_current"].as_f64().unwrap() - m[1]).abs() < 1e-12);
@@ -127,10 +111,7 @@ async fn without_rollback_a_regression_is_kept() {
     let summary = env.run(&suite, config).await;
     assert!(summary.epochs[1].mean_loss > summary.epochs[0].mean_loss);
     let c2 = child_json(&env, "knob-keep", 2).await;
-    assert_eq!(
-        c2["events"][0]["type"], "update",
-        "optimizer runs instead of a rollback: {c2}"
-    );
+    assert_eq!(c2["events"][0]["type"], "update", "optimizer runs instead of a rollback: {c2}");
     assert_eq!(c2["events"][0]["from_version"], 1);
     assert_eq!(summary.learning_rate, 0.5);
 }
@@ -142,24 +123,14 @@ async fn baseline_runs_every_task_each_epoch_and_changes_nothing() {
     let summary = env.run(&suite, env.config(3, OptimizerKind::Baseline)).await;
     assert_eq!(summary.epochs.len(), 3);
     assert_eq!(count(&env.store, "SELECT COUNT(*) FROM epoch_runs").await, 6);
-    assert_eq!(
-        count(&env.store, "SELECT COUNT(*) FROM runs WHERE status = 'complete'").await,
-        6
-    );
+    assert_eq!(count(&env.store, "SELECT COUNT(*) FROM runs WHERE status = 'complete'").await, 6);
     assert_eq!(count(&env.store, "SELECT COUNT(*) FROM artifact_versions").await, 0);
     for n in 1..=3 {
         assert_eq!(child_json(&env, "knob-base", n).await["events"], Value::Array(vec![]));
     }
     // Every bus event reached the store, in order.
     let s = env.store.suite_by_name("knob-base").await.unwrap().unwrap();
-    let kinds: Vec<String> = env
-        .store
-        .events_of_suite(s.id)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| e.kind)
-        .collect();
+    let kinds: Vec<String> = env.store.events_of_suite(s.id).await.unwrap().into_iter().map(|e| e.kind).collect();
     assert_eq!(kinds.first().map(String::as_str), Some("suite_started"));
     assert_eq!(kinds.last().map(String::as_str), Some("suite_finished"));
     assert_eq!(kinds.iter().filter(|k| *k == "run_finished").count(), 6);
@@ -212,9 +183,7 @@ tasks:
 async fn baseline_pins_activate_stored_versions_before_the_first_epoch() {
     let env = Env::new().await;
     let reg = env.registry().await;
-    reg.put_version("executor_pitfalls", "pinned text", 0, None)
-        .await
-        .unwrap();
+    reg.put_version("executor_pitfalls", "pinned text", 0, None).await.unwrap();
     std::fs::write(
         env.path("echo.sh"),
         "cp \"$ATTRACTOR_ARTIFACTS_DIR/executor_pitfalls.txt\" \"$OUT\"; echo '{\"status\": \"complete\"}' > \"$ATTRACTOR_RESULT_FILE\"\n",
@@ -278,10 +247,7 @@ tasks:
     let _tx = watcher.await.unwrap();
     assert!(summary.interrupted);
     assert!(summary.epochs.is_empty());
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "the hanging run was killed, not waited for"
-    );
+    assert!(started.elapsed() < Duration::from_secs(30), "the hanging run was killed, not waited for");
 
     let s = env.store.suite_by_name("resumable").await.unwrap().unwrap();
     let epochs = env.store.epochs(s.id).await.unwrap();
@@ -289,11 +255,7 @@ tasks:
     assert!(epochs[0].completed_at.is_none() && epochs[0].mean_loss.is_none());
     assert_eq!(count(&env.store, "SELECT COUNT(*) FROM epoch_runs").await, 1);
     assert_eq!(
-        count(
-            &env.store,
-            "SELECT COUNT(*) FROM runs WHERE task_name = 'second' AND status = 'cancelled'"
-        )
-        .await,
+        count(&env.store, "SELECT COUNT(*) FROM runs WHERE task_name = 'second' AND status = 'cancelled'").await,
         1
     );
 
@@ -303,14 +265,8 @@ tasks:
     assert_eq!(summary.epochs.len(), 1);
     assert!(summary.epochs[0].resumed);
     assert_eq!(summary.epochs[0].epoch_num, 1);
-    assert_eq!(
-        count(&env.store, "SELECT COUNT(*) FROM runs WHERE task_name = 'first'").await,
-        1
-    );
-    assert_eq!(
-        count(&env.store, "SELECT COUNT(*) FROM runs WHERE task_name = 'second'").await,
-        2
-    );
+    assert_eq!(count(&env.store, "SELECT COUNT(*) FROM runs WHERE task_name = 'first'").await, 1);
+    assert_eq!(count(&env.store, "SELECT COUNT(*) FROM runs WHERE task_name = 'second'").await, 2);
     assert_eq!(count(&env.store, "SELECT COUNT(*) FROM epoch_runs").await, 2);
     let epochs = env.store.epochs(s.id).await.unwrap();
     assert_eq!(epochs.len(), 1);
@@ -326,21 +282,9 @@ async fn the_database_holds_the_seed_tables_and_columns() {
     };
     assert_eq!(
         cols("artifact_versions").await,
-        [
-            "id",
-            "artifact_name",
-            "version",
-            "content",
-            "parent_version",
-            "created_at",
-            "epoch_id",
-            "is_active"
-        ]
+        ["id", "artifact_name", "version", "content", "parent_version", "created_at", "epoch_id", "is_active"]
     );
-    assert_eq!(
-        cols("task_suites").await,
-        ["id", "name", "tasks_json", "baseline_artifacts_json", "created_at"]
-    );
+    assert_eq!(cols("task_suites").await, ["id", "name", "tasks_json", "baseline_artifacts_json", "created_at"]);
     assert_eq!(
         cols("epochs").await,
         [
@@ -354,10 +298,7 @@ async fn the_database_holds_the_seed_tables_and_columns() {
             "child_artifacts_json"
         ]
     );
-    assert_eq!(
-        cols("epoch_runs").await,
-        ["epoch_id", "run_id", "task_name", "loss", "scores_json"]
-    );
+    assert_eq!(cols("epoch_runs").await, ["epoch_id", "run_id", "task_name", "loss", "scores_json"]);
     assert_eq!(
         cols("aso_telemetry").await,
         [

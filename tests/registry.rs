@@ -21,10 +21,7 @@ async fn version_zero_is_the_builtin_default_and_never_stored() {
     assert_eq!(v1, 1);
     reg.set_active("executor_pitfalls", 1).await.unwrap();
     reg.rollback_to("executor_pitfalls", 0).await.unwrap();
-    assert_eq!(
-        count(&env.store, "SELECT COUNT(*) FROM artifact_versions WHERE version = 0").await,
-        0
-    );
+    assert_eq!(count(&env.store, "SELECT COUNT(*) FROM artifact_versions WHERE version = 0").await, 0);
     let history = reg.history("executor_pitfalls").await.unwrap();
     assert_eq!(history.iter().map(|h| h.version).collect::<Vec<_>>(), vec![0, 1]);
     assert!(history[0].is_active && !history[1].is_active);
@@ -46,10 +43,7 @@ async fn at_most_one_version_is_active() {
     let env = Env::new().await;
     let reg = env.registry().await;
     for i in 1..=4 {
-        let v = reg
-            .put_version("planning_preamble", &format!("text {i}"), i - 1, None)
-            .await
-            .unwrap();
+        let v = reg.put_version("planning_preamble", &format!("text {i}"), i - 1, None).await.unwrap();
         reg.set_active("planning_preamble", v).await.unwrap();
         assert_eq!(
             count(
@@ -61,18 +55,13 @@ async fn at_most_one_version_is_active() {
         );
     }
     // The database itself refuses a second active row, whatever code tries.
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", env.store.path().display()))
-        .await
-        .unwrap();
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", env.store.path().display())).await.unwrap();
     let second = sqlx::query(
         "UPDATE artifact_versions SET is_active = 1 WHERE artifact_name = 'planning_preamble' AND version = 1",
     )
     .execute(&pool)
     .await;
-    assert!(
-        second.is_err(),
-        "a second active version must be rejected by the schema"
-    );
+    assert!(second.is_err(), "a second active version must be rejected by the schema");
     // And (name, version) is unique.
     let dup = sqlx::query(
         "INSERT INTO artifact_versions (artifact_name, version, content, parent_version, created_at, is_active) VALUES ('planning_preamble', 2, 'x', 1, 'now', 0)",
@@ -85,12 +74,7 @@ async fn at_most_one_version_is_active() {
 
 /// Every (version, content) pair of an artifact, v0 first.
 async fn contents(reg: &attractor::artifact::Registry, name: &str) -> Vec<(i64, String)> {
-    reg.history(name)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|v| (v.version, v.content))
-        .collect()
+    reg.history(name).await.unwrap().into_iter().map(|v| (v.version, v.content)).collect()
 }
 
 #[tokio::test]

@@ -31,19 +31,11 @@ pub struct Builtin {
 }
 
 const fn real(min: f64, max: f64) -> FieldBounds {
-    FieldBounds {
-        min,
-        max,
-        integer: false,
-    }
+    FieldBounds { min, max, integer: false }
 }
 
 const fn int(min: f64, max: f64) -> FieldBounds {
-    FieldBounds {
-        min,
-        max,
-        integer: true,
-    }
+    FieldBounds { min, max, integer: true }
 }
 
 pub const BUILTINS: &[Builtin] = &[
@@ -162,9 +154,7 @@ mod tests {
         for b in BUILTINS.iter().filter(|b| b.kind == ArtifactKind::Json) {
             let v: serde_json::Value = serde_json::from_str(b.content).expect(b.name);
             for (field, bounds) in b.fields {
-                let x = v[field]
-                    .as_f64()
-                    .unwrap_or_else(|| panic!("{}.{field} missing", b.name));
+                let x = v[field].as_f64().unwrap_or_else(|| panic!("{}.{field} missing", b.name));
                 assert!(bounds.contains(x), "{}.{field} = {x} outside bounds", b.name);
             }
         }

@@ -154,10 +154,8 @@ pub struct Registry {
 impl Registry {
     /// Loads the built-ins and every suite declaration recorded in the store.
     pub async fn load(store: Store) -> Result<Registry, RegistryError> {
-        let mut defs: BTreeMap<String, ArtifactDef> = builtin::BUILTINS
-            .iter()
-            .map(|b| (b.name.to_string(), ArtifactDef::from_builtin(b)))
-            .collect();
+        let mut defs: BTreeMap<String, ArtifactDef> =
+            builtin::BUILTINS.iter().map(|b| (b.name.to_string(), ArtifactDef::from_builtin(b))).collect();
         for row in store.declarations().await? {
             defs.insert(row.artifact_name.clone(), ArtifactDef::from_declaration(&row)?);
         }
@@ -227,10 +225,7 @@ impl Registry {
             .artifact_version(name, version)
             .await?
             .map(ArtifactVersion::from_row)
-            .ok_or(RegistryError::NoSuchVersion {
-                name: name.to_string(),
-                version,
-            })
+            .ok_or(RegistryError::NoSuchVersion { name: name.to_string(), version })
     }
 
     /// Every version, version 0 first.
@@ -262,10 +257,7 @@ impl Registry {
         if self.store.set_active(name, version).await? {
             Ok(())
         } else {
-            Err(RegistryError::NoSuchVersion {
-                name: name.to_string(),
-                version,
-            })
+            Err(RegistryError::NoSuchVersion { name: name.to_string(), version })
         }
     }
 

@@ -120,24 +120,12 @@ mod tests {
     fn defaults_follow_the_seed() {
         let c = AsoConfig::default();
         assert_eq!(c.supervision_mode, SupervisionMode::EventTriggered);
-        assert_eq!(
-            (c.supervision_interval, c.max_stagnation_steps, c.n_trajectories),
-            (5, 5, 3)
-        );
-        assert_eq!(
-            (c.feasibility_threshold, c.stagnation_objective_threshold),
-            (1e-3, 1e-5)
-        );
+        assert_eq!((c.supervision_interval, c.max_stagnation_steps, c.n_trajectories), (5, 5, 3));
+        assert_eq!((c.feasibility_threshold, c.stagnation_objective_threshold), (1e-3, 1e-5));
         assert_eq!((c.max_constraint_weight, c.max_penalty_parameter), (1000.0, 1e6));
-        assert_eq!(
-            (c.llm_timeout_seconds, c.llm_max_retries, c.use_heuristic_fallback),
-            (10.0, 2, true)
-        );
+        assert_eq!((c.llm_timeout_seconds, c.llm_max_retries, c.use_heuristic_fallback), (10.0, 2, true));
         let t = DiagnosticThresholds::default();
-        assert_eq!(
-            (t.trend_increase, t.trend_decrease, t.min_violation),
-            (0.05, 0.05, 1e-3)
-        );
+        assert_eq!((t.trend_increase, t.trend_decrease, t.min_violation), (0.05, 0.05, 1e-3));
     }
 
     #[test]

@@ -145,11 +145,7 @@ struct Shared {
 
 impl Coordinator {
     fn chunk(&self) -> u64 {
-        if self.chunk_evaluations > 0 {
-            self.chunk_evaluations
-        } else {
-            30 * (self.problem.dimension() as u64 + 1)
-        }
+        if self.chunk_evaluations > 0 { self.chunk_evaluations } else { 30 * (self.problem.dimension() as u64 + 1) }
     }
 
     /// Runs the trajectories on `budget` evaluations in all (seeds included).
@@ -170,10 +166,7 @@ impl Coordinator {
             Err(e) => return self.failed_outcome(budget, e.to_string()),
         };
         if seeds.is_empty() {
-            return self.failed_outcome(
-                budget,
-                "no valid seed: the problem gave no finite value at any sample".into(),
-            );
+            return self.failed_outcome(budget, "no valid seed: the problem gave no finite value at any sample".into());
         }
         let remaining = budget.saturating_sub(seed_evals);
         let shared = Arc::new(Shared {
@@ -293,14 +286,10 @@ impl Coordinator {
             };
             traj.evals_used += result.evals_used;
             // Give back what the chunk did not use.
-            shared
-                .pool
-                .fetch_add(granted.saturating_sub(result.evals_used), Ordering::AcqRel);
+            shared.pool.fetch_add(granted.saturating_sub(result.evals_used), Ordering::AcqRel);
             if result.status == ChunkStatus::Failed {
                 traj.status = TrajectoryStatus::Abandoned;
-                let e = result
-                    .error
-                    .unwrap_or_else(|| "the problem could not be evaluated".into());
+                let e = result.error.unwrap_or_else(|| "the problem could not be evaluated".into());
                 *shared.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
                 break;
             }
@@ -337,19 +326,14 @@ impl Coordinator {
             if diag.status == Status::FeasibleFound {
                 traj.steps_in_feasible_region += 1;
                 if let Some(at) = restarted_at.take() {
-                    tracing::debug!(
-                        trajectory = traj.id,
-                        restart_step = at,
-                        "feasible again after a restart"
-                    );
+                    tracing::debug!(trajectory = traj.id, restart_step = at, "feasible again after a restart");
                     traj.restarts_recovered += 1;
                 }
             }
             traj.history.push(snapshot);
 
             let supervised = self.supervisor.supervise(&diag, &self.context).await;
-            self.record(&traj, &diag, &supervised.directive, supervised.llm_call_made, started)
-                .await;
+            self.record(&traj, &diag, &supervised.directive, supervised.llm_call_made, started).await;
             let directive = supervised.directive;
             match directive.action {
                 DirectiveAction::Stop => {
@@ -362,7 +346,9 @@ impl Coordinator {
                     break;
                 }
                 DirectiveAction::Restart => {
-                    let x = self.restart_point(&directive, &traj, &mut rng);
+                    let (x, probes) = self.valid_restart_point(&directive, &traj, &mut rng).await;
+                    traj.evals_used += probes;
+                    Self::reserve(&shared, probes);
                     traj.seed = x.clone();
                     traj.history.clear();
                     traj.stagnation_count = 0;
@@ -396,15 +382,37 @@ impl Coordinator {
         traj
     }
 
+    /// A restart point the problem can evaluate: up to five tries (each one
+    /// evaluation, counted), else the last one tried.
+    async fn valid_restart_point(
+        &self,
+        d: &Directive,
+        traj: &TrajectoryState,
+        rng: &mut ChaCha8Rng,
+    ) -> (Vec<f64>, u64) {
+        let mut x = self.restart_point(d, traj, rng);
+        for tries in 1..=5u64 {
+            let problem = self.problem.clone();
+            let probe = x.clone();
+            let ok =
+                tokio::task::spawn_blocking(move || problem.evaluate(&probe).map(|e| e.is_finite()).unwrap_or(false))
+                    .await
+                    .unwrap_or(false);
+            if ok || tries == 5 {
+                return (x, tries);
+            }
+            x = seeds::latin_hypercube(&self.problem.bounds(), 1, rng).remove(0);
+        }
+        (x, 5)
+    }
+
     /// A new start for RESTART: the directive's suggestion if it fits the box;
     /// otherwise a global sample, or — with probability 1 − exploration_ratio —
     /// a point near the trajectory's best.
     fn restart_point(&self, d: &Directive, traj: &TrajectoryState, rng: &mut ChaCha8Rng) -> Vec<f64> {
         let bounds = self.problem.bounds();
-        if let Some(x) = d
-            .suggested_params
-            .as_ref()
-            .filter(|x| x.len() == bounds.len() && x.iter().all(|v| v.is_finite()))
+        if let Some(x) =
+            d.suggested_params.as_ref().filter(|x| x.len() == bounds.len() && x.iter().all(|v| v.is_finite()))
         {
             return x.iter().zip(&bounds).map(|(v, (lo, hi))| v.clamp(*lo, *hi)).collect();
         }

@@ -53,10 +53,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn max_violation(&self) -> f64 {
-        self.constraints
-            .iter()
-            .map(ConstraintReading::violation)
-            .fold(0.0, f64::max)
+        self.constraints.iter().map(ConstraintReading::violation).fold(0.0, f64::max)
     }
 }
 
@@ -172,12 +169,7 @@ pub fn generate(
         Status::Stagnation
     } else {
         narrative.push(
-            if struggling {
-                "Progressing but some constraints worsening."
-            } else {
-                "Normal progress."
-            }
-            .to_string(),
+            if struggling { "Progressing but some constraints worsening." } else { "Normal progress." }.to_string(),
         );
         Status::InProgress
     };
@@ -207,13 +199,8 @@ impl OptimizerDiagnostics {
             SupervisionMode::EveryStep => true,
             SupervisionMode::Periodic => self.step % config.supervision_interval.max(1) == 0,
             SupervisionMode::EventTriggered => {
-                matches!(
-                    self.status,
-                    Status::Stagnation | Status::FeasibleFound | Status::Diverging
-                ) || self
-                    .constraint_diagnostics
-                    .iter()
-                    .any(|c| c.trend == Trend::IncreasingViolation)
+                matches!(self.status, Status::Stagnation | Status::FeasibleFound | Status::Diverging)
+                    || self.constraint_diagnostics.iter().any(|c| c.trend == Trend::IncreasingViolation)
                     || self.steps_since_improvement >= config.max_stagnation_steps
             }
         }
@@ -242,15 +229,7 @@ mod tests {
     }
 
     fn diag(now: &Snapshot, prev: Option<&Snapshot>) -> OptimizerDiagnostics {
-        generate(
-            now,
-            prev,
-            TrajectoryView {
-                step: 2,
-                ..Default::default()
-            },
-            &DiagnosticThresholds::default(),
-        )
+        generate(now, prev, TrajectoryView { step: 2, ..Default::default() }, &DiagnosticThresholds::default())
     }
 
     #[test]
@@ -259,18 +238,12 @@ mod tests {
         assert_eq!(d.status, Status::FeasibleFound);
         assert_eq!(d.objective_delta, -1.0);
         assert!((d.max_violation - 0.0005).abs() < 1e-15);
-        assert_eq!(
-            d.constraint_diagnostics[0].violation, 0.0,
-            "satisfied inequalities have no violation"
-        );
+        assert_eq!(d.constraint_diagnostics[0].violation, 0.0, "satisfied inequalities have no violation");
     }
 
     #[test]
     fn half_the_constraints_worsening_is_diverging() {
-        let d = diag(
-            &snap(1.0, &[0.5, 0.9, 0.1, 0.1]),
-            Some(&snap(1.0, &[0.2, 0.3, 0.1, 0.1])),
-        );
+        let d = diag(&snap(1.0, &[0.5, 0.9, 0.1, 0.1]), Some(&snap(1.0, &[0.2, 0.3, 0.1, 0.1])));
         assert_eq!(d.status, Status::Diverging);
         assert_eq!(d.constraint_diagnostics[0].trend, Trend::IncreasingViolation);
         assert!((d.constraint_diagnostics[1].delta - 0.6).abs() < 1e-12);
@@ -279,10 +252,7 @@ mod tests {
 
     #[test]
     fn one_worsening_constraint_of_four_is_in_progress_but_struggling() {
-        let d = diag(
-            &snap(0.5, &[0.5, 0.1, 0.1, 0.1]),
-            Some(&snap(1.0, &[0.2, 0.1, 0.1, 0.1])),
-        );
+        let d = diag(&snap(0.5, &[0.5, 0.1, 0.1, 0.1]), Some(&snap(1.0, &[0.2, 0.1, 0.1, 0.1])));
         assert_eq!(d.status, Status::InProgress);
         assert_eq!(d.narrative, ["Progressing but some constraints worsening."]);
     }

@@ -43,10 +43,7 @@ impl HeuristicSupervisor {
                     Directive::new(
                         DirectiveAction::Adjust,
                         h,
-                        format!(
-                            "Stagnation with high violation ({:.4}), increasing penalties",
-                            d.max_violation
-                        ),
+                        format!("Stagnation with high violation ({:.4}), increasing penalties", d.max_violation),
                     )
                     .with_overrides(ConfigOverrides {
                         alm_settings: Some(AlmSettingsOverride {
@@ -56,11 +53,7 @@ impl HeuristicSupervisor {
                         ..ConfigOverrides::default()
                     })
                 } else {
-                    Directive::new(
-                        DirectiveAction::Restart,
-                        h,
-                        "Stagnation near feasibility, trying new seed",
-                    )
+                    Directive::new(DirectiveAction::Restart, h, "Stagnation near feasibility, trying new seed")
                 }
             }
             Status::Diverging => Directive::new(DirectiveAction::Stop, h, "Trajectory diverging, abandoning"),
@@ -112,13 +105,7 @@ mod tests {
     }
 
     fn c(name: &str, violation: f64, penalty: f64, trend: Trend) -> ConstraintDiagnostic {
-        ConstraintDiagnostic {
-            name: name.into(),
-            violation,
-            penalty,
-            trend,
-            delta: 0.0,
-        }
+        ConstraintDiagnostic { name: name.into(), violation, penalty, trend, delta: 0.0 }
     }
 
     fn sup() -> HeuristicSupervisor {
@@ -170,15 +157,7 @@ mod tests {
         ];
         let out = sup().analyze(&diag);
         assert_eq!(out.action, DirectiveAction::Adjust);
-        assert_eq!(
-            out.config_overrides
-                .as_ref()
-                .unwrap()
-                .constraint_weights
-                .as_ref()
-                .unwrap()["g2"],
-            80.0
-        );
+        assert_eq!(out.config_overrides.as_ref().unwrap().constraint_weights.as_ref().unwrap()["g2"], 80.0);
         diag.constraint_diagnostics[1].penalty = 900.0;
         let out = sup().analyze(&diag);
         assert_eq!(

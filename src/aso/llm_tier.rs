@@ -19,10 +19,7 @@ pub struct LlmSupervisor {
 impl LlmSupervisor {
     /// `prompt` is the active `supervisor_prompt` artifact's content.
     pub fn new(client: LlmClient, prompt: impl Into<String>) -> Self {
-        LlmSupervisor {
-            client,
-            prompt: prompt.into(),
-        }
+        LlmSupervisor { client, prompt: prompt.into() }
     }
 
     /// The messages of one supervision call (public so tests and the app can
@@ -54,10 +51,6 @@ impl LlmSupervisor {
 impl ModelSupervisor for LlmSupervisor {
     async fn directive(&self, d: &OptimizerDiagnostics, ctx: &SupervisionContext) -> Result<Directive, String> {
         let request = ChatRequest::new(self.messages(d, ctx)).temperature(0.0);
-        self.client
-            .chat_json::<Directive>(request)
-            .await
-            .map(|s| s.value)
-            .map_err(|e| e.to_string())
+        self.client.chat_json::<Directive>(request).await.map(|s| s.value).map_err(|e| e.to_string())
     }
 }

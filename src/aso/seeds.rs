@@ -36,17 +36,26 @@ pub fn prepare<R: Rng>(
     let samples = latin_hypercube(&problem.bounds(), (2 * wanted).max(1), rng);
     let mut valid = Vec::new();
     let mut evals = 0;
+    let mut last_error = None;
     for x in samples {
         evals += 1;
-        let e = problem.evaluate(&x)?;
-        let c = Candidate {
-            objective: e.objective,
-            max_violation: e.max_violation(),
-            x,
+        // A point the problem cannot evaluate is simply not a seed.
+        let e = match problem.evaluate(&x) {
+            Ok(e) => e,
+            Err(err) => {
+                last_error = Some(err);
+                continue;
+            }
         };
+        let c = Candidate { objective: e.objective, max_violation: e.max_violation(), x };
         if c.objective.is_finite() && c.max_violation.is_finite() {
             valid.push(c);
         }
+    }
+    if valid.is_empty()
+        && let Some(err) = last_error
+    {
+        return Err(err);
     }
     valid.sort_by(|a, b| {
         if a.better_than(b, tol) {
@@ -72,10 +81,8 @@ mod tests {
         let b = [(0.0, 10.0), (-1.0, 1.0)];
         let pts = latin_hypercube(&b, 10, &mut rng);
         for (k, (lo, hi)) in b.iter().enumerate() {
-            let mut strata: Vec<usize> = pts
-                .iter()
-                .map(|p| ((p[k] - lo) / (hi - lo) * 10.0).floor() as usize)
-                .collect();
+            let mut strata: Vec<usize> =
+                pts.iter().map(|p| ((p[k] - lo) / (hi - lo) * 10.0).floor() as usize).collect();
             strata.sort();
             assert_eq!(strata, (0..10).collect::<Vec<_>>());
         }

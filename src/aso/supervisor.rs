@@ -90,12 +90,7 @@ impl TieredSupervisor {
             Ok(mut directive) => {
                 self.consecutive_failures.store(0, Ordering::Relaxed);
                 directive.source = DirectiveSource::Llm;
-                Supervised {
-                    directive,
-                    llm_call_made: true,
-                    llm_failed: false,
-                    llm_error: None,
-                }
+                Supervised { directive, llm_call_made: true, llm_failed: false, llm_error: None }
             }
             Err(e) => {
                 let n = self.consecutive_failures.fetch_add(1, Ordering::Relaxed) + 1;
@@ -103,12 +98,7 @@ impl TieredSupervisor {
                 tracing::warn!(failures = n, error = %e, "LLM supervision failed; the heuristic answers instead");
                 let mut directive = heuristic(DirectiveSource::Fallback);
                 directive.reasoning = format!("{} (LLM tier failed: {e})", directive.reasoning);
-                Supervised {
-                    directive,
-                    llm_call_made: true,
-                    llm_failed: true,
-                    llm_error: Some(e),
-                }
+                Supervised { directive, llm_call_made: true, llm_failed: true, llm_error: Some(e) }
             }
         }
     }

@@ -112,18 +112,10 @@ impl Event {
             | Event::EpochFinished { suite_id, epoch_id, .. }
             | Event::ArtifactUpdated { suite_id, epoch_id, .. }
             | Event::ArtifactRolledBack { suite_id, epoch_id, .. } => (Some(*suite_id), Some(*epoch_id), None),
-            Event::RunStarted {
-                suite_id,
-                epoch_id,
-                run_id,
-                ..
+            Event::RunStarted { suite_id, epoch_id, run_id, .. }
+            | Event::RunFinished { suite_id, epoch_id, run_id, .. } => {
+                (Some(*suite_id), Some(*epoch_id), Some(*run_id))
             }
-            | Event::RunFinished {
-                suite_id,
-                epoch_id,
-                run_id,
-                ..
-            } => (Some(*suite_id), Some(*epoch_id), Some(*run_id)),
         }
     }
 }
@@ -156,10 +148,7 @@ impl Bus {
     }
 
     pub fn publish(&self, event: Event) {
-        let envelope = Envelope {
-            occurred_at: crate::now_rfc3339(),
-            event,
-        };
+        let envelope = Envelope { occurred_at: crate::now_rfc3339(), event };
         // A subscriber that went away is simply dropped from the list.
         self.lock().retain(|s| s.send(envelope.clone()).is_ok());
     }

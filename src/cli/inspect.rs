@@ -17,20 +17,13 @@ pub async fn suites(g: &Global, store: &Store) -> Result<(), Failure> {
         return Ok(());
     }
     if rows.is_empty() {
-        println!(
-            "no suites yet in {}\n  hint: `attractor run examples/<suite>.yaml` runs one",
-            store.path().display()
-        );
+        println!("no suites yet in {}\n  hint: `attractor run examples/<suite>.yaml` runs one", store.path().display());
         return Ok(());
     }
     println!("{:<32} {:>7} {:>12}  status", "suite", "epochs", "latest loss");
     for r in rows {
         let loss = r.latest_mean_loss.map_or_else(|| "-".into(), |l| format!("{l:.4}"));
-        let status = if r.unfinished > 0 {
-            "unfinished (run again to resume)"
-        } else {
-            "idle"
-        };
+        let status = if r.unfinished > 0 { "unfinished (run again to resume)" } else { "idle" };
         println!("{:<32} {:>7} {:>12}  {status}", r.name, r.epochs, loss);
     }
     Ok(())
@@ -44,11 +37,7 @@ async fn find_suite(store: &Store, name: &str) -> Result<SuiteRow, Failure> {
             Err(Failure::input(format!(
                 "no suite named `{name}` in {}\n  hint: known suites: {}",
                 store.path().display(),
-                if known.is_empty() {
-                    "none yet".to_string()
-                } else {
-                    known.join(", ")
-                }
+                if known.is_empty() { "none yet".to_string() } else { known.join(", ") }
             )))
         }
     }
@@ -100,26 +89,16 @@ pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure>
         for e in &epochs {
             out.push(epoch_json(store, e).await?);
         }
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({ "suite": s.name, "epochs": out })).unwrap_or_default()
-        );
+        println!("{}", serde_json::to_string_pretty(&json!({ "suite": s.name, "epochs": out })).unwrap_or_default());
         return Ok(());
     }
     println!("suite `{}` — {} epoch(s)", s.name, epochs.len());
     for e in &epochs {
         let mean = e.mean_loss.map_or_else(|| "-".into(), |m| format!("{m:.4}"));
-        let state = if e.completed_at.is_some() {
-            ""
-        } else {
-            "  (unfinished: run again to resume)"
-        };
+        let state = if e.completed_at.is_some() { "" } else { "  (unfinished: run again to resume)" };
         println!("\nepoch {}  mean loss {mean}{state}", e.epoch_num);
         for r in store.epoch_runs(e.id).await? {
-            let status = parse(Some(&r.scores_json))["status"]
-                .as_str()
-                .unwrap_or("?")
-                .to_string();
+            let status = parse(Some(&r.scores_json))["status"].as_str().unwrap_or("?").to_string();
             println!("    {:<28} {:>8.4}  {status}", r.task_name, r.loss);
         }
         let child = parse(e.child_artifacts_json.as_deref());
@@ -163,12 +142,7 @@ pub async fn artifact(g: &Global, store: &Store, name: &str, _suite: Option<&str
         );
         return Ok(());
     }
-    println!(
-        "artifact `{}` ({}), {} version(s)",
-        def.name,
-        def.kind.as_str(),
-        history.len()
-    );
+    println!("artifact `{}` ({}), {} version(s)", def.name, def.kind.as_str(), history.len());
     for (i, v) in history.iter().enumerate() {
         let active = if v.is_active { "  [active]" } else { "" };
         let origin = match (v.version, v.parent_version) {
@@ -176,25 +150,19 @@ pub async fn artifact(g: &Global, store: &Store, name: &str, _suite: Option<&str
             (_, Some(p)) => format!("from v{p}, epoch {}", v.epoch_id.map_or("-".into(), |e| e.to_string())),
             _ => String::new(),
         };
-        println!(
-            "\nv{}  {origin}  {}{active}",
-            v.version,
-            v.created_at.as_deref().unwrap_or("")
-        );
+        println!("\nv{}  {origin}  {}{active}", v.version, v.created_at.as_deref().unwrap_or(""));
         // Diff each version against its parent (the version it was derived from).
-        let parent = v
-            .parent_version
-            .and_then(|p| history.iter().find(|h| h.version == p))
-            .or(if i == 0 { None } else { history.first() });
+        let parent = v.parent_version.and_then(|p| history.iter().find(|h| h.version == p)).or(if i == 0 {
+            None
+        } else {
+            history.first()
+        });
         if let Some(parent) = parent.filter(|_| v.version != 0) {
             let diff = similar::TextDiff::from_lines(&parent.content, &v.content);
             let text = diff
                 .unified_diff()
                 .context_radius(3)
-                .header(
-                    &format!("{name} v{}", parent.version),
-                    &format!("{name} v{}", v.version),
-                )
+                .header(&format!("{name} v{}", parent.version), &format!("{name} v{}", v.version))
                 .to_string();
             for line in text.lines() {
                 println!("    {line}");
@@ -276,9 +244,7 @@ pub async fn export(store: &Store, name: &str, format: ExportFormat, output: Opt
         Some(path) => {
             std::fs::write(path, &buf).map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?
         }
-        None => std::io::stdout()
-            .write_all(&buf)
-            .map_err(|e| Failure::runtime(e.to_string()))?,
+        None => std::io::stdout().write_all(&buf).map_err(|e| Failure::runtime(e.to_string()))?,
     }
     Ok(())
 }
@@ -286,9 +252,7 @@ pub async fn export(store: &Store, name: &str, format: ExportFormat, output: Opt
 /// An optimize run's telemetry, one line per step.
 pub async fn telemetry(g: &Global, store: &Store, run_id: i64) -> Result<(), Failure> {
     let Some(run) = store.run(run_id).await? else {
-        return Err(Failure::input(format!(
-            "no run {run_id}\n  hint: `attractor inspect SUITE --json` lists run ids"
-        )));
+        return Err(Failure::input(format!("no run {run_id}\n  hint: `attractor inspect SUITE --json` lists run ids")));
     };
     let Some(experiment) = store.experiment_of_run(run_id).await? else {
         return Err(Failure::input(format!(
@@ -332,14 +296,7 @@ pub async fn interventions(g: &Global, store: &Store, all: bool) -> Result<(), F
         return Ok(());
     }
     if rows.is_empty() {
-        println!(
-            "{}",
-            if all {
-                "no interventions yet"
-            } else {
-                "nothing waits for an answer"
-            }
-        );
+        println!("{}", if all { "no interventions yet" } else { "nothing waits for an answer" });
         return Ok(());
     }
     for r in rows {

@@ -121,6 +121,10 @@ pub struct RunArgs {
     /// Base seed for the optimizer's random choices [default: random, printed and recorded].
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Run optimize tasks on heuristics alone, even when an LLM is configured
+    /// (ATTRACTOR_LLM_MODEL).
+    #[arg(long)]
+    pub no_llm: bool,
     /// Where run directories go [default: a `runs` folder beside the database].
     #[arg(long, env = "ATTRACTOR_RUNS_DIR", value_name = "DIR")]
     pub runs_dir: Option<PathBuf>,
@@ -135,19 +139,13 @@ pub enum ExportFormat {
 /// A seed for runs that did not ask for one: the clock and the process id,
 /// mixed. It is printed and recorded, so any run can be replayed.
 fn fresh_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     crate::outer::epoch_seed(nanos, i64::from(std::process::id()))
 }
 
 fn parse_learning_rate(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    if (0.0..=1.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("{v} is outside [0, 1]"))
-    }
+    if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(format!("{v} is outside [0, 1]")) }
 }
 
 /// An error on its way to the terminal, with the exit code it means.
@@ -159,16 +157,10 @@ pub struct Failure {
 
 impl Failure {
     pub fn input(message: impl Into<String>) -> Self {
-        Failure {
-            code: 2,
-            message: message.into(),
-        }
+        Failure { code: 2, message: message.into() }
     }
     pub fn runtime(message: impl Into<String>) -> Self {
-        Failure {
-            code: 1,
-            message: message.into(),
-        }
+        Failure { code: 1, message: message.into() }
     }
 }
 
@@ -262,9 +254,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
             let store = open(g).await?;
             let (word, text) = match (answer, text) {
                 (Answer::Hint, None) => {
-                    return Err(Failure::input(
-                        "a hint needs its text: `attractor answer ID hint \"your hint\"`",
-                    ));
+                    return Err(Failure::input("a hint needs its text: `attractor answer ID hint \"your hint\"`"));
                 }
                 (Answer::Hint, Some(t)) => ("hint", Some(t.as_str())),
                 (Answer::Approve, t) => ("approve", t.as_deref()),
@@ -324,10 +314,8 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     let db = db_path(g);
     let store = Store::open(&db).await?;
     let registry = Registry::load(store.clone()).await?;
-    let runs_root = args
-        .runs_dir
-        .clone()
-        .unwrap_or_else(|| db.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs")));
+    let runs_root =
+        args.runs_dir.clone().unwrap_or_else(|| db.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs")));
     let seed = args.seed.unwrap_or_else(fresh_seed);
     let config = RunConfig {
         epochs: args.epochs,
@@ -337,6 +325,21 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         concurrency: args.concurrency as usize,
         seed,
         runs_root,
+    };
+
+    // The LLM tier is on when a model is configured; without one, the
+    // coordinator's heuristics answer every step.
+    let llm = if args.no_llm {
+        None
+    } else {
+        match crate::llm::LlmConfig::from_env() {
+            Ok(config) => {
+                let client = crate::llm::LlmClient::new(config).map_err(|e| Failure::input(e.to_string()))?;
+                Some(client.with_store(store.clone()))
+            }
+            Err(crate::llm::LlmError::NoModel) => None,
+            Err(e) => return Err(Failure::input(e.to_string())),
+        }
     };
 
     let bus = Bus::new();
@@ -354,9 +357,15 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         }
     });
 
-    let result = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel_rx)
-        .run()
-        .await;
+    let result = {
+        let runner = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel_rx);
+        match llm {
+            Some(client) => runner.with_llm(client),
+            None => runner,
+        }
+    }
+    .run()
+    .await;
     ctrl_c.abort();
     bus.close();
     let _ = persister.await;

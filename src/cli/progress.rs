@@ -17,80 +17,38 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
         let style = ProgressStyle::with_template("{prefix:>7} [{bar:30}] {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> ");
-        let epoch_bar = multi.add(
-            ProgressBar::new(u64::from(epochs))
-                .with_style(style.clone())
-                .with_prefix("epochs"),
-        );
+        let epoch_bar = multi.add(ProgressBar::new(u64::from(epochs)).with_style(style.clone()).with_prefix("epochs"));
         let run_bar = multi.add(ProgressBar::new(tasks as u64).with_style(style).with_prefix("runs"));
         let mut updates: Vec<String> = Vec::new();
         while let Some(env) = rx.recv().await {
             match env.event {
-                Event::EpochStarted {
-                    epoch_num,
-                    tasks_total,
-                    tasks_done,
-                    resumed,
-                    ..
-                } => {
+                Event::EpochStarted { epoch_num, tasks_total, tasks_done, resumed, .. } => {
                     run_bar.set_length(tasks_total as u64);
                     run_bar.set_position(tasks_done as u64);
-                    let note = if resumed {
-                        format!(" (resumed, {tasks_done} done)")
-                    } else {
-                        String::new()
-                    };
+                    let note = if resumed { format!(" (resumed, {tasks_done} done)") } else { String::new() };
                     epoch_bar.set_message(format!("epoch {epoch_num}{note}"));
                     updates.clear();
                 }
                 Event::RunStarted { task, .. } => run_bar.set_message(task),
-                Event::RunFinished {
-                    task,
-                    status,
-                    loss,
-                    error,
-                    ..
-                } => {
+                Event::RunFinished { task, status, loss, error, .. } => {
                     run_bar.inc(1);
                     if show && let Some(error) = error.filter(|_| status != "complete") {
                         let loss = loss.map_or_else(|| "-".into(), |l| format!("{l:.4}"));
                         multi.suspend(|| eprintln!("  {task}: {status} (loss {loss}): {}", first_line(&error)));
                     }
                 }
-                Event::ArtifactUpdated {
-                    artifact,
-                    from_version,
-                    to_version,
-                    ..
-                } => {
+                Event::ArtifactUpdated { artifact, from_version, to_version, .. } => {
                     updates.push(format!("update {artifact} v{from_version}→v{to_version}"));
                 }
-                Event::ArtifactRolledBack {
-                    artifact,
-                    from_version,
-                    to_version,
-                    new_learning_rate,
-                    ..
-                } => {
-                    updates.push(format!(
-                        "rollback {artifact} v{from_version}→v{to_version}, η={new_learning_rate}"
-                    ));
+                Event::ArtifactRolledBack { artifact, from_version, to_version, new_learning_rate, .. } => {
+                    updates.push(format!("rollback {artifact} v{from_version}→v{to_version}, η={new_learning_rate}"));
                 }
-                Event::EpochFinished {
-                    epoch_num,
-                    mean_loss,
-                    holdout_mean_loss,
-                    ..
-                } => {
+                Event::EpochFinished { epoch_num, mean_loss, holdout_mean_loss, .. } => {
                     epoch_bar.inc(1);
                     if show {
                         let mean = mean_loss.map_or_else(|| "-".into(), |m| format!("{m:.4}"));
                         let held = holdout_mean_loss.map_or_else(String::new, |h| format!(", held-out {h:.4}"));
-                        let moves = if updates.is_empty() {
-                            "no change".to_string()
-                        } else {
-                            updates.join("; ")
-                        };
+                        let moves = if updates.is_empty() { "no change".to_string() } else { updates.join("; ") };
                         multi.suspend(|| println!("epoch {epoch_num:>3}  mean loss {mean}{held}  {moves}"));
                     }
                 }

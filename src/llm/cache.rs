@@ -148,9 +148,8 @@ impl ResponseCache {
                         return;
                     }
                 };
-                if let Err(error) = store
-                    .llm_cache_put(&key.key, base_url, model, &key.request_json, &response_json)
-                    .await
+                if let Err(error) =
+                    store.llm_cache_put(&key.key, base_url, model, &key.request_json, &response_json).await
                 {
                     tracing::warn!(%error, "cannot write the LLM cache; the reply is not cached");
                 }

@@ -160,13 +160,7 @@ impl LlmClient {
         let problem = match parse_reply::<T>(&first.content) {
             Ok((value, via)) => {
                 self.remember(first_pending).await;
-                return Ok(Structured {
-                    value,
-                    via,
-                    reply: first,
-                    usage,
-                    calls: 1,
-                });
+                return Ok(Structured { value, via, reply: first, usage, calls: 1 });
             }
             Err(problem) => problem,
         };
@@ -181,13 +175,7 @@ impl LlmClient {
             Ok((value, _)) => {
                 self.remember(first_pending).await;
                 self.remember(second_pending).await;
-                Ok(Structured {
-                    value,
-                    via: ParsedVia::Corrected,
-                    reply: second,
-                    usage,
-                    calls: 2,
-                })
+                Ok(Structured { value, via: ParsedVia::Corrected, reply: second, usage, calls: 2 })
             }
             Err(problem) => {
                 self.usage.record_invalid_reply();
@@ -206,14 +194,7 @@ impl LlmClient {
         let model = req.model.as_deref().unwrap_or(&self.config.model);
         let started = Instant::now();
         let key = self.cacheable(req).then(|| {
-            cache_key(
-                &self.config.base_url,
-                model,
-                &req.messages,
-                req.temperature,
-                req.max_tokens,
-                json_mode,
-            )
+            cache_key(&self.config.base_url, model, &req.messages, req.temperature, req.max_tokens, json_mode)
         });
         if let Some(key) = &key
             && let Some(hit) = self.cache.get(key).await
@@ -305,11 +286,9 @@ impl LlmClient {
             retries += attempt_retries;
             match result {
                 Ok(completion) => return (Ok(completion), retries),
-                Err(AttemptError::Status {
-                    status: 400 | 422,
-                    ref body,
-                    ..
-                }) if use_json && body.to_ascii_lowercase().contains("response_format") => {
+                Err(AttemptError::Status { status: 400 | 422, ref body, .. })
+                    if use_json && body.to_ascii_lowercase().contains("response_format") =>
+                {
                     tracing::warn!(
                         base_url = %self.config.base_url,
                         "the model server does not accept response_format; asking without JSON mode from now on"
@@ -334,11 +313,7 @@ impl LlmClient {
         let retry_after = parse_retry_after(response.headers());
         let text = response.text().await.map_err(AttemptError::from_reqwest)?;
         if !status.is_success() {
-            return Err(AttemptError::Status {
-                status: status.as_u16(),
-                body: text,
-                retry_after,
-            });
+            return Err(AttemptError::Status { status: status.as_u16(), body: text, retry_after });
         }
         let wire: WireResponse = serde_json::from_str(&text)
             .map_err(|e| AttemptError::BadResponse(format!("{e}; the body began {:?}", truncate(&text, 200))))?;
@@ -358,45 +333,19 @@ impl LlmClient {
     fn to_error(&self, error: AttemptError, attempts: u32, timeout: Duration) -> LlmError {
         let base_url = self.config.base_url.clone();
         match error {
-            AttemptError::Timeout => LlmError::Timeout {
-                base_url,
-                timeout,
-                attempts,
-            },
-            AttemptError::Connect(reason) => LlmError::Unreachable {
-                base_url,
-                reason,
-                attempts,
-            },
-            AttemptError::Broken(reason) => LlmError::ConnectionLost {
-                base_url,
-                reason,
-                attempts,
-            },
-            AttemptError::Status {
-                status: 429,
-                retry_after,
-                ..
-            } => LlmError::RateLimited {
-                base_url,
-                retry_after,
-                attempts,
-            },
-            AttemptError::Status { status, body, .. } if status >= 500 => LlmError::ServerError {
-                base_url,
-                status,
-                message: self.redact(error_message(&body)),
-                attempts,
-            },
-            AttemptError::Status { status, body, .. } => LlmError::Rejected {
-                base_url,
-                status,
-                message: self.redact(error_message(&body)),
-            },
-            AttemptError::BadResponse(detail) => LlmError::BadResponse {
-                base_url,
-                detail: self.redact(detail),
-            },
+            AttemptError::Timeout => LlmError::Timeout { base_url, timeout, attempts },
+            AttemptError::Connect(reason) => LlmError::Unreachable { base_url, reason, attempts },
+            AttemptError::Broken(reason) => LlmError::ConnectionLost { base_url, reason, attempts },
+            AttemptError::Status { status: 429, retry_after, .. } => {
+                LlmError::RateLimited { base_url, retry_after, attempts }
+            }
+            AttemptError::Status { status, body, .. } if status >= 500 => {
+                LlmError::ServerError { base_url, status, message: self.redact(error_message(&body)), attempts }
+            }
+            AttemptError::Status { status, body, .. } => {
+                LlmError::Rejected { base_url, status, message: self.redact(error_message(&body)) }
+            }
+            AttemptError::BadResponse(detail) => LlmError::BadResponse { base_url, detail: self.redact(detail) },
         }
     }
 

@@ -20,11 +20,7 @@ pub enum LlmError {
     #[error(
         "the model server URL {url:?} (from {source_name}) is not usable: {reason}; set ATTRACTOR_LLM_BASE_URL to an http(s) URL such as http://127.0.0.1:11434/v1"
     )]
-    BadBaseUrl {
-        url: String,
-        source_name: String,
-        reason: String,
-    },
+    BadBaseUrl { url: String, source_name: String, reason: String },
 
     #[error(
         "the API key cannot be sent in an HTTP header (it contains a line break or another control character); check ATTRACTOR_LLM_API_KEY or OPENAI_API_KEY"
@@ -37,62 +33,37 @@ pub enum LlmError {
     #[error(
         "cannot reach the model server at {base_url} ({reason}) after {attempts} attempt(s); start Ollama or your model server there, or set ATTRACTOR_LLM_BASE_URL"
     )]
-    Unreachable {
-        base_url: String,
-        reason: String,
-        attempts: u32,
-    },
+    Unreachable { base_url: String, reason: String, attempts: u32 },
 
     #[error(
         "the model server at {base_url} dropped the connection without answering ({reason}) after {attempts} attempt(s); it may have crashed or run out of memory: check its logs"
     )]
-    ConnectionLost {
-        base_url: String,
-        reason: String,
-        attempts: u32,
-    },
+    ConnectionLost { base_url: String, reason: String, attempts: u32 },
 
     #[error(
         "the model server at {base_url} did not answer within {limit} ({attempts} attempt(s)); raise the timeout, use a smaller model or a shorter prompt, or check the server's load",
         limit = fmt_duration(*.timeout)
     )]
-    Timeout {
-        base_url: String,
-        timeout: Duration,
-        attempts: u32,
-    },
+    Timeout { base_url: String, timeout: Duration, attempts: u32 },
 
     #[error(
         "the model server at {base_url} is rate limiting (429 Too Many Requests{wait}) after {attempts} attempt(s); lower the concurrency, wait a while, or raise the account's rate limit",
         wait = retry_after.map(|d| format!(", asked to wait {}", fmt_duration(d))).unwrap_or_default()
     )]
-    RateLimited {
-        base_url: String,
-        retry_after: Option<Duration>,
-        attempts: u32,
-    },
+    RateLimited { base_url: String, retry_after: Option<Duration>, attempts: u32 },
 
     #[error(
         "the model server at {base_url} failed with {status} after {attempts} attempt(s): {message}; it may be overloaded or the model may have crashed: check its logs",
         status = status_text(*.status)
     )]
-    ServerError {
-        base_url: String,
-        status: u16,
-        message: String,
-        attempts: u32,
-    },
+    ServerError { base_url: String, status: u16, message: String, attempts: u32 },
 
     #[error(
         "the model server at {base_url} rejected the request with {status}: {message}; {hint}",
         status = status_text(*.status),
         hint = rejected_hint(*.status)
     )]
-    Rejected {
-        base_url: String,
-        status: u16,
-        message: String,
-    },
+    Rejected { base_url: String, status: u16, message: String },
 
     #[error(
         "the model server at {base_url} answered with something that is not an OpenAI chat completion ({detail}); check that the base URL points at an OpenAI-compatible API (it usually ends in /v1)"
@@ -102,11 +73,7 @@ pub enum LlmError {
     #[error(
         "the model {model} did not reply with valid JSON, even after being told what was wrong: {error}; its last reply began {reply_start:?}; try a stronger model, a lower temperature or a simpler reply format"
     )]
-    InvalidJson {
-        model: String,
-        error: String,
-        reply_start: String,
-    },
+    InvalidJson { model: String, error: String, reply_start: String },
 }
 
 impl LlmError {
@@ -147,9 +114,5 @@ fn rejected_hint(status: u16) -> &'static str {
 
 /// `250 ms`, `1.5 s`: short enough for one line of an error message.
 pub(crate) fn fmt_duration(d: Duration) -> String {
-    if d < Duration::from_secs(1) {
-        format!("{} ms", d.as_millis())
-    } else {
-        format!("{:.1} s", d.as_secs_f64())
-    }
+    if d < Duration::from_secs(1) { format!("{} ms", d.as_millis()) } else { format!("{:.1} s", d.as_secs_f64()) }
 }

@@ -70,11 +70,7 @@ pub fn balanced_spans(text: &str, limit: usize) -> Vec<&str> {
     let mut spans = Vec::new();
     let mut start = 0;
     while spans.len() < limit {
-        let Some(open) = bytes[start..]
-            .iter()
-            .position(|b| matches!(b, b'{' | b'['))
-            .map(|i| start + i)
-        else {
+        let Some(open) = bytes[start..].iter().position(|b| matches!(b, b'{' | b'[')).map(|i| start + i) else {
             break;
         };
         match matching_close(bytes, open) {
@@ -130,10 +126,7 @@ mod tests {
     fn think_blocks() {
         assert_eq!(strip_think("<think>hmm {\"a\":0}</think>{\"a\":1}"), "{\"a\":1}");
         assert_eq!(strip_think("x<THINK>a</Think>y<think>b</think>z"), "xyz");
-        assert_eq!(
-            strip_think("reasoning without opener</think>\n{\"a\":1}").trim(),
-            "{\"a\":1}"
-        );
+        assert_eq!(strip_think("reasoning without opener</think>\n{\"a\":1}").trim(), "{\"a\":1}");
         assert_eq!(strip_think("{\"a\":1}<think>cut off while rea"), "{\"a\":1}");
         assert_eq!(strip_think("plain"), "plain");
     }
@@ -153,10 +146,7 @@ mod tests {
             vec!["{\"a\": \"}{\", \"b\": [1, {}]}", "{\"c\": 2}"]
         );
         assert_eq!(balanced_spans("{\"outer\": {\"inner\": 1}", 8), vec!["{\"inner\": 1}"]);
-        assert_eq!(
-            balanced_spans("[note] {\"a\": \"\\\"}\"}", 8),
-            vec!["[note]", "{\"a\": \"\\\"}\"}"]
-        );
+        assert_eq!(balanced_spans("[note] {\"a\": \"\\\"}\"}", 8), vec!["[note]", "{\"a\": \"\\\"}\"}"]);
         assert!(balanced_spans("{ never closed", 8).is_empty());
         assert_eq!(balanced_spans("{}{}{}", 2).len(), 2);
     }

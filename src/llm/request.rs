@@ -23,24 +23,15 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     pub fn system(content: impl Into<String>) -> ChatMessage {
-        ChatMessage {
-            role: Role::System,
-            content: content.into(),
-        }
+        ChatMessage { role: Role::System, content: content.into() }
     }
 
     pub fn user(content: impl Into<String>) -> ChatMessage {
-        ChatMessage {
-            role: Role::User,
-            content: content.into(),
-        }
+        ChatMessage { role: Role::User, content: content.into() }
     }
 
     pub fn assistant(content: impl Into<String>) -> ChatMessage {
-        ChatMessage {
-            role: Role::Assistant,
-            content: content.into(),
-        }
+        ChatMessage { role: Role::Assistant, content: content.into() }
     }
 }
 

@@ -26,11 +26,7 @@ pub(crate) enum AttemptError {
     /// The connection broke before a whole answer arrived.
     Broken(String),
     /// The server answered with a non-success status.
-    Status {
-        status: u16,
-        body: String,
-        retry_after: Option<Duration>,
-    },
+    Status { status: u16, body: String, retry_after: Option<Duration> },
     /// A 2xx answer that is not a chat completion.
     BadResponse(String),
 }
@@ -140,10 +136,9 @@ impl RetryPolicy {
     fn adjust(&self, err: &AttemptError, delay: Option<Duration>) -> Option<Duration> {
         let delay = delay?;
         match err {
-            AttemptError::Status {
-                retry_after: Some(wait),
-                ..
-            } => (*wait <= self.max_retry_after).then(|| delay.max(*wait)),
+            AttemptError::Status { retry_after: Some(wait), .. } => {
+                (*wait <= self.max_retry_after).then(|| delay.max(*wait))
+            }
             _ => Some(delay),
         }
     }
@@ -164,11 +159,7 @@ mod tests {
 
     #[test]
     fn only_transient_failures_are_retried() {
-        let status = |status| AttemptError::Status {
-            status,
-            body: String::new(),
-            retry_after: None,
-        };
+        let status = |status| AttemptError::Status { status, body: String::new(), retry_after: None };
         assert!(AttemptError::Timeout.is_retryable());
         assert!(AttemptError::Connect("refused".into()).is_retryable());
         assert!(status(429).is_retryable());
@@ -187,16 +178,10 @@ mod tests {
             body: String::new(),
             retry_after: Some(Duration::from_secs(secs)),
         };
-        assert_eq!(
-            p.adjust(&asked(2), Some(Duration::from_millis(10))),
-            Some(Duration::from_secs(2))
-        );
+        assert_eq!(p.adjust(&asked(2), Some(Duration::from_millis(10))), Some(Duration::from_secs(2)));
         assert_eq!(p.adjust(&asked(60), Some(Duration::from_millis(10))), None);
         assert_eq!(p.adjust(&asked(2), None), None, "retries used up");
-        assert_eq!(
-            p.adjust(&AttemptError::Timeout, Some(Duration::from_millis(10))),
-            Some(Duration::from_millis(10))
-        );
+        assert_eq!(p.adjust(&AttemptError::Timeout, Some(Duration::from_millis(10))), Some(Duration::from_millis(10)));
     }
 
     #[test]

@@ -48,11 +48,7 @@ pub enum Scripted {
     Delay { delay: Duration, then: Box<Scripted> },
     /// An OpenAI-style error answer with this status and message, and a
     /// `Retry-After` header in seconds when given.
-    Status {
-        status: u16,
-        message: String,
-        retry_after: Option<u64>,
-    },
+    Status { status: u16, message: String, retry_after: Option<u64> },
     /// Closes the connection without answering (a crashed server).
     CloseConnection,
 }
@@ -60,10 +56,7 @@ pub enum Scripted {
 impl Scripted {
     /// A normal reply with usage.
     pub fn reply(content: impl Into<String>) -> Scripted {
-        Scripted::Reply {
-            content: content.into(),
-            usage: true,
-        }
+        Scripted::Reply { content: content.into(), usage: true }
     }
 
     /// A reply whose content is `value` as JSON.
@@ -73,10 +66,7 @@ impl Scripted {
 
     /// A reply without a `usage` object, as some local servers send.
     pub fn without_usage(content: impl Into<String>) -> Scripted {
-        Scripted::Reply {
-            content: content.into(),
-            usage: false,
-        }
+        Scripted::Reply { content: content.into(), usage: false }
     }
 
     /// A reasoning model's reply: `<think>thought</think>` before `content`.
@@ -86,17 +76,12 @@ impl Scripted {
 
     /// `content` inside a ```` ```json ```` fence with a sentence around it.
     pub fn fenced(content: &str) -> Scripted {
-        Scripted::reply(format!(
-            "Here is the JSON:\n\n```json\n{content}\n```\n\nLet me know if you need more."
-        ))
+        Scripted::reply(format!("Here is the JSON:\n\n```json\n{content}\n```\n\nLet me know if you need more."))
     }
 
     /// `then`, after `delay`.
     pub fn delayed(delay: Duration, then: Scripted) -> Scripted {
-        Scripted::Delay {
-            delay,
-            then: Box::new(then),
-        }
+        Scripted::Delay { delay, then: Box::new(then) }
     }
 
     /// 429 Too Many Requests with `Retry-After: secs`.
@@ -120,11 +105,7 @@ impl Scripted {
 
     /// Any error status with `message`.
     pub fn status(status: u16, message: impl Into<String>) -> Scripted {
-        Scripted::Status {
-            status,
-            message: message.into(),
-            retry_after: None,
-        }
+        Scripted::Status { status, message: message.into(), retry_after: None }
     }
 
     pub fn close_connection() -> Scripted {
@@ -145,10 +126,7 @@ pub struct RecordedRequest {
 impl RecordedRequest {
     /// The first value of a header (name matched case-insensitively).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     /// The body parsed as JSON (`Null` if it is not JSON).
@@ -210,11 +188,7 @@ impl ScriptedServer {
     async fn launch(script: Vec<Scripted>, repeat: Option<Scripted>) -> std::io::Result<ScriptedServer> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared {
-            script: Mutex::new(script.into()),
-            repeat,
-            requests: Mutex::new(Vec::new()),
-        });
+        let shared = Arc::new(Shared { script: Mutex::new(script.into()), repeat, requests: Mutex::new(Vec::new()) });
         let router = Router::new().fallback(handle).with_state(shared.clone());
         let task = tokio::spawn(serve(listener, router));
         Ok(ScriptedServer { addr, shared, task })
@@ -310,9 +284,7 @@ async fn serve(listener: TcpListener, router: Router) {
                     }
                 }
             });
-            let _ = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
         });
     }
 }
@@ -330,12 +302,7 @@ async fn handle(
         path: uri.path().to_string(),
         headers: headers
             .iter()
-            .map(|(n, v)| {
-                (
-                    n.as_str().to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
+            .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
             .collect(),
         body: String::from_utf8_lossy(&body).into_owned(),
     };
@@ -346,10 +313,7 @@ async fn handle(
         requests.len()
     };
     if method != Method::POST || !uri.path().ends_with("/chat/completions") {
-        let message = format!(
-            "the scripted server answers only POST …/chat/completions, not {method} {}",
-            uri.path()
-        );
+        let message = format!("the scripted server answers only POST …/chat/completions, not {method} {}", uri.path());
         return error_response(404, &message, None);
     }
 
@@ -365,11 +329,7 @@ async fn handle(
                 *then
             }
             Scripted::Reply { content, usage } => return completion(&content, usage, &request_json, number),
-            Scripted::Status {
-                status,
-                message,
-                retry_after,
-            } => return error_response(status, &message, retry_after),
+            Scripted::Status { status, message, retry_after } => return error_response(status, &message, retry_after),
             Scripted::CloseConnection => {
                 let mut response = Response::new(Body::empty());
                 response.extensions_mut().insert(DropConnection);
@@ -397,12 +357,7 @@ fn completion(content: &str, usage: bool, request: &Value, number: usize) -> Res
         let prompt_chars: usize = request
             .get("messages")
             .and_then(Value::as_array)
-            .map(|ms| {
-                ms.iter()
-                    .filter_map(|m| m.get("content").and_then(Value::as_str))
-                    .map(str::len)
-                    .sum()
-            })
+            .map(|ms| ms.iter().filter_map(|m| m.get("content").and_then(Value::as_str)).map(str::len).sum())
             .unwrap_or(0);
         let prompt = tokens(prompt_chars);
         let completion = tokens(content.len());
@@ -422,17 +377,11 @@ fn tokens(chars: usize) -> u64 {
 
 fn error_response(status: u16, message: &str, retry_after: Option<u64>) -> Response {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let kind = if status.is_server_error() {
-        "server_error"
-    } else {
-        "invalid_request_error"
-    };
+    let kind = if status.is_server_error() { "server_error" } else { "invalid_request_error" };
     let body = json!({"error": {"message": message, "type": kind, "code": status.as_u16()}});
     let mut response = json_response(status, &body);
     if let Some(secs) = retry_after {
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
     response
 }
@@ -440,8 +389,6 @@ fn error_response(status: u16, message: &str, retry_after: Option<u64>) -> Respo
 fn json_response(status: StatusCode, body: &Value) -> Response {
     let mut response = Response::new(Body::from(body.to_string()));
     *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }

@@ -130,10 +130,7 @@ mod tests {
 
     #[test]
     fn strict_and_lenient() {
-        assert_eq!(
-            parse(" {\"score\": 1} ").unwrap(),
-            (Score { score: 1.0 }, ParsedVia::Strict)
-        );
+        assert_eq!(parse(" {\"score\": 1} ").unwrap(), (Score { score: 1.0 }, ParsedVia::Strict));
         let lenient = [
             "<think>maybe {\"score\": 0}?</think>\n{\"score\": 2}",
             "```json\n{\"score\": 2}\n```",
@@ -150,17 +147,11 @@ mod tests {
     #[test]
     fn failures_say_what_was_wrong() {
         let shape = parse("{\"score\": \"high\"}").unwrap_err();
-        assert!(
-            shape.contains("expected shape") && shape.contains("score: invalid type"),
-            "{shape}"
-        );
+        assert!(shape.contains("expected shape") && shape.contains("score: invalid type"), "{shape}");
         let missing = parse("```json\n{\"points\": 2}\n```").unwrap_err();
         assert!(missing.contains("missing field `score`"), "{missing}");
         let syntax = parse("{\"score\": 2,}").unwrap_err();
-        assert!(
-            syntax.contains("not valid JSON") && syntax.contains("trailing comma"),
-            "{syntax}"
-        );
+        assert!(syntax.contains("not valid JSON") && syntax.contains("trailing comma"), "{syntax}");
         assert_eq!(parse("no json here").unwrap_err(), "it contains no JSON object");
         assert_eq!(
             parse("{\"score\": 2").unwrap_err(),

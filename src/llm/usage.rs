@@ -82,10 +82,7 @@ impl UsageSnapshot {
             calls: self.calls.saturating_sub(earlier.calls),
             tokens: TokenUsage {
                 prompt_tokens: self.tokens.prompt_tokens.saturating_sub(earlier.tokens.prompt_tokens),
-                completion_tokens: self
-                    .tokens
-                    .completion_tokens
-                    .saturating_sub(earlier.tokens.completion_tokens),
+                completion_tokens: self.tokens.completion_tokens.saturating_sub(earlier.tokens.completion_tokens),
                 total_tokens: self.tokens.total_tokens.saturating_sub(earlier.tokens.total_tokens),
             },
             retries: self.retries.saturating_sub(earlier.retries),

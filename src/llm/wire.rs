@@ -89,18 +89,10 @@ pub(crate) fn error_message(body: &str) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
     let message = parsed.as_ref().and_then(|v| {
         let error = v.get("error")?;
-        error
-            .get("message")
-            .and_then(|m| m.as_str())
-            .or_else(|| error.as_str())
-            .map(str::to_string)
+        error.get("message").and_then(|m| m.as_str()).or_else(|| error.as_str()).map(str::to_string)
     });
     let text = message.unwrap_or_else(|| body.trim().to_string());
-    if text.is_empty() {
-        "(empty body)".to_string()
-    } else {
-        truncate(&text, 400)
-    }
+    if text.is_empty() { "(empty body)".to_string() } else { truncate(&text, 400) }
 }
 
 /// The first `max` characters of `text`, with an ellipsis when cut.

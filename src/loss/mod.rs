@@ -32,13 +32,7 @@ pub struct LossWeights {
 
 impl Default for LossWeights {
     fn default() -> Self {
-        Self {
-            eval: 0.4,
-            critique: 0.3,
-            gate_rejections: 0.15,
-            budget: 0.05,
-            status: 0.1,
-        }
+        Self { eval: 0.4, critique: 0.3, gate_rejections: 0.15, budget: 0.05, status: 0.1 }
     }
 }
 
@@ -123,12 +117,9 @@ pub fn compute(signals: &LossSignals, weights: &LossWeights, max_rejections: u32
     let eval_component = component("eval_score", signals.eval_score, &|s| 1.0 - s);
     let critique_component = component("critique_score", signals.critique_score, &|s| 1.0 - s);
     let max_rej = f64::from(max_rejections.max(1));
-    let gate_component = component("gate_rejection_count", signals.gate_rejection_count, &|n| {
-        (n / max_rej).min(1.0)
-    });
-    let budget_component = component("budget_remaining_pct", signals.budget_remaining_pct, &|p| {
-        (1.0 - p / 100.0).max(0.0)
-    });
+    let gate_component = component("gate_rejection_count", signals.gate_rejection_count, &|n| (n / max_rej).min(1.0));
+    let budget_component =
+        component("budget_remaining_pct", signals.budget_remaining_pct, &|p| (1.0 - p / 100.0).max(0.0));
     let status_component = component("status", signals.status.map(RunStatus::penalty), &|p| p);
     let total = weights.eval * eval_component
         + weights.critique * critique_component
@@ -150,11 +141,7 @@ pub fn compute(signals: &LossSignals, weights: &LossWeights, max_rejections: u32
 
 /// The mean of a set of losses; `None` when there are none.
 pub fn mean(losses: &[f64]) -> Option<f64> {
-    if losses.is_empty() {
-        None
-    } else {
-        Some(losses.iter().sum::<f64>() / losses.len() as f64)
-    }
+    if losses.is_empty() { None } else { Some(losses.iter().sum::<f64>() / losses.len() as f64) }
 }
 
 #[cfg(test)]
@@ -169,10 +156,7 @@ mod tests {
     fn default_weights_sum_to_one_and_match_the_seed() {
         let w = LossWeights::default();
         assert!(close(w.sum(), 1.0));
-        assert_eq!(
-            (w.eval, w.critique, w.gate_rejections, w.budget, w.status),
-            (0.4, 0.3, 0.15, 0.05, 0.1)
-        );
+        assert_eq!((w.eval, w.critique, w.gate_rejections, w.budget, w.status), (0.4, 0.3, 0.15, 0.05, 0.1));
     }
 
     #[test]
@@ -243,18 +227,8 @@ mod tests {
     fn per_task_weight_overrides_change_the_total() {
         // The seed's example override (0.5, 0.3, 0.15, 0.02, 0.03) on a failed run
         // with eval 0.2 and nothing else reported.
-        let w = LossWeights {
-            eval: 0.5,
-            critique: 0.3,
-            gate_rejections: 0.15,
-            budget: 0.02,
-            status: 0.03,
-        };
-        let s = LossSignals {
-            eval_score: Some(0.2),
-            status: Some(RunStatus::Failed),
-            ..Default::default()
-        };
+        let w = LossWeights { eval: 0.5, critique: 0.3, gate_rejections: 0.15, budget: 0.02, status: 0.03 };
+        let s = LossSignals { eval_score: Some(0.2), status: Some(RunStatus::Failed), ..Default::default() };
         let b = compute(&s, &w, 5);
         let expected = 0.5 * 0.8 + 0.3 * 0.5 + 0.15 * 0.5 + 0.02 * 0.5 + 0.03 * 1.0;
         assert!(close(b.total, expected));
@@ -262,10 +236,7 @@ mod tests {
 
     #[test]
     fn nan_scores_count_as_worst_not_as_poison() {
-        let s = LossSignals {
-            eval_score: Some(f64::NAN),
-            ..Default::default()
-        };
+        let s = LossSignals { eval_score: Some(f64::NAN), ..Default::default() };
         let b = compute(&s, &LossWeights::default(), 5);
         assert_eq!(b.eval_component, 1.0);
         assert!(b.total.is_finite());

@@ -51,19 +51,11 @@ pub enum RunnerError {
     #[error(
         "{location}: task `{task}` is `kind: {kind}`, which this version of Attractor cannot run yet\n  hint: `command` and `optimize` tasks run today; leave this task out of the suite for now"
     )]
-    Unsupported {
-        task: String,
-        kind: String,
-        location: SourceLocation,
-    },
+    Unsupported { task: String, kind: String, location: SourceLocation },
     #[error(
         "{location}: task `{task}`: {message}\n  hint: use a built-in problem name or a problem file path relative to the suite"
     )]
-    Problem {
-        task: String,
-        message: String,
-        location: SourceLocation,
-    },
+    Problem { task: String, message: String, location: SourceLocation },
     #[error("{0}")]
     Baseline(String),
     #[error(transparent)]
@@ -106,8 +98,8 @@ pub struct SuiteRunner {
     suite: Suite,
     config: RunConfig,
     optimizer: Box<dyn Optimizer>,
-    /// The LLM tier of the ASO coordinator, when a model is configured.
-    model: Option<std::sync::Arc<dyn crate::aso::ModelSupervisor>>,
+    /// The model for the ASO coordinator's LLM tier, when one is configured.
+    llm: Option<crate::llm::LlmClient>,
     cancel: watch::Receiver<bool>,
 }
 
@@ -131,21 +123,12 @@ impl SuiteRunner {
         cancel: watch::Receiver<bool>,
     ) -> Self {
         let optimizer = config.optimizer.build();
-        SuiteRunner {
-            store,
-            registry,
-            bus,
-            suite,
-            config,
-            optimizer,
-            model: None,
-            cancel,
-        }
+        SuiteRunner { store, registry, bus, suite, config, optimizer, llm: None, cancel }
     }
 
     /// Gives optimize tasks' coordinators an LLM tier.
-    pub fn with_model_supervisor(mut self, model: std::sync::Arc<dyn crate::aso::ModelSupervisor>) -> Self {
-        self.model = Some(model);
+    pub fn with_llm(mut self, client: crate::llm::LlmClient) -> Self {
+        self.llm = Some(client);
         self
     }
 
@@ -159,11 +142,7 @@ impl SuiteRunner {
             if let TaskKind::Optimize(o) = &t.kind
                 && let Err(message) = task::optimize::resolve_problem(&o.problem, &self.suite.dir)
             {
-                return Err(RunnerError::Problem {
-                    task: t.name.clone(),
-                    message,
-                    location: t.location.clone(),
-                });
+                return Err(RunnerError::Problem { task: t.name.clone(), message, location: t.location.clone() });
             }
             if matches!(t.kind, TaskKind::Agent(_)) {
                 return Err(RunnerError::Unsupported {
@@ -178,10 +157,7 @@ impl SuiteRunner {
         }
         let tasks_json = serde_json::to_string(&self.suite.tasks).map_err(StoreError::from)?;
         let baseline_json = serde_json::to_string(&self.suite.baseline_artifacts).map_err(StoreError::from)?;
-        let suite_id = self
-            .store
-            .upsert_suite(&self.suite.name, &tasks_json, &baseline_json)
-            .await?;
+        let suite_id = self.store.upsert_suite(&self.suite.name, &tasks_json, &baseline_json).await?;
 
         let last = self.store.last_epoch(suite_id).await?;
         if last.is_none() {
@@ -235,11 +211,7 @@ impl SuiteRunner {
                 }
             }
         }
-        self.bus.publish(Event::SuiteFinished {
-            suite_id,
-            epochs_completed: summaries.len() as u32,
-            interrupted,
-        });
+        self.bus.publish(Event::SuiteFinished { suite_id, epochs_completed: summaries.len() as u32, interrupted });
         Ok(RunSummary {
             suite_id,
             suite: self.suite.name.clone(),
@@ -283,17 +255,9 @@ impl SuiteRunner {
             });
         }
         if resumed {
-            self.store
-                .cancel_unfinished_runs(epoch.id, "the process stopped before this run finished")
-                .await?;
+            self.store.cancel_unfinished_runs(epoch.id, "the process stopped before this run finished").await?;
         }
-        let done: BTreeSet<String> = self
-            .store
-            .epoch_runs(epoch.id)
-            .await?
-            .into_iter()
-            .map(|r| r.task_name)
-            .collect();
+        let done: BTreeSet<String> = self.store.epoch_runs(epoch.id).await?.into_iter().map(|r| r.task_name).collect();
         let todo: Vec<&Task> = self.suite.tasks.iter().filter(|t| !done.contains(&t.name)).collect();
         let epoch_seed = epoch_seed(self.config.seed, epoch.epoch_num);
         self.bus.publish(Event::EpochStarted {
@@ -320,13 +284,8 @@ impl SuiteRunner {
         }
 
         // Close the epoch from what the store holds: resumed runs included.
-        let by_task: BTreeMap<String, crate::store::EpochRunRow> = self
-            .store
-            .epoch_runs(epoch.id)
-            .await?
-            .into_iter()
-            .map(|r| (r.task_name.clone(), r))
-            .collect();
+        let by_task: BTreeMap<String, crate::store::EpochRunRow> =
+            self.store.epoch_runs(epoch.id).await?.into_iter().map(|r| (r.task_name.clone(), r)).collect();
         let runs = self.store.runs_of_epoch(epoch.id).await?;
         let mut results = Vec::new();
         for t in &self.suite.tasks {
@@ -352,11 +311,7 @@ impl SuiteRunner {
         let mean_loss = loss::mean(&training).or_else(|| loss::mean(&holdout));
         let holdout_mean = loss::mean(&holdout);
 
-        let prev = self
-            .store
-            .last_completed_epoch(suite_id)
-            .await?
-            .filter(|p| p.epoch_num < epoch.epoch_num);
+        let prev = self.store.last_completed_epoch(suite_id).await?.filter(|p| p.epoch_num < epoch.epoch_num);
         let prev_mean = prev.as_ref().and_then(|p| p.mean_loss);
         let last_updates = prev.as_ref().map(updates_of).unwrap_or_default();
 
@@ -368,10 +323,7 @@ impl SuiteRunner {
             let (m, p) = (mean_loss.unwrap_or_default(), prev_mean.unwrap_or_default());
             *lr /= 2.0;
             for (artifact, from, to) in &last_updates {
-                changes.push(ArtifactChange::Activate {
-                    name: artifact.clone(),
-                    version: *from,
-                });
+                changes.push(ArtifactChange::Activate { name: artifact.clone(), version: *from });
                 events.push(json!({
                     "type": "rollback", "artifact": artifact, "from_version": to, "to_version": from,
                     "mean_loss_prev": p, "mean_loss_current": m, "new_learning_rate": *lr,
@@ -391,16 +343,8 @@ impl SuiteRunner {
             let mut candidates = Vec::new();
             for (name, version) in &parent {
                 let def = self.registry.def(name)?.clone();
-                let content = artifacts
-                    .iter()
-                    .find(|a| &a.name == name)
-                    .map(|a| a.content.clone())
-                    .unwrap_or_default();
-                candidates.push(optimizer::Candidate {
-                    def,
-                    version: *version,
-                    content,
-                });
+                let content = artifacts.iter().find(|a| &a.name == name).map(|a| a.content.clone()).unwrap_or_default();
+                candidates.push(optimizer::Candidate { def, version: *version, content });
             }
             let evidence = optimizer::Evidence {
                 suite: self.suite.name.clone(),
@@ -512,10 +456,8 @@ impl SuiteRunner {
             return Ok(());
         }
         let run_dir = task::command::fresh_run_dir(&self.config.runs_root, &self.suite.name, epoch.epoch_num, &t.name);
-        let run_id = self
-            .store
-            .insert_run(suite_id, epoch.id, &t.name, t.kind_name(), &run_dir.to_string_lossy())
-            .await?;
+        let run_id =
+            self.store.insert_run(suite_id, epoch.id, &t.name, t.kind_name(), &run_dir.to_string_lossy()).await?;
         self.bus.publish(Event::RunStarted {
             suite_id,
             epoch_id: epoch.id,
@@ -548,11 +490,9 @@ impl SuiteRunner {
                     store: self.store.clone(),
                     seed: epoch_seed(
                         seed,
-                        t.name
-                            .bytes()
-                            .fold(0i64, |h, b| h.wrapping_mul(31).wrapping_add(i64::from(b))),
+                        t.name.bytes().fold(0i64, |h, b| h.wrapping_mul(31).wrapping_add(i64::from(b))),
                     ),
-                    model: self.model.clone(),
+                    llm: self.llm.clone(),
                     cancel: self.cancel.clone(),
                 })
                 .await
@@ -613,11 +553,7 @@ fn updates_of(epoch: &EpochRow) -> Vec<(String, i64, i64)> {
         .flatten()
         .filter(|e| e["type"] == "update")
         .filter_map(|e| {
-            Some((
-                e["artifact"].as_str()?.to_string(),
-                e["from_version"].as_i64()?,
-                e["to_version"].as_i64()?,
-            ))
+            Some((e["artifact"].as_str()?.to_string(), e["from_version"].as_i64()?, e["to_version"].as_i64()?))
         })
         .collect()
 }

@@ -122,27 +122,16 @@ impl Optimizer for Evolve {
 
     async fn propose(&self, ev: &Evidence) -> Result<Option<Proposal>, OptimizerError> {
         let tunable = |c: &&Candidate| c.def.kind == ArtifactKind::Json && !c.def.fields.is_empty();
-        let own: Vec<&Candidate> = ev
-            .candidates
-            .iter()
-            .filter(tunable)
-            .filter(|c| matches!(c.def.origin, Origin::Suite(_)))
-            .collect();
-        let pool = if own.is_empty() {
-            ev.candidates.iter().filter(tunable).collect()
-        } else {
-            own
-        };
+        let own: Vec<&Candidate> =
+            ev.candidates.iter().filter(tunable).filter(|c| matches!(c.def.origin, Origin::Suite(_))).collect();
+        let pool = if own.is_empty() { ev.candidates.iter().filter(tunable).collect() } else { own };
         if pool.is_empty() {
             return Ok(None);
         }
         let mut rng = ChaCha8Rng::seed_from_u64(ev.seed);
         let cand = pool[rng.random_range(0..pool.len())];
         let mut doc: serde_json::Value = serde_json::from_str(&cand.content).map_err(|e| {
-            OptimizerError(format!(
-                "artifact `{}` v{} is not valid JSON: {e}",
-                cand.def.name, cand.version
-            ))
+            OptimizerError(format!("artifact `{}` v{} is not valid JSON: {e}", cand.def.name, cand.version))
         })?;
         let fields: Vec<(&String, &crate::artifact::FieldBounds)> = cand.def.fields.iter().collect();
         let (field, bounds) = fields[rng.random_range(0..fields.len())];
@@ -172,11 +161,7 @@ impl Optimizer for Evolve {
         if new == old || step == 0.0 {
             return Ok(None);
         }
-        doc[field.as_str()] = if bounds.integer {
-            serde_json::json!(new as i64)
-        } else {
-            serde_json::json!(new)
-        };
+        doc[field.as_str()] = if bounds.integer { serde_json::json!(new as i64) } else { serde_json::json!(new) };
         let content = serde_json::to_string_pretty(&doc).map_err(|e| OptimizerError(e.to_string()))? + "\n";
         let mut details = BTreeMap::new();
         details.insert("optimizer".into(), "evolve".into());
@@ -203,22 +188,8 @@ mod tests {
 
     fn evidence(seed: u64, lr: f64) -> Evidence {
         let mut fields = BTreeMap::new();
-        fields.insert(
-            "x".to_string(),
-            FieldBounds {
-                min: 0.0,
-                max: 10.0,
-                integer: false,
-            },
-        );
-        fields.insert(
-            "n".to_string(),
-            FieldBounds {
-                min: 1.0,
-                max: 5.0,
-                integer: true,
-            },
-        );
+        fields.insert("x".to_string(), FieldBounds { min: 0.0, max: 10.0, integer: false });
+        fields.insert("n".to_string(), FieldBounds { min: 1.0, max: 5.0, integer: true });
         Evidence {
             suite: "s".into(),
             epoch_num: 1,

@@ -69,12 +69,10 @@ impl Store {
 
     /// The experiment (coordinator invocation) of a run, if it had one.
     pub async fn experiment_of_run(&self, run_id: i64) -> Result<Option<i64>> {
-        Ok(
-            sqlx::query_scalar("SELECT id FROM experiments WHERE run_id = ? ORDER BY id DESC LIMIT 1")
-                .bind(run_id)
-                .fetch_optional(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_scalar("SELECT id FROM experiments WHERE run_id = ? ORDER BY id DESC LIMIT 1")
+            .bind(run_id)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     /// Writes telemetry rows (the `id` field is ignored) in one transaction.
@@ -110,12 +108,10 @@ impl Store {
     }
 
     pub async fn telemetry_of_experiment(&self, experiment_id: i64) -> Result<Vec<TelemetryRow>> {
-        Ok(
-            sqlx::query_as("SELECT * FROM aso_telemetry WHERE experiment_id = ? ORDER BY trajectory_id, step, id")
-                .bind(experiment_id)
-                .fetch_all(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_as("SELECT * FROM aso_telemetry WHERE experiment_id = ? ORDER BY trajectory_id, step, id")
+            .bind(experiment_id)
+            .fetch_all(&self.pool)
+            .await?)
     }
 
     pub async fn insert_intervention(&self, i: &NewIntervention) -> Result<i64> {
@@ -145,10 +141,7 @@ impl Store {
     }
 
     pub async fn intervention(&self, id: i64) -> Result<Option<InterventionRow>> {
-        Ok(sqlx::query_as("SELECT * FROM interventions WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?)
+        Ok(sqlx::query_as("SELECT * FROM interventions WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
     }
 
     /// Records an answer; `false` when the intervention does not exist or was

@@ -14,12 +14,10 @@ impl Store {
     pub async fn llm_cache_get(&self, key: &str) -> Result<Option<String>> {
         // One statement both counts the hit and reads the row, so concurrent
         // readers never lose an increment.
-        Ok(
-            sqlx::query_scalar("UPDATE llm_cache SET hits = hits + 1 WHERE key = ? RETURNING response_json")
-                .bind(key)
-                .fetch_optional(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_scalar("UPDATE llm_cache SET hits = hits + 1 WHERE key = ? RETURNING response_json")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     /// Stores a reply under `key`. A row already there is kept: two concurrent
@@ -50,8 +48,6 @@ impl Store {
 
     /// How many replies the cache holds.
     pub async fn llm_cache_len(&self) -> Result<i64> {
-        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM llm_cache")
-            .fetch_one(&self.pool)
-            .await?)
+        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM llm_cache").fetch_one(&self.pool).await?)
     }
 }

@@ -40,10 +40,7 @@ pub enum StoreError {
     #[error(
         "cannot bring the database {path} up to date: {source}\n  hint: the file may belong to a newer Attractor; use a fresh --db PATH"
     )]
-    Migrate {
-        path: PathBuf,
-        source: sqlx::migrate::MigrateError,
-    },
+    Migrate { path: PathBuf, source: sqlx::migrate::MigrateError },
     #[error("database error: {0}")]
     Sql(#[from] sqlx::Error),
     #[error("stored JSON is invalid: {0}")]
@@ -76,20 +73,13 @@ impl Store {
     /// migrations.
     pub async fn open(path: &Path) -> Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
-                path: dir.to_path_buf(),
-                source,
-            })?;
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
         }
         // Two processes opening a fresh file at once would both try to switch
         // the journal mode and create the tables; an OS file lock held over the
         // whole set-up makes them take turns. It is released before any work.
         let lock_path = path.with_extension("db.setup-lock");
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path);
+        let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path);
         let lock = match lock {
             Ok(file) => file.lock().map(|_| file).ok(),
             Err(_) => None,
@@ -104,10 +94,7 @@ impl Store {
             .max_connections(4)
             .connect_with(options)
             .await
-            .map_err(|source| StoreError::Open {
-                path: path.to_path_buf(),
-                source,
-            })?;
+            .map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
 
         // WAL is a property of the file, so setting it once covers every
         // connection. SQLite answers with the mode it actually chose; anything
@@ -119,14 +106,8 @@ impl Store {
         }
         let migrated = sqlx::migrate!("./migrations").run(&pool).await;
         drop(lock);
-        migrated.map_err(|source| StoreError::Migrate {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Ok(Store {
-            pool,
-            path: path.to_path_buf(),
-        })
+        migrated.map_err(|source| StoreError::Migrate { path: path.to_path_buf(), source })?;
+        Ok(Store { pool, path: path.to_path_buf() })
     }
 
     pub fn path(&self) -> &Path {
@@ -140,10 +121,8 @@ impl Store {
 
     /// Names of the tables in the database, for checks and `inspect`.
     pub async fn table_columns(&self, table: &str) -> Result<Vec<String>> {
-        let rows = sqlx::query("SELECT name FROM pragma_table_info(?) ORDER BY cid")
-            .bind(table)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows =
+            sqlx::query("SELECT name FROM pragma_table_info(?) ORDER BY cid").bind(table).fetch_all(&self.pool).await?;
         Ok(rows.into_iter().map(|r| r.get::<String, _>(0)).collect())
     }
 
@@ -173,10 +152,7 @@ impl Store {
     }
 
     pub async fn suite_by_name(&self, name: &str) -> Result<Option<SuiteRow>> {
-        Ok(sqlx::query_as("SELECT * FROM task_suites WHERE name = ?")
-            .bind(name)
-            .fetch_optional(&self.pool)
-            .await?)
+        Ok(sqlx::query_as("SELECT * FROM task_suites WHERE name = ?").bind(name).fetch_optional(&self.pool).await?)
     }
 
     /// Every suite with its epoch count and latest mean loss.
@@ -232,50 +208,38 @@ impl Store {
     }
 
     pub async fn declarations(&self) -> Result<Vec<DeclarationRow>> {
-        Ok(
-            sqlx::query_as("SELECT * FROM artifact_declarations ORDER BY artifact_name")
-                .fetch_all(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_as("SELECT * FROM artifact_declarations ORDER BY artifact_name").fetch_all(&self.pool).await?)
     }
 
     /// Stored versions (1, 2, …) of one artifact, oldest first.
     pub async fn artifact_versions(&self, name: &str) -> Result<Vec<VersionRow>> {
-        Ok(
-            sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = ? ORDER BY version")
-                .bind(name)
-                .fetch_all(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = ? ORDER BY version")
+            .bind(name)
+            .fetch_all(&self.pool)
+            .await?)
     }
 
     pub async fn artifact_version(&self, name: &str, version: i64) -> Result<Option<VersionRow>> {
-        Ok(
-            sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = ? AND version = ?")
-                .bind(name)
-                .bind(version)
-                .fetch_optional(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = ? AND version = ?")
+            .bind(name)
+            .bind(version)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     /// The active stored version of an artifact; `None` means version 0 is active.
     pub async fn active_version(&self, name: &str) -> Result<Option<VersionRow>> {
-        Ok(
-            sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = ? AND is_active = 1")
-                .bind(name)
-                .fetch_optional(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = ? AND is_active = 1")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     /// Names of every artifact with at least one stored version.
     pub async fn stored_artifact_names(&self) -> Result<Vec<String>> {
-        Ok(
-            sqlx::query_scalar("SELECT DISTINCT artifact_name FROM artifact_versions ORDER BY artifact_name")
-                .fetch_all(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_scalar("SELECT DISTINCT artifact_name FROM artifact_versions ORDER BY artifact_name")
+            .fetch_all(&self.pool)
+            .await?)
     }
 
     /// Writes a new version (not yet active) and returns its number.
@@ -320,21 +284,17 @@ impl Store {
     }
 
     pub async fn epochs(&self, suite_id: i64) -> Result<Vec<EpochRow>> {
-        Ok(
-            sqlx::query_as("SELECT * FROM epochs WHERE suite_id = ? ORDER BY epoch_num")
-                .bind(suite_id)
-                .fetch_all(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_as("SELECT * FROM epochs WHERE suite_id = ? ORDER BY epoch_num")
+            .bind(suite_id)
+            .fetch_all(&self.pool)
+            .await?)
     }
 
     pub async fn last_epoch(&self, suite_id: i64) -> Result<Option<EpochRow>> {
-        Ok(
-            sqlx::query_as("SELECT * FROM epochs WHERE suite_id = ? ORDER BY epoch_num DESC LIMIT 1")
-                .bind(suite_id)
-                .fetch_optional(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_as("SELECT * FROM epochs WHERE suite_id = ? ORDER BY epoch_num DESC LIMIT 1")
+            .bind(suite_id)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     /// The last completed epoch of a suite.
@@ -362,20 +322,14 @@ impl Store {
         let mut versions = Vec::with_capacity(changes.len());
         for change in changes {
             match change {
-                ArtifactChange::Update {
-                    name,
-                    content,
-                    parent_version,
-                } => {
+                ArtifactChange::Update { name, content, parent_version } => {
                     let v = insert_version(&mut tx, name, content, *parent_version, Some(epoch_id)).await?;
                     activate(&mut tx, name, v).await?;
                     versions.push(v);
                 }
                 ArtifactChange::Activate { name, version } => {
                     if !activate(&mut tx, name, *version).await? {
-                        return Err(StoreError::Conflict(format!(
-                            "artifact `{name}` has no version {version}"
-                        )));
+                        return Err(StoreError::Conflict(format!("artifact `{name}` has no version {version}")));
                     }
                     versions.push(*version);
                 }
@@ -471,12 +425,10 @@ impl Store {
     }
 
     pub async fn epoch_runs(&self, epoch_id: i64) -> Result<Vec<EpochRunRow>> {
-        Ok(
-            sqlx::query_as("SELECT * FROM epoch_runs WHERE epoch_id = ? ORDER BY task_name")
-                .bind(epoch_id)
-                .fetch_all(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_as("SELECT * FROM epoch_runs WHERE epoch_id = ? ORDER BY task_name")
+            .bind(epoch_id)
+            .fetch_all(&self.pool)
+            .await?)
     }
 
     pub async fn runs_of_epoch(&self, epoch_id: i64) -> Result<Vec<RunRow>> {
@@ -487,10 +439,7 @@ impl Store {
     }
 
     pub async fn run(&self, run_id: i64) -> Result<Option<RunRow>> {
-        Ok(sqlx::query_as("SELECT * FROM runs WHERE id = ?")
-            .bind(run_id)
-            .fetch_optional(&self.pool)
-            .await?)
+        Ok(sqlx::query_as("SELECT * FROM runs WHERE id = ?").bind(run_id).fetch_optional(&self.pool).await?)
     }
 
     // ----- events -------------------------------------------------------------
@@ -523,11 +472,7 @@ impl Store {
 #[derive(Debug, Clone)]
 pub enum ArtifactChange {
     /// Write a new version from `parent_version` and make it active.
-    Update {
-        name: String,
-        content: String,
-        parent_version: i64,
-    },
+    Update { name: String, content: String, parent_version: i64 },
     /// Make an existing version active (a rollback; 0 is the default).
     Activate { name: String, version: i64 },
 }

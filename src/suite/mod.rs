@@ -201,11 +201,7 @@ impl std::error::Error for SuiteError {}
 pub fn load(path: &Path) -> Result<Suite, SuiteError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         SuiteError::one(SuiteIssue {
-            location: SourceLocation {
-                file: path.to_path_buf(),
-                line: 0,
-                column: 0,
-            },
+            location: SourceLocation { file: path.to_path_buf(), line: 0, column: 0 },
             field: String::new(),
             message: format!("cannot read the suite file: {e}"),
             hint: Some("check the path; suite files are YAML (see examples/)".into()),
@@ -231,9 +227,7 @@ fn parse_yaml(text: &str, path: &Path) -> Result<raw::Suite, SuiteError> {
     });
     parsed.map_err(|e| {
         let loc = e.location();
-        let message = serde_saphyr::DefaultMessageFormatter
-            .format_message(e.without_snippet())
-            .into_owned();
+        let message = serde_saphyr::DefaultMessageFormatter.format_message(e.without_snippet()).into_owned();
         let hint = hint_for(&message);
         SuiteError::one(SuiteIssue {
             location: SourceLocation {
@@ -242,11 +236,7 @@ fn parse_yaml(text: &str, path: &Path) -> Result<raw::Suite, SuiteError> {
                 column: loc.map_or(0, |l| l.column() as u32),
             },
             field: field_path,
-            message: message
-                .escape_debug()
-                .to_string()
-                .replace("\\'", "'")
-                .replace("\\\"", "\""),
+            message: message.escape_debug().to_string().replace("\\'", "'").replace("\\\"", "\""),
             hint,
         })
     })
@@ -259,10 +249,7 @@ fn clean_path(p: &str) -> String {
     for seg in p.split('.') {
         // A `Spanned` wrapper shows up as a `value` segment, possibly carrying
         // the index of the list it wraps (`value[0]`).
-        let seg = seg
-            .strip_prefix("value")
-            .filter(|rest| rest.is_empty() || rest.starts_with('['))
-            .unwrap_or(seg);
+        let seg = seg.strip_prefix("value").filter(|rest| rest.is_empty() || rest.starts_with('[')).unwrap_or(seg);
         if seg.is_empty() || seg == "?" || seg.starts_with("__serde_saphyr") {
             continue;
         }
@@ -302,19 +289,11 @@ impl Validator {
             .map(Path::to_path_buf)
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or_else(|| PathBuf::from("."));
-        Validator {
-            file: path.to_path_buf(),
-            dir,
-            issues: Vec::new(),
-        }
+        Validator { file: path.to_path_buf(), dir, issues: Vec::new() }
     }
 
     fn at(&self, loc: Location) -> SourceLocation {
-        SourceLocation {
-            file: self.file.clone(),
-            line: loc.line() as u32,
-            column: loc.column() as u32,
-        }
+        SourceLocation { file: self.file.clone(), line: loc.line() as u32, column: loc.column() as u32 }
     }
 
     fn issue(&mut self, loc: Location, field: impl Into<String>, message: impl Into<String>, hint: impl Into<String>) {
@@ -330,12 +309,7 @@ impl Validator {
     fn validate(mut self, raw: raw::Suite) -> Result<Suite, SuiteError> {
         let name = raw.name.value.trim().to_string();
         if !valid_name(&name) {
-            self.issue(
-                raw.name.referenced,
-                "name",
-                format!("suite name `{name}` is not allowed"),
-                NAME_HINT,
-            );
+            self.issue(raw.name.referenced, "name", format!("suite name `{name}` is not allowed"), NAME_HINT);
         }
 
         let artifacts = self.artifacts(&name, raw.artifacts);
@@ -345,11 +319,8 @@ impl Validator {
         for (artifact, version) in raw.baseline_artifacts {
             let field = format!("baseline_artifacts.{artifact}");
             if builtin::find(&artifact).is_none() && !declared.contains(artifact.as_str()) {
-                let known: Vec<&str> = builtin::BUILTINS
-                    .iter()
-                    .map(|b| b.name)
-                    .chain(declared.iter().copied())
-                    .collect();
+                let known: Vec<&str> =
+                    builtin::BUILTINS.iter().map(|b| b.name).chain(declared.iter().copied()).collect();
                 self.issue(
                     version.referenced,
                     field,
@@ -369,12 +340,7 @@ impl Validator {
         }
 
         if raw.tasks.value.is_empty() {
-            self.issue(
-                raw.tasks.referenced,
-                "tasks",
-                "the suite has no tasks",
-                "add at least one task under `tasks:`",
-            );
+            self.issue(raw.tasks.referenced, "tasks", "the suite has no tasks", "add at least one task under `tasks:`");
         }
         let mut seen: BTreeMap<String, Location> = BTreeMap::new();
         let mut tasks = Vec::new();
@@ -384,10 +350,7 @@ impl Validator {
                 self.issue(
                     t.value.name.referenced,
                     format!("tasks[{i}].name"),
-                    format!(
-                        "duplicate task name `{task_name}` (first used at line {})",
-                        first.line()
-                    ),
+                    format!("duplicate task name `{task_name}` (first used at line {})", first.line()),
                     "task names must be unique within a suite; rename one",
                 );
             } else {
@@ -608,12 +571,7 @@ impl Validator {
         let field = |f: &str| format!("tasks[{i}].{f}");
         let name = t.name.value.trim().to_string();
         if !valid_name(&name) {
-            self.issue(
-                t.name.referenced,
-                field("name"),
-                format!("task name `{name}` is not allowed"),
-                NAME_HINT,
-            );
+            self.issue(t.name.referenced, field("name"), format!("task name `{name}` is not allowed"), NAME_HINT);
         }
 
         let d = LossWeights::default();
@@ -635,10 +593,7 @@ impl Validator {
             }
         };
 
-        let mut budget = Budget {
-            max_rejections: DEFAULT_MAX_REJECTIONS,
-            ..Budget::default()
-        };
+        let mut budget = Budget { max_rejections: DEFAULT_MAX_REJECTIONS, ..Budget::default() };
         if let Some(b) = t.budget {
             let b = b.value;
             budget.max_loops = b.max_loops;
@@ -703,10 +658,7 @@ impl Validator {
             v.issue(
                 loc,
                 field(f),
-                format!(
-                    "`{f}` belongs to `kind: {belongs}` tasks, but this task is `kind: {}`",
-                    kind_name.as_str()
-                ),
+                format!("`{f}` belongs to `kind: {belongs}` tasks, but this task is `kind: {}`", kind_name.as_str()),
                 format!("remove `{f}` or set `kind: {belongs}`"),
             );
         };
@@ -769,9 +721,7 @@ impl Validator {
                         );
                         DEFAULT_COMMAND_TIMEOUT
                     }
-                    None => budget
-                        .max_wall_time
-                        .map_or(DEFAULT_COMMAND_TIMEOUT, Duration::from_secs_f64),
+                    None => budget.max_wall_time.map_or(DEFAULT_COMMAND_TIMEOUT, Duration::from_secs_f64),
                 };
                 TaskKind::Command(CommandTask {
                     command: command.value,
@@ -839,9 +789,7 @@ fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 128
         && name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 mod secs {

@@ -85,9 +85,7 @@ tasks:
     env: { MODE: fast }
 "#);
     let t = &s.tasks[0];
-    let TaskKind::Command(c) = &t.kind else {
-        panic!("not a command task")
-    };
+    let TaskKind::Command(c) = &t.kind else { panic!("not a command task") };
     assert_eq!(c.timeout, DEFAULT_COMMAND_TIMEOUT);
     assert_eq!(c.env.get("MODE").map(String::as_str), Some("fast"));
     assert_eq!(t.priority, Some(Priority::Thorough));
@@ -100,9 +98,7 @@ tasks:
 #[test]
 fn timeout_falls_back_to_max_wall_time() {
     let s = ok("name: s\ntasks:\n  - name: a\n    command: x\n    budget: { max_wall_time: 12 }\n");
-    let TaskKind::Command(c) = &s.tasks[0].kind else {
-        panic!()
-    };
+    let TaskKind::Command(c) = &s.tasks[0].kind else { panic!() };
     assert_eq!(c.timeout, Duration::from_secs(12));
 }
 
@@ -128,11 +124,7 @@ fn unknown_weight_key_is_rejected() {
     let i = one("name: s\ntasks:\n  - name: a\n    command: x\n    weights:\n      evaluation: 0.5\n");
     assert_eq!(i.location.line, 6);
     assert!(i.message.contains("unknown field `evaluation`"), "{}", i.message);
-    assert!(
-        i.message.contains("gate_rejections"),
-        "lists the expected keys: {}",
-        i.message
-    );
+    assert!(i.message.contains("gate_rejections"), "lists the expected keys: {}", i.message);
 }
 
 #[test]
@@ -182,11 +174,7 @@ fn duplicate_task_names_are_rejected_at_the_second() {
     let i = one("name: s\ntasks:\n  - name: a\n    command: x\n  - name: a\n    command: y\n");
     assert_eq!((i.location.line, i.location.column), (5, 11));
     assert_eq!(i.field, "tasks[1].name");
-    assert!(
-        i.message.contains("duplicate task name `a` (first used at line 3)"),
-        "{}",
-        i.message
-    );
+    assert!(i.message.contains("duplicate task name `a` (first used at line 3)"), "{}", i.message);
 }
 
 #[test]
@@ -292,9 +280,7 @@ fn inverted_bounds_are_rejected() {
 fn artifact_needs_content_or_file_and_not_both() {
     let i = one(&format!("{CMD}artifacts:\n  - name: t\n    type: text\n"));
     assert!(i.message.contains("no `content` or `file`"));
-    let i = one(&format!(
-        "{CMD}artifacts:\n  - name: t\n    type: text\n    content: hi\n    file: t.txt\n"
-    ));
+    let i = one(&format!("{CMD}artifacts:\n  - name: t\n    type: text\n    content: hi\n    file: t.txt\n"));
     assert!(i.message.contains("not both"));
 }
 
@@ -303,36 +289,25 @@ fn artifact_file_is_read_relative_to_the_suite() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("prompt.txt"), "Be brief.\n").unwrap();
     let path = dir.path().join("s.yaml");
-    std::fs::write(
-        &path,
-        format!("{CMD}artifacts:\n  - name: style\n    type: text\n    file: prompt.txt\n"),
-    )
-    .unwrap();
+    std::fs::write(&path, format!("{CMD}artifacts:\n  - name: style\n    type: text\n    file: prompt.txt\n")).unwrap();
     let s = load(&path).unwrap();
     assert_eq!(s.artifacts[0].default_content, "Be brief.\n");
 
-    std::fs::write(
-        &path,
-        format!("{CMD}artifacts:\n  - name: style\n    type: text\n    file: missing.txt\n"),
-    )
-    .unwrap();
+    std::fs::write(&path, format!("{CMD}artifacts:\n  - name: style\n    type: text\n    file: missing.txt\n"))
+        .unwrap();
     let e = load(&path).unwrap_err();
     assert!(e.to_string().contains("cannot read"), "{e}");
 }
 
 #[test]
 fn builtin_names_cannot_be_redeclared() {
-    let i = one(&format!(
-        "{CMD}artifacts:\n  - name: aso_config\n    type: text\n    content: x\n"
-    ));
+    let i = one(&format!("{CMD}artifacts:\n  - name: aso_config\n    type: text\n    content: x\n"));
     assert!(i.message.contains("built-in"));
 }
 
 #[test]
 fn json_artifact_content_must_be_a_mapping() {
-    let i = one(&format!(
-        "{CMD}artifacts:\n  - name: k\n    type: json\n    content: just text\n"
-    ));
+    let i = one(&format!("{CMD}artifacts:\n  - name: k\n    type: json\n    content: just text\n"));
     assert_eq!(i.field, "artifacts[0].content");
 }
 

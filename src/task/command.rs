@@ -61,10 +61,7 @@ pub async fn run(r: CommandRun<'_>) -> RunOutcome {
     let started = Instant::now();
     let mut outcome = match prepare(&r).await {
         Ok(()) => execute(&r).await,
-        Err(e) => RunOutcome::failed(format!(
-            "could not prepare the run directory {}: {e}",
-            r.run_dir.display()
-        )),
+        Err(e) => RunOutcome::failed(format!("could not prepare the run directory {}: {e}", r.run_dir.display())),
     };
     outcome.duration = started.elapsed();
     // A harness that does not report its budget use still used wall time.
@@ -85,10 +82,8 @@ async fn prepare(r: &CommandRun<'_>) -> std::io::Result<()> {
     for a in r.artifacts {
         let file = format!("{}.{}", a.name, a.kind.extension());
         tokio::fs::write(artifacts_dir.join(&file), &a.content).await?;
-        index.insert(
-            a.name.clone(),
-            serde_json::json!({ "version": a.version, "type": a.kind.as_str(), "file": file }),
-        );
+        index
+            .insert(a.name.clone(), serde_json::json!({ "version": a.version, "type": a.kind.as_str(), "file": file }));
     }
     let index = serde_json::to_string_pretty(&serde_json::Value::Object(index)).unwrap_or_default();
     tokio::fs::write(artifacts_dir.join("index.json"), index).await?;
@@ -116,10 +111,7 @@ async fn execute(r: &CommandRun<'_>) -> RunOutcome {
         .env("ATTRACTOR_TASK", &r.task.task)
         .env("ATTRACTOR_TASK_FILE", run_dir.join("task.txt"))
         .env("ATTRACTOR_ARTIFACTS_DIR", run_dir.join("artifacts"))
-        .env(
-            "ATTRACTOR_ARTIFACTS_INDEX",
-            run_dir.join("artifacts").join("index.json"),
-        )
+        .env("ATTRACTOR_ARTIFACTS_INDEX", run_dir.join("artifacts").join("index.json"))
         .env("ATTRACTOR_RESULT_FILE", run_dir.join(RESULT_FILE))
         .env("ATTRACTOR_SUITE_DIR", abs(r.suite_dir))
         .env("ATTRACTOR_EPOCH", r.epoch_num.to_string())
@@ -151,10 +143,7 @@ async fn execute(r: &CommandRun<'_>) -> RunOutcome {
     };
     if !matches!(end, End::Exited(_)) {
         if let Some(pid) = pid {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pid as i32),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL);
         }
         let _ = child.wait().await;
     }
@@ -162,10 +151,7 @@ async fn execute(r: &CommandRun<'_>) -> RunOutcome {
     let stderr = stderr.await.unwrap_or_default();
 
     let mut outcome = match end {
-        End::Cancelled => RunOutcome {
-            cancelled: true,
-            ..RunOutcome::failed("cancelled (interrupted by the user)")
-        },
+        End::Cancelled => RunOutcome { cancelled: true, ..RunOutcome::failed("cancelled (interrupted by the user)") },
         End::TimedOut => RunOutcome::failed(format!("timed out after {}", fmt_duration(r.spec.timeout))),
         End::Exited(Err(e)) => RunOutcome::failed(format!("could not wait for the command: {e}")),
         End::Exited(Ok(status)) => {
@@ -251,11 +237,7 @@ async fn read_capped<R: AsyncRead + Unpin>(pipe: Option<R>) -> String {
 
 fn fmt_duration(d: Duration) -> String {
     let s = d.as_secs_f64();
-    if s.fract() == 0.0 {
-        format!("{s:.0} s")
-    } else {
-        format!("{s:.1} s")
-    }
+    if s.fract() == 0.0 { format!("{s:.0} s") } else { format!("{s:.1} s") }
 }
 
 /// A fresh run directory for one attempt at a task:
@@ -267,8 +249,5 @@ pub fn fresh_run_dir(root: &Path, suite: &str, epoch_num: i64, task: &str) -> Pa
     if !first.exists() {
         return first;
     }
-    (2..)
-        .map(|k| epoch_dir.join(format!("{task}-attempt-{k}")))
-        .find(|p| !p.exists())
-        .unwrap_or(first)
+    (2..).map(|k| epoch_dir.join(format!("{task}-attempt-{k}"))).find(|p| !p.exists()).unwrap_or(first)
 }

@@ -43,10 +43,7 @@ impl RunOutcome {
     /// A failed run with its reason; every score is missing (neutral).
     pub fn failed(reason: impl Into<String>) -> Self {
         RunOutcome {
-            signals: LossSignals {
-                status: Some(RunStatus::Failed),
-                ..LossSignals::default()
-            },
+            signals: LossSignals { status: Some(RunStatus::Failed), ..LossSignals::default() },
             error: Some(reason.into()),
             ..RunOutcome::default()
         }
@@ -54,10 +51,6 @@ impl RunOutcome {
 
     /// The status to record: the reported one, or `cancelled`.
     pub fn status_label(&self) -> &'static str {
-        if self.cancelled {
-            "cancelled"
-        } else {
-            self.signals.status.unwrap_or(RunStatus::Failed).as_str()
-        }
+        if self.cancelled { "cancelled" } else { self.signals.status.unwrap_or(RunStatus::Failed).as_str() }
     }
 }

@@ -23,7 +23,9 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use super::{ActiveArtifact, RunOutcome};
+use crate::aso::llm_tier::LlmSupervisor;
 use crate::aso::{AsoConfig, Coordinator, CoordinatorOutcome, ModelSupervisor, SupervisionContext, TieredSupervisor};
+use crate::llm::LlmClient;
 use crate::loss::{LossSignals, RunStatus};
 use crate::numeric::alm::AlmSettings;
 use crate::numeric::problem::Problem;
@@ -47,7 +49,8 @@ pub struct OptimizeRun<'a> {
     pub artifacts: &'a [ActiveArtifact],
     pub store: Store,
     pub seed: u64,
-    pub model: Option<Arc<dyn ModelSupervisor>>,
+    /// The LLM for tier 2; `None` runs on heuristics alone.
+    pub llm: Option<LlmClient>,
     pub cancel: watch::Receiver<bool>,
 }
 
@@ -117,11 +120,7 @@ pub async fn run(r: OptimizeRun<'_>) -> RunOutcome {
     let budget = r.task.budget.max_evaluations.unwrap_or(DEFAULT_MAX_EVALUATIONS);
     let experiment = r
         .store
-        .insert_experiment(
-            Some(r.run_id),
-            &r.task.name,
-            &serde_json::to_string(&config).unwrap_or_default(),
-        )
+        .insert_experiment(Some(r.run_id), &r.task.name, &serde_json::to_string(&config).unwrap_or_default())
         .await;
     let telemetry = match experiment {
         Ok(id) => Some((r.store.clone(), id)),
@@ -133,15 +132,13 @@ pub async fn run(r: OptimizeRun<'_>) -> RunOutcome {
     // Tier 3: what a person answered about this task steers this run.
     let guidance = Guidance::read(&r.store, &r.task.name).await;
     let budget = budget.saturating_mul(guidance.budget_factor);
-    let model = if guidance.heuristics_only {
-        None
-    } else {
-        r.model.clone()
+    let prompt =
+        r.artifacts.iter().find(|a| a.name == "supervisor_prompt").map(|a| a.content.clone()).unwrap_or_default();
+    let model: Option<Arc<dyn ModelSupervisor>> = match (&r.llm, guidance.heuristics_only) {
+        (Some(client), false) => Some(Arc::new(LlmSupervisor::new(client.clone(), prompt))),
+        _ => None,
     };
-    let alm = AlmSettings {
-        max_penalty: config.max_penalty_parameter,
-        ..AlmSettings::default()
-    };
+    let alm = AlmSettings { max_penalty: config.max_penalty_parameter, ..AlmSettings::default() };
     let tol = alm.feasibility_tolerance;
     let supervisor = Arc::new(TieredSupervisor::new(config.clone(), model));
     let coordinator = Coordinator {
@@ -185,10 +182,7 @@ pub async fn run(r: OptimizeRun<'_>) -> RunOutcome {
     {
         tracing::warn!(error = %e, "could not write optimize_result.json");
     }
-    let error = outcome
-        .error
-        .clone()
-        .map(|e| format!("the problem could not be evaluated: {e}"));
+    let error = outcome.error.clone().map(|e| format!("the problem could not be evaluated: {e}"));
     RunOutcome {
         signals,
         metrics: Some(metrics),
@@ -214,11 +208,7 @@ pub struct Guidance {
 
 impl Guidance {
     pub async fn read(store: &Store, task: &str) -> Guidance {
-        let mut g = Guidance {
-            hints: Vec::new(),
-            heuristics_only: false,
-            budget_factor: 1,
-        };
+        let mut g = Guidance { hints: Vec::new(), heuristics_only: false, budget_factor: 1 };
         let Ok(rows) = store.answered_for_task(task, ESCALATION).await else {
             return g;
         };
@@ -302,11 +292,7 @@ mod tests {
     use crate::numeric::alm::Candidate;
 
     fn outcome(best: Option<(f64, f64)>, error: Option<&str>) -> CoordinatorOutcome {
-        let best = best.map(|(objective, max_violation)| Candidate {
-            x: vec![0.0],
-            objective,
-            max_violation,
-        });
+        let best = best.map(|(objective, max_violation)| Candidate { x: vec![0.0], objective, max_violation });
         CoordinatorOutcome {
             trajectories: vec![TrajectorySummary {
                 id: 0,

@@ -56,9 +56,7 @@ impl Env {
         let registry = Registry::load(self.store.clone()).await.expect("registry");
         let bus = Bus::new();
         let persister = bus::persist(&bus, self.store.clone());
-        let summary = SuiteRunner::new(self.store.clone(), registry, bus.clone(), suite, config, cancel)
-            .run()
-            .await;
+        let summary = SuiteRunner::new(self.store.clone(), registry, bus.clone(), suite, config, cancel).run().await;
         bus.close();
         persister.await.expect("persister");
         summary.unwrap_or_else(|e| panic!("runner failed: {e}"))
@@ -71,9 +69,7 @@ impl Env {
 
 /// A raw SQL count, to check what the store holds independently of its API.
 pub async fn count(store: &Store, sql: &str) -> i64 {
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display()))
-        .await
-        .expect("connect");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display())).await.expect("connect");
     let n: i64 = sqlx::query_scalar(sql).fetch_one(&pool).await.expect(sql);
     pool.close().await;
     n

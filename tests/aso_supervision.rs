@@ -1,0 +1,146 @@
+//! The tiered supervisor against a real OpenAI-protocol server on loopback:
+//! the LLM tier answers on significant events only, and every way it can
+//! fail (timeout, invalid JSON, server down) falls back to the heuristic.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use attractor::aso::diagnostics::{ConstraintDiagnostic, OptimizerDiagnostics, Status, Trend};
+use attractor::aso::llm_tier::LlmSupervisor;
+use attractor::aso::{
+    AsoConfig, DirectiveAction, DirectiveSource, ModelSupervisor, SupervisionContext, TieredSupervisor,
+};
+use attractor::llm::scripted::{Scripted, ScriptedServer};
+use attractor::llm::{LlmClient, LlmConfig};
+
+fn diagnostics(status: Status) -> OptimizerDiagnostics {
+    OptimizerDiagnostics {
+        step: 4,
+        trajectory_id: 1,
+        objective: 12.5,
+        objective_delta: 0.0,
+        max_violation: 0.3,
+        status,
+        constraint_diagnostics: vec![ConstraintDiagnostic {
+            name: "g1".into(),
+            violation: 0.3,
+            penalty: 10.0,
+            trend: Trend::Stable,
+            delta: 0.0,
+        }],
+        optimizer_health: BTreeMap::new(),
+        narrative: vec!["Stagnation: minimal progress with constraint violations.".into()],
+        steps_since_improvement: 2,
+        steps_in_feasible_region: 0,
+    }
+}
+
+fn client(base_url: &str) -> LlmClient {
+    let config = LlmConfig::new(base_url, "supervisor-test")
+        .with_retries(0, Duration::from_millis(10))
+        .with_timeout(Duration::from_secs(5))
+        .with_cache(false);
+    LlmClient::new(config).unwrap()
+}
+
+fn tiered(base_url: &str, config: AsoConfig) -> TieredSupervisor {
+    let model: Arc<dyn ModelSupervisor> = Arc::new(LlmSupervisor::new(client(base_url), "You supervise an optimizer."));
+    TieredSupervisor::new(config, Some(model))
+}
+
+fn ctx() -> SupervisionContext {
+    SupervisionContext { cycle: 2, problem: "g07".into(), human_hints: vec!["constraint g1 is the hard one".into()] }
+}
+
+const ADJUST: &str = r#"{"action": "ADJUST", "config_overrides": {"constraint_weights": {"g1": 40.0}}, "reasoning": "g1 stuck", "confidence": 0.7}"#;
+
+#[tokio::test]
+async fn a_significant_event_asks_the_model_and_its_directive_is_used() {
+    let server = ScriptedServer::start(vec![Scripted::reply(ADJUST)]).await.unwrap();
+    let sup = tiered(&server.base_url(), AsoConfig::default());
+    let out = sup.supervise(&diagnostics(Status::Stagnation), &ctx()).await;
+    assert!(out.llm_call_made && !out.llm_failed);
+    assert_eq!(out.directive.action, DirectiveAction::Adjust);
+    assert_eq!(out.directive.source, DirectiveSource::Llm);
+    assert_eq!(out.directive.config_overrides.unwrap().constraint_weights.unwrap()["g1"], 40.0);
+
+    let sent = server.requests();
+    assert_eq!(sent.len(), 1);
+    let messages = sent[0].messages();
+    assert!(messages[0].1.starts_with("You supervise an optimizer."), "the supervisor_prompt artifact leads");
+    assert!(messages[0].1.contains("\"version\": \"1.0\""), "the control schema v1.0 is sent");
+    assert!(messages[1].1.contains("\"status\":\"STAGNATION\""), "the diagnostics are sent");
+    assert!(messages[1].1.contains("constraint g1 is the hard one"), "a person's hints are sent");
+}
+
+#[tokio::test]
+async fn normal_progress_never_calls_the_model() {
+    let server = ScriptedServer::start(vec![Scripted::reply(ADJUST)]).await.unwrap();
+    let sup = tiered(&server.base_url(), AsoConfig::default());
+    let mut d = diagnostics(Status::InProgress);
+    d.steps_since_improvement = 0;
+    let out = sup.supervise(&d, &ctx()).await;
+    assert!(!out.llm_call_made);
+    assert_eq!(out.directive.source, DirectiveSource::Heuristic);
+    assert_eq!(out.directive.action, DirectiveAction::Continue);
+    assert!(server.requests().is_empty());
+    assert_eq!(sup.llm_calls(), 0);
+}
+
+#[tokio::test]
+async fn a_slow_model_times_out_and_the_heuristic_answers() {
+    let server =
+        ScriptedServer::start(vec![Scripted::delayed(Duration::from_secs(3), Scripted::reply(ADJUST))]).await.unwrap();
+    let config = AsoConfig { llm_timeout_seconds: 0.3, ..AsoConfig::default() };
+    let sup = tiered(&server.base_url(), config);
+    let started = std::time::Instant::now();
+    let out = sup.supervise(&diagnostics(Status::Stagnation), &ctx()).await;
+    assert!(started.elapsed() < Duration::from_secs(2), "did not wait for the slow reply");
+    assert!(out.llm_call_made && out.llm_failed);
+    assert_eq!(out.directive.source, DirectiveSource::Fallback);
+    // The heuristic's case 3: stagnation with a high violation raises penalties.
+    assert_eq!(out.directive.action, DirectiveAction::Adjust);
+    assert!(out.directive.reasoning.contains("LLM tier failed"));
+    assert_eq!(sup.consecutive_failures(), 1);
+}
+
+#[tokio::test]
+async fn invalid_json_then_valid_json_is_corrected_and_used() {
+    let server = ScriptedServer::start(vec![
+        Scripted::reply("{\"action\": \"ADJUST\", \"reasoning\": "),
+        Scripted::reply(ADJUST),
+    ])
+    .await
+    .unwrap();
+    let sup = tiered(&server.base_url(), AsoConfig::default());
+    let out = sup.supervise(&diagnostics(Status::Stagnation), &ctx()).await;
+    assert!(!out.llm_failed, "{:?}", out.llm_error);
+    assert_eq!(out.directive.source, DirectiveSource::Llm);
+    assert_eq!(server.requests().len(), 2, "one correction round");
+}
+
+#[tokio::test]
+async fn an_unknown_action_twice_falls_back() {
+    let bad = r#"{"action": "JUMP", "reasoning": "?"}"#;
+    let server = ScriptedServer::start(vec![Scripted::reply(bad), Scripted::reply(bad)]).await.unwrap();
+    let sup = tiered(&server.base_url(), AsoConfig::default());
+    let out = sup.supervise(&diagnostics(Status::Diverging), &ctx()).await;
+    assert!(out.llm_failed);
+    assert_eq!(out.directive.source, DirectiveSource::Fallback);
+    assert_eq!(out.directive.action, DirectiveAction::Stop, "heuristic case 5");
+}
+
+#[tokio::test]
+async fn a_server_that_is_down_falls_back_and_failures_accumulate_until_a_success() {
+    // Bind a port, then free it: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let sup = tiered(&format!("http://127.0.0.1:{port}/v1"), AsoConfig::default());
+    for n in 1..=3 {
+        let out = sup.supervise(&diagnostics(Status::Stagnation), &ctx()).await;
+        assert!(out.llm_failed);
+        assert!(out.llm_error.as_deref().unwrap_or("").contains("127.0.0.1"), "{:?}", out.llm_error);
+        assert_eq!(sup.consecutive_failures(), n);
+    }
+    assert_eq!(sup.failures(), 3);
+}
