@@ -212,3 +212,48 @@ fn ctrl_c_stops_cleanly_with_130_and_the_same_command_resumes() {
     assert_eq!(quick, 1, "the finished run was kept, not repeated");
     assert_eq!(slow, ["cancelled", "complete"]);
 }
+
+#[test]
+fn telemetry_and_the_interventions_inbox_from_the_command_line() {
+    let cli = Cli::new();
+    cli.write(
+        "eval.sh",
+        r#"awk '{ match($0, /\[[^]]*\]/); split(substr($0, RSTART + 1, RLENGTH - 2), v, ","); x = v[1] + 0; y = v[2] + 0;
+  printf "{\"objective\": %.17g, \"constraints\": {\"g1\": %.17g}}\n", x + y, 1 - x * x - y * y }'
+"#,
+    );
+    cli.write(
+        "impossible.yaml",
+        "name: impossible\ncommand: sh eval.sh\nvariables:\n  - { name: x, min: -0.5, max: 0.5 }\n  - { name: y, min: -0.5, max: 0.5 }\ninequalities: [g1]\n",
+    );
+    let suite = cli.write(
+        "s.yaml",
+        "name: mixed\ntasks:\n  - name: ring\n    problem: impossible.yaml\n    budget: { max_evaluations: 100 }\n  - name: g24\n    problem: g24\n    budget: { max_evaluations: 2000 }\n",
+    );
+    let out = cli.ok(&["run", suite.to_str().unwrap()]);
+    assert!(out.contains("epoch   1"), "{out}");
+
+    let inbox = cli.ok(&["interventions"]);
+    assert!(inbox.contains("#1  [human_escalation]  Task `ring` found no feasible point"), "{inbox}");
+    assert!(inbox.contains("attractor answer 1 approve|reject|hint"), "{inbox}");
+
+    let out = cli.run(&["answer", "1", "hint"]);
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a hint needs its text"));
+    cli.ok(&["answer", "1", "hint", "feasible points may not exist in this box"]);
+    assert!(cli.ok(&["interventions"]).contains("nothing waits"));
+    assert!(cli.ok(&["interventions", "--all"]).contains("answered: hint — feasible points may not exist in this box"));
+    let out = cli.run(&["answer", "1", "approve"]);
+    assert_eq!(code(&out), 2, "an answer is final");
+    assert_eq!(code(&cli.run(&["answer", "99", "reject"])), 2);
+
+    let export: Value = serde_json::from_str(&cli.ok(&["export", "mixed"])).unwrap();
+    let run = export["epochs"][0]["runs"].as_array().unwrap().iter().find(|r| r["task"] == "g24").unwrap().clone();
+    let id = run["run_id"].as_i64().unwrap().to_string();
+    let table = cli.ok(&["telemetry", &id]);
+    assert!(table.contains("traj step status"), "{table}");
+    assert!(table.contains("FEASIBLE_FOUND") && table.contains("heuristic"), "{table}");
+    let rows: Value = serde_json::from_str(&cli.ok(&["--json", "telemetry", &id])).unwrap();
+    assert!(!rows.as_array().unwrap().is_empty());
+    assert_eq!(code(&cli.run(&["telemetry", "9999"])), 2);
+}

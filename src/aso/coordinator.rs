@@ -136,6 +136,10 @@ pub struct Coordinator {
     pub cancel: watch::Receiver<bool>,
 }
 
+/// Rounds in a row without a better feasible point after which the
+/// coordinator stops even with budget left.
+pub const STALLED_ROUNDS: u32 = 3;
+
 /// Shared across trajectories: what is left of the budget, and counters.
 struct Shared {
     pool: AtomicU64,
@@ -153,63 +157,112 @@ impl Coordinator {
         let n = self.config.n_trajectories.max(1) as usize;
         let tol = self.alm.feasibility_tolerance;
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-        let problem = self.problem.clone();
-        let seed_rng = ChaCha8Rng::seed_from_u64(rng.random());
-        let prepared = tokio::task::spawn_blocking(move || {
-            let mut r = seed_rng;
-            seeds::prepare(problem.as_ref(), n, tol, &mut r)
-        })
-        .await;
-        let (seeds, seed_evals) = match prepared {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => return self.failed_outcome(budget, e.0),
-            Err(e) => return self.failed_outcome(budget, e.to_string()),
-        };
-        if seeds.is_empty() {
-            return self.failed_outcome(budget, "no valid seed: the problem gave no finite value at any sample".into());
-        }
-        let remaining = budget.saturating_sub(seed_evals);
         let shared = Arc::new(Shared {
-            pool: AtomicU64::new(remaining),
+            pool: AtomicU64::new(budget),
             rejected: AtomicU64::new(0),
             errors: std::sync::Mutex::new(None),
         });
-        let per_trajectory = remaining / seeds.len() as u64;
-
-        let mut handles = Vec::new();
-        for (i, seed) in seeds.iter().enumerate() {
-            let traj = TrajectoryState::new(i as u32, seed.x.clone(), self.alm.clone());
-            let allocation = match self.config.trajectory_budget_split {
-                BudgetSplit::Equal => per_trajectory,
-                BudgetSplit::Adaptive => remaining,
-            };
-            let rng = ChaCha8Rng::seed_from_u64(rng.random());
-            handles.push(self.run_trajectory(traj, allocation, shared.clone(), rng));
-        }
-        let finished = futures::future::join_all(handles).await;
-
-        let mut best: Option<Candidate> = seeds.first().cloned();
+        let mut best: Option<Candidate> = None;
         let mut summaries = Vec::new();
-        let (mut evals, mut steps) = (seed_evals, 0);
-        for t in finished {
-            evals += t.evals_used;
-            steps += t.steps;
-            if let Some(b) = &t.best
-                && best.as_ref().is_none_or(|cur| b.better_than(cur, tol))
-            {
-                best = Some(b.clone());
+        let (mut evals, mut steps) = (0, 0);
+        let mut stalled_rounds = 0;
+        let mut next_id = 0u32;
+
+        // Rounds of trajectories: when every trajectory of a round has stopped
+        // and budget is left, a new round starts from fresh seeds (multi-start).
+        // The rounds end with the budget, on an evaluator failure, or after
+        // `STALLED_ROUNDS` rounds in a row that did not improve a feasible best.
+        loop {
+            let left = shared.pool.load(Ordering::Acquire);
+            // A round needs its seeds and at least one chunk per trajectory.
+            if left < 2 * n as u64 + self.chunk().min(left) || *self.cancel.borrow() {
+                break;
             }
-            summaries.push(TrajectorySummary {
-                id: t.id,
-                status: t.status,
-                steps: t.steps,
-                evals_used: t.evals_used,
-                restarts: t.restarts,
-                restarts_recovered: t.restarts_recovered,
-                feasible: t.best.as_ref().is_some_and(|b| b.max_violation <= tol),
-                best: t.best,
-            });
+            let problem = self.problem.clone();
+            let seed_rng = ChaCha8Rng::seed_from_u64(rng.random());
+            let prepared = tokio::task::spawn_blocking(move || {
+                let mut r = seed_rng;
+                seeds::prepare(problem.as_ref(), n, tol, &mut r)
+            })
+            .await;
+            let (seeds, seed_evals) = match prepared {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) if summaries.is_empty() => return self.failed_outcome(budget, e.0),
+                Ok(Err(e)) => {
+                    *shared.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.0);
+                    break;
+                }
+                Err(e) => return self.failed_outcome(budget, e.to_string()),
+            };
+            Self::reserve(&shared, seed_evals);
+            evals += seed_evals;
+            if seeds.is_empty() {
+                if summaries.is_empty() {
+                    return self.failed_outcome(
+                        budget,
+                        "no valid seed: the problem gave no finite value at any sample".into(),
+                    );
+                }
+                break;
+            }
+            for s in &seeds {
+                if best.as_ref().is_none_or(|cur| s.better_than(cur, tol)) {
+                    best = Some(s.clone());
+                }
+            }
+            let remaining = shared.pool.load(Ordering::Acquire);
+            let per_trajectory = remaining / seeds.len() as u64;
+            let mut handles = Vec::new();
+            for seed in &seeds {
+                let traj = TrajectoryState::new(next_id, seed.x.clone(), self.alm.clone());
+                next_id += 1;
+                let allocation = match self.config.trajectory_budget_split {
+                    BudgetSplit::Equal => per_trajectory,
+                    BudgetSplit::Adaptive => remaining,
+                };
+                let rng = ChaCha8Rng::seed_from_u64(rng.random());
+                handles.push(self.run_trajectory(traj, allocation, shared.clone(), rng));
+            }
+            let finished = futures::future::join_all(handles).await;
+
+            let before = best.clone();
+            for t in finished {
+                evals += t.evals_used;
+                steps += t.steps;
+                if let Some(b) = &t.best
+                    && best.as_ref().is_none_or(|cur| b.better_than(cur, tol))
+                {
+                    best = Some(b.clone());
+                }
+                summaries.push(TrajectorySummary {
+                    id: t.id,
+                    status: t.status,
+                    steps: t.steps,
+                    evals_used: t.evals_used,
+                    restarts: t.restarts,
+                    restarts_recovered: t.restarts_recovered,
+                    feasible: t.best.as_ref().is_some_and(|b| b.max_violation <= tol),
+                    best: t.best,
+                });
+            }
+            if shared.errors.lock().map(|e| e.is_some()).unwrap_or(true) {
+                break;
+            }
+            let feasible = best.as_ref().is_some_and(|b| b.max_violation <= tol);
+            let improved = match (&best, &before) {
+                (Some(b), Some(prev)) => {
+                    b.better_than(prev, tol)
+                        && (prev.objective - b.objective).abs() > 1e-9 * prev.objective.abs().max(1.0)
+                }
+                (Some(_), None) => true,
+                _ => false,
+            };
+            stalled_rounds = if improved || !feasible { 0 } else { stalled_rounds + 1 };
+            if stalled_rounds >= STALLED_ROUNDS {
+                break;
+            }
         }
+
         let error = shared.errors.lock().map(|e| e.clone()).unwrap_or_default();
         CoordinatorOutcome {
             best,

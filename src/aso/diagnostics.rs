@@ -3,10 +3,14 @@
 //! 000 §4): per-constraint violation, penalty, trend and delta; objective
 //! delta; a status; a narrative; and whether the LLM tier should be asked.
 //!
-//! Two deliberate departures from the seed, both for problems it did not
-//! meet: an equality constraint's violation is |h| (the seed only had g ≤ 0),
-//! and DIVERGING needs at least one worsening constraint (the seed's
-//! `count >= n // 2` is true at once for a single-constraint problem).
+//! Three deliberate departures from the seed, all for problems it did not
+//! meet: an equality constraint's violation is |h| (the seed only had g ≤ 0);
+//! DIVERGING needs at least one worsening constraint (the seed's
+//! `count >= n // 2` is true at once for a single-constraint problem); and
+//! DIVERGING also needs the largest violation not to have fallen — with two
+//! constraints, one worsening while the other improves is the augmented
+//! Lagrangian trading them off, not divergence, and stopping there (case 5)
+//! lost g06 every time.
 
 use std::collections::BTreeMap;
 
@@ -160,7 +164,9 @@ pub fn generate(
     let status = if max_violation < t.feasibility {
         narrative.push("Feasible region reached.".to_string());
         Status::FeasibleFound
-    } else if diverging_count >= (now.constraints.len() / 2).max(1) {
+    } else if diverging_count >= (now.constraints.len() / 2).max(1)
+        && prev.is_none_or(|p| max_violation >= p.max_violation())
+    {
         narrative.push("Multiple constraints diverging.".to_string());
         Status::Diverging
     } else if prev.is_some() && objective_delta.abs() < t.stagnation_objective && max_violation > t.stagnation_violation
@@ -248,6 +254,13 @@ mod tests {
         assert_eq!(d.constraint_diagnostics[0].trend, Trend::IncreasingViolation);
         assert!((d.constraint_diagnostics[1].delta - 0.6).abs() < 1e-12);
         assert_eq!(d.constraint_diagnostics[2].trend, Trend::Stable);
+    }
+
+    #[test]
+    fn a_worsening_constraint_while_the_worst_violation_falls_is_not_diverging() {
+        let d = diag(&snap(1.0, &[0.3, 0.2]), Some(&snap(2.0, &[0.8, 0.1])));
+        assert_eq!(d.constraint_diagnostics[1].trend, Trend::IncreasingViolation);
+        assert_eq!(d.status, Status::InProgress);
     }
 
     #[test]

@@ -691,6 +691,7 @@ impl Validator {
         }
 
         let task_text = t.task.as_ref().map(|s| s.value.clone()).unwrap_or_default();
+        let mut location_at = kind_at;
         let kind = match kind_name {
             raw::KindName::Command => {
                 let Some(command) = t.command else {
@@ -754,6 +755,8 @@ impl Validator {
                     );
                     return None;
                 };
+                // Errors found later (an unknown problem) point at the `problem:` value.
+                location_at = problem.referenced;
                 TaskKind::Optimize(OptimizeTask { problem: problem.value })
             }
         };
@@ -774,8 +777,8 @@ impl Validator {
             parallel_samples,
             location: SourceLocation {
                 file: self.file.clone(),
-                line: kind_at.line() as u32,
-                column: kind_at.column() as u32,
+                line: location_at.line() as u32,
+                column: location_at.column() as u32,
             },
         })
     }

@@ -74,11 +74,16 @@ pub fn resolve_problem(name: &str, suite_dir: &Path) -> Result<(Arc<dyn Problem>
     ))
 }
 
+/// What a gap is relative to: the reference's magnitude (1 for a zero reference).
+pub fn relative_scale(reference: f64) -> f64 {
+    if reference.abs() > 1e-12 { reference.abs() } else { 1.0 }
+}
+
 /// Turns a coordinator outcome into the loss signals (see the module docs).
 pub fn signals(outcome: &CoordinatorOutcome, reference: Option<f64>, tol: f64) -> LossSignals {
     let feasible = outcome.best.as_ref().filter(|b| b.max_violation <= tol);
     let gap = match (feasible, reference) {
-        (Some(b), Some(r)) => Some(((b.objective - r) / r.abs().max(1.0)).max(0.0)),
+        (Some(b), Some(r)) => Some(((b.objective - r) / relative_scale(r)).max(0.0)),
         _ => None,
     };
     let eval_score = match (feasible, gap) {
@@ -106,6 +111,13 @@ pub fn signals(outcome: &CoordinatorOutcome, reference: Option<f64>, tol: f64) -
 
 /// Runs the coordinator on the task's problem and reports the outcome.
 pub async fn run(r: OptimizeRun<'_>) -> RunOutcome {
+    let started = std::time::Instant::now();
+    let mut outcome = solve(r).await;
+    outcome.duration = started.elapsed();
+    outcome
+}
+
+async fn solve(r: OptimizeRun<'_>) -> RunOutcome {
     let (problem, reference) = match resolve_problem(&r.spec.problem, r.suite_dir) {
         Ok(p) => p,
         Err(e) => return RunOutcome::failed(e),
