@@ -144,3 +144,72 @@ async fn a_server_that_is_down_falls_back_and_failures_accumulate_until_a_succes
     }
     assert_eq!(sup.failures(), 3);
 }
+
+/// Records every point evaluated, to see where a trajectory really went.
+struct Recording {
+    points: std::sync::Mutex<Vec<Vec<f64>>>,
+}
+
+impl attractor::numeric::Problem for Recording {
+    fn name(&self) -> &str {
+        "recording"
+    }
+    fn dimension(&self) -> usize {
+        2
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        vec![(-5.0, 5.0), (-5.0, 5.0)]
+    }
+    fn inequality_names(&self) -> Vec<String> {
+        vec!["g1".into()]
+    }
+    fn equality_names(&self) -> Vec<String> {
+        vec![]
+    }
+    fn evaluate(&self, x: &[f64]) -> Result<attractor::numeric::Evaluation, attractor::numeric::EvalError> {
+        self.points.lock().unwrap().push(x.to_vec());
+        Ok(attractor::numeric::Evaluation {
+            objective: (x[0] - 1.0).powi(2) + (x[1] - 2.0).powi(2),
+            inequalities: vec![x[0] - 3.0],
+            equalities: vec![],
+        })
+    }
+    fn best_known(&self) -> Option<attractor::numeric::BestKnown> {
+        None
+    }
+}
+
+#[tokio::test]
+async fn a_restart_directive_replaces_the_trajectory_seed() {
+    let restart = r#"{"action": "RESTART", "suggested_params": [-4.25, 4.75], "reasoning": "try the far corner"}"#;
+    let stop = r#"{"action": "STOP", "reasoning": "enough"}"#;
+    let server = ScriptedServer::start_repeating(vec![Scripted::reply(restart)], Scripted::reply(stop)).await.unwrap();
+    let config = AsoConfig {
+        n_trajectories: 1,
+        supervision_mode: attractor::aso::SupervisionMode::EveryStep,
+        ..AsoConfig::default()
+    };
+    let problem = Arc::new(Recording { points: Default::default() });
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    let coordinator = attractor::aso::Coordinator {
+        problem: problem.clone(),
+        supervisor: Arc::new(tiered(&server.base_url(), config.clone())),
+        config,
+        alm: attractor::numeric::alm::AlmSettings::default(),
+        context: ctx(),
+        telemetry: None,
+        seed: 5,
+        chunk_evaluations: 40,
+        cancel: rx,
+    };
+    let out = coordinator.produce_candidates(200).await;
+    let first = &out.trajectories[0];
+    assert_eq!(first.restarts, 1, "{:?}", out.trajectories);
+    let points = problem.points.lock().unwrap();
+    let at = points.iter().position(|p| p == &vec![-4.25, 4.75]).expect("the suggested seed was evaluated");
+    // After the two seed samples and the first chunk; the next chunk starts there.
+    assert!(at > 2, "evaluated at {at}");
+    let after: Vec<&Vec<f64>> = points[at..].iter().take(3).collect();
+    assert!(after.iter().all(|p| (p[0] + 4.25).abs() < 0.1 && (p[1] - 4.75).abs() < 0.1), "{after:?}");
+    assert!(server.requests().len() >= 2, "supervised after the restart too");
+}

@@ -172,3 +172,40 @@ async fn a_failing_model_tier_escalates_and_an_approval_turns_it_off_for_the_tas
     let m = &metrics_of_runs(&env.store, "g11").await[1];
     assert_eq!(m["llm_calls"], 0);
 }
+
+#[tokio::test]
+async fn a_broken_evaluator_fails_only_its_own_run() {
+    let env = Env::new().await;
+    std::fs::write(
+        env.path("garbage.yaml"),
+        "name: garbage\ncommand: echo 'not json at all'\nvariables:\n  - { name: x, min: 0, max: 1 }\ninequalities: []\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.path("slow.yaml"),
+        "name: slow\ncommand: sleep 5\ntimeout: 0.2\nvariables:\n  - { name: x, min: 0, max: 1 }\n",
+    )
+    .unwrap();
+    let suite = env.suite(
+        "b.yaml",
+        "name: broken\ntasks:\n  - name: garbage\n    problem: garbage.yaml\n  - name: slow\n    problem: slow.yaml\n  - name: g11\n    problem: g11\n    budget: { max_evaluations: 2000 }\n",
+    );
+    let started = std::time::Instant::now();
+    let summary = env.run(&suite, env.config(1, OptimizerKind::Baseline)).await;
+    assert!(started.elapsed() < Duration::from_secs(20), "the hanging evaluator was cut off");
+    let runs = env.store.runs_of_epoch(summary.epochs[0].epoch_id).await.unwrap();
+    let by = |t: &str| runs.iter().find(|r| r.task_name == t).unwrap();
+    for bad in ["garbage", "slow"] {
+        let r = by(bad);
+        // Aborted, not failed: the evaluator broke before anything was learned.
+        assert_eq!(r.status, "aborted", "{r:?}");
+        assert!(r.error.as_deref().unwrap().contains("could not be evaluated"), "{:?}", r.error);
+    }
+    assert!(by("garbage").error.as_deref().unwrap().contains("not json at all"), "the bad output is quoted");
+    assert!(
+        by("slow").error.as_deref().unwrap().contains("timed out")
+            || by("slow").error.as_deref().unwrap().contains("time")
+    );
+    assert_eq!(by("g11").status, "complete");
+    assert!(summary.epochs[0].mean_loss.is_some());
+}
