@@ -17,9 +17,10 @@
 //! the penalty of every constraint whose violation did not fall enough is
 //! multiplied by `penalty_parameters_increase_factor`, up to a ceiling.
 //!
-//! Constraints are scaled by their magnitude at the seed point (never below
-//! 1), so one penalty scale suits a constraint of order 1e6 and one of order
-//! 1e-2; everything reported outside is unscaled. Every evaluation — gradient
+//! The objective and the constraints are scaled by their magnitude at the
+//! seed point (never below 1), so one penalty scale suits a constraint of
+//! order 1e6 and one of order 1e-2, and an objective of order 1e4 does not
+//! drown the penalties; everything reported outside is unscaled. Every evaluation — gradient
 //! probes included — is counted, and the best point *seen* (feasible first,
 //! then lowest objective; else least violation) is kept, because the point a
 //! solver returns can be worse than one it visited.
@@ -103,6 +104,10 @@ pub struct AlmState {
     /// Fixed scale of each constraint (1 / its magnitude at the seed, ≤ 1).
     pub ineq_scales: Vec<f64>,
     pub eq_scales: Vec<f64>,
+    /// Fixed scale of the objective (1 / its magnitude at the seed, ≤ 1), so
+    /// penalties weigh the same against an objective of 1e4 as of 1.
+    #[serde(default = "unit")]
+    pub objective_scale: f64,
     /// Half-widths of the trust box around `x`.
     pub radius: Vec<f64>,
     pub outer_iterations: u32,
@@ -223,8 +228,12 @@ impl Tracker<'_> {
 }
 
 /// The penalty terms of the scaled constraints at one evaluation.
+fn unit() -> f64 {
+    1.0
+}
+
 fn augmented(e: &Evaluation, s: &AlmState) -> f64 {
-    let mut l = e.objective;
+    let mut l = e.objective * s.objective_scale;
     for (j, h) in e.equalities.iter().enumerate() {
         let h = h * s.eq_scales[j];
         l += s.eq_multipliers[j] * h + 0.5 * s.eq_penalties[j] * h * h;
@@ -295,6 +304,7 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
                 eq_penalties: vec![settings.initial_penalty; e.equalities.len()],
                 ineq_scales: e.inequalities.iter().map(scale).collect(),
                 eq_scales: e.equalities.iter().map(scale).collect(),
+                objective_scale: scale(&e.objective),
                 radius: bounds.iter().map(|(lo, hi)| 0.5 * (hi - lo)).collect(),
                 inequalities: e.inequalities,
                 equalities: e.equalities,
