@@ -382,6 +382,10 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
             state.evaluations += evals;
             return failed(Some(state), evals, err);
         }
+        // An inner solve cut short by the chunk's budget is not a solution of
+        // the subproblem: its point is kept, but judging the multipliers and
+        // penalties on it would inflate them, so that waits for a finished one.
+        let solved = matches!(&outcome, Ok((status, _, _)) if !matches!(status, slsqp::SuccessStatus::MaxEvalReached));
         let x_new = match outcome {
             Ok((_, x, _)) | Err((_, x, _)) => x,
         };
@@ -406,7 +410,7 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
 
         // First-order multiplier steps and penalty increases, on scaled values.
         let factor = settings.penalty_parameters_increase_factor.max(1.0);
-        for (i, g) in e.inequalities.iter().enumerate() {
+        for (i, g) in e.inequalities.iter().enumerate().filter(|_| solved) {
             let (gs, prev) = (g * state.ineq_scales[i], state.inequalities[i].max(0.0) * state.ineq_scales[i]);
             state.ineq_multipliers[i] = (state.ineq_multipliers[i] + state.ineq_penalties[i] * gs).max(0.0);
             let v = gs.max(0.0);
@@ -414,7 +418,7 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
                 state.ineq_penalties[i] = (state.ineq_penalties[i] * factor).min(settings.max_penalty);
             }
         }
-        for (j, h) in e.equalities.iter().enumerate() {
+        for (j, h) in e.equalities.iter().enumerate().filter(|_| solved) {
             let (hs, prev) = (h * state.eq_scales[j], (state.equalities[j] * state.eq_scales[j]).abs());
             state.eq_multipliers[j] += state.eq_penalties[j] * hs;
             let v = hs.abs();
@@ -436,11 +440,20 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
         state.inequalities = e.inequalities;
         state.equalities = e.equalities;
         state.outer_iterations += 1;
+        // The trust box shrinks around an iterate that settled inside it; an
+        // iterate pressed against its edge still has ground to cover, so the
+        // box keeps its size (a shrinking box would strangle the approach).
         let shrink = settings.bounds_reduction_factor.clamp(0.01, 1.0);
-        for (r, (lo, hi)) in state.radius.iter_mut().zip(&bounds) {
-            *r = (*r * shrink).max(1e-9 * (hi - lo));
+        for (k, (r, (lo, hi))) in state.radius.iter_mut().zip(&bounds).enumerate() {
+            let (box_lo, box_hi) = lower[k];
+            let edge = 1e-9 * (hi - lo);
+            let at_trust_edge =
+                (state.x[k] - box_lo <= edge && box_lo > *lo) || (box_hi - state.x[k] <= edge && box_hi < *hi);
+            if !at_trust_edge {
+                *r = (*r * shrink).max(1e-9 * (hi - lo));
+            }
         }
-        if feasible && moved < 1e-9 && objective_change < 1e-12 {
+        if solved && feasible && moved < 1e-9 && objective_change < 1e-12 {
             converged = true;
             break;
         }
