@@ -136,6 +136,10 @@ pub struct Coordinator {
     pub cancel: watch::Receiver<bool>,
 }
 
+/// SQP iterations (each about dimension + 1 evaluations) a trajectory's final
+/// polish may use.
+pub const POLISH_ITERATIONS: u64 = 60;
+
 /// Rounds in a row without a better feasible point after which the
 /// coordinator stops even with budget left.
 pub const STALLED_ROUNDS: u32 = 3;
@@ -422,6 +426,33 @@ impl Coordinator {
             if traj.stagnation_count >= self.config.max_stagnation_steps {
                 traj.status = TrajectoryStatus::Stagnated;
                 break;
+            }
+        }
+        // Finish the trajectory's best point with an SQP polish on the original
+        // problem, from the shared budget.
+        if let Some(best) =
+            traj.best.clone().filter(|_| !*self.cancel.borrow() && traj.status != TrajectoryStatus::Abandoned)
+        {
+            let want = POLISH_ITERATIONS * (self.problem.dimension() as u64 + 1);
+            let granted = Self::reserve(&shared, want);
+            if granted > 0 {
+                let problem = self.problem.clone();
+                let polished = tokio::task::spawn_blocking(move || {
+                    crate::numeric::polish::polish(problem.as_ref(), &best.x, granted, tol)
+                })
+                .await;
+                if let Ok(p) = polished {
+                    traj.evals_used += p.evals_used;
+                    shared.pool.fetch_add(granted.saturating_sub(p.evals_used), Ordering::AcqRel);
+                    if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
+                        tracing::debug!(
+                            trajectory = traj.id,
+                            objective = b.objective,
+                            "polish improved the best point"
+                        );
+                        traj.best = Some(b);
+                    }
+                }
             }
         }
         if traj.status == TrajectoryStatus::Active {

@@ -3,12 +3,14 @@
 //! values come from an external evaluator command. Every problem is a
 //! minimisation with box bounds, inequalities g ≤ 0 and equalities h = 0,
 //! behind the [`Problem`] trait; [`builtin`] finds the built-in ones by name.
-//! [`alm`] is the augmented-Lagrangian optimizer that solves them.
+//! [`alm`] is the augmented-Lagrangian optimizer that solves them; [`polish`]
+//! finishes a point with SQP.
 
 pub mod alm;
 pub mod cec2006;
 pub mod engineering;
 pub mod external;
+pub mod polish;
 pub mod problem;
 
 pub use cec2006::feasible_reference;

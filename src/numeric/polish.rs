@@ -1,0 +1,205 @@
+//! A final local polish of a trajectory's best point: SLSQP on the original
+//! constrained problem (inequalities as they are, each equality as the pair
+//! `h − ε ≤ 0`, `−h − ε ≤ 0`), with forward-difference gradients.
+//!
+//! The augmented Lagrangian gets close and keeps the search robust; a
+//! sequential-quadratic step from where it ended converges the last digits
+//! fast when the active set is right. Objective, constraints and their
+//! gradients at one point come from one evaluation plus one per variable — a
+//! small cache shares them between the objective and every constraint, so
+//! SLSQP asking for each separately costs nothing extra. Every evaluation is
+//! counted and the best point seen is kept.
+
+use std::cell::RefCell;
+
+use super::alm::Candidate;
+use super::problem::{EvalError, Evaluation, Problem};
+
+/// Values and forward-difference gradients at one point.
+struct Cache<'p> {
+    problem: &'p dyn Problem,
+    evals: u64,
+    budget: u64,
+    tol: f64,
+    best: Option<Candidate>,
+    error: Option<EvalError>,
+    at: Vec<f64>,
+    value: Option<Evaluation>,
+    /// Gradients: the objective's, then one per inequality, then one per equality.
+    gradients: Option<Vec<Vec<f64>>>,
+}
+
+impl Cache<'_> {
+    fn eval(&mut self, x: &[f64]) -> Option<Evaluation> {
+        if self.error.is_some() || self.evals >= self.budget {
+            return None;
+        }
+        self.evals += 1;
+        match self.problem.evaluate(x) {
+            Ok(e) => {
+                let c = Candidate { x: x.to_vec(), objective: e.objective, max_violation: e.max_violation() };
+                if e.is_finite() && self.best.as_ref().is_none_or(|b| c.better_than(b, self.tol)) {
+                    self.best = Some(c);
+                }
+                Some(e)
+            }
+            Err(err) => {
+                self.error = Some(err);
+                None
+            }
+        }
+    }
+
+    fn value_at(&mut self, x: &[f64]) -> Option<Evaluation> {
+        if self.at != x || self.value.is_none() {
+            self.at = x.to_vec();
+            self.gradients = None;
+            self.value = self.eval(x);
+        }
+        self.value.clone()
+    }
+
+    fn gradients_at(&mut self, x: &[f64], bounds: &[(f64, f64)]) -> Option<Vec<Vec<f64>>> {
+        let base = self.value_at(x)?;
+        if self.gradients.is_none() {
+            let rows = 1 + base.inequalities.len() + base.equalities.len();
+            let mut g = vec![vec![0.0; x.len()]; rows];
+            let mut probe = x.to_vec();
+            for k in 0..x.len() {
+                let (lo, hi) = bounds[k];
+                let mut h = 1e-7 * x[k].abs().max(1.0);
+                if x[k] + h > hi && x[k] - h >= lo {
+                    h = -h;
+                }
+                probe[k] = x[k] + h;
+                let e = self.eval(&probe)?;
+                probe[k] = x[k];
+                let values = std::iter::once(e.objective).chain(e.inequalities).chain(e.equalities);
+                let base_values = std::iter::once(base.objective)
+                    .chain(base.inequalities.iter().copied())
+                    .chain(base.equalities.iter().copied());
+                for (row, (v, b)) in values.zip(base_values).enumerate() {
+                    g[row][k] = (v - b) / h;
+                }
+            }
+            self.gradients = Some(g);
+        }
+        self.gradients.clone()
+    }
+}
+
+/// What a polish produced.
+#[derive(Debug, Clone)]
+pub struct Polished {
+    pub best: Option<Candidate>,
+    pub evals_used: u64,
+    pub error: Option<String>,
+}
+
+/// Polishes from `x0` with at most `budget` evaluations.
+pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polished {
+    let n = problem.dimension();
+    let bounds = problem.bounds();
+    if budget < n as u64 + 2 || x0.len() != n {
+        return Polished { best: None, evals_used: 0, error: None };
+    }
+    let cache = RefCell::new(Cache {
+        problem,
+        evals: 0,
+        budget,
+        tol,
+        best: None,
+        error: None,
+        at: Vec::new(),
+        value: None,
+        gradients: None,
+    });
+    let Some(first) = cache.borrow_mut().value_at(x0) else {
+        let c = cache.into_inner();
+        return Polished { best: c.best, evals_used: c.evals, error: c.error.map(|e| e.0) };
+    };
+    let (n_ineq, n_eq) = (first.inequalities.len(), first.equalities.len());
+    // Half the tolerance, so the polished point is feasible with room to spare.
+    let eps = 0.5 * tol;
+
+    let objective = |x: &[f64], grad: Option<&mut [f64]>, _: &mut ()| -> f64 {
+        let mut c = cache.borrow_mut();
+        let Some(e) = c.value_at(x) else { return f64::NAN };
+        if let Some(g) = grad {
+            match c.gradients_at(x, &bounds) {
+                Some(rows) => g.copy_from_slice(&rows[0]),
+                None => return f64::NAN,
+            }
+        }
+        e.objective
+    };
+    // One SLSQP constraint: row `row` of the gradient table (objective first),
+    // read from the evaluation as `sign · value − shift ≤ 0`.
+    let make = |row: usize, sign: f64, shift: f64| {
+        let (cache, bounds) = (&cache, &bounds);
+        Box::new(move |x: &[f64], grad: Option<&mut [f64]>, _: &mut ()| -> f64 {
+            let mut c = cache.borrow_mut();
+            let Some(e) = c.value_at(x) else { return f64::NAN };
+            if let Some(g) = grad {
+                match c.gradients_at(x, bounds) {
+                    Some(rows) => g.iter_mut().zip(&rows[row]).for_each(|(gk, v)| *gk = sign * v),
+                    None => return f64::NAN,
+                }
+            }
+            let i = row - 1;
+            let value =
+                if i < e.inequalities.len() { e.inequalities[i] } else { e.equalities[i - e.inequalities.len()] };
+            sign * value - shift
+        }) as Box<dyn Fn(&[f64], Option<&mut [f64]>, &mut ()) -> f64 + '_>
+    };
+    let mut constraints = Vec::new();
+    for i in 0..n_ineq {
+        constraints.push(make(1 + i, 1.0, 0.0));
+    }
+    for j in 0..n_eq {
+        constraints.push(make(1 + n_ineq + j, 1.0, eps));
+        constraints.push(make(1 + n_ineq + j, -1.0, eps));
+    }
+    let maxeval = (budget / (n as u64 + 1)).max(1) as usize;
+    let stop = slsqp::StopTols { ftol_rel: 1e-12, xtol_rel: 1e-12, ..slsqp::StopTols::default() };
+    let _ = slsqp::minimize(objective, x0, &bounds, &constraints, (), maxeval, Some(stop));
+    drop(constraints);
+    let c = cache.into_inner();
+    Polished { best: c.best, evals_used: c.evals, error: c.error.map(|e| e.0) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::numeric::builtin;
+
+    #[test]
+    fn polishing_near_the_optimum_of_g10_reaches_it_within_budget() {
+        let p = builtin("g10").unwrap();
+        let best = p.best_known().unwrap();
+        // Start 0.5 % away from the optimum.
+        let x0: Vec<f64> = best.x.unwrap().iter().map(|v| v * 1.005).collect();
+        let out = polish(p.as_ref(), &x0, 4000, 1e-4);
+        let b = out.best.unwrap();
+        assert!(out.evals_used <= 4000);
+        assert!(b.max_violation <= 1e-4, "{b:?}");
+        assert!((b.objective - best.value).abs() / best.value < 1e-4, "{b:?}");
+    }
+
+    #[test]
+    fn polishing_an_equality_problem_keeps_the_equalities_within_tolerance() {
+        let p = builtin("g13").unwrap();
+        let x0 = vec![-1.7, 1.6, 1.8, -0.8, -0.8];
+        let out = polish(p.as_ref(), &x0, 3000, 1e-4);
+        let b = out.best.unwrap();
+        assert!(b.max_violation <= 1e-4, "{b:?}");
+    }
+
+    #[test]
+    fn a_tiny_budget_does_nothing() {
+        let p = builtin("g01").unwrap();
+        let out = polish(p.as_ref(), &vec![0.5; 13], 5, 1e-4);
+        assert_eq!(out.evals_used, 0);
+        assert!(out.best.is_none());
+    }
+}
