@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
-use serde_saphyr::{Location, MessageFormatter, Spanned};
+use serde_saphyr::{Location, Spanned};
 use wait_timeout::ChildExt;
 
 use super::problem::{BestKnown, EvalError, Evaluation, Problem};
@@ -448,55 +448,8 @@ struct RawVariable {
 }
 
 fn parse_yaml(text: &str, path: &Path) -> Result<RawProblem, ExternalError> {
-    let mut field_path = String::new();
-    let parsed = serde_saphyr::with_deserializer_from_str(text, |de| {
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            field_path = clean_path(&e.path().to_string());
-            e.into_inner()
-        })
-    });
-    parsed.map_err(|e| {
-        let loc = e.location();
-        let message = serde_saphyr::DefaultMessageFormatter.format_message(e.without_snippet()).into_owned();
-        let hint = if message.contains("unknown field") {
-            Some("remove the key or fix its spelling; the expected keys are listed above".into())
-        } else if message.contains("missing field") {
-            Some("add the missing key (name, command and variables are required)".into())
-        } else if message.contains("invalid") {
-            Some("check the value's type (number, text, list)".into())
-        } else {
-            None
-        };
-        ExternalError {
-            issues: vec![SuiteIssue {
-                location: SourceLocation {
-                    file: path.to_path_buf(),
-                    line: loc.map_or(0, |l| l.line() as u32),
-                    column: loc.map_or(0, |l| l.column() as u32),
-                },
-                field: field_path,
-                message: message.escape_debug().to_string().replace("\\'", "'").replace("\\\"", "\""),
-                hint,
-            }],
-        }
-    })
-}
-
-/// `serde_path_to_error` sees the `Spanned` wrappers too; keep the names a
-/// person wrote in the file.
-fn clean_path(p: &str) -> String {
-    let mut out = String::new();
-    for seg in p.split('.') {
-        let seg = seg.strip_prefix("value").filter(|rest| rest.is_empty() || rest.starts_with('[')).unwrap_or(seg);
-        if seg.is_empty() || seg == "?" || seg.starts_with("__serde_saphyr") {
-            continue;
-        }
-        if !out.is_empty() && !seg.starts_with('[') {
-            out.push('.');
-        }
-        out.push_str(seg);
-    }
-    out
+    crate::suite::parse_strict(text, path, "add the missing key (name, command and variables are required)")
+        .map_err(|issue| ExternalError { issues: vec![issue] })
 }
 
 struct Validator {

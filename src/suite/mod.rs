@@ -218,6 +218,18 @@ pub fn parse(text: &str, path: &Path) -> Result<Suite, SuiteError> {
 }
 
 fn parse_yaml(text: &str, path: &Path) -> Result<raw::Suite, SuiteError> {
+    parse_strict(text, path, "add the missing key; see examples/ for a complete suite").map_err(SuiteError::one)
+}
+
+/// Deserializes strict YAML (the type rejects unknown keys) into `T`; a
+/// failure becomes one issue with the file, line, column, the field path as
+/// written and a hint. `missing_hint` says what to do about a missing key.
+/// Every YAML file Attractor reads goes through here.
+pub fn parse_strict<T: serde::de::DeserializeOwned>(
+    text: &str,
+    path: &Path,
+    missing_hint: &str,
+) -> Result<T, SuiteIssue> {
     let mut field_path = String::new();
     let parsed = serde_saphyr::with_deserializer_from_str(text, |de| {
         serde_path_to_error::deserialize(de).map_err(|e| {
@@ -228,8 +240,8 @@ fn parse_yaml(text: &str, path: &Path) -> Result<raw::Suite, SuiteError> {
     parsed.map_err(|e| {
         let loc = e.location();
         let message = serde_saphyr::DefaultMessageFormatter.format_message(e.without_snippet()).into_owned();
-        let hint = hint_for(&message);
-        SuiteError::one(SuiteIssue {
+        let hint = if message.contains("missing field") { Some(missing_hint.to_string()) } else { hint_for(&message) };
+        SuiteIssue {
             location: SourceLocation {
                 file: path.to_path_buf(),
                 line: loc.map_or(0, |l| l.line() as u32),
@@ -238,7 +250,7 @@ fn parse_yaml(text: &str, path: &Path) -> Result<raw::Suite, SuiteError> {
             field: field_path,
             message: message.escape_debug().to_string().replace("\\'", "'").replace("\\\"", "\""),
             hint,
-        })
+        }
     })
 }
 
