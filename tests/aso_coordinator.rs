@@ -163,24 +163,7 @@ fn directives_are_clamped_and_bad_parts_are_refused_not_fatal() {
     let config = AsoConfig::default();
     let names = (Small.inequality_names(), Small.equality_names());
     let mut state = alm::run_chunk(&Small, Start::Seed(vec![0.0, 0.0]), 50, &AlmSettings::default()).state.unwrap();
-    let mut traj = TrajectoryState {
-        id: 0,
-        seed: vec![0.0, 0.0],
-        alm: None,
-        history: vec![],
-        evals_used: 0,
-        steps: 0,
-        status: attractor::aso::coordinator::TrajectoryStatus::Active,
-        best_objective: f64::INFINITY,
-        best_violation: f64::INFINITY,
-        stagnation_count: 0,
-        steps_in_feasible_region: 0,
-        restarts: 0,
-        restarts_recovered: 0,
-        best: None,
-        settings: AlmSettings::default(),
-        exploration_ratio: 1.0,
-    };
+    let mut traj = TrajectoryState::new(0, vec![0.0, 0.0], AlmSettings::default());
     let d = Directive::new(DirectiveAction::Adjust, DirectiveSource::Llm, "test").with_overrides(ConfigOverrides {
         constraint_weights: Some([("g1".to_string(), 1e9), ("nope".to_string(), 5.0), ("h1".to_string(), -3.0)].into()),
         alm_settings: Some(AlmSettingsOverride {

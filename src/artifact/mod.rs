@@ -182,10 +182,6 @@ impl Registry {
         Ok(())
     }
 
-    pub fn store(&self) -> &Store {
-        &self.store
-    }
-
     pub fn def(&self, name: &str) -> Result<&ArtifactDef, RegistryError> {
         self.defs.get(name).ok_or_else(|| RegistryError::Unknown {
             name: name.to_string(),

@@ -59,7 +59,7 @@ pub struct TrajectoryState {
 }
 
 impl TrajectoryState {
-    fn new(id: u32, seed: Vec<f64>, settings: AlmSettings) -> Self {
+    pub fn new(id: u32, seed: Vec<f64>, settings: AlmSettings) -> Self {
         TrajectoryState {
             id,
             seed,

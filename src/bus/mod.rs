@@ -95,14 +95,6 @@ pub enum Event {
 }
 
 impl Event {
-    /// The event's type name, as stored in `events.kind`.
-    pub fn kind(&self) -> String {
-        match serde_json::to_value(self) {
-            Ok(v) => v["type"].as_str().unwrap_or("unknown").to_string(),
-            Err(_) => "unknown".to_string(),
-        }
-    }
-
     fn ids(&self) -> (Option<i64>, Option<i64>, Option<i64>) {
         match self {
             Event::SuiteStarted { suite_id, .. } | Event::SuiteFinished { suite_id, .. } => {
@@ -171,12 +163,14 @@ pub fn persist(bus: &Bus, store: Store) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         while let Some(env) = rx.recv().await {
             let (suite_id, epoch_id, run_id) = env.event.ids();
+            // Serialized once: the payload carries its own `type` tag.
+            let payload = serde_json::to_value(&env.event).unwrap_or_default();
             let row = NewEvent {
-                kind: env.event.kind(),
+                kind: payload["type"].as_str().unwrap_or("unknown").to_string(),
                 suite_id,
                 epoch_id,
                 run_id,
-                payload_json: serde_json::to_string(&env.event).unwrap_or_else(|_| "{}".into()),
+                payload_json: payload.to_string(),
                 occurred_at: env.occurred_at.clone(),
             };
             if let Err(e) = store.insert_event(&row).await {

@@ -131,7 +131,7 @@ pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure>
 }
 
 /// One artifact's versions with unified diffs between consecutive ones.
-pub async fn artifact(g: &Global, store: &Store, name: &str, _suite: Option<&str>) -> Result<(), Failure> {
+pub async fn artifact(g: &Global, store: &Store, name: &str) -> Result<(), Failure> {
     let registry = Registry::load(store.clone()).await?;
     let def = registry.def(name)?.clone();
     let history = registry.history(name).await?;

@@ -212,7 +212,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Inspect { suite, artifact } => {
             let store = open(g).await?;
             match artifact {
-                Some(name) => inspect::artifact(g, &store, name, suite.as_deref()).await?,
+                Some(name) => inspect::artifact(g, &store, name).await?,
                 None => match suite {
                     Some(s) => inspect::suite(g, &store, s).await?,
                     None => inspect::suites(g, &store).await?,

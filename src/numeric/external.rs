@@ -73,24 +73,7 @@ pub struct ExternalProblem {
 
 /// Why a problem file did not load: every problem found, in file order, each
 /// with its file:line:column, field and a hint.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExternalError {
-    pub issues: Vec<SuiteIssue>,
-}
-
-impl fmt::Display for ExternalError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, issue) in self.issues.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{issue}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ExternalError {}
+pub type ExternalError = crate::suite::SuiteError;
 
 /// Reads and validates a problem file.
 pub fn load_external(path: &Path) -> Result<ExternalProblem, ExternalError> {

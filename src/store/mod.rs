@@ -235,13 +235,6 @@ impl Store {
             .await?)
     }
 
-    /// Names of every artifact with at least one stored version.
-    pub async fn stored_artifact_names(&self) -> Result<Vec<String>> {
-        Ok(sqlx::query_scalar("SELECT DISTINCT artifact_name FROM artifact_versions ORDER BY artifact_name")
-            .fetch_all(&self.pool)
-            .await?)
-    }
-
     /// Writes a new version (not yet active) and returns its number.
     pub async fn put_version(
         &self,
