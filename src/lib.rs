@@ -17,11 +17,13 @@
 //!   move artifacts between epochs.
 //! - [`aso`]: the ASO coordinator's supervision: diagnostics, directives,
 //!   the tiered supervisors.
+//! - [`bench`]: benchmarks measured side by side (`attractor bench`).
 //! - [`cli`]: the `attractor` command-line interface.
 //! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
 
 pub mod artifact;
 pub mod aso;
+pub mod bench;
 pub mod bus;
 pub mod cli;
 pub mod llm;

@@ -105,7 +105,7 @@ async fn three_trajectories_reach_the_optimum_and_write_one_telemetry_row_per_st
     // Rounds of three trajectories, until the budget ends or rounds stop improving.
     assert!(out.trajectories.len() >= 3 && out.trajectories.len() % 3 == 0, "{}", out.trajectories.len());
     let rounds = out.trajectories.len() / 3;
-    assert!(rounds <= 1 + attractor::aso::coordinator::STALLED_ROUNDS as usize || out.evals_used > 5000);
+    assert!(rounds <= 1 + AsoConfig::default().max_stalled_rounds as usize || out.evals_used > 5000);
     assert!(out.evals_used <= 6000, "{}", out.evals_used);
     assert!(out.convergence_rate() > 0.0);
 

@@ -257,3 +257,69 @@ fn telemetry_and_the_interventions_inbox_from_the_command_line() {
     assert!(!rows.as_array().unwrap().is_empty());
     assert_eq!(code(&cli.run(&["telemetry", "9999"])), 2);
 }
+
+#[test]
+fn bench_numeric_writes_records_and_a_report_and_resumes_without_redoing_runs() {
+    let cli = Cli::new();
+    let out = cli.dir.path().join("bench");
+    let out_s = out.to_str().unwrap();
+    let args = [
+        "bench",
+        "numeric",
+        "--runs",
+        "2",
+        "--budget",
+        "3000",
+        "--problems",
+        "g06,spring",
+        "--peers",
+        "none",
+        "--llm-runs",
+        "1",
+        "--out",
+        out_s,
+        "--quiet",
+    ];
+    cli.ok(&args);
+    let ours = std::fs::read_to_string(out.join("attractor.jsonl")).unwrap();
+    let rows: Vec<Value> = ours.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 4, "{ours}");
+    for r in &rows {
+        assert_eq!(r["method"], "attractor");
+        assert!(r["evals"].as_u64().unwrap() <= 3000, "{r}");
+        assert!(r["coordinator"]["trajectories"].as_u64().unwrap() >= 1, "{r}");
+    }
+    // g06 is solved well within 3,000 evaluations from either seed.
+    assert!(rows.iter().filter(|r| r["problem"] == "g06").all(|r| r["success"] == true), "{ours}");
+    // The supervision comparison: the scripted model is asked on every step in
+    // every_step mode, less often in event_triggered mode.
+    let sup = std::fs::read_to_string(out.join("supervision.jsonl")).unwrap();
+    let sup: Vec<Value> = sup.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let calls = |mode: &str| -> (u64, u64) {
+        sup.iter().filter(|r| r["method"] == format!("attractor+llm:{mode}")).fold((0, 0), |(c, s), r| {
+            (c + r["coordinator"]["llm_calls"].as_u64().unwrap(), s + r["coordinator"]["steps"].as_u64().unwrap())
+        })
+    };
+    let (every_calls, every_steps) = calls("every_step");
+    let (event_calls, event_steps) = calls("event_triggered");
+    assert_eq!(every_calls, every_steps);
+    assert!(event_calls < event_steps, "{event_calls} calls in {event_steps} steps");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("| g06 | 2/2 ("), "{report}");
+    assert!(report.contains("| llm:every_step | 2 |"), "{report}");
+
+    // Same command again: nothing is redone.
+    cli.ok(&args);
+    assert_eq!(std::fs::read_to_string(out.join("attractor.jsonl")).unwrap(), ours);
+
+    // Other settings on the same folder are refused, not mixed in.
+    let mut other = args.to_vec();
+    other[5] = "4000";
+    let refused = cli.run(&other);
+    assert_eq!(code(&refused), 2);
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--fresh"));
+
+    let bad = cli.run(&["bench", "numeric", "--problems", "g99", "--peers", "none", "--out", out_s]);
+    assert_eq!(code(&bad), 2);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("`g99` is not a built-in problem"));
+}

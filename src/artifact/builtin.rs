@@ -123,7 +123,8 @@ progress is steady; ADJUST penalties when a constraint stays violated; RESTART o
   "llm_timeout_seconds": 10.0,
   "llm_max_retries": 2,
   "use_heuristic_fallback": true,
-  "llm_failures_before_human": 3
+  "llm_failures_before_human": 3,
+  "max_stalled_rounds": 10
 }
 "#,
         fields: &[
@@ -136,6 +137,7 @@ progress is steady; ADJUST penalties when a constraint stays violated; RESTART o
             ("min_violation_for_trend", real(1e-6, 1e-1)),
             ("n_trajectories", int(1.0, 16.0)),
             ("supervision_interval", int(1.0, 100.0)),
+            ("max_stalled_rounds", int(1.0, 100.0)),
         ],
     },
 ];

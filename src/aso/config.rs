@@ -50,6 +50,10 @@ pub struct AsoConfig {
     pub use_heuristic_fallback: bool,
     /// Consecutive LLM failures after which a human is asked (tier 3).
     pub llm_failures_before_human: u32,
+    /// Beyond the seed: rounds of trajectories in a row that do not improve
+    /// the best feasible point, after which the coordinator stops with budget
+    /// left. Higher spends more of the budget hunting for a better basin.
+    pub max_stalled_rounds: u32,
 }
 
 impl Default for AsoConfig {
@@ -72,6 +76,7 @@ impl Default for AsoConfig {
             llm_max_retries: 2,
             use_heuristic_fallback: true,
             llm_failures_before_human: 3,
+            max_stalled_rounds: 10,
         }
     }
 }

@@ -140,9 +140,9 @@ pub struct Coordinator {
 /// polish may use.
 pub const POLISH_ITERATIONS: u64 = 60;
 
-/// Rounds in a row without a better feasible point after which the
-/// coordinator stops even with budget left.
-pub const STALLED_ROUNDS: u32 = 3;
+/// Perturbation scales (× each variable's range) of the rounds that start
+/// around the best point, cycled: wide hops first, then ever closer looks.
+const HOP_SCALES: [f64; 4] = [0.1, 0.03, 0.01, 0.003];
 
 /// Shared across trajectories: what is left of the budget, and counters.
 struct Shared {
@@ -174,8 +174,12 @@ impl Coordinator {
 
         // Rounds of trajectories: when every trajectory of a round has stopped
         // and budget is left, a new round starts from fresh seeds (multi-start).
-        // The rounds end with the budget, on an evaluator failure, or after
-        // `STALLED_ROUNDS` rounds in a row that did not improve a feasible best.
+        // Once a feasible point is known, every round but one trajectory
+        // starts around it (iterated local search); the last one keeps
+        // exploring the box. The rounds end with the budget, on an evaluator
+        // failure, or after `max_stalled_rounds` rounds in a row that did not
+        // improve a feasible best.
+        let mut round = 0usize;
         loop {
             let left = shared.pool.load(Ordering::Acquire);
             // A round needs its seeds and at least one chunk per trajectory.
@@ -184,9 +188,26 @@ impl Coordinator {
             }
             let problem = self.problem.clone();
             let seed_rng = ChaCha8Rng::seed_from_u64(rng.random());
+            let incumbent = best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.x.clone());
+            let scale = HOP_SCALES[round.saturating_sub(1) % HOP_SCALES.len()];
+            round += 1;
             let prepared = tokio::task::spawn_blocking(move || {
                 let mut r = seed_rng;
-                seeds::prepare(problem.as_ref(), n, tol, &mut r)
+                match incumbent {
+                    Some(center) if n > 1 => {
+                        let bounds = problem.bounds();
+                        let (mut local, used) = seeds::filter_valid(
+                            problem.as_ref(),
+                            seeds::around(&center, &bounds, n - 1, scale, &mut r),
+                            n - 1,
+                            tol,
+                        )?;
+                        let (global, more) = seeds::prepare(problem.as_ref(), 1, tol, &mut r)?;
+                        local.extend(global);
+                        Ok((local, used + more))
+                    }
+                    _ => seeds::prepare(problem.as_ref(), n, tol, &mut r),
+                }
             })
             .await;
             let (seeds, seed_evals) = match prepared {
@@ -262,7 +283,7 @@ impl Coordinator {
                 _ => false,
             };
             stalled_rounds = if improved || !feasible { 0 } else { stalled_rounds + 1 };
-            if stalled_rounds >= STALLED_ROUNDS {
+            if stalled_rounds >= self.config.max_stalled_rounds.max(1) {
                 break;
             }
         }

@@ -3,6 +3,10 @@
 //! there are samples, each stratum used once), then a validity filter keeps
 //! the points the problem can evaluate to finite values, best first
 //! (least violation, then lowest objective).
+//!
+//! Later rounds of the coordinator also start trajectories [`around`] the
+//! best point found so far (iterated local search): on rugged problems the
+//! next basin is more often near a good one than anywhere in the box.
 
 use rand::Rng;
 use rand::seq::SliceRandom;
@@ -34,6 +38,34 @@ pub fn prepare<R: Rng>(
     rng: &mut R,
 ) -> Result<(Vec<Candidate>, u64), EvalError> {
     let samples = latin_hypercube(&problem.bounds(), (2 * wanted).max(1), rng);
+    filter_valid(problem, samples, wanted, tol)
+}
+
+/// `count` points near `center`: each variable moved by a normal step of
+/// `scale` × its range, clamped to the box.
+pub fn around<R: Rng>(center: &[f64], bounds: &[(f64, f64)], count: usize, scale: f64, rng: &mut R) -> Vec<Vec<f64>> {
+    (0..count)
+        .map(|_| {
+            center
+                .iter()
+                .zip(bounds)
+                .map(|(v, (lo, hi))| {
+                    let step: f64 = rand_distr::Distribution::sample(&rand_distr::StandardNormal, rng);
+                    (v + scale * (hi - lo) * step).clamp(*lo, *hi)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Evaluates `samples` (each counts as one evaluation) and returns up to
+/// `wanted` valid ones, best first, with the evaluations used.
+pub fn filter_valid(
+    problem: &dyn Problem,
+    samples: Vec<Vec<f64>>,
+    wanted: usize,
+    tol: f64,
+) -> Result<(Vec<Candidate>, u64), EvalError> {
     let mut valid = Vec::new();
     let mut evals = 0;
     let mut last_error = None;

@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 a failure while working, 2 bad input (a suite
 //! file, an argument, an unknown name), 130 interrupted by Ctrl-C.
 
+mod bench;
 mod inspect;
 mod progress;
 
@@ -77,6 +78,9 @@ pub enum Command {
         /// The run's id (`attractor inspect SUITE --json` lists them).
         run_id: i64,
     },
+    /// Benchmarks, measured side by side in one run (see bench/README.md).
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
     /// List the questions waiting for a person (with --all, the answered ones too).
     Interventions {
         #[arg(long)]
@@ -245,6 +249,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
             inspect::telemetry(g, &store, *run_id).await?;
             Ok(0)
         }
+        Command::Bench(command) => bench::run(g, command).await,
         Command::Interventions { all } => {
             let store = open(g).await?;
             inspect::interventions(g, &store, *all).await?;

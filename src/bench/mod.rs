@@ -1,0 +1,8 @@
+//! Benchmarks (`attractor bench …`): measured side by side in one run and
+//! reported as tables, never asserted in timed tests.
+//!
+//! - [`numeric`]: the ASO coordinator against peer optimizers (scipy, NLopt)
+//!   on the built-in constrained problems, same problems, seeds and budget.
+
+pub mod numeric;
+pub mod report;

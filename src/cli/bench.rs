@@ -1,0 +1,415 @@
+//! `attractor bench numeric`: our coordinator and the peer optimizers on the
+//! same problems, seeds and evaluation budget, in one run, into one report.
+//!
+//! Results go to JSON lines in the output folder as they are made
+//! (`attractor.jsonl`, `peers.jsonl`, `supervision.jsonl`), so an
+//! interrupted benchmark resumes where it stopped; `report.md` is written at
+//! the end and printed.
+
+use std::collections::HashSet;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::{Failure, Global};
+use crate::aso::llm_tier::LlmSupervisor;
+use crate::aso::{AsoConfig, ModelSupervisor, SupervisionMode};
+use crate::bench::numeric::{self, OURS, OursSettings, RunRecord, TARGET_PROBLEMS};
+use crate::bench::report::{Report, SupervisionMetrics};
+use crate::llm::scripted::{Scripted, ScriptedServer};
+use crate::llm::{LlmClient, LlmConfig};
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// The ASO coordinator against scipy and NLopt on the built-in constrained problems.
+    Numeric(NumericArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct NumericArgs {
+    /// Runs per problem and method; run r uses seed `seed-base + r`.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed_base: u64,
+    /// Evaluations per run (objective and every constraint at one point = one).
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(100..))]
+    pub budget: u64,
+    /// Max violation and relative gap that count as success.
+    #[arg(long, default_value_t = 1e-4)]
+    pub tol: f64,
+    /// `target` (the issue's 24 problems), `all` (every built-in), or names separated by commas.
+    #[arg(long, default_value = "target")]
+    pub problems: String,
+    /// `all`, `none`, or peer methods separated by commas (as `bench/peers.py` names them).
+    #[arg(long, default_value = "all")]
+    pub peers: String,
+    /// Peer runs in flight at once.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub jobs: u32,
+    /// Seeds per supervision mode for the LLM-calls comparison (0 skips it).
+    #[arg(long, default_value_t = 3)]
+    pub llm_runs: u32,
+    /// Where results and the report go; existing results there are kept and reused.
+    #[arg(long, default_value = "bench/results/numeric")]
+    pub out: PathBuf,
+    /// Forget the results already in the output folder.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Our coordinator's settings, as the `aso_config` artifact's JSON [default: its v0].
+    #[arg(long, value_name = "FILE")]
+    pub aso_config: Option<PathBuf>,
+    /// The folder holding `peers.py` and `setup-peers.sh`.
+    #[arg(long, default_value = "bench")]
+    pub bench_dir: PathBuf,
+}
+
+pub async fn run(g: &Global, command: &BenchCommand) -> Result<u8, Failure> {
+    match command {
+        BenchCommand::Numeric(args) => numeric_bench(g, args).await,
+    }
+}
+
+fn problem_list(spec: &str) -> Result<Vec<String>, Failure> {
+    let known = crate::numeric::builtin_names();
+    let names: Vec<String> = match spec {
+        "target" => TARGET_PROBLEMS.iter().map(|s| s.to_string()).collect(),
+        "all" => known.iter().map(|s| s.to_string()).collect(),
+        list => list.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+    };
+    if let Some(bad) = names.iter().find(|n| !known.contains(&n.as_str())) {
+        return Err(Failure::input(format!(
+            "--problems: `{bad}` is not a built-in problem\n  hint: use `target`, `all`, or names from: {}",
+            known.join(", ")
+        )));
+    }
+    if names.is_empty() {
+        return Err(Failure::input("--problems: no problem named\n  hint: use `target`, `all`, or g01,g02,…"));
+    }
+    Ok(names)
+}
+
+/// Reads the JSON lines of earlier runs; a line that does not parse (a run
+/// cut off mid-write) is skipped with a warning, not fatal.
+fn read_records(path: &Path) -> Vec<RunRecord> {
+    let Ok(text) = std::fs::read_to_string(path) else { return vec![] };
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .filter_map(|(i, l)| match serde_json::from_str(l) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tracing::warn!("{}:{}: skipping a line that is not a run record: {e}", path.display(), i + 1);
+                None
+            }
+        })
+        .collect()
+}
+
+fn append(path: &Path, record: &RunRecord) -> Result<(), Failure> {
+    let line = serde_json::to_string(record).map_err(|e| Failure::runtime(e.to_string()))?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
+    writeln!(f, "{line}").map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))
+}
+
+fn bar(show: bool, len: u64, prefix: &str) -> ProgressBar {
+    let target = if show { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+    let style = ProgressStyle::with_template("{prefix:>11} [{bar:30}] {pos}/{len} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    ProgressBar::with_draw_target(Some(len), target).with_style(style).with_prefix(prefix.to_string())
+}
+
+async fn numeric_bench(g: &Global, a: &NumericArgs) -> Result<u8, Failure> {
+    if !(a.tol > 0.0 && a.tol < 1.0) {
+        return Err(Failure::input(format!("--tol {} must be in (0, 1)", a.tol)));
+    }
+    let problems = problem_list(&a.problems)?;
+    let show = !g.quiet && !g.json;
+    if a.fresh && a.out.exists() {
+        for f in ["attractor.jsonl", "peers.jsonl", "supervision.jsonl", "report.md", "settings.json"] {
+            let _ = std::fs::remove_file(a.out.join(f));
+        }
+    }
+    std::fs::create_dir_all(&a.out).map_err(|e| Failure::runtime(format!("cannot create {}: {e}", a.out.display())))?;
+    check_settings(a)?;
+    let seeds: Vec<u64> = (0..u64::from(a.runs)).map(|r| a.seed_base + r).collect();
+
+    // 1. Our coordinator, heuristics only (the LLM tier needs a model; its
+    //    call counts are measured separately below).
+    let ours_path = a.out.join("attractor.jsonl");
+    let done: HashSet<(String, u64)> =
+        read_records(&ours_path).into_iter().filter(|r| r.method == OURS).map(|r| (r.problem, r.seed)).collect();
+    let config = match &a.aso_config {
+        None => AsoConfig::default(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::input(format!("cannot read --aso-config {}: {e}", path.display())))?;
+            AsoConfig::from_json(&text).map_err(|e| {
+                Failure::input(format!(
+                    "{}:{}:{}: not a valid aso_config: {e}\n  hint: `attractor inspect --artifact aso_config` shows the fields",
+                    path.display(),
+                    e.line(),
+                    e.column()
+                ))
+            })?
+        }
+    };
+    let settings = OursSettings { budget: a.budget, tol: a.tol, config: config.clone(), model: None };
+    let todo: Vec<(&String, u64)> = problems
+        .iter()
+        .flat_map(|p| seeds.iter().map(move |&s| (p, s)))
+        .filter(|(p, s)| !done.contains(&((*p).clone(), *s)))
+        .collect();
+    let pb = bar(show, todo.len() as u64, "attractor");
+    for (p, s) in todo {
+        pb.set_message(format!("{p} seed {s}"));
+        let record = numeric::run_ours(p, s, &settings).await;
+        append(&ours_path, &record)?;
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+
+    // 2. LLM calls per run with the model tier answered by a scripted
+    //    OpenAI-compatible server on loopback: event_triggered against every_step.
+    let supervision_path = a.out.join("supervision.jsonl");
+    if a.llm_runs > 0 {
+        supervision_runs(a, &config, &problems, &supervision_path, show).await?;
+    }
+
+    // 3. The peers, by bench/peers.py in its own virtual environment.
+    let peers_path = a.out.join("peers.jsonl");
+    if a.peers != "none" {
+        run_peers(a, &problems, &peers_path, show)?;
+    }
+
+    // 4. The report.
+    let mut records: Vec<RunRecord> = read_records(&ours_path);
+    records.extend(read_records(&peers_path));
+    let seed_set: HashSet<u64> = seeds.iter().copied().collect();
+    let problem_set: HashSet<&String> = problems.iter().collect();
+    records.retain(|r| seed_set.contains(&r.seed) && problem_set.contains(&r.problem));
+    let supervision = read_records(&supervision_path);
+    let text = render(a, &problems, &records, &supervision);
+    let report_path = a.out.join("report.md");
+    std::fs::write(&report_path, &text)
+        .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", report_path.display())))?;
+    if !g.quiet {
+        println!("{text}");
+        eprintln!("report: {}", report_path.display());
+    }
+    Ok(0)
+}
+
+/// Results are reused only under the settings they were made with: the
+/// folder's `settings.json` records them.
+fn check_settings(a: &NumericArgs) -> Result<(), Failure> {
+    let path = a.out.join("settings.json");
+    let config = match &a.aso_config {
+        Some(p) => std::fs::read_to_string(p).unwrap_or_default(),
+        None => String::new(),
+    };
+    let now = serde_json::json!({ "budget": a.budget, "tol": a.tol, "aso_config": config });
+    if let Ok(text) = std::fs::read_to_string(&path)
+        && let Ok(before) = serde_json::from_str::<serde_json::Value>(&text)
+        && before != now
+    {
+        return Err(Failure::input(format!(
+            "{} holds results made with {before}, not {now}\n  hint: pass --fresh to start over, or another --out",
+            a.out.display()
+        )));
+    }
+    std::fs::write(&path, now.to_string())
+        .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))
+}
+
+/// The model tier's reply in the supervision runs: always a valid CONTINUE,
+/// so what is counted is how often each mode asks, not what a model says.
+const SCRIPTED_DIRECTIVE: &str = r#"{"action": "CONTINUE", "reasoning": "scripted benchmark reply"}"#;
+
+fn mode_method(mode: SupervisionMode) -> String {
+    let name = serde_json::to_value(mode).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    format!("{OURS}+llm:{name}")
+}
+
+async fn supervision_runs(
+    a: &NumericArgs,
+    base: &AsoConfig,
+    problems: &[String],
+    path: &Path,
+    show: bool,
+) -> Result<(), Failure> {
+    let modes = [SupervisionMode::EventTriggered, SupervisionMode::EveryStep];
+    let done: HashSet<(String, String, u64)> =
+        read_records(path).into_iter().map(|r| (r.method, r.problem, r.seed)).collect();
+    let seeds: Vec<u64> = (0..u64::from(a.llm_runs)).map(|r| a.seed_base + r).collect();
+    let mut todo: Vec<(SupervisionMode, &String, u64)> = Vec::new();
+    for &m in &modes {
+        for p in problems {
+            for &s in &seeds {
+                if !done.contains(&(mode_method(m), p.clone(), s)) {
+                    todo.push((m, p, s));
+                }
+            }
+        }
+    }
+    if todo.is_empty() {
+        return Ok(());
+    }
+    let server = ScriptedServer::start_repeating(vec![], Scripted::reply(SCRIPTED_DIRECTIVE))
+        .await
+        .map_err(|e| Failure::runtime(format!("cannot start the scripted model server on loopback: {e}")))?;
+    let client = LlmClient::new(LlmConfig::new(server.base_url(), "scripted-supervisor").with_cache(false))
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+    let model: Arc<dyn ModelSupervisor> = Arc::new(LlmSupervisor::new(client, ""));
+    let pb = bar(show, todo.len() as u64, "supervision");
+    for (mode, p, s) in todo {
+        pb.set_message(format!("{} {p} seed {s}", mode_method(mode)));
+        let config = AsoConfig { supervision_mode: mode, ..base.clone() };
+        let settings = OursSettings { budget: a.budget, tol: a.tol, config, model: Some(model.clone()) };
+        let mut record = numeric::run_ours(p, s, &settings).await;
+        record.method = mode_method(mode);
+        append(path, &record)?;
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    server.shutdown().await;
+    Ok(())
+}
+
+fn run_peers(a: &NumericArgs, problems: &[String], out: &Path, show: bool) -> Result<(), Failure> {
+    let script = a.bench_dir.join("peers.py");
+    let setup = a.bench_dir.join("setup-peers.sh");
+    if !script.is_file() || !setup.is_file() {
+        return Err(Failure::input(format!(
+            "no {} or {}\n  hint: run from the repository root, pass --bench-dir, or skip the peers with --peers none",
+            script.display(),
+            setup.display()
+        )));
+    }
+    if show {
+        eprintln!("setting up the peers' Python environment ({})", setup.display());
+    }
+    let setup_out = std::process::Command::new("bash")
+        .arg(&setup)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| Failure::runtime(format!("cannot run {}: {e}", setup.display())))?;
+    if !setup_out.status.success() {
+        return Err(Failure::runtime(format!(
+            "{} failed ({})\n  hint: it installs scipy and nlopt from PyPI; or skip the peers with --peers none",
+            setup.display(),
+            setup_out.status
+        )));
+    }
+    let python = String::from_utf8_lossy(&setup_out.stdout).lines().last().unwrap_or("").trim().to_string();
+    if python.is_empty() {
+        return Err(Failure::runtime(format!("{} printed no Python path", setup.display())));
+    }
+    let exe =
+        std::env::current_exe().map_err(|e| Failure::runtime(format!("cannot find the attractor binary: {e}")))?;
+    let mut cmd = std::process::Command::new(&python);
+    cmd.arg(&script)
+        .arg("--attractor")
+        .arg(&exe)
+        .arg("--problems")
+        .arg(problems.join(","))
+        .arg("--runs")
+        .arg(a.runs.to_string())
+        .arg("--seed-base")
+        .arg(a.seed_base.to_string())
+        .arg("--budget")
+        .arg(a.budget.to_string())
+        .arg("--tol")
+        .arg(a.tol.to_string())
+        .arg("--out")
+        .arg(out)
+        .arg("--jobs")
+        .arg(a.jobs.to_string());
+    if a.peers != "all" {
+        cmd.arg("--methods").arg(&a.peers);
+    }
+    if !show {
+        cmd.arg("--quiet");
+    }
+    let status =
+        cmd.status().map_err(|e| Failure::runtime(format!("cannot run {python} {}: {e}", script.display())))?;
+    if !status.success() {
+        return Err(Failure::runtime(format!(
+            "the peers' benchmark failed ({status}); results so far are in {}\n  hint: rerun to resume",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+fn render(a: &NumericArgs, problems: &[String], records: &[RunRecord], supervision: &[RunRecord]) -> String {
+    use std::fmt::Write as _;
+    let report = Report::new(records, problems);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# Numeric benchmark\n\n{} runs per problem and method (seeds {}–{}), {} evaluations per run; success = a point with \
+         max violation ≤ {} and relative gap ≤ {} to the reference, judged at the best feasible point seen.\n",
+        a.runs,
+        a.seed_base,
+        a.seed_base + u64::from(a.runs) - 1,
+        a.budget,
+        a.tol,
+        a.tol
+    );
+    let _ = writeln!(s, "## Successes (median evaluations to success)\n\n{}", report.success_table());
+    let (ok, n) = report.overall(OURS);
+    if n > 0 {
+        let _ = writeln!(s, "- {OURS}: {ok}/{n} runs ({:.1}%)", 100.0 * f64::from(ok) / f64::from(n));
+    }
+    if let Some(best) = report.best_peer_per_problem() {
+        let _ = writeln!(s, "- best peer picked per problem after the fact: {:.1}%", 100.0 * best);
+    }
+    let behind = report.behind_best_peer();
+    if behind.is_empty() {
+        let _ = writeln!(s, "- {OURS} is at or above the best peer on every problem");
+    }
+    for (p, ours, peer, best) in behind {
+        let _ = writeln!(s, "- behind on {p}: {:.0}% against {peer}'s {:.0}%", 100.0 * ours, 100.0 * best);
+    }
+    let _ = writeln!(s, "\n## Median best feasible value\n\n{}", report.best_table());
+
+    let ours: Vec<&RunRecord> = records.iter().filter(|r| r.method == OURS).collect();
+    let mut rows = vec![("heuristics only".to_string(), SupervisionMetrics::of(ours.iter().copied()))];
+    for mode in [SupervisionMode::EventTriggered, SupervisionMode::EveryStep] {
+        let m = mode_method(mode);
+        let rs: Vec<&RunRecord> = supervision.iter().filter(|r| r.method == m).collect();
+        if !rs.is_empty() {
+            rows.push((m.trim_start_matches(&format!("{OURS}+")).to_string(), SupervisionMetrics::of(rs)));
+        }
+    }
+    let _ = writeln!(
+        s,
+        "## Supervision (seed 000 §8)\n\nThe model tier in the `llm:` rows is a scripted OpenAI-compatible server on \
+         loopback that always answers CONTINUE: the rows count how often each mode asks.\n\n\
+         | supervision | runs | LLM calls per run | LLM calls per step | convergence rate | restarts | stagnation recovery | seconds per run |\n\
+         |---|---|---|---|---|---|---|---|"
+    );
+    for (name, m) in rows {
+        let recovery = m.stagnation_recovery_rate.map_or_else(|| "–".to_string(), |r| format!("{:.0}%", 100.0 * r));
+        let _ = writeln!(
+            s,
+            "| {name} | {} | {:.1} | {:.3} | {:.0}% | {} | {recovery} | {:.2} |",
+            m.runs,
+            m.llm_calls_per_run,
+            m.llm_calls_per_step,
+            100.0 * m.convergence_rate,
+            m.restarts,
+            m.seconds_per_run
+        );
+    }
+    s
+}
