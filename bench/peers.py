@@ -50,6 +50,8 @@ Rules, kept identical to how the coordinator is scored (src/task/optimize.rs):
     when the budget stopped it (or it crashed), at the best point seen
     (feasible by objective, else least violation). The returned point is
     looked up in the cache, or evaluated outside the budget.
+  * NLopt's own maxeval is the budget too; ISRES, which re-evaluates points
+    it has seen (cached, not counted), may so end a little below the budget.
   * A point the evaluator cannot evaluate (a pole, a non-finite value) counts
     as an evaluation and is given to the method as objective +inf and every
     constraint +inf (violated).
@@ -156,7 +158,7 @@ class Evaluator:
 
     def __init__(self, attractor: str, source: str):
         self.source = source
-        self.stderr = tempfile.TemporaryFile()
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 — lives as long as the process, closed in close()
         self.proc = subprocess.Popen(
             [attractor, "problems", "eval", source],
             stdin=subprocess.PIPE,
@@ -531,8 +533,10 @@ def run_task(task: tuple) -> dict:
             x = None
     except EvaluatorDied as e:
         row["error"] = str(e)
-        _WORKER["evaluators"].pop(problem["source"], None)  # start a fresh one next time
-    except Exception as e:  # a crashing method is a result, not the end of the benchmark
+        dead = _WORKER["evaluators"].pop(problem["source"], None)  # a fresh one next time
+        if dead is not None:
+            dead.close()
+    except Exception as e:  # noqa: BLE001 — a crashing method is a result, not the end of the benchmark
         # NLopt's generic failure (NLOPT_FAILURE) comes as an exception with no message.
         row["error"] = f"{type(e).__name__}: {e}" if str(e).strip() else f"{type(e).__name__} (NLopt: generic failure)"
     if run is not None:
@@ -649,23 +653,23 @@ def resolve_binary(path: str) -> str:
 
 def read_rows(path: str) -> list[dict]:
     try:
-        f = open(path, encoding="utf-8")
+        with open(path, encoding="utf-8") as f:
+            lines = f.readlines()
     except OSError as e:
         raise InputError(f"cannot read {path}: {e}") from e
     rows = []
-    with f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                missing = [k for k in FIELDS if k not in row]
-                if missing:
-                    raise KeyError(", ".join(missing))
-            except (ValueError, KeyError) as e:
-                print(f"warning: {path}:{number}: skipped, not a result row ({e})", file=sys.stderr)
-                continue
-            rows.append(row)
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            missing = [k for k in FIELDS if k not in row]
+            if missing:
+                raise KeyError(", ".join(missing))
+        except (ValueError, KeyError) as e:
+            print(f"warning: {path}:{number}: skipped, not a result row ({e})", file=sys.stderr)
+            continue
+        rows.append(row)
     return rows
 
 
