@@ -141,11 +141,15 @@ def list_problems(attractor: str, names: list[str]) -> list[dict]:
             [attractor, "--json", "problems", "list", *names], capture_output=True, text=True, check=False
         )
     except OSError as e:
-        raise InputError(f"cannot run the attractor binary `{attractor}`: {e}\n  hint: build it with "
-                         "`cargo build --release` and pass --attractor target/release/attractor") from e
+        raise InputError(
+            f"cannot run the attractor binary `{attractor}`: {e}\n  hint: build it with "
+            "`cargo build --release` and pass --attractor target/release/attractor"
+        ) from e
     if out.returncode != 0:
-        raise InputError(f"`{attractor} problems list` failed (exit {out.returncode}):\n{out.stderr.strip()}\n"
-                         "  hint: is --attractor a build that has the `problems` command?")
+        raise InputError(
+            f"`{attractor} problems list` failed (exit {out.returncode}):\n{out.stderr.strip()}\n"
+            "  hint: is --attractor a build that has the `problems` command?"
+        )
     problems = json.loads(out.stdout)
     sources = names or [p["name"] for p in problems]
     for p, source in zip(problems, sources):
@@ -331,9 +335,7 @@ def method_slsqp(run, x0, rng, lo, hi):
 def method_trust_constr(run, x0, rng, lo, hi):
     constraints = []
     if run.m:
-        constraints.append(
-            NonlinearConstraint(lambda x: run.evaluate(x)[1], -np.inf, 0.0, jac="2-point", hess=BFGS())
-        )
+        constraints.append(NonlinearConstraint(lambda x: run.evaluate(x)[1], -np.inf, 0.0, jac="2-point", hess=BFGS()))
     if run.p:
         constraints.append(NonlinearConstraint(lambda x: run.evaluate(x)[2], 0.0, 0.0, jac="2-point", hess=BFGS()))
     res = minimize(
@@ -586,8 +588,10 @@ def describe(row: dict) -> str:
 
 def require_peers() -> None:
     if _MISSING is not None:
-        raise InputError(f"the peer optimizers are not installed here ({_MISSING})\n"
-                         "  hint: run with the venv bench/setup-peers.sh prints: $(bench/setup-peers.sh) bench/peers.py ...")
+        raise InputError(
+            f"the peer optimizers are not installed here ({_MISSING})\n"
+            "  hint: run with the venv bench/setup-peers.sh prints: $(bench/setup-peers.sh) bench/peers.py ..."
+        )
 
 
 def benchmark(args) -> int:
@@ -609,8 +613,10 @@ def benchmark(args) -> int:
     ]
     total = len(problems) * len(methods) * args.runs
     if not args.quiet:
-        print(f"{len(tasks)} runs to do ({total - len(tasks)} of {total} already in {args.out}), {args.jobs} jobs",
-              file=sys.stderr)
+        print(
+            f"{len(tasks)} runs to do ({total - len(tasks)} of {total} already in {args.out}), {args.jobs} jobs",
+            file=sys.stderr,
+        )
     if not tasks:
         return 0
     out_dir = os.path.dirname(os.path.abspath(args.out))
@@ -631,8 +637,9 @@ def benchmark(args) -> int:
             pool.close()
         except KeyboardInterrupt:
             pool.terminate()
-            print("\ninterrupted: finished runs are in the output; run the same command again to resume",
-                  file=sys.stderr)
+            print(
+                "\ninterrupted: finished runs are in the output; run the same command again to resume", file=sys.stderr
+            )
             return 130
         finally:
             pool.join()
@@ -642,8 +649,10 @@ def benchmark(args) -> int:
 def resolve_binary(path: str) -> str:
     found = shutil.which(path) if os.sep not in path else (path if os.access(path, os.X_OK) else None)
     if not found:
-        raise InputError(f"--attractor {path}: no such executable\n  hint: build it with `cargo build --release` "
-                         "and pass --attractor target/release/attractor")
+        raise InputError(
+            f"--attractor {path}: no such executable\n  hint: build it with `cargo build --release` "
+            "and pass --attractor target/release/attractor"
+        )
     return os.path.abspath(found)
 
 
@@ -704,8 +713,10 @@ def summarize(args) -> int:
     print("| **all runs** | " + " | ".join(totals) + " |")
 
     print("\n## Details\n")
-    print("| problem | method | successes/runs | median evals to success | median best feasible | "
-          "feasible runs | errors | evals/s |")
+    print(
+        "| problem | method | successes/runs | median evals to success | median best feasible | "
+        "feasible runs | errors | evals/s |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for p in problems:
         for m in methods:
@@ -717,8 +728,10 @@ def summarize(args) -> int:
             errors = sum(1 for r in rs if r["error"])
             seconds = sum(r["seconds"] for r in rs)
             speed = f"{sum(r['evals'] for r in rs) / seconds:.0f}" if seconds > 0 else "–"
-            print(f"| {p} | {m} | {len(wins)}/{len(rs)} | {fmt(statistics.median(wins) if wins else None)} | "
-                  f"{fmt(statistics.median(feasible) if feasible else None)} | {len(feasible)} | {errors} | {speed} |")
+            print(
+                f"| {p} | {m} | {len(wins)}/{len(rs)} | {fmt(statistics.median(wins) if wins else None)} | "
+                f"{fmt(statistics.median(feasible) if feasible else None)} | {len(feasible)} | {errors} | {speed} |"
+            )
     return 0
 
 
@@ -773,8 +786,9 @@ def main(argv: list[str]) -> int:
         parser.add_argument("file", help="the JSONL file written by a benchmark")
         return summarize(parser.parse_args(argv[1:]))
     if argv[:1] == ["pipe-speed"]:
-        parser = argparse.ArgumentParser(prog="peers.py pipe-speed",
-                                         description="Evaluations per second through `attractor problems eval`.")
+        parser = argparse.ArgumentParser(
+            prog="peers.py pipe-speed", description="Evaluations per second through `attractor problems eval`."
+        )
         parser.add_argument("--attractor", required=True, help="the attractor binary")
         parser.add_argument("--problem", default="g01")
         parser.add_argument("--points", type=positive_int, default=100_000)
