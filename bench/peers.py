@@ -146,11 +146,18 @@ def list_problems(attractor: str, names: list[str]) -> list[dict]:
             "`cargo build --release` and pass --attractor target/release/attractor"
         ) from e
     if out.returncode != 0:
+        old_build = "unrecognized subcommand" in out.stderr
+        hint = "\n  hint: --attractor is a build without the `problems` command; rebuild it" if old_build else ""
+        raise InputError(f"`{attractor} problems list` failed (exit {out.returncode}):\n{out.stderr.strip()}{hint}")
+    try:
+        problems = json.loads(out.stdout)
+        if not isinstance(problems, list) or len(problems) != len(names or problems):
+            raise ValueError(f"expected a list of {len(names) or 'the'} problems")
+    except ValueError as e:
         raise InputError(
-            f"`{attractor} problems list` failed (exit {out.returncode}):\n{out.stderr.strip()}\n"
-            "  hint: is --attractor a build that has the `problems` command?"
-        )
-    problems = json.loads(out.stdout)
+            f"`{attractor} --json problems list` printed something else than the problem list ({e}): "
+            f"{out.stdout[:200]!r}\n  hint: is --attractor the attractor binary?"
+        ) from e
     sources = names or [p["name"] for p in problems]
     for p, source in zip(problems, sources):
         p["source"] = source  # what `problems eval` is given: a name or a file
@@ -597,8 +604,8 @@ def require_peers() -> None:
 def benchmark(args) -> int:
     require_peers()
     attractor = resolve_binary(args.attractor)
-    names = [p for p in args.problems.split(",") if p] if args.problems else []
-    methods = [m for m in args.methods.split(",") if m]
+    names = list(dict.fromkeys(p for p in args.problems.split(",") if p)) if args.problems else []
+    methods = list(dict.fromkeys(m for m in args.methods.split(",") if m))
     unknown = [m for m in methods if m not in METHOD_FUNCTIONS]
     if unknown:
         raise InputError(f"unknown method(s) {', '.join(unknown)}\n  hint: --methods takes some of {','.join(METHODS)}")
