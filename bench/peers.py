@@ -289,10 +289,9 @@ class Run:
             inf = math.inf
             return inf, np.full(self.m, inf), np.full(self.p, inf), inf
         f, g, h = answer
-        g = np.array(g, dtype=float)
-        h = np.array(h, dtype=float)
+        # On the lists, so the violation is a plain float like everything else in a row.
         violation = max(0.0, max(g, default=0.0), max(map(abs, h), default=0.0))
-        return float(f), g, h, violation
+        return float(f), np.array(g, dtype=float), np.array(h, dtype=float), float(violation)
 
     def succeeds(self, f: float) -> bool:
         if self.reference is None:
@@ -511,6 +510,21 @@ def evaluator_for(source: str) -> Evaluator:
     return ev
 
 
+# NLopt's errors come from C++ as exceptions without a message; their type says what happened.
+NLOPT_ERRORS = {
+    "runtime_error": "NLopt: generic failure (NLOPT_FAILURE)",
+    "invalid_argument": "NLopt: invalid arguments (NLOPT_INVALID_ARGS)",
+    "bad_alloc": "NLopt: out of memory (NLOPT_OUT_OF_MEMORY)",
+}
+
+
+def describe_exception(e: Exception) -> str:
+    name = type(e).__name__
+    if str(e).strip():
+        return f"{name}: {e}"
+    return f"{name} ({NLOPT_ERRORS.get(name, 'no message')})"
+
+
 def run_task(task: tuple) -> dict:
     """One (problem, method, seed) run; never raises."""
     problem, method, seed, budget, tol = task
@@ -546,8 +560,7 @@ def run_task(task: tuple) -> dict:
         if dead is not None:
             dead.close()
     except Exception as e:  # noqa: BLE001 — a crashing method is a result, not the end of the benchmark
-        # NLopt's generic failure (NLOPT_FAILURE) comes as an exception with no message.
-        row["error"] = f"{type(e).__name__}: {e}" if str(e).strip() else f"{type(e).__name__} (NLopt: generic failure)"
+        row["error"] = describe_exception(e)
     if run is not None:
         row["evals"] = run.evals
         row["best_feasible"] = run.best_feasible
