@@ -451,6 +451,11 @@ def auglag(run, x0, lo, hi, local_algorithm, gradients):
     local = nlopt.opt(local_algorithm, run.n)
     local.set_xtol_rel(XTOL)
     local.set_ftol_rel(FTOL)
+    # A tenth of each bound's width. NLopt's default first step for the
+    # subproblems can exceed half a narrow bound's width, which BOBYQA refuses
+    # (NLOPT_INVALID_ARGS: 18 of 20 speed-reducer runs failed so); a
+    # gradient-based local solver ignores it.
+    local.set_initial_step(0.1 * (hi - lo))
     opt.set_local_optimizer(local)
     opt.set_xtol_rel(XTOL)
     opt.set_ftol_rel(FTOL)
