@@ -5,6 +5,7 @@
 
 mod bench;
 mod inspect;
+mod problems;
 mod progress;
 
 use std::path::PathBuf;
@@ -93,6 +94,11 @@ pub enum Command {
         answer: Answer,
         /// The hint (required with `hint`).
         text: Option<String>,
+    },
+    /// List the numeric problems, or evaluate points of one over stdin/stdout.
+    Problems {
+        #[command(subcommand)]
+        command: problems::ProblemsCommand,
     },
 }
 
@@ -212,6 +218,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
     let g = &cli.global;
     match &cli.command {
         Command::Validate { suite } => validate(g, suite),
+        Command::Problems { command } => problems::run(g, command),
         Command::Run(args) => run(g, args).await,
         Command::Inspect { suite, artifact } => {
             let store = open(g).await?;
