@@ -344,6 +344,15 @@ impl Coordinator {
         // which the ALM chunks then start from.
         if let Some(p) = self.polish_from(&traj.seed, &shared).await {
             traj.evals_used += p.evals_used;
+            if let Some(e) = p.error {
+                // The evaluator failed: as for a failed chunk, the trajectory ends
+                // with the reason. (Known gap: a pole of a built-in — a single
+                // unevaluable point — ends it too; EvalError should tell the two apart.)
+                traj.status = TrajectoryStatus::Abandoned;
+                traj.best = p.best.or(traj.best.take());
+                *shared.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                return traj;
+            }
             if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
                 traj.seed = b.x.clone();
                 traj.best = Some(b);

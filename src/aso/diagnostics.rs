@@ -204,8 +204,14 @@ impl OptimizerDiagnostics {
         match config.supervision_mode {
             SupervisionMode::EveryStep => true,
             SupervisionMode::Periodic => self.step % config.supervision_interval.max(1) == 0,
+            // The seed's events, with one change measured by `attractor bench
+            // numeric`: FEASIBLE_FOUND is an event when the trajectory *arrives*
+            // in the feasible region, not on every step it stays there — as
+            // the seed wrote it, a trajectory that is feasible early asked the
+            // model on 90% of its steps, no better than every_step.
             SupervisionMode::EventTriggered => {
-                matches!(self.status, Status::Stagnation | Status::FeasibleFound | Status::Diverging)
+                matches!(self.status, Status::Stagnation | Status::Diverging)
+                    || (self.status == Status::FeasibleFound && self.steps_in_feasible_region == 0)
                     || self.constraint_diagnostics.iter().any(|c| c.trend == Trend::IncreasingViolation)
                     || self.steps_since_improvement >= config.max_stagnation_steps
             }
@@ -330,6 +336,11 @@ mod tests {
             d.status = s;
             assert!(d.requires_llm_supervision(&c), "{s:?}");
         }
+        // Staying feasible is not news: only the arrival is.
+        d.status = Status::FeasibleFound;
+        d.steps_in_feasible_region = 3;
+        assert!(!d.requires_llm_supervision(&c), "a trajectory that stays feasible");
+        d.steps_in_feasible_region = 0;
         d.status = Status::InProgress;
         c.supervision_mode = SupervisionMode::EveryStep;
         assert!(d.requires_llm_supervision(&c));
