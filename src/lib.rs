@@ -18,6 +18,7 @@
 //! - [`aso`]: the ASO coordinator's supervision: diagnostics, directives,
 //!   the tiered supervisors.
 //! - [`cli`]: the `attractor` command-line interface.
+//! - [`service`]: the one facade every front end (HTTP, desktop) calls.
 //! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
 
 pub mod artifact;
@@ -28,6 +29,7 @@ pub mod llm;
 pub mod loss;
 pub mod numeric;
 pub mod outer;
+pub mod service;
 pub mod store;
 pub mod suite;
 pub mod task;
