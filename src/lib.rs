@@ -17,6 +17,7 @@
 //!   move artifacts between epochs.
 //! - [`aso`]: the ASO coordinator's supervision: diagnostics, directives,
 //!   the tiered supervisors.
+//! - [`http`]: `attractor serve`, the facade over HTTP + server-sent events.
 //! - [`cli`]: the `attractor` command-line interface.
 //! - [`service`]: the one facade every front end (HTTP, desktop) calls.
 //! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
@@ -25,6 +26,7 @@ pub mod artifact;
 pub mod aso;
 pub mod bus;
 pub mod cli;
+pub mod http;
 pub mod llm;
 pub mod loss;
 pub mod numeric;

@@ -5,6 +5,7 @@
 
 mod inspect;
 mod progress;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -90,6 +91,8 @@ pub enum Command {
         /// The hint (required with `hint`).
         text: Option<String>,
     },
+    /// Serve the web UI and its HTTP API (loopback by default).
+    Serve(serve::ServeArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -209,6 +212,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
     match &cli.command {
         Command::Validate { suite } => validate(g, suite),
         Command::Run(args) => run(g, args).await,
+        Command::Serve(args) => serve::serve(g, args).await,
         Command::Inspect { suite, artifact } => {
             let store = open(g).await?;
             match artifact {
