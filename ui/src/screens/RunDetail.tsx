@@ -80,7 +80,7 @@ export function RunDetailScreen({ id }: { id: number }) {
           <EChart id="telemetry" option={option} points={d.telemetry.length} dark={dark} />
           <details>
             <summary>every step</summary>
-            <table className="table compact" data-testid="telemetry">
+            <table className="table compact" data-testid="telemetry-steps">
               <thead>
                 <tr>
                   <th>traj</th>
