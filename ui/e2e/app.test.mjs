@@ -54,10 +54,11 @@ function serve(database, extraEnv = {}) {
 
 let server, emptyServer, context, page;
 
-async function shot(name) {
+/** What a person sees in the window (the whole page with `full`). */
+async function shot(name, full = false) {
   // A frame drawn right after a DOM change can lag: let the charts settle.
   await page.waitForTimeout(400);
-  await page.screenshot({ path: join(shots, name), fullPage: true });
+  await page.screenshot({ path: join(shots, name), fullPage: full });
 }
 
 /** Viewport coordinates of a data value of a chart's series. */
@@ -155,9 +156,10 @@ describe("the Attractor web UI against a real server", () => {
     const timeline = page.getByTestId("artifact-timeline");
     await timeline.scrollIntoViewIfNeeded();
     const epochs = await (await fetch(`${server.url}api/suites/knobs/epochs`)).json();
-    const withRollback = epochs.epochs.find((e) => e.events.some((ev) => ev.type === "rollback"));
-    const ev = withRollback.events.find((x) => x.type === "rollback");
-    const p = await pixel("artifact-timeline", 1, [withRollback.epoch_num, 0]);
+    const done = epochs.epochs.filter((e) => e.completed_at !== null);
+    const column = done.findIndex((e) => e.events.some((ev) => ev.type === "rollback"));
+    const ev = done[column].events.find((x) => x.type === "rollback");
+    const p = await pixel("artifact-timeline", 1, [column, 0]);
     await page.mouse.click(p.x, p.y);
     const drawer = page.getByTestId("diff-drawer");
     await drawer.waitFor();
@@ -246,7 +248,7 @@ describe("the Attractor web UI against a real server", () => {
   it("shows runs per epoch, and a run's output and telemetry", async () => {
     await page.goto(`${server.url}#/runs/knobs`);
     await page.locator("[data-epoch='1']").waitFor();
-    await shot("14-runs.png");
+    await shot("14-runs.png", true);
     await page.locator("[data-epoch='1'] tbody a").first().click();
     const out = page.getByTestId("stdout");
     await out.waitFor();

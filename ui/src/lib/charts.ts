@@ -72,6 +72,9 @@ export function lossPoints(epochs: EpochView[]): LossPoint[] {
   }));
 }
 
+/** One left margin for all three charts, so their epoch columns line up. */
+const GRID_LEFT = 130;
+
 const zoom = (n: number) =>
   n > 30 ? [{ type: "inside" }, { type: "slider", height: 18, bottom: 4 }] : [{ type: "inside" }];
 
@@ -80,7 +83,7 @@ export function lossCurveOption(points: LossPoint[]): EChartsCoreOption {
   const many = points.length > 120;
   return {
     animation: !many,
-    grid: { left: 56, right: 20, top: 36, bottom: points.length > 30 ? 56 : 32 },
+    grid: { left: GRID_LEFT, right: 20, top: 36, bottom: points.length > 30 ? 56 : 32 },
     legend: { top: 0, data: ["mean loss", "3-epoch average", ...(hasHoldout ? ["held-out mean"] : [])] },
     tooltip: {
       trigger: "axis",
@@ -106,7 +109,9 @@ export function lossCurveOption(points: LossPoint[]): EChartsCoreOption {
         name: "mean loss",
         type: "line",
         color: COLORS.line,
-        symbolSize: many ? 4 : 9,
+        symbol: "circle",
+        showAllSymbol: true,
+        symbolSize: many ? 4 : 10,
         data: points.map((p) => ({ value: p.loss, itemStyle: { color: COLORS[p.move] } })),
       },
       {
@@ -167,22 +172,28 @@ export function timelineMarks(epochs: EpochView[], artifacts: string[]): { rows:
 /** A filled × (ECharts fills symbol paths, so the cross is drawn as a shape). */
 const CROSS = "path://M3,0 L10,7 L17,0 L20,3 L13,10 L20,17 L17,20 L10,13 L3,20 L0,17 L7,10 L0,3 Z";
 
+/**
+ * Epochs run along a category axis, as in the other two charts, so a marker
+ * sits straight below the loss-curve dot of the same epoch. A mark's value is
+ * [epoch index, row, from, to, artifact, epoch].
+ */
 export function timelineOption(rows: string[], marks: TimelineMark[], epochNums: number[]): EChartsCoreOption {
+  const column = new Map(epochNums.map((n, i) => [n, i]));
   const toData = (type: "update" | "rollback") =>
-    marks.filter((m) => m.type === type).map((m) => [m.epoch, m.row, m.from, m.to, m.artifact]);
-  const first = epochNums.length ? Math.min(...epochNums) : 1;
-  const last = epochNums.length ? Math.max(...epochNums) : 1;
+    marks
+      .filter((m) => m.type === type && column.has(m.epoch))
+      .map((m) => [column.get(m.epoch), m.row, m.from, m.to, m.artifact, m.epoch]);
   return {
     animation: epochNums.length <= 120,
-    grid: { left: 150, right: 20, top: 30, bottom: epochNums.length > 30 ? 56 : 32 },
+    grid: { left: GRID_LEFT, right: 20, top: 30, bottom: epochNums.length > 30 ? 56 : 32 },
     legend: { top: 0, data: ["update", "rollback"] },
     tooltip: {
       trigger: "item",
       formatter: (p: { seriesName: string; value: (number | string)[] }) =>
-        `<b>epoch ${p.value[0]}</b><br/>${p.seriesName} ${p.value[4]} v${p.value[2]}→v${p.value[3]}<br/><i>click for the diff</i>`,
+        `<b>epoch ${p.value[5]}</b><br/>${p.seriesName} ${p.value[4]} v${p.value[2]}→v${p.value[3]}<br/><i>click for the diff</i>`,
     },
-    xAxis: { type: "value", name: "epoch", nameLocation: "middle", nameGap: 24, min: first - 0.5, max: last + 0.5, minInterval: 1 },
-    yAxis: { type: "category", data: rows, inverse: true, axisLabel: { width: 140, overflow: "truncate" } },
+    xAxis: { type: "category", name: "epoch", nameLocation: "middle", nameGap: 24, data: epochNums, splitLine: { show: true } },
+    yAxis: { type: "category", data: rows, inverse: true, axisLabel: { width: GRID_LEFT - 16, overflow: "truncate" } },
     dataZoom: epochNums.length > 30 ? [{ type: "inside", xAxisIndex: 0 }, { type: "slider", xAxisIndex: 0, height: 18, bottom: 4 }] : [],
     series: [
       { name: "update", type: "scatter", symbol: "circle", symbolSize: 14, color: COLORS.update, data: toData("update"), cursor: "pointer" },
@@ -238,7 +249,7 @@ export function boxplotOption(points: SpreadPoint[]): EChartsCoreOption {
   const many = points.length > 120;
   return {
     animation: !many,
-    grid: { left: 56, right: 20, top: 36, bottom: points.length > 30 ? 56 : 32 },
+    grid: { left: GRID_LEFT, right: 20, top: 36, bottom: points.length > 30 ? 56 : 32 },
     legend: { top: 0, data: ["task range", "median", ...(hasHoldout ? ["held-out task"] : [])] },
     tooltip: {
       trigger: "axis",

@@ -11,7 +11,7 @@ export function telemetryOption(steps: TelemetryStep[]): EChartsCoreOption {
   const series = trajectories.flatMap((t) => {
     const own = steps.filter((s) => s.trajectory_id === t);
     const point = (s: TelemetryStep, y: number | null) => ({
-      value: [s.evals_used, y, s.directive_action, s.directive_source, s.status, s.step],
+      value: [s.step, y, s.directive_action, s.directive_source, s.status, s.evals_used],
       symbol: SOURCE_SYMBOL[s.directive_source] ?? "circle",
       symbolSize: s.llm_call_made ? 11 : 6,
     });
@@ -27,14 +27,16 @@ export function telemetryOption(steps: TelemetryStep[]): EChartsCoreOption {
     ];
   });
   return {
-    grid: { left: 64, right: 64, top: 40, bottom: 40 },
+    grid: { left: 64, right: 64, top: 72, bottom: 40 },
     legend: { top: 0, type: "scroll" },
     tooltip: {
       trigger: "item",
       formatter: (p: { seriesName: string; value: (number | string)[] }) =>
-        `${p.seriesName}<br/>step ${p.value[5]} · ${p.value[0]} evaluations<br/>${p.value[4]}<br/>directive <b>${p.value[2]}</b> from ${p.value[3]}`,
+        `${p.seriesName}<br/>step ${p.value[0]} · ${p.value[5]} evaluations<br/>${p.value[4]}<br/>directive <b>${p.value[2]}</b> from ${p.value[3]}`,
     },
-    xAxis: { type: "value", name: "evaluations", nameLocation: "middle", nameGap: 26 },
+    // Steps, not evaluations, along x: a stalled trajectory spends no
+    // evaluations, and its steps would otherwise pile onto one point.
+    xAxis: { type: "value", name: "step", nameLocation: "middle", nameGap: 26, minInterval: 1 },
     yAxis: [
       { type: "value", name: "objective", scale: true },
       { type: "log", name: "max violation", logBase: 10 },

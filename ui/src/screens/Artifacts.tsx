@@ -134,7 +134,8 @@ export function Artifacts({ name }: { name?: string }) {
                         "–"
                       )}
                     </td>
-                    <td className="actions">
+                    <td>
+<div className="actions">
                       <button
                         onClick={() => {
                           setFrom(v.parent_version ?? 0);
@@ -149,7 +150,8 @@ export function Artifacts({ name }: { name?: string }) {
                           {v.version < history.artifact.active_version ? "Roll back to this" : "Make active"}
                         </button>
                       )}
-                    </td>
+                    </div>
+</td>
                   </tr>
                 ))}
               </tbody>

@@ -46,16 +46,17 @@ export function Charts({ suite }: { suite?: string }) {
   const lossOpt = useMemo(() => lossCurveOption(loss), [loss]);
   const timeline = useMemo(() => (data ? timelineMarks(data.epochs, data.artifacts) : { rows: [], marks: [] }), [data]);
   const timelineOpt = useMemo(
-    () => timelineOption(timeline.rows, timeline.marks, data?.epochs.map((e) => e.epoch_num) ?? []),
-    [timeline, data],
+    () => timelineOption(timeline.rows, timeline.marks, loss.map((p) => p.epoch)),
+    [timeline, loss],
   );
-  const spread = useMemo(() => (data ? spreadPoints(data.epochs) : []), [data]);
+  // Finished epochs only, like the other two charts, so the columns line up.
+  const spread = useMemo(() => (data ? spreadPoints(data.epochs.filter((e) => e.completed_at !== null)) : []), [data]);
   const spreadOpt = useMemo(() => boxplotOption(spread), [spread]);
 
   const onMark = (e: ChartClick) => {
-    const v = e.value as [number, number, number, number, string];
+    const v = e.value as [number, number, number, number, string, number];
     if (!Array.isArray(v)) return;
-    setOpen({ epoch: v[0], from: v[2], to: v[3], artifact: v[4], type: e.seriesName === "rollback" ? "rollback" : "update" });
+    setOpen({ epoch: v[5], from: v[2], to: v[3], artifact: v[4], type: e.seriesName === "rollback" ? "rollback" : "update" });
   };
 
   const picker = (

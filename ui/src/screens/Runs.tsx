@@ -22,6 +22,10 @@ export function Runs({ suite }: { suite?: string }) {
   }, [suite, tick]);
 
   const epochs = data ? [...data.epochs].reverse() : [];
+  // Runs in the suite's task order (they finish, and are stored, in any order).
+  const order = new Map((data?.tasks ?? []).map((t, i) => [t.name, i]));
+  const byTask = (a: { task: string; id: number }, b: { task: string; id: number }) =>
+    (order.get(a.task) ?? 1e9) - (order.get(b.task) ?? 1e9) || a.id - b.id;
   return (
     <section>
       <header className="screen-head">
@@ -73,7 +77,7 @@ export function Runs({ suite }: { suite?: string }) {
               </tr>
             </thead>
             <tbody>
-              {e.runs.map((r) => (
+              {[...e.runs].sort(byTask).map((r) => (
                 <tr key={r.id} className={r.counted ? "" : "muted"} data-run={r.id}>
                   <td>
                     <a href={`#/runs/run/${r.id}`}>{r.task}</a>

@@ -81,7 +81,8 @@ export function Suites() {
                 <td>
                   <Status status={s.status} />
                 </td>
-                <td className="actions">
+                <td>
+<div className="actions">
                   <a className="button" href={`#/charts/${encodeURIComponent(s.name)}`}>
                     Charts
                   </a>
@@ -102,7 +103,8 @@ export function Suites() {
                     </a>
                   )}
                   <button onClick={() => exportSuite(s).catch((e: Error) => setError(e.message))}>Export</button>
-                </td>
+                </div>
+</td>
               </tr>
             ))}
           </tbody>

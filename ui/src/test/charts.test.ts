@@ -87,14 +87,17 @@ describe("ArtifactDeltaTimeline", () => {
     const opt = timelineOption(rows, marks, [1, 2, 3]) as Record<string, unknown>;
     const [updates, rollbacks] = series(opt);
     expect(updates.symbol).toBe("circle");
+    // [column of the epoch, row, from, to, artifact, epoch]
     expect(updates.data).toEqual([
-      [1, 0, 0, 1, "knobs"],
-      [2, 1, 0, 1, "prompt"],
+      [0, 0, 0, 1, "knobs", 1],
+      [1, 1, 0, 1, "prompt", 2],
     ]);
     expect(rollbacks.symbol).toMatch(/^path:\/\//);
-    expect(rollbacks.data).toEqual([[2, 0, 1, 0, "knobs"]]);
+    expect(rollbacks.data).toEqual([[1, 0, 1, 0, "knobs", 2]]);
     const fmt = (opt.tooltip as { formatter: (p: unknown) => string }).formatter;
-    expect(fmt({ seriesName: "rollback", value: [2, 0, 1, 0, "knobs"] })).toContain("rollback knobs v1→v0");
+    expect(fmt({ seriesName: "rollback", value: [1, 0, 1, 0, "knobs", 2] })).toContain("<b>epoch 2</b><br/>rollback knobs v1→v0");
+    // The columns are the same epochs as the loss curve's.
+    expect((opt.xAxis as { type: string; data: number[] }).data).toEqual([1, 2, 3]);
   });
 });
 
