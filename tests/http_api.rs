@@ -338,6 +338,23 @@ async fn a_launch_validates_first_then_streams_its_progress_and_adds_epochs() {
     let (status, v) = s.post("/api/validate", json!({"suite_path": fixture("knobs.suite.yaml")})).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!((v["valid"].as_bool(), v["suite"].as_str(), v["tasks"].as_i64()), (Some(true), Some("knobs"), Some(4)));
+    // What the runner would refuse before its first epoch is refused up front, located too.
+    let later = w.dir.path().join("later.suite.yaml");
+    std::fs::write(
+        &later,
+        "name: later\ntasks:\n  - name: fine\n    command: \"true\"\n  - name: agent\n    kind: agent\n    task: Write a haiku.\n  - name: numeric\n    problem: g99\n",
+    )
+    .unwrap();
+    let (status, v) = s.post("/api/validate", json!({"suite_path": later.display().to_string()})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["valid"], false);
+    let issues = v["issues"].as_array().unwrap();
+    assert_eq!(issues.len(), 2, "{v}");
+    assert!(issues[0]["message"].as_str().unwrap().contains("`kind: agent`"));
+    assert_eq!((issues[0]["line"].as_i64(), issues[1]["line"].as_i64()), (Some(6), Some(9)), "{v}");
+    assert_eq!(issues[1]["field"], "tasks.numeric.problem");
+    let (status, _) = s.post("/api/launches", json!({"suite_path": later.display().to_string()})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     let (status, body) =
         s.post("/api/launches", json!({"suite_path": fixture("knobs.suite.yaml"), "learning_rate": 3})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
