@@ -432,7 +432,7 @@ async fn a_cancelled_launch_stops_its_runs_and_leaves_the_epoch_to_resume() {
     let (status, _) = s.post(&format!("/api/launches/{id}/cancel"), json!({})).await;
     assert_eq!(status, StatusCode::CONFLICT, "a finished launch cannot be cancelled");
     let suites = s.ok("/api/suites").await;
-    assert_eq!(suites[0]["status"], "interrupted");
+    assert_eq!(suites[0]["status"], "unfinished");
     let e = s.ok("/api/suites/slow/epochs").await;
     assert_eq!(e["epochs"][0]["runs"][0]["status"], "cancelled");
     assert!(e["epochs"][0]["completed_at"].is_null());

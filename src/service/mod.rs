@@ -223,7 +223,7 @@ impl Service {
         } else if failed.is_some() {
             SuiteStatus::Failed
         } else if unfinished > 0 {
-            SuiteStatus::Interrupted
+            SuiteStatus::Unfinished
         } else {
             SuiteStatus::Idle
         };

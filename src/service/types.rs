@@ -19,9 +19,11 @@ pub enum SuiteStatus {
     Idle,
     /// A launch of this service is running it now.
     Running,
-    /// An epoch was started and never closed (Ctrl-C, a crash, a cancel):
-    /// launching the suite again resumes it.
-    Interrupted,
+    /// An epoch is open and no launch of this service runs it: another
+    /// process (`attractor run`) is running it, or it was interrupted (Ctrl-C,
+    /// a crash, a cancel). The database cannot tell which; launching the
+    /// suite again resumes it either way.
+    Unfinished,
     /// The last launch of this service ended with an error.
     Failed,
 }

@@ -79,7 +79,15 @@ export function Suites() {
                   {s.holdout_tasks > 0 && <span className="muted"> ({s.holdout_tasks} held out)</span>}
                 </td>
                 <td>
-                  <Status status={s.status} />
+                  <span
+                    title={
+                      s.status === "unfinished"
+                        ? "An epoch is open: another process is running it, or it was interrupted. Launching the suite resumes it."
+                        : undefined
+                    }
+                  >
+                    <Status status={s.status} />
+                  </span>
                 </td>
                 <td>
 <div className="actions">
