@@ -133,6 +133,18 @@ async fn suites_epochs_and_graph_show_what_the_cli_ran() {
     // By id and by name alike.
     let epochs = s.ok(&format!("/api/suites/{id}/epochs")).await;
     assert_eq!(epochs, s.ok("/api/suites/knobs/epochs").await);
+    // The charts' request leaves the run lists out and keeps everything else.
+    let lean = s.ok("/api/suites/knobs/epochs?runs=false").await;
+    assert!(lean["epochs"].as_array().unwrap().iter().all(|e| e["runs"].as_array().unwrap().is_empty()));
+    assert_eq!(lean["epochs"][3]["tasks"], epochs["epochs"][3]["tasks"]);
+    assert_eq!(s.get("/api/suites/knobs/epochs?runs=maybe").await.0, StatusCode::BAD_REQUEST);
+    // JSON goes out gzipped to a client that accepts it.
+    let zipped =
+        s.req(reqwest::Method::GET, "/api/suites/knobs/epochs").header("accept-encoding", "gzip").send().await.unwrap();
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    let plain_len = serde_json::to_vec(&epochs).unwrap().len();
+    let zipped_len = zipped.bytes().await.unwrap().len();
+    assert!(zipped_len * 4 < plain_len, "{zipped_len} bytes gzipped vs {plain_len} plain");
     let list = epochs["epochs"].as_array().unwrap();
     assert_eq!(list.len(), 8);
     assert!(epochs["artifacts"].as_array().unwrap().contains(&json!("knobs")));

@@ -31,6 +31,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures::Stream;
 use serde::Deserialize;
+use tower_http::compression::CompressionLayer;
 use tower_http::services::{ServeDir, ServeFile};
 
 use crate::service::types::*;
@@ -101,13 +102,17 @@ pub fn router(service: Arc<Service>, token: Option<String>, ui_dir: Option<PathB
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state);
     let app = Router::new().nest("/api", api);
-    match ui_dir {
+    let app = match ui_dir {
         Some(dir) => {
             let index = dir.join("index.html");
             app.fallback_service(ServeDir::new(&dir).fallback(ServeFile::new(index)))
         }
         None => app.fallback(no_ui),
-    }
+    };
+    // JSON shrinks about tenfold under gzip: a 500-epoch suite's epochs go
+    // from megabytes to a few hundred kilobytes for a remote browser. Event
+    // streams are left alone (tower-http never compresses text/event-stream).
+    app.layer(CompressionLayer::new())
 }
 
 /// Serves until `shutdown` resolves, then lets open requests finish.
@@ -246,8 +251,19 @@ async fn suites(State(s): State<AppState>) -> Reply<Vec<SuiteItem>> {
     Ok(Json(s.service.suites().await?))
 }
 
-async fn suite_epochs(State(s): State<AppState>, id: Result<UrlPath<String>, PathRejection>) -> Reply<SuiteEpochs> {
-    Ok(Json(s.service.suite_epochs(&id?.0).await?))
+#[derive(Deserialize)]
+struct EpochsQuery {
+    /// `?runs=false` leaves each epoch's run list out (the charts' request).
+    runs: Option<bool>,
+}
+
+async fn suite_epochs(
+    State(s): State<AppState>,
+    id: Result<UrlPath<String>, PathRejection>,
+    q: Result<Query<EpochsQuery>, QueryRejection>,
+) -> Reply<SuiteEpochs> {
+    let with_runs = q?.0.runs.unwrap_or(true);
+    Ok(Json(s.service.suite_epochs(&id?.0, with_runs).await?))
 }
 
 async fn suite_graph(State(s): State<AppState>, id: Result<UrlPath<String>, PathRejection>) -> Reply<SuiteGraph> {

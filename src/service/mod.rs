@@ -257,15 +257,22 @@ impl Service {
         found.ok_or_else(|| ServiceError::NotFound(format!("no suite `{key}` in {}", self.config.db_path.display())))
     }
 
-    /// A suite's epochs with per-task losses, runs and artifact events.
-    pub async fn suite_epochs(&self, key: &str) -> Result<SuiteEpochs> {
+    /// A suite's epochs with per-task losses, artifact events and, with
+    /// `with_runs`, every run (the charts need only the counted losses: at
+    /// 500 epochs × 50 tasks the runs are most of the payload).
+    pub async fn suite_epochs(&self, key: &str, with_runs: bool) -> Result<SuiteEpochs> {
         let row = self.find_suite(key).await?;
         let tasks = task_infos(&row);
         let holdout: HashMap<&str, bool> = tasks.iter().map(|t| (t.name.as_str(), t.holdout)).collect();
         let epochs = self.store.epochs(row.id).await?;
         let runs = self.store.run_briefs_of_suite(row.id).await?;
         let counted = self.store.epoch_runs_of_suite(row.id).await?;
-        let views = build_epochs(&epochs, &runs, &counted, &holdout);
+        let mut views = build_epochs(&epochs, &runs, &counted, &holdout);
+        if !with_runs {
+            for v in &mut views {
+                v.runs.clear();
+            }
+        }
 
         let mut artifacts: Vec<String> = Vec::new();
         for e in &views {
@@ -285,7 +292,7 @@ impl Service {
 
     /// The chained-epoch graph of a suite.
     pub async fn suite_graph(&self, key: &str) -> Result<SuiteGraph> {
-        let epochs = self.suite_epochs(key).await?;
+        let epochs = self.suite_epochs(key, false).await?;
         let nodes = epochs
             .epochs
             .iter()
@@ -323,7 +330,7 @@ impl Service {
     pub async fn run_epoch(&self, run_id: i64) -> Result<RunEpoch> {
         let run = self.store.run(run_id).await?.ok_or_else(|| no_run(run_id))?;
         let suite = self.store.suite_by_id(run.suite_id).await?.ok_or_else(|| no_run(run_id))?;
-        let epochs = self.suite_epochs(&suite.id.to_string()).await?;
+        let epochs = self.suite_epochs(&suite.id.to_string(), true).await?;
         let epoch = epochs.epochs.into_iter().find(|e| e.epoch_id == run.epoch_id).ok_or_else(|| no_run(run_id))?;
         Ok(RunEpoch { run_id, suite_id: suite.id, suite: suite.name, epoch })
     }

@@ -148,6 +148,7 @@ pub struct EpochView {
     pub child_artifacts: BTreeMap<String, i64>,
     pub events: Vec<ArtifactEvent>,
     pub tasks: Vec<TaskLoss>,
+    /// Every run, counted or not; empty when the request left runs out.
     pub runs: Vec<RunItem>,
 }
 

@@ -27,6 +27,8 @@ export interface ChartClick {
 
 interface Props {
   id: string;
+  /** Charts of one group zoom together (ECharts' `connect`): their epoch columns stay aligned. */
+  group?: string;
   option: echarts.EChartsCoreOption;
   height?: number;
   points?: number;
@@ -34,7 +36,7 @@ interface Props {
   dark?: boolean;
 }
 
-export function EChart({ id, option, height = 320, points, onClick, dark }: Props) {
+export function EChart({ id, group, option, height = 320, points, onClick, dark }: Props) {
   const el = useRef<HTMLDivElement>(null);
   const chart = useRef<echarts.ECharts | null>(null);
   const clickRef = useRef(onClick);
@@ -45,6 +47,10 @@ export function EChart({ id, option, height = 320, points, onClick, dark }: Prop
     const c = echarts.init(el.current, dark ? "dark" : undefined, { renderer: "canvas" });
     chart.current = c;
     c.on("click", (p) => clickRef.current?.(p as unknown as ChartClick));
+    if (group) {
+      c.group = group;
+      echarts.connect(group);
+    }
     window.attractorCharts = { ...(window.attractorCharts ?? {}), [id]: c };
     const ro = new ResizeObserver(() => c.resize());
     ro.observe(el.current);
@@ -54,7 +60,7 @@ export function EChart({ id, option, height = 320, points, onClick, dark }: Prop
       c.dispose();
       chart.current = null;
     };
-  }, [id, dark]);
+  }, [id, group, dark]);
 
   useEffect(() => {
     chart.current?.setOption({ backgroundColor: "transparent", ...option }, { notMerge: true });

@@ -19,4 +19,8 @@ parent_artifacts: { [key in string]: number },
 /**
  * Active versions after the epoch closed.
  */
-child_artifacts: { [key in string]: number }, events: Array<ArtifactEvent>, tasks: Array<TaskLoss>, runs: Array<RunItem>, };
+child_artifacts: { [key in string]: number }, events: Array<ArtifactEvent>, tasks: Array<TaskLoss>, 
+/**
+ * Every run, counted or not; empty when the request left runs out.
+ */
+runs: Array<RunItem>, };

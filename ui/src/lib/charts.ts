@@ -75,8 +75,23 @@ export function lossPoints(epochs: EpochView[]): LossPoint[] {
 /** One left margin for all three charts, so their epoch columns line up. */
 const GRID_LEFT = 130;
 
-const zoom = (n: number) =>
-  n > 30 ? [{ type: "inside" }, { type: "slider", height: 18, bottom: 4 }] : [{ type: "inside" }];
+/** Epochs shown at first in a long history: the latest ones (zoom out to see all). */
+export const INITIAL_WINDOW = 100;
+
+/**
+ * Zoom for a history of `n` epochs: wheel and drag inside the chart, plus a
+ * slider once there are more than 30; past 150 the view opens on the latest
+ * {@link INITIAL_WINDOW} epochs, which keeps a 500-epoch chart readable.
+ */
+export function zoom(n: number) {
+  const start = n > 150 ? 100 * (1 - INITIAL_WINDOW / n) : 0;
+  return n > 30
+    ? [
+        { type: "inside", start, end: 100 },
+        { type: "slider", height: 18, bottom: 4, start, end: 100 },
+      ]
+    : [{ type: "inside" }];
+}
 
 export function lossCurveOption(points: LossPoint[]): EChartsCoreOption {
   const hasHoldout = points.some((p) => p.holdout !== null);
@@ -194,7 +209,7 @@ export function timelineOption(rows: string[], marks: TimelineMark[], epochNums:
     },
     xAxis: { type: "category", name: "epoch", nameLocation: "middle", nameGap: 24, data: epochNums, splitLine: { show: true } },
     yAxis: { type: "category", data: rows, inverse: true, axisLabel: { width: GRID_LEFT - 16, overflow: "truncate" } },
-    dataZoom: epochNums.length > 30 ? [{ type: "inside", xAxisIndex: 0 }, { type: "slider", xAxisIndex: 0, height: 18, bottom: 4 }] : [],
+    dataZoom: zoom(epochNums.length),
     series: [
       { name: "update", type: "scatter", symbol: "circle", symbolSize: 14, color: COLORS.update, data: toData("update"), cursor: "pointer" },
       { name: "rollback", type: "scatter", symbol: CROSS, symbolSize: 14, color: COLORS.rollback, data: toData("rollback"), cursor: "pointer" },

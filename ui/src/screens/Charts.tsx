@@ -34,7 +34,7 @@ export function Charts({ suite }: { suite?: string }) {
   useEffect(() => {
     if (!suite) return;
     api
-      .epochs(suite)
+      .epochs(suite, false)
       .then((d) => {
         setData(d);
         setError(null);
@@ -135,7 +135,7 @@ export function Charts({ suite }: { suite?: string }) {
           </div>
           <div className="card">
             <h3>Loss curve</h3>
-            <EChart id="loss-curve" option={lossOpt} points={loss.length} dark={dark} />
+            <EChart id="loss-curve" group="suite-charts" option={lossOpt} points={loss.length} dark={dark} />
           </div>
           <div className="card">
             <h3>Artifact changes</h3>
@@ -144,6 +144,7 @@ export function Charts({ suite }: { suite?: string }) {
             ) : (
               <EChart
                 id="artifact-timeline"
+                group="suite-charts"
                 option={timelineOpt}
                 height={Math.max(140, 70 + timeline.rows.length * 36)}
                 points={timeline.marks.length}
@@ -154,7 +155,7 @@ export function Charts({ suite }: { suite?: string }) {
           </div>
           <div className="card">
             <h3>Per-task loss</h3>
-            <EChart id="task-spread" option={spreadOpt} points={spread.length} dark={dark} />
+            <EChart id="task-spread" group="suite-charts" option={spreadOpt} points={spread.length} dark={dark} />
           </div>
         </>
       )}

@@ -10,6 +10,7 @@ import {
   spreadPoints,
   timelineMarks,
   timelineOption,
+  zoom,
 } from "../lib/charts";
 import { epoch, rollback, update } from "./fixtures";
 
@@ -73,8 +74,15 @@ describe("LossCurve", () => {
   it("adds a zoom slider for long histories", () => {
     const many = Array.from({ length: 500 }, (_, i) => epoch(i + 1, { a: 1 / (i + 1) }));
     const opt = lossCurveOption(lossPoints(many)) as Record<string, unknown>;
-    expect((opt.dataZoom as { type: string }[]).map((z) => z.type)).toEqual(["inside", "slider"]);
+    const zooms = opt.dataZoom as { type: string; start: number; end: number }[];
+    expect(zooms.map((z) => z.type)).toEqual(["inside", "slider"]);
+    // It opens on the latest 100 of the 500 epochs.
+    expect(zooms.every((z) => z.start === 80 && z.end === 100)).toBe(true);
     expect(opt.animation).toBe(false);
+  });
+  it("shows short histories whole", () => {
+    expect(zoom(20)).toEqual([{ type: "inside" }]);
+    expect(zoom(100).map((z) => (z as { start: number }).start)).toEqual([0, 0]);
   });
 });
 
