@@ -767,10 +767,15 @@ fn no_launch(id: i64) -> ServiceError {
     ServiceError::NotFound(format!("no launch {id} in this session"))
 }
 
-/// A seed for launches that did not ask for one (recorded with the run).
+/// The largest integer a JavaScript number holds exactly (2^53 − 1).
+const MAX_SAFE_SEED: u64 = (1 << 53) - 1;
+
+/// A seed for launches that did not ask for one (recorded with the run). It
+/// is kept below 2^53 so that a browser shows it exactly: a person copies it
+/// from the screen to replay the launch.
 fn fresh_seed() -> u64 {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    crate::outer::epoch_seed(nanos, i64::from(std::process::id()))
+    crate::outer::epoch_seed(nanos, i64::from(std::process::id())) & MAX_SAFE_SEED
 }
 
 /// `~/…` expands to the home folder: people paste paths like that.
@@ -1050,6 +1055,15 @@ fn tail(text: &str) -> OutputTail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fresh_seeds_survive_a_trip_through_javascript() {
+        for _ in 0..100 {
+            let seed = fresh_seed();
+            assert!(seed <= MAX_SAFE_SEED);
+            assert_eq!(seed as f64 as u64, seed, "an f64 (a JS number) holds it exactly");
+        }
+    }
 
     #[test]
     fn a_long_output_keeps_its_last_whole_lines() {

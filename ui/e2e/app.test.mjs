@@ -34,8 +34,8 @@ function cli(...args) {
 }
 
 /** Starts `attractor serve` on a free port and resolves with its base URL. */
-function serve(database, extraEnv = {}) {
-  const child = spawn(bin, ["--db", database, "serve", "--port", "0", "--ui-dir", join(root, "ui/dist")], {
+function serve(database, extraEnv = {}, extraArgs = []) {
+  const child = spawn(bin, ["--db", database, "serve", "--port", "0", "--ui-dir", join(root, "ui/dist"), ...extraArgs], {
     env: { ...env, ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -52,7 +52,7 @@ function serve(database, extraEnv = {}) {
   });
 }
 
-let server, emptyServer, context, page;
+let server, emptyServer, tokenServer, context, page;
 
 /** What a person sees in the window (the whole page with `full`). */
 async function shot(name, full = false) {
@@ -85,6 +85,7 @@ before(async () => {
   // Launched runs sleep a little so live progress is visible, as real ones are.
   server = await serve(db, { KNOBS_DELAY: "0.4" });
   emptyServer = await serve(join(work, "empty.db"));
+  tokenServer = await serve(db, {}, ["--token", "e2e-s3cret"]);
   context = await chromium.launchPersistentContext(join(work, "profile"), {
     executablePath: browserPath,
     headless: true,
@@ -98,7 +99,7 @@ before(async () => {
 
 after(async () => {
   await context?.close();
-  for (const s of [server, emptyServer]) s?.child.kill("SIGINT");
+  for (const s of [server, emptyServer, tokenServer]) s?.child.kill("SIGINT");
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -227,20 +228,38 @@ describe("the Attractor web UI against a real server", () => {
     await page.locator("tr[data-suite=knobs] td:nth-child(2)", { hasText: "10" }).waitFor();
   });
 
+  it("cancels a launch from the live screen, leaving the epoch to resume", async () => {
+    await page.goto(`${server.url}#/launch?path=${encodeURIComponent(join(fixtures, "knobs.suite.yaml"))}`);
+    await page.getByText("✓ suite").waitFor();
+    await page.getByLabel("Epochs").fill("20");
+    await page.getByTestId("start").click();
+    await page.waitForURL(/#\/live/);
+    const card = page.locator("[data-testid=launch][data-status=running]");
+    await card.getByTestId("task-progress").waitFor();
+    await card.getByTestId("cancel").click();
+    const cancelled = page.locator("[data-testid=launch][data-status=cancelled]");
+    await cancelled.waitFor();
+    const done = Number(await cancelled.getByTestId("epoch-progress").getAttribute("data-done"));
+    assert.ok(done < 20, `cancelled after ${done} of 20 epochs`);
+    await shot("12-live-cancelled.png");
+    const suites = await (await fetch(`${server.url}api/suites`)).json();
+    assert.equal(suites.find((x) => x.name === "knobs").status, "unfinished");
+  });
+
   it("answers an intervention and moves it to the history", async () => {
     await page.goto(`${server.url}#/inbox`);
     assert.equal(await page.getByTestId("inbox-badge").innerText(), "1");
     const q = page.getByTestId("pending");
     await q.waitFor();
     assert.match(await q.innerText(), /Task `ring` found no feasible point/);
-    await shot("12-inbox.png");
+    await shot("13-inbox.png");
     await q.getByText("Answer with a hint…").click();
     await q.locator("textarea").fill("the box lies inside the circle: widen the bounds");
     await q.getByRole("button", { name: "Send hint" }).click();
     await page.getByTestId("answered").getByText("the box lies inside the circle").waitFor();
     assert.equal(await page.getByTestId("pending").count(), 0);
     await page.getByTestId("inbox-badge").waitFor({ state: "detached" });
-    await shot("13-inbox-answered.png");
+    await shot("14-inbox-answered.png");
     const inbox = await (await fetch(`${server.url}api/interventions`)).json();
     assert.equal(inbox.answered[0].answer, "hint");
   });
@@ -248,21 +267,32 @@ describe("the Attractor web UI against a real server", () => {
   it("shows runs per epoch, and a run's output and telemetry", async () => {
     await page.goto(`${server.url}#/runs/knobs`);
     await page.locator("[data-epoch='1']").waitFor();
-    await shot("14-runs.png", true);
+    await shot("15-runs.png", true);
     await page.locator("[data-epoch='1'] tbody a").first().click();
     const out = page.getByTestId("stdout");
     await out.waitFor();
     assert.match(await out.innerText(), /gain=1\.0000 offset=1\.5000/);
-    await shot("15-run-detail.png");
+    await shot("16-run-detail.png");
     const inboxEpochs = await (await fetch(`${server.url}api/suites/inbox/epochs`)).json();
     await page.goto(`${server.url}#/runs/run/${inboxEpochs.epochs[0].runs[0].id}`);
     await page.getByTestId("telemetry").locator("canvas").waitFor();
-    await shot("16-run-telemetry.png");
+    await shot("17-run-telemetry.png");
   });
 
   it("shows the settings without ever showing a key", async () => {
     await page.goto(`${server.url}#/settings`);
     await page.getByTestId("api-key").waitFor();
-    await shot("17-settings.png");
+    await shot("18-settings.png");
+  });
+
+  it("asks a token-protected server with the token given once in the address", async () => {
+    const bare = await fetch(`${tokenServer.url}api/suites`);
+    assert.equal(bare.status, 401);
+    const fresh = await context.newPage();
+    await fresh.goto(`${tokenServer.url}?token=e2e-s3cret#/suites`);
+    await fresh.locator("tr[data-suite=knobs]").waitFor({ timeout: WAIT });
+    // Live updates authenticate too (EventSource passes the token in the query).
+    await fresh.getByText("● live").waitFor({ timeout: WAIT });
+    await fresh.close();
   });
 });

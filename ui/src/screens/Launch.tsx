@@ -40,7 +40,8 @@ export function Launch({ initialPath }: { initialPath: string }) {
   }, [path]);
 
   const seedValue = seed.trim() === "" ? undefined : Number(seed);
-  const seedBad = seedValue !== undefined && (!Number.isInteger(seedValue) || seedValue < 0);
+  // Seeds past 2^53 would be rounded by JavaScript numbers before they reach the server.
+  const seedBad = seedValue !== undefined && (!Number.isSafeInteger(seedValue) || seedValue < 0);
 
   const start = async () => {
     setError(null);
