@@ -182,6 +182,20 @@ async fn suites_epochs_and_graph_show_what_the_cli_ran() {
     let (status, body) = s.get("/api/suites/no-such-suite/epochs").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(body["error"].as_str().unwrap().contains("no suite `no-such-suite`"), "{body}");
+    // A request that names another host is refused (DNS rebinding), even on loopback.
+    let rebound = s.req(reqwest::Method::GET, "/api/suites").header("host", "evil.example:7300").send().await.unwrap();
+    assert_eq!(rebound.status(), StatusCode::FORBIDDEN);
+    let localhost = s.req(reqwest::Method::GET, "/api/suites").header("host", "localhost:7300").send().await.unwrap();
+    assert_eq!(localhost.status(), StatusCode::OK);
+    // A body that is not declared JSON is refused (a cross-site form cannot declare it).
+    let form = s
+        .req(reqwest::Method::POST, "/api/interventions/1/answer")
+        .header("content-type", "text/plain")
+        .body(r#"{"answer": "approve"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(form.status(), StatusCode::BAD_REQUEST);
     let (status, body) = s.get("/api/nowhere").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body["error"], "no endpoint GET /api/nowhere");

@@ -9,8 +9,11 @@
 //! Security model: loopback by default. Binding any other address needs a
 //! token ([`check_bind`]), and with a token every `/api` request must carry
 //! `Authorization: Bearer TOKEN` — or `?access_token=TOKEN`, because a
-//! browser's `EventSource` cannot set headers. The static UI files hold no
-//! data and are served without a token.
+//! browser's `EventSource` cannot set headers. Without a token, `/api`
+//! answers only requests whose `Host` names the loopback interface (against
+//! DNS rebinding), and JSON bodies must say `Content-Type: application/json`,
+//! which a cross-site form cannot send without a CORS preflight this server
+//! never grants. The static UI files hold no data and are served to anyone.
 //!
 //! The UI is served from a directory found at run time ([`find_ui_dir`]), not
 //! embedded: `cargo build` then needs no Node toolchain and never serves a
@@ -209,6 +212,21 @@ struct TokenQuery {
 
 async fn require_token(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let Some(expected) = &state.token else {
+        // Without a token the server trusts this machine, so the request must
+        // also *name* this machine: a web page whose domain an attacker
+        // re-points at 127.0.0.1 (DNS rebinding) would otherwise reach the
+        // API from a browser under its own name, and could launch suites.
+        if !loopback_host(req.headers().get(header::HOST).and_then(|h| h.to_str().ok())) {
+            return Failure(
+                StatusCode::FORBIDDEN,
+                ApiError {
+                    error: "this server answers only requests addressed to localhost, 127.0.0.1 or [::1]; start it with --token to use another name"
+                        .into(),
+                    validation: None,
+                },
+            )
+            .into_response();
+        }
         return next.run(req).await;
     };
     let from_header = req
@@ -233,6 +251,16 @@ async fn require_token(State(state): State<AppState>, req: Request, next: Next) 
     .into_response();
     response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     response
+}
+
+/// Whether a `Host` header names the loopback interface (any port).
+fn loopback_host(host: Option<&str>) -> bool {
+    let Some(host) = host else { return false };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost") || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Compares two secrets in time independent of where they first differ, so
@@ -385,6 +413,19 @@ mod tests {
         assert!(e.contains("without a token") && e.contains("--token"), "{e}");
         assert!(check_bind("0.0.0.0".parse().unwrap(), Some("")).is_err(), "an empty token is no token");
         assert!(check_bind("0.0.0.0".parse().unwrap(), Some("s3cret")).is_ok());
+    }
+
+    #[test]
+    fn only_loopback_names_count_as_this_machine() {
+        for ok in ["localhost", "localhost:7300", "LOCALHOST:1", "127.0.0.1:7300", "127.9.9.9", "[::1]:7300", "[::1]"] {
+            assert!(loopback_host(Some(ok)), "{ok}");
+        }
+        for bad in
+            ["evil.example:7300", "evil.example", "192.168.1.4:7300", "[2001:db8::1]:80", "localhost.evil.example", ""]
+        {
+            assert!(!loopback_host(Some(bad)), "{bad}");
+        }
+        assert!(!loopback_host(None));
     }
 
     #[test]
