@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use attractor::llm::scripted::{Scripted, ScriptedServer};
 use attractor::service::{Service, ServiceConfig};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -500,6 +501,33 @@ async fn settings_are_saved_to_their_file_and_the_api_key_is_only_reported_prese
     // Clearing a field hands it back to the environment.
     let (_, v) = s.send(reqwest::Method::PUT, "/api/settings", json!({"llm_model": ""})).await;
     assert!(v["llm_model"].is_null());
+
+    // "Test connection": without a model it says how to choose one.
+    let (status, check) = s.post("/api/settings/test-llm", json!({})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(check["ok"], false);
+    assert!(check["error"].as_str().unwrap().contains("no model is configured"), "{check}");
+    // Against a real (scripted) model server on loopback: one small call,
+    // carrying the key from the environment and the model from the settings.
+    let llm =
+        ScriptedServer::start(vec![Scripted::reply("ok"), Scripted::status(401, "invalid api key")]).await.unwrap();
+    let (status, _) = s
+        .send(reqwest::Method::PUT, "/api/settings", json!({"llm_base_url": llm.base_url(), "llm_model": "tiny"}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, check) = s.post("/api/settings/test-llm", json!({})).await;
+    assert_eq!((check["ok"].as_bool(), check["reply"].as_str()), (Some(true), Some("ok")), "{check}");
+    assert!(check["latency_ms"].is_number());
+    let seen = llm.requests();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].header("authorization"), Some("Bearer sk-test-secret-123"));
+    assert_eq!(seen[0].json()["model"], "tiny");
+    let (_, check) = s.post("/api/settings/test-llm", json!({})).await;
+    assert_eq!(check["ok"], false);
+    assert!(check["error"].as_str().unwrap().contains("401"), "{check}");
+    assert_eq!(llm.requests().len(), 2, "a connection test does not retry");
+    assert!(!check.to_string().contains("sk-test"));
+    llm.shutdown().await;
 }
 
 #[tokio::test]

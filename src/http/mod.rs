@@ -100,6 +100,7 @@ pub fn router(service: Arc<Service>, token: Option<String>, ui_dir: Option<PathB
         .route("/launches/{id}", get(launch_view))
         .route("/launches/{id}/cancel", post(cancel))
         .route("/settings", get(settings).put(update_settings))
+        .route("/settings/test-llm", post(test_llm))
         .route("/events", get(events))
         .fallback(api_not_found)
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
@@ -386,6 +387,10 @@ async fn update_settings(
     body: Result<Json<SettingsUpdate>, JsonRejection>,
 ) -> Reply<SettingsView> {
     Ok(Json(s.service.update_settings(&body?.0)?))
+}
+
+async fn test_llm(State(s): State<AppState>) -> Reply<LlmCheck> {
+    Ok(Json(s.service.test_llm().await))
 }
 
 /// Live progress: every bus event as one SSE `message` whose data is the

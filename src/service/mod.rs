@@ -681,6 +681,60 @@ impl Service {
         }
     }
 
+    /// Sends one tiny chat request to the configured model server (no retry,
+    /// no cache, 30 s at most) and says whether and how it answered.
+    pub async fn test_llm(&self) -> LlmCheck {
+        let settings = self.settings();
+        let base_url = settings.effective_base_url.clone();
+        let model = settings.effective_model.clone();
+        let client = match self.llm_client() {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                return LlmCheck {
+                    ok: false,
+                    base_url,
+                    model,
+                    latency_ms: None,
+                    reply: None,
+                    error: Some(crate::llm::LlmError::NoModel.to_string()),
+                };
+            }
+            Err(e) => {
+                return LlmCheck {
+                    ok: false,
+                    base_url,
+                    model,
+                    latency_ms: None,
+                    reply: None,
+                    error: Some(e.to_string()),
+                };
+            }
+        };
+        let req = crate::llm::ChatRequest::user("Reply with the single word: ok")
+            .max_tokens(8)
+            .no_cache()
+            .timeout(std::time::Duration::from_secs(30));
+        // A connection test reports the first failure instead of retrying it.
+        let client = crate::llm::LlmClient::new(client.config().clone().with_retries(0, std::time::Duration::ZERO));
+        let answer = match client {
+            Ok(c) => c.chat(req).await,
+            Err(e) => Err(e),
+        };
+        match answer {
+            Ok(reply) => LlmCheck {
+                ok: true,
+                base_url,
+                model: reply.model.clone().or(model),
+                latency_ms: Some(u64::try_from(reply.latency.as_millis()).unwrap_or(u64::MAX)),
+                reply: Some(reply.content.chars().take(200).collect()),
+                error: None,
+            },
+            Err(e) => {
+                LlmCheck { ok: false, base_url, model, latency_ms: None, reply: None, error: Some(e.to_string()) }
+            }
+        }
+    }
+
     fn remember_suite_path(&self, suite: &str, path: &str) {
         let mut s = lock(&self.settings);
         if s.suite_paths.get(suite).map(String::as_str) != Some(path) {

@@ -42,6 +42,7 @@ fn export_all(cfg: &Config) {
         LaunchView,
         SettingsView,
         SettingsUpdate,
+        LlmCheck,
         ApiError,
         Envelope,
     );

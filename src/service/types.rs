@@ -526,6 +526,20 @@ pub struct SettingsUpdate {
     pub llm_model: Option<String>,
 }
 
+/// The answer to "test connection" on the settings screen: one tiny chat
+/// call through the same client launches use.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct LlmCheck {
+    pub ok: bool,
+    pub base_url: String,
+    pub model: Option<String>,
+    pub latency_ms: Option<u64>,
+    /// The start of the model's reply.
+    pub reply: Option<String>,
+    /// Why it failed, with what to do about it.
+    pub error: Option<String>,
+}
+
 /// Counts for the navigation bar's badges.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct Overview {

@@ -279,9 +279,12 @@ describe("the Attractor web UI against a real server", () => {
     await shot("17-run-telemetry.png");
   });
 
-  it("shows the settings without ever showing a key", async () => {
+  it("shows the settings without ever showing a key, and tests the model connection", async () => {
     await page.goto(`${server.url}#/settings`);
     await page.getByTestId("api-key").waitFor();
+    await page.getByRole("button", { name: "Test connection" }).click();
+    // No model is configured for the e2e server: the check says how to set one.
+    assert.match(await page.getByTestId("llm-check").innerText(), /no model is configured/);
     await shot("18-settings.png");
   });
 

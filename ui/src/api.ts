@@ -14,6 +14,7 @@ import type { InterventionItem } from "./generated/InterventionItem";
 import type { LaunchRequest } from "./generated/LaunchRequest";
 import type { LaunchView } from "./generated/LaunchView";
 import type { LineDiff } from "./generated/LineDiff";
+import type { LlmCheck } from "./generated/LlmCheck";
 import type { Overview } from "./generated/Overview";
 import type { RunDetail } from "./generated/RunDetail";
 import type { SettingsUpdate } from "./generated/SettingsUpdate";
@@ -93,6 +94,7 @@ export const api = {
   cancel: (id: number) => call<LaunchView>("POST", `/launches/${id}/cancel`, {}),
   settings: () => call<SettingsView>("GET", "/settings"),
   saveSettings: (update: SettingsUpdate) => call<SettingsView>("PUT", "/settings", update),
+  testLlm: () => call<LlmCheck>("POST", "/settings/test-llm", {}),
 };
 
 /**

@@ -4,6 +4,7 @@
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import { ErrorNote } from "../components/common";
+import type { LlmCheck } from "../generated/LlmCheck";
 import type { SettingsView } from "../generated/SettingsView";
 
 export function Settings() {
@@ -13,6 +14,8 @@ export function Settings() {
   const [model, setModel] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
+  const [check, setCheck] = useState<LlmCheck | null>(null);
+  const [testing, setTesting] = useState(false);
 
   const show = (v: SettingsView) => {
     setS(v);
@@ -32,6 +35,18 @@ export function Settings() {
       setSaved(true);
     } catch (e) {
       setError((e as Error).message);
+    }
+  };
+
+  const test = async () => {
+    setTesting(true);
+    setCheck(null);
+    try {
+      setCheck(await api.testLlm());
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setTesting(false);
     }
   };
 
@@ -86,7 +101,17 @@ export function Settings() {
         </div>
         <ErrorNote error={error} />
         {saved && <p className="notice">Saved to {s.settings_file}.</p>}
+        {check && (
+          <p className={check.ok ? "notice" : "error"} data-testid="llm-check">
+            {check.ok
+              ? `✓ ${check.model ?? "the model"} at ${check.base_url} answered in ${check.latency_ms} ms: “${check.reply}”`
+              : `✗ ${check.error}`}
+          </p>
+        )}
         <div className="actions">
+          <button onClick={test} disabled={testing} title="Sends one tiny request with the saved settings">
+            {testing ? "Testing…" : "Test connection"}
+          </button>
           <button className="primary" onClick={save}>
             Save
           </button>
