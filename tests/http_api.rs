@@ -269,7 +269,13 @@ async fn a_run_shows_its_output_telemetry_and_epoch() {
     assert!(d["stdout"]["text"].as_str().unwrap().starts_with(&format!("{task}: gain=")), "{d}");
     assert!(d["stderr"]["text"].as_str().unwrap().contains("target gain"), "{d}");
     assert_eq!(d["run"]["counted"], true);
-    assert!(d["run"]["parts"]["eval"].is_number());
+    // The loss is the weighted sum of its components.
+    let (p, w) = (&d["run"]["parts"], &d["run"]["weights"]);
+    let sum: f64 = ["eval", "critique", "gate_rejections", "budget", "status"]
+        .iter()
+        .map(|k| p[k].as_f64().unwrap() * w[k].as_f64().unwrap())
+        .sum();
+    assert!((sum - d["run"]["loss"].as_f64().unwrap()).abs() < 1e-9, "{p} {w}");
     assert!(d["result"]["eval_score"].is_number());
     assert!(d["telemetry"].as_array().unwrap().is_empty(), "command tasks have no coordinator");
 

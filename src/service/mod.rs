@@ -898,18 +898,35 @@ fn task_infos(row: &SuiteRow) -> Vec<TaskInfo> {
         .collect()
 }
 
-fn parts(breakdown_json: Option<&str>) -> Option<LossParts> {
-    let b: Value = serde_json::from_str(breakdown_json?).ok()?;
-    Some(LossParts {
-        eval: b["eval_component"].as_f64()?,
-        critique: b["critique_component"].as_f64()?,
-        gate_rejections: b["gate_component"].as_f64()?,
-        budget: b["budget_component"].as_f64()?,
-        status: b["status_component"].as_f64()?,
-    })
+/// The components and the weights of a stored loss breakdown.
+fn parts(breakdown_json: Option<&str>) -> (Option<LossParts>, Option<LossParts>) {
+    let Some(b) = breakdown_json.and_then(|j| serde_json::from_str::<Value>(j).ok()) else {
+        return (None, None);
+    };
+    let components = || {
+        Some(LossParts {
+            eval: b["eval_component"].as_f64()?,
+            critique: b["critique_component"].as_f64()?,
+            gate_rejections: b["gate_component"].as_f64()?,
+            budget: b["budget_component"].as_f64()?,
+            status: b["status_component"].as_f64()?,
+        })
+    };
+    let w = &b["weights"];
+    let weights = || {
+        Some(LossParts {
+            eval: w["eval"].as_f64()?,
+            critique: w["critique"].as_f64()?,
+            gate_rejections: w["gate_rejections"].as_f64()?,
+            budget: w["budget"].as_f64()?,
+            status: w["status"].as_f64()?,
+        })
+    };
+    (components(), weights())
 }
 
 fn run_item(r: &RunBrief, epoch_num: i64, holdout: bool, counted: bool) -> RunItem {
+    let (parts, weights) = parts(r.loss_breakdown_json.as_deref());
     RunItem {
         id: r.id,
         epoch_id: r.epoch_id,
@@ -920,7 +937,8 @@ fn run_item(r: &RunBrief, epoch_num: i64, holdout: bool, counted: bool) -> RunIt
         holdout,
         counted,
         loss: r.loss,
-        parts: parts(r.loss_breakdown_json.as_deref()),
+        parts,
+        weights,
         started_at: r.started_at.clone(),
         finished_at: r.finished_at.clone(),
         duration_ms: r.duration_ms,

@@ -88,7 +88,8 @@ impl ArtifactEvent {
     }
 }
 
-/// The five weighted parts of a run's loss (each already weighted).
+/// The five parts of a run's loss (seed 004 §6), or their weights: each
+/// component is in [0, 1] before its weight, and the loss is Σ weight × component.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, TS)]
 pub struct LossParts {
     pub eval: f64,
@@ -113,7 +114,10 @@ pub struct RunItem {
     /// that was re-run is not).
     pub counted: bool,
     pub loss: Option<f64>,
+    /// The loss's components, each in [0, 1].
     pub parts: Option<LossParts>,
+    /// The weights the components were multiplied by (the task's own or the defaults).
+    pub weights: Option<LossParts>,
     pub started_at: String,
     pub finished_at: Option<String>,
     pub duration_ms: Option<i64>,

@@ -13,4 +13,12 @@ status: string, holdout: boolean,
  * Whether this run's loss is the one its epoch counts (a cancelled run
  * that was re-run is not).
  */
-counted: boolean, loss: number | null, parts: LossParts | null, started_at: string, finished_at: string | null, duration_ms: number | null, exit_code: number | null, error: string | null, };
+counted: boolean, loss: number | null, 
+/**
+ * The loss's components, each in [0, 1].
+ */
+parts: LossParts | null, 
+/**
+ * The weights the components were multiplied by (the task's own or the defaults).
+ */
+weights: LossParts | null, started_at: string, finished_at: string | null, duration_ms: number | null, exit_code: number | null, error: string | null, };

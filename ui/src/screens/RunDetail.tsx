@@ -5,6 +5,7 @@ import { useEffect, useMemo, useState } from "react";
 import { api } from "../api";
 import { EChart } from "../components/EChart";
 import { ErrorNote, Status } from "../components/common";
+import type { LossParts } from "../generated/LossParts";
 import type { RunDetail } from "../generated/RunDetail";
 import { telemetryOption } from "../lib/telemetry";
 import { fmtDuration, fmtLoss, fmtTime } from "../lib/format";
@@ -61,16 +62,27 @@ export function RunDetailScreen({ id }: { id: number }) {
       {r.parts && (
         <div className="card">
           <h3>Loss breakdown</h3>
-          <div className="parts">
-            {Object.entries(r.parts).map(([k, v]) => (
-              <div key={k}>
-                <span className="muted">{k.replace("_", " ")}</span>
-                <div className="part-bar">
-                  <div style={{ width: `${Math.min(100, v * 250)}%` }} />
+          <p className="muted small">Each component is in [0, 1]; the loss is the sum of weight × component.</p>
+          <div className="parts" data-testid="loss-parts">
+            {(Object.keys(r.parts) as (keyof LossParts)[]).map((k) => {
+              const v = r.parts![k];
+              const w = r.weights?.[k];
+              return (
+                <div key={k}>
+                  <span className="muted">{k.replace("_", " ")}</span>
+                  <div className="part-bar">
+                    <div style={{ width: `${Math.min(100, v * 100)}%` }} />
+                  </div>
+                  <b>{fmtLoss(v)}</b>
+                  {w !== undefined && (
+                    <span className="muted small">
+                      {" "}
+                      × {w} = {fmtLoss(v * w)}
+                    </span>
+                  )}
                 </div>
-                <b>{fmtLoss(v)}</b>
-              </div>
-            ))}
+              );
+            })}
           </div>
         </div>
       )}

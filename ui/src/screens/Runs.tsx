@@ -68,11 +68,11 @@ export function Runs({ suite }: { suite?: string }) {
                 <th>Task</th>
                 <th>Status</th>
                 <th className="num">Loss</th>
-                <th className="num" title="0.4·(1 − eval)">eval</th>
-                <th className="num" title="0.3·(1 − critique)">critique</th>
-                <th className="num" title="gate rejections">gates</th>
-                <th className="num" title="budget used">budget</th>
-                <th className="num" title="status penalty">status</th>
+                <th className="num" title="1 − eval score, before its weight">eval</th>
+                <th className="num" title="1 − critique score, before its weight">critique</th>
+                <th className="num" title="gate rejections over the limit, before its weight">gates</th>
+                <th className="num" title="share of the budget used, before its weight">budget</th>
+                <th className="num" title="status penalty (complete 0, partial 0.5, failed 1), before its weight">status</th>
                 <th className="num">Time</th>
               </tr>
             </thead>
