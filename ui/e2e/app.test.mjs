@@ -288,6 +288,25 @@ describe("the Attractor web UI against a real server", () => {
     await shot("18-settings.png");
   });
 
+  it("moves between screens with keyboard shortcuts", async () => {
+    await page.goto(`${server.url}#/charts/knobs`);
+    await page.getByTestId("loss-curve").waitFor();
+    await page.keyboard.press("i");
+    await page.waitForURL(/#\/inbox$/);
+    await page.keyboard.press("c");
+    await page.waitForURL(/#\/charts\/knobs$/);
+    await page.keyboard.press("?");
+    await page.getByTestId("shortcuts").waitFor();
+    await shot("19-shortcuts.png");
+    await page.keyboard.press("Escape");
+    await page.getByTestId("shortcuts").waitFor({ state: "detached" });
+    // Typing in a field types; it does not navigate.
+    await page.goto(`${server.url}#/launch`);
+    await page.getByTestId("suite-path").fill("");
+    await page.getByTestId("suite-path").type("i");
+    assert.match(page.url(), /#\/launch$/);
+  });
+
   it("asks a token-protected server with the token given once in the address", async () => {
     const bare = await fetch(`${tokenServer.url}api/suites`);
     assert.equal(bare.status, 401);

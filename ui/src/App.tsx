@@ -26,6 +26,52 @@ function readRoute(): Route {
   return { parts: path.split("/").filter(Boolean).map(decodeURIComponent), query: new URLSearchParams(q ?? "") };
 }
 
+/** Key → [route, what it does], shown by `?`. */
+const SHORTCUTS: Record<string, [string, string]> = {
+  s: ["/suites", "Suites"],
+  c: ["/charts", "Charts of the suite you last looked at"],
+  l: ["/launch", "Launch a suite"],
+  v: ["/live", "Live progress"],
+  a: ["/artifacts", "Artifacts"],
+  r: ["/runs", "Runs"],
+  i: ["/inbox", "Interventions inbox"],
+  ",": ["/settings", "Settings"],
+};
+
+function ShortcutHelp({ onClose }: { onClose: () => void }) {
+  return (
+    <div className="modal-backdrop" onClick={onClose}>
+      <div className="modal" role="dialog" aria-label="keyboard shortcuts" data-testid="shortcuts">
+        <h3>Keyboard shortcuts</h3>
+        <table className="table compact">
+          <tbody>
+            {Object.entries(SHORTCUTS).map(([key, [, what]]) => (
+              <tr key={key}>
+                <td>
+                  <kbd>{key}</kbd>
+                </td>
+                <td>{what}</td>
+              </tr>
+            ))}
+            <tr>
+              <td>
+                <kbd>Esc</kbd>
+              </td>
+              <td>Close a drawer or this help</td>
+            </tr>
+            <tr>
+              <td>
+                <kbd>?</kbd>
+              </td>
+              <td>Show or hide this help</td>
+            </tr>
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
+
 export function go(path: string) {
   window.location.hash = path;
 }
@@ -91,6 +137,31 @@ export function App() {
   }, []);
   useEffect(refreshBadge, [tick, refreshBadge]);
 
+  // Keyboard shortcuts for the frequent moves (ignored while typing).
+  const [help, setHelp] = useState(false);
+  const [lastSuite, setLastSuite] = useState<string | null>(null);
+  useEffect(() => {
+    const [where, suite] = route.parts;
+    if ((where === "charts" || (where === "runs" && suite !== "run")) && suite) setLastSuite(suite);
+  }, [route]);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      const t = e.target as HTMLElement | null;
+      if (t && (["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName) || t.isContentEditable)) return;
+      if (e.key === "?") return setHelp((h) => !h);
+      if (e.key === "Escape") return setHelp(false);
+      const to = e.key === "c" ? `/charts/${lastSuite ? encodeURIComponent(lastSuite) : ""}` : SHORTCUTS[e.key]?.[0];
+      if (to) {
+        e.preventDefault();
+        setHelp(false);
+        go(to);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [lastSuite]);
+
   const [screen, ...rest] = route.parts;
   const nav = [
     ["suites", "Suites"],
@@ -139,7 +210,12 @@ export function App() {
             <span className="logo">◎</span> Attractor
           </div>
           {nav.map(([id, label]) => (
-            <a key={id} href={`#/${id}`} className={current === id || (id === "suites" && current === "charts") ? "active" : ""}>
+            <a
+              key={id}
+              href={`#/${id}`}
+              className={current === id || (id === "suites" && current === "charts") ? "active" : ""}
+              title={`${label} (${Object.entries(SHORTCUTS).find(([, [to]]) => to === `/${id}`)?.[0] ?? ""})`}
+            >
               {label}
               {id === "inbox" && pending > 0 && (
                 <span className="count" data-testid="inbox-badge" title={`${pending} waiting for an answer`}>
@@ -149,11 +225,15 @@ export function App() {
               {id === "live" && running > 0 && <span className="count live">{running}</span>}
             </a>
           ))}
+          <button className="keys-hint" onClick={() => setHelp(true)} title="keyboard shortcuts">
+            ? shortcuts
+          </button>
           <div className={`conn ${connected ? "on" : "off"}`} title={connected ? "live updates on" : "live updates reconnecting"}>
             {connected ? "● live" : "○ offline"}
           </div>
         </nav>
         <main className="main">{body}</main>
+        {help && <ShortcutHelp onClose={() => setHelp(false)} />}
       </div>
     </LiveContext.Provider>
   );
