@@ -35,3 +35,35 @@ fi
 # CI) reuses the same build.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/attractor/target}"
 mkdir -p "$CARGO_TARGET_DIR"
+
+# The web UI's toolchain and browser, for scripts that build or test the UI
+# (test.sh calls this; run.sh does not need it):
+# - Node.js ≥ 20.19 and npm (Vite 8 needs them). The machine image ships
+#   Node 20; Debian's own nodejs package (18) is too old, so a missing or old
+#   Node is reported rather than papered over.
+# - the npm packages, reinstalled with `npm ci` when package-lock.json is newer
+#   than what node_modules holds;
+# - Chromium for the end-to-end tests (playwright-core drives Debian's build:
+#   Playwright's own browser downloads are not reachable here).
+ensure_ui_toolchain() {
+  local root
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  local need=()
+  command -v node >/dev/null 2>&1 || need+=(nodejs npm)
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+  if [ ${#need[@]} -gt 0 ]; then
+    echo "setup: installing ${need[*]}" >&2
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  fi
+  if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'; then
+    echo "setup: Node.js $(node --version) is too old for the UI build (Vite 8 needs ≥ 20.19); install a newer Node.js" >&2
+    return 1
+  fi
+  if [ ! -f "$root/node_modules/.package-lock.json" ] || [ "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ]; then
+    echo "setup: installing the UI's npm packages (npm ci)" >&2
+    (cd "$root" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}

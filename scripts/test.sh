@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Every test: formatting check, then unit and integration tests (real SQLite
-# files, real processes, the real binary).
+# Every test: formatting check, unit and integration tests (real SQLite
+# files, real processes, the real binary, the HTTP API on loopback), then the
+# web UI: type check and build, Vitest unit tests, and the end-to-end tests in
+# headless Chromium against `attractor serve` on a database real runs filled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -9,3 +11,9 @@ if cargo fmt --version >/dev/null 2>&1; then
   cargo fmt --all -- --check || { echo "test: formatting differs; run 'cargo fmt'" >&2; exit 1; }
 fi
 cargo test --locked --all-targets
+
+ensure_ui_toolchain
+cargo build --locked --quiet          # the binary the end-to-end tests serve from
+npm run --silent build
+npm run --silent test
+E2E_SHOTS="${E2E_SHOTS:-$CARGO_TARGET_DIR/e2e-screenshots}" npm run --silent e2e

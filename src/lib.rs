@@ -18,7 +18,9 @@
 //! - [`aso`]: the ASO coordinator's supervision: diagnostics, directives,
 //!   the tiered supervisors.
 //! - [`bench`]: benchmarks measured side by side (`attractor bench`).
+//! - [`http`]: `attractor serve`, the facade over HTTP + server-sent events.
 //! - [`cli`]: the `attractor` command-line interface.
+//! - [`service`]: the one facade every front end (HTTP, desktop) calls.
 //! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
 
 pub mod artifact;
@@ -26,10 +28,12 @@ pub mod aso;
 pub mod bench;
 pub mod bus;
 pub mod cli;
+pub mod http;
 pub mod llm;
 pub mod loss;
 pub mod numeric;
 pub mod outer;
+pub mod service;
 pub mod store;
 pub mod suite;
 pub mod task;

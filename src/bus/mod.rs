@@ -15,7 +15,7 @@ use crate::store::{NewEvent, Store};
 
 /// Something that happened. The serialized form (`{"type": "run_finished", …}`)
 /// is what the `events` table stores.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Event {
@@ -92,6 +92,32 @@ pub enum Event {
         epochs_completed: u32,
         interrupted: bool,
     },
+    /// The app (or the HTTP API) started a suite run in the background.
+    LaunchStarted {
+        launch_id: i64,
+        suite: String,
+        suite_path: String,
+    },
+    /// A launched suite run ended: finished, cancelled, interrupted or failed
+    /// (with the error a person should read).
+    LaunchEnded {
+        launch_id: i64,
+        suite: String,
+        suite_id: Option<i64>,
+        status: String,
+        error: Option<String>,
+    },
+    /// A person answered an intervention.
+    InterventionAnswered {
+        intervention_id: i64,
+        answer: String,
+    },
+    /// A person moved an artifact's active pointer by hand (a manual rollback).
+    ArtifactActivated {
+        artifact: String,
+        from_version: i64,
+        to_version: i64,
+    },
 }
 
 impl Event {
@@ -108,12 +134,16 @@ impl Event {
             | Event::RunFinished { suite_id, epoch_id, run_id, .. } => {
                 (Some(*suite_id), Some(*epoch_id), Some(*run_id))
             }
+            Event::LaunchEnded { suite_id, .. } => (*suite_id, None, None),
+            Event::LaunchStarted { .. } | Event::InterventionAnswered { .. } | Event::ArtifactActivated { .. } => {
+                (None, None, None)
+            }
         }
     }
 }
 
 /// An event with the time it was published.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct Envelope {
     pub occurred_at: String,
     #[serde(flatten)]

@@ -7,6 +7,7 @@ mod bench;
 mod inspect;
 mod problems;
 mod progress;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -100,6 +101,8 @@ pub enum Command {
         #[command(subcommand)]
         command: problems::ProblemsCommand,
     },
+    /// Serve the web UI and its HTTP API (loopback by default).
+    Serve(serve::ServeArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -220,6 +223,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Validate { suite } => validate(g, suite),
         Command::Problems { command } => problems::run(g, command),
         Command::Run(args) => run(g, args).await,
+        Command::Serve(args) => serve::serve(g, args).await,
         Command::Inspect { suite, artifact } => {
             let store = open(g).await?;
             match artifact {

@@ -13,9 +13,11 @@
 mod aso;
 mod llm_cache;
 mod records;
+mod views;
 
 pub use aso::*;
 pub use records::*;
+pub use views::*;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,0 +1,91 @@
+//! `attractor serve`: the service facade over HTTP for the browser UI.
+//!
+//! The database is the one `--db` / `ATTRACTOR_DB` names, else the one saved
+//! on the settings screen, else the default. Prints the address it listens
+//! on (port 0 picks a free one) and serves until Ctrl-C, which cancels
+//! running launches cleanly (their unfinished epochs resume on the next
+//! launch) before exiting.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{Failure, Global};
+use crate::http;
+use crate::service::{Service, ServiceConfig, Settings};
+use crate::store;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 7300)]
+    pub port: u16,
+    /// Address to listen on; anything but loopback needs --token.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+    /// Require `Authorization: Bearer TOKEN` on every API request.
+    #[arg(long, env = http::TOKEN_ENV, hide_env_values = true)]
+    pub token: Option<String>,
+    /// Folder of the built web UI [default: ui/dist, found beside the binary or the sources].
+    #[arg(long, env = http::UI_DIR_ENV, value_name = "DIR")]
+    pub ui_dir: Option<PathBuf>,
+    /// Where launched runs put their run directories [default: `runs` beside the database].
+    #[arg(long, env = "ATTRACTOR_RUNS_DIR", value_name = "DIR")]
+    pub runs_dir: Option<PathBuf>,
+}
+
+pub async fn serve(g: &Global, args: &ServeArgs) -> Result<u8, Failure> {
+    http::check_bind(args.bind, args.token.as_deref()).map_err(Failure::input)?;
+    let ui_dir = http::find_ui_dir(args.ui_dir.as_deref());
+    if let Some(dir) = &args.ui_dir
+        && !dir.join("index.html").is_file()
+    {
+        return Err(Failure::input(format!(
+            "{} has no index.html\n  hint: build the UI with `npm run build` (it writes ui/dist)",
+            dir.display()
+        )));
+    }
+
+    let mut config = ServiceConfig::new(PathBuf::new());
+    let saved = Settings::load(&config.settings_path).map_err(|e| Failure::input(e.to_string()))?;
+    config.db_path =
+        g.db.clone().or_else(|| saved.db_path.as_ref().map(PathBuf::from)).unwrap_or_else(store::default_path);
+    config.runs_root = args.runs_dir.clone();
+    let service = Service::open(config).await.map_err(|e| Failure::runtime(e.to_string()))?;
+
+    let addr = SocketAddr::new(args.bind, args.port);
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        Failure::runtime(format!(
+            "cannot listen on {addr}: {e}\n  hint: another program may use the port; try --port 0"
+        ))
+    })?;
+    let local = listener.local_addr().map_err(|e| Failure::runtime(e.to_string()))?;
+    let host = if local.ip().is_unspecified() { "127.0.0.1".to_string() } else { local.ip().to_string() };
+    let host = if host.contains(':') { format!("[{host}]") } else { host };
+    if !g.quiet {
+        println!("attractor serve: listening on http://{host}:{}/", local.port());
+        println!("database: {}", service.store().path().display());
+        match &ui_dir {
+            Some(dir) => println!("web UI: {}", dir.display()),
+            None => println!("web UI: not built (run `npm run build`); the API is under /api"),
+        }
+        if args.token.is_some() {
+            println!("API requests need `Authorization: Bearer TOKEN`; open the UI as http://…/?token=TOKEN");
+        }
+    }
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+
+    let app = http::router(service.clone(), args.token.clone(), ui_dir);
+    let on_stop = service.clone();
+    let shutdown = async move {
+        let _ = tokio::signal::ctrl_c().await;
+        eprintln!("\nstopping: cancelling running launches (they resume on the next launch)");
+        // Closing the bus ends every event stream, which lets the server's
+        // graceful shutdown finish instead of waiting on open SSE clients.
+        on_stop.shutdown().await;
+    };
+    http::serve(listener, app, shutdown).await.map_err(|e| Failure::runtime(format!("the server failed: {e}")))?;
+    Ok(0)
+}

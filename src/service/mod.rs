@@ -1,0 +1,1163 @@
+//! The service facade: one API over the store, the artifact registry, the
+//! outer loop and the bus, for every front end.
+//!
+//! `attractor serve` puts it behind HTTP + server-sent events (`crate::http`);
+//! the desktop shell will put the same methods behind Tauri commands. Both
+//! transports only translate: every decision — what a suite's status is, how
+//! an epoch's events read, what a diff looks like, whether a suite file is
+//! valid — is made here once, so the browser and the app cannot disagree.
+//!
+//! The facade owns one long-lived [`Bus`]: launched suite runs publish on it,
+//! the store persists every event from it, and each live-progress subscriber
+//! (an SSE stream, a Tauri event channel) gets its own queue from it.
+
+mod diff;
+pub mod settings;
+#[cfg(test)]
+mod ts_export;
+pub mod types;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use crate::artifact::{Origin, Registry, RegistryError};
+use crate::bus::{self, Bus, Envelope, Event};
+use crate::outer::{OptimizerKind, RunConfig, RunnerError, SuiteRunner};
+use crate::store::{EpochRow, EpochRunRow, InterventionRow, RunBrief, Store, StoreError, SuiteRow, TelemetryRow};
+use crate::suite::{self, SourceLocation, SuiteError, SuiteIssue, TaskKind};
+
+pub use diff::line_diff;
+pub use settings::Settings;
+use types::*;
+
+/// How much of a run's stdout/stderr the run detail shows (the store keeps
+/// up to 64 KiB of each).
+const TAIL_BYTES: usize = 16 * 1024;
+
+/// Why a request could not be served. The transports map each kind to their
+/// own notion (an HTTP status, a rejected Tauri promise); the message is for
+/// a person.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    BadInput(String),
+    /// A suite file that does not validate, with every issue located.
+    #[error("{}", invalid_message(.0))]
+    InvalidSuite(Box<Validation>),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+fn invalid_message(v: &Validation) -> String {
+    let first =
+        v.issues.first().map_or_else(String::new, |i| format!(": {}:{}:{}: {}", i.file, i.line, i.column, i.message));
+    format!("the suite file {} is not valid ({} issue(s)){first}", v.path, v.issues.len())
+}
+
+impl From<StoreError> for ServiceError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Conflict(m) => ServiceError::Conflict(m),
+            e => ServiceError::Internal(e.to_string()),
+        }
+    }
+}
+
+impl From<RegistryError> for ServiceError {
+    fn from(e: RegistryError) -> Self {
+        match e {
+            RegistryError::Store(s) => s.into(),
+            e @ (RegistryError::Unknown { .. } | RegistryError::NoSuchVersion { .. }) => {
+                ServiceError::NotFound(e.to_string())
+            }
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, ServiceError>;
+
+/// Reads an environment variable; tests pass their own to stay independent
+/// of the process environment.
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Where the facade keeps things.
+#[derive(Clone)]
+pub struct ServiceConfig {
+    pub db_path: PathBuf,
+    pub settings_path: PathBuf,
+    /// Where launched runs put their run directories [default: `runs/` beside the database].
+    pub runs_root: Option<PathBuf>,
+    pub env: EnvLookup,
+}
+
+impl ServiceConfig {
+    /// The configuration of a real process: its environment, the default
+    /// settings file (or `ATTRACTOR_SETTINGS`).
+    pub fn new(db_path: PathBuf) -> ServiceConfig {
+        let settings_path = std::env::var_os(settings::SETTINGS_ENV)
+            .filter(|v| !v.is_empty())
+            .map_or_else(settings::default_path, PathBuf::from);
+        ServiceConfig { db_path, settings_path, runs_root: None, env: Arc::new(|name| std::env::var(name).ok()) }
+    }
+}
+
+/// A suite run started through the facade.
+struct Launch {
+    view: LaunchView,
+    cancel: watch::Sender<bool>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// The facade. Cheap to share: hand out `Arc<Service>`.
+pub struct Service {
+    store: Store,
+    config: ServiceConfig,
+    bus: Bus,
+    persister: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    launches: Mutex<BTreeMap<i64, Launch>>,
+    settings: Mutex<Settings>,
+}
+
+impl Service {
+    /// Opens (and migrates) the database and starts persisting bus events.
+    pub async fn open(config: ServiceConfig) -> Result<Arc<Service>> {
+        let settings = Settings::load(&config.settings_path).map_err(|e| ServiceError::BadInput(e.to_string()))?;
+        let store = Store::open(&config.db_path).await?;
+        let bus = Bus::new();
+        let persister = bus::persist(&bus, store.clone());
+        Ok(Arc::new(Service {
+            store,
+            config,
+            bus,
+            persister: Mutex::new(Some(persister)),
+            launches: Mutex::new(BTreeMap::new()),
+            settings: Mutex::new(settings),
+        }))
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// A queue of every bus event from now on (live progress). Dropping the
+    /// receiver ends the subscription.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Envelope> {
+        self.bus.subscribe()
+    }
+
+    /// Cancels running launches, waits for them to close their books, then
+    /// writes out the event queue. Call once, before the process exits.
+    pub async fn shutdown(&self) {
+        let tasks: Vec<_> = {
+            let mut launches = lock(&self.launches);
+            launches
+                .values_mut()
+                .filter_map(|l| {
+                    let _ = l.cancel.send(true);
+                    l.task.take()
+                })
+                .collect()
+        };
+        for t in tasks {
+            let _ = t.await;
+        }
+        self.bus.close();
+        let persister = lock(&self.persister).take();
+        if let Some(p) = persister {
+            let _ = p.await;
+        }
+        self.store.close().await;
+    }
+
+    // ----- overview and suites ------------------------------------------------
+
+    pub async fn overview(&self) -> Result<Overview> {
+        let suites = self.store.suite_summaries().await?.len();
+        let running_launches = lock(&self.launches).values().filter(|l| l.view.status == LaunchStatus::Running).count();
+        Ok(Overview {
+            suites,
+            running_launches,
+            pending_interventions: self.store.pending_interventions().await?,
+            db_path: self.config.db_path.display().to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        })
+    }
+
+    /// Every suite with its epoch count, latest mean loss and status.
+    pub async fn suites(&self) -> Result<Vec<SuiteItem>> {
+        let summaries = self.store.suite_summaries().await?;
+        let mut out = Vec::with_capacity(summaries.len());
+        for s in summaries {
+            let row = self.store.suite_by_id(s.id).await?;
+            let tasks = row.as_ref().map(task_infos).unwrap_or_default();
+            out.push(self.suite_item(&s.name, s.id, &s.created_at, s.epochs, s.latest_mean_loss, s.unfinished, &tasks));
+        }
+        Ok(out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn suite_item(
+        &self,
+        name: &str,
+        id: i64,
+        created_at: &str,
+        epochs: i64,
+        latest_mean_loss: Option<f64>,
+        unfinished: i64,
+        tasks: &[TaskInfo],
+    ) -> SuiteItem {
+        let launches = lock(&self.launches);
+        let latest = launches.values().rev().find(|l| l.view.suite == name);
+        let running = latest.filter(|l| l.view.status == LaunchStatus::Running);
+        let failed = latest.filter(|l| l.view.status == LaunchStatus::Failed);
+        let status = if running.is_some() {
+            SuiteStatus::Running
+        } else if failed.is_some() {
+            SuiteStatus::Failed
+        } else if unfinished > 0 {
+            SuiteStatus::Unfinished
+        } else {
+            SuiteStatus::Idle
+        };
+        SuiteItem {
+            id,
+            name: name.to_string(),
+            created_at: created_at.to_string(),
+            epochs,
+            latest_mean_loss,
+            status,
+            tasks: tasks.len(),
+            holdout_tasks: tasks.iter().filter(|t| t.holdout).count(),
+            suite_path: latest
+                .map(|l| l.view.suite_path.clone())
+                .or_else(|| lock(&self.settings).suite_paths.get(name).cloned()),
+            last_error: failed.and_then(|l| l.view.error.clone()),
+            launch_id: running.map(|l| l.view.id),
+        }
+    }
+
+    /// A suite by its id or, failing that, its name.
+    async fn find_suite(&self, key: &str) -> Result<SuiteRow> {
+        let by_id = match key.parse::<i64>() {
+            Ok(id) => self.store.suite_by_id(id).await?,
+            Err(_) => None,
+        };
+        let found = match by_id {
+            Some(s) => Some(s),
+            None => self.store.suite_by_name(key).await?,
+        };
+        found.ok_or_else(|| ServiceError::NotFound(format!("no suite `{key}` in {}", self.config.db_path.display())))
+    }
+
+    /// A suite's epochs with per-task losses, artifact events and, with
+    /// `with_runs`, every run (the charts need only the counted losses: at
+    /// 500 epochs × 50 tasks the runs are most of the payload).
+    pub async fn suite_epochs(&self, key: &str, with_runs: bool) -> Result<SuiteEpochs> {
+        let row = self.find_suite(key).await?;
+        let tasks = task_infos(&row);
+        let holdout: HashMap<&str, bool> = tasks.iter().map(|t| (t.name.as_str(), t.holdout)).collect();
+        let epochs = self.store.epochs(row.id).await?;
+        let runs = self.store.run_briefs_of_suite(row.id).await?;
+        let counted = self.store.epoch_runs_of_suite(row.id).await?;
+        let mut views = build_epochs(&epochs, &runs, &counted, &holdout);
+        if !with_runs {
+            for v in &mut views {
+                v.runs.clear();
+            }
+        }
+
+        let mut artifacts: Vec<String> = Vec::new();
+        for e in &views {
+            for name in e.parent_artifacts.keys().chain(e.child_artifacts.keys()) {
+                if !artifacts.contains(name) {
+                    artifacts.push(name.clone());
+                }
+            }
+        }
+        artifacts.sort();
+        let completed = epochs.iter().filter(|e| e.completed_at.is_some()).count() as i64;
+        let latest = epochs.iter().rev().find(|e| e.completed_at.is_some()).and_then(|e| e.mean_loss);
+        let unfinished = epochs.iter().filter(|e| e.completed_at.is_none()).count() as i64;
+        let suite = self.suite_item(&row.name, row.id, &row.created_at, completed, latest, unfinished, &tasks);
+        Ok(SuiteEpochs { suite, tasks, artifacts, epochs: views })
+    }
+
+    /// The chained-epoch graph of a suite.
+    pub async fn suite_graph(&self, key: &str) -> Result<SuiteGraph> {
+        let epochs = self.suite_epochs(key, false).await?;
+        let nodes = epochs
+            .epochs
+            .iter()
+            .map(|e| GraphNode {
+                id: format!("epoch-{}", e.epoch_num),
+                epoch_num: e.epoch_num,
+                mean_loss: e.mean_loss,
+                holdout_mean_loss: e.holdout_mean_loss,
+                label: e
+                    .parent_artifacts
+                    .iter()
+                    .filter(|(_, v)| **v != 0)
+                    .map(|(k, v)| format!("{k} v{v}"))
+                    .collect::<Vec<_>>()
+                    .join(" · "),
+                artifacts: e.parent_artifacts.clone(),
+            })
+            .collect();
+        let edges = epochs
+            .epochs
+            .windows(2)
+            .map(|w| GraphEdge {
+                source: format!("epoch-{}", w[0].epoch_num),
+                target: format!("epoch-{}", w[1].epoch_num),
+                label: w[0].events.iter().map(event_label).collect::<Vec<_>>().join("; "),
+                events: w[0].events.clone(),
+            })
+            .collect();
+        Ok(SuiteGraph { suite: epochs.suite.name, nodes, edges })
+    }
+
+    // ----- runs ---------------------------------------------------------------
+
+    /// The epoch a run belongs to, with the suite's name.
+    pub async fn run_epoch(&self, run_id: i64) -> Result<RunEpoch> {
+        let run = self.store.run(run_id).await?.ok_or_else(|| no_run(run_id))?;
+        let suite = self.store.suite_by_id(run.suite_id).await?.ok_or_else(|| no_run(run_id))?;
+        let epochs = self.suite_epochs(&suite.id.to_string(), true).await?;
+        let epoch = epochs.epochs.into_iter().find(|e| e.epoch_id == run.epoch_id).ok_or_else(|| no_run(run_id))?;
+        Ok(RunEpoch { run_id, suite_id: suite.id, suite: suite.name, epoch })
+    }
+
+    /// A run with its output tails and ASO telemetry.
+    pub async fn run_detail(&self, run_id: i64) -> Result<RunDetail> {
+        let run = self.store.run(run_id).await?.ok_or_else(|| no_run(run_id))?;
+        let suite = self.store.suite_by_id(run.suite_id).await?.ok_or_else(|| no_run(run_id))?;
+        let epoch = self.store.epoch_by_id(run.epoch_id).await?;
+        let counted = self.store.epoch_runs(run.epoch_id).await?.iter().any(|c| c.run_id == run.id);
+        let holdout = task_infos(&suite).iter().any(|t| t.name == run.task_name && t.holdout);
+        let telemetry = match self.store.experiment_of_run(run_id).await? {
+            Some(experiment) => self.store.telemetry_of_experiment(experiment).await?.into_iter().map(step).collect(),
+            None => Vec::new(),
+        };
+        let brief = RunBrief {
+            id: run.id,
+            suite_id: run.suite_id,
+            epoch_id: run.epoch_id,
+            task_name: run.task_name.clone(),
+            kind: run.kind.clone(),
+            status: run.status.clone(),
+            started_at: run.started_at.clone(),
+            finished_at: run.finished_at.clone(),
+            duration_ms: run.duration_ms,
+            exit_code: run.exit_code,
+            loss: run.loss,
+            loss_breakdown_json: run.loss_breakdown_json.clone(),
+            error: run.error.clone(),
+        };
+        Ok(RunDetail {
+            run: run_item(&brief, epoch.map_or(0, |e| e.epoch_num), holdout, counted),
+            suite_id: suite.id,
+            suite: suite.name,
+            run_dir: run.run_dir,
+            result: run.result_json.as_deref().and_then(|j| serde_json::from_str(j).ok()),
+            stdout: tail(run.stdout.as_deref().unwrap_or("")),
+            stderr: tail(run.stderr.as_deref().unwrap_or("")),
+            telemetry,
+        })
+    }
+
+    // ----- artifacts ----------------------------------------------------------
+
+    pub async fn artifacts(&self) -> Result<Vec<ArtifactItem>> {
+        let registry = Registry::load(self.store.clone()).await?;
+        let mut out = Vec::new();
+        for def in registry.defs() {
+            let history = registry.history(&def.name).await?;
+            out.push(artifact_item(def, &history));
+        }
+        Ok(out)
+    }
+
+    /// Every version of an artifact (0 first), each with its diff against
+    /// the version it was derived from.
+    pub async fn artifact_versions(&self, name: &str) -> Result<ArtifactHistory> {
+        let registry = Registry::load(self.store.clone()).await?;
+        let def = registry.def(name)?.clone();
+        let history = registry.history(name).await?;
+        let ids: Vec<i64> = history.iter().filter_map(|v| v.epoch_id).collect();
+        let epochs: HashMap<i64, (i64, String)> =
+            self.store.epoch_nums(&ids).await?.into_iter().map(|(id, num, suite)| (id, (num, suite))).collect();
+        let versions = history
+            .iter()
+            .map(|v| {
+                let parent = v.parent_version.and_then(|p| history.iter().find(|h| h.version == p));
+                let at = v.epoch_id.and_then(|id| epochs.get(&id));
+                VersionView {
+                    version: v.version,
+                    content: v.content.clone(),
+                    parent_version: v.parent_version,
+                    created_at: v.created_at.clone(),
+                    epoch_id: v.epoch_id,
+                    epoch_num: at.map(|(n, _)| *n),
+                    suite: at.map(|(_, s)| s.clone()),
+                    is_active: v.is_active,
+                    diff_from_parent: parent.map(|p| line_diff(name, p.version, &p.content, v.version, &v.content)),
+                }
+            })
+            .collect();
+        Ok(ArtifactHistory { artifact: artifact_item(&def, &history), versions })
+    }
+
+    /// The diff between any two versions of an artifact.
+    pub async fn artifact_diff(&self, name: &str, from: i64, to: i64) -> Result<LineDiff> {
+        let registry = Registry::load(self.store.clone()).await?;
+        let old = registry.get(name, from).await?;
+        let new = registry.get(name, to).await?;
+        Ok(line_diff(name, from, &old.content, to, &new.content))
+    }
+
+    /// Makes an earlier (or later) version the active one: a pointer flip.
+    pub async fn rollback_artifact(&self, name: &str, version: i64) -> Result<ArtifactItem> {
+        let registry = Registry::load(self.store.clone()).await?;
+        let from = registry.get_active(name).await?.version;
+        registry.rollback_to(name, version).await?;
+        self.bus.publish(Event::ArtifactActivated {
+            artifact: name.to_string(),
+            from_version: from,
+            to_version: version,
+        });
+        let history = registry.history(name).await?;
+        Ok(artifact_item(registry.def(name)?, &history))
+    }
+
+    // ----- interventions ------------------------------------------------------
+
+    pub async fn interventions(&self) -> Result<Inbox> {
+        let rows = self.store.interventions(false).await?;
+        let (pending, answered): (Vec<_>, Vec<_>) =
+            rows.into_iter().map(intervention_item).partition(|i| i.status == "pending");
+        Ok(Inbox { pending, answered })
+    }
+
+    /// Records a person's answer; answers are final.
+    pub async fn answer(&self, id: i64, req: &AnswerRequest) -> Result<InterventionItem> {
+        let text = req.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
+        if req.answer == AnswerKind::Hint && text.is_none() {
+            return Err(ServiceError::BadInput("a hint needs its text".into()));
+        }
+        let Some(row) = self.store.intervention(id).await? else {
+            return Err(ServiceError::NotFound(format!("no intervention {id}")));
+        };
+        if !self.store.answer_intervention(id, req.answer.as_str(), text).await? {
+            return Err(ServiceError::Conflict(format!(
+                "intervention {id} was already answered ({})",
+                row.answer.unwrap_or_default()
+            )));
+        }
+        self.bus.publish(Event::InterventionAnswered { intervention_id: id, answer: req.answer.as_str().to_string() });
+        let row = self
+            .store
+            .intervention(id)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(format!("no intervention {id}")))?;
+        Ok(intervention_item(row))
+    }
+
+    // ----- validation and launches ---------------------------------------------
+
+    /// Checks a suite file the way a launch would, without running anything.
+    pub fn validate(&self, path: &str) -> Validation {
+        let resolved = resolve_path(path);
+        match load_runnable(&resolved) {
+            Ok(s) => Validation {
+                valid: true,
+                path: resolved.display().to_string(),
+                suite: Some(s.name.clone()),
+                tasks: s.tasks.len(),
+                holdout_tasks: s.tasks.iter().filter(|t| t.holdout).count(),
+                artifacts: s.artifacts.iter().map(|a| a.name.clone()).collect(),
+                issues: Vec::new(),
+            },
+            Err(e) => Validation {
+                valid: false,
+                path: resolved.display().to_string(),
+                suite: None,
+                tasks: 0,
+                holdout_tasks: 0,
+                artifacts: Vec::new(),
+                issues: e.issues.iter().map(issue_view).collect(),
+            },
+        }
+    }
+
+    /// Validates the suite file, then runs it in the background. Progress
+    /// arrives on the bus; the returned launch can be polled or cancelled.
+    pub async fn launch(self: &Arc<Self>, req: &LaunchRequest) -> Result<LaunchView> {
+        if req.epochs == 0 {
+            return Err(ServiceError::BadInput("epochs must be at least 1".into()));
+        }
+        if !(0.0..=1.0).contains(&req.learning_rate) {
+            return Err(ServiceError::BadInput(format!("learning_rate {} is outside [0, 1]", req.learning_rate)));
+        }
+        if !(1..=256).contains(&req.concurrency) {
+            return Err(ServiceError::BadInput(format!("concurrency {} is outside 1..=256", req.concurrency)));
+        }
+        let path = resolve_path(&req.suite_path);
+        let suite = match load_runnable(&path) {
+            Ok(s) => s,
+            Err(_) => return Err(ServiceError::InvalidSuite(Box::new(self.validate(&req.suite_path)))),
+        };
+        let llm = if req.no_llm { None } else { self.llm_client()? };
+        let seed = req.seed.unwrap_or_else(fresh_seed);
+        let optimizer = match req.optimizer {
+            OptimizerName::Baseline => OptimizerKind::Baseline,
+            OptimizerName::Evolve => OptimizerKind::Evolve,
+        };
+        let runs_root =
+            self.config.runs_root.clone().unwrap_or_else(|| {
+                self.config.db_path.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs"))
+            });
+        let run_config = RunConfig {
+            epochs: req.epochs,
+            optimizer,
+            learning_rate: req.learning_rate,
+            rollback_on_regression: req.rollback,
+            concurrency: req.concurrency as usize,
+            seed,
+            runs_root,
+        };
+
+        let (cancel_tx, cancel_rx) = watch::channel(false);
+        let view = {
+            let mut launches = lock(&self.launches);
+            if let Some(l) =
+                launches.values().find(|l| l.view.suite == suite.name && l.view.status == LaunchStatus::Running)
+            {
+                return Err(ServiceError::Conflict(format!(
+                    "suite `{}` is already running (launch {}); cancel it or wait for it to finish",
+                    suite.name, l.view.id
+                )));
+            }
+            let id = launches.keys().next_back().map_or(1, |k| k + 1);
+            let view = LaunchView {
+                id,
+                suite: suite.name.clone(),
+                suite_path: path.display().to_string(),
+                suite_id: None,
+                status: LaunchStatus::Running,
+                epochs_requested: req.epochs,
+                epochs_done: 0,
+                optimizer: req.optimizer,
+                seed,
+                started_at: crate::now_rfc3339(),
+                finished_at: None,
+                error: None,
+            };
+            launches.insert(id, Launch { view: view.clone(), cancel: cancel_tx, task: None });
+            view
+        };
+        self.remember_suite_path(&suite.name, &view.suite_path);
+        self.bus.publish(Event::LaunchStarted {
+            launch_id: view.id,
+            suite: view.suite.clone(),
+            suite_path: view.suite_path.clone(),
+        });
+
+        let service = Arc::clone(self);
+        let id = view.id;
+        // The runner's future borrows itself across awaits in a way the
+        // compiler cannot prove `Send` (higher-ranked lifetimes in its
+        // stream of task futures), so it cannot go to `tokio::spawn`. A
+        // blocking-pool thread that drives it with `Handle::block_on` needs
+        // no `Send`, and the runs it starts still use the shared runtime.
+        let handle = tokio::runtime::Handle::current();
+        let task = tokio::task::spawn_blocking(move || {
+            handle.block_on(async move {
+                let outcome = async {
+                    let registry = Registry::load(service.store.clone()).await?;
+                    let runner = SuiteRunner::new(
+                        service.store.clone(),
+                        registry,
+                        service.bus.clone(),
+                        suite,
+                        run_config,
+                        cancel_rx,
+                    );
+                    let runner = match llm {
+                        Some(client) => runner.with_llm(client),
+                        None => runner,
+                    };
+                    runner.run().await
+                }
+                .await;
+                service.close_launch(id, outcome);
+            })
+        });
+        if let Some(l) = lock(&self.launches).get_mut(&id) {
+            l.task = Some(task);
+        }
+        Ok(view)
+    }
+
+    fn close_launch(&self, id: i64, outcome: std::result::Result<crate::outer::RunSummary, RunnerError>) {
+        let event = {
+            let mut launches = lock(&self.launches);
+            let Some(l) = launches.get_mut(&id) else { return };
+            let v = &mut l.view;
+            v.finished_at = Some(crate::now_rfc3339());
+            match outcome {
+                Ok(summary) => {
+                    v.suite_id = Some(summary.suite_id);
+                    v.epochs_done = summary.epochs.len() as u32;
+                    v.status = if summary.interrupted { LaunchStatus::Cancelled } else { LaunchStatus::Finished };
+                }
+                Err(e) => {
+                    v.status = LaunchStatus::Failed;
+                    v.error = Some(e.to_string());
+                }
+            }
+            Event::LaunchEnded {
+                launch_id: id,
+                suite: v.suite.clone(),
+                suite_id: v.suite_id,
+                status: serde_json::to_value(v.status)
+                    .ok()
+                    .and_then(|s| s.as_str().map(String::from))
+                    .unwrap_or_default(),
+                error: v.error.clone(),
+            }
+        };
+        self.bus.publish(event);
+    }
+
+    pub fn launches(&self) -> Vec<LaunchView> {
+        lock(&self.launches).values().rev().map(|l| l.view.clone()).collect()
+    }
+
+    pub fn launch_view(&self, id: i64) -> Result<LaunchView> {
+        lock(&self.launches).get(&id).map(|l| l.view.clone()).ok_or_else(|| no_launch(id))
+    }
+
+    /// Asks a running launch to stop: runs in flight are killed and marked
+    /// cancelled, the unfinished epoch resumes on the next launch.
+    pub fn cancel(&self, id: i64) -> Result<LaunchView> {
+        let launches = lock(&self.launches);
+        let l = launches.get(&id).ok_or_else(|| no_launch(id))?;
+        if l.view.status != LaunchStatus::Running {
+            return Err(ServiceError::Conflict(format!("launch {id} is not running (it is {:?})", l.view.status)));
+        }
+        let _ = l.cancel.send(true);
+        Ok(l.view.clone())
+    }
+
+    /// Waits until a launch has ended (tests and the shutdown path use it).
+    pub async fn wait(&self, id: i64) -> Result<LaunchView> {
+        let task = lock(&self.launches).get_mut(&id).ok_or_else(|| no_launch(id))?.task.take();
+        if let Some(t) = task {
+            let _ = t.await;
+        }
+        self.launch_view(id)
+    }
+
+    fn llm_client(&self) -> Result<Option<crate::llm::LlmClient>> {
+        let s = lock(&self.settings).clone();
+        let llm_settings =
+            crate::llm::LlmSettings { base_url: s.llm_base_url, model: s.llm_model, ..Default::default() };
+        let env = Arc::clone(&self.config.env);
+        match crate::llm::LlmConfig::resolve(&llm_settings, |n| env(n)) {
+            Ok(config) => {
+                let client = crate::llm::LlmClient::new(config).map_err(|e| ServiceError::BadInput(e.to_string()))?;
+                Ok(Some(client.with_store(self.store.clone())))
+            }
+            Err(crate::llm::LlmError::NoModel) => Ok(None),
+            Err(e) => Err(ServiceError::BadInput(e.to_string())),
+        }
+    }
+
+    /// Sends one tiny chat request to the configured model server (no retry,
+    /// no cache, 30 s at most) and says whether and how it answered.
+    pub async fn test_llm(&self) -> LlmCheck {
+        let settings = self.settings();
+        let base_url = settings.effective_base_url.clone();
+        let model = settings.effective_model.clone();
+        let client = match self.llm_client() {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                return LlmCheck {
+                    ok: false,
+                    base_url,
+                    model,
+                    latency_ms: None,
+                    reply: None,
+                    error: Some(crate::llm::LlmError::NoModel.to_string()),
+                };
+            }
+            Err(e) => {
+                return LlmCheck {
+                    ok: false,
+                    base_url,
+                    model,
+                    latency_ms: None,
+                    reply: None,
+                    error: Some(e.to_string()),
+                };
+            }
+        };
+        let req = crate::llm::ChatRequest::user("Reply with the single word: ok")
+            .max_tokens(8)
+            .no_cache()
+            .timeout(std::time::Duration::from_secs(30));
+        // A connection test reports the first failure instead of retrying it.
+        let client = crate::llm::LlmClient::new(client.config().clone().with_retries(0, std::time::Duration::ZERO));
+        let answer = match client {
+            Ok(c) => c.chat(req).await,
+            Err(e) => Err(e),
+        };
+        match answer {
+            Ok(reply) => LlmCheck {
+                ok: true,
+                base_url,
+                model: reply.model.clone().or(model),
+                latency_ms: Some(u64::try_from(reply.latency.as_millis()).unwrap_or(u64::MAX)),
+                reply: Some(reply.content.chars().take(200).collect()),
+                error: None,
+            },
+            Err(e) => {
+                LlmCheck { ok: false, base_url, model, latency_ms: None, reply: None, error: Some(e.to_string()) }
+            }
+        }
+    }
+
+    fn remember_suite_path(&self, suite: &str, path: &str) {
+        let mut s = lock(&self.settings);
+        if s.suite_paths.get(suite).map(String::as_str) != Some(path) {
+            s.suite_paths.insert(suite.to_string(), path.to_string());
+            if let Err(e) = s.save(&self.config.settings_path) {
+                tracing::warn!(error = %e, "could not remember the suite file");
+            }
+        }
+    }
+
+    // ----- settings -----------------------------------------------------------
+
+    pub fn settings(&self) -> SettingsView {
+        let s = lock(&self.settings).clone();
+        let env = |n: &str| (self.config.env)(n).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let settings = crate::llm::LlmSettings {
+            base_url: s.llm_base_url.clone(),
+            // Resolving needs a model; a stand-in lets the endpoint's own
+            // precedence (setting, environment, default) be read even when no
+            // model is configured yet.
+            model: Some(String::from("-")),
+            ..Default::default()
+        };
+        let effective_base_url = crate::llm::LlmConfig::resolve(&settings, env)
+            .map_or_else(|_| s.llm_base_url.clone().unwrap_or_default(), |c| c.base_url);
+        let effective_model = s.llm_model.clone().or_else(|| env(crate::llm::ENV_MODEL));
+        let api_key_source = [crate::llm::ENV_API_KEY, crate::llm::ENV_OPENAI_API_KEY]
+            .into_iter()
+            .find(|n| env(n).is_some())
+            .map(String::from);
+        let current = self.config.db_path.display().to_string();
+        SettingsView {
+            db_path: current.clone(),
+            db_path_next_start: s.db_path.clone().filter(|p| *p != current),
+            llm_base_url: s.llm_base_url,
+            llm_model: s.llm_model,
+            effective_base_url,
+            effective_model,
+            api_key_present: api_key_source.is_some(),
+            api_key_source,
+            settings_file: self.config.settings_path.display().to_string(),
+        }
+    }
+
+    /// Saves changed settings. The LLM ones apply to the next launch; a new
+    /// database path to the next start of the app or server.
+    pub fn update_settings(&self, update: &SettingsUpdate) -> Result<SettingsView> {
+        let clean = |v: &Option<String>| v.as_ref().map(|s| s.trim().to_string());
+        let mut next = lock(&self.settings).clone();
+        if let Some(url) = clean(&update.llm_base_url) {
+            next.llm_base_url = (!url.is_empty()).then_some(url);
+        }
+        if let Some(model) = clean(&update.llm_model) {
+            next.llm_model = (!model.is_empty()).then_some(model);
+        }
+        if let Some(db) = clean(&update.db_path) {
+            next.db_path = (!db.is_empty()).then(|| resolve_path(&db).display().to_string());
+        }
+        if let Some(url) = &next.llm_base_url {
+            let probe = crate::llm::LlmSettings {
+                base_url: Some(url.clone()),
+                model: Some(String::from("-")),
+                ..Default::default()
+            };
+            crate::llm::LlmConfig::resolve(&probe, |_| None)
+                .map_err(|e| ServiceError::BadInput(format!("the LLM endpoint is not usable: {e}")))?;
+        }
+        next.save(&self.config.settings_path).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        *lock(&self.settings) = next;
+        Ok(self.settings())
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding one of these locks cannot leave the data half-changed.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn no_run(id: i64) -> ServiceError {
+    ServiceError::NotFound(format!("no run {id}"))
+}
+
+fn no_launch(id: i64) -> ServiceError {
+    ServiceError::NotFound(format!("no launch {id} in this session"))
+}
+
+/// The largest integer a JavaScript number holds exactly (2^53 − 1).
+const MAX_SAFE_SEED: u64 = (1 << 53) - 1;
+
+/// A seed for launches that did not ask for one (recorded with the run). It
+/// is kept below 2^53 so that a browser shows it exactly: a person copies it
+/// from the screen to replay the launch.
+fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    crate::outer::epoch_seed(nanos, i64::from(std::process::id())) & MAX_SAFE_SEED
+}
+
+/// `~/…` expands to the home folder: people paste paths like that.
+fn resolve_path(path: &str) -> PathBuf {
+    let path = path.trim();
+    match path.strip_prefix("~/") {
+        Some(rest) => dirs::home_dir().map_or_else(|| PathBuf::from(path), |h| h.join(rest)),
+        None => PathBuf::from(path),
+    }
+}
+
+/// Loads a suite and checks what the runner would refuse before its first
+/// epoch (task kinds it cannot run yet, problems it cannot resolve), so a
+/// launch fails up front with located issues instead of in the background.
+fn load_runnable(path: &Path) -> std::result::Result<suite::Suite, SuiteError> {
+    let s = suite::load(path)?;
+    let mut issues = Vec::new();
+    for t in &s.tasks {
+        match &t.kind {
+            TaskKind::Agent(_) => issues.push(SuiteIssue {
+                location: t.location.clone(),
+                field: format!("tasks.{}", t.name),
+                message: format!("task `{}` is `kind: agent`, which this version of Attractor cannot run yet", t.name),
+                hint: Some("`command` and `optimize` tasks run today; leave this task out for now".into()),
+            }),
+            TaskKind::Optimize(o) => {
+                if let Err(message) = crate::task::optimize::resolve_problem(&o.problem, &s.dir) {
+                    issues.push(SuiteIssue {
+                        location: t.location.clone(),
+                        field: format!("tasks.{}.problem", t.name),
+                        message,
+                        hint: Some("use a built-in problem name or a problem file path relative to the suite".into()),
+                    });
+                }
+            }
+            TaskKind::Command(_) => {}
+        }
+    }
+    if issues.is_empty() { Ok(s) } else { Err(SuiteError { issues }) }
+}
+
+fn issue_view(i: &SuiteIssue) -> SuiteIssueView {
+    let SourceLocation { file, line, column } = &i.location;
+    SuiteIssueView {
+        file: file.display().to_string(),
+        line: *line,
+        column: *column,
+        field: i.field.clone(),
+        message: i.message.clone(),
+        hint: i.hint.clone(),
+    }
+}
+
+/// The tasks a suite declared, read from the stored `tasks_json`.
+fn task_infos(row: &SuiteRow) -> Vec<TaskInfo> {
+    let tasks: Vec<Value> = serde_json::from_str(&row.tasks_json).unwrap_or_default();
+    tasks
+        .iter()
+        .filter_map(|t| {
+            Some(TaskInfo {
+                name: t["name"].as_str()?.to_string(),
+                kind: t["kind"].as_str().unwrap_or("command").to_string(),
+                holdout: t["holdout"].as_bool().unwrap_or(false),
+            })
+        })
+        .collect()
+}
+
+/// The components and the weights of a stored loss breakdown.
+fn parts(breakdown_json: Option<&str>) -> (Option<LossParts>, Option<LossParts>) {
+    let Some(b) = breakdown_json.and_then(|j| serde_json::from_str::<Value>(j).ok()) else {
+        return (None, None);
+    };
+    let components = || {
+        Some(LossParts {
+            eval: b["eval_component"].as_f64()?,
+            critique: b["critique_component"].as_f64()?,
+            gate_rejections: b["gate_component"].as_f64()?,
+            budget: b["budget_component"].as_f64()?,
+            status: b["status_component"].as_f64()?,
+        })
+    };
+    let w = &b["weights"];
+    let weights = || {
+        Some(LossParts {
+            eval: w["eval"].as_f64()?,
+            critique: w["critique"].as_f64()?,
+            gate_rejections: w["gate_rejections"].as_f64()?,
+            budget: w["budget"].as_f64()?,
+            status: w["status"].as_f64()?,
+        })
+    };
+    (components(), weights())
+}
+
+fn run_item(r: &RunBrief, epoch_num: i64, holdout: bool, counted: bool) -> RunItem {
+    let (parts, weights) = parts(r.loss_breakdown_json.as_deref());
+    RunItem {
+        id: r.id,
+        epoch_id: r.epoch_id,
+        epoch_num,
+        task: r.task_name.clone(),
+        kind: r.kind.clone(),
+        status: r.status.clone(),
+        holdout,
+        counted,
+        loss: r.loss,
+        parts,
+        weights,
+        started_at: r.started_at.clone(),
+        finished_at: r.finished_at.clone(),
+        duration_ms: r.duration_ms,
+        exit_code: r.exit_code,
+        error: r.error.clone(),
+    }
+}
+
+/// Reads the event log of `child_artifacts_json`. Unknown event types are
+/// skipped: a newer Attractor may write kinds this one does not draw.
+fn parse_events(child: &Value) -> Vec<ArtifactEvent> {
+    let num = |v: &Value| v.as_f64();
+    child["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let artifact = e["artifact"].as_str()?.to_string();
+            let from_version = e["from_version"].as_i64()?;
+            let to_version = e["to_version"].as_i64()?;
+            match e["type"].as_str()? {
+                "update" => Some(ArtifactEvent::Update {
+                    artifact,
+                    from_version,
+                    to_version,
+                    rationale: e["rationale"].as_str().unwrap_or_default().to_string(),
+                    expected_loss_reduction: num(&e["expected_loss_reduction"]),
+                    confidence: num(&e["confidence"]),
+                    learning_rate: num(&e["learning_rate"]),
+                }),
+                "rollback" => Some(ArtifactEvent::Rollback {
+                    artifact,
+                    from_version,
+                    to_version,
+                    mean_loss_prev: num(&e["mean_loss_prev"]),
+                    mean_loss_current: num(&e["mean_loss_current"]),
+                    new_learning_rate: num(&e["new_learning_rate"]),
+                }),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+fn event_label(e: &ArtifactEvent) -> String {
+    match e {
+        ArtifactEvent::Update { artifact, from_version, to_version, .. } => {
+            format!("update {artifact} v{from_version}→v{to_version}")
+        }
+        ArtifactEvent::Rollback { artifact, from_version, to_version, .. } => {
+            format!("rollback {artifact} v{from_version}→v{to_version}")
+        }
+    }
+}
+
+/// Builds every epoch's view from three whole-suite reads.
+fn build_epochs(
+    epochs: &[EpochRow],
+    runs: &[RunBrief],
+    counted: &[EpochRunRow],
+    holdout: &HashMap<&str, bool>,
+) -> Vec<EpochView> {
+    let is_holdout = |task: &str| holdout.get(task).copied().unwrap_or(false);
+    let mut runs_by_epoch: HashMap<i64, Vec<&RunBrief>> = HashMap::new();
+    for r in runs {
+        runs_by_epoch.entry(r.epoch_id).or_default().push(r);
+    }
+    let mut counted_by_epoch: HashMap<i64, Vec<&EpochRunRow>> = HashMap::new();
+    for c in counted {
+        counted_by_epoch.entry(c.epoch_id).or_default().push(c);
+    }
+    let status_of: HashMap<i64, &str> = runs.iter().map(|r| (r.id, r.status.as_str())).collect();
+    epochs
+        .iter()
+        .map(|e| {
+            let counted = counted_by_epoch.remove(&e.id).unwrap_or_default();
+            let counted_ids: Vec<i64> = counted.iter().map(|c| c.run_id).collect();
+            let tasks: Vec<TaskLoss> = counted
+                .iter()
+                .map(|c| TaskLoss {
+                    task: c.task_name.clone(),
+                    run_id: c.run_id,
+                    loss: c.loss,
+                    status: status_of.get(&c.run_id).copied().unwrap_or("unknown").to_string(),
+                    holdout: is_holdout(&c.task_name),
+                })
+                .collect();
+            let held: Vec<f64> = tasks.iter().filter(|t| t.holdout).map(|t| t.loss).collect();
+            let parent: BTreeMap<String, i64> = serde_json::from_str(&e.parent_artifacts_json).unwrap_or_default();
+            let child: Value =
+                e.child_artifacts_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null);
+            let child_artifacts: BTreeMap<String, i64> =
+                serde_json::from_value(child["artifacts"].clone()).unwrap_or_default();
+            EpochView {
+                epoch_id: e.id,
+                epoch_num: e.epoch_num,
+                started_at: e.started_at.clone(),
+                completed_at: e.completed_at.clone(),
+                mean_loss: e.mean_loss,
+                holdout_mean_loss: crate::loss::mean(&held),
+                parent_artifacts: parent,
+                child_artifacts,
+                events: parse_events(&child),
+                tasks,
+                runs: runs_by_epoch
+                    .remove(&e.id)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|r| run_item(r, e.epoch_num, is_holdout(&r.task_name), counted_ids.contains(&r.id)))
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+fn artifact_item(def: &crate::artifact::ArtifactDef, history: &[crate::artifact::ArtifactVersion]) -> ArtifactItem {
+    ArtifactItem {
+        name: def.name.clone(),
+        kind: def.kind.as_str().to_string(),
+        description: def.description.clone(),
+        origin: match &def.origin {
+            Origin::Builtin => "built-in".to_string(),
+            Origin::Suite(s) => s.clone(),
+        },
+        active_version: history.iter().find(|v| v.is_active).map_or(0, |v| v.version),
+        versions: history.len(),
+    }
+}
+
+fn step(r: TelemetryRow) -> TelemetryStep {
+    TelemetryStep {
+        timestamp: r.timestamp,
+        cycle: r.cycle,
+        trajectory_id: r.trajectory_id,
+        step: r.step,
+        status: r.status,
+        objective: r.objective,
+        max_violation: r.max_violation,
+        directive_action: r.directive_action,
+        directive_source: r.directive_source,
+        evals_used: r.evals_used,
+        wall_time_ms: r.wall_time_ms,
+        llm_call_made: r.llm_call_made,
+    }
+}
+
+fn intervention_item(r: InterventionRow) -> InterventionItem {
+    let c: Value = serde_json::from_str(&r.context_json).unwrap_or(Value::Null);
+    let text = |k: &str| c[k].as_str().map(String::from);
+    InterventionItem {
+        id: r.id,
+        kind: r.kind,
+        status: r.status,
+        suite_id: r.suite_id,
+        run_id: r.run_id,
+        task: r.task_name,
+        subject: r.subject,
+        context: InterventionContext {
+            what: text("what"),
+            why: text("why"),
+            evidence: c.get("evidence").cloned(),
+            proposed_action: text("proposed_action"),
+            proposal: text("proposal"),
+        },
+        answer: r.answer,
+        answer_text: r.answer_text,
+        created_at: r.created_at,
+        answered_at: r.answered_at,
+    }
+}
+
+/// The last [`TAIL_BYTES`] of a captured stream, starting at a line.
+fn tail(text: &str) -> OutputTail {
+    if text.len() <= TAIL_BYTES {
+        return OutputTail { text: text.to_string(), truncated: false };
+    }
+    let mut start = text.len() - TAIL_BYTES;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let cut = &text[start..];
+    let cut = cut.find('\n').map_or(cut, |i| &cut[i + 1..]);
+    OutputTail { text: cut.to_string(), truncated: true }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_seeds_survive_a_trip_through_javascript() {
+        for _ in 0..100 {
+            let seed = fresh_seed();
+            assert!(seed <= MAX_SAFE_SEED);
+            assert_eq!(seed as f64 as u64, seed, "an f64 (a JS number) holds it exactly");
+        }
+    }
+
+    #[test]
+    fn a_long_output_keeps_its_last_whole_lines() {
+        let text: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        let t = tail(&text);
+        assert!(t.truncated);
+        assert!(t.text.len() <= TAIL_BYTES);
+        assert!(t.text.starts_with("line ") && t.text.ends_with("line 4999\n"), "{}", &t.text[..20]);
+        assert_eq!(tail("short\n").text, "short\n");
+    }
+
+    #[test]
+    fn the_event_log_reads_updates_and_rollbacks_and_skips_unknown_kinds() {
+        let child = serde_json::json!({"events": [
+            {"type": "update", "artifact": "a", "from_version": 0, "to_version": 1, "rationale": "r", "learning_rate": 0.5},
+            {"type": "rollback", "artifact": "a", "from_version": 1, "to_version": 0, "mean_loss_prev": 0.2,
+             "mean_loss_current": 0.3, "new_learning_rate": 0.25},
+            {"type": "prune", "artifact": "a", "from_version": 1, "to_version": 1}
+        ]});
+        let events = parse_events(&child);
+        assert_eq!(events.len(), 2);
+        assert_eq!(event_label(&events[0]), "update a v0→v1");
+        assert!(matches!(events[1], ArtifactEvent::Rollback { new_learning_rate: Some(r), .. } if r == 0.25));
+    }
+}

@@ -1,0 +1,98 @@
+//! The settings file: what a person chose on the settings screen.
+//!
+//! Settings live in a small JSON file, not in the database: one of them *is*
+//! the database path, and the LLM endpoint and model must be readable before
+//! any database is open. The API key is never written anywhere by Attractor:
+//! it comes from the environment (later the operating system's keychain), and
+//! the settings screen only learns whether one is present.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Environment variable that overrides where the settings file lives.
+pub const SETTINGS_ENV: &str = "ATTRACTOR_SETTINGS";
+
+/// The default settings file: `<platform config dir>/attractor/settings.json`.
+pub fn default_path() -> PathBuf {
+    dirs::config_dir()
+        .or_else(|| dirs::home_dir().map(|h| h.join(".config")))
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("attractor")
+        .join("settings.json")
+}
+
+/// The file's content. Unknown keys are kept out (`deny_unknown_fields`) so a
+/// typo in a hand-edited file is reported instead of silently ignored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Database to open on the next start (the command line's `--db` and
+    /// `ATTRACTOR_DB` still win).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_base_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_model: Option<String>,
+    /// The suite file each suite was last launched from, by suite name, so
+    /// "Launch again" needs no typing.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub suite_paths: BTreeMap<String, String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("cannot read the settings file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("the settings file {path} is not valid: {source}\n  hint: fix it by hand, or delete it to start over")]
+    Parse { path: PathBuf, source: serde_json::Error },
+    #[error("cannot write the settings file {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+impl Settings {
+    /// Reads the file; a missing file is the empty settings.
+    pub fn load(path: &Path) -> Result<Settings, SettingsError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                serde_json::from_str(&text).map_err(|source| SettingsError::Parse { path: path.to_path_buf(), source })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
+            Err(source) => Err(SettingsError::Read { path: path.to_path_buf(), source }),
+        }
+    }
+
+    /// Writes the file atomically (a temporary file renamed over it), so a
+    /// crash mid-write never leaves half a file that the next start rejects.
+    pub fn save(&self, path: &Path) -> Result<(), SettingsError> {
+        let write = |source| SettingsError::Write { path: path.to_path_buf(), source };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(write)?;
+        }
+        let tmp = path.with_extension("json.tmp");
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        std::fs::write(&tmp, text).map_err(write)?;
+        std::fs::rename(&tmp, path).map_err(write)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_and_a_missing_file_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/settings.json");
+        assert_eq!(Settings::load(&path).unwrap(), Settings::default());
+        let s = Settings { llm_model: Some("llama3.2".into()), ..Settings::default() };
+        s.save(&path).unwrap();
+        assert_eq!(Settings::load(&path).unwrap(), s);
+        std::fs::write(&path, r#"{"llm_modle": "x"}"#).unwrap();
+        let e = Settings::load(&path).unwrap_err().to_string();
+        assert!(e.contains("llm_modle") && e.contains("not valid"), "{e}");
+    }
+}

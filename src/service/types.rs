@@ -1,0 +1,563 @@
+//! What the service facade hands out and takes in: plain data, serialized as
+//! JSON by the HTTP transport (and, later, by Tauri commands).
+//!
+//! Every type here derives [`ts_rs::TS`], so the front end's TypeScript types
+//! in `ui/src/generated/` are generated from these very definitions; a test
+//! (`service::ts_export`) fails when the committed files are stale. 64-bit
+//! integers are exported as `number`: ids and counts stay far below 2^53.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// What a suite is doing as far as this service can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum SuiteStatus {
+    /// Nothing runs; every epoch is closed.
+    Idle,
+    /// A launch of this service is running it now.
+    Running,
+    /// An epoch is open and no launch of this service runs it: another
+    /// process (`attractor run`) is running it, or it was interrupted (Ctrl-C,
+    /// a crash, a cancel). The database cannot tell which; launching the
+    /// suite again resumes it either way.
+    Unfinished,
+    /// The last launch of this service ended with an error.
+    Failed,
+}
+
+/// One row of the suites screen.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SuiteItem {
+    pub id: i64,
+    pub name: String,
+    pub created_at: String,
+    /// Completed epochs.
+    pub epochs: i64,
+    pub latest_mean_loss: Option<f64>,
+    pub status: SuiteStatus,
+    pub tasks: usize,
+    pub holdout_tasks: usize,
+    /// The suite file last launched from here (for "Launch again").
+    pub suite_path: Option<String>,
+    /// Why the last launch failed, when it did.
+    pub last_error: Option<String>,
+    /// The running launch, when there is one.
+    pub launch_id: Option<i64>,
+}
+
+/// A task as the suite declared it (the parts the screens show).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TaskInfo {
+    pub name: String,
+    pub kind: String,
+    /// Evaluated every epoch, never shown to the optimizer.
+    pub holdout: bool,
+}
+
+/// An artifact move recorded in an epoch's `child_artifacts_json` (seed 004 §12).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ArtifactEvent {
+    Update {
+        artifact: String,
+        from_version: i64,
+        to_version: i64,
+        rationale: String,
+        expected_loss_reduction: Option<f64>,
+        confidence: Option<f64>,
+        learning_rate: Option<f64>,
+    },
+    Rollback {
+        artifact: String,
+        from_version: i64,
+        to_version: i64,
+        mean_loss_prev: Option<f64>,
+        mean_loss_current: Option<f64>,
+        new_learning_rate: Option<f64>,
+    },
+}
+
+impl ArtifactEvent {
+    pub fn artifact(&self) -> &str {
+        match self {
+            ArtifactEvent::Update { artifact, .. } | ArtifactEvent::Rollback { artifact, .. } => artifact,
+        }
+    }
+}
+
+/// The five parts of a run's loss (seed 004 §6), or their weights: each
+/// component is in [0, 1] before its weight, and the loss is Σ weight × component.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, TS)]
+pub struct LossParts {
+    pub eval: f64,
+    pub critique: f64,
+    pub gate_rejections: f64,
+    pub budget: f64,
+    pub status: f64,
+}
+
+/// A run as tables show it: no captured output.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct RunItem {
+    pub id: i64,
+    pub epoch_id: i64,
+    pub epoch_num: i64,
+    pub task: String,
+    pub kind: String,
+    /// running, complete, partial, failed, aborted or cancelled.
+    pub status: String,
+    pub holdout: bool,
+    /// Whether this run's loss is the one its epoch counts (a cancelled run
+    /// that was re-run is not).
+    pub counted: bool,
+    pub loss: Option<f64>,
+    /// The loss's components, each in [0, 1].
+    pub parts: Option<LossParts>,
+    /// The weights the components were multiplied by (the task's own or the defaults).
+    pub weights: Option<LossParts>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub duration_ms: Option<i64>,
+    pub exit_code: Option<i64>,
+    pub error: Option<String>,
+}
+
+/// One task's counted loss in an epoch (the boxplot's points).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TaskLoss {
+    pub task: String,
+    pub run_id: i64,
+    pub loss: f64,
+    pub status: String,
+    pub holdout: bool,
+}
+
+/// One epoch with its losses and artifact moves (seed 004 §11 "per-epoch
+/// details + per-task losses + artifact events").
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct EpochView {
+    pub epoch_id: i64,
+    pub epoch_num: i64,
+    pub started_at: String,
+    pub completed_at: Option<String>,
+    /// Mean over the training tasks (held-out ones when a suite has only those).
+    pub mean_loss: Option<f64>,
+    pub holdout_mean_loss: Option<f64>,
+    /// Active versions the epoch's runs used.
+    pub parent_artifacts: BTreeMap<String, i64>,
+    /// Active versions after the epoch closed.
+    pub child_artifacts: BTreeMap<String, i64>,
+    pub events: Vec<ArtifactEvent>,
+    pub tasks: Vec<TaskLoss>,
+    /// Every run, counted or not; empty when the request left runs out.
+    pub runs: Vec<RunItem>,
+}
+
+/// Everything the charts and the runs screen need about one suite.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SuiteEpochs {
+    pub suite: SuiteItem,
+    pub tasks: Vec<TaskInfo>,
+    /// Artifacts the suite's runs see, in name order (the timeline's rows).
+    pub artifacts: Vec<String>,
+    pub epochs: Vec<EpochView>,
+}
+
+/// The chained-epoch graph of a suite: one node per epoch, one edge per step
+/// to the next epoch labelled with the artifact moves made in between.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SuiteGraph {
+    pub suite: String,
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<GraphEdge>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct GraphNode {
+    /// `epoch-{epoch_num}`.
+    pub id: String,
+    pub epoch_num: i64,
+    pub mean_loss: Option<f64>,
+    pub holdout_mean_loss: Option<f64>,
+    /// Only the artifacts not at version 0, e.g. `descent_settings v2`.
+    pub label: String,
+    pub artifacts: BTreeMap<String, i64>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct GraphEdge {
+    pub source: String,
+    pub target: String,
+    /// `update descent_settings v1→v2`, or empty when nothing moved.
+    pub label: String,
+    pub events: Vec<ArtifactEvent>,
+}
+
+/// A run's epoch context (seed 004 §11 `/api/runs/{id}/epoch`).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct RunEpoch {
+    pub run_id: i64,
+    pub suite_id: i64,
+    pub suite: String,
+    pub epoch: EpochView,
+}
+
+/// Where a line of a diff comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum DiffTag {
+    Equal,
+    Delete,
+    Insert,
+}
+
+/// One line of a line-based diff. Line numbers are 1-based; a deleted line
+/// has only an old number, an inserted one only a new number.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct DiffLine {
+    pub tag: DiffTag,
+    pub old_line: Option<u32>,
+    pub new_line: Option<u32>,
+    pub text: String,
+}
+
+/// The line diff between two versions of an artifact.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct LineDiff {
+    pub artifact: String,
+    pub from_version: i64,
+    pub to_version: i64,
+    pub added: usize,
+    pub removed: usize,
+    pub lines: Vec<DiffLine>,
+}
+
+/// One version of an artifact, with its diff against its parent.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct VersionView {
+    pub version: i64,
+    pub content: String,
+    pub parent_version: Option<i64>,
+    pub created_at: Option<String>,
+    pub epoch_id: Option<i64>,
+    pub epoch_num: Option<i64>,
+    /// The suite whose epoch created this version.
+    pub suite: Option<String>,
+    pub is_active: bool,
+    /// `None` for version 0, the default.
+    pub diff_from_parent: Option<LineDiff>,
+}
+
+/// An artifact as the list on the artifact screen shows it.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ArtifactItem {
+    pub name: String,
+    /// text or json.
+    pub kind: String,
+    pub description: String,
+    /// `built-in`, or the name of the suite that declares it.
+    pub origin: String,
+    pub active_version: i64,
+    /// Versions including 0.
+    pub versions: usize,
+}
+
+/// Every version of an artifact, version 0 first (seed 004 §11
+/// `/api/artifacts/{name}/versions`).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ArtifactHistory {
+    pub artifact: ArtifactItem,
+    pub versions: Vec<VersionView>,
+}
+
+/// One step of an optimize run's ASO telemetry (seed 000 §2.3).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TelemetryStep {
+    pub timestamp: String,
+    pub cycle: i64,
+    pub trajectory_id: i64,
+    pub step: i64,
+    pub status: String,
+    pub objective: Option<f64>,
+    pub max_violation: Option<f64>,
+    /// CONTINUE, ADJUST, STOP or RESTART.
+    pub directive_action: String,
+    /// heuristic, llm or human.
+    pub directive_source: String,
+    pub evals_used: i64,
+    pub wall_time_ms: Option<f64>,
+    pub llm_call_made: bool,
+}
+
+/// The end of a captured stream, cut at a line boundary.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct OutputTail {
+    pub text: String,
+    /// Whether earlier output was left out.
+    pub truncated: bool,
+}
+
+/// A run with everything the run detail screen shows.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct RunDetail {
+    pub run: RunItem,
+    pub suite_id: i64,
+    pub suite: String,
+    pub run_dir: String,
+    /// What the task reported (`run_completion.json` or the optimize result).
+    #[ts(type = "unknown")]
+    pub result: Option<serde_json::Value>,
+    pub stdout: OutputTail,
+    pub stderr: OutputTail,
+    /// Empty for runs without a coordinator (command tasks).
+    pub telemetry: Vec<TelemetryStep>,
+}
+
+/// What the system wants a person to know about a question it asks.
+#[derive(Debug, Clone, Default, Serialize, TS)]
+pub struct InterventionContext {
+    pub what: Option<String>,
+    pub why: Option<String>,
+    #[ts(type = "unknown")]
+    pub evidence: Option<serde_json::Value>,
+    /// Machine name of what an approval does, e.g. `double_budget`.
+    pub proposed_action: Option<String>,
+    /// The proposal in words.
+    pub proposal: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct InterventionItem {
+    pub id: i64,
+    pub kind: String,
+    /// pending or answered.
+    pub status: String,
+    pub suite_id: Option<i64>,
+    pub run_id: Option<i64>,
+    pub task: Option<String>,
+    pub subject: String,
+    pub context: InterventionContext,
+    pub answer: Option<String>,
+    pub answer_text: Option<String>,
+    pub created_at: String,
+    pub answered_at: Option<String>,
+}
+
+/// The inbox: pending questions first, then the answered ones (history).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct Inbox {
+    pub pending: Vec<InterventionItem>,
+    pub answered: Vec<InterventionItem>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerKind {
+    Approve,
+    Reject,
+    Hint,
+}
+
+impl AnswerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnswerKind::Approve => "approve",
+            AnswerKind::Reject => "reject",
+            AnswerKind::Hint => "hint",
+        }
+    }
+}
+
+/// A person's answer to an intervention; a hint needs its text.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerRequest {
+    pub answer: AnswerKind,
+    #[serde(default)]
+    #[ts(optional)]
+    pub text: Option<String>,
+}
+
+/// A request to move an artifact's active pointer.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct RollbackRequest {
+    pub version: i64,
+}
+
+/// One problem in a suite file, located to the character.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct SuiteIssueView {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    /// Dotted path of the field, e.g. `tasks[1].weights.eval`; may be empty.
+    pub field: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+/// The verdict on a suite file.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct Validation {
+    pub valid: bool,
+    pub path: String,
+    pub suite: Option<String>,
+    pub tasks: usize,
+    pub holdout_tasks: usize,
+    pub artifacts: Vec<String>,
+    pub issues: Vec<SuiteIssueView>,
+}
+
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ValidateRequest {
+    pub suite_path: String,
+}
+
+/// The outer-loop optimizers a launch can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum OptimizerName {
+    Baseline,
+    Evolve,
+}
+
+fn default_epochs() -> u32 {
+    1
+}
+fn default_learning_rate() -> f64 {
+    0.5
+}
+fn default_true() -> bool {
+    true
+}
+fn default_concurrency() -> u32 {
+    2
+}
+fn default_optimizer() -> OptimizerName {
+    OptimizerName::Baseline
+}
+
+/// What `attractor run` takes, as a request body (same defaults).
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchRequest {
+    pub suite_path: String,
+    #[serde(default = "default_epochs")]
+    pub epochs: u32,
+    #[serde(default = "default_optimizer")]
+    pub optimizer: OptimizerName,
+    #[serde(default = "default_learning_rate")]
+    pub learning_rate: f64,
+    /// Roll the last update back when the mean loss gets worse.
+    #[serde(default = "default_true")]
+    pub rollback: bool,
+    #[serde(default = "default_concurrency")]
+    pub concurrency: u32,
+    #[serde(default)]
+    #[ts(optional)]
+    pub seed: Option<u64>,
+    /// Run optimize tasks on heuristics alone even when a model is configured.
+    #[serde(default)]
+    pub no_llm: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum LaunchStatus {
+    Running,
+    Finished,
+    /// Cancelled by a person; the unfinished epoch resumes on the next launch.
+    Cancelled,
+    Failed,
+}
+
+/// A suite run started by this service.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct LaunchView {
+    pub id: i64,
+    pub suite: String,
+    pub suite_path: String,
+    pub suite_id: Option<i64>,
+    pub status: LaunchStatus,
+    pub epochs_requested: u32,
+    pub epochs_done: u32,
+    pub optimizer: OptimizerName,
+    pub seed: u64,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub error: Option<String>,
+}
+
+/// Settings as the settings screen shows them.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SettingsView {
+    /// The database this service has open.
+    pub db_path: String,
+    /// A database path saved for the next start, when it differs.
+    pub db_path_next_start: Option<String>,
+    /// The LLM endpoint and model saved in the settings file (empty: the
+    /// environment decides).
+    pub llm_base_url: Option<String>,
+    pub llm_model: Option<String>,
+    /// What a launch would use now: the settings over the environment.
+    pub effective_base_url: String,
+    pub effective_model: Option<String>,
+    /// Whether an API key is in the environment, and in which variable. The
+    /// key itself is never read back, stored or sent.
+    pub api_key_present: bool,
+    pub api_key_source: Option<String>,
+    pub settings_file: String,
+}
+
+/// A change to the settings; a missing field keeps its value, an empty
+/// string clears it.
+#[derive(Debug, Clone, Default, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct SettingsUpdate {
+    #[serde(default)]
+    #[ts(optional)]
+    pub db_path: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub llm_base_url: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub llm_model: Option<String>,
+}
+
+/// The answer to "test connection" on the settings screen: one tiny chat
+/// call through the same client launches use.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct LlmCheck {
+    pub ok: bool,
+    pub base_url: String,
+    pub model: Option<String>,
+    pub latency_ms: Option<u64>,
+    /// The start of the model's reply.
+    pub reply: Option<String>,
+    /// Why it failed, with what to do about it.
+    pub error: Option<String>,
+}
+
+/// Counts for the navigation bar's badges.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct Overview {
+    pub suites: usize,
+    pub running_launches: usize,
+    pub pending_interventions: i64,
+    pub db_path: String,
+    pub version: String,
+}
+
+/// The body of every error answer of the HTTP API.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ApiError {
+    pub error: String,
+    /// Set when a suite file did not validate: every issue, located.
+    pub validation: Option<Validation>,
+}

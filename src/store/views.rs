@@ -1,0 +1,85 @@
+//! Read queries behind the app's screens (the service facade): whole-suite
+//! reads in one query each, so a chart of 500 epochs × 50 tasks costs three
+//! round trips instead of one per epoch.
+//!
+//! The run rows read here leave out stdout, stderr and the raw result: those
+//! are up to 64 KiB each and only the run detail screen shows them.
+
+use serde::Serialize;
+
+use super::{EpochRunRow, Result, Store, SuiteRow};
+
+/// A run without its captured output: what tables and charts need.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct RunBrief {
+    pub id: i64,
+    pub suite_id: i64,
+    pub epoch_id: i64,
+    pub task_name: String,
+    pub kind: String,
+    pub status: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub duration_ms: Option<i64>,
+    pub exit_code: Option<i64>,
+    pub loss: Option<f64>,
+    pub loss_breakdown_json: Option<String>,
+    pub error: Option<String>,
+}
+
+impl Store {
+    pub async fn suite_by_id(&self, id: i64) -> Result<Option<SuiteRow>> {
+        Ok(sqlx::query_as("SELECT * FROM task_suites WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
+    }
+
+    /// Every run of a suite (counted or not), in start order, without output.
+    pub async fn run_briefs_of_suite(&self, suite_id: i64) -> Result<Vec<RunBrief>> {
+        Ok(sqlx::query_as(
+            "SELECT id, suite_id, epoch_id, task_name, kind, status, started_at, finished_at, duration_ms,
+                    exit_code, loss, loss_breakdown_json, error
+             FROM runs WHERE suite_id = ? ORDER BY id",
+        )
+        .bind(suite_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// The `epoch_runs` rows (the runs that count) of every epoch of a suite.
+    pub async fn epoch_runs_of_suite(&self, suite_id: i64) -> Result<Vec<EpochRunRow>> {
+        Ok(sqlx::query_as(
+            "SELECT er.* FROM epoch_runs er JOIN epochs e ON e.id = er.epoch_id
+             WHERE e.suite_id = ? ORDER BY e.epoch_num, er.task_name",
+        )
+        .bind(suite_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    pub async fn epoch_by_id(&self, epoch_id: i64) -> Result<Option<super::EpochRow>> {
+        Ok(sqlx::query_as("SELECT * FROM epochs WHERE id = ?").bind(epoch_id).fetch_optional(&self.pool).await?)
+    }
+
+    /// The epoch number each stored artifact version was created in, keyed by
+    /// epoch id (for the artifact history screen).
+    pub async fn epoch_nums(&self, epoch_ids: &[i64]) -> Result<Vec<(i64, i64, String)>> {
+        if epoch_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // json_each keeps the statement fixed whatever the number of ids.
+        let ids = serde_json::to_string(epoch_ids)?;
+        Ok(sqlx::query_as(
+            "SELECT e.id, e.epoch_num, s.name FROM epochs e JOIN task_suites s ON s.id = e.suite_id
+             WHERE e.id IN (SELECT value FROM json_each(?))",
+        )
+        .bind(ids)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// How many interventions wait for an answer (the inbox badge).
+    pub async fn pending_interventions(&self) -> Result<i64> {
+        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM interventions WHERE status = 'pending'")
+            .fetch_one(&self.pool)
+            .await?)
+    }
+}

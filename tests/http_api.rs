@@ -1,0 +1,611 @@
+//! The HTTP API of `attractor serve` against a real server on loopback, over
+//! a real SQLite file filled by really running suites with the `attractor`
+//! binary: the seed 004 §11 endpoints, diffs, run detail, the inbox, launch
+//! and cancel with live events over SSE, settings, tokens and bind refusal.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use attractor::llm::scripted::{Scripted, ScriptedServer};
+use attractor::service::{Service, ServiceConfig};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/app").join(name).display().to_string()
+}
+
+/// A temporary folder with a database filled by the real CLI.
+struct World {
+    dir: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> World {
+        World { dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("attractor.db")
+    }
+
+    fn cli(&self, args: &[&str]) -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_attractor"))
+            .arg("--db")
+            .arg(self.db())
+            .args(args)
+            .env("ATTRACTOR_RUNS_DIR", self.dir.path().join("runs"))
+            .env("KNOBS_DELAY", "0")
+            .env_remove("ATTRACTOR_LLM_MODEL")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "attractor {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// 8 epochs of `evolve` on the knobs suite (updates and rollbacks) and one
+    /// run of the inbox suite (one pending intervention).
+    fn populated() -> World {
+        let w = World::new();
+        w.cli(&["run", &fixture("knobs.suite.yaml"), "--epochs", "8", "--optimizer", "evolve", "--seed", "1"]);
+        w.cli(&["run", &fixture("inbox.suite.yaml"), "--seed", "1"]);
+        w
+    }
+
+    async fn serve(&self, token: Option<&str>, env: &[(&str, &str)]) -> Server {
+        let vars: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let config = ServiceConfig {
+            db_path: self.db(),
+            settings_path: self.dir.path().join("settings.json"),
+            runs_root: Some(self.dir.path().join("runs")),
+            env: Arc::new(move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())),
+        };
+        let service = Service::open(config).await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let ui = self.dir.path().join("ui");
+        std::fs::create_dir_all(&ui).unwrap();
+        std::fs::write(ui.join("index.html"), "<!doctype html><title>Attractor test UI</title>").unwrap();
+        let app = attractor::http::router(service.clone(), token.map(String::from), Some(ui));
+        let stop = service.clone();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(attractor::http::serve(listener, app, async move {
+            let _ = rx.await;
+            stop.shutdown().await;
+        }));
+        Server { base, service, client: reqwest::Client::new(), token: token.map(String::from), _stop: tx }
+    }
+}
+
+struct Server {
+    base: String,
+    service: Arc<Service>,
+    client: reqwest::Client,
+    token: Option<String>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Server {
+    fn req(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let r = self.client.request(method, format!("{}{path}", self.base));
+        match &self.token {
+            Some(t) => r.bearer_auth(t),
+            None => r,
+        }
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let resp = self.req(reqwest::Method::GET, path).send().await.unwrap();
+        let status = resp.status();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn ok(&self, path: &str) -> Value {
+        let (status, body) = self.get(path).await;
+        assert_eq!(status, StatusCode::OK, "GET {path}: {body}");
+        body
+    }
+
+    async fn send(&self, method: reqwest::Method, path: &str, body: Value) -> (StatusCode, Value) {
+        let resp = self.req(method, path).json(&body).send().await.unwrap();
+        let status = resp.status();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(reqwest::Method::POST, path, body).await
+    }
+}
+
+#[tokio::test]
+async fn suites_epochs_and_graph_show_what_the_cli_ran() {
+    let w = World::populated();
+    let s = w.serve(None, &[]).await;
+
+    let suites = s.ok("/api/suites").await;
+    let knobs = suites.as_array().unwrap().iter().find(|x| x["name"] == "knobs").expect("knobs listed").clone();
+    assert_eq!(knobs["epochs"], 8);
+    assert_eq!(knobs["status"], "idle");
+    assert_eq!((knobs["tasks"].as_i64(), knobs["holdout_tasks"].as_i64()), (Some(4), Some(1)));
+    let id = knobs["id"].as_i64().unwrap();
+
+    // By id and by name alike.
+    let epochs = s.ok(&format!("/api/suites/{id}/epochs")).await;
+    assert_eq!(epochs, s.ok("/api/suites/knobs/epochs").await);
+    // The charts' request leaves the run lists out and keeps everything else.
+    let lean = s.ok("/api/suites/knobs/epochs?runs=false").await;
+    assert!(lean["epochs"].as_array().unwrap().iter().all(|e| e["runs"].as_array().unwrap().is_empty()));
+    assert_eq!(lean["epochs"][3]["tasks"], epochs["epochs"][3]["tasks"]);
+    assert_eq!(s.get("/api/suites/knobs/epochs?runs=maybe").await.0, StatusCode::BAD_REQUEST);
+    // JSON goes out gzipped to a client that accepts it.
+    let zipped =
+        s.req(reqwest::Method::GET, "/api/suites/knobs/epochs").header("accept-encoding", "gzip").send().await.unwrap();
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    let plain_len = serde_json::to_vec(&epochs).unwrap().len();
+    let zipped_len = zipped.bytes().await.unwrap().len();
+    assert!(zipped_len * 4 < plain_len, "{zipped_len} bytes gzipped vs {plain_len} plain");
+    let list = epochs["epochs"].as_array().unwrap();
+    assert_eq!(list.len(), 8);
+    assert!(epochs["artifacts"].as_array().unwrap().contains(&json!("knobs")));
+    let mut updates = 0;
+    let mut rollbacks = 0;
+    for e in list {
+        let tasks = e["tasks"].as_array().unwrap();
+        assert_eq!(tasks.len(), 4, "{e}");
+        let held: Vec<&Value> = tasks.iter().filter(|t| t["holdout"] == true).collect();
+        assert_eq!(held.len(), 1);
+        assert_eq!(held[0]["task"], "delta");
+        // The stored mean is over the training tasks only.
+        let training: Vec<f64> =
+            tasks.iter().filter(|t| t["holdout"] == false).map(|t| t["loss"].as_f64().unwrap()).collect();
+        let mean = training.iter().sum::<f64>() / training.len() as f64;
+        assert!((mean - e["mean_loss"].as_f64().unwrap()).abs() < 1e-9, "{e}");
+        assert!((held[0]["loss"].as_f64().unwrap() - e["holdout_mean_loss"].as_f64().unwrap()).abs() < 1e-12);
+        assert_eq!(e["runs"].as_array().unwrap().len(), 4);
+        for ev in e["events"].as_array().unwrap() {
+            match ev["type"].as_str().unwrap() {
+                "update" => updates += 1,
+                "rollback" => rollbacks += 1,
+                other => panic!("unexpected event {other}"),
+            }
+            assert_eq!(ev["artifact"], "knobs");
+        }
+    }
+    assert!(updates >= 3 && rollbacks >= 1, "{updates} updates, {rollbacks} rollbacks");
+
+    let graph = s.ok(&format!("/api/suites/{id}/graph")).await;
+    assert_eq!(graph["nodes"].as_array().unwrap().len(), 8);
+    assert_eq!(graph["edges"].as_array().unwrap().len(), 7);
+    assert!(graph["edges"][0]["label"].as_str().unwrap().starts_with("update knobs v0→v1"), "{graph}");
+
+    let (status, body) = s.get("/api/suites/no-such-suite/epochs").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(body["error"].as_str().unwrap().contains("no suite `no-such-suite`"), "{body}");
+    // A request that names another host is refused (DNS rebinding), even on loopback.
+    let rebound = s.req(reqwest::Method::GET, "/api/suites").header("host", "evil.example:7300").send().await.unwrap();
+    assert_eq!(rebound.status(), StatusCode::FORBIDDEN);
+    let localhost = s.req(reqwest::Method::GET, "/api/suites").header("host", "localhost:7300").send().await.unwrap();
+    assert_eq!(localhost.status(), StatusCode::OK);
+    // A body that is not declared JSON is refused (a cross-site form cannot declare it).
+    let form = s
+        .req(reqwest::Method::POST, "/api/interventions/1/answer")
+        .header("content-type", "text/plain")
+        .body(r#"{"answer": "approve"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(form.status(), StatusCode::BAD_REQUEST);
+    let (status, body) = s.get("/api/nowhere").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body["error"], "no endpoint GET /api/nowhere");
+}
+
+#[tokio::test]
+async fn artifact_versions_carry_their_diffs_and_a_rollback_flips_the_pointer() {
+    let w = World::populated();
+    let s = w.serve(None, &[]).await;
+
+    let h = s.ok("/api/artifacts/knobs/versions").await;
+    let versions = h["versions"].as_array().unwrap();
+    assert!(versions.len() >= 4, "{h}");
+    assert_eq!(versions[0]["version"], 0);
+    assert!(versions[0]["diff_from_parent"].is_null(), "v0 is the default: nothing to diff against");
+    assert_eq!(versions.iter().filter(|v| v["is_active"] == true).count(), 1);
+    let v1 = &versions[1];
+    assert_eq!((v1["parent_version"].as_i64(), v1["epoch_num"].as_i64()), (Some(0), Some(1)));
+    assert_eq!(v1["suite"], "knobs");
+    let d = &v1["diff_from_parent"];
+    assert_eq!((d["from_version"].as_i64(), d["to_version"].as_i64()), (Some(0), Some(1)));
+    assert!(d["added"].as_i64().unwrap() >= 1 && d["removed"].as_i64().unwrap() >= 1, "{d}");
+    let inserted = d["lines"].as_array().unwrap().iter().find(|l| l["tag"] == "insert").unwrap();
+    assert!(inserted["new_line"].is_number() && inserted["old_line"].is_null());
+    assert!(v1["content"].as_str().unwrap().contains(inserted["text"].as_str().unwrap()));
+
+    let diff = s.ok("/api/artifacts/knobs/diff?from=0&to=2").await;
+    assert_eq!((diff["from_version"].as_i64(), diff["to_version"].as_i64()), (Some(0), Some(2)));
+    let (status, body) = s.get("/api/artifacts/knobs/diff?from=0").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) = s.get("/api/artifacts/knobs/diff?from=0&to=99").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(body["error"].as_str().unwrap().contains("has no version 99"), "{body}");
+    let (status, body) = s.get("/api/artifacts/nonesuch/versions").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(body["error"].as_str().unwrap().contains("unknown artifact `nonesuch`"), "{body}");
+
+    let list = s.ok("/api/artifacts").await;
+    assert!(list.as_array().unwrap().iter().any(|a| a["name"] == "aso_config" && a["origin"] == "built-in"));
+
+    let (status, item) = s.post("/api/artifacts/knobs/rollback", json!({"version": 1})).await;
+    assert_eq!(status, StatusCode::OK, "{item}");
+    assert_eq!(item["active_version"], 1);
+    let h = s.ok("/api/artifacts/knobs/versions").await;
+    let active: Vec<i64> = h["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["is_active"] == true)
+        .map(|v| v["version"].as_i64().unwrap())
+        .collect();
+    assert_eq!(active, [1]);
+    let (status, _) = s.post("/api/artifacts/knobs/rollback", json!({"version": 42})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, body) = s.post("/api/artifacts/knobs/rollback", json!({"v": 1})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("unknown field `v`"), "{body}");
+}
+
+#[tokio::test]
+async fn a_run_shows_its_output_telemetry_and_epoch() {
+    let w = World::populated();
+    let s = w.serve(None, &[]).await;
+    let epochs = s.ok("/api/suites/knobs/epochs").await;
+    let run = &epochs["epochs"][0]["runs"][0];
+    let id = run["id"].as_i64().unwrap();
+    let d = s.ok(&format!("/api/runs/{id}")).await;
+    assert_eq!(d["suite"], "knobs");
+    let task = d["run"]["task"].as_str().unwrap();
+    assert!(d["stdout"]["text"].as_str().unwrap().starts_with(&format!("{task}: gain=")), "{d}");
+    assert!(d["stderr"]["text"].as_str().unwrap().contains("target gain"), "{d}");
+    assert_eq!(d["run"]["counted"], true);
+    // The loss is the weighted sum of its components.
+    let (p, w) = (&d["run"]["parts"], &d["run"]["weights"]);
+    let sum: f64 = ["eval", "critique", "gate_rejections", "budget", "status"]
+        .iter()
+        .map(|k| p[k].as_f64().unwrap() * w[k].as_f64().unwrap())
+        .sum();
+    assert!((sum - d["run"]["loss"].as_f64().unwrap()).abs() < 1e-9, "{p} {w}");
+    assert!(d["result"]["eval_score"].is_number());
+    assert!(d["telemetry"].as_array().unwrap().is_empty(), "command tasks have no coordinator");
+
+    let ctx = s.ok(&format!("/api/runs/{id}/epoch")).await;
+    assert_eq!(ctx["epoch"]["epoch_num"], 1);
+    assert_eq!(ctx["suite"], "knobs");
+
+    // The optimize task's run has the coordinator's step-by-step telemetry.
+    let inbox_epochs = s.ok("/api/suites/inbox/epochs").await;
+    let ring = inbox_epochs["epochs"][0]["runs"][0]["id"].as_i64().unwrap();
+    let d = s.ok(&format!("/api/runs/{ring}")).await;
+    let steps = d["telemetry"].as_array().unwrap();
+    assert!(!steps.is_empty());
+    assert!(steps.iter().all(|t| t["directive_source"].is_string() && t["evals_used"].is_number()));
+    assert_eq!(d["run"]["status"], "failed");
+
+    assert_eq!(s.get("/api/runs/99999").await.0, StatusCode::NOT_FOUND);
+    let (status, body) = s.get("/api/runs/abc").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().starts_with("bad path"), "{body}");
+}
+
+#[tokio::test]
+async fn the_inbox_answers_once_and_keeps_history() {
+    let w = World::populated();
+    let s = w.serve(None, &[]).await;
+    let inbox = s.ok("/api/interventions").await;
+    let pending = inbox["pending"].as_array().unwrap();
+    assert_eq!(pending.len(), 1);
+    let item = &pending[0];
+    assert_eq!(item["task"], "ring");
+    assert_eq!(item["context"]["proposed_action"], "double_budget");
+    assert!(item["context"]["what"].as_str().unwrap().contains("without satisfying"));
+    assert_eq!(s.ok("/api/overview").await["pending_interventions"], 1);
+    let id = item["id"].as_i64().unwrap();
+
+    let (status, body) = s.post(&format!("/api/interventions/{id}/answer"), json!({"answer": "hint"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["error"], "a hint needs its text");
+    let (status, body) = s.post(&format!("/api/interventions/{id}/answer"), json!({"answer": "maybe"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+
+    let (status, body) =
+        s.post(&format!("/api/interventions/{id}/answer"), json!({"answer": "hint", "text": "widen the box"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!((body["status"].as_str(), body["answer_text"].as_str()), (Some("answered"), Some("widen the box")));
+    let (status, body) = s.post(&format!("/api/interventions/{id}/answer"), json!({"answer": "approve"})).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(body["error"].as_str().unwrap().contains("already answered"));
+    assert_eq!(s.post("/api/interventions/777/answer", json!({"answer": "approve"})).await.0, StatusCode::NOT_FOUND);
+
+    let inbox = s.ok("/api/interventions").await;
+    assert!(inbox["pending"].as_array().unwrap().is_empty());
+    assert_eq!(inbox["answered"][0]["id"], id);
+    assert_eq!(s.ok("/api/overview").await["pending_interventions"], 0);
+    // The CLI sees the same answer (one database, one truth).
+    assert!(w.cli(&["interventions", "--all"]).contains("answered: hint — widen the box"));
+}
+
+/// Reads SSE `data:` lines from a streaming response until `done` says so.
+async fn read_events(resp: &mut reqwest::Response, deadline: Duration, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let start = Instant::now();
+    let mut buf = String::new();
+    let mut events = Vec::new();
+    while !done(&events) {
+        let left = deadline.checked_sub(start.elapsed()).expect("timed out waiting for events");
+        let chunk = tokio::time::timeout(left, resp.chunk()).await.expect("timed out").unwrap().expect("stream ended");
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buf.find("\n\n") {
+            let frame: String = buf.drain(..end + 2).collect();
+            for line in frame.lines() {
+                if let Some(data) = line.strip_prefix("data: ") {
+                    events.push(serde_json::from_str(data).unwrap());
+                }
+            }
+        }
+    }
+    events
+}
+
+#[tokio::test]
+async fn a_launch_validates_first_then_streams_its_progress_and_adds_epochs() {
+    let w = World::populated();
+    let s = w.serve(None, &[]).await;
+
+    // Invalid files come back as data: every issue with file, line and column.
+    let (status, body) = s.post("/api/launches", json!({"suite_path": fixture("broken.suite.yaml")})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let issue = &body["validation"]["issues"][0];
+    assert_eq!((issue["line"].as_i64(), issue["column"].as_i64()), (Some(4), Some(5)), "{body}");
+    assert_eq!(issue["field"], "tasks[0].comand");
+    assert!(issue["message"].as_str().unwrap().contains("unknown field `comand`"));
+    let (status, v) = s.post("/api/validate", json!({"suite_path": fixture("knobs.suite.yaml")})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!((v["valid"].as_bool(), v["suite"].as_str(), v["tasks"].as_i64()), (Some(true), Some("knobs"), Some(4)));
+    // What the runner would refuse before its first epoch is refused up front, located too.
+    let later = w.dir.path().join("later.suite.yaml");
+    std::fs::write(
+        &later,
+        "name: later\ntasks:\n  - name: fine\n    command: \"true\"\n  - name: agent\n    kind: agent\n    task: Write a haiku.\n  - name: numeric\n    problem: g99\n",
+    )
+    .unwrap();
+    let (status, v) = s.post("/api/validate", json!({"suite_path": later.display().to_string()})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["valid"], false);
+    let issues = v["issues"].as_array().unwrap();
+    assert_eq!(issues.len(), 2, "{v}");
+    assert!(issues[0]["message"].as_str().unwrap().contains("`kind: agent`"));
+    assert_eq!((issues[0]["line"].as_i64(), issues[1]["line"].as_i64()), (Some(6), Some(9)), "{v}");
+    assert_eq!(issues[1]["field"], "tasks.numeric.problem");
+    let (status, _) = s.post("/api/launches", json!({"suite_path": later.display().to_string()})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let (status, body) =
+        s.post("/api/launches", json!({"suite_path": fixture("knobs.suite.yaml"), "learning_rate": 3})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("outside [0, 1]"));
+
+    // Subscribe first, then launch: progress is pushed, not polled.
+    let mut stream = s.req(reqwest::Method::GET, "/api/events").send().await.unwrap();
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    let (status, launch) = s
+        .post(
+            "/api/launches",
+            json!({"suite_path": fixture("knobs.suite.yaml"), "epochs": 2, "optimizer": "evolve", "learning_rate": 0.5,
+                   "rollback": true, "concurrency": 4, "seed": 5, "no_llm": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{launch}");
+    assert_eq!(launch["status"], "running");
+    let id = launch["id"].as_i64().unwrap();
+    let running = s.ok("/api/suites").await;
+    let knobs = running.as_array().unwrap().iter().find(|x| x["name"] == "knobs").unwrap().clone();
+    assert_eq!((knobs["status"].as_str(), knobs["launch_id"].as_i64()), (Some("running"), Some(id)));
+    let (status, body) = s.post("/api/launches", json!({"suite_path": fixture("knobs.suite.yaml")})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "one launch per suite at a time: {body}");
+
+    let events =
+        read_events(&mut stream, Duration::from_secs(60), |ev| ev.iter().any(|e| e["type"] == "launch_ended")).await;
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds[0], "launch_started", "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "run_finished").count(), 8, "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "epoch_finished").count(), 2);
+    let epoch_nums: Vec<i64> =
+        events.iter().filter(|e| e["type"] == "epoch_finished").map(|e| e["epoch_num"].as_i64().unwrap()).collect();
+    assert_eq!(epoch_nums, [9, 10], "epochs continue the suite's history");
+    let ended = events.last().unwrap();
+    assert_eq!((ended["status"].as_str(), ended["launch_id"].as_i64()), (Some("finished"), Some(id)));
+    assert!(ended["occurred_at"].is_string());
+
+    let view = s.ok(&format!("/api/launches/{id}")).await;
+    assert_eq!((view["status"].as_str(), view["epochs_done"].as_i64()), (Some("finished"), Some(2)));
+    assert_eq!(s.ok("/api/suites/knobs/epochs").await["epochs"].as_array().unwrap().len(), 10);
+    let suites = s.ok("/api/suites").await;
+    let knobs = suites.as_array().unwrap().iter().find(|x| x["name"] == "knobs").unwrap().clone();
+    assert_eq!((knobs["status"].as_str(), knobs["epochs"].as_i64()), (Some("idle"), Some(10)));
+    assert_eq!(knobs["suite_path"].as_str(), Some(fixture("knobs.suite.yaml").as_str()));
+    // The store persisted the launch's events too.
+    assert!(w.cli(&["inspect", "knobs"]).contains("epoch 10"));
+}
+
+#[tokio::test]
+async fn a_cancelled_launch_stops_its_runs_and_leaves_the_epoch_to_resume() {
+    let w = World::new();
+    let suite = w.dir.path().join("slow.suite.yaml");
+    std::fs::write(&suite, "name: slow\ntasks:\n  - name: nap\n    command: sleep 30\n    timeout: 60\n").unwrap();
+    let s = w.serve(None, &[]).await;
+    assert!(s.ok("/api/suites").await.as_array().unwrap().is_empty());
+    let (status, launch) = s.post("/api/launches", json!({"suite_path": suite.display().to_string()})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{launch}");
+    let id = launch["id"].as_i64().unwrap();
+    // Wait until the run is in flight, then cancel.
+    let start = Instant::now();
+    loop {
+        let e = s.get("/api/suites/slow/epochs").await;
+        if e.0 == StatusCode::OK && e.1["epochs"][0]["runs"].as_array().is_some_and(|r| !r.is_empty()) {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "the run never started");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, _) = s.post(&format!("/api/launches/{id}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::OK);
+    let t = Instant::now();
+    let view = s.service.wait(id).await.unwrap();
+    assert!(t.elapsed() < Duration::from_secs(10), "cancel kills the run in flight");
+    assert_eq!(serde_json::to_value(view.status).unwrap(), "cancelled");
+    let (status, _) = s.post(&format!("/api/launches/{id}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "a finished launch cannot be cancelled");
+    let suites = s.ok("/api/suites").await;
+    assert_eq!(suites[0]["status"], "unfinished");
+    let e = s.ok("/api/suites/slow/epochs").await;
+    assert_eq!(e["epochs"][0]["runs"][0]["status"], "cancelled");
+    assert!(e["epochs"][0]["completed_at"].is_null());
+    assert_eq!(s.post("/api/launches/55/cancel", json!({})).await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn settings_are_saved_to_their_file_and_the_api_key_is_only_reported_present() {
+    let w = World::new();
+    let s = w.serve(None, &[("OPENAI_API_KEY", "sk-test-secret-123")]).await;
+    let v = s.ok("/api/settings").await;
+    assert_eq!((v["api_key_present"].as_bool(), v["api_key_source"].as_str()), (Some(true), Some("OPENAI_API_KEY")));
+    assert_eq!(v["effective_base_url"], "http://127.0.0.1:11434/v1");
+    assert!(v["effective_model"].is_null());
+    assert_eq!(v["db_path"].as_str(), Some(w.db().display().to_string().as_str()));
+
+    let (status, v) = s
+        .send(
+            reqwest::Method::PUT,
+            "/api/settings",
+            json!({"llm_base_url": "http://127.0.0.1:8080/v1/", "llm_model": "qwen2.5", "db_path": "/tmp/other.db"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(
+        (v["effective_base_url"].as_str(), v["effective_model"].as_str()),
+        (Some("http://127.0.0.1:8080/v1"), Some("qwen2.5"))
+    );
+    assert_eq!(v["db_path_next_start"], "/tmp/other.db");
+    let file = std::fs::read_to_string(w.dir.path().join("settings.json")).unwrap();
+    assert!(file.contains("qwen2.5") && !file.contains("sk-test"), "{file}");
+    assert!(!v.to_string().contains("sk-test"), "the key is never sent back");
+
+    let (status, body) = s.send(reqwest::Method::PUT, "/api/settings", json!({"llm_base_url": "ftp://x"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("http or https"), "{body}");
+    let (status, _) = s.send(reqwest::Method::PUT, "/api/settings", json!({"api_key": "sk-nope"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "there is no API key setting to write");
+    // Clearing a field hands it back to the environment.
+    let (_, v) = s.send(reqwest::Method::PUT, "/api/settings", json!({"llm_model": ""})).await;
+    assert!(v["llm_model"].is_null());
+
+    // "Test connection": without a model it says how to choose one.
+    let (status, check) = s.post("/api/settings/test-llm", json!({})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(check["ok"], false);
+    assert!(check["error"].as_str().unwrap().contains("no model is configured"), "{check}");
+    // Against a real (scripted) model server on loopback: one small call,
+    // carrying the key from the environment and the model from the settings.
+    let llm =
+        ScriptedServer::start(vec![Scripted::reply("ok"), Scripted::status(401, "invalid api key")]).await.unwrap();
+    let (status, _) = s
+        .send(reqwest::Method::PUT, "/api/settings", json!({"llm_base_url": llm.base_url(), "llm_model": "tiny"}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, check) = s.post("/api/settings/test-llm", json!({})).await;
+    assert_eq!((check["ok"].as_bool(), check["reply"].as_str()), (Some(true), Some("ok")), "{check}");
+    assert!(check["latency_ms"].is_number());
+    let seen = llm.requests();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].header("authorization"), Some("Bearer sk-test-secret-123"));
+    assert_eq!(seen[0].json()["model"], "tiny");
+    let (_, check) = s.post("/api/settings/test-llm", json!({})).await;
+    assert_eq!(check["ok"], false);
+    assert!(check["error"].as_str().unwrap().contains("401"), "{check}");
+    assert_eq!(llm.requests().len(), 2, "a connection test does not retry");
+    assert!(!check.to_string().contains("sk-test"));
+    llm.shutdown().await;
+}
+
+#[tokio::test]
+async fn with_a_token_the_api_needs_it_and_the_ui_files_do_not() {
+    let w = World::populated();
+    let s = w.serve(Some("t0k3n"), &[]).await;
+    let bare = reqwest::Client::new();
+    let r = bare.get(format!("{}/api/suites", s.base)).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(r.headers()["www-authenticate"], "Bearer");
+    let body: Value = r.json().await.unwrap();
+    assert!(body["error"].as_str().unwrap().contains("Authorization: Bearer"));
+    let wrong = bare.get(format!("{}/api/suites", s.base)).bearer_auth("t0k3m").send().await.unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(s.get("/api/suites").await.0, StatusCode::OK, "the right bearer token is accepted");
+    let q = bare.get(format!("{}/api/overview?access_token=t0k3n", s.base)).send().await.unwrap();
+    assert_eq!(q.status(), StatusCode::OK, "event streams pass the token in the query");
+    let page = bare.get(format!("{}/", s.base)).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.text().await.unwrap().contains("Attractor test UI"));
+}
+
+/// The real binary: refuses a non-loopback bind without a token, serves on
+/// loopback, and stops cleanly on Ctrl-C.
+#[test]
+fn the_serve_command_refuses_exposed_binds_and_stops_on_ctrl_c() {
+    let w = World::populated();
+    let refuse = Command::new(env!("CARGO_BIN_EXE_attractor"))
+        .args(["--db", &w.db().display().to_string(), "serve", "--bind", "0.0.0.0", "--port", "0"])
+        .env_remove("ATTRACTOR_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(refuse.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refuse.stderr);
+    assert!(err.contains("refusing to listen on 0.0.0.0 without a token") && err.contains("--token"), "{err}");
+
+    let missing = Command::new(env!("CARGO_BIN_EXE_attractor"))
+        .args(["--db", &w.db().display().to_string(), "serve", "--port", "0", "--ui-dir", "/nonexistent"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("has no index.html"));
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_attractor"))
+        .args(["--db", &w.db().display().to_string(), "serve", "--port", "0", "--token", "abc"])
+        .env("ATTRACTOR_SETTINGS", w.dir.path().join("settings.json"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let url =
+        line.trim().strip_prefix("attractor serve: listening on ").unwrap_or_else(|| panic!("{line}")).to_string();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let c = reqwest::Client::new();
+        let r = c.get(format!("{url}api/suites")).bearer_auth("abc").send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let suites: Value = r.json().await.unwrap();
+        assert_eq!(suites.as_array().unwrap().len(), 2);
+        assert_eq!(c.get(format!("{url}api/suites")).send().await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    });
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(15), "serve did not stop on Ctrl-C");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0));
+}

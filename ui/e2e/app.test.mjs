@@ -1,0 +1,320 @@
+// End to end: the real `attractor` binary serves the built UI (ui/dist) over
+// a real SQLite database that real `attractor run`s filled, and Debian's
+// Chromium, driven by playwright-core, uses it the way a person would.
+//
+// Run with `npm run e2e` after `cargo build` and `npm run build`.
+// ATTRACTOR_BIN names the binary (default: $CARGO_TARGET_DIR/debug/attractor);
+// CHROMIUM the browser (default /usr/bin/chromium); screenshots go to
+// E2E_SHOTS (default /tmp/attractor-e2e) — look at them.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, existsSync, rmSync } from "node:fs";
+import { tmpdir, homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { chromium } from "playwright-core";
+
+const root = resolve(import.meta.dirname, "../..");
+const targetDir = process.env.CARGO_TARGET_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "attractor/target");
+const bin = process.env.ATTRACTOR_BIN ?? join(targetDir, "debug/attractor");
+const browserPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const shots = process.env.E2E_SHOTS ?? "/tmp/attractor-e2e";
+const fixtures = join(root, "tests/fixtures/app");
+const WAIT = 90_000;
+
+const work = mkdtempSync(join(tmpdir(), "attractor-e2e-"));
+const db = join(work, "attractor.db");
+const env = { ...process.env, ATTRACTOR_SETTINGS: join(work, "settings.json"), ATTRACTOR_RUNS_DIR: join(work, "runs") };
+delete env.ATTRACTOR_DB;
+delete env.ATTRACTOR_TOKEN;
+delete env.ATTRACTOR_LLM_MODEL;
+
+function cli(...args) {
+  return execFileSync(bin, ["--db", db, ...args], { env: { ...env, KNOBS_DELAY: "0" }, encoding: "utf8" });
+}
+
+/** Starts `attractor serve` on a free port and resolves with its base URL. */
+function serve(database, extraEnv = {}, extraArgs = []) {
+  const child = spawn(bin, ["--db", database, "serve", "--port", "0", "--ui-dir", join(root, "ui/dist"), ...extraArgs], {
+    env: { ...env, ...extraEnv },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let errors = "";
+  child.stderr.on("data", (d) => (errors += d));
+  return new Promise((ok, fail) => {
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/\S+)/);
+      if (m) ok({ child, url: m[1] });
+    });
+    child.on("exit", (code) => fail(new Error(`attractor serve exited with ${code}: ${errors}`)));
+  });
+}
+
+let server, emptyServer, tokenServer, context, page;
+
+/** What a person sees in the window (the whole page with `full`). */
+async function shot(name, full = false) {
+  // A frame drawn right after a DOM change can lag: let the charts settle.
+  await page.waitForTimeout(400);
+  await page.screenshot({ path: join(shots, name), fullPage: full });
+}
+
+/** Viewport coordinates of a data value of a chart's series. */
+async function pixel(chartId, seriesIndex, value) {
+  return page.evaluate(
+    ([id, s, v]) => {
+      const chart = window.attractorCharts[id];
+      const [x, y] = chart.convertToPixel({ seriesIndex: s }, v);
+      const box = chart.getDom().getBoundingClientRect();
+      return { x: box.left + x, y: box.top + y };
+    },
+    [chartId, seriesIndex, value],
+  );
+}
+
+before(async () => {
+  assert.ok(existsSync(bin), `no attractor binary at ${bin}: run \`cargo build\` first (or set ATTRACTOR_BIN)`);
+  assert.ok(existsSync(join(root, "ui/dist/index.html")), "no ui/dist: run `npm run build` first");
+  assert.ok(existsSync(browserPath), `no Chromium at ${browserPath}: scripts/setup.sh installs it`);
+  rmSync(shots, { recursive: true, force: true });
+  mkdirSync(shots, { recursive: true });
+  cli("run", join(fixtures, "knobs.suite.yaml"), "--epochs", "8", "--optimizer", "evolve", "--seed", "1", "--quiet");
+  cli("run", join(fixtures, "inbox.suite.yaml"), "--seed", "1", "--quiet");
+  // Launched runs sleep a little so live progress is visible, as real ones are.
+  server = await serve(db, { KNOBS_DELAY: "0.4" });
+  emptyServer = await serve(join(work, "empty.db"));
+  tokenServer = await serve(db, {}, ["--token", "e2e-s3cret"]);
+  context = await chromium.launchPersistentContext(join(work, "profile"), {
+    executablePath: browserPath,
+    headless: true,
+    viewport: { width: 1360, height: 900 },
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(WAIT);
+  page.on("pageerror", (e) => console.error("page error:", e.message));
+});
+
+after(async () => {
+  await context?.close();
+  for (const s of [server, emptyServer, tokenServer]) s?.child.kill("SIGINT");
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe("the Attractor web UI against a real server", () => {
+  it("welcomes a newcomer with an empty state that says what to do", async () => {
+    await page.goto(`${emptyServer.url}#/suites`);
+    const empty = page.getByTestId("empty");
+    await empty.waitFor();
+    assert.match(await empty.innerText(), /No suites yet[\s\S]*examples\/descent\.suite\.yaml/);
+    await shot("01-suites-empty.png");
+  });
+
+  it("lists the suites the CLI ran", async () => {
+    await page.goto(`${server.url}#/suites`);
+    const row = page.locator("tr[data-suite=knobs]");
+    await row.waitFor();
+    const cells = await row.locator("td").allInnerTexts();
+    assert.equal(cells[0].trim(), "knobs");
+    assert.equal(cells[1], "8");
+    assert.match(cells[3], /4 \(1 held out\)/);
+    assert.equal(cells[4], "idle");
+    await page.locator("tr[data-suite=inbox]").waitFor();
+    await shot("02-suites.png");
+  });
+
+  it("draws the three charts with one point per epoch and tooltips that name the transition", async () => {
+    await page.goto(`${server.url}#/charts/knobs`);
+    const curve = page.getByTestId("loss-curve");
+    await curve.locator("canvas").waitFor();
+    assert.equal(await curve.getAttribute("data-points"), "8");
+    assert.equal(await page.getByTestId("task-spread").getAttribute("data-points"), "8");
+    const epochs = await (await fetch(`${server.url}api/suites/knobs/epochs`)).json();
+    const first = epochs.epochs[0];
+    assert.equal(first.events[0].type, "update");
+
+    // Hover the first epoch's dot: the tooltip says v0→v1.
+    const p = await pixel("loss-curve", 0, [0, first.mean_loss]);
+    await page.mouse.move(p.x, p.y);
+    await curve.getByText("update knobs v0→v1").waitFor();
+    await shot("03-charts-tooltip.png");
+
+    // The spread chart's tooltip lists every task's loss, the held-out one marked.
+    const spread = page.getByTestId("task-spread");
+    await spread.scrollIntoViewIfNeeded();
+    const q = await pixel("task-spread", 2, [0, 0]);
+    await page.mouse.move(q.x, q.y - 40);
+    const tip = spread.getByText(/delta \(held out\)/);
+    await tip.waitFor();
+    const text = await spread.innerText();
+    for (const t of first.tasks) assert.ok(text.includes(`${t.task}`) && text.includes(t.loss.toFixed(4)), `${t.task} in ${text}`);
+    await shot("04-charts-spread.png");
+  });
+
+  it("opens the right diff when a timeline marker is clicked", async () => {
+    const timeline = page.getByTestId("artifact-timeline");
+    await timeline.scrollIntoViewIfNeeded();
+    const epochs = await (await fetch(`${server.url}api/suites/knobs/epochs`)).json();
+    const done = epochs.epochs.filter((e) => e.completed_at !== null);
+    const column = done.findIndex((e) => e.events.some((ev) => ev.type === "rollback"));
+    const ev = done[column].events.find((x) => x.type === "rollback");
+    const p = await pixel("artifact-timeline", 1, [column, 0]);
+    await page.mouse.click(p.x, p.y);
+    const drawer = page.getByTestId("diff-drawer");
+    await drawer.waitFor();
+    await drawer.getByRole("heading", { name: `knobs v${ev.from_version}→v${ev.to_version}` }).waitFor();
+    const expected = await (await fetch(`${server.url}api/artifacts/knobs/diff?from=${ev.from_version}&to=${ev.to_version}`)).json();
+    await drawer.getByTestId("diff").waitFor();
+    const inserted = expected.lines.filter((l) => l.tag === "insert").map((l) => l.text);
+    const shown = await drawer.locator("tr.diff-insert").allInnerTexts();
+    assert.equal(shown.length, inserted.length);
+    inserted.forEach((t, i) => assert.ok(shown[i].includes(t.trim()), `${shown[i]} shows ${t}`));
+    await shot("05-diff-drawer.png");
+    await drawer.getByText("Side by side").click();
+    await shot("06-diff-drawer-split.png");
+    await page.keyboard.press("Escape");
+    await drawer.waitFor({ state: "detached" });
+  });
+
+  it("shows an artifact's versions and rolls back after a confirmation", async () => {
+    await page.goto(`${server.url}#/artifacts/knobs`);
+    const versions = page.getByTestId("versions");
+    await versions.waitFor();
+    const before = await (await fetch(`${server.url}api/artifacts/knobs/versions`)).json();
+    assert.equal(await versions.locator("tbody tr").count(), before.versions.length);
+    const activeBefore = before.artifact.active_version;
+    const target = activeBefore === 1 ? 2 : 1;
+    await page.getByTestId("diff").waitFor();
+    await shot("07-artifact-history.png");
+    await page.getByTestId(`activate-${target}`).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByText(`Make v${target} of knobs active?`).waitFor();
+    await shot("08-rollback-confirm.png");
+    await dialog.getByRole("button", { name: `Make v${target} active` }).click();
+    await page.locator(`tr[data-version="${target}"] [data-testid=active-marker]`).waitFor();
+    const afterwards = await (await fetch(`${server.url}api/artifacts/knobs/versions`)).json();
+    assert.equal(afterwards.artifact.active_version, target);
+  });
+
+  it("validates a suite file inline, then launches it and shows live progress to the end", async () => {
+    await page.goto(`${server.url}#/launch`);
+    const path = page.getByTestId("suite-path");
+    await path.fill(join(fixtures, "broken.suite.yaml"));
+    const issue = page.locator(".issue");
+    await issue.waitFor();
+    assert.match(await issue.innerText(), /broken\.suite\.yaml:4:5[\s\S]*tasks\[0\]\.comand[\s\S]*unknown field `comand`/);
+    assert.equal(await page.getByTestId("start").isDisabled(), true);
+    await shot("09-launch-invalid.png");
+
+    await path.fill(join(fixtures, "knobs.suite.yaml"));
+    await page.getByText("✓ suite").waitFor();
+    await page.getByLabel("Epochs").fill("2");
+    await page.getByLabel("Seed").fill("11");
+    await page.getByTestId("start").click();
+    await page.waitForURL(/#\/live/);
+    const card = page.locator("[data-testid=launch][data-suite=knobs]").first();
+    await card.waitFor();
+    // Mid-flight: the task bar moves before the launch ends.
+    await card.getByTestId("task-progress").waitFor();
+    await shot("10-live-running.png");
+    await page.locator("[data-testid=launch][data-status=finished]").waitFor();
+    assert.equal(await card.getByTestId("epoch-progress").getAttribute("data-done"), "2");
+    assert.equal(await card.getByTestId("finished-runs").locator("tbody tr").count(), 8);
+    await shot("11-live-finished.png");
+
+    await page.goto(`${server.url}#/suites`);
+    await page.locator("tr[data-suite=knobs] td:nth-child(2)", { hasText: "10" }).waitFor();
+  });
+
+  it("cancels a launch from the live screen, leaving the epoch to resume", async () => {
+    await page.goto(`${server.url}#/launch?path=${encodeURIComponent(join(fixtures, "knobs.suite.yaml"))}`);
+    await page.getByText("✓ suite").waitFor();
+    await page.getByLabel("Epochs").fill("20");
+    await page.getByTestId("start").click();
+    await page.waitForURL(/#\/live/);
+    const card = page.locator("[data-testid=launch][data-status=running]");
+    await card.getByTestId("task-progress").waitFor();
+    await card.getByTestId("cancel").click();
+    const cancelled = page.locator("[data-testid=launch][data-status=cancelled]");
+    await cancelled.waitFor();
+    const done = Number(await cancelled.getByTestId("epoch-progress").getAttribute("data-done"));
+    assert.ok(done < 20, `cancelled after ${done} of 20 epochs`);
+    await shot("12-live-cancelled.png");
+    const suites = await (await fetch(`${server.url}api/suites`)).json();
+    assert.equal(suites.find((x) => x.name === "knobs").status, "unfinished");
+  });
+
+  it("answers an intervention and moves it to the history", async () => {
+    await page.goto(`${server.url}#/inbox`);
+    assert.equal(await page.getByTestId("inbox-badge").innerText(), "1");
+    const q = page.getByTestId("pending");
+    await q.waitFor();
+    assert.match(await q.innerText(), /Task `ring` found no feasible point/);
+    await shot("13-inbox.png");
+    await q.getByText("Answer with a hint…").click();
+    await q.locator("textarea").fill("the box lies inside the circle: widen the bounds");
+    await q.getByRole("button", { name: "Send hint" }).click();
+    await page.getByTestId("answered").getByText("the box lies inside the circle").waitFor();
+    assert.equal(await page.getByTestId("pending").count(), 0);
+    await page.getByTestId("inbox-badge").waitFor({ state: "detached" });
+    await shot("14-inbox-answered.png");
+    const inbox = await (await fetch(`${server.url}api/interventions`)).json();
+    assert.equal(inbox.answered[0].answer, "hint");
+  });
+
+  it("shows runs per epoch, and a run's output and telemetry", async () => {
+    await page.goto(`${server.url}#/runs/knobs`);
+    await page.locator("[data-epoch='1']").waitFor();
+    await shot("15-runs.png", true);
+    await page.locator("[data-epoch='1'] tbody a").first().click();
+    const out = page.getByTestId("stdout");
+    await out.waitFor();
+    assert.match(await out.innerText(), /gain=1\.0000 offset=1\.5000/);
+    await shot("16-run-detail.png");
+    const inboxEpochs = await (await fetch(`${server.url}api/suites/inbox/epochs`)).json();
+    await page.goto(`${server.url}#/runs/run/${inboxEpochs.epochs[0].runs[0].id}`);
+    await page.getByTestId("telemetry").locator("canvas").waitFor();
+    await shot("17-run-telemetry.png");
+  });
+
+  it("shows the settings without ever showing a key, and tests the model connection", async () => {
+    await page.goto(`${server.url}#/settings`);
+    await page.getByTestId("api-key").waitFor();
+    await page.getByRole("button", { name: "Test connection" }).click();
+    // No model is configured for the e2e server: the check says how to set one.
+    assert.match(await page.getByTestId("llm-check").innerText(), /no model is configured/);
+    await shot("18-settings.png");
+  });
+
+  it("moves between screens with keyboard shortcuts", async () => {
+    await page.goto(`${server.url}#/charts/knobs`);
+    await page.getByTestId("loss-curve").waitFor();
+    await page.keyboard.press("i");
+    await page.waitForURL(/#\/inbox$/);
+    await page.keyboard.press("c");
+    await page.waitForURL(/#\/charts\/knobs$/);
+    await page.keyboard.press("?");
+    await page.getByTestId("shortcuts").waitFor();
+    await shot("19-shortcuts.png");
+    await page.keyboard.press("Escape");
+    await page.getByTestId("shortcuts").waitFor({ state: "detached" });
+    // Typing in a field types; it does not navigate.
+    await page.goto(`${server.url}#/launch`);
+    await page.getByTestId("suite-path").fill("");
+    await page.getByTestId("suite-path").type("i");
+    assert.match(page.url(), /#\/launch$/);
+  });
+
+  it("asks a token-protected server with the token given once in the address", async () => {
+    const bare = await fetch(`${tokenServer.url}api/suites`);
+    assert.equal(bare.status, 401);
+    const fresh = await context.newPage();
+    await fresh.goto(`${tokenServer.url}?token=e2e-s3cret#/suites`);
+    await fresh.locator("tr[data-suite=knobs]").waitFor({ timeout: WAIT });
+    // Live updates authenticate too (EventSource passes the token in the query).
+    await fresh.getByText("● live").waitFor({ timeout: WAIT });
+    await fresh.close();
+  });
+});

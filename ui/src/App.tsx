@@ -1,0 +1,240 @@
+// The shell: navigation with badges, a hash router (the same build works
+// from `attractor serve` and, later, from the desktop app's local files), and
+// the live event feed every screen can react to.
+import { createContext, useCallback, useContext, useEffect, useReducer, useState } from "react";
+import { api, subscribe } from "./api";
+import type { Envelope } from "./generated/Envelope";
+import { progressReducer, type ProgressState } from "./lib/progress";
+import { Artifacts } from "./screens/Artifacts";
+import { Charts } from "./screens/Charts";
+import { Inbox } from "./screens/Inbox";
+import { Launch } from "./screens/Launch";
+import { Live } from "./screens/Live";
+import { RunDetailScreen } from "./screens/RunDetail";
+import { Runs } from "./screens/Runs";
+import { Settings } from "./screens/Settings";
+import { Suites } from "./screens/Suites";
+
+export interface Route {
+  parts: string[];
+  query: URLSearchParams;
+}
+
+function readRoute(): Route {
+  const hash = window.location.hash.replace(/^#\/?/, "");
+  const [path, q] = hash.split("?");
+  return { parts: path.split("/").filter(Boolean).map(decodeURIComponent), query: new URLSearchParams(q ?? "") };
+}
+
+/** Key → [route, what it does], shown by `?`. */
+const SHORTCUTS: Record<string, [string, string]> = {
+  s: ["/suites", "Suites"],
+  c: ["/charts", "Charts of the suite you last looked at"],
+  l: ["/launch", "Launch a suite"],
+  v: ["/live", "Live progress"],
+  a: ["/artifacts", "Artifacts"],
+  r: ["/runs", "Runs"],
+  i: ["/inbox", "Interventions inbox"],
+  ",": ["/settings", "Settings"],
+};
+
+function ShortcutHelp({ onClose }: { onClose: () => void }) {
+  return (
+    <div className="modal-backdrop" onClick={onClose}>
+      <div className="modal" role="dialog" aria-label="keyboard shortcuts" data-testid="shortcuts">
+        <h3>Keyboard shortcuts</h3>
+        <table className="table compact">
+          <tbody>
+            {Object.entries(SHORTCUTS).map(([key, [, what]]) => (
+              <tr key={key}>
+                <td>
+                  <kbd>{key}</kbd>
+                </td>
+                <td>{what}</td>
+              </tr>
+            ))}
+            <tr>
+              <td>
+                <kbd>Esc</kbd>
+              </td>
+              <td>Close a drawer or this help</td>
+            </tr>
+            <tr>
+              <td>
+                <kbd>?</kbd>
+              </td>
+              <td>Show or hide this help</td>
+            </tr>
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
+
+export function go(path: string) {
+  window.location.hash = path;
+}
+
+interface Live {
+  /** Bumps on every event that changes stored data: screens refetch on it. */
+  tick: number;
+  last: Envelope | null;
+  progress: ProgressState;
+  connected: boolean;
+}
+
+const LiveContext = createContext<Live>({ tick: 0, last: null, progress: {}, connected: false });
+export const useLive = () => useContext(LiveContext);
+
+/** Events after which stored data differs (a screen showing it should refetch). */
+const CHANGES = new Set([
+  "run_finished",
+  "epoch_finished",
+  "suite_finished",
+  "launch_started",
+  "launch_ended",
+  "intervention_answered",
+  "artifact_activated",
+]);
+
+export function App() {
+  const [route, setRoute] = useState(readRoute);
+  const [tick, setTick] = useState(0);
+  const [last, setLast] = useState<Envelope | null>(null);
+  const [connected, setConnected] = useState(false);
+  const [progress, dispatch] = useReducer(progressReducer, {});
+  const [pending, setPending] = useState(0);
+
+  useEffect(() => {
+    const onHash = () => setRoute(readRoute());
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, []);
+
+  useEffect(
+    () =>
+      subscribe(
+        (e) => {
+          dispatch(e);
+          setLast(e);
+          if (CHANGES.has(e.type)) setTick((t) => t + 1);
+        },
+        () => {
+          setConnected(true);
+          setTick((t) => t + 1);
+        },
+        () => setConnected(false),
+      ),
+    [],
+  );
+
+  const refreshBadge = useCallback(() => {
+    api
+      .overview()
+      .then((o) => setPending(o.pending_interventions))
+      .catch(() => undefined);
+  }, []);
+  useEffect(refreshBadge, [tick, refreshBadge]);
+
+  // Keyboard shortcuts for the frequent moves (ignored while typing).
+  const [help, setHelp] = useState(false);
+  const [lastSuite, setLastSuite] = useState<string | null>(null);
+  useEffect(() => {
+    const [where, suite] = route.parts;
+    if ((where === "charts" || (where === "runs" && suite !== "run")) && suite) setLastSuite(suite);
+  }, [route]);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      const t = e.target as HTMLElement | null;
+      if (t && (["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName) || t.isContentEditable)) return;
+      if (e.key === "?") return setHelp((h) => !h);
+      if (e.key === "Escape") return setHelp(false);
+      const to = e.key === "c" ? `/charts/${lastSuite ? encodeURIComponent(lastSuite) : ""}` : SHORTCUTS[e.key]?.[0];
+      if (to) {
+        e.preventDefault();
+        setHelp(false);
+        go(to);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [lastSuite]);
+
+  const [screen, ...rest] = route.parts;
+  const nav = [
+    ["suites", "Suites"],
+    ["launch", "Launch"],
+    ["live", "Live"],
+    ["artifacts", "Artifacts"],
+    ["runs", "Runs"],
+    ["inbox", "Inbox"],
+    ["settings", "Settings"],
+  ];
+  const current = screen ?? "suites";
+  const running = Object.values(progress).filter((p) => !p.ended).length;
+
+  let body;
+  switch (current) {
+    case "charts":
+      body = <Charts suite={rest[0]} />;
+      break;
+    case "launch":
+      body = <Launch initialPath={route.query.get("path") ?? ""} />;
+      break;
+    case "live":
+      body = <Live />;
+      break;
+    case "artifacts":
+      body = <Artifacts name={rest[0]} />;
+      break;
+    case "runs":
+      body = rest[0] === "run" ? <RunDetailScreen id={Number(rest[1])} /> : <Runs suite={rest[0]} />;
+      break;
+    case "inbox":
+      body = <Inbox onChange={refreshBadge} />;
+      break;
+    case "settings":
+      body = <Settings />;
+      break;
+    default:
+      body = <Suites />;
+  }
+
+  return (
+    <LiveContext.Provider value={{ tick, last, progress, connected }}>
+      <div className="app">
+        <nav className="nav">
+          <div className="brand">
+            <span className="logo">◎</span> Attractor
+          </div>
+          {nav.map(([id, label]) => (
+            <a
+              key={id}
+              href={`#/${id}`}
+              className={current === id || (id === "suites" && current === "charts") ? "active" : ""}
+              title={`${label} (${Object.entries(SHORTCUTS).find(([, [to]]) => to === `/${id}`)?.[0] ?? ""})`}
+            >
+              {label}
+              {id === "inbox" && pending > 0 && (
+                <span className="count" data-testid="inbox-badge" title={`${pending} waiting for an answer`}>
+                  {pending}
+                </span>
+              )}
+              {id === "live" && running > 0 && <span className="count live">{running}</span>}
+            </a>
+          ))}
+          <button className="keys-hint" onClick={() => setHelp(true)} title="keyboard shortcuts">
+            ? shortcuts
+          </button>
+          <div className={`conn ${connected ? "on" : "off"}`} title={connected ? "live updates on" : "live updates reconnecting"}>
+            {connected ? "● live" : "○ offline"}
+          </div>
+        </nav>
+        <main className="main">{body}</main>
+        {help && <ShortcutHelp onClose={() => setHelp(false)} />}
+      </div>
+    </LiveContext.Provider>
+  );
+}

@@ -1,0 +1,44 @@
+// Small shared pieces: empty states, errors, status badges, confirmation.
+import type { ReactNode } from "react";
+
+export function Empty({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty" data-testid="empty">
+      <h3>{title}</h3>
+      {children}
+    </div>
+  );
+}
+
+export function ErrorNote({ error }: { error: string | null }) {
+  return error ? (
+    <p className="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
+export function Status({ status }: { status: string }) {
+  return <span className={`badge status-${status}`}>{status}</span>;
+}
+
+export function Confirm({ text, confirm, onConfirm, onCancel }: {
+  text: ReactNode;
+  confirm: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
+  return (
+    <div className="modal-backdrop">
+      <div className="modal" role="dialog" aria-modal="true">
+        <div>{text}</div>
+        <div className="actions">
+          <button onClick={onCancel}>Cancel</button>
+          <button className="primary" onClick={onConfirm}>
+            {confirm}
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,117 @@
+// Live progress of launched suite runs, folded from the bus events the server
+// pushes over SSE. A pure reducer: the Live screen renders its state, and the
+// tests feed it recorded event sequences.
+import type { Envelope } from "../generated/Envelope";
+
+export interface FinishedRun {
+  runId: number;
+  task: string;
+  epoch: number;
+  status: string;
+  loss: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+export interface SuiteProgress {
+  suite: string;
+  suiteId: number | null;
+  launchId: number | null;
+  epochsRequested: number;
+  epochsDone: number;
+  currentEpoch: number | null;
+  tasksTotal: number;
+  tasksDone: number;
+  running: string[];
+  runs: FinishedRun[];
+  epochLosses: { epoch: number; mean: number | null; holdout: number | null }[];
+  moves: string[];
+  ended: null | { status: string; error: string | null };
+}
+
+export type ProgressState = Record<string, SuiteProgress>;
+
+function fresh(suite: string): SuiteProgress {
+  return {
+    suite,
+    suiteId: null,
+    launchId: null,
+    epochsRequested: 0,
+    epochsDone: 0,
+    currentEpoch: null,
+    tasksTotal: 0,
+    tasksDone: 0,
+    running: [],
+    runs: [],
+    epochLosses: [],
+    moves: [],
+    ended: null,
+  };
+}
+
+/** Most recent runs kept per suite (the screen shows the latest ones). */
+const KEEP_RUNS = 200;
+
+export function progressReducer(state: ProgressState, e: Envelope): ProgressState {
+  const bySuiteId = (id: number) => Object.values(state).find((p) => p.suiteId === id);
+  const put = (p: SuiteProgress) => ({ ...state, [p.suite]: p });
+  switch (e.type) {
+    case "launch_started":
+      return put({ ...fresh(e.suite), launchId: e.launch_id });
+    case "suite_started": {
+      const prev = state[e.suite];
+      const base = prev && !prev.ended ? prev : fresh(e.suite);
+      return put({ ...base, suiteId: e.suite_id, epochsRequested: e.epochs, tasksTotal: e.tasks });
+    }
+    case "epoch_started": {
+      const p = bySuiteId(e.suite_id);
+      if (!p) return state;
+      return put({ ...p, currentEpoch: e.epoch_num, tasksTotal: e.tasks_total, tasksDone: e.tasks_done, running: [] });
+    }
+    case "run_started": {
+      const p = bySuiteId(e.suite_id);
+      return p ? put({ ...p, running: [...p.running, e.task] }) : state;
+    }
+    case "run_finished": {
+      const p = bySuiteId(e.suite_id);
+      if (!p) return state;
+      const run: FinishedRun = {
+        runId: e.run_id,
+        task: e.task,
+        epoch: p.currentEpoch ?? 0,
+        status: e.status,
+        loss: e.loss,
+        durationMs: e.duration_ms,
+        error: e.error,
+      };
+      return put({
+        ...p,
+        tasksDone: p.tasksDone + 1,
+        running: p.running.filter((t) => t !== e.task),
+        runs: [run, ...p.runs].slice(0, KEEP_RUNS),
+      });
+    }
+    case "artifact_updated":
+    case "artifact_rolled_back": {
+      const p = bySuiteId(e.suite_id);
+      if (!p) return state;
+      const verb = e.type === "artifact_updated" ? "update" : "rollback";
+      return put({ ...p, moves: [...p.moves, `epoch ${p.currentEpoch}: ${verb} ${e.artifact} v${e.from_version}→v${e.to_version}`] });
+    }
+    case "epoch_finished": {
+      const p = bySuiteId(e.suite_id);
+      if (!p) return state;
+      return put({
+        ...p,
+        epochsDone: p.epochsDone + 1,
+        epochLosses: [...p.epochLosses, { epoch: e.epoch_num, mean: e.mean_loss, holdout: e.holdout_mean_loss }],
+      });
+    }
+    case "launch_ended": {
+      const p = state[e.suite] ?? fresh(e.suite);
+      return put({ ...p, running: [], ended: { status: e.status, error: e.error } });
+    }
+    default:
+      return state;
+  }
+}

@@ -1,0 +1,203 @@
+// Artifact history: every version including v0, which one is active, the
+// diff of any two versions (unified or side by side), and a rollback that
+// asks for confirmation first.
+import { useEffect, useMemo, useState } from "react";
+import { api } from "../api";
+import { useLive } from "../App";
+import { DiffModeToggle, DiffView } from "../components/DiffView";
+import { Confirm, Empty, ErrorNote } from "../components/common";
+import type { ArtifactHistory } from "../generated/ArtifactHistory";
+import type { ArtifactItem } from "../generated/ArtifactItem";
+import type { LineDiff } from "../generated/LineDiff";
+import { fmtTime } from "../lib/format";
+
+export function Artifacts({ name }: { name?: string }) {
+  const { tick } = useLive();
+  const [list, setList] = useState<ArtifactItem[] | null>(null);
+  const [history, setHistory] = useState<ArtifactHistory | null>(null);
+  const [from, setFrom] = useState<number | null>(null);
+  const [to, setTo] = useState<number | null>(null);
+  const [diff, setDiff] = useState<LineDiff | null>(null);
+  const [mode, setMode] = useState<"unified" | "split">("split");
+  const [confirm, setConfirm] = useState<number | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  useEffect(() => {
+    api.artifacts().then(setList).catch((e: Error) => setError(e.message));
+  }, [tick]);
+
+  useEffect(() => {
+    if (!name) return setHistory(null);
+    api
+      .versions(name)
+      .then((h) => {
+        setHistory(h);
+        setError(null);
+      })
+      .catch((e: Error) => setError(e.message));
+  }, [name, tick]);
+
+  // Default comparison: the active version against its parent (or v0).
+  useEffect(() => {
+    if (!history) return;
+    const active = history.versions.find((v) => v.is_active) ?? history.versions[0];
+    const latest = history.versions[history.versions.length - 1];
+    const target = latest.version !== 0 ? latest : active;
+    setTo(target.version);
+    setFrom(target.parent_version ?? 0);
+    // Only when another artifact is opened, not on every refresh.
+  }, [history?.artifact.name]);
+
+  useEffect(() => {
+    if (!name || from === null || to === null) return;
+    api.diff(name, from, to).then(setDiff).catch((e: Error) => setError(e.message));
+  }, [name, from, to]);
+
+  const sorted = useMemo(
+    () => [...(list ?? [])].sort((a, b) => Number(b.versions > 1) - Number(a.versions > 1) || a.name.localeCompare(b.name)),
+    [list],
+  );
+
+  const doRollback = async (version: number) => {
+    setConfirm(null);
+    if (!name) return;
+    try {
+      await api.rollback(name, version);
+      setNotice(`${name}: version ${version} is now active.`);
+      setHistory(await api.versions(name));
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+
+  return (
+    <section className="split-screen">
+      <aside className="list">
+        <h2>Artifacts</h2>
+        {sorted.map((a) => (
+          <a key={a.name} href={`#/artifacts/${encodeURIComponent(a.name)}`} className={a.name === name ? "active" : ""} data-artifact={a.name}>
+            <b>{a.name}</b>
+            <span className="muted small">
+              {a.kind} · {a.origin} · v{a.active_version} active · {a.versions} version{a.versions === 1 ? "" : "s"}
+            </span>
+          </a>
+        ))}
+      </aside>
+      <div className="detail">
+        <ErrorNote error={error} />
+        {notice && <p className="notice">{notice}</p>}
+        {!name && (
+          <Empty title="Pick an artifact">
+            <p>
+              Artifacts are the prompts and settings the outer loop learns. Version 0 is the built-in (or suite-declared) default;
+              each update adds a version, and a rollback only moves the active marker — nothing is deleted.
+            </p>
+          </Empty>
+        )}
+        {history && (
+          <>
+            <header className="screen-head">
+              <h2>{history.artifact.name}</h2>
+              <span className="muted">
+                {history.artifact.kind} · {history.artifact.origin}
+              </span>
+            </header>
+            <p className="muted">{history.artifact.description}</p>
+            <table className="table compact" data-testid="versions">
+              <thead>
+                <tr>
+                  <th>Version</th>
+                  <th>From</th>
+                  <th>Created</th>
+                  <th>Change</th>
+                  <th />
+                </tr>
+              </thead>
+              <tbody>
+                {history.versions.map((v) => (
+                  <tr key={v.version} className={v.is_active ? "active-row" : ""} data-version={v.version}>
+                    <td>
+                      <b>v{v.version}</b> {v.is_active && <span className="badge status-running" data-testid="active-marker">active</span>}
+                    </td>
+                    <td>{v.version === 0 ? "default" : `v${v.parent_version}`}</td>
+                    <td className="small">
+                      {v.epoch_num !== null ? `epoch ${v.epoch_num} of ${v.suite}` : v.version === 0 ? "built in" : "by hand"}
+                      <div className="muted">{fmtTime(v.created_at)}</div>
+                    </td>
+                    <td className="small">
+                      {v.diff_from_parent ? (
+                        <>
+                          <span className="added">+{v.diff_from_parent.added}</span> <span className="removed">−{v.diff_from_parent.removed}</span>
+                        </>
+                      ) : (
+                        "–"
+                      )}
+                    </td>
+                    <td>
+<div className="actions">
+                      <button
+                        onClick={() => {
+                          setFrom(v.parent_version ?? 0);
+                          setTo(v.version);
+                        }}
+                        disabled={v.version === 0}
+                      >
+                        Diff
+                      </button>
+                      {!v.is_active && (
+                        <button onClick={() => setConfirm(v.version)} data-testid={`activate-${v.version}`}>
+                          {v.version < history.artifact.active_version ? "Roll back to this" : "Make active"}
+                        </button>
+                      )}
+                    </div>
+</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <div className="card">
+              <header className="screen-head">
+                <h3>Compare</h3>
+                <select value={from ?? 0} onChange={(e) => setFrom(Number(e.target.value))} aria-label="from version">
+                  {history.versions.map((v) => (
+                    <option key={v.version} value={v.version}>
+                      v{v.version}
+                    </option>
+                  ))}
+                </select>
+                →
+                <select value={to ?? 0} onChange={(e) => setTo(Number(e.target.value))} aria-label="to version">
+                  {history.versions.map((v) => (
+                    <option key={v.version} value={v.version}>
+                      v{v.version}
+                    </option>
+                  ))}
+                </select>
+                <span className="spacer" />
+                <DiffModeToggle mode={mode} onChange={setMode} />
+              </header>
+              {diff && <DiffView diff={diff} mode={mode} />}
+            </div>
+          </>
+        )}
+        {confirm !== null && history && (
+          <Confirm
+            text={
+              <>
+                <h3>Make v{confirm} of {history.artifact.name} active?</h3>
+                <p>
+                  Runs from the next epoch on will use v{confirm} instead of v{history.artifact.active_version}. Nothing is deleted: you can
+                  switch back at any time.
+                </p>
+              </>
+            }
+            confirm={`Make v${confirm} active`}
+            onConfirm={() => doRollback(confirm)}
+            onCancel={() => setConfirm(null)}
+          />
+        )}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,165 @@
+// Charts (seed 004 §11): LossCurve, ArtifactDeltaTimeline with its diff
+// drawer, and PerTaskLossBoxplot, for one suite.
+import { useEffect, useMemo, useState } from "react";
+import { api } from "../api";
+import { useLive } from "../App";
+import { DiffDrawer, type Transition } from "../components/DiffDrawer";
+import { EChart, type ChartClick } from "../components/EChart";
+import { Empty, ErrorNote, Status } from "../components/common";
+import type { SuiteEpochs } from "../generated/SuiteEpochs";
+import type { SuiteItem } from "../generated/SuiteItem";
+import {
+  boxplotOption,
+  lossCurveOption,
+  lossPoints,
+  spreadPoints,
+  timelineMarks,
+  timelineOption,
+} from "../lib/charts";
+import { fmtLoss } from "../lib/format";
+import { useDark } from "../lib/theme";
+
+export function Charts({ suite }: { suite?: string }) {
+  const { tick } = useLive();
+  const dark = useDark();
+  const [data, setData] = useState<SuiteEpochs | null>(null);
+  const [suites, setSuites] = useState<SuiteItem[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [open, setOpen] = useState<Transition | null>(null);
+
+  useEffect(() => {
+    api.suites().then(setSuites).catch(() => undefined);
+  }, [tick]);
+
+  useEffect(() => {
+    if (!suite) return;
+    api
+      .epochs(suite, false)
+      .then((d) => {
+        setData(d);
+        setError(null);
+      })
+      .catch((e: Error) => setError(e.message));
+  }, [suite, tick]);
+
+  const loss = useMemo(() => (data ? lossPoints(data.epochs) : []), [data]);
+  const lossOpt = useMemo(() => lossCurveOption(loss), [loss]);
+  const timeline = useMemo(() => (data ? timelineMarks(data.epochs, data.artifacts) : { rows: [], marks: [] }), [data]);
+  const timelineOpt = useMemo(
+    () => timelineOption(timeline.rows, timeline.marks, loss.map((p) => p.epoch)),
+    [timeline, loss],
+  );
+  // Finished epochs only, like the other two charts, so the columns line up.
+  const spread = useMemo(() => (data ? spreadPoints(data.epochs.filter((e) => e.completed_at !== null)) : []), [data]);
+  const spreadOpt = useMemo(() => boxplotOption(spread), [spread]);
+
+  const onMark = (e: ChartClick) => {
+    const v = e.value as [number, number, number, number, string, number];
+    if (!Array.isArray(v)) return;
+    setOpen({ epoch: v[5], from: v[2], to: v[3], artifact: v[4], type: e.seriesName === "rollback" ? "rollback" : "update" });
+  };
+
+  const picker = (
+    <select value={suite ?? ""} onChange={(e) => (window.location.hash = `#/charts/${encodeURIComponent(e.target.value)}`)} aria-label="suite">
+      <option value="" disabled>
+        choose a suite…
+      </option>
+      {suites.map((s) => (
+        <option key={s.id} value={s.name}>
+          {s.name}
+        </option>
+      ))}
+    </select>
+  );
+
+  if (!suite) {
+    return (
+      <section>
+        <header className="screen-head">
+          <h2>Charts</h2>
+          {picker}
+        </header>
+        <Empty title="Pick a suite">
+          <p>Choose a suite above, or open one from the Suites screen.</p>
+        </Empty>
+      </section>
+    );
+  }
+
+  const completed = loss.length;
+  const last = loss[loss.length - 1];
+  return (
+    <section>
+      <header className="screen-head">
+        <h2>
+          Charts · <span data-testid="charts-suite">{suite}</span>
+        </h2>
+        {picker}
+        {data && <Status status={data.suite.status} />}
+        <span className="spacer" />
+        <a className="button" href={`#/runs/${encodeURIComponent(suite)}`}>
+          Runs
+        </a>
+        {data?.suite.suite_path && (
+          <a className="button" href={`#/launch?path=${encodeURIComponent(data.suite.suite_path)}`}>
+            Launch again
+          </a>
+        )}
+      </header>
+      <ErrorNote error={error} />
+      {data && completed === 0 && (
+        <Empty title="No finished epoch yet">
+          <p>The charts fill in as epochs finish. Launch the suite, then watch it on the Live screen.</p>
+        </Empty>
+      )}
+      {data && completed > 0 && (
+        <>
+          <div className="stats">
+            <div>
+              <span className="muted">epochs</span> <b>{completed}</b>
+            </div>
+            <div>
+              <span className="muted">latest mean loss</span> <b>{fmtLoss(last?.loss)}</b>
+            </div>
+            <div>
+              <span className="muted">best</span> <b>{fmtLoss(Math.min(...loss.map((p) => p.loss ?? Infinity)))}</b>
+            </div>
+            {last?.holdout !== null && (
+              <div>
+                <span className="muted holdout-text">held-out mean</span> <b>{fmtLoss(last?.holdout)}</b>
+              </div>
+            )}
+            <div className="legend-note">
+              dots: <span className="dot update" /> update <span className="dot rollback" /> rollback <span className="dot none" /> no change
+            </div>
+          </div>
+          <div className="card">
+            <h3>Loss curve</h3>
+            <EChart id="loss-curve" group="suite-charts" option={lossOpt} points={loss.length} dark={dark} />
+          </div>
+          <div className="card">
+            <h3>Artifact changes</h3>
+            {timeline.marks.length === 0 ? (
+              <p className="muted">No artifact has changed yet. With the baseline optimizer nothing moves; launch with <code>evolve</code> to tune.</p>
+            ) : (
+              <EChart
+                id="artifact-timeline"
+                group="suite-charts"
+                option={timelineOpt}
+                height={Math.max(140, 70 + timeline.rows.length * 36)}
+                points={timeline.marks.length}
+                onClick={onMark}
+                dark={dark}
+              />
+            )}
+          </div>
+          <div className="card">
+            <h3>Per-task loss</h3>
+            <EChart id="task-spread" group="suite-charts" option={spreadOpt} points={spread.length} dark={dark} />
+          </div>
+        </>
+      )}
+      <DiffDrawer transition={open} onClose={() => setOpen(null)} />
+    </section>
+  );
+}

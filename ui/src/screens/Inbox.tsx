@@ -1,0 +1,162 @@
+// The interventions inbox: questions the system asks a person, with what
+// happened, why it matters, the evidence and the proposed action; approve,
+// reject, or answer with a hint. Answered ones stay as history.
+import { useEffect, useState } from "react";
+import { api } from "../api";
+import { useLive } from "../App";
+import { Empty, ErrorNote } from "../components/common";
+import type { AnswerKind } from "../generated/AnswerKind";
+import type { Inbox as InboxData } from "../generated/Inbox";
+import type { InterventionItem } from "../generated/InterventionItem";
+import { fmtTime } from "../lib/format";
+
+function Question({ item, onAnswered }: { item: InterventionItem; onAnswered: () => void }) {
+  const [hint, setHint] = useState("");
+  const [hinting, setHinting] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const send = async (answer: AnswerKind) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await api.answer(item.id, { answer, text: answer === "hint" ? hint : undefined });
+      onAnswered();
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const c = item.context;
+  return (
+    <div className="card question" data-testid="pending" data-id={item.id}>
+      <header className="screen-head">
+        <h3>{item.subject}</h3>
+        <span className="badge">{item.kind.replace("_", " ")}</span>
+      </header>
+      <p className="muted small">
+        #{item.id} · {item.task && <>task {item.task} · </>}
+        {item.run_id !== null && (
+          <>
+            <a href={`#/runs/run/${item.run_id}`}>run {item.run_id}</a> ·{" "}
+          </>
+        )}
+        {fmtTime(item.created_at)}
+      </p>
+      {c.what && (
+        <p>
+          <b>What:</b> {c.what}
+        </p>
+      )}
+      {c.why && (
+        <p>
+          <b>Why it matters:</b> {c.why}
+        </p>
+      )}
+      {c.evidence !== null && c.evidence !== undefined && (
+        <details>
+          <summary>Evidence</summary>
+          <pre className="output">{JSON.stringify(c.evidence, null, 2)}</pre>
+        </details>
+      )}
+      {c.proposal && (
+        <p className="proposal">
+          <b>Proposed:</b> {c.proposal}
+        </p>
+      )}
+      <ErrorNote error={error} />
+      {hinting ? (
+        <div className="hint-form">
+          <textarea value={hint} onChange={(e) => setHint(e.target.value)} placeholder="Your hint for the next runs of this task" autoFocus />
+          <div className="actions">
+            <button onClick={() => setHinting(false)}>Back</button>
+            <button className="primary" disabled={busy || !hint.trim()} onClick={() => send("hint")}>
+              Send hint
+            </button>
+          </div>
+        </div>
+      ) : (
+        <div className="actions">
+          <button className="primary" disabled={busy} onClick={() => send("approve")}>
+            Approve
+          </button>
+          <button disabled={busy} onClick={() => send("reject")}>
+            Reject
+          </button>
+          <button disabled={busy} onClick={() => setHinting(true)}>
+            Answer with a hint…
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}
+
+export function Inbox({ onChange }: { onChange: () => void }) {
+  const { tick } = useLive();
+  const [inbox, setInbox] = useState<InboxData | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = () =>
+    api
+      .interventions()
+      .then(setInbox)
+      .catch((e: Error) => setError(e.message));
+  useEffect(() => {
+    load();
+  }, [tick]);
+
+  return (
+    <section>
+      <header className="screen-head">
+        <h2>Interventions</h2>
+      </header>
+      <ErrorNote error={error} />
+      {inbox && inbox.pending.length === 0 && (
+        <Empty title="Nothing waits for an answer">
+          <p>
+            When a run needs a person — the model tier keeps failing, or a task finds no feasible point — its question appears here with
+            the evidence and a proposed action.
+          </p>
+        </Empty>
+      )}
+      {inbox?.pending.map((i) => (
+        <Question
+          key={i.id}
+          item={i}
+          onAnswered={() => {
+            load();
+            onChange();
+          }}
+        />
+      ))}
+      {inbox && inbox.answered.length > 0 && (
+        <>
+          <h3>Answered</h3>
+          <table className="table compact" data-testid="answered">
+            <thead>
+              <tr>
+                <th>#</th>
+                <th>Question</th>
+                <th>Answer</th>
+                <th>When</th>
+              </tr>
+            </thead>
+            <tbody>
+              {inbox.answered.map((i) => (
+                <tr key={i.id} data-id={i.id}>
+                  <td>{i.id}</td>
+                  <td>{i.subject}</td>
+                  <td>
+                    <b>{i.answer}</b>
+                    {i.answer_text && <> — {i.answer_text}</>}
+                  </td>
+                  <td className="small">{fmtTime(i.answered_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+    </section>
+  );
+}

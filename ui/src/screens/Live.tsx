@@ -1,0 +1,129 @@
+// Live progress of launched suites, pushed from the server's event bus over
+// SSE: epoch and task progress bars, runs as they finish, cancel.
+import { useEffect, useState } from "react";
+import { api } from "../api";
+import { useLive } from "../App";
+import { Empty, ErrorNote, Status } from "../components/common";
+import type { LaunchView } from "../generated/LaunchView";
+import { fmtDuration, fmtLoss } from "../lib/format";
+import type { SuiteProgress } from "../lib/progress";
+
+function Bar({ done, total, label, id }: { done: number; total: number; label: string; id: string }) {
+  const pct = total > 0 ? Math.min(100, (100 * done) / total) : 0;
+  return (
+    <div className="progress" data-testid={id} data-done={done} data-total={total}>
+      <div className="progress-label">
+        {label} <b>{done}</b> / {total}
+      </div>
+      <div className="progress-track">
+        <div className="progress-fill" style={{ width: `${pct}%` }} />
+      </div>
+    </div>
+  );
+}
+
+function Card({ launch, p, onCancel }: { launch: LaunchView; p: SuiteProgress | undefined; onCancel: () => void }) {
+  const status = p?.ended?.status ?? launch.status;
+  const running = status === "running";
+  return (
+    <div className="card live-card" data-testid="launch" data-status={status} data-suite={launch.suite}>
+      <header className="screen-head">
+        <h3>
+          {launch.suite} <span className="muted">launch {launch.id}</span>
+        </h3>
+        <Status status={status} />
+        <span className="spacer" />
+        {running && (
+          <button className="danger" onClick={onCancel} data-testid="cancel">
+            Cancel
+          </button>
+        )}
+        <a className="button" href={`#/charts/${encodeURIComponent(launch.suite)}`}>
+          Charts
+        </a>
+      </header>
+      <p className="muted small">
+        {launch.suite_path} · {launch.optimizer} · seed {launch.seed}
+      </p>
+      <Bar id="epoch-progress" label="epochs" done={p?.epochsDone ?? launch.epochs_done} total={launch.epochs_requested} />
+      {p && p.currentEpoch !== null && (
+        <Bar id="task-progress" label={`epoch ${p.currentEpoch}: runs`} done={p.tasksDone} total={p.tasksTotal} />
+      )}
+      {p && p.running.length > 0 && <p className="small">running: {p.running.join(", ")}</p>}
+      {(p?.ended?.error ?? launch.error) && <ErrorNote error={p?.ended?.error ?? launch.error} />}
+      {p && p.epochLosses.length > 0 && (
+        <ul className="epoch-lines">
+          {p.epochLosses.map((e) => (
+            <li key={e.epoch}>
+              epoch {e.epoch}: mean loss <b>{fmtLoss(e.mean)}</b>
+              {e.holdout !== null && <span className="holdout-text"> · held-out {fmtLoss(e.holdout)}</span>}
+            </li>
+          ))}
+          {p.moves.map((m, i) => (
+            <li key={`m${i}`} className="muted">
+              {m}
+            </li>
+          ))}
+        </ul>
+      )}
+      {p && p.runs.length > 0 && (
+        <table className="table compact" data-testid="finished-runs">
+          <thead>
+            <tr>
+              <th>Epoch</th>
+              <th>Task</th>
+              <th>Status</th>
+              <th className="num">Loss</th>
+              <th className="num">Time</th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.runs.slice(0, 30).map((r) => (
+              <tr key={r.runId}>
+                <td>{r.epoch}</td>
+                <td>
+                  <a href={`#/runs/run/${r.runId}`}>{r.task}</a>
+                </td>
+                <td>
+                  <Status status={r.status} />
+                </td>
+                <td className="num">{fmtLoss(r.loss)}</td>
+                <td className="num">{fmtDuration(r.durationMs)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+export function Live() {
+  const { tick, progress } = useLive();
+  const [launches, setLaunches] = useState<LaunchView[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    api.launches().then(setLaunches).catch((e: Error) => setError(e.message));
+  }, [tick]);
+
+  const cancel = (id: number) => api.cancel(id).catch((e: Error) => setError(e.message));
+
+  return (
+    <section>
+      <header className="screen-head">
+        <h2>Live progress</h2>
+      </header>
+      <ErrorNote error={error} />
+      {launches && launches.length === 0 && (
+        <Empty title="Nothing launched from here yet">
+          <p>
+            Suites started from <a href="#/launch">Launch</a> show their progress here as it happens: epochs, runs as they
+            finish, and a Cancel button. Runs started with <code>attractor run</code> in a terminal show up in Suites and Charts.
+          </p>
+        </Empty>
+      )}
+      {launches?.map((l) => <Card key={l.id} launch={l} p={progress[l.suite]?.launchId === l.id ? progress[l.suite] : undefined} onCancel={() => cancel(l.id)} />)}
+    </section>
+  );
+}

@@ -1,0 +1,143 @@
+// One run: its loss breakdown, what it reported, stdout/stderr, and for
+// optimize tasks the ASO telemetry timeline (directive, source, LLM call,
+// objective and violation per step).
+import { useEffect, useMemo, useState } from "react";
+import { api } from "../api";
+import { EChart } from "../components/EChart";
+import { ErrorNote, Status } from "../components/common";
+import type { LossParts } from "../generated/LossParts";
+import type { RunDetail } from "../generated/RunDetail";
+import { telemetryOption } from "../lib/telemetry";
+import { fmtDuration, fmtLoss, fmtTime } from "../lib/format";
+import { useDark } from "../lib/theme";
+
+export function RunDetailScreen({ id }: { id: number }) {
+  const dark = useDark();
+  const [d, setD] = useState<RunDetail | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    if (!Number.isInteger(id)) return setError("no run id in the address");
+    api.run(id).then(setD).catch((e: Error) => setError(e.message));
+  }, [id]);
+  const option = useMemo(() => (d && d.telemetry.length ? telemetryOption(d.telemetry) : null), [d]);
+  if (error) return <ErrorNote error={error} />;
+  if (!d) return <p className="muted">Loading…</p>;
+  const r = d.run;
+  return (
+    <section>
+      <header className="screen-head">
+        <h2>
+          Run {r.id}: {r.task}
+        </h2>
+        <Status status={r.status} />
+        {r.holdout && <span className="badge holdout">held out</span>}
+        <span className="spacer" />
+        <a className="button" href={`#/runs/${encodeURIComponent(d.suite)}`}>
+          All runs of {d.suite}
+        </a>
+      </header>
+      <div className="stats">
+        <div>
+          <span className="muted">epoch</span> <b>{r.epoch_num}</b>
+        </div>
+        <div>
+          <span className="muted">loss</span> <b>{fmtLoss(r.loss)}</b>
+        </div>
+        <div>
+          <span className="muted">kind</span> <b>{r.kind}</b>
+        </div>
+        <div>
+          <span className="muted">time</span> <b>{fmtDuration(r.duration_ms)}</b>
+        </div>
+        <div>
+          <span className="muted">started</span> {fmtTime(r.started_at)}
+        </div>
+        {r.exit_code !== null && (
+          <div>
+            <span className="muted">exit code</span> <b>{r.exit_code}</b>
+          </div>
+        )}
+      </div>
+      {r.error && <pre className="error">{r.error}</pre>}
+      {r.parts && (
+        <div className="card">
+          <h3>Loss breakdown</h3>
+          <p className="muted small">Each component is in [0, 1]; the loss is the sum of weight × component.</p>
+          <div className="parts" data-testid="loss-parts">
+            {(Object.keys(r.parts) as (keyof LossParts)[]).map((k) => {
+              const v = r.parts![k];
+              const w = r.weights?.[k];
+              return (
+                <div key={k}>
+                  <span className="muted">{k.replace("_", " ")}</span>
+                  <div className="part-bar">
+                    <div style={{ width: `${Math.min(100, v * 100)}%` }} />
+                  </div>
+                  <b>{fmtLoss(v)}</b>
+                  {w !== undefined && (
+                    <span className="muted small">
+                      {" "}
+                      × {w} = {fmtLoss(v * w)}
+                    </span>
+                  )}
+                </div>
+              );
+            })}
+          </div>
+        </div>
+      )}
+      {option && (
+        <div className="card">
+          <h3>ASO telemetry ({d.telemetry.length} steps)</h3>
+          <EChart id="telemetry" option={option} points={d.telemetry.length} dark={dark} />
+          <details>
+            <summary>every step</summary>
+            <table className="table compact" data-testid="telemetry-steps">
+              <thead>
+                <tr>
+                  <th>traj</th>
+                  <th>step</th>
+                  <th>status</th>
+                  <th className="num">objective</th>
+                  <th className="num">violation</th>
+                  <th>directive</th>
+                  <th>source</th>
+                  <th>LLM</th>
+                  <th className="num">evals</th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.telemetry.map((t, i) => (
+                  <tr key={i}>
+                    <td>{t.trajectory_id}</td>
+                    <td>{t.step}</td>
+                    <td>{t.status}</td>
+                    <td className="num">{t.objective?.toPrecision(6) ?? "–"}</td>
+                    <td className="num">{t.max_violation?.toExponential(2) ?? "–"}</td>
+                    <td>{t.directive_action}</td>
+                    <td>{t.directive_source}</td>
+                    <td>{t.llm_call_made ? "yes" : "no"}</td>
+                    <td className="num">{t.evals_used}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </details>
+        </div>
+      )}
+      <div className="card">
+        <h3>stdout{d.stdout.truncated && <span className="muted small"> (last part)</span>}</h3>
+        <pre className="output" data-testid="stdout">{d.stdout.text || "(nothing)"}</pre>
+        <h3>stderr{d.stderr.truncated && <span className="muted small"> (last part)</span>}</h3>
+        <pre className="output">{d.stderr.text || "(nothing)"}</pre>
+        <p className="muted small">run directory: {d.run_dir}</p>
+      </div>
+      {d.result !== null && (
+        <details className="card">
+          <summary>reported result</summary>
+          <pre className="output">{JSON.stringify(d.result, null, 2)}</pre>
+        </details>
+      )}
+    </section>
+  );
+}

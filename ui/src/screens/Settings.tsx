@@ -1,0 +1,122 @@
+// Settings: the database path (applies at the next start), the LLM endpoint
+// and model (apply to the next launch), and whether an API key is present in
+// the environment. The key is never typed here, stored or shown.
+import { useEffect, useState } from "react";
+import { api } from "../api";
+import { ErrorNote } from "../components/common";
+import type { LlmCheck } from "../generated/LlmCheck";
+import type { SettingsView } from "../generated/SettingsView";
+
+export function Settings() {
+  const [s, setS] = useState<SettingsView | null>(null);
+  const [db, setDb] = useState("");
+  const [url, setUrl] = useState("");
+  const [model, setModel] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [saved, setSaved] = useState(false);
+  const [check, setCheck] = useState<LlmCheck | null>(null);
+  const [testing, setTesting] = useState(false);
+
+  const show = (v: SettingsView) => {
+    setS(v);
+    setDb(v.db_path_next_start ?? v.db_path);
+    setUrl(v.llm_base_url ?? "");
+    setModel(v.llm_model ?? "");
+  };
+  useEffect(() => {
+    api.settings().then(show).catch((e: Error) => setError(e.message));
+  }, []);
+
+  const save = async () => {
+    setError(null);
+    setSaved(false);
+    try {
+      show(await api.saveSettings({ db_path: db, llm_base_url: url, llm_model: model }));
+      setSaved(true);
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+
+  const test = async () => {
+    setTesting(true);
+    setCheck(null);
+    try {
+      setCheck(await api.testLlm());
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setTesting(false);
+    }
+  };
+
+  if (!s) return <ErrorNote error={error} />;
+  return (
+    <section>
+      <header className="screen-head">
+        <h2>Settings</h2>
+      </header>
+      <div className="card form">
+        <label>
+          Database
+          <input value={db} onChange={(e) => setDb(e.target.value)} spellCheck={false} />
+          <span className="hint">
+            In use: <code>{s.db_path}</code>
+            {s.db_path_next_start && (
+              <>
+                {" "}
+                · <b>{s.db_path_next_start}</b> from the next start
+              </>
+            )}
+          </span>
+        </label>
+        <label>
+          LLM endpoint (OpenAI-compatible)
+          <input value={url} onChange={(e) => setUrl(e.target.value)} placeholder={s.effective_base_url} spellCheck={false} />
+          <span className="hint">
+            Empty: taken from the environment. Now: <code>{s.effective_base_url}</code>
+          </span>
+        </label>
+        <label>
+          Model
+          <input value={model} onChange={(e) => setModel(e.target.value)} placeholder={s.effective_model ?? "none: heuristics only"} spellCheck={false} />
+          <span className="hint">
+            Now: <code>{s.effective_model ?? "none — optimize tasks run on heuristics only"}</code>
+          </span>
+        </label>
+        <div className="field">
+          API key
+          <p data-testid="api-key">
+            {s.api_key_present ? (
+              <>
+                ✓ present in the environment (<code>{s.api_key_source}</code>)
+              </>
+            ) : (
+              <>
+                none — set <code>ATTRACTOR_LLM_API_KEY</code> (or <code>OPENAI_API_KEY</code>) before starting Attractor if your server needs one
+              </>
+            )}
+          </p>
+          <span className="hint">Keys are read from the environment only: never stored in the database or the settings file.</span>
+        </div>
+        <ErrorNote error={error} />
+        {saved && <p className="notice">Saved to {s.settings_file}.</p>}
+        {check && (
+          <p className={check.ok ? "notice" : "error"} data-testid="llm-check">
+            {check.ok
+              ? `✓ ${check.model ?? "the model"} at ${check.base_url} answered in ${check.latency_ms} ms: “${check.reply}”`
+              : `✗ ${check.error}`}
+          </p>
+        )}
+        <div className="actions">
+          <button onClick={test} disabled={testing} title="Sends one tiny request with the saved settings">
+            {testing ? "Testing…" : "Test connection"}
+          </button>
+          <button className="primary" onClick={save}>
+            Save
+          </button>
+        </div>
+      </div>
+    </section>
+  );
+}

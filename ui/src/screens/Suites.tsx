@@ -1,0 +1,123 @@
+// Suites: every suite with its epoch count, latest mean loss and status, and
+// the actions people take from here.
+import { useEffect, useState } from "react";
+import { api } from "../api";
+import { useLive } from "../App";
+import { Empty, ErrorNote, Status } from "../components/common";
+import type { SuiteItem } from "../generated/SuiteItem";
+import { fmtLoss } from "../lib/format";
+
+async function exportSuite(s: SuiteItem) {
+  const data = await api.epochs(s.id);
+  const blob = new Blob([JSON.stringify(data, null, 2)], { type: "application/json" });
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = `${s.name}.epochs.json`;
+  a.click();
+  URL.revokeObjectURL(a.href);
+}
+
+export function Suites() {
+  const { tick } = useLive();
+  const [suites, setSuites] = useState<SuiteItem[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    api
+      .suites()
+      .then((s) => {
+        setSuites(s);
+        setError(null);
+      })
+      .catch((e: Error) => setError(e.message));
+  }, [tick]);
+
+  return (
+    <section>
+      <header className="screen-head">
+        <h2>Suites</h2>
+        <a className="button primary" href="#/launch">
+          Launch a suite
+        </a>
+      </header>
+      <ErrorNote error={error} />
+      {suites && suites.length === 0 && (
+        <Empty title="No suites yet">
+          <p>A suite is a YAML file of tasks that Attractor runs every epoch and scores with a loss.</p>
+          <p>
+            Start one from <a href="#/launch?path=examples/descent.suite.yaml">Launch</a> with the bundled example{" "}
+            <code>examples/descent.suite.yaml</code>, or from a terminal:
+          </p>
+          <pre>attractor run examples/descent.suite.yaml --epochs 12 --optimizer evolve</pre>
+        </Empty>
+      )}
+      {suites && suites.length > 0 && (
+        <table className="table" data-testid="suites">
+          <thead>
+            <tr>
+              <th>Suite</th>
+              <th className="num">Epochs</th>
+              <th className="num">Latest mean loss</th>
+              <th>Tasks</th>
+              <th>Status</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {suites.map((s) => (
+              <tr key={s.id} data-suite={s.name}>
+                <td>
+                  <a href={`#/charts/${encodeURIComponent(s.name)}`}>
+                    <b>{s.name}</b>
+                  </a>
+                  {s.last_error && <div className="error small">{s.last_error.split("\n")[0]}</div>}
+                </td>
+                <td className="num">{s.epochs}</td>
+                <td className="num">{fmtLoss(s.latest_mean_loss)}</td>
+                <td>
+                  {s.tasks}
+                  {s.holdout_tasks > 0 && <span className="muted"> ({s.holdout_tasks} held out)</span>}
+                </td>
+                <td>
+                  <span
+                    title={
+                      s.status === "unfinished"
+                        ? "An epoch is open: another process is running it, or it was interrupted. Launching the suite resumes it."
+                        : undefined
+                    }
+                  >
+                    <Status status={s.status} />
+                  </span>
+                </td>
+                <td>
+<div className="actions">
+                  <a className="button" href={`#/charts/${encodeURIComponent(s.name)}`}>
+                    Charts
+                  </a>
+                  <a className="button" href={`#/runs/${encodeURIComponent(s.name)}`}>
+                    Runs
+                  </a>
+                  {s.status === "running" ? (
+                    <a className="button" href="#/live">
+                      Watch
+                    </a>
+                  ) : (
+                    <a
+                      className="button"
+                      href={`#/launch?path=${encodeURIComponent(s.suite_path ?? "")}`}
+                      title={s.suite_path ?? "choose the suite file"}
+                    >
+                      Launch again
+                    </a>
+                  )}
+                  <button onClick={() => exportSuite(s).catch((e: Error) => setError(e.message))}>Export</button>
+                </div>
+</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,45 @@
+// Epochs in the API's shape for the unit tests, built the way the server
+// builds them (see service::build_epochs): counted task losses, events.
+import type { ArtifactEvent } from "../generated/ArtifactEvent";
+import type { EpochView } from "../generated/EpochView";
+
+export function epoch(num: number, losses: Record<string, number>, events: ArtifactEvent[] = [], holdout: string[] = []): EpochView {
+  const tasks = Object.entries(losses).map(([task, loss], i) => ({ task, run_id: num * 100 + i, loss, status: "complete", holdout: holdout.includes(task) }));
+  const train = tasks.filter((t) => !t.holdout).map((t) => t.loss);
+  const held = tasks.filter((t) => t.holdout).map((t) => t.loss);
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+  return {
+    epoch_id: num,
+    epoch_num: num,
+    started_at: "2026-01-01T00:00:00Z",
+    completed_at: "2026-01-01T00:01:00Z",
+    mean_loss: mean(train),
+    holdout_mean_loss: mean(held),
+    parent_artifacts: { knobs: 0 },
+    child_artifacts: { knobs: 0 },
+    events,
+    tasks,
+    runs: [],
+  };
+}
+
+export const update = (artifact: string, from: number, to: number): ArtifactEvent => ({
+  type: "update",
+  artifact,
+  from_version: from,
+  to_version: to,
+  rationale: "r",
+  expected_loss_reduction: null,
+  confidence: null,
+  learning_rate: 0.5,
+});
+
+export const rollback = (artifact: string, from: number, to: number): ArtifactEvent => ({
+  type: "rollback",
+  artifact,
+  from_version: from,
+  to_version: to,
+  mean_loss_prev: 0.2,
+  mean_loss_current: 0.3,
+  new_learning_rate: 0.25,
+});

@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import type { Envelope } from "../generated/Envelope";
+import { progressReducer, type ProgressState } from "../lib/progress";
+
+const at = "2026-01-01T00:00:00Z";
+const events: Envelope[] = [
+  { occurred_at: at, type: "launch_started", launch_id: 3, suite: "knobs", suite_path: "/s.yaml" },
+  { occurred_at: at, type: "suite_started", suite_id: 1, suite: "knobs", epochs: 2, optimizer: "evolve", learning_rate: 0.5, rollback_on_regression: true, concurrency: 2, seed: 5, tasks: 2 },
+  { occurred_at: at, type: "epoch_started", suite_id: 1, epoch_id: 9, epoch_num: 9, parent_artifacts: {}, tasks_total: 2, tasks_done: 0, resumed: false, seed: 1 },
+  { occurred_at: at, type: "run_started", suite_id: 1, epoch_id: 9, run_id: 40, task: "alpha", kind: "command" },
+  { occurred_at: at, type: "run_started", suite_id: 1, epoch_id: 9, run_id: 41, task: "beta", kind: "command" },
+  { occurred_at: at, type: "run_finished", suite_id: 1, epoch_id: 9, run_id: 40, task: "alpha", status: "complete", loss: 0.25, duration_ms: 120, error: null },
+];
+
+describe("progressReducer", () => {
+  it("follows a launch from start through runs and epochs to its end", () => {
+    let s: ProgressState = {};
+    for (const e of events) s = progressReducer(s, e);
+    let p = s.knobs;
+    expect(p).toMatchObject({ launchId: 3, suiteId: 1, epochsRequested: 2, currentEpoch: 9, tasksTotal: 2, tasksDone: 1, running: ["beta"] });
+    expect(p.runs[0]).toMatchObject({ runId: 40, task: "alpha", epoch: 9, loss: 0.25 });
+    s = progressReducer(s, { occurred_at: at, type: "artifact_updated", suite_id: 1, epoch_id: 9, artifact: "knobs", from_version: 2, to_version: 3, rationale: "", learning_rate: 0.5 });
+    s = progressReducer(s, { occurred_at: at, type: "epoch_finished", suite_id: 1, epoch_id: 9, epoch_num: 9, mean_loss: 0.3, holdout_mean_loss: null, learning_rate: 0.5 });
+    s = progressReducer(s, { occurred_at: at, type: "launch_ended", launch_id: 3, suite: "knobs", suite_id: 1, status: "finished", error: null });
+    p = s.knobs;
+    expect(p.epochsDone).toBe(1);
+    expect(p.moves).toEqual(["epoch 9: update knobs v2→v3"]);
+    expect(p.epochLosses).toEqual([{ epoch: 9, mean: 0.3, holdout: null }]);
+    expect(p.ended).toEqual({ status: "finished", error: null });
+  });
+  it("ignores events of suites it never saw start, and a new launch starts fresh", () => {
+    const s = progressReducer({}, events[5]);
+    expect(s).toEqual({});
+    let t: ProgressState = {};
+    for (const e of events) t = progressReducer(t, e);
+    t = progressReducer(t, { occurred_at: at, type: "launch_started", launch_id: 4, suite: "knobs", suite_path: "/s.yaml" });
+    expect(t.knobs).toMatchObject({ launchId: 4, runs: [], tasksDone: 0 });
+  });
+});
