@@ -82,7 +82,7 @@ fn coordinator(problem: Arc<dyn Problem>, config: AsoConfig, telemetry: Option<(
     let (_tx, rx) = tokio::sync::watch::channel(false);
     Coordinator {
         problem,
-        alm: AlmSettings { max_penalty: config.max_penalty_parameter, ..AlmSettings::default() },
+        alm: config.alm_settings(),
         supervisor: Arc::new(TieredSupervisor::new(config.clone(), None)),
         config,
         context: SupervisionContext { cycle: 1, problem: "small".into(), human_hints: vec![] },

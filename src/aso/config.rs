@@ -87,6 +87,12 @@ impl AsoConfig {
         serde_json::from_str(text)
     }
 
+    /// The ALM settings a coordinator with this configuration runs with:
+    /// the defaults, under this configuration's penalty ceiling.
+    pub fn alm_settings(&self) -> crate::numeric::alm::AlmSettings {
+        crate::numeric::alm::AlmSettings { max_penalty: self.max_penalty_parameter, ..Default::default() }
+    }
+
     pub fn thresholds(&self) -> DiagnosticThresholds {
         DiagnosticThresholds {
             feasibility: self.feasibility_threshold,

@@ -16,7 +16,6 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use crate::aso::{AsoConfig, Coordinator, ModelSupervisor, SupervisionContext, TieredSupervisor};
-use crate::numeric::alm::AlmSettings;
 use crate::numeric::problem::{BestKnown, EvalError, Evaluation, Problem};
 use crate::task::optimize::{relative_scale, resolve_problem};
 
@@ -211,7 +210,7 @@ pub async fn run_ours(problem: &str, seed: u64, s: &OursSettings) -> RunRecord {
     // The sender must outlive the run: a dropped sender reads as "cancelled" nowhere,
     // but keeping it makes the intent plain.
     let (_cancel_tx, cancel) = watch::channel(false);
-    let alm = AlmSettings { max_penalty: s.config.max_penalty_parameter, ..AlmSettings::default() };
+    let alm = s.config.alm_settings();
     let supervisor = Arc::new(TieredSupervisor::new(s.config.clone(), s.model.clone()));
     let coordinator = Coordinator {
         problem: recorder.clone(),

@@ -132,6 +132,24 @@ async fn numeric_bench(g: &Global, a: &NumericArgs) -> Result<u8, Failure> {
         return Err(Failure::input(format!("--tol {} must be in (0, 1)", a.tol)));
     }
     let problems = problem_list(&a.problems)?;
+    // The configuration is read once: its text keys the results folder, its
+    // parsed form runs the coordinator.
+    let (config_text, config) = match &a.aso_config {
+        None => (String::new(), AsoConfig::default()),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::input(format!("cannot read --aso-config {}: {e}", path.display())))?;
+            let config = AsoConfig::from_json(&text).map_err(|e| {
+                Failure::input(format!(
+                    "{}:{}:{}: not a valid aso_config: {e}\n  hint: `attractor inspect --artifact aso_config` shows the fields",
+                    path.display(),
+                    e.line(),
+                    e.column()
+                ))
+            })?;
+            (text, config)
+        }
+    };
     let show = !g.quiet && !g.json;
     if a.fresh && a.out.exists() {
         for f in ["attractor.jsonl", "peers.jsonl", "supervision.jsonl", "report.md", "settings.json"] {
@@ -139,7 +157,7 @@ async fn numeric_bench(g: &Global, a: &NumericArgs) -> Result<u8, Failure> {
         }
     }
     std::fs::create_dir_all(&a.out).map_err(|e| Failure::runtime(format!("cannot create {}: {e}", a.out.display())))?;
-    check_settings(a)?;
+    check_settings(a, &config_text)?;
     let seeds: Vec<u64> = (0..u64::from(a.runs)).map(|r| a.seed_base + r).collect();
 
     // 1. Our coordinator, heuristics only (the LLM tier needs a model; its
@@ -147,21 +165,6 @@ async fn numeric_bench(g: &Global, a: &NumericArgs) -> Result<u8, Failure> {
     let ours_path = a.out.join("attractor.jsonl");
     let done: HashSet<(String, u64)> =
         read_records(&ours_path).into_iter().filter(|r| r.method == OURS).map(|r| (r.problem, r.seed)).collect();
-    let config = match &a.aso_config {
-        None => AsoConfig::default(),
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Failure::input(format!("cannot read --aso-config {}: {e}", path.display())))?;
-            AsoConfig::from_json(&text).map_err(|e| {
-                Failure::input(format!(
-                    "{}:{}:{}: not a valid aso_config: {e}\n  hint: `attractor inspect --artifact aso_config` shows the fields",
-                    path.display(),
-                    e.line(),
-                    e.column()
-                ))
-            })?
-        }
-    };
     let settings = OursSettings { budget: a.budget, tol: a.tol, config: config.clone(), model: None };
     let todo: Vec<(&String, u64)> = problems
         .iter()
@@ -210,13 +213,9 @@ async fn numeric_bench(g: &Global, a: &NumericArgs) -> Result<u8, Failure> {
 
 /// Results are reused only under the settings they were made with: the
 /// folder's `settings.json` records them.
-fn check_settings(a: &NumericArgs) -> Result<(), Failure> {
+fn check_settings(a: &NumericArgs, config_text: &str) -> Result<(), Failure> {
     let path = a.out.join("settings.json");
-    let config = match &a.aso_config {
-        Some(p) => std::fs::read_to_string(p).unwrap_or_default(),
-        None => String::new(),
-    };
-    let now = serde_json::json!({ "budget": a.budget, "tol": a.tol, "aso_config": config });
+    let now = serde_json::json!({ "budget": a.budget, "tol": a.tol, "aso_config": config_text });
     if let Ok(text) = std::fs::read_to_string(&path)
         && let Ok(before) = serde_json::from_str::<serde_json::Value>(&text)
         && before != now

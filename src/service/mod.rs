@@ -898,31 +898,28 @@ fn task_infos(row: &SuiteRow) -> Vec<TaskInfo> {
         .collect()
 }
 
-/// The components and the weights of a stored loss breakdown.
+/// The components and the weights of a stored loss breakdown (the JSON of
+/// [`crate::loss::LossBreakdown`]).
 fn parts(breakdown_json: Option<&str>) -> (Option<LossParts>, Option<LossParts>) {
-    let Some(b) = breakdown_json.and_then(|j| serde_json::from_str::<Value>(j).ok()) else {
+    let Some(b) = breakdown_json.and_then(|j| serde_json::from_str::<crate::loss::LossBreakdown>(j).ok()) else {
         return (None, None);
     };
-    let components = || {
-        Some(LossParts {
-            eval: b["eval_component"].as_f64()?,
-            critique: b["critique_component"].as_f64()?,
-            gate_rejections: b["gate_component"].as_f64()?,
-            budget: b["budget_component"].as_f64()?,
-            status: b["status_component"].as_f64()?,
-        })
+    let components = LossParts {
+        eval: b.eval_component,
+        critique: b.critique_component,
+        gate_rejections: b.gate_component,
+        budget: b.budget_component,
+        status: b.status_component,
     };
-    let w = &b["weights"];
-    let weights = || {
-        Some(LossParts {
-            eval: w["eval"].as_f64()?,
-            critique: w["critique"].as_f64()?,
-            gate_rejections: w["gate_rejections"].as_f64()?,
-            budget: w["budget"].as_f64()?,
-            status: w["status"].as_f64()?,
-        })
+    let w = b.weights;
+    let weights = LossParts {
+        eval: w.eval,
+        critique: w.critique,
+        gate_rejections: w.gate_rejections,
+        budget: w.budget,
+        status: w.status,
     };
-    (components(), weights())
+    (Some(components), Some(weights))
 }
 
 fn run_item(r: &RunBrief, epoch_num: i64, holdout: bool, counted: bool) -> RunItem {

@@ -27,7 +27,6 @@ use crate::aso::llm_tier::LlmSupervisor;
 use crate::aso::{AsoConfig, Coordinator, CoordinatorOutcome, ModelSupervisor, SupervisionContext, TieredSupervisor};
 use crate::llm::LlmClient;
 use crate::loss::{LossSignals, RunStatus};
-use crate::numeric::alm::AlmSettings;
 use crate::numeric::problem::Problem;
 use crate::store::Store;
 use crate::suite::{OptimizeTask, Task};
@@ -150,7 +149,7 @@ async fn solve(r: OptimizeRun<'_>) -> RunOutcome {
         (Some(client), false) => Some(Arc::new(LlmSupervisor::new(client.clone(), prompt))),
         _ => None,
     };
-    let alm = AlmSettings { max_penalty: config.max_penalty_parameter, ..AlmSettings::default() };
+    let alm = config.alm_settings();
     let tol = alm.feasibility_tolerance;
     let supervisor = Arc::new(TieredSupervisor::new(config.clone(), model));
     let coordinator = Coordinator {
