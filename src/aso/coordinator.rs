@@ -248,7 +248,13 @@ impl Coordinator {
                 let rng = ChaCha8Rng::seed_from_u64(rng.random());
                 handles.push(self.run_trajectory(traj, allocation, shared.clone(), rng));
             }
-            let finished = futures::future::join_all(handles).await;
+            let mut finished = futures::future::join_all(handles).await;
+            // The evaluator broke during this round: every trajectory of the
+            // round ends abandoned, however far it got — which one met the
+            // failure first is only a matter of scheduling.
+            if shared.errors.lock().map(|e| e.is_some()).unwrap_or(true) {
+                finished.iter_mut().for_each(|t| t.status = TrajectoryStatus::Abandoned);
+            }
 
             let before = best.clone();
             for t in finished {
