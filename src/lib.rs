@@ -21,6 +21,7 @@
 //! - [`http`]: `attractor serve`, the facade over HTTP + server-sent events.
 //! - [`cli`]: the `attractor` command-line interface.
 //! - [`service`]: the one facade every front end (HTTP, desktop) calls.
+//! - [`overseer`]: the checks that measure an agent task's workspace.
 //! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
 
 pub mod artifact;
@@ -33,6 +34,7 @@ pub mod llm;
 pub mod loss;
 pub mod numeric;
 pub mod outer;
+pub mod overseer;
 pub mod service;
 pub mod store;
 pub mod suite;

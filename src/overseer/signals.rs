@@ -1,0 +1,193 @@
+//! What the overseers measured about one state of a workspace.
+//!
+//! An agent task's progress is never self-assessed: after every execution the
+//! overseers (tests, build, type check, lint, security scan, custom checks)
+//! run against the workspace and their results are gathered here. The engine
+//! computes convergence delta and level from these numbers, the goal gradient
+//! computes its loss from the per-criterion verdicts, and regressions and
+//! fingerprints come from the test names. Every field is optional because not
+//! every task configures every kind of overseer.
+
+use serde::{Deserialize, Serialize};
+
+/// Why an overseer failed. The distinction matters for the goal gradient
+/// (seed 003): an *environmental* failure says nothing about the work — the
+/// command could not run (missing binary, timeout, crashed tool, no network) —
+/// so it is retried before it counts and is never blamed on the strategy. A
+/// *logical* failure means the check ran and the work is wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureClass {
+    Environmental,
+    Logical,
+}
+
+/// Parsed test results, exact where the output format was recognised.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestResults {
+    pub passed: u32,
+    pub failed: u32,
+    pub skipped: u32,
+    pub total: u32,
+    /// Names of the failing tests, when the format gives them.
+    #[serde(default)]
+    pub failing: Vec<String>,
+    /// Names of the passing tests, when the format gives them (regressions are
+    /// tests in the previous observation's `passing` that are now `failing`).
+    #[serde(default)]
+    pub passing: Vec<String>,
+    /// Tests that passed in the previous observation and fail now; filled in by
+    /// the engine, which knows the previous observation.
+    #[serde(default)]
+    pub regression_count: u32,
+}
+
+impl TestResults {
+    /// Every test ran and passed (an empty run does not count as passing).
+    pub fn all_passing(&self) -> bool {
+        self.failed == 0 && self.total > 0 && self.passed == self.total.saturating_sub(self.skipped)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BuildResult {
+    pub success: bool,
+    pub error_count: u32,
+    pub warning_count: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TypeCheckResult {
+    pub clean: bool,
+    pub error_count: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LintResults {
+    pub error_count: u32,
+    pub warning_count: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SecurityScanResult {
+    pub critical_count: u32,
+    pub high_count: u32,
+    pub medium_count: u32,
+    pub low_count: u32,
+}
+
+/// A custom check: a command whose success or failure is read from its exit
+/// status or from success/failure patterns in its output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CustomCheckResult {
+    pub name: String,
+    pub passed: bool,
+    /// A short excerpt saying why, for prompts and the app.
+    #[serde(default)]
+    pub detail: String,
+}
+
+/// One overseer's verdict, kept beside the aggregated numbers so prompts,
+/// fingerprints and the goal gradient can cite exactly which check failed and
+/// whether the failure was environmental.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The overseer's name from the task file.
+    pub overseer: String,
+    pub passed: bool,
+    /// Set when `passed` is false.
+    pub failure_class: Option<FailureClass>,
+    /// The tail of the output that explains the verdict (bounded in size).
+    #[serde(default)]
+    pub evidence: String,
+    /// The overseer did not run (skipped after a blocking failure or by policy).
+    #[serde(default)]
+    pub skipped: bool,
+}
+
+/// Everything the overseers measured about one workspace state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OverseerSignals {
+    pub test_results: Option<TestResults>,
+    pub type_check: Option<TypeCheckResult>,
+    pub lint_results: Option<LintResults>,
+    pub build_result: Option<BuildResult>,
+    pub security_scan: Option<SecurityScanResult>,
+    #[serde(default)]
+    pub custom_checks: Vec<CustomCheckResult>,
+    /// One verdict per configured overseer, in the order they were considered.
+    #[serde(default)]
+    pub verdicts: Vec<Verdict>,
+}
+
+impl OverseerSignals {
+    /// At least one overseer produced a measurement (lint alone does not
+    /// count: it cannot say whether the task is done).
+    pub fn has_any_signal(&self) -> bool {
+        self.test_results.is_some()
+            || self.type_check.is_some()
+            || self.build_result.is_some()
+            || self.security_scan.is_some()
+            || !self.custom_checks.is_empty()
+    }
+
+    /// Every measurement that exists is passing.
+    pub fn all_passing(&self) -> bool {
+        self.test_results.as_ref().is_none_or(TestResults::all_passing)
+            && self.type_check.as_ref().is_none_or(|t| t.clean)
+            && self.build_result.as_ref().is_none_or(|b| b.success)
+            && self.security_scan.as_ref().is_none_or(|s| s.critical_count == 0)
+            && self.custom_checks.iter().all(|c| c.passed)
+    }
+
+    /// Build, type and lint errors together.
+    pub fn error_count(&self) -> u32 {
+        self.build_result.as_ref().map_or(0, |b| b.error_count)
+            + self.type_check.as_ref().map_or(0, |t| t.error_count)
+            + self.lint_results.as_ref().map_or(0, |l| l.error_count)
+    }
+
+    /// Critical and high findings of the security scan.
+    pub fn vulnerability_count(&self) -> u32 {
+        self.security_scan.as_ref().map_or(0, |s| s.critical_count + s.high_count)
+    }
+
+    /// Some overseer failed for environmental reasons: this state was not
+    /// really measured.
+    pub fn has_environmental_failure(&self) -> bool {
+        self.verdicts.iter().any(|v| v.failure_class == Some(FailureClass::Environmental))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_overseer_means_no_signal_and_vacuously_passing() {
+        let s = OverseerSignals::default();
+        assert!(!s.has_any_signal());
+        assert!(s.all_passing());
+    }
+
+    #[test]
+    fn an_empty_test_run_is_not_passing() {
+        let s = OverseerSignals { test_results: Some(TestResults::default()), ..Default::default() };
+        assert!(s.has_any_signal());
+        assert!(!s.all_passing());
+    }
+
+    #[test]
+    fn errors_and_vulnerabilities_add_up_across_overseers() {
+        let s = OverseerSignals {
+            build_result: Some(BuildResult { success: false, error_count: 2, warning_count: 9 }),
+            type_check: Some(TypeCheckResult { clean: false, error_count: 3 }),
+            lint_results: Some(LintResults { error_count: 1, warning_count: 4 }),
+            security_scan: Some(SecurityScanResult { critical_count: 1, high_count: 2, medium_count: 5, low_count: 0 }),
+            ..Default::default()
+        };
+        assert_eq!(s.error_count(), 6);
+        assert_eq!(s.vulnerability_count(), 3);
+        assert!(!s.all_passing());
+    }
+}
