@@ -21,6 +21,8 @@
 //! - [`http`]: `attractor serve`, the facade over HTTP + server-sent events.
 //! - [`cli`]: the `attractor` command-line interface.
 //! - [`service`]: the one facade every front end (HTTP, desktop) calls.
+//! - [`engine`]: the convergence engine that drives agent tasks.
+//! - [`workspace`]: a trajectory's own copy of an agent task's files.
 //! - [`overseer`]: the checks that measure an agent task's workspace.
 //! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
 
@@ -29,6 +31,7 @@ pub mod aso;
 pub mod bench;
 pub mod bus;
 pub mod cli;
+pub mod engine;
 pub mod http;
 pub mod llm;
 pub mod loss;
@@ -40,5 +43,6 @@ pub mod store;
 pub mod suite;
 pub mod task;
 mod time;
+pub mod workspace;
 
 pub use time::now_rfc3339;
