@@ -288,6 +288,54 @@ pub async fn telemetry(g: &Global, store: &Store, run_id: i64) -> Result<(), Fai
     Ok(())
 }
 
+/// Every proposal an optimizer considered for a suite: the winner of each
+/// epoch with what it predicted and what the next epoch observed, and the
+/// others with why they lost.
+pub async fn proposals(g: &Global, store: &Store, suite: &str) -> Result<(), Failure> {
+    let suite = find_suite(store, suite).await?;
+    let rows = store.proposals(suite.id).await?;
+    if g.json {
+        println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
+        return Ok(());
+    }
+    if rows.is_empty() {
+        println!(
+            "suite `{}` has no proposals yet\n  hint: `attractor run SUITE.yaml --optimizer textgrad` (or evolve) makes them",
+            suite.name
+        );
+        return Ok(());
+    }
+    println!(
+        "{:>5} {:<9} {:<26} {:>9} {:>6} {:>9} {:>9}  note",
+        "epoch", "outcome", "artifact", "expected", "conf", "observed", "version"
+    );
+    for r in &rows {
+        let p = &r.proposal;
+        let num = |v: Option<f64>| v.map_or_else(|| "-".into(), |x| format!("{x:+.4}"));
+        let version = match p.applied_version {
+            Some(v) => format!("v{}→v{v}", p.parent_version),
+            None => format!("v{}", p.parent_version),
+        };
+        let note = match (&p.rejection, p.rolled_back) {
+            (Some(reason), _) => reason.clone(),
+            (None, true) => format!("rolled back; {}", p.rationale.clone().unwrap_or_default()),
+            (None, false) => p.rationale.clone().unwrap_or_default(),
+        };
+        println!(
+            "{:>5} {:<9} {:<26} {:>9} {:>6} {:>9} {:>9}  {}",
+            r.epoch_num,
+            p.outcome,
+            p.artifact,
+            num(p.expected_loss_reduction),
+            p.confidence.map_or_else(|| "-".into(), |c| format!("{c:.2}")),
+            num(p.observed_loss_reduction),
+            version,
+            note.chars().take(100).collect::<String>()
+        );
+    }
+    Ok(())
+}
+
 /// The interventions inbox.
 pub async fn interventions(g: &Global, store: &Store, all: bool) -> Result<(), Failure> {
     let rows = store.interventions(!all).await?;

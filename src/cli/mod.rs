@@ -75,6 +75,9 @@ pub enum Command {
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Every proposal the optimizer considered for a suite: predicted against
+    /// observed loss reduction, and why the losers lost.
+    Proposals { suite: String },
     /// Show an optimize run's step-by-step ASO telemetry.
     Telemetry {
         /// The run's id (`attractor inspect SUITE --json` lists them).
@@ -141,6 +144,10 @@ pub struct RunArgs {
     /// Where run directories go [default: a `runs` folder beside the database].
     #[arg(long, env = "ATTRACTOR_RUNS_DIR", value_name = "DIR")]
     pub runs_dir: Option<PathBuf>,
+    /// How far the held-out mean loss may rise over the previous epoch's
+    /// before the update behind it is rolled back.
+    #[arg(long, default_value_t = crate::outer::DEFAULT_HOLDOUT_TOLERANCE, value_parser = parse_tolerance)]
+    pub holdout_tolerance: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -255,6 +262,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
             inspect::export(&store, suite, *format, output.as_deref()).await?;
             Ok(0)
         }
+        Command::Proposals { suite } => {
+            let store = open(g).await?;
+            inspect::proposals(g, &store, suite).await?;
+            Ok(0)
+        }
         Command::Telemetry { run_id } => {
             let store = open(g).await?;
             inspect::telemetry(g, &store, *run_id).await?;
@@ -325,6 +337,30 @@ fn validate(g: &Global, path: &std::path::Path) -> Result<u8, Failure> {
     Ok(0)
 }
 
+/// What the chosen epochs buy, said before anything runs: runs, and for a
+/// model-driven optimizer the proposal calls (one per artifact per epoch;
+/// none in an epoch that rolls back).
+fn plan_line(suite: &crate::suite::Suite, registry: &Registry, args: &RunArgs) -> String {
+    let tasks = suite.tasks.len() as u64;
+    let epochs = u64::from(args.epochs);
+    let mut line = format!("plan: {epochs} epoch(s) × {tasks} task(s) = {} run(s)", epochs * tasks);
+    if args.optimizer.needs_model() {
+        let builtin = registry.defs_for_suite(&suite.name).filter(|d| d.origin == crate::artifact::Origin::Builtin);
+        let artifacts = (builtin.count() + suite.artifacts.len()) as u64;
+        line.push_str(&format!(
+            "; {} makes at most {epochs} × {artifacts} artifact(s) = {} proposal call(s) (none after a rollback)",
+            args.optimizer.name(),
+            epochs * artifacts
+        ));
+    }
+    line
+}
+
+fn parse_tolerance(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(format!("{v} is outside [0, 1] (losses lie in [0, 1])")) }
+}
+
 async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     let suite = load_suite(&args.suite)?;
     let db = db_path(g);
@@ -341,22 +377,31 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         concurrency: args.concurrency as usize,
         seed,
         runs_root,
+        holdout_tolerance: args.holdout_tolerance,
     };
 
     // The LLM tier is on when a model is configured; without one, the
-    // coordinator's heuristics answer every step.
-    let llm = if args.no_llm {
-        None
-    } else {
-        match crate::llm::LlmConfig::from_env() {
-            Ok(config) => {
-                let client = crate::llm::LlmClient::new(config).map_err(|e| Failure::input(e.to_string()))?;
-                Some(client.with_store(store.clone()))
-            }
-            Err(crate::llm::LlmError::NoModel) => None,
-            Err(e) => return Err(Failure::input(e.to_string())),
+    // coordinator's heuristics answer every step. `--no-llm` turns the tier
+    // off but leaves a model-driven optimizer its model.
+    let model = match crate::llm::LlmConfig::from_env() {
+        Ok(config) => {
+            let client = crate::llm::LlmClient::new(config).map_err(|e| Failure::input(e.to_string()))?;
+            Some(client.with_store(store.clone()))
         }
+        Err(crate::llm::LlmError::NoModel) => None,
+        Err(e) if args.no_llm && !args.optimizer.needs_model() => {
+            tracing::debug!("ignoring the LLM settings (--no-llm): {e}");
+            None
+        }
+        Err(e) => return Err(Failure::input(e.to_string())),
     };
+    if args.optimizer.needs_model() && model.is_none() {
+        return Err(RunnerError::NeedsModel(args.optimizer.name()).into());
+    }
+    let llm = if args.no_llm { None } else { model.clone() };
+    if !g.quiet && !g.json {
+        eprintln!("{}", plan_line(&suite, &registry, args));
+    }
 
     let bus = Bus::new();
     let persister = bus::persist(&bus, store.clone());
@@ -374,11 +419,14 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     });
 
     let result = {
-        let runner = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel_rx);
-        match llm {
-            Some(client) => runner.with_llm(client),
-            None => runner,
+        let mut runner = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel_rx);
+        if let Some(client) = llm {
+            runner = runner.with_llm(client);
         }
+        if let Some(client) = model {
+            runner = runner.with_optimizer_llm(client);
+        }
+        runner
     }
     .run()
     .await;

@@ -514,12 +514,17 @@ impl Service {
             Ok(s) => s,
             Err(_) => return Err(ServiceError::InvalidSuite(Box::new(self.validate(&req.suite_path)))),
         };
-        let llm = if req.no_llm { None } else { self.llm_client()? };
+        let model = self.llm_client()?;
+        let llm = if req.no_llm { None } else { model.clone() };
         let seed = req.seed.unwrap_or_else(fresh_seed);
         let optimizer = match req.optimizer {
             OptimizerName::Baseline => OptimizerKind::Baseline,
             OptimizerName::Evolve => OptimizerKind::Evolve,
+            OptimizerName::Textgrad => OptimizerKind::Textgrad,
         };
+        if optimizer.needs_model() && model.is_none() {
+            return Err(ServiceError::BadInput(RunnerError::NeedsModel(optimizer.name()).to_string()));
+        }
         let runs_root =
             self.config.runs_root.clone().unwrap_or_else(|| {
                 self.config.db_path.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs"))
@@ -532,6 +537,7 @@ impl Service {
             concurrency: req.concurrency as usize,
             seed,
             runs_root,
+            holdout_tolerance: req.holdout_tolerance.unwrap_or(crate::outer::DEFAULT_HOLDOUT_TOLERANCE),
         };
 
         let (cancel_tx, cancel_rx) = watch::channel(false);
@@ -592,6 +598,10 @@ impl Service {
                     );
                     let runner = match llm {
                         Some(client) => runner.with_llm(client),
+                        None => runner,
+                    };
+                    let runner = match model {
+                        Some(client) => runner.with_optimizer_llm(client),
                         None => runner,
                     };
                     runner.run().await

@@ -424,6 +424,7 @@ pub struct ValidateRequest {
 pub enum OptimizerName {
     Baseline,
     Evolve,
+    Textgrad,
 }
 
 fn default_epochs() -> u32 {
@@ -464,6 +465,10 @@ pub struct LaunchRequest {
     /// Run optimize tasks on heuristics alone even when a model is configured.
     #[serde(default)]
     pub no_llm: bool,
+    /// How far the held-out mean may rise before the update behind it is rolled back.
+    #[serde(default)]
+    #[ts(optional)]
+    pub holdout_tolerance: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]

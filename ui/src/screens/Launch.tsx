@@ -117,6 +117,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
             <select value={optimizer} onChange={(e) => setOptimizer(e.target.value as OptimizerName)}>
               <option value="baseline">baseline — measure, change nothing</option>
               <option value="evolve">evolve — tune JSON artifact fields</option>
+              <option value="textgrad">textgrad — a model rewrites one artifact per epoch</option>
             </select>
           </label>
           <label>
