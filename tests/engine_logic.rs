@@ -611,3 +611,28 @@ fn an_intent_verifier_that_sees_gaps_holds_convergence_back_unless_every_check_p
     let d = run.observe_with(passing_of_ten(10), |o| o.verification = Some(unsatisfied()));
     assert!(matches!(d.loop_control, LoopControl::Converged { .. }), "{:?}", d.loop_control);
 }
+
+#[test]
+fn a_strategy_whose_returns_decay_is_rotated_out_even_when_the_bandit_loves_it() {
+    use attractor::engine::{AttractorKind, BetaArm};
+    let mut config = EngineConfig::default();
+    // Keep the attractor indeterminate so the same three exploitation strategies stay eligible.
+    config.classification.min_observations = 100;
+    let mut run = Run::new(config, budget(30, 600), ConvergencePolicy::default());
+    run.bandit
+        .arms
+        .entry(AttractorKind::Indeterminate)
+        .or_default()
+        .insert(FocusedRepair, BetaArm { alpha: 1000.0, beta: 1.0 });
+    run.observe(passing_of_ten(2));
+    // Gains halve each time: 0.215, 0.105, 0.05.
+    let d1 = run.observe(passing_of_ten(6));
+    assert_eq!(d1.next.as_ref().unwrap().kind, FocusedRepair);
+    let d2 = run.observe(passing_of_ten(8));
+    assert_eq!(d2.next.as_ref().unwrap().kind, FocusedRepair, "two uses: no curve to fit yet");
+    let d3 = run.observe(passing_of_ten(9));
+    let next = d3.next.as_ref().unwrap();
+    assert_eq!(next.rotated_out, Some(FocusedRepair), "{next:?}");
+    assert_ne!(next.kind, FocusedRepair);
+    assert!(!next.candidates.contains(&FocusedRepair));
+}
