@@ -122,16 +122,17 @@ pub struct Decision {
     pub blocked_tools: Vec<String>,
 }
 
+/// The engine: its configuration and the step functions. Stateless between
+/// calls — everything that changes lives in the [`Trajectory`] and the
+/// [`StrategyBandit`] the caller passes in.
 #[derive(Debug, Clone, Default)]
 pub struct Engine {
     pub config: EngineConfig,
-    solver: GoalGradientSolver,
 }
 
 impl Engine {
     pub fn new(config: EngineConfig) -> Self {
-        let solver = GoalGradientSolver::new(config.ggs.clone());
-        Engine { config, solver }
+        Engine { config }
     }
 
     /// SETUP: budget, policy, basin width, cost estimate, mode.
@@ -254,7 +255,8 @@ impl Engine {
             elapsed_ms: b.wall_time_used_ms,
             time_budget_ms: Some(b.max_wall_time_ms),
         };
-        let plan = self.solver.step(
+        let solver = GoalGradientSolver::new(c.ggs.clone());
+        let plan = solver.step(
             &mut trajectory.gradient,
             RoundInput { verdicts: &criteria, resources, tools_used: &latest.tools_used },
         );
