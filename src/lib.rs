@@ -22,6 +22,7 @@
 //! - [`cli`]: the `attractor` command-line interface.
 //! - [`service`]: the one facade every front end (HTTP, desktop) calls.
 //! - [`engine`]: the convergence engine that drives agent tasks.
+//! - [`ggs`]: the goal-gradient solver: loss, gradient and directives for the engine.
 //! - [`workspace`]: a trajectory's own copy of an agent task's files.
 //! - [`overseer`]: the checks that measure an agent task's workspace.
 //! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
@@ -32,6 +33,7 @@ pub mod bench;
 pub mod bus;
 pub mod cli;
 pub mod engine;
+pub mod ggs;
 pub mod http;
 pub mod llm;
 pub mod loss;
