@@ -324,6 +324,38 @@ impl Service {
         Ok(SuiteGraph { suite: epochs.suite.name, nodes, edges })
     }
 
+    /// Every proposal an optimizer considered for a suite, for the
+    /// predicted-against-observed view.
+    pub async fn suite_proposals(&self, key: &str) -> Result<SuiteProposals> {
+        let row = self.find_suite(key).await?;
+        let proposals = self
+            .store
+            .proposals(row.id)
+            .await?
+            .into_iter()
+            .map(|l| {
+                let p = l.proposal;
+                ProposalItem {
+                    id: p.id,
+                    epoch_num: l.epoch_num,
+                    optimizer: p.optimizer,
+                    artifact: p.artifact,
+                    outcome: p.outcome,
+                    parent_version: p.parent_version,
+                    applied_version: p.applied_version,
+                    rationale: p.rationale,
+                    expected_loss_reduction: p.expected_loss_reduction,
+                    confidence: p.confidence,
+                    observed_loss_reduction: p.observed_loss_reduction,
+                    rolled_back: p.rolled_back,
+                    rejection: p.rejection,
+                    learning_rate: p.learning_rate,
+                }
+            })
+            .collect();
+        Ok(SuiteProposals { suite: row.name, proposals })
+    }
+
     // ----- runs ---------------------------------------------------------------
 
     /// The epoch a run belongs to, with the suite's name.

@@ -196,6 +196,35 @@ pub struct GraphEdge {
     pub events: Vec<ArtifactEvent>,
 }
 
+/// One proposal an optimizer considered at the end of an epoch: what it
+/// predicted and, one epoch later, what happened.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ProposalItem {
+    pub id: i64,
+    pub epoch_num: i64,
+    pub optimizer: String,
+    pub artifact: String,
+    /// `winner` (applied), `candidate` (valid, outscored) or `rejected`.
+    pub outcome: String,
+    pub parent_version: i64,
+    pub applied_version: Option<i64>,
+    pub rationale: Option<String>,
+    pub expected_loss_reduction: Option<f64>,
+    pub confidence: Option<f64>,
+    /// Previous mean loss minus the next epoch's; set once that epoch closed.
+    pub observed_loss_reduction: Option<f64>,
+    pub rolled_back: bool,
+    pub rejection: Option<String>,
+    pub learning_rate: f64,
+}
+
+/// Every proposal of a suite, oldest epoch first.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SuiteProposals {
+    pub suite: String,
+    pub proposals: Vec<ProposalItem>,
+}
+
 /// A run's epoch context (seed 004 §11 `/api/runs/{id}/epoch`).
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct RunEpoch {
