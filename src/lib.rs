@@ -24,6 +24,8 @@
 //! - [`engine`]: the convergence engine that drives agent tasks.
 //! - [`workspace`]: a trajectory's own copy of an agent task's files.
 //! - [`overseer`]: the checks that measure an agent task's workspace.
+//! - [`process`]: running a shell command with a timeout that kills its
+//!   whole process group, keeping a bounded part of its output.
 //! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
 
 pub mod artifact;
@@ -38,6 +40,7 @@ pub mod loss;
 pub mod numeric;
 pub mod outer;
 pub mod overseer;
+pub mod process;
 pub mod service;
 pub mod store;
 pub mod suite;
