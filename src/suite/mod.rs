@@ -120,7 +120,8 @@ pub struct Overseer {
     pub command: String,
     pub kind: OverseerKind,
     pub cost: CostClass,
-    /// Custom overseers: output matching this regex passes.
+    /// Custom overseers: output matching this regex passes (`^` and `$`
+    /// match at line boundaries).
     pub success_pattern: Option<String>,
     /// Custom overseers: output matching this regex fails (checked first).
     pub failure_pattern: Option<String>,

@@ -23,12 +23,31 @@ static LIBTEST_SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
     .expect("valid regex")
 });
 
+static LIBTEST_FAILURE_HEADER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^---- (?P<name>.+?) stdout ----$").expect("valid regex"));
+
 pub fn parse_libtest(output: &str) -> Option<TestResults> {
     let mut tally = Tally::default();
     let (mut passed, mut failed, mut ignored, mut summaries) = (0u32, 0u32, 0u32, 0u32);
+    // Inside the `failures:` list that names every failing test (the only
+    // place names appear with `--quiet`).
+    let mut in_failure_list = false;
     for line in output.lines() {
         let line = line.trim_end();
-        if let Some(c) = LIBTEST_SUMMARY.captures(line) {
+        if in_failure_list {
+            match line.strip_prefix("    ") {
+                Some(name) if !name.trim().is_empty() && !name.starts_with(' ') => {
+                    tally.fail(name.trim().to_string());
+                    continue;
+                }
+                _ => in_failure_list = false,
+            }
+        }
+        if line == "failures:" {
+            in_failure_list = true;
+        } else if let Some(c) = LIBTEST_FAILURE_HEADER.captures(line) {
+            tally.fail(c["name"].to_string());
+        } else if let Some(c) = LIBTEST_SUMMARY.captures(line) {
             summaries += 1;
             // Benchmarks run as tests ("measured") passed.
             passed += num(&c, "p") + num(&c, "m");
@@ -128,6 +147,14 @@ mod tests {
         let r = parse_nextest(out).unwrap();
         assert_eq!((r.passed, r.failed, r.skipped, r.total), (2, 0, 0, 2));
         assert_eq!(r.passing, vec!["crate t::flaky", "crate t::ok"]);
+    }
+
+    #[test]
+    fn quiet_output_names_failures_in_its_failures_list() {
+        let out = "running 3 tests\n.F.\nfailures:\n\n---- t::b stdout ----\npanicked\n\nfailures:\n    t::b\n    t::c\n\ntest result: FAILED. 1 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
+        let r = parse_libtest(out).unwrap();
+        assert_eq!((r.passed, r.failed), (1, 2));
+        assert_eq!(r.failing, vec!["t::b", "t::c"]);
     }
 
     #[test]
