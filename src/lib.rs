@@ -22,6 +22,8 @@
 //! - [`cli`]: the `attractor` command-line interface.
 //! - [`service`]: the one facade every front end (HTTP, desktop) calls.
 //! - [`engine`]: the convergence engine that drives agent tasks.
+//! - [`executor`]: what carries out an agent task's iteration (the built-in
+//!   LLM executor, external coding agents) and the prompt of each strategy.
 //! - [`workspace`]: a trajectory's own copy of an agent task's files.
 //! - [`overseer`]: the checks that measure an agent task's workspace.
 //! - [`process`]: running a shell command with a timeout that kills its
@@ -34,6 +36,7 @@ pub mod bench;
 pub mod bus;
 pub mod cli;
 pub mod engine;
+pub mod executor;
 pub mod http;
 pub mod llm;
 pub mod loss;
