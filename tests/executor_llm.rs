@@ -230,3 +230,25 @@ async fn subtasks_and_amendments_come_back_and_a_server_error_is_an_error() {
     assert_eq!(s.ws.head(), Some(before.as_str()), "no commit after a failed call");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_cancelled_call_leaves_the_workspace_unchanged() {
+    let mut s = Setup::new(WorkspaceConfig::default()).await;
+    let reply = json!({"summary": "late", "edits": [{"path": "late.txt", "action": "write", "content": "x"}]});
+    let server =
+        ScriptedServer::start(vec![Scripted::delayed(Duration::from_secs(5), Scripted::json(&reply))]).await.unwrap();
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut req = request(1, StrategyKind::RetryWithFeedback);
+    req.cancel = Some(rx);
+    let before = s.ws.head().unwrap().to_string();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let _ = tx.send(true);
+    });
+    let started = std::time::Instant::now();
+    let err = executor(&server).execute(&req, &mut s.ws).await.unwrap_err();
+    assert!(matches!(err, ExecutorError::Cancelled), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(s.ws.head(), Some(before.as_str()));
+    assert!(!s.ws.root().join("late.txt").exists());
+}

@@ -35,7 +35,8 @@ async fn a_copy_has_the_task_files_and_a_history_of_its_own() {
     assert_eq!(std::fs::read_to_string(root.join("src/lib.rs")).unwrap(), "pub fn one() -> i32 { 1 }\n");
     // The source's .git was not copied: this one is a real repository.
     assert!(root.join(".git/objects").is_dir());
-    assert!(!root.join(".git/HEAD").read_link().is_ok());
+    let head = std::fs::read_to_string(root.join(".git/HEAD")).unwrap();
+    assert_eq!(head.trim(), "ref: refs/heads/attractor", "not the source's `main`");
     let listing = ws.list_files().await.unwrap();
     assert_eq!(listing.files, vec!["README.md", "src/lib.rs"]);
     assert!(!listing.truncated);
@@ -149,7 +150,8 @@ async fn paths_that_leave_the_workspace_are_refused_and_nothing_is_written_outsi
     std::os::unix::fs::symlink(ws.root().join(".git"), ws.root().join("history")).unwrap();
     let abs = outside.join("abs.txt");
 
-    let cases: Vec<(String, fn(&Refusal) -> bool)> = vec![
+    type Expect = fn(&Refusal) -> bool;
+    let cases: Vec<(String, Expect)> = vec![
         ("../x".into(), |r| matches!(r, Refusal::ParentDir)),
         ("src/../../x".into(), |r| matches!(r, Refusal::ParentDir)),
         (abs.display().to_string(), |r| matches!(r, Refusal::Absolute)),

@@ -119,7 +119,26 @@ impl Executor for LlmExecutor {
             chat = chat.timeout(Duration::from_secs_f64(secs));
         }
         let prompt_chars = chat.messages.iter().map(|m| m.content.len()).sum::<usize>();
-        let reply = self.client.chat_json::<ModelReply>(chat).await?;
+        let call = self.client.chat_json::<ModelReply>(chat);
+        let reply = match request.cancel.clone() {
+            None => call.await?,
+            Some(mut cancel) => {
+                let cancelled = async move {
+                    loop {
+                        if *cancel.borrow_and_update() {
+                            return;
+                        }
+                        if cancel.changed().await.is_err() {
+                            std::future::pending::<()>().await;
+                        }
+                    }
+                };
+                tokio::select! {
+                    reply = call => reply?,
+                    _ = cancelled => return Err(ExecutorError::Cancelled),
+                }
+            }
+        };
         let tokens = match reply.usage.total_tokens {
             0 if reply.reply.usage.is_none() => ((prompt_chars + reply.reply.content.len()) / 4) as u64,
             n => n,

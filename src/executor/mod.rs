@@ -174,6 +174,8 @@ pub enum ExecutorError {
     Llm(#[from] LlmError),
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
+    #[error("cancelled before the model answered; the workspace is unchanged")]
+    Cancelled,
     #[error("strategy revert_and_branch needs a revert target (the best observation's commit)")]
     MissingRevertTarget,
     #[error("could not start the executor command `{command}`: {reason}")]

@@ -175,7 +175,7 @@ fn related_terms(latest: Option<&OverseerSignals>) -> Vec<String> {
         .iter()
         .filter_map(|name| {
             let base = name.split('[').next().unwrap_or(name);
-            base.rsplit(|c: char| matches!(c, ':' | '.' | '/' | ' ')).find(|s| !s.is_empty()).map(str::to_string)
+            base.rsplit([':', '.', '/', ' ']).find(|s| !s.is_empty()).map(str::to_string)
         })
         .collect();
     terms.sort();
@@ -245,7 +245,7 @@ pub fn build_prompt(
         let mut body = texts.tool_template.replace("{tools}", &tools).replace("{blocked}", &blocked);
         // A learned template that lost its placeholder must not lose the constraint.
         if !texts.tool_template.contains("{blocked}") && !must_not.is_empty() {
-            body.push_str("\n");
+            body.push('\n');
             body.push_str(&must_not.join("\n"));
         }
         if !must_not.is_empty() {
@@ -328,7 +328,7 @@ fn strategy_sections(
                 Some((first, rest)) => {
                     section(u, "The one gap to close now", first);
                     if !rest.is_empty() {
-                        section(u, "Later (do not work on these in this attempt)", &names_list(&rest.to_vec()));
+                        section(u, "Later (do not work on these in this attempt)", &names_list(rest));
                     }
                     if let Some(s) = latest {
                         let first_failed: Vec<&Verdict> = failed_verdicts(s).into_iter().take(1).collect();
