@@ -12,10 +12,18 @@
 //! | tool_description_templates        | `tool_description_templates` |
 //! | critique_rubric                   | `verification_rubric`      |
 //!
-//! plus `supervisor_prompt` (the ASO coordinator's LLM tier) and `aso_config`
+//! plus `executor_preamble` (the opening of every executor prompt),
+//! `supervisor_prompt` (the ASO coordinator's LLM tier) and `aso_config`
 //! (the coordinator's numeric thresholds, a JSON artifact with bounds).
 //! Version 0 lives here, in the code: it is never written to the database and
 //! is always there to fall back to.
+//!
+//! `strategy_templates` is a *sectioned* text, so that every strategy's
+//! description is learnable on its own while the artifact stays one text an
+//! optimizer can rewrite: the lines before the first section header are the
+//! framing shown with every attempt (`{strategy}` and `{description}` are
+//! filled in), and each `[strategy_name]` line opens that strategy's
+//! description (see [`crate::executor::StrategyTemplates`]).
 
 use super::{ArtifactKind, FieldBounds};
 
@@ -38,7 +46,68 @@ const fn int(min: f64, max: f64) -> FieldBounds {
     FieldBounds { min, max, integer: true }
 }
 
+/// Version 0 of `executor_preamble`: who the executor model is and how it works.
+pub const EXECUTOR_PREAMBLE: &str = "You are the executor of a supervised coding loop. You change the files of a \
+workspace so that it does what the task asks. You do not judge your own result: after you reply, independent \
+checks (builds, tests, linters, scanners) measure the workspace, and their verdicts decide what happens next. \
+Make the smallest change that moves those checks toward passing, keep what already works working, and say \
+plainly what you changed and why.\n";
+
+/// Version 0 of `strategy_templates`: the framing, then one section per strategy.
+pub const STRATEGY_TEMPLATES: &str = "You are following the strategy \"{strategy}\": {description}
+Stay within it; if it cannot work, say so and explain why.
+
+[retry_with_feedback]
+Attempt the task again, using the feedback of the last measurement. Every failing check below is evidence about \
+what is still wrong; address each of them, and do not undo what passed.
+
+[retry_augmented]
+Attempt the task again with more context than before. Read the related code, the documentation and the examples \
+shown below before changing anything, and let them decide how the change should look.
+
+[focused_repair]
+Repair only the failing tests named below. Change nothing that is not needed to make them pass: no refactoring, \
+no new features, no renames. Read each failure, find its cause, fix that cause.
+
+[incremental_refinement]
+Close exactly one gap in this attempt: the one named below. Leave every other gap for later attempts, even when \
+you see how to fix it; a small change that is verified beats a large one that is not.
+
+[reframe]
+Treat the task as a fresh implementation problem rather than a repair. Forget how the current code happens to be \
+organised; design the solution from the requirements and the lessons listed below, then write it.
+
+[decompose]
+Split the task into small subtasks that can each be checked on its own, list them in order in `subtasks`, and \
+carry out only the first one now.
+
+[alternative_approach]
+Solve the task with an approach that differs in kind from the ones already tried (listed below): another \
+algorithm, another library, another structure. Repeating a tried approach with small changes does not count.
+
+[architect_review]
+Step back and review the specification itself. Where the attempts so far show that it is ambiguous, incomplete \
+or contradictory, propose precise changes in `amendments`, then make the change the amended specification calls \
+for.
+
+[revert_and_branch]
+The workspace has been put back to its best state so far. Continue from there in a different direction than the \
+attempts that came after it, which made things worse or no better.
+
+[fresh_start]
+This is a fresh start: the earlier conversation is gone on purpose, and only the knowledge carried forward below \
+remains. The files in the workspace are as the earlier attempts left them; read them with fresh eyes before \
+changing them.
+";
+
 pub const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "executor_preamble",
+        kind: ArtifactKind::Text,
+        purpose: "Opening of every executor prompt: who the model is and how its work is judged.",
+        content: EXECUTOR_PREAMBLE,
+        fields: &[],
+    },
     Builtin {
         name: "executor_pitfalls",
         kind: ArtifactKind::Text,
@@ -70,9 +139,9 @@ Approaches that failed and why:\n{failures}\n",
     Builtin {
         name: "strategy_templates",
         kind: ArtifactKind::Text,
-        purpose: "Framing of the strategy library rendered into executor prompts.",
-        content: "You are following the strategy \"{strategy}\": {description}\n\
-Stay within it; if it cannot work, say so and explain why.\n",
+        purpose: "The strategy library rendered into executor prompts: a framing ({strategy}, {description}), \
+then one [strategy_name] section per strategy with its description.",
+        content: STRATEGY_TEMPLATES,
         fields: &[],
     },
     Builtin {

@@ -1,26 +1,22 @@
-//! Version 0 of the texts an executor's prompt is made of.
+//! Version 0 of the texts an executor's prompt is made of, and how a run's
+//! active artifact versions become the [`PromptTexts`] it sends.
 //!
-//! These are the floor the outer loop's optimizers improve on: each text is
-//! learnable (the lead wires them to the artifact registry), so the code
-//! only ever receives them as strings in [`PromptTexts`]. Where a built-in
-//! artifact already holds a text (pitfalls, the carry-forward template, the
-//! verification rubric, the tool template, the strategy framing), its
-//! version 0 comes from [`crate::artifact::builtin`] so there is one source.
-//! The strategy descriptions, one per [`StrategyKind`], live here.
+//! Every text is a learnable artifact; version 0 lives in
+//! [`crate::artifact::builtin`] so there is one source. The per-strategy
+//! descriptions are sections of the `strategy_templates` artifact
+//! ([`StrategyTemplates`]), so an optimizer can rewrite any one of them.
+//! What the code fixes is only the reply contract of each executor.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
 use crate::artifact::builtin;
 use crate::engine::StrategyKind;
 
-/// The opening of every executor prompt: who the model is and how it works.
-pub const EXECUTOR_PREAMBLE: &str = "You are the executor of a supervised coding loop. You change the files of a \
-workspace so that it does what the task asks. You do not judge your own result: after you reply, independent \
-checks (builds, tests, linters, scanners) measure the workspace, and their verdicts decide what happens next. \
-Make the smallest change that moves those checks toward passing, keep what already works working, and say \
-plainly what you changed and why.";
+/// The opening of every executor prompt (version 0 of `executor_preamble`).
+pub const EXECUTOR_PREAMBLE: &str = builtin::EXECUTOR_PREAMBLE;
 
 /// What the built-in LLM executor must reply with.
 pub const LLM_REPLY_CONTRACT: &str = r#"Reply with one JSON object and nothing else:
@@ -44,55 +40,112 @@ commit: the supervisor records the workspace after you finish. When you are done
 the file named by the environment variable ATTRACTOR_EXECUTION_FILE: {\"summary\": \"what you changed\", \
 \"tokens\": <tokens you used>, \"tools_used\": [\"tools you relied on\"]}.";
 
-/// One description per strategy: what this attempt should do differently.
-/// Rendered into the strategy framing's `{description}`.
-pub fn strategy_description(kind: StrategyKind) -> &'static str {
-    match kind {
-        StrategyKind::RetryWithFeedback => {
-            "Attempt the task again, using the feedback of the last measurement. Every failing check below is \
-             evidence about what is still wrong; address each of them, and do not undo what passed."
+/// A problem in a `strategy_templates` text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("line {line}: `[{name}]` is not a strategy\n  hint: section names are {known}; write each on its own line")]
+    UnknownStrategy { line: usize, name: String, known: String },
+    #[error("line {line}: the section `[{name}]` appears twice; keep one")]
+    Duplicate { line: usize, name: String },
+    #[error("line {line}: the section `[{name}]` is empty; write the description under it or remove the header")]
+    Empty { line: usize, name: String },
+}
+
+/// A `strategy_templates` text, parsed: the framing shown with every
+/// attempt, and one description per strategy.
+///
+/// ```text
+/// You are following the strategy "{strategy}": {description}
+///
+/// [retry_with_feedback]
+/// Attempt the task again, using the feedback …
+/// ```
+///
+/// A strategy without a section keeps its version-0 description, so a
+/// learned text may carry only the descriptions it changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StrategyTemplates {
+    pub framing: String,
+    pub descriptions: BTreeMap<StrategyKind, String>,
+}
+
+impl StrategyTemplates {
+    /// Parses the framing and the `[strategy_name]` sections. Unknown,
+    /// duplicate and empty sections are errors (a learned version that
+    /// garbled a header must not silently lose a description).
+    pub fn parse(text: &str) -> Result<StrategyTemplates, TemplateError> {
+        let mut framing = String::new();
+        let mut descriptions = BTreeMap::new();
+        let mut current: Option<(StrategyKind, usize, String)> = None;
+        let close = |current: Option<(StrategyKind, usize, String)>,
+                     descriptions: &mut BTreeMap<StrategyKind, String>|
+         -> Result<(), TemplateError> {
+            if let Some((kind, line, body)) = current {
+                let body = body.trim().to_string();
+                if body.is_empty() {
+                    return Err(TemplateError::Empty { line, name: kind.as_str().to_string() });
+                }
+                descriptions.insert(kind, body);
+            }
+            Ok(())
+        };
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            let trimmed = raw.trim();
+            let header = trimmed
+                .strip_prefix('[')
+                .and_then(|r| r.strip_suffix(']'))
+                .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
+            if let Some(name) = header {
+                let kind = StrategyKind::ALL.into_iter().find(|k| k.as_str() == name).ok_or_else(|| {
+                    TemplateError::UnknownStrategy {
+                        line,
+                        name: name.to_string(),
+                        known: StrategyKind::ALL.map(|k| format!("[{k}]")).join(", "),
+                    }
+                })?;
+                if descriptions.contains_key(&kind) || current.as_ref().is_some_and(|c| c.0 == kind) {
+                    return Err(TemplateError::Duplicate { line, name: name.to_string() });
+                }
+                close(current.take(), &mut descriptions)?;
+                current = Some((kind, line, String::new()));
+                continue;
+            }
+            let target = match current.as_mut() {
+                Some((_, _, body)) => body,
+                None => &mut framing,
+            };
+            target.push_str(raw);
+            target.push('\n');
         }
-        StrategyKind::RetryAugmented => {
-            "Attempt the task again with more context than before. Read the related code, the documentation and \
-             the examples shown below before changing anything, and let them decide how the change should look."
-        }
-        StrategyKind::FocusedRepair => {
-            "Repair only the failing tests named below. Change nothing that is not needed to make them pass: no \
-             refactoring, no new features, no renames. Read each failure, find its cause, fix that cause."
-        }
-        StrategyKind::IncrementalRefinement => {
-            "Close exactly one gap in this attempt: the one named below. Leave every other gap for later attempts, \
-             even when you see how to fix it; a small change that is verified beats a large one that is not."
-        }
-        StrategyKind::Reframe => {
-            "Treat the task as a fresh implementation problem rather than a repair. Forget how the current code \
-             happens to be organised; design the solution from the requirements and the lessons listed below, \
-             then write it."
-        }
-        StrategyKind::Decompose => {
-            "Split the task into small subtasks that can each be checked on its own, list them in order in \
-             `subtasks`, and carry out only the first one now."
-        }
-        StrategyKind::AlternativeApproach => {
-            "Solve the task with an approach that differs in kind from the ones already tried (listed below): \
-             another algorithm, another library, another structure. Repeating a tried approach with small \
-             changes does not count."
-        }
-        StrategyKind::ArchitectReview => {
-            "Step back and review the specification itself. Where the attempts so far show that it is ambiguous, \
-             incomplete or contradictory, propose precise changes in `amendments`, then make the change the \
-             amended specification calls for."
-        }
-        StrategyKind::RevertAndBranch => {
-            "The workspace has been put back to its best state so far. Continue from there in a different \
-             direction than the attempts that came after it, which made things worse or no better."
-        }
-        StrategyKind::FreshStart => {
-            "This is a fresh start: the earlier conversation is gone on purpose, and only the knowledge carried \
-             forward below remains. The files in the workspace are as the earlier attempts left them; read them \
-             with fresh eyes before changing them."
-        }
+        close(current, &mut descriptions)?;
+        Ok(StrategyTemplates { framing: framing.trim().to_string() + "\n", descriptions })
     }
+
+    /// Version 0, parsed once.
+    pub fn builtin() -> &'static StrategyTemplates {
+        static V0: OnceLock<StrategyTemplates> = OnceLock::new();
+        V0.get_or_init(|| {
+            // Covered by a unit test: version 0 parses and names every strategy.
+            StrategyTemplates::parse(builtin::STRATEGY_TEMPLATES)
+                .unwrap_or_else(|_| StrategyTemplates { framing: String::new(), descriptions: BTreeMap::new() })
+        })
+    }
+}
+
+/// Version 0 of one strategy's description (a section of `strategy_templates`).
+pub fn strategy_description(kind: StrategyKind) -> &'static str {
+    StrategyTemplates::builtin().descriptions.get(&kind).map_or("", String::as_str)
+}
+
+/// An active artifact version whose text cannot be used in a prompt.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("artifact `{artifact}` v{version}: {error}")]
+pub struct PromptTextsError {
+    pub artifact: String,
+    pub version: i64,
+    #[source]
+    pub error: TemplateError,
 }
 
 /// The learnable texts one prompt is assembled from.
@@ -124,14 +177,12 @@ fn builtin_text(name: &str) -> String {
 
 impl Default for PromptTexts {
     fn default() -> Self {
+        let templates = StrategyTemplates::builtin();
         PromptTexts {
-            preamble: EXECUTOR_PREAMBLE.to_string(),
+            preamble: builtin_text("executor_preamble"),
             pitfalls: builtin_text("executor_pitfalls"),
-            strategy_framing: builtin_text("strategy_templates"),
-            strategy_descriptions: StrategyKind::ALL
-                .iter()
-                .map(|&k| (k, strategy_description(k).to_string()))
-                .collect(),
+            strategy_framing: templates.framing.clone(),
+            strategy_descriptions: templates.descriptions.clone(),
             carry_forward_template: builtin_text("carry_forward_template"),
             verification_rubric: builtin_text("verification_rubric"),
             tool_template: builtin_text("tool_description_templates"),
@@ -139,7 +190,53 @@ impl Default for PromptTexts {
     }
 }
 
+/// The artifacts a prompt is made of, by name.
+pub const PROMPT_ARTIFACTS: [&str; 6] = [
+    "executor_preamble",
+    "executor_pitfalls",
+    "strategy_templates",
+    "carry_forward_template",
+    "verification_rubric",
+    "tool_description_templates",
+];
+
 impl PromptTexts {
+    /// The texts of a run: each prompt artifact's active version as
+    /// `active(name)` gives it (content, version), version 0 for the ones it
+    /// does not know. A `strategy_templates` version that does not parse is
+    /// an error naming the artifact, the version and the line.
+    pub fn from_artifacts<'a>(
+        active: impl Fn(&str) -> Option<(&'a str, i64)>,
+    ) -> Result<PromptTexts, PromptTextsError> {
+        let mut texts = PromptTexts::default();
+        if let Some((content, _)) = active("executor_preamble") {
+            texts.preamble = content.to_string();
+        }
+        if let Some((content, _)) = active("executor_pitfalls") {
+            texts.pitfalls = content.to_string();
+        }
+        if let Some((content, version)) = active("strategy_templates") {
+            let parsed = StrategyTemplates::parse(content).map_err(|error| PromptTextsError {
+                artifact: "strategy_templates".to_string(),
+                version,
+                error,
+            })?;
+            texts.strategy_framing = parsed.framing;
+            // Sections a version leaves out keep their version-0 text.
+            texts.strategy_descriptions.extend(parsed.descriptions);
+        }
+        if let Some((content, _)) = active("carry_forward_template") {
+            texts.carry_forward_template = content.to_string();
+        }
+        if let Some((content, _)) = active("verification_rubric") {
+            texts.verification_rubric = content.to_string();
+        }
+        if let Some((content, _)) = active("tool_description_templates") {
+            texts.tool_template = content.to_string();
+        }
+        Ok(texts)
+    }
+
     /// The description of `kind`, falling back to version 0 when a learned
     /// set of descriptions lacks it.
     pub fn description(&self, kind: StrategyKind) -> &str {
@@ -150,6 +247,41 @@ impl PromptTexts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn version_zero_of_the_strategy_templates_parses_and_names_every_strategy() {
+        let v0 = StrategyTemplates::parse(builtin::STRATEGY_TEMPLATES).unwrap();
+        assert_eq!(v0.descriptions.len(), StrategyKind::ALL.len());
+        assert!(v0.framing.contains("{strategy}") && v0.framing.contains("{description}"), "{}", v0.framing);
+        assert!(!v0.framing.contains('['), "{}", v0.framing);
+        assert!(strategy_description(StrategyKind::FocusedRepair).starts_with("Repair only the failing tests"));
+    }
+
+    #[test]
+    fn a_learned_template_may_change_one_description_and_keeps_the_others() {
+        let text = "Do it: {description}\n\n[focused_repair]\nFix only `{strategy}` targets.\n";
+        let texts = PromptTexts::from_artifacts(|n| (n == "strategy_templates").then_some((text, 3))).unwrap();
+        assert_eq!(texts.strategy_framing, "Do it: {description}\n");
+        assert_eq!(texts.description(StrategyKind::FocusedRepair), "Fix only `{strategy}` targets.");
+        assert_eq!(texts.description(StrategyKind::Reframe), strategy_description(StrategyKind::Reframe));
+        assert_eq!(texts.pitfalls, PromptTexts::default().pitfalls);
+    }
+
+    #[test]
+    fn garbled_sections_are_refused_with_the_line() {
+        let err = StrategyTemplates::parse("x\n[retry]\nagain\n").unwrap_err();
+        assert!(matches!(err, TemplateError::UnknownStrategy { line: 2, .. }), "{err}");
+        assert!(err.to_string().contains("[focused_repair]"), "{err}");
+        let err = StrategyTemplates::parse("[reframe]\na\n[reframe]\nb\n").unwrap_err();
+        assert!(matches!(err, TemplateError::Duplicate { line: 3, .. }), "{err}");
+        let err = StrategyTemplates::parse("[reframe]\n\n[fresh_start]\nb\n").unwrap_err();
+        assert!(matches!(err, TemplateError::Empty { line: 1, .. }), "{err}");
+        let wrapped = PromptTexts::from_artifacts(|n| (n == "strategy_templates").then_some(("[nope]\nx", 7)));
+        assert_eq!(
+            wrapped.unwrap_err().to_string().lines().next().unwrap(),
+            "artifact `strategy_templates` v7: line 1: `[nope]` is not a strategy"
+        );
+    }
 
     #[test]
     fn every_strategy_has_its_own_description_and_the_builtins_are_found() {

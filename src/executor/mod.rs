@@ -33,7 +33,7 @@ use thiserror::Error;
 use tokio::sync::watch;
 
 pub use command::{CommandExecutor, CommandExecutorConfig};
-pub use defaults::PromptTexts;
+pub use defaults::{PROMPT_ARTIFACTS, PromptTexts, PromptTextsError, StrategyTemplates, TemplateError};
 pub use llm::{LlmExecutor, LlmExecutorConfig};
 pub use prompt::{AttemptNote, CarryForwardInputs, Prompt, PromptInputs, Specification, build_prompt};
 pub use view::{Focus, ViewBudget, WorkspaceView};
