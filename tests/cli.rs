@@ -141,9 +141,11 @@ fn a_bad_suite_exits_2_with_file_line_column_and_field() {
 fn input_errors_exit_2_and_say_what_to_do() {
     let cli = Cli::new();
     let agent = cli.write("agent.yaml", "name: ag\ntasks:\n  - name: a\n    task: write a poem\n");
-    let out = cli.run(&["run", agent.to_str().unwrap()]);
+    let out = cli.cmd(&["run", agent.to_str().unwrap()]).env_remove("ATTRACTOR_LLM_MODEL").output().unwrap();
     assert_eq!(code(&out), 2);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot run yet"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("agent.yaml:3:") && err.contains("no model is configured"), "{err}");
+    assert!(err.contains("hint: set ATTRACTOR_LLM_MODEL"), "{err}");
 
     let out = cli.run(&["inspect", "no-such-suite"]);
     assert_eq!(code(&out), 2);

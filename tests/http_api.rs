@@ -375,7 +375,7 @@ async fn a_launch_validates_first_then_streams_its_progress_and_adds_epochs() {
     let later = w.dir.path().join("later.suite.yaml");
     std::fs::write(
         &later,
-        "name: later\ntasks:\n  - name: fine\n    command: \"true\"\n  - name: agent\n    kind: agent\n    task: Write a haiku.\n  - name: numeric\n    problem: g99\n",
+        "name: later\ntasks:\n  - name: fine\n    command: \"true\"\n  - name: agent\n    kind: agent\n    task: Write a haiku.\n    workspace: no-such-folder\n  - name: numeric\n    problem: g99\n",
     )
     .unwrap();
     let (status, v) = s.post("/api/validate", json!({"suite_path": later.display().to_string()})).await;
@@ -383,8 +383,9 @@ async fn a_launch_validates_first_then_streams_its_progress_and_adds_epochs() {
     assert_eq!(v["valid"], false);
     let issues = v["issues"].as_array().unwrap();
     assert_eq!(issues.len(), 2, "{v}");
-    assert!(issues[0]["message"].as_str().unwrap().contains("`kind: agent`"));
-    assert_eq!((issues[0]["line"].as_i64(), issues[1]["line"].as_i64()), (Some(6), Some(9)), "{v}");
+    assert!(issues[0]["message"].as_str().unwrap().contains("no-such-folder"), "{v}");
+    assert_eq!(issues[0]["field"], "tasks.agent.workspace");
+    assert_eq!((issues[0]["line"].as_i64(), issues[1]["line"].as_i64()), (Some(6), Some(10)), "{v}");
     assert_eq!(issues[1]["field"], "tasks.numeric.problem");
     let (status, _) = s.post("/api/launches", json!({"suite_path": later.display().to_string()})).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);

@@ -118,6 +118,140 @@ pub enum Event {
         from_version: i64,
         to_version: i64,
     },
+    /// The system asked a person something (an agent trajectory pauses on it
+    /// until it is answered).
+    InterventionRaised {
+        intervention_id: i64,
+        kind: String,
+        suite_id: Option<i64>,
+        run_id: Option<i64>,
+        subject: String,
+    },
+    // ----- agent tasks: the convergence engine (seed 002 §10.1) --------------
+    /// An agent task's trajectory entered its iteration loop (`resumed`: it
+    /// continues one an earlier, stopped run left).
+    TrajectoryStarted {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        task: String,
+        resumed: bool,
+        max_tokens: u64,
+        max_iterations: u32,
+        max_wall_time_ms: u64,
+        /// Basin width: wide, moderate or narrow.
+        basin: String,
+    },
+    /// The strategy of the next iteration was chosen (by the bandit, or
+    /// forced by loop control).
+    StrategySelected {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        /// The observation this strategy will produce.
+        sequence: u32,
+        strategy: String,
+        forced: bool,
+        attractor: String,
+        directive: Option<String>,
+        budget_remaining: f64,
+    },
+    /// One iteration was executed, measured and decided (the seed's
+    /// ObservationRecorded, with the attractor and the goal gradient's round).
+    IterationCompleted {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        sequence: u32,
+        strategy: String,
+        level: f64,
+        delta: Option<f64>,
+        attractor: String,
+        directive: String,
+        loss: f64,
+        tokens: u64,
+        budget_remaining: f64,
+        loop_control: String,
+    },
+    /// The attractor's kind changed (an intervention point that notifies).
+    AttractorTransition {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        sequence: u32,
+        from: String,
+        to: String,
+        confidence: f64,
+    },
+    /// A fresh start: the executor's context was dropped and only the
+    /// carry-forward goes on (`forced`: because the context had degraded).
+    FreshStart {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        sequence: u32,
+        forced: bool,
+        reason: String,
+        best_sequence: Option<u32>,
+    },
+    /// The workspace was reset to an earlier observation (RevertAndBranch).
+    Reverted {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        sequence: u32,
+        to_sequence: u32,
+        commit: String,
+    },
+    /// The budget ran out while converging; an extension is asked for
+    /// (`intervention_id` when a person must approve it).
+    BudgetExtensionRequested {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        additional_tokens: u64,
+        additional_iterations: u32,
+        evidence: String,
+        intervention_id: Option<i64>,
+    },
+    /// An extension was granted (`by`: auto or person).
+    BudgetExtensionGranted {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        additional_tokens: u64,
+        additional_iterations: u32,
+        by: String,
+    },
+    /// The trajectory converged (`partial`: the best result was accepted
+    /// when the budget ran out).
+    TrajectoryConverged {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        iterations: u32,
+        total_tokens: u64,
+        level: f64,
+        partial: bool,
+    },
+    /// The budget ran out below the partial threshold (`abandoned`: the goal
+    /// gradient stopped it under budget pressure).
+    TrajectoryExhausted {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        best_sequence: Option<u32>,
+        budget_consumed: u64,
+        abandoned: bool,
+    },
+    /// A limit cycle with every escape tried.
+    TrajectoryTrapped {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        cycle_period: u32,
+        escape_attempts: u32,
+    },
 }
 
 impl Event {
@@ -138,6 +272,18 @@ impl Event {
             Event::LaunchStarted { .. } | Event::InterventionAnswered { .. } | Event::ArtifactActivated { .. } => {
                 (None, None, None)
             }
+            Event::InterventionRaised { suite_id, run_id, .. } => (*suite_id, None, *run_id),
+            Event::TrajectoryStarted { suite_id, run_id, .. }
+            | Event::StrategySelected { suite_id, run_id, .. }
+            | Event::IterationCompleted { suite_id, run_id, .. }
+            | Event::AttractorTransition { suite_id, run_id, .. }
+            | Event::FreshStart { suite_id, run_id, .. }
+            | Event::Reverted { suite_id, run_id, .. }
+            | Event::BudgetExtensionRequested { suite_id, run_id, .. }
+            | Event::BudgetExtensionGranted { suite_id, run_id, .. }
+            | Event::TrajectoryConverged { suite_id, run_id, .. }
+            | Event::TrajectoryExhausted { suite_id, run_id, .. }
+            | Event::TrajectoryTrapped { suite_id, run_id, .. } => (Some(*suite_id), None, Some(*run_id)),
         }
     }
 }

@@ -207,7 +207,9 @@ impl From<RunnerError> for Failure {
         match e {
             RunnerError::Registry(r) => r.into(),
             RunnerError::Store(s) => s.into(),
-            e @ (RunnerError::Unsupported { .. } | RunnerError::Baseline(_)) => Failure::input(e.to_string()),
+            e @ (RunnerError::AgentNeedsModel { .. }
+            | RunnerError::AgentWorkspace { .. }
+            | RunnerError::Baseline(_)) => Failure::input(e.to_string()),
             e => Failure::runtime(e.to_string()),
         }
     }

@@ -197,6 +197,26 @@ impl StrategyBandit {
         }
     }
 
+    /// Adds what `learned` learned since `prior` (the state it was primed
+    /// with) to `self` (the state stored now). Trajectories of one category
+    /// run concurrently, each primed from the same stored state; adding each
+    /// one's increments keeps all of their evidence where writing back whole
+    /// states would keep only the last one's.
+    pub fn merge_learning(&mut self, prior: &StrategyBandit, learned: &StrategyBandit) {
+        for (&context, arms) in &learned.arms {
+            for (&strategy, arm) in arms {
+                let before = prior.arm(context, strategy);
+                let (da, db) = ((arm.alpha - before.alpha).max(0.0), (arm.beta - before.beta).max(0.0));
+                if da == 0.0 && db == 0.0 {
+                    continue;
+                }
+                let target = self.arms.entry(context).or_default().entry(strategy).or_default();
+                target.alpha += da;
+                target.beta += db;
+            }
+        }
+    }
+
     pub fn to_json(&self) -> String {
         // A map of plain numbers under string keys cannot fail to serialize.
         serde_json::to_string(self).unwrap_or_else(|_| "{\"arms\":{}}".to_string())
@@ -301,6 +321,22 @@ mod tests {
         let json = bandit.to_json();
         assert!(json.contains("\"limit_cycle\"") && json.contains("\"focused_repair\""), "{json}");
         assert_eq!(StrategyBandit::from_json(&json).unwrap(), bandit);
+    }
+
+    #[test]
+    fn concurrent_learning_is_merged_not_overwritten() {
+        let c = BanditConfig::default();
+        let mut prior = StrategyBandit::default();
+        prior.update(Reframe, AttractorKind::LimitCycle, 0.3, &c);
+        // Two trajectories start from `prior`; each learns something.
+        let (mut one, mut two) = (prior.clone(), prior.clone());
+        one.update(Reframe, AttractorKind::LimitCycle, 0.3, &c);
+        two.update(FocusedRepair, AttractorKind::FixedPoint, -0.3, &c);
+        let mut stored = prior.clone();
+        stored.merge_learning(&prior, &one);
+        stored.merge_learning(&prior, &two);
+        assert_eq!(stored.arm(AttractorKind::LimitCycle, Reframe), BetaArm { alpha: 3.0, beta: 1.0 });
+        assert_eq!(stored.arm(AttractorKind::FixedPoint, FocusedRepair), BetaArm { alpha: 1.0, beta: 2.0 });
     }
 
     #[test]

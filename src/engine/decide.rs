@@ -56,6 +56,8 @@ pub enum EngineError {
     ExtensionPending { id: String },
     #[error("trajectory `{id}` has no budget extension waiting for an answer")]
     NoPendingExtension { id: String },
+    #[error("trajectory `{id}` is not trapped ({phase}); only a trapped trajectory is reopened with a hint")]
+    NotTrapped { id: String, phase: String },
     #[error(
         "trajectory `{id}` has already started ({observations} observation(s)); start() chooses only the first strategy"
     )]
@@ -311,6 +313,32 @@ impl Engine {
         let abandon = plan.as_ref().is_some_and(|p| p.directive == Directive::Abandon);
         let control = self.conclude(trajectory, plan.as_ref(), abandon && trajectory.budget.has_remaining());
         Ok((control, None))
+    }
+
+    /// Reopens a trapped trajectory with a person's hint (the answer to a
+    /// human escalation, seed 002 §7.3): the hint joins the specification
+    /// and every later prompt, and the next attempt is a forced fresh start —
+    /// a clean context carrying the hint, the best signals and what failed —
+    /// so the cycle is not re-entered from the conversation that held it.
+    pub fn reopen_with_hint<R: Rng + ?Sized>(
+        &self,
+        trajectory: &mut Trajectory,
+        bandit: &StrategyBandit,
+        hint: &str,
+        rng: &mut R,
+    ) -> Result<StrategyChoice, EngineError> {
+        if trajectory.phase != ConvergencePhase::Trapped {
+            return Err(EngineError::NotTrapped {
+                id: trajectory.id.clone(),
+                phase: format!("{:?}", trajectory.phase),
+            });
+        }
+        trajectory.add_hint(hint);
+        trajectory.phase = ConvergencePhase::Iterating;
+        trajectory.forced_strategy = Some(StrategyKind::FreshStart);
+        let plan = trajectory.last_directive.clone();
+        let eligible = self.eligible(trajectory);
+        Ok(self.select_next(trajectory, bandit, plan.as_ref(), &eligible, rng))
     }
 
     fn check_open(&self, trajectory: &Trajectory) -> Result<(), EngineError> {

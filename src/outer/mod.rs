@@ -58,9 +58,13 @@ pub const DEFAULT_HOLDOUT_TOLERANCE: f64 = 0.01;
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
     #[error(
-        "{location}: task `{task}` is `kind: {kind}`, which this version of Attractor cannot run yet\n  hint: `command` and `optimize` tasks run today; leave this task out of the suite for now"
+        "{location}: task `{task}` uses the LLM executor, and no model is configured\n  hint: set ATTRACTOR_LLM_MODEL (and ATTRACTOR_LLM_BASE_URL for a server other than a local Ollama; OPENAI_API_KEY or ATTRACTOR_LLM_API_KEY for a key), or give the task `executor: {{type: command, command: …}}`"
     )]
-    Unsupported { task: String, kind: String, location: SourceLocation },
+    AgentNeedsModel { task: String, location: SourceLocation },
+    #[error(
+        "{location}: task `{task}`: the workspace folder {path} does not exist\n  hint: `workspace:` is relative to the suite file's folder"
+    )]
+    AgentWorkspace { task: String, path: PathBuf, location: SourceLocation },
     #[error(
         "{location}: task `{task}`: {message}\n  hint: use a built-in problem name or a problem file path relative to the suite"
     )]
@@ -116,6 +120,10 @@ pub struct SuiteRunner {
     llm: Option<crate::llm::LlmClient>,
     /// The model a model-driven optimizer (`textgrad`) calls.
     optimizer_llm: Option<crate::llm::LlmClient>,
+    /// The model of agent tasks' LLM executor and intent verifier; when not
+    /// given, the optimizer's model, else the coordinator's.
+    agent_llm: Option<crate::llm::LlmClient>,
+    agent_config: task::agent::AgentConfig,
     cancel: watch::Receiver<bool>,
 }
 
@@ -138,7 +146,36 @@ impl SuiteRunner {
         config: RunConfig,
         cancel: watch::Receiver<bool>,
     ) -> Self {
-        SuiteRunner { store, registry, bus, suite, config, optimizer: None, llm: None, optimizer_llm: None, cancel }
+        SuiteRunner {
+            store,
+            registry,
+            bus,
+            suite,
+            config,
+            optimizer: None,
+            llm: None,
+            optimizer_llm: None,
+            agent_llm: None,
+            agent_config: task::agent::AgentConfig::default(),
+            cancel,
+        }
+    }
+
+    /// Gives agent tasks their model (the LLM executor and the intent verifier).
+    pub fn with_agent_llm(mut self, client: crate::llm::LlmClient) -> Self {
+        self.agent_llm = Some(client);
+        self
+    }
+
+    /// How agent tasks run (engine numbers, overseer retries, pauses).
+    pub fn with_agent_config(mut self, config: task::agent::AgentConfig) -> Self {
+        self.agent_config = config;
+        self
+    }
+
+    /// The model agent tasks use.
+    fn agent_model(&self) -> Option<&crate::llm::LlmClient> {
+        self.agent_llm.as_ref().or(self.optimizer_llm.as_ref()).or(self.llm.as_ref())
     }
 
     /// Gives optimize tasks' coordinators an LLM tier.
@@ -166,12 +203,19 @@ impl SuiteRunner {
             {
                 return Err(RunnerError::Problem { task: t.name.clone(), message, location: t.location.clone() });
             }
-            if matches!(t.kind, TaskKind::Agent(_)) {
-                return Err(RunnerError::Unsupported {
-                    task: t.name.clone(),
-                    kind: t.kind_name().to_string(),
-                    location: t.location.clone(),
-                });
+            if let TaskKind::Agent(a) = &t.kind {
+                if task::agent::needs_model(a) && self.agent_model().is_none() {
+                    return Err(RunnerError::AgentNeedsModel { task: t.name.clone(), location: t.location.clone() });
+                }
+                if let Some(folder) = &a.workspace
+                    && !self.suite.dir.join(folder).is_dir()
+                {
+                    return Err(RunnerError::AgentWorkspace {
+                        task: t.name.clone(),
+                        path: self.suite.dir.join(folder),
+                        location: t.location.clone(),
+                    });
+                }
             }
         }
         for def in self.suite.artifacts.clone() {
@@ -603,16 +647,31 @@ impl SuiteRunner {
                     epoch_num: epoch.epoch_num,
                     artifacts,
                     store: self.store.clone(),
-                    seed: epoch_seed(
-                        seed,
-                        t.name.bytes().fold(0i64, |h, b| h.wrapping_mul(31).wrapping_add(i64::from(b))),
-                    ),
+                    seed: epoch_seed(seed, task_hash(&t.name)),
                     llm: self.llm.clone(),
                     cancel: self.cancel.clone(),
                 })
                 .await
             }
-            TaskKind::Agent(_) => unreachable!("refused before the first epoch"),
+            TaskKind::Agent(spec) => {
+                task::agent::run(task::agent::AgentRun {
+                    task: t,
+                    spec,
+                    suite_id,
+                    epoch_id: epoch.id,
+                    run_id,
+                    run_dir: &run_dir,
+                    suite_dir: &self.suite.dir,
+                    artifacts,
+                    store: self.store.clone(),
+                    bus: self.bus.clone(),
+                    seed: epoch_seed(seed, task_hash(&t.name)),
+                    llm: self.agent_model().cloned(),
+                    config: self.agent_config.clone(),
+                    cancel: self.cancel.clone(),
+                })
+                .await
+            }
         };
         let breakdown =
             (!outcome.cancelled).then(|| loss::compute(&outcome.signals, &t.weights, t.budget.max_rejections));
@@ -671,6 +730,11 @@ fn updates_of(epoch: &EpochRow) -> Vec<(String, i64, i64)> {
             Some((e["artifact"].as_str()?.to_string(), e["from_version"].as_i64()?, e["to_version"].as_i64()?))
         })
         .collect()
+}
+
+/// A task's name as a number, to derive its own seed from an epoch's.
+fn task_hash(name: &str) -> i64 {
+    name.bytes().fold(0i64, |h, b| h.wrapping_mul(31).wrapping_add(i64::from(b)))
 }
 
 /// Each epoch's own seed, derived from the base seed (SplitMix64 step), so an

@@ -884,19 +884,23 @@ fn resolve_path(path: &str) -> PathBuf {
 }
 
 /// Loads a suite and checks what the runner would refuse before its first
-/// epoch (task kinds it cannot run yet, problems it cannot resolve), so a
-/// launch fails up front with located issues instead of in the background.
+/// epoch (problems it cannot resolve, agent workspaces that do not exist), so
+/// a launch fails up front with located issues instead of in the background.
 fn load_runnable(path: &Path) -> std::result::Result<suite::Suite, SuiteError> {
     let s = suite::load(path)?;
     let mut issues = Vec::new();
     for t in &s.tasks {
         match &t.kind {
-            TaskKind::Agent(_) => issues.push(SuiteIssue {
-                location: t.location.clone(),
-                field: format!("tasks.{}", t.name),
-                message: format!("task `{}` is `kind: agent`, which this version of Attractor cannot run yet", t.name),
-                hint: Some("`command` and `optimize` tasks run today; leave this task out for now".into()),
-            }),
+            TaskKind::Agent(a) => {
+                if let Some(folder) = a.workspace.as_ref().filter(|f| !s.dir.join(f).is_dir()) {
+                    issues.push(SuiteIssue {
+                        location: t.location.clone(),
+                        field: format!("tasks.{}.workspace", t.name),
+                        message: format!("the workspace folder {} does not exist", s.dir.join(folder).display()),
+                        hint: Some("`workspace:` is relative to the suite file's folder".into()),
+                    });
+                }
+            }
             TaskKind::Optimize(o) => {
                 if let Err(message) = crate::task::optimize::resolve_problem(&o.problem, &s.dir) {
                     issues.push(SuiteIssue {

@@ -10,12 +10,14 @@
 //! process wrote in between, and the busy timeout does not help it. Taking the
 //! write lock up front makes two runners on one file queue instead of failing.
 
+mod agent;
 mod aso;
 mod llm_cache;
 mod proposals;
 mod records;
 mod views;
 
+pub use agent::*;
 pub use aso::*;
 pub use proposals::*;
 pub use records::*;

@@ -1,9 +1,11 @@
 //! Executing one task once — a *run* — and reporting how it went.
 //!
 //! Each task kind has its own module; all of them end in a [`RunOutcome`]
-//! that the outer loop turns into a loss. Today: [`command`]. The convergence
-//! engine (`agent`) and the ALM optimizer (`optimize`) come next.
+//! that the outer loop turns into a loss: [`command`] (a black-box harness),
+//! [`agent`] (the convergence engine driving an executor in a workspace) and
+//! [`optimize`] (the ASO coordinator over a numeric problem).
 
+pub mod agent;
 pub mod command;
 pub mod optimize;
 

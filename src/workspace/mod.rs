@@ -56,6 +56,10 @@ pub struct WorkspaceConfig {
     /// Author and committer of the workspace's commits.
     pub author_name: String,
     pub author_email: String,
+    /// Patterns (gitignore syntax) never committed, written to the
+    /// repository's `.git/info/exclude`: what builds and test runs leave
+    /// behind (bytecode caches, build folders) is not part of a state.
+    pub exclude: Vec<String>,
 }
 
 impl Default for WorkspaceConfig {
@@ -66,6 +70,9 @@ impl Default for WorkspaceConfig {
             max_diff_bytes: 512 * 1024,
             author_name: "Attractor".to_string(),
             author_email: "attractor@localhost".to_string(),
+            exclude: ["__pycache__/", "*.pyc", ".pytest_cache/", "/target/", "node_modules/"]
+                .map(String::from)
+                .to_vec(),
         }
     }
 }
@@ -193,7 +200,15 @@ impl Workspace {
     }
 
     async fn init_repo(&self) -> Result<(), WorkspaceError> {
-        self.git(&["-c", "init.defaultBranch=attractor", "init", "-q"]).await.map(drop)
+        self.git(&["-c", "init.defaultBranch=attractor", "init", "-q"]).await?;
+        if !self.config.exclude.is_empty() {
+            let info = self.root.join(".git").join("info");
+            tokio::fs::create_dir_all(&info).await.map_err(io_err("create", &info))?;
+            let exclude = info.join("exclude");
+            let text = self.config.exclude.iter().map(|p| format!("{p}\n")).collect::<String>();
+            tokio::fs::write(&exclude, text).await.map_err(io_err("write", &exclude))?;
+        }
+        Ok(())
     }
 
     /// Runs git in the workspace and returns its stdout.

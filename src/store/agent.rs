@@ -1,0 +1,373 @@
+//! Rows of agent tasks: trajectories, one observation row per iteration, and
+//! the strategy bandit's state per task category.
+//!
+//! A trajectory row carries its resumable state (`state_json`), rewritten in
+//! the same transaction as each new observation row, so what is stored is
+//! always a consistent point to continue from.
+
+use serde::Serialize;
+
+use super::{Result, Store};
+use crate::now_rfc3339;
+
+/// A trajectory as stored.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct TrajectoryRow {
+    pub id: String,
+    pub run_id: i64,
+    pub suite_id: i64,
+    pub epoch_id: i64,
+    pub task_name: String,
+    pub category: String,
+    pub workspace_dir: String,
+    pub status: String,
+    pub setup_json: String,
+    pub state_json: String,
+    pub pending_intervention_id: Option<i64>,
+    pub iterations: i64,
+    pub tokens_used: i64,
+    pub final_level: Option<f64>,
+    pub best_sequence: Option<i64>,
+    pub result_json: Option<String>,
+    pub started_at: String,
+    pub updated_at: String,
+    pub finished_at: Option<String>,
+}
+
+/// A trajectory on its way in.
+#[derive(Debug, Clone)]
+pub struct NewTrajectory {
+    pub id: String,
+    pub run_id: i64,
+    pub suite_id: i64,
+    pub epoch_id: i64,
+    pub task_name: String,
+    pub category: String,
+    pub workspace_dir: String,
+    pub setup_json: String,
+    pub state_json: String,
+}
+
+/// One iteration as stored.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct ObservationRow {
+    pub id: i64,
+    pub trajectory_id: String,
+    pub sequence: i64,
+    pub strategy: String,
+    pub forced: bool,
+    pub commit_id: String,
+    pub files_changed: i64,
+    pub lines_changed: i64,
+    pub level: f64,
+    pub delta: Option<f64>,
+    pub attractor: String,
+    pub attractor_confidence: f64,
+    pub loss_d: f64,
+    pub loss_p: f64,
+    pub loss_omega: f64,
+    pub loss: f64,
+    pub grad_l: f64,
+    pub directive: String,
+    pub rationale: String,
+    pub loop_control: String,
+    pub next_strategy: Option<String>,
+    pub tokens: i64,
+    pub wall_time_ms: i64,
+    pub applied_edits: i64,
+    pub rejected_edits: i64,
+    pub summary: String,
+    pub verdict_summary: String,
+    pub verification_json: Option<String>,
+    pub signals_json: String,
+    pub overseer_runs_json: String,
+    pub execution_json: String,
+    pub decision_json: String,
+    pub created_at: String,
+}
+
+/// One iteration on its way in (the `id` and `created_at` of
+/// [`ObservationRow`] are the store's).
+#[derive(Debug, Clone, Default)]
+pub struct NewObservation {
+    pub sequence: i64,
+    pub strategy: String,
+    pub forced: bool,
+    pub commit_id: String,
+    pub files_changed: i64,
+    pub lines_changed: i64,
+    pub level: f64,
+    pub delta: Option<f64>,
+    pub attractor: String,
+    pub attractor_confidence: f64,
+    pub loss_d: f64,
+    pub loss_p: f64,
+    pub loss_omega: f64,
+    pub loss: f64,
+    pub grad_l: f64,
+    pub directive: String,
+    pub rationale: String,
+    pub loop_control: String,
+    pub next_strategy: Option<String>,
+    pub tokens: i64,
+    pub wall_time_ms: i64,
+    pub applied_edits: i64,
+    pub rejected_edits: i64,
+    pub summary: String,
+    pub verdict_summary: String,
+    pub verification_json: Option<String>,
+    pub signals_json: String,
+    pub overseer_runs_json: String,
+    pub execution_json: String,
+    pub decision_json: String,
+}
+
+/// Where a trajectory stands after an iteration or a pause.
+#[derive(Debug, Clone)]
+pub struct TrajectoryProgress<'a> {
+    pub status: &'a str,
+    pub state_json: &'a str,
+    pub pending_intervention_id: Option<i64>,
+    pub iterations: i64,
+    pub tokens_used: i64,
+}
+
+/// How a trajectory ended.
+#[derive(Debug, Clone)]
+pub struct TrajectoryEnd<'a> {
+    pub status: &'a str,
+    pub state_json: &'a str,
+    pub iterations: i64,
+    pub tokens_used: i64,
+    pub final_level: Option<f64>,
+    pub best_sequence: Option<i64>,
+    pub result_json: Option<&'a str>,
+}
+
+/// A category's bandit state.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct BanditStateRow {
+    pub category: String,
+    pub state_json: String,
+    pub trajectories: i64,
+    pub updated_at: String,
+}
+
+impl Store {
+    pub async fn insert_trajectory(&self, t: &NewTrajectory) -> Result<()> {
+        let now = now_rfc3339();
+        sqlx::query(
+            "INSERT INTO trajectories (id, run_id, suite_id, epoch_id, task_name, category, workspace_dir, status,
+                 setup_json, state_json, started_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+        )
+        .bind(&t.id)
+        .bind(t.run_id)
+        .bind(t.suite_id)
+        .bind(t.epoch_id)
+        .bind(&t.task_name)
+        .bind(&t.category)
+        .bind(&t.workspace_dir)
+        .bind(&t.setup_json)
+        .bind(&t.state_json)
+        .bind(&now)
+        .bind(&now)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn trajectory(&self, id: &str) -> Result<Option<TrajectoryRow>> {
+        Ok(sqlx::query_as("SELECT * FROM trajectories WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
+    }
+
+    /// The trajectories a run drove (one today), oldest first.
+    pub async fn trajectories_of_run(&self, run_id: i64) -> Result<Vec<TrajectoryRow>> {
+        Ok(sqlx::query_as("SELECT * FROM trajectories WHERE run_id = ? ORDER BY started_at, id")
+            .bind(run_id)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// An unfinished trajectory of this task in this epoch whose run is over
+    /// (it was cancelled or the process stopped): the one a new run of the
+    /// task continues instead of starting afresh.
+    pub async fn resumable_trajectory(&self, epoch_id: i64, task_name: &str) -> Result<Option<TrajectoryRow>> {
+        Ok(sqlx::query_as(
+            "SELECT t.* FROM trajectories t JOIN runs r ON r.id = t.run_id
+             WHERE t.epoch_id = ? AND t.task_name = ? AND t.status IN ('running', 'paused')
+               AND r.status <> 'running'
+             ORDER BY t.updated_at DESC, t.id DESC LIMIT 1",
+        )
+        .bind(epoch_id)
+        .bind(task_name)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// Hands a trajectory to the run that continues it.
+    pub async fn adopt_trajectory(&self, id: &str, run_id: i64) -> Result<()> {
+        sqlx::query("UPDATE trajectories SET run_id = ?, updated_at = ? WHERE id = ?")
+            .bind(run_id)
+            .bind(now_rfc3339())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Records one iteration and the trajectory's state after it, together.
+    pub async fn record_iteration(
+        &self,
+        trajectory_id: &str,
+        o: &NewObservation,
+        progress: &TrajectoryProgress<'_>,
+    ) -> Result<()> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let now = now_rfc3339();
+        sqlx::query(
+            "INSERT INTO trajectory_observations (trajectory_id, sequence, strategy, forced, commit_id, files_changed,
+                 lines_changed, level, delta, attractor, attractor_confidence, loss_d, loss_p, loss_omega, loss,
+                 grad_l, directive, rationale, loop_control, next_strategy, tokens, wall_time_ms, applied_edits,
+                 rejected_edits, summary, verdict_summary, verification_json, signals_json, overseer_runs_json,
+                 execution_json, decision_json, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(trajectory_id)
+        .bind(o.sequence)
+        .bind(&o.strategy)
+        .bind(o.forced)
+        .bind(&o.commit_id)
+        .bind(o.files_changed)
+        .bind(o.lines_changed)
+        .bind(o.level)
+        .bind(o.delta)
+        .bind(&o.attractor)
+        .bind(o.attractor_confidence)
+        .bind(o.loss_d)
+        .bind(o.loss_p)
+        .bind(o.loss_omega)
+        .bind(o.loss)
+        .bind(o.grad_l)
+        .bind(&o.directive)
+        .bind(&o.rationale)
+        .bind(&o.loop_control)
+        .bind(&o.next_strategy)
+        .bind(o.tokens)
+        .bind(o.wall_time_ms)
+        .bind(o.applied_edits)
+        .bind(o.rejected_edits)
+        .bind(&o.summary)
+        .bind(&o.verdict_summary)
+        .bind(&o.verification_json)
+        .bind(&o.signals_json)
+        .bind(&o.overseer_runs_json)
+        .bind(&o.execution_json)
+        .bind(&o.decision_json)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+        update_progress(&mut tx, trajectory_id, progress, &now).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Rewrites a trajectory's state without a new observation (a pause, an answer).
+    pub async fn update_trajectory(&self, trajectory_id: &str, progress: &TrajectoryProgress<'_>) -> Result<()> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        update_progress(&mut tx, trajectory_id, progress, &now_rfc3339()).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn finish_trajectory(&self, trajectory_id: &str, end: &TrajectoryEnd<'_>) -> Result<()> {
+        let now = now_rfc3339();
+        sqlx::query(
+            "UPDATE trajectories SET status = ?, state_json = ?, pending_intervention_id = NULL, iterations = ?,
+                 tokens_used = ?, final_level = ?, best_sequence = ?, result_json = ?, updated_at = ?, finished_at = ?
+             WHERE id = ?",
+        )
+        .bind(end.status)
+        .bind(end.state_json)
+        .bind(end.iterations)
+        .bind(end.tokens_used)
+        .bind(end.final_level)
+        .bind(end.best_sequence)
+        .bind(end.result_json)
+        .bind(&now)
+        .bind(&now)
+        .bind(trajectory_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Every iteration of a trajectory, in order.
+    pub async fn observations_of_trajectory(&self, trajectory_id: &str) -> Result<Vec<ObservationRow>> {
+        Ok(sqlx::query_as("SELECT * FROM trajectory_observations WHERE trajectory_id = ? ORDER BY sequence")
+            .bind(trajectory_id)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    pub async fn bandit_state(&self, category: &str) -> Result<Option<BanditStateRow>> {
+        Ok(sqlx::query_as("SELECT * FROM bandit_states WHERE category = ?")
+            .bind(category)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    /// Rewrites a category's bandit state from what is stored now, under the
+    /// write lock: `merge` gets the stored JSON (if any) and returns the new
+    /// one. Trajectories of one category that end at the same time each
+    /// merge their own learning instead of overwriting each other's.
+    pub async fn merge_bandit_state<E>(
+        &self,
+        category: &str,
+        merge: impl FnOnce(Option<&str>) -> std::result::Result<String, E>,
+    ) -> Result<std::result::Result<(), E>> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let stored: Option<String> = sqlx::query_scalar("SELECT state_json FROM bandit_states WHERE category = ?")
+            .bind(category)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let next = match merge(stored.as_deref()) {
+            Ok(next) => next,
+            Err(e) => return Ok(Err(e)),
+        };
+        sqlx::query(
+            "INSERT INTO bandit_states (category, state_json, trajectories, updated_at) VALUES (?, ?, 1, ?)
+             ON CONFLICT(category) DO UPDATE SET state_json = excluded.state_json,
+                 trajectories = bandit_states.trajectories + 1, updated_at = excluded.updated_at",
+        )
+        .bind(category)
+        .bind(&next)
+        .bind(now_rfc3339())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Ok(()))
+    }
+}
+
+async fn update_progress(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    trajectory_id: &str,
+    p: &TrajectoryProgress<'_>,
+    now: &str,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE trajectories SET status = ?, state_json = ?, pending_intervention_id = ?, iterations = ?,
+             tokens_used = ?, updated_at = ? WHERE id = ?",
+    )
+    .bind(p.status)
+    .bind(p.state_json)
+    .bind(p.pending_intervention_id)
+    .bind(p.iterations)
+    .bind(p.tokens_used)
+    .bind(now)
+    .bind(trajectory_id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}

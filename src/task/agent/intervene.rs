@@ -1,0 +1,109 @@
+//! Intervention points of an agent trajectory (seed 002 §7.3): asking a
+//! person and waiting for the answer.
+//!
+//! A question is a row of the `interventions` table with what happened, why
+//! it matters, the evidence and the proposed action. The trajectory records
+//! the question's id with its state and then polls the store for the answer,
+//! so an answer given from anywhere — `attractor answer` in another process,
+//! the app, the HTTP API — is seen, and a run that stops while waiting
+//! re-attaches to the same question when it is resumed instead of asking again.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::bus::{Bus, Event};
+use crate::store::{NewIntervention, Store, StoreError};
+
+/// Kind of the question about more budget.
+pub const BUDGET_EXTENSION: &str = "budget_extension";
+/// Kind of the question about a trapped trajectory.
+pub const HUMAN_ESCALATION: &str = "human_escalation";
+
+/// How a question was settled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    Approve,
+    Reject,
+    Hint(String),
+    /// Nobody answered within the configured time: treated as a rejection.
+    TimedOut,
+    /// The run was stopped while waiting; the question stays open.
+    Cancelled,
+}
+
+/// What to ask.
+pub struct Question<'a> {
+    pub kind: &'static str,
+    pub suite_id: i64,
+    pub run_id: i64,
+    pub task: &'a str,
+    pub subject: String,
+    /// `what`, `why`, `evidence`, `proposed_action`, `proposal`.
+    pub context: Value,
+}
+
+/// Records the question and tells the bus; returns its id.
+pub async fn raise(store: &Store, bus: &Bus, q: Question<'_>) -> Result<i64, StoreError> {
+    let id = store
+        .insert_intervention(&NewIntervention {
+            kind: q.kind.to_string(),
+            suite_id: Some(q.suite_id),
+            run_id: Some(q.run_id),
+            task_name: Some(q.task.to_string()),
+            subject: q.subject.clone(),
+            context_json: q.context.to_string(),
+        })
+        .await?;
+    bus.publish(Event::InterventionRaised {
+        intervention_id: id,
+        kind: q.kind.to_string(),
+        suite_id: Some(q.suite_id),
+        run_id: Some(q.run_id),
+        subject: q.subject,
+    });
+    Ok(id)
+}
+
+/// Waits until intervention `id` is answered (polling every `poll`), the run
+/// is cancelled, or `timeout` passes.
+pub async fn wait(
+    store: &Store,
+    id: i64,
+    poll: Duration,
+    timeout: Option<Duration>,
+    mut cancel: watch::Receiver<bool>,
+) -> Result<Answer, StoreError> {
+    let started = Instant::now();
+    let poll = poll.max(Duration::from_millis(10));
+    loop {
+        if *cancel.borrow_and_update() {
+            return Ok(Answer::Cancelled);
+        }
+        if let Some(row) = store.intervention(id).await? {
+            if row.status == "answered" {
+                return Ok(match row.answer.as_deref() {
+                    Some("approve") => Answer::Approve,
+                    Some("hint") => Answer::Hint(row.answer_text.unwrap_or_default()),
+                    _ => Answer::Reject,
+                });
+            }
+        } else {
+            // The question is gone (a database edited by hand): nobody can answer it.
+            return Ok(Answer::Reject);
+        }
+        if timeout.is_some_and(|t| started.elapsed() >= t) {
+            return Ok(Answer::TimedOut);
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(poll) => {}
+            changed = cancel.changed() => {
+                if changed.is_err() {
+                    // The sender is gone: nobody can cancel any more; keep polling.
+                    tokio::time::sleep(poll).await;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! What an agent run carries from iteration to iteration — and across a
+//! restart — and how the engine's view of it becomes an executor's request.
+//!
+//! [`AgentState`] is stored with the trajectory after every iteration and at
+//! every pause, so a run stopped by Ctrl-C, a crash or a question waiting
+//! for a person continues from the last recorded point: the engine's
+//! trajectory, the bandit (and the prior it was primed with), the strategy
+//! chosen next, the executor's notes of earlier attempts, the workspace
+//! commit to continue from, and the question being waited on.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::spec::AmendmentSource;
+use crate::engine::{
+    BudgetExtension, CarryForward, LoopControl, StrategyBandit, StrategyChoice, StrategyKind, Trajectory,
+};
+use crate::executor::{
+    AttemptNote, CarryForwardInputs, Execution, ExecutionStatus, PromptInputs, RevertTarget, Specification,
+};
+use crate::overseer::OverseerSignals;
+use crate::suite::Task;
+
+/// The executor's side of one attempt, kept for later prompts (the engine
+/// keeps the measurements).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    pub sequence: u32,
+    pub summary: String,
+    #[serde(default)]
+    pub tools_used: Vec<String>,
+    pub applied: u32,
+    pub rejected: u32,
+    /// How the execution ended: completed, rejected, timed_out, failed.
+    pub status: String,
+}
+
+impl AttemptRecord {
+    pub fn of(sequence: u32, e: &Execution) -> AttemptRecord {
+        let status = match &e.status {
+            ExecutionStatus::Completed => "completed",
+            ExecutionStatus::Rejected { .. } => "rejected",
+            ExecutionStatus::TimedOut { .. } => "timed_out",
+            ExecutionStatus::Failed { .. } => "failed",
+            ExecutionStatus::Cancelled => "cancelled",
+        };
+        AttemptRecord {
+            sequence,
+            summary: e.summary.clone(),
+            tools_used: e.tools_used.clone(),
+            applied: u32::try_from(e.applied.len()).unwrap_or(u32::MAX),
+            rejected: e.rejection_count(),
+            status: status.to_string(),
+        }
+    }
+}
+
+/// A question a trajectory waits on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "point", rename_all = "snake_case")]
+pub enum Waiting {
+    /// Approve or reject more budget for a converging trajectory.
+    BudgetExtension { intervention_id: i64, extension: BudgetExtension },
+    /// A trapped trajectory: a hint reopens it, anything else ends it.
+    HumanEscalation { intervention_id: i64, control: LoopControl },
+}
+
+impl Waiting {
+    pub fn intervention_id(&self) -> i64 {
+        match self {
+            Waiting::BudgetExtension { intervention_id, .. } | Waiting::HumanEscalation { intervention_id, .. } => {
+                *intervention_id
+            }
+        }
+    }
+}
+
+/// Everything needed to continue a trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentState {
+    pub trajectory: Trajectory,
+    pub bandit: StrategyBandit,
+    /// The bandit as it was primed: what this trajectory learned is the
+    /// difference, merged into the stored state when it ends.
+    pub bandit_prior: StrategyBandit,
+    /// The strategy to execute next (none while waiting or after the end).
+    pub next: Option<StrategyChoice>,
+    pub attempts: Vec<AttemptRecord>,
+    /// The workspace's first commit (the task's files as given).
+    pub initial_commit: String,
+    /// The commit to continue from: the latest observation's (or the first).
+    pub head_commit: String,
+    /// Edits and replies refused so far.
+    pub gate_rejections: u32,
+    /// Executor replies in a row that could not be used at all.
+    pub unusable_replies: u32,
+    pub waiting: Option<Waiting>,
+    /// Base of every random choice of this trajectory.
+    pub seed: u64,
+}
+
+impl AgentState {
+    pub fn to_json(&self) -> String {
+        // Plain data with string keys; serializing it cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// The specification as the executor sees it: the task's own text, then the
+/// amendments made since, except the person's hints (shown first, on their
+/// own) and the constraints given with the task (their own section).
+pub fn specification(t: &Trajectory) -> Specification {
+    Specification {
+        original: t.specification.original.render(),
+        amendments: t
+            .specification
+            .amendments
+            .iter()
+            .filter(|a| !matches!(a.source, AmendmentSource::UserHint | AmendmentSource::SubmissionConstraint))
+            .map(|a| a.description.clone())
+            .collect(),
+    }
+}
+
+/// One line saying what the overseers made of a state.
+pub fn outcome_line(s: &OverseerSignals) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = &s.test_results {
+        parts.push(format!("{} of {} tests pass", t.passed, t.total));
+    }
+    if let Some(b) = &s.build_result {
+        parts.push(if b.success { "build ok".to_string() } else { format!("build fails ({} errors)", b.error_count) });
+    }
+    if let Some(t) = &s.type_check {
+        parts.push(if t.clean { "types ok".to_string() } else { format!("{} type errors", t.error_count) });
+    }
+    if let Some(l) = &s.lint_results {
+        parts.push(format!("lint {} errors", l.error_count));
+    }
+    if let Some(x) = &s.security_scan {
+        parts.push(format!("security {} critical / {} high", x.critical_count, x.high_count));
+    }
+    let failing_checks: Vec<&str> = s.custom_checks.iter().filter(|c| !c.passed).map(|c| c.name.as_str()).collect();
+    if !s.custom_checks.is_empty() {
+        parts.push(format!(
+            "{} of {} checks pass",
+            s.custom_checks.len() - failing_checks.len(),
+            s.custom_checks.len()
+        ));
+    }
+    let unmeasured: Vec<&str> = s
+        .verdicts
+        .iter()
+        .filter(|v| v.failure_class == Some(crate::overseer::FailureClass::Environmental))
+        .map(|v| v.overseer.as_str())
+        .collect();
+    if !unmeasured.is_empty() {
+        parts.push(format!("could not run: {}", unmeasured.join(", ")));
+    }
+    if parts.is_empty() { "nothing measured".to_string() } else { parts.join(", ") }
+}
+
+/// The engine's carry-forward in the executor's terms.
+pub fn carry_forward_inputs(cf: &CarryForward) -> CarryForwardInputs {
+    CarryForwardInputs {
+        best_sequence: Some(cf.best_sequence),
+        best_signals: Some(cf.best_signals.clone()),
+        attempts: cf.attempts,
+        failure_summary: cf.failure_summary.clone(),
+        anti_patterns: cf.anti_patterns.clone(),
+        remaining_gaps: cf.remaining_gaps.iter().map(|g| g.description.clone()).collect(),
+    }
+}
+
+pub fn revert_target(t: &crate::engine::RevertTarget) -> RevertTarget {
+    RevertTarget { sequence: t.sequence, artifact: t.artifact.clone() }
+}
+
+/// What the executor is told for `choice`. A fresh start sees no earlier
+/// attempt — only the carry-forward; a revert sees the best state's
+/// measurements and the attempts made after it.
+pub fn prompt_inputs(
+    task: &Task,
+    state: &AgentState,
+    choice: &StrategyChoice,
+    revert_carry: Option<&CarryForward>,
+) -> PromptInputs {
+    let t = &state.trajectory;
+    let history: Vec<AttemptNote> = if choice.kind == StrategyKind::FreshStart {
+        Vec::new()
+    } else {
+        t.context_observations()
+            .iter()
+            .map(|o| {
+                let note = state.attempts.iter().find(|a| a.sequence == o.sequence);
+                AttemptNote {
+                    sequence: o.sequence,
+                    strategy: o.strategy_used,
+                    summary: note.map(|n| n.summary.clone()).unwrap_or_default(),
+                    outcome: outcome_line(&o.overseer_signals),
+                    tools_used: o.tools_used.clone(),
+                }
+            })
+            .collect()
+    };
+    let carry_forward = match choice.kind {
+        StrategyKind::FreshStart => choice.carry_forward.as_ref().map(carry_forward_inputs),
+        StrategyKind::RevertAndBranch => revert_carry.map(carry_forward_inputs),
+        _ => None,
+    };
+    PromptInputs {
+        task_name: task.name.clone(),
+        specification: specification(t),
+        hints: t.hints.clone(),
+        constraints: task.constraints.clone(),
+        anti_patterns: task.anti_patterns.clone(),
+        latest_sequence: t.latest().map(|o| o.sequence),
+        latest: t.latest().map(|o| o.overseer_signals.clone()),
+        history,
+        carry_forward,
+        blocked_tools: choice.blocked_tools.clone(),
+        available_tools: Vec::new(),
+        include_rubric: None,
+    }
+}
