@@ -41,11 +41,13 @@ fn first(k: u32) -> Vec<u32> {
     (1..=k).collect()
 }
 
-/// A model reply writing `content` to `squares.py`.
+/// A model reply writing `content` to `squares.py` (naming no tools: a
+/// directive that blocks the failing attempts' tools would refuse a reply
+/// that uses one).
 fn writes(content: &str, summary: &str) -> Scripted {
     Scripted::json(&json!({
         "summary": summary,
-        "tools_used": ["python"],
+        "tools_used": [],
         "edits": [{"path": "squares.py", "action": "write", "content": content}],
     }))
 }
@@ -481,5 +483,333 @@ async fn an_overseer_that_never_finishes_leaves_the_state_unmeasured_and_blocks_
     assert_eq!(runs[0]["attempts"], 3, "tried again twice: {runs}");
     assert!(obs.iter().all(|o| o.loop_control != "converged"), "an unmeasured state is never accepted");
     assert!(obs[0].verdict_summary.contains("could not run: hang"), "{}", obs[0].verdict_summary);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_bandit_state_is_saved_per_category_and_primes_the_next_run() {
+    let f = Fixture::new().await;
+    let suite = f.suite("    workflow: python-functions\n    budget:\n      max_loops: 4\n", OVERSEER);
+    let server = ScriptedServer::start(vec![
+        passing(4, "epoch 1, first"),
+        passing(10, "epoch 1, done"),
+        passing(4, "epoch 2, first"),
+        passing(10, "epoch 2, done"),
+    ])
+    .await
+    .unwrap();
+    f.run(&suite, &server, quick(), 1).await;
+
+    let stored = f.store.bandit_state("python-functions").await.unwrap().expect("saved under the task's workflow");
+    assert_eq!(stored.trajectories, 1);
+    let after_one: Value = serde_json::from_str(&stored.state_json).unwrap();
+    let (_, t1, obs1) = f.last_trajectory().await;
+    // The second observation improved on the first: its strategy was credited as a success.
+    let credited = &obs1[1].strategy;
+    let context = serde_json::from_str::<Value>(&obs1[1].decision_json).unwrap();
+    assert_eq!(context["bandit_update"], "success", "{context}");
+    let arms = &after_one["arms"];
+    let alpha: f64 = arms.as_object().unwrap().values().filter_map(|a| a[credited]["alpha"].as_f64()).sum();
+    assert_eq!(alpha, 2.0, "{arms}");
+    assert!(f.store.bandit_state("general").await.unwrap().is_none());
+
+    // The next epoch's trajectory starts from what the first one learned, and adds to it.
+    f.run(&suite, &server, quick(), 1).await;
+    let (_, t2, _) = f.last_trajectory().await;
+    assert_ne!(t1.id, t2.id);
+    let state: Value = serde_json::from_str(&t2.state_json).unwrap();
+    assert_eq!(state["bandit_prior"], after_one, "primed from the stored state");
+    let stored = f.store.bandit_state("python-functions").await.unwrap().unwrap();
+    assert_eq!(stored.trajectories, 2);
+    let after_two: Value = serde_json::from_str(&stored.state_json).unwrap();
+    // Evidence beyond the uniform Beta(1, 1) prior of each arm.
+    let evidence = |v: &Value| -> f64 {
+        v["arms"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|a| a.as_object().unwrap().values())
+            .map(|arm| arm["alpha"].as_f64().unwrap() + arm["beta"].as_f64().unwrap() - 2.0)
+            .sum()
+    };
+    assert_eq!((evidence(&after_one), evidence(&after_two)), (1.0, 2.0), "one more credited outcome: {after_two}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn changing_the_active_version_of_a_prompt_artifact_changes_what_is_sent() {
+    let f = Fixture::new().await;
+    let suite = f.suite("    budget:\n      max_loops: 2\n", OVERSEER);
+    let server = ScriptedServer::start(vec![passing(10, "epoch 1"), passing(10, "epoch 2"), passing(10, "epoch 3")])
+        .await
+        .unwrap();
+    f.run(&suite, &server, quick(), 1).await;
+    let before = server.requests()[0].messages();
+    assert!(before[1].1.contains("You are following the strategy"), "version 0's framing: {}", before[1].1);
+
+    let registry = Registry::load(f.store.clone()).await.unwrap();
+    let mut templates = registry.get_active("strategy_templates").await.unwrap().content;
+    templates = templates.replace("You are following the strategy", "ZEBRA-FRAMING for the strategy");
+    for kind in ["retry_with_feedback", "retry_augmented", "focused_repair"] {
+        templates = templates.replace(&format!("[{kind}]\n"), &format!("[{kind}]\nZEBRA-DESCRIPTION of {kind}. "));
+    }
+    let v = registry.put_version("strategy_templates", &templates, 0, None).await.unwrap();
+    registry.set_active("strategy_templates", v).await.unwrap();
+    let pitfalls = registry.put_version("executor_pitfalls", "ZEBRA-PITFALL: never guess.\n", 0, None).await.unwrap();
+    registry.set_active("executor_pitfalls", pitfalls).await.unwrap();
+    f.run(&suite, &server, quick(), 1).await;
+
+    let after = server.requests()[1].messages();
+    assert!(after[0].1.contains("ZEBRA-PITFALL: never guess."), "{}", after[0].1);
+    assert!(!after[0].1.contains("Before you answer, check these common mistakes"), "{}", after[0].1);
+    assert!(after[1].1.contains("ZEBRA-FRAMING for the strategy"), "{}", after[1].1);
+    assert!(after[1].1.contains("ZEBRA-DESCRIPTION of"), "{}", after[1].1);
+    assert!(!before[1].1.contains("ZEBRA") && !before[0].1.contains("ZEBRA"));
+
+    // Rolling back is a pointer flip, and what is sent follows it.
+    registry.rollback_to("strategy_templates", 0).await.unwrap();
+    registry.rollback_to("executor_pitfalls", 0).await.unwrap();
+    f.run(&suite, &server, quick(), 1).await;
+    let rolled = server.requests()[2].messages();
+    assert!(!rolled[0].1.contains("ZEBRA") && !rolled[1].1.contains("ZEBRA"));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_garbled_strategy_templates_version_fails_the_run_with_the_line() {
+    let f = Fixture::new().await;
+    let suite = f.suite("    budget:\n      max_loops: 2\n", OVERSEER);
+    let registry = Registry::load(f.store.clone()).await.unwrap();
+    let v = registry.put_version("strategy_templates", "Frame: {description}\n\n[retry-with-feedback]\nx\n", 0, None);
+    registry.set_active("strategy_templates", v.await.unwrap()).await.unwrap();
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    f.run(&suite, &server, quick(), 1).await;
+    let run = f.runs().await.pop().unwrap();
+    assert_eq!(run.status, "failed");
+    let error = run.error.unwrap();
+    assert!(error.contains("artifact `strategy_templates` v1: line 3"), "{error}");
+    assert!(server.requests().is_empty(), "nothing was sent");
+    server.shutdown().await;
+}
+
+fn verdicts(satisfied: bool) -> Value {
+    json!({
+        "satisfied": satisfied,
+        "confidence": 0.9,
+        "verdicts": [
+            {"criterion": "square(n) is n squared for 1..10", "verdict": "pass", "failure_class": null,
+             "evidence": "the table holds n*n"},
+            {"criterion": "computes rather than looks up", "verdict": if satisfied { "pass" } else { "fail" },
+             "failure_class": if satisfied { Value::Null } else { json!("logical") },
+             "evidence": "ANSWERS is a lookup table"}
+        ],
+        "gaps": if satisfied { json!([]) } else { json!([{"description": "a lookup table, not n * n", "category": "incorrect"}]) }
+    })
+}
+
+#[tokio::test]
+async fn intent_verification_reads_the_rubric_artifact_and_is_parsed_strictly() {
+    let f = Fixture::new().await;
+    let suite = f.suite("    budget:\n      max_loops: 3\n", OVERSEER);
+    let mut broken = verdicts(false);
+    broken["verdicts"][1]["failure_class"] = Value::Null;
+    let server = ScriptedServer::start(vec![
+        passing(10, "the table"),
+        // The verifier forgets a failure class: refused, and corrected once.
+        Scripted::json(&broken),
+        Scripted::json(&verdicts(false)),
+    ])
+    .await
+    .unwrap();
+    let mut config = quick();
+    config.verifier.enabled = true;
+    f.run(&suite, &server, config, 1).await;
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "execute, verify, correct");
+    let verify = requests[1].messages();
+    assert!(verify[0].1.contains("Score the deliverable from 0 to 1"), "the rubric artifact: {}", verify[0].1);
+    assert!(verify[0].1.contains("\"failure_class\""), "{}", verify[0].1);
+    assert!(verify[1].1.contains("+    1: 1,"), "the diff is shown: {}", verify[1].1);
+    assert!(verify[1].1.contains("tests: 10 of 10 pass"), "{}", verify[1].1);
+    assert_eq!(requests[1].json()["model"], "scripted-model", "same model as the executor by default");
+    let correction = requests[2].messages();
+    assert!(correction.last().unwrap().1.contains("without a failure_class"), "{:?}", correction.last());
+
+    let (run, _, obs) = f.last_trajectory().await;
+    let v: Value = serde_json::from_str(obs[0].verification_json.as_deref().unwrap()).unwrap();
+    assert_eq!(v["verdicts"][1]["criterion"], "intent:computes rather than looks up");
+    assert_eq!(v["verdicts"][1]["mode"], "plausible");
+    assert_eq!(v["verdicts"][1]["failure_class"], "logical");
+    assert!(obs[0].verdict_summary.contains("intent not satisfied (1 of 2 criteria"), "{}", obs[0].verdict_summary);
+    // The overseers outrank the verifier: every test passes, so it converged.
+    assert_eq!(obs[0].loop_control, "converged");
+    let scores: Value =
+        serde_json::from_str(&f.store.epoch_runs_of_suite(run.suite_id).await.unwrap()[0].scores_json).unwrap();
+    assert_eq!(scores["critique_score"], 0.5, "{scores}");
+    server.shutdown().await;
+}
+
+/// Polls until `check` holds (every 20 ms, at most 30 s).
+async fn until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !check().await {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_budget_extension_answered_after_a_restart_resumes_the_same_trajectory() {
+    let f = Fixture::new().await;
+    // Thorough: a converging trajectory out of budget asks a person for more.
+    let suite = f.suite("    priority: thorough\n    budget:\n      max_loops: 3\n", OVERSEER);
+    let server = ScriptedServer::start(vec![
+        passing(2, "two"),
+        passing(4, "four"),
+        passing(6, "six"),
+        passing(8, "eight"),
+        passing(10, "ten"),
+    ])
+    .await
+    .unwrap();
+
+    // First process: runs until it pauses on the question, then is stopped (Ctrl-C).
+    let (stop, cancel) = watch::channel(false);
+    let watcher = async {
+        until("the question", || async { !f.store.interventions(true).await.unwrap().is_empty() }).await;
+        stop.send(true).unwrap();
+    };
+    let (summary, ()) = tokio::join!(f.run_with_cancel(&suite, &server, quick(), 1, cancel), watcher);
+    assert!(summary.interrupted);
+    let pending = f.store.interventions(true).await.unwrap();
+    assert_eq!(pending.len(), 1);
+    let question = &pending[0];
+    assert_eq!(question.kind, "budget_extension");
+    let context: Value = serde_json::from_str(&question.context_json).unwrap();
+    assert_eq!(context["proposed_action"], "extend_budget");
+    assert!(context["what"].as_str().unwrap().contains("3 of 3 iterations"), "{context}");
+    let (run1, t1, obs) = f.last_trajectory().await;
+    assert_eq!((run1.status.as_str(), t1.status.as_str()), ("cancelled", "paused"));
+    assert_eq!(t1.pending_intervention_id, Some(question.id));
+    assert_eq!(obs.len(), 3);
+
+    // Second process: resumes the epoch, re-attaches to the same question,
+    // and goes on once `attractor answer` (a third process) approves it.
+    let db = f.path("attractor.db");
+    let id = question.id;
+    let answerer = async {
+        until("the resumed run to adopt the trajectory", || async {
+            f.store.trajectory(&t1.id).await.unwrap().is_some_and(|t| t.run_id != run1.id)
+        })
+        .await;
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_attractor"))
+            .arg("--db")
+            .arg(&db)
+            .args(["answer", &id.to_string(), "approve"])
+            .output()
+            .await
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let (summary, ()) = tokio::join!(f.run(&suite, &server, quick(), 1), answerer);
+    assert!(!summary.interrupted && summary.epochs[0].resumed);
+
+    let all = f.store.interventions(false).await.unwrap();
+    assert_eq!(all.len(), 1, "the question was not asked again");
+    assert_eq!(all[0].answer.as_deref(), Some("approve"));
+    let (run2, t2, obs) = f.last_trajectory().await;
+    assert_eq!(t2.id, t1.id, "the same trajectory went on");
+    assert_eq!((run2.status.as_str(), t2.status.as_str()), ("complete", "converged"), "{:?}", run2.error);
+    let sequences: Vec<i64> = obs.iter().map(|o| o.sequence).collect();
+    assert_eq!(sequences, vec![0, 1, 2, 3, 4]);
+    assert_eq!(obs[2].loop_control, "extension_requested");
+    assert_eq!(f.workspace_file(&t2, "squares.py"), squares(&first(10)));
+    let granted = f.events("budget_extension_granted").await;
+    assert_eq!(granted.len(), 1);
+    assert_eq!(granted[0]["by"], "person");
+    let requested = f.events("budget_extension_requested").await;
+    assert_eq!(requested[0]["intervention_id"].as_i64(), Some(id));
+    let started = f.events("trajectory_started").await;
+    assert_eq!(started.iter().map(|e| e["resumed"].as_bool().unwrap()).collect::<Vec<_>>(), vec![false, true]);
+    assert_eq!(server.requests().len(), 5, "no iteration was repeated");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_trapped_trajectory_asks_a_person_and_a_hint_reopens_it_with_a_fresh_start() {
+    let f = Fixture::new().await;
+    let suite = f.suite("    budget:\n      max_loops: 12\n", OVERSEER);
+    let (a, b) = (squares(&failing(&[1, 2, 3, 4])), squares(&failing(&[6, 7, 8])));
+    // Three laps of the cycle: the escapes (reframe, alternative_approach) are
+    // used inside it, and the trajectory is trapped on the sixth answer.
+    let mut script: Vec<Scripted> =
+        (0..6).map(|i| writes(if i % 2 == 0 { &a } else { &b }, &format!("lap {i}"))).collect();
+    script.insert(0, Scripted::reply("not json at all")); // one unusable reply on the way
+    script.insert(1, Scripted::reply("still not json"));
+    let server = ScriptedServer::start(script).await.unwrap();
+    let answerer = async {
+        until("the escalation", || async { !f.store.interventions(true).await.unwrap().is_empty() }).await;
+        let q = f.store.interventions(true).await.unwrap().remove(0);
+        assert_eq!(q.kind, "human_escalation");
+        let context: Value = serde_json::from_str(&q.context_json).unwrap();
+        assert!(context["evidence"]["carry_forward"]["best_signals"].is_object(), "{context}");
+        // The model's next answer is the right one; the hint is what a person would say.
+        let full = (1..=10).map(|n| format!("    {n}: {},\n", n * n)).collect::<String>();
+        assert!(squares(&first(10)).contains(&full));
+        server.push(passing(10, "computed"));
+        f.store.answer_intervention(q.id, "hint", Some("Return n * n; the table is the trap.")).await.unwrap();
+    };
+    let (_, ()) = tokio::join!(f.run(&suite, &server, quick(), 1), answerer);
+
+    let (run, t, obs) = f.last_trajectory().await;
+    let trapped = obs.iter().position(|o| o.loop_control == "trapped").expect("trapped");
+    let reopened = &obs[trapped + 1];
+    assert_eq!(reopened.strategy, "fresh_start");
+    assert!(reopened.forced);
+    assert_eq!((run.status.as_str(), t.status.as_str()), ("complete", "converged"), "{:?}", run.error);
+    // The unusable replies were refused and counted.
+    let scores: Value =
+        serde_json::from_str(&f.store.epoch_runs_of_suite(run.suite_id).await.unwrap()[0].scores_json).unwrap();
+    assert_eq!(scores["gate_rejection_count"], 1.0, "one reply refused after the correction round: {scores}");
+    let prompt = user_message(&server, server.requests().len() - 1);
+    assert!(prompt.contains("Return n * n; the table is the trap."), "{prompt}");
+    assert!(prompt.contains("## Carried forward from earlier attempts"), "{prompt}");
+    let fresh = f.events("fresh_start").await;
+    assert!(fresh.iter().any(|e| e["reason"].as_str().unwrap().contains("hint")), "{fresh:?}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_directive_that_blocks_the_failing_tools_refuses_a_reply_that_still_uses_them() {
+    let f = Fixture::new().await;
+    let suite = f.suite("    priority: fast\n    budget:\n      max_loops: 8\n", OVERSEER);
+    let (a, b) = (squares(&failing(&[1, 2, 3, 4])), squares(&failing(&[6, 7, 8])));
+    let reply = |content: &str, i: usize| {
+        Scripted::json(&json!({
+            "summary": format!("lap {i}"),
+            "tools_used": ["lookup-table"],
+            "edits": [{"path": "squares.py", "action": "write", "content": content}],
+        }))
+    };
+    let script: Vec<Scripted> = (0..8).map(|i| reply(if i % 2 == 0 { &a } else { &b }, i)).collect();
+    let server = ScriptedServer::start(script).await.unwrap();
+    f.run(&suite, &server, quick(), 1).await;
+
+    let (run, _, obs) = f.last_trajectory().await;
+    let refused = obs
+        .iter()
+        .find(|o| serde_json::from_str::<Value>(&o.execution_json).unwrap()["status"]["status"] == "rejected")
+        .expect("a reply using a blocked tool was refused");
+    assert_eq!(refused.lines_changed, 0, "nothing of it was written");
+    let prompt = user_message(&server, refused.sequence as usize);
+    assert!(prompt.contains("MUST NOT use `lookup-table` in this attempt."), "{prompt}");
+    let scores: Value =
+        serde_json::from_str(&f.store.epoch_runs_of_suite(run.suite_id).await.unwrap()[0].scores_json).unwrap();
+    assert!(scores["gate_rejection_count"].as_f64().unwrap() >= 1.0, "{scores}");
     server.shutdown().await;
 }

@@ -92,10 +92,12 @@ impl StrategyTemplates {
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
             let trimmed = raw.trim();
+            // Any `[word]` alone on a line is a header: a misspelt one must
+            // be reported, not read as framing text.
             let header = trimmed
                 .strip_prefix('[')
                 .and_then(|r| r.strip_suffix(']'))
-                .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
+                .filter(|n| !n.is_empty() && !n.contains(char::is_whitespace));
             if let Some(name) = header {
                 let kind = StrategyKind::ALL.into_iter().find(|k| k.as_str() == name).ok_or_else(|| {
                     TemplateError::UnknownStrategy {
