@@ -288,6 +288,97 @@ pub async fn telemetry(g: &Global, store: &Store, run_id: i64) -> Result<(), Fai
     Ok(())
 }
 
+/// An agent run's trajectory: one line per iteration, then how it ended.
+pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Failure> {
+    let Some(run) = store.run(run_id).await? else {
+        return Err(Failure::input(format!("no run {run_id}\n  hint: `attractor inspect SUITE --json` lists run ids")));
+    };
+    let trajectories = store.trajectories_of_run(run_id).await?;
+    if trajectories.is_empty() {
+        return Err(Failure::input(format!(
+            "run {run_id} (task `{}`, kind {}) has no trajectory: only agent tasks do{}",
+            run.task_name,
+            run.kind,
+            if run.kind == "optimize" { "\n  hint: `attractor telemetry RUN_ID` shows an optimize run" } else { "" }
+        )));
+    }
+    let mut out = Vec::new();
+    for t in &trajectories {
+        out.push((t, store.observations_of_trajectory(&t.id).await?));
+    }
+    if g.json {
+        let v: Vec<Value> = out
+            .iter()
+            .map(|(t, obs)| {
+                json!({
+                    "trajectory": {
+                        "id": t.id, "run_id": t.run_id, "task": t.task_name, "category": t.category,
+                        "status": t.status, "workspace": t.workspace_dir, "iterations": t.iterations,
+                        "tokens_used": t.tokens_used, "final_level": t.final_level, "best_sequence": t.best_sequence,
+                        "pending_intervention_id": t.pending_intervention_id,
+                        "setup": parse(Some(&t.setup_json)), "result": parse(t.result_json.as_deref()),
+                    },
+                    "observations": obs.iter().map(|o| json!({
+                        "sequence": o.sequence, "strategy": o.strategy, "forced": o.forced, "commit": o.commit_id,
+                        "level": o.level, "delta": o.delta, "attractor": o.attractor,
+                        "attractor_confidence": o.attractor_confidence,
+                        "loss": {"d": o.loss_d, "p": o.loss_p, "omega": o.loss_omega, "l": o.loss},
+                        "grad_l": o.grad_l, "directive": o.directive, "rationale": o.rationale,
+                        "loop_control": o.loop_control, "next_strategy": o.next_strategy, "tokens": o.tokens,
+                        "wall_time_ms": o.wall_time_ms, "applied_edits": o.applied_edits,
+                        "rejected_edits": o.rejected_edits, "summary": o.summary, "verdicts": o.verdict_summary,
+                        "verification": parse(o.verification_json.as_deref()),
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return Ok(());
+    }
+    for (t, obs) in out {
+        let level = t.final_level.map_or_else(|| "-".into(), |l| format!("{l:.3}"));
+        println!(
+            "trajectory {} — task `{}` (run {run_id}): {}, {} iteration(s), {} tokens, final level {level}",
+            t.id, t.task_name, t.status, t.iterations, t.tokens_used
+        );
+        println!("workspace: {}", t.workspace_dir);
+        if let Some(id) = t.pending_intervention_id {
+            println!("waiting for an answer: `attractor interventions` shows #{id}");
+        }
+        println!(
+            "{:>4} {:<22} {:>6} {:>7} {:<14} {:<15} {:>6} {:<18} verdicts",
+            "#", "strategy", "level", "delta", "attractor", "directive", "L", "control"
+        );
+        for o in &obs {
+            let delta = o.delta.map_or_else(|| "-".into(), |d| format!("{d:+.3}"));
+            let strategy = if o.forced { format!("{} (forced)", o.strategy) } else { o.strategy.clone() };
+            println!(
+                "{:>4} {:<22} {:>6.3} {:>7} {:<14} {:<15} {:>6.3} {:<18} {}",
+                o.sequence,
+                strategy,
+                o.level,
+                delta,
+                o.attractor,
+                o.directive,
+                o.loss,
+                o.loop_control,
+                o.verdict_summary
+            );
+        }
+        let result = parse(t.result_json.as_deref());
+        if let Some(moves) = result["partial_result"]["next_moves"].as_array().filter(|m| !m.is_empty()) {
+            println!("next moves:");
+            for m in moves.iter().filter_map(Value::as_str) {
+                println!("  - {m}");
+            }
+        }
+        if let Some(e) = result["error"].as_str() {
+            println!("error: {e}");
+        }
+    }
+    Ok(())
+}
+
 /// Every proposal an optimizer considered for a suite: the winner of each
 /// epoch with what it predicted and what the next epoch observed, and the
 /// others with why they lost.

@@ -78,8 +78,15 @@ pub enum Command {
     /// Every proposal the optimizer considered for a suite: predicted against
     /// observed loss reduction, and why the losers lost.
     Proposals { suite: String },
-    /// Show an optimize run's step-by-step ASO telemetry.
+    /// Show an optimize run's step-by-step ASO telemetry (an agent run's
+    /// trajectory for agent tasks).
     Telemetry {
+        /// The run's id (`attractor inspect SUITE --json` lists them).
+        run_id: i64,
+    },
+    /// Show an agent run's trajectory: every iteration's strategy, convergence
+    /// level, attractor, goal-gradient directive and loop control.
+    Trajectory {
         /// The run's id (`attractor inspect SUITE --json` lists them).
         run_id: i64,
     },
@@ -271,7 +278,16 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         }
         Command::Telemetry { run_id } => {
             let store = open(g).await?;
-            inspect::telemetry(g, &store, *run_id).await?;
+            if store.trajectories_of_run(*run_id).await?.is_empty() {
+                inspect::telemetry(g, &store, *run_id).await?;
+            } else {
+                inspect::trajectory(g, &store, *run_id).await?;
+            }
+            Ok(0)
+        }
+        Command::Trajectory { run_id } => {
+            let store = open(g).await?;
+            inspect::trajectory(g, &store, *run_id).await?;
             Ok(0)
         }
         Command::Bench(command) => bench::run(g, command).await,

@@ -30,6 +30,19 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                     updates.clear();
                 }
                 Event::RunStarted { task, .. } => run_bar.set_message(task),
+                // An agent task's iteration: where the trajectory stands.
+                Event::IterationCompleted { sequence, strategy, level, attractor, .. } => {
+                    run_bar.set_message(format!("#{sequence} {strategy}: level {level:.2}, {attractor}"));
+                }
+                // A trajectory waits for a person: say how to answer.
+                Event::InterventionRaised { intervention_id, subject, .. } if show => {
+                    multi.suspend(|| {
+                        eprintln!("  waiting for an answer to #{intervention_id}: {subject}");
+                        eprintln!(
+                            "    attractor answer {intervention_id} approve|reject|hint \"…\"  (from another terminal)"
+                        );
+                    });
+                }
                 Event::RunFinished { task, status, loss, error, .. } => {
                     run_bar.inc(1);
                     if show && let Some(error) = error.filter(|_| status != "complete") {
