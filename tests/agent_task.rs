@@ -813,3 +813,51 @@ async fn a_directive_that_blocks_the_failing_tools_refuses_a_reply_that_still_us
     assert!(scores["gate_rejection_count"].as_f64().unwrap() >= 1.0, "{scores}");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_cli_runs_an_agent_suite_against_the_configured_model_and_shows_its_trajectory() {
+    let f = Fixture::new().await;
+    let suite = f.suite("    budget:\n      max_loops: 4\n", OVERSEER);
+    let server = ScriptedServer::start(vec![
+        passing(3, "three"),
+        // The intent verifier runs on the first iteration by default.
+        Scripted::json(&verdicts(false)),
+        passing(10, "all ten"),
+    ])
+    .await
+    .unwrap();
+    let db = f.path("cli.db");
+    let cli = |args: &[&str]| {
+        let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_attractor"));
+        c.arg("--db")
+            .arg(&db)
+            .args(args)
+            .env("ATTRACTOR_RUNS_DIR", f.path("cli-runs"))
+            .env("ATTRACTOR_LLM_BASE_URL", server.base_url())
+            .env("ATTRACTOR_LLM_MODEL", "scripted-model")
+            .env_remove("ATTRACTOR_DB")
+            .env_remove("OPENAI_BASE_URL");
+        c
+    };
+    let out = cli(&["run", suite.to_str().unwrap(), "--seed", "5"]).output().await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let store = Store::open(&db).await.unwrap();
+    let suite_row = store.suite_by_name("agent-suite").await.unwrap().unwrap();
+    let run = store.epoch_runs_of_suite(suite_row.id).await.unwrap().remove(0);
+    let out = cli(&["trajectory", &run.run_id.to_string()]).output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("converged, 2 iteration(s)"), "{text}");
+    assert!(text.contains("intent not satisfied"), "{text}");
+    let lines: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with(['0', '1'])).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[1].contains("converged") && lines[1].contains("1.000"), "{text}");
+
+    let out = cli(&["--json", "telemetry", &run.run_id.to_string()]).output().await.unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["observations"].as_array().unwrap().len(), 2);
+    assert_eq!(v[0]["trajectory"]["status"], "converged");
+    assert!(v[0]["observations"][0]["directive"].is_string());
+    server.shutdown().await;
+}
