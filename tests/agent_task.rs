@@ -314,7 +314,7 @@ async fn a_plateau_ends_in_a_fresh_start_that_carries_hints_and_best_signals_but
     assert!(user_message(&server, fresh - 1).contains("stale-summary-0") || fresh == 1);
     let events = f.events("fresh_start").await;
     assert_eq!(events[0]["sequence"].as_u64(), Some(fresh as u64));
-    assert_eq!(events[0]["best_sequence"].as_u64().is_some(), true);
+    assert!(events[0]["best_sequence"].as_u64().is_some());
     server.shutdown().await;
 }
 

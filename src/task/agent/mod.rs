@@ -357,6 +357,7 @@ impl<'r> Driver<'r> {
             gate_rejections: 0,
             unusable_replies: 0,
             waiting: None,
+            ended: None,
             seed: r.seed,
         };
         let setup = json!({
@@ -455,10 +456,19 @@ impl<'r> Driver<'r> {
     async fn iterate(&mut self) -> Result<End, AgentError> {
         loop {
             if let Some(waiting) = self.state.waiting.clone() {
-                if let Some(end) = self.settle(waiting).await? {
-                    return Ok(end);
+                match self.settle(waiting).await? {
+                    Some(End::Finished(control)) => {
+                        // Recorded before the end's bookkeeping, which a stop could interrupt.
+                        self.state.ended = Some(control.clone());
+                        self.save("running").await?;
+                        return Ok(End::Finished(control));
+                    }
+                    Some(End::Cancelled) => return Ok(End::Cancelled),
+                    None => continue,
                 }
-                continue;
+            }
+            if let Some(control) = self.state.ended.clone() {
+                return Ok(End::Finished(control));
             }
             if self.cancelled() {
                 return Ok(End::Cancelled);
@@ -613,6 +623,9 @@ impl<'r> Driver<'r> {
         self.state.next = decision.next.clone();
 
         let end = self.act_on(&decision).await?;
+        if let Some(End::Finished(control)) = &end {
+            self.state.ended = Some(control.clone());
+        }
         self.record(&choice, &execution, &measurement, verified.as_ref(), &decision).await?;
         Ok(end)
     }

@@ -94,6 +94,11 @@ pub struct AgentState {
     /// Executor replies in a row that could not be used at all.
     pub unusable_replies: u32,
     pub waiting: Option<Waiting>,
+    /// The terminal loop control, once there is one: a run stopped between
+    /// the last iteration and the bookkeeping of the end finishes that
+    /// bookkeeping when resumed instead of iterating again.
+    #[serde(default)]
+    pub ended: Option<LoopControl>,
     /// Base of every random choice of this trajectory.
     pub seed: u64,
 }
@@ -220,5 +225,120 @@ pub fn prompt_inputs(
         blocked_tools: choice.blocked_tools.clone(),
         available_tools: Vec::new(),
         include_rubric: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{
+        ConvergenceBudget, ConvergencePolicy, Engine, Observation, SpecificationEvolution, StrategyBandit,
+    };
+    use crate::overseer::signals::TestResults;
+    use crate::suite::{AgentTask, Budget, Task, TaskKind};
+    use rand::SeedableRng;
+
+    fn task() -> Task {
+        Task {
+            name: "t".into(),
+            task: "Do it.".into(),
+            kind: TaskKind::Agent(AgentTask { workspace: None, executor: None, overseers: vec![] }),
+            workflow: None,
+            model: None,
+            budget: Budget::default(),
+            weights: Default::default(),
+            holdout: false,
+            priority: None,
+            hints: vec![],
+            constraints: vec!["stdlib only".into()],
+            anti_patterns: vec!["editing tests".into()],
+            parallel_samples: 1,
+            location: Default::default(),
+        }
+    }
+
+    fn state() -> AgentState {
+        let spec =
+            SpecificationEvolution::from_submission("Do it.", &["stdlib only".into()], &["editing tests".into()]);
+        let budget = ConvergenceBudget {
+            max_tokens: 1_000_000,
+            max_iterations: 10,
+            max_wall_time_ms: 1 << 30,
+            ..Default::default()
+        };
+        let mut t = Trajectory::new("x", "t", spec, budget, ConvergencePolicy::default());
+        t.add_hint("use n * n");
+        t.specification.amend(AmendmentSource::ArchitectAmendment, "accept 0 too", "review", Some(0));
+        AgentState {
+            trajectory: t,
+            bandit: StrategyBandit::default(),
+            bandit_prior: StrategyBandit::default(),
+            next: None,
+            attempts: vec![AttemptRecord {
+                sequence: 0,
+                summary: "summary of attempt zero".into(),
+                tools_used: vec![],
+                applied: 1,
+                rejected: 0,
+                status: "completed".into(),
+            }],
+            initial_commit: String::new(),
+            head_commit: String::new(),
+            gate_rejections: 0,
+            unusable_replies: 0,
+            waiting: None,
+            ended: None,
+            seed: 1,
+        }
+    }
+
+    fn observed(s: &mut AgentState) -> StrategyChoice {
+        let engine = Engine::default();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut bandit = StrategyBandit::default();
+        engine.start(&mut s.trajectory, &bandit, &mut rng).unwrap();
+        let signals = OverseerSignals {
+            test_results: Some(TestResults { passed: 3, failed: 1, total: 4, ..Default::default() }),
+            ..Default::default()
+        };
+        let obs = Observation::new(StrategyKind::RetryWithFeedback, Default::default(), signals);
+        engine.decide(&mut s.trajectory, &mut bandit, obs, &mut rng).unwrap().next.unwrap()
+    }
+
+    #[test]
+    fn the_specification_shows_amendments_but_not_hints_or_submitted_constraints_twice() {
+        let spec = specification(&state().trajectory);
+        assert_eq!(spec.original.trim(), "Do it.");
+        assert_eq!(spec.amendments, vec!["accept 0 too".to_string()]);
+    }
+
+    #[test]
+    fn a_retry_sees_earlier_attempts_and_a_fresh_start_only_its_carry_forward() {
+        let mut s = state();
+        let mut choice = observed(&mut s);
+        choice.kind = StrategyKind::RetryWithFeedback;
+        let inputs = prompt_inputs(&task(), &s, &choice, None);
+        assert_eq!(inputs.hints, vec!["use n * n"]);
+        assert_eq!(inputs.constraints, vec!["stdlib only"]);
+        assert_eq!(inputs.history.len(), 1);
+        assert_eq!(inputs.history[0].summary, "summary of attempt zero");
+        assert_eq!(inputs.history[0].outcome, "3 of 4 tests pass");
+        assert!(inputs.carry_forward.is_none());
+
+        choice.kind = StrategyKind::FreshStart;
+        choice.carry_forward = Engine::default().carry_forward(&s.trajectory);
+        let inputs = prompt_inputs(&task(), &s, &choice, None);
+        assert!(inputs.history.is_empty(), "a fresh start sees no earlier attempt");
+        let cf = inputs.carry_forward.unwrap();
+        assert_eq!((cf.best_sequence, cf.attempts), (Some(0), 1));
+        assert_eq!(inputs.hints, vec!["use n * n"], "hints always survive");
+    }
+
+    #[test]
+    fn the_state_round_trips_through_json() {
+        let mut s = state();
+        s.next = Some(observed(&mut s));
+        let back: AgentState = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!(back, s);
     }
 }
