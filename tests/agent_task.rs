@@ -861,3 +861,39 @@ async fn the_cli_runs_an_agent_suite_against_the_configured_model_and_shows_its_
     assert!(v[0]["observations"][0]["directive"].is_string());
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_architect_review_amends_the_specification_every_later_prompt_carries() {
+    let f = Fixture::new().await;
+    let suite = f.suite("    budget:\n      max_loops: 5\n", OVERSEER);
+    // Every answer different, every one wrong: a stall, not a duplicate.
+    let wrong = |k: u32| squares(&[]).replace(": 0,", &format!(": {k},"));
+    let nothing = wrong(6);
+    let mut script: Vec<Scripted> = [2, 3, 5].iter().map(|k| writes(&wrong(*k), &format!("all {k}"))).collect();
+    script.push(Scripted::json(&json!({
+        "summary": "the task never says what to do outside 1..10",
+        "edits": [{"path": "squares.py", "action": "write", "content": nothing}],
+        "amendments": ["AMENDMENT: square(n) is only called with 1 <= n <= 10."],
+    })));
+    script.push(passing(10, "all"));
+    let server = ScriptedServer::start(script).await.unwrap();
+    f.run(&suite, &server, quick(), 1).await;
+
+    let (_, t, obs) = f.last_trajectory().await;
+    // Stalled at a low level: with decomposition off, a review is what is left.
+    let seen: Vec<(&str, &str)> = obs.iter().map(|o| (o.strategy.as_str(), o.attractor.as_str())).collect();
+    let review = obs.iter().position(|o| o.strategy == "architect_review").unwrap_or_else(|| panic!("{seen:?}"));
+    assert_eq!(obs[review - 1].attractor, "plateau");
+    assert!(user_message(&server, review).contains("## Specification review"));
+    let after = user_message(&server, review + 1);
+    assert!(after.contains("Amendments made since"), "{after}");
+    assert!(after.contains("AMENDMENT: square(n) is only called with 1 <= n <= 10."), "{after}");
+    let state: Value = serde_json::from_str(&t.state_json).unwrap();
+    let amendments = state["trajectory"]["specification"]["amendments"].as_array().unwrap();
+    let last = amendments.last().unwrap();
+    assert_eq!(
+        (last["source"].as_str(), last["observation_trigger"].as_u64()),
+        (Some("architect_amendment"), Some(review as u64))
+    );
+    server.shutdown().await;
+}
