@@ -839,7 +839,20 @@ async fn the_cli_runs_an_agent_suite_against_the_configured_model_and_shows_its_
             .env_remove("OPENAI_BASE_URL");
         c
     };
-    let out = cli(&["run", suite.to_str().unwrap(), "--seed", "5"]).output().await.unwrap();
+    let bad = f.path("bad-agent.json");
+    std::fs::write(&bad, r#"{"verifier": {"modle": "big"}}"#).unwrap();
+    let out = cli(&["run", suite.to_str().unwrap(), "--agent-config", bad.to_str().unwrap()]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad-agent.json") && err.contains("modle"), "{err}");
+    assert!(server.requests().is_empty());
+
+    let settings = f.path("agent.json");
+    std::fs::write(&settings, r#"{"overseers": {"retry_delay_ms": 10}, "intervention_poll_ms": 100}"#).unwrap();
+    let out = cli(&["run", suite.to_str().unwrap(), "--seed", "5", "--agent-config", settings.to_str().unwrap()])
+        .output()
+        .await
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
     let store = Store::open(&db).await.unwrap();

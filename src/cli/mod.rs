@@ -155,6 +155,10 @@ pub struct RunArgs {
     /// before the update behind it is rolled back.
     #[arg(long, default_value_t = crate::outer::DEFAULT_HOLDOUT_TOLERANCE, value_parser = parse_tolerance)]
     pub holdout_tolerance: f64,
+    /// Settings of agent tasks as JSON over the defaults (engine numbers,
+    /// overseer retries, intent verifier, how long a question waits).
+    #[arg(long, value_name = "FILE")]
+    pub agent_config: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -417,6 +421,20 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         return Err(RunnerError::NeedsModel(args.optimizer.name()).into());
     }
     let llm = if args.no_llm { None } else { model.clone() };
+    let agent_config = match &args.agent_config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::input(format!("cannot read the agent config {}: {e}", path.display())))?;
+            crate::task::agent::AgentConfig::from_json(&text).map_err(|e| {
+                Failure::input(format!(
+                    "{}: {e}\n  hint: the keys are those of AgentConfig (engine, overseers, executor, workspace, \
+                     complexity, verifier, intervention_poll_ms, intervention_timeout_secs, max_unusable_replies)",
+                    path.display()
+                ))
+            })?
+        }
+        None => crate::task::agent::AgentConfig::default(),
+    };
     if !g.quiet && !g.json {
         eprintln!("{}", plan_line(&suite, &registry, args));
     }
@@ -437,7 +455,8 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     });
 
     let result = {
-        let mut runner = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel_rx);
+        let mut runner = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel_rx)
+            .with_agent_config(agent_config);
         if let Some(client) = llm {
             runner = runner.with_llm(client);
         }

@@ -79,7 +79,8 @@ pub const RESULT_FILE: &str = "agent_result.json";
 #[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
     /// The convergence engine's numbers (seed 002's constants by default).
-    /// `decompose` is disabled by default: child trajectories are not built.
+    /// `decompose` is always among its disabled strategies: child
+    /// trajectories are not built, so nothing could carry it out.
     pub engine: EngineConfig,
     pub overseers: RunnerConfig,
     pub executor: LlmExecutorConfig,
@@ -97,10 +98,26 @@ pub struct AgentConfig {
     pub max_unusable_replies: u32,
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_partial_config_keeps_the_defaults_and_an_unknown_key_is_named() {
+        let c =
+            AgentConfig::from_json(r#"{"engine": {"ggs": {"epsilon": 0.05}}, "intervention_poll_ms": 250}"#).unwrap();
+        assert_eq!(c.engine.ggs.epsilon, 0.05);
+        assert_eq!(c.intervention_poll_ms, 250);
+        assert!(c.verifier.enabled);
+        let err = AgentConfig::from_json(r#"{"verifier": {"modle": "x"}}"#).unwrap_err();
+        assert!(err.contains("verifier") && err.contains("modle"), "{err}");
+    }
+}
+
 impl Default for AgentConfig {
     fn default() -> Self {
         AgentConfig {
-            engine: EngineConfig { disabled_strategies: vec![StrategyKind::Decompose], ..EngineConfig::default() },
+            engine: EngineConfig::default(),
             overseers: RunnerConfig::default(),
             executor: LlmExecutorConfig::default(),
             workspace: WorkspaceConfig::default(),
@@ -110,6 +127,19 @@ impl Default for AgentConfig {
             intervention_timeout_secs: None,
             max_unusable_replies: 2,
         }
+    }
+}
+
+impl AgentConfig {
+    /// Reads a configuration from JSON over the defaults: a missing key keeps
+    /// its default, an unknown one is an error naming its path.
+    pub fn from_json(text: &str) -> Result<AgentConfig, String> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if path == "." { inner.to_string() } else { format!("at `{path}`: {inner}") }
+        })
     }
 }
 
@@ -262,7 +292,11 @@ impl<'r> Driver<'r> {
         };
         let category =
             r.task.workflow.clone().filter(|w| !w.trim().is_empty()).unwrap_or_else(|| DEFAULT_CATEGORY.to_string());
-        let engine = Engine::new(r.config.engine.clone());
+        let mut engine_config = r.config.engine.clone();
+        if !engine_config.disabled_strategies.contains(&StrategyKind::Decompose) {
+            engine_config.disabled_strategies.push(StrategyKind::Decompose);
+        }
+        let engine = Engine::new(engine_config);
 
         if let Some(row) = r.store.resumable_trajectory(r.epoch_id, task).await? {
             let fail = |reason: String| AgentError::Resume { id: row.id.clone(), reason };
