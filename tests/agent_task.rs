@@ -237,6 +237,9 @@ async fn a_model_that_writes_the_right_file_converges_in_a_few_iterations() {
     assert!((60.0..=70.0).contains(&left), "2 of 6 iterations used: {left}");
     assert_eq!(result["metrics"]["iterations"], 2);
     assert_eq!(result["metrics"]["strategies"].as_array().unwrap().len(), 2);
+    assert_eq!(result["metrics"]["attractors"], json!(["indeterminate", "indeterminate"]));
+    assert_eq!(result["metrics"]["directives"].as_array().unwrap().len(), 2);
+    assert_eq!(result["metrics"]["final_level"], 1.0);
     assert_eq!(scores(&run)["trajectory_id"], t.id);
 
     // The prompt came with the hint first and the task's files.

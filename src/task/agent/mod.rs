@@ -655,6 +655,9 @@ impl<'r> Driver<'r> {
         let decision = self.engine.decide(&mut self.state.trajectory, &mut self.state.bandit, observation, &mut rng)?;
         self.state.head_commit = execution.artifact.commit.clone();
         self.state.next = decision.next.clone();
+        if let Some(attempt) = self.state.attempts.last_mut() {
+            attempt.attractor = Some(decision.attractor.kind());
+        }
 
         let end = self.act_on(&decision).await?;
         if let Some(End::Finished(control)) = &end {
@@ -1138,9 +1141,12 @@ impl<'r> Driver<'r> {
             .observations
             .iter()
             .map(|o| {
+                let attempt = self.state.attempts.iter().find(|a| a.sequence == o.sequence);
                 json!({
                     "sequence": o.sequence,
                     "strategy": o.strategy_used,
+                    "attractor": attempt.and_then(|a| a.attractor),
+                    "summary": attempt.map(|a| a.summary.as_str()),
                     "level": o.level(&self.engine.config.level),
                     "delta": o.metrics.map(|m| m.convergence_delta),
                     "commit": o.artifact.commit,
@@ -1161,6 +1167,7 @@ impl<'r> Driver<'r> {
             "partial_result": partial,
             "strategies": t.strategy_log.iter().map(|e| e.strategy_kind).collect::<Vec<_>>(),
             "attractor": t.attractor_state.kind(),
+            "attractors": self.state.attempts.iter().map(|a| a.attractor).collect::<Vec<_>>(),
             "directives": directives,
             "observations": observations,
             "fresh_starts": t.total_fresh_starts,

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::spec::AmendmentSource;
 use crate::engine::{
-    BudgetExtension, CarryForward, LoopControl, StrategyBandit, StrategyChoice, StrategyKind, Trajectory,
+    AttractorKind, BudgetExtension, CarryForward, LoopControl, StrategyBandit, StrategyChoice, StrategyKind, Trajectory,
 };
 use crate::executor::{
     AttemptNote, CarryForwardInputs, Execution, ExecutionStatus, PromptInputs, RevertTarget, Specification,
@@ -32,6 +32,9 @@ pub struct AttemptRecord {
     pub rejected: u32,
     /// How the execution ended: completed, rejected, timed_out, failed.
     pub status: String,
+    /// The attractor the engine saw after this attempt.
+    #[serde(default)]
+    pub attractor: Option<AttractorKind>,
 }
 
 impl AttemptRecord {
@@ -50,6 +53,7 @@ impl AttemptRecord {
             applied: u32::try_from(e.applied.len()).unwrap_or(u32::MAX),
             rejected: e.rejection_count(),
             status: status.to_string(),
+            attractor: None,
         }
     }
 }
@@ -281,6 +285,7 @@ mod tests {
                 applied: 1,
                 rejected: 0,
                 status: "completed".into(),
+                attractor: None,
             }],
             initial_commit: String::new(),
             head_commit: String::new(),
