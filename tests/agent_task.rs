@@ -913,3 +913,31 @@ async fn an_architect_review_amends_the_specification_every_later_prompt_carries
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_trajectory_whose_workspace_is_gone_is_closed_and_the_task_starts_afresh() {
+    let f = Fixture::new().await;
+    let suite = f.suite("    priority: thorough\n    budget:\n      max_loops: 3\n", OVERSEER);
+    let server =
+        ScriptedServer::start(vec![passing(2, "two"), passing(4, "four"), passing(6, "six"), passing(10, "ten")])
+            .await
+            .unwrap();
+    let (stop, cancel) = watch::channel(false);
+    let watcher = async {
+        until("the question", || async { !f.store.interventions(true).await.unwrap().is_empty() }).await;
+        stop.send(true).unwrap();
+    };
+    tokio::join!(f.run_with_cancel(&suite, &server, quick(), 1, cancel), watcher);
+    let (_, old, _) = f.last_trajectory().await;
+    assert_eq!(old.status, "paused");
+    std::fs::remove_dir_all(&old.workspace_dir).unwrap();
+
+    f.run(&suite, &server, quick(), 1).await;
+    let old = f.store.trajectory(&old.id).await.unwrap().unwrap();
+    assert_eq!(old.status, "failed");
+    assert!(old.result_json.unwrap().contains("could not be resumed"));
+    let (run, new, obs) = f.last_trajectory().await;
+    assert_ne!(new.id, old.id);
+    assert_eq!((run.status.as_str(), new.status.as_str(), obs.len()), ("complete", "converged", 1));
+    server.shutdown().await;
+}

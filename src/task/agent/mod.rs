@@ -298,15 +298,9 @@ impl<'r> Driver<'r> {
         }
         let engine = Engine::new(engine_config);
 
-        if let Some(row) = r.store.resumable_trajectory(r.epoch_id, task).await? {
-            let fail = |reason: String| AgentError::Resume { id: row.id.clone(), reason };
-            let state: AgentState =
-                serde_json::from_str(&row.state_json).map_err(|e| fail(format!("its stored state is invalid: {e}")))?;
-            let mut ws = Workspace::open(Path::new(&row.workspace_dir), r.config.workspace.clone())
-                .await
-                .map_err(|e| fail(format!("its workspace {}: {e}", row.workspace_dir)))?;
-            // Whatever an interrupted iteration left half-done is discarded.
-            ws.reset_to(&state.head_commit).await?;
+        if let Some(row) = r.store.resumable_trajectory(r.epoch_id, task).await?
+            && let Some((state, ws)) = Self::reopen(r, &row).await?
+        {
             r.store.adopt_trajectory(&row.id, r.run_id).await?;
             tracing::info!(task = %task, trajectory = %row.id, observations = state.trajectory.observations.len(), "resuming a trajectory");
             let setup = serde_json::from_str(&row.setup_json).unwrap_or_default();
@@ -432,6 +426,50 @@ impl<'r> Driver<'r> {
             fresh_start_reason: None,
             verification_error: None,
         })
+    }
+
+    /// The stored state and workspace of an unfinished trajectory, put back
+    /// to its last recorded point. One that cannot be reopened (its state or
+    /// its folder is gone or damaged) is closed as failed, with the reason,
+    /// and the run starts afresh instead of failing on it every time.
+    async fn reopen(
+        r: &AgentRun<'_>,
+        row: &crate::store::TrajectoryRow,
+    ) -> Result<Option<(AgentState, Workspace)>, AgentError> {
+        let attempt = async {
+            let state: AgentState =
+                serde_json::from_str(&row.state_json).map_err(|e| format!("its stored state is invalid: {e}"))?;
+            let mut ws = Workspace::open(Path::new(&row.workspace_dir), r.config.workspace.clone())
+                .await
+                .map_err(|e| format!("its workspace {}: {e}", row.workspace_dir))?;
+            // Whatever an interrupted iteration left half-done is discarded.
+            ws.reset_to(&state.head_commit)
+                .await
+                .map_err(|e| format!("its workspace could not be put back to {}: {e}", state.head_commit))?;
+            Ok::<_, String>((state, ws))
+        };
+        match attempt.await {
+            Ok(found) => Ok(Some(found)),
+            Err(reason) => {
+                tracing::warn!(trajectory = %row.id, %reason, "cannot resume the trajectory; starting afresh");
+                let result = json!({"status": "failed", "error": format!("could not be resumed: {reason}")});
+                r.store
+                    .finish_trajectory(
+                        &row.id,
+                        &TrajectoryEnd {
+                            status: "failed",
+                            state_json: &row.state_json,
+                            iterations: row.iterations,
+                            tokens_used: row.tokens_used,
+                            final_level: None,
+                            best_sequence: None,
+                            result_json: Some(&result.to_string()),
+                        },
+                    )
+                    .await?;
+                Ok(None)
+            }
+        }
     }
 
     fn cancelled(&self) -> bool {
