@@ -9,7 +9,8 @@
 //! - [`store`]: the SQLite database (the only module that speaks SQL).
 //! - [`artifact`]: the registry of learnable artifacts and their versions.
 //! - [`loss`]: the five-part scalar loss of one run.
-//! - [`task`]: executing one task once (a *run*), today the `command` kind.
+//! - [`task`]: executing one task once (a *run*): `command`, `agent` and
+//!   `optimize` tasks.
 //! - [`bus`]: the in-process bus of typed events.
 //! - [`llm`]: the client for OpenAI-compatible model servers (retries, usage,
 //!   JSON replies, response cache) and a scripted test server.

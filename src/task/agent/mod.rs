@@ -18,7 +18,7 @@
 //! 4. let the engine decide: metrics, attractor, bandit, goal gradient, loop
 //!    control, next strategy;
 //! 5. record the iteration (store + bus) and act on the loop control — go on,
-//!    pause for a person at an intervention point ([`intervene`]), or end.
+//!    pause for a person at an intervention point (`intervene`), or end.
 //!
 //! The run ends in a [`RunOutcome`]: the eval score is the final convergence
 //! level, gate rejections count refused edits and replies, the remaining
