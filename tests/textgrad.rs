@@ -160,6 +160,10 @@ async fn every_rejection_rule_drops_its_reply_and_leaves_a_no_op_epoch() {
     for (i, (name, content)) in cands.iter().enumerate() {
         let (steps, reason): (Vec<Scripted>, &str) = match (name.as_str(), i % 7) {
             ("aso_config", _) => (vec![proposal(name, r#"{"n_trajectories": 5000}"#, 0.9, 0.9)], "invalid settings"),
+            // A misspelt section would make every agent run fail on it.
+            ("strategy_templates", _) => {
+                (vec![proposal(name, "Frame {description}\n[focused-repair]\nx\n", 0.9, 0.9)], "is not a strategy")
+            }
             (_, 0) => (vec![no_change()], "proposed no change"),
             (_, 1) => (vec![proposal("no_such_artifact", "x", 0.9, 0.9)], "unknown artifact"),
             (_, 2) => (vec![proposal(name, content, 0.9, 0.9)], "identical to the current version"),

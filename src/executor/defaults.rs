@@ -140,6 +140,16 @@ pub fn strategy_description(kind: StrategyKind) -> &'static str {
     StrategyTemplates::builtin().descriptions.get(&kind).map_or("", String::as_str)
 }
 
+/// Checks new content for one of the prompt artifacts before it becomes a
+/// version (an optimizer's proposal): a `strategy_templates` text must parse.
+/// Other names and other prompt artifacts are free text.
+pub fn check_prompt_artifact(name: &str, content: &str) -> Result<(), TemplateError> {
+    if name == "strategy_templates" {
+        StrategyTemplates::parse(content)?;
+    }
+    Ok(())
+}
+
 /// An active artifact version whose text cannot be used in a prompt.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("artifact `{artifact}` v{version}: {error}")]

@@ -33,7 +33,9 @@ use thiserror::Error;
 use tokio::sync::watch;
 
 pub use command::{CommandExecutor, CommandExecutorConfig};
-pub use defaults::{PROMPT_ARTIFACTS, PromptTexts, PromptTextsError, StrategyTemplates, TemplateError};
+pub use defaults::{
+    PROMPT_ARTIFACTS, PromptTexts, PromptTextsError, StrategyTemplates, TemplateError, check_prompt_artifact,
+};
 pub use llm::{LlmExecutor, LlmExecutorConfig};
 pub use prompt::{AttemptNote, CarryForwardInputs, Prompt, PromptInputs, Specification, build_prompt};
 pub use view::{Focus, ViewBudget, WorkspaceView};

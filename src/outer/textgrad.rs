@@ -171,6 +171,11 @@ impl TextGrad {
         {
             return rejected(format!("invalid settings for `{name}`: {e}"), Some(proposal));
         }
+        // A prompt artifact with a structure (the sectioned strategy
+        // templates) must keep it, or every agent run would fail on it.
+        if let Err(e) = crate::executor::check_prompt_artifact(&name, &content) {
+            return rejected(format!("invalid `{name}`: {e}"), Some(proposal));
+        }
         Considered { artifact: name, parent_version: target.version, proposal: Some(proposal), rejection: None }
     }
 }
