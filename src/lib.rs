@@ -25,6 +25,8 @@
 //! - [`workspace`]: a trajectory's own copy of an agent task's files.
 //! - [`overseer`]: the checks that measure an agent task's workspace.
 //! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
+//! - [`watch`]: the folder watcher — suite and task files dropped into a folder are
+//!   validated, registered, approved by a person and optionally run.
 
 pub mod artifact;
 pub mod aso;
@@ -43,6 +45,7 @@ pub mod store;
 pub mod suite;
 pub mod task;
 mod time;
+pub mod watch;
 pub mod workspace;
 
 pub use time::now_rfc3339;

@@ -8,6 +8,7 @@ mod inspect;
 mod problems;
 mod progress;
 mod serve;
+mod watching;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -103,6 +104,8 @@ pub enum Command {
     },
     /// Serve the web UI and its HTTP API (loopback by default).
     Serve(serve::ServeArgs),
+    /// Watch folders for suite and task files: validate, register, ask before running commands.
+    Watch(watching::WatchArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -224,6 +227,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Problems { command } => problems::run(g, command),
         Command::Run(args) => run(g, args).await,
         Command::Serve(args) => serve::serve(g, args).await,
+        Command::Watch(args) => watching::watch(g, args).await,
         Command::Inspect { suite, artifact } => {
             let store = open(g).await?;
             match artifact {
@@ -281,6 +285,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
                     "no intervention {id}\n  hint: `attractor interventions` lists the pending ones"
                 )));
             };
+            if row.kind == crate::watch::EXECUTION_APPROVAL && *answer == Answer::Hint {
+                return Err(Failure::input(format!(
+                    "intervention {id} asks whether commands may run: answer approve or reject"
+                )));
+            }
             if !store.answer_intervention(*id, word, text).await? {
                 return Err(Failure::input(format!(
                     "intervention {id} was already answered ({})",

@@ -45,6 +45,9 @@ fn export_all(cfg: &Config) {
         LlmCheck,
         ApiError,
         Envelope,
+        WatchedFolders,
+        WatchedFolderView,
+        WatchFolderRequest,
     );
 }
 

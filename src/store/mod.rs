@@ -14,10 +14,12 @@ mod aso;
 mod llm_cache;
 mod records;
 mod views;
+mod watch;
 
 pub use aso::*;
 pub use records::*;
 pub use views::*;
+pub use watch::*;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

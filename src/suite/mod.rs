@@ -221,11 +221,18 @@ pub fn load(path: &Path) -> Result<Suite, SuiteError> {
 /// resolve relative paths). A path named `*.task.yaml` is read as a task file.
 pub fn parse(text: &str, path: &Path) -> Result<Suite, SuiteError> {
     if taskfile::is_task_file(path) {
-        let raw = parse_strict::<Spanned<raw::Task>>(text, path, taskfile::MISSING_HINT).map_err(SuiteError::one)?;
-        return Validator::new(path).validate_task_file(raw);
+        return parse_task_file(text, path, None);
     }
     let raw = parse_yaml(text, path)?;
     Validator::new(path).validate(raw)
+}
+
+/// Validates a task file. `default_suite` names the suite when the file does
+/// not say `suite:` [default: from the file name] — the watcher passes the
+/// name a renamed file was first registered under, so it stays one suite.
+pub fn parse_task_file(text: &str, path: &Path, default_suite: Option<&str>) -> Result<Suite, SuiteError> {
+    let raw = parse_strict::<Spanned<raw::Task>>(text, path, taskfile::MISSING_HINT).map_err(SuiteError::one)?;
+    Validator::new(path).validate_task_file(raw, default_suite)
 }
 
 fn parse_yaml(text: &str, path: &Path) -> Result<raw::Suite, SuiteError> {
@@ -423,11 +430,12 @@ impl Validator {
     }
 
     /// A task file: one task that is a whole suite (see [`taskfile`]).
-    fn validate_task_file(mut self, raw: Spanned<raw::Task>) -> Result<Suite, SuiteError> {
+    fn validate_task_file(mut self, raw: Spanned<raw::Task>, default_suite: Option<&str>) -> Result<Suite, SuiteError> {
         let top = raw.referenced;
-        let (name, name_at) = match &raw.value.suite {
-            Some(s) => (s.value.trim().to_string(), s.referenced),
-            None => (taskfile::default_suite_name(&self.file), top),
+        let (name, name_at) = match (&raw.value.suite, default_suite) {
+            (Some(s), _) => (s.value.trim().to_string(), s.referenced),
+            (None, Some(d)) => (d.to_string(), top),
+            (None, None) => (taskfile::default_suite_name(&self.file), top),
         };
         if !valid_name(&name) {
             let message = if raw.value.suite.is_some() {
