@@ -523,6 +523,11 @@ impl Service {
         })
     }
 
+    /// Scans every watched folder now; returns when the scan is done.
+    pub async fn rescan_watched(&self) -> Result<()> {
+        self.watcher()?.rescan().await.map_err(watch_error)
+    }
+
     /// Waits until the watcher has nothing in flight (`attractor watch --once`).
     pub async fn watch_until_idle(&self) -> Result<()> {
         self.watcher()?.until_idle().await.map_err(watch_error)

@@ -88,15 +88,19 @@ pub fn planned_commands(suite: &Suite) -> Result<Vec<PlannedCommand>, SuiteError
 }
 
 /// What an approval is remembered by: the file's content hash together with
-/// the commands. The same content elsewhere shares it (and its answer); an
-/// edit — or a problem file whose evaluator command changed — makes a new
-/// one, so a person is asked again.
+/// the command lines. The same content elsewhere shares it (and its answer),
+/// even where the file's name gives its task another name; an edit — or a
+/// problem file whose evaluator command changed — makes a new one, so a
+/// person is asked again.
 pub fn approval_key(content_hash: &str, commands: &[PlannedCommand]) -> String {
     let mut h = Sha256::new();
     h.update(b"attractor execution approval v1\n");
     h.update(content_hash.as_bytes());
-    h.update(b"\n");
-    h.update(serde_json::to_string(commands).unwrap_or_default().as_bytes());
+    for c in commands {
+        let line = serde_json::json!([c.role, c.label, c.command]).to_string();
+        h.update(b"\n");
+        h.update(line.as_bytes());
+    }
     format!("{:x}", h.finalize())
 }
 
