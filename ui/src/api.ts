@@ -22,6 +22,8 @@ import type { SettingsView } from "./generated/SettingsView";
 import type { SuiteEpochs } from "./generated/SuiteEpochs";
 import type { SuiteItem } from "./generated/SuiteItem";
 import type { Validation } from "./generated/Validation";
+import type { WatchedFolders } from "./generated/WatchedFolders";
+import type { WatchedFolderView } from "./generated/WatchedFolderView";
 
 const TOKEN_KEY = "attractor.token";
 
@@ -95,6 +97,9 @@ export const api = {
   settings: () => call<SettingsView>("GET", "/settings"),
   saveSettings: (update: SettingsUpdate) => call<SettingsView>("PUT", "/settings", update),
   testLlm: () => call<LlmCheck>("POST", "/settings/test-llm", {}),
+  watched: () => call<WatchedFolders>("GET", "/watch"),
+  watchFolder: (path: string) => call<WatchedFolderView>("POST", "/watch/folders", { path }),
+  unwatchFolder: (id: number) => call<WatchedFolders>("DELETE", `/watch/folders/${id}`),
 };
 
 /**
