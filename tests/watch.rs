@@ -466,3 +466,27 @@ fn the_cli_watches_once_prints_located_errors_and_remembers_the_folder() {
     assert_eq!(out.status.code(), Some(2), "nothing left to watch is bad input");
     assert!(String::from_utf8_lossy(&out.stderr).contains("no folder to watch"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subfolders_count_hidden_ones_do_not_and_a_folder_that_comes_back_is_followed_again() {
+    let w = World::new();
+    let s = w.watching().await;
+    std::fs::create_dir_all(w.file("team/a")).unwrap();
+    std::fs::create_dir_all(w.file(".git")).unwrap();
+    let nested = w.write("team/a/nested.task.yaml", "problem: g06\n");
+    w.write(".git/ignored.task.yaml", "problem: g06\n");
+    wait_status(&s, &nested, "ready").await;
+    s.rescan_watched().await.unwrap();
+    let files = watched(&s).await.files;
+    assert_eq!(files.len(), 1, "hidden folders are not looked at: {files:?}");
+
+    // The whole folder goes away, then comes back with a new file.
+    std::fs::remove_dir_all(w.drop_dir()).unwrap();
+    wait_status(&s, &nested, "removed").await;
+    assert!(!watched(&s).await.folders[0].exists);
+    let back = w.write("back.task.yaml", "problem: g08\n");
+    wait_status(&s, &back, "ready").await;
+    let later = w.write("later.task.yaml", "problem: g11\n");
+    wait_status(&s, &later, "ready").await;
+    s.shutdown().await;
+}

@@ -71,6 +71,8 @@ pub(super) struct Registrar {
     owner: String,
     folders: Vec<WatchedFolderRow>,
     debouncer: Option<Debouncer<RecommendedWatcher, RecommendedCache>>,
+    /// Folders whose events are followed now (a missing folder is not, until it is back).
+    followed: BTreeSet<String>,
     fs_tx: mpsc::UnboundedSender<FsBatch>,
     fs_rx: Option<mpsc::UnboundedReceiver<FsBatch>>,
     /// Launch id → watched run id, for the runs this watcher started.
@@ -101,6 +103,7 @@ impl Registrar {
             owner,
             folders: Vec::new(),
             debouncer: None,
+            followed: BTreeSet::new(),
             fs_tx,
             fs_rx: Some(fs_rx),
             running: HashMap::new(),
@@ -136,7 +139,7 @@ impl Registrar {
                         Ok(())
                     }
                 },
-                _ = ticker.tick() => self.refresh_approvals().await,
+                _ = ticker.tick() => self.on_tick().await,
             };
             if let Err(e) = step {
                 tracing::error!(error = %e, "the watcher hit an error");
@@ -182,8 +185,29 @@ impl Registrar {
         if let Some(d) = &mut self.debouncer {
             d.watch(folder, RecursiveMode::Recursive)
                 .map_err(|e| WatchError::Notify { path: folder.to_path_buf(), message: e.to_string() })?;
+            self.followed.insert(folder.display().to_string());
         }
         Ok(())
+    }
+
+    /// Every poll: answers given elsewhere, and folders that are back on
+    /// disk (followed again and scanned for what they hold now).
+    async fn on_tick(&mut self) -> Result<()> {
+        if self.debouncer.is_some() && !self.paused {
+            let back: Vec<WatchedFolderRow> = self
+                .folders
+                .iter()
+                .filter(|f| !self.followed.contains(&f.path) && Path::new(&f.path).is_dir())
+                .cloned()
+                .collect();
+            for folder in back {
+                match self.follow(Path::new(&folder.path)) {
+                    Ok(()) => self.scan_folder(&folder).await?,
+                    Err(e) => tracing::warn!(error = %e, "cannot follow a watched folder's events"),
+                }
+            }
+        }
+        self.refresh_approvals().await
     }
 
     /// On start: follow and scan every remembered folder, catch up on answers.
@@ -254,6 +278,7 @@ impl Registrar {
             // A folder deleted from disk is no longer watched by the OS either.
             let _ = d.unwatch(path);
         }
+        self.followed.remove(&text);
         self.folders = self.store.watched_folders().await?;
         self.bus.publish(Event::WatchedFolderRemoved { folder: text });
         Ok(true)
@@ -280,7 +305,8 @@ impl Registrar {
         let mut present = BTreeSet::new();
         let mut dirs = BTreeSet::new();
         for p in batch.paths {
-            if self.folder_of(&p).is_none() {
+            let Some(folder) = self.folder_of(&p) else { continue };
+            if hidden_below(Path::new(&folder.path), &p) {
                 continue;
             }
             match std::fs::metadata(&p) {
@@ -315,6 +341,13 @@ impl Registrar {
     /// file is really gone is marked removed.
     async fn on_gone(&mut self, path: &Path) -> Result<()> {
         let Some(folder) = self.folder_of(path) else { return Ok(()) };
+        if path == Path::new(&folder.path) && self.followed.remove(&folder.path) {
+            // The OS dropped its watch with the folder; it is followed again
+            // when it is back (see `on_tick`).
+            if let Some(d) = &mut self.debouncer {
+                let _ = d.unwatch(path);
+            }
+        }
         for f in self.store.present_files_of_folder(folder.id).await? {
             let p = Path::new(&f.path);
             if p.starts_with(path) && !p.exists() {
@@ -731,6 +764,14 @@ fn find_files(root: &Path) -> Vec<PathBuf> {
         .filter(|e| e.file_type().is_file() && is_watched_file(e.path()))
         .map(|e| e.into_path())
         .collect()
+}
+
+/// Whether a path lies in (or is) a hidden file or folder below `root`:
+/// `.git`, editors' swap folders and the like are not looked at.
+fn hidden_below(root: &Path, path: &Path) -> bool {
+    path.strip_prefix(root)
+        .map(|rel| rel.components().any(|c| c.as_os_str().to_str().is_some_and(|n| n.starts_with('.'))))
+        .unwrap_or(false)
 }
 
 fn removed_within(at: &str, window: Duration) -> bool {
