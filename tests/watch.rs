@@ -490,3 +490,34 @@ async fn subfolders_count_hidden_ones_do_not_and_a_folder_that_comes_back_is_fol
     wait_status(&s, &later, "ready").await;
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evaluator_command_changed_in_a_problem_file_is_asked_about_again() {
+    let w = World::new();
+    // The problem file is not a watched file; the suite names it.
+    let problem = |cmd: &str| format!("name: p\ncommand: {cmd}\nvariables:\n  - {{ name: x, min: 0, max: 1 }}\n");
+    std::fs::write(w.file("p.yaml"), problem("python3 eval.py")).unwrap();
+    let s = w.watching().await;
+    let path = w.write("ext.suite.yaml", "name: ext\ntasks:\n  - name: e\n    problem: p.yaml\n");
+    let f = wait_status(&s, &path, "awaiting_approval").await;
+    let first = f.approval.unwrap();
+    assert_eq!(first.commands.len(), 1);
+    assert_eq!((first.commands[0].role.as_str(), first.commands[0].command.as_str()), ("evaluator", "python3 eval.py"));
+    approve(&s, first.intervention_id).await;
+    wait_status(&s, &path, "ready").await;
+
+    // The suite file is unchanged, but the command it would run is not: a
+    // launch is refused and the new command is asked about.
+    std::fs::write(w.file("p.yaml"), problem("python3 other.py")).unwrap();
+    let req: attractor::service::types::LaunchRequest =
+        serde_json::from_value(serde_json::json!({"suite_path": path.display().to_string(), "no_llm": true})).unwrap();
+    match s.launch(&req).await {
+        Err(ServiceError::Conflict(m)) => assert!(m.contains("no approval covers"), "{m}"),
+        other => panic!("the changed command must be approved first, got {other:?}"),
+    }
+    let f = wait_status(&s, &path, "awaiting_approval").await;
+    let second = f.approval.unwrap();
+    assert_ne!(second.intervention_id, first.intervention_id);
+    assert_eq!(second.commands[0].command, "python3 other.py");
+    s.shutdown().await;
+}

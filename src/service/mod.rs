@@ -657,7 +657,17 @@ impl Service {
             Err(_) => return Err(ServiceError::InvalidSuite(Box::new(self.validate(&req.suite_path)))),
         };
         // A file found by the watcher runs nothing before a person approved it.
-        crate::watch::launch_allowed(&self.store, &path, &suite).await.map_err(ServiceError::Conflict)?;
+        if let Err(blocked) = crate::watch::launch_allowed(&self.store, &path, &suite).await {
+            if blocked.unasked {
+                // Its commands changed under an unchanged file (a problem
+                // file): the watcher asks about them now.
+                let watcher = lock(&self.watcher).clone();
+                if let Some(w) = watcher {
+                    let _ = w.recheck(&path).await;
+                }
+            }
+            return Err(ServiceError::Conflict(blocked.message));
+        }
         self.launch_loaded(suite, req)
     }
 

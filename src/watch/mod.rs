@@ -133,6 +133,7 @@ enum Request {
     Add(PathBuf, oneshot::Sender<Result<WatchedFolderRow, WatchError>>),
     Remove(PathBuf, oneshot::Sender<Result<bool, WatchError>>),
     Rescan(oneshot::Sender<()>),
+    Recheck(PathBuf, oneshot::Sender<()>),
     WhenIdle(oneshot::Sender<()>),
     /// Stop starting runs and following files: a shutdown begins.
     Pause(oneshot::Sender<()>),
@@ -185,6 +186,13 @@ impl Watcher {
         self.ask(Request::Rescan).await
     }
 
+    /// Checks one file again even when its bytes did not change (a problem
+    /// file it names may have), raising a new approval question if needed.
+    pub async fn recheck(&self, path: &Path) -> Result<(), WatchError> {
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        self.ask(|tx| Request::Recheck(path, tx)).await
+    }
+
     /// Returns once no watched run of this process is in flight and none
     /// could start now.
     pub async fn until_idle(&self) -> Result<(), WatchError> {
@@ -224,14 +232,25 @@ pub fn is_watched_file(path: &Path) -> bool {
     !hidden && (crate::suite::taskfile::is_task_file(path) || crate::suite::taskfile::is_suite_file(path))
 }
 
+/// Why a manual launch of a watched file may not go ahead.
+#[derive(Debug, Clone)]
+pub struct LaunchBlocked {
+    /// What to do, for a person.
+    pub message: String,
+    /// No question covers the file's current content and commands yet: the
+    /// watcher should look at it again (a problem file may have changed).
+    pub unasked: bool,
+}
+
 /// Whether a manual launch of `path` may go ahead: a file in a watched folder
-/// that would run commands needs its approval first. `Err` says what to do.
-pub async fn launch_allowed(store: &Store, path: &Path, suite: &Suite) -> Result<(), String> {
+/// that would run commands needs its approval first.
+pub async fn launch_allowed(store: &Store, path: &Path, suite: &Suite) -> Result<(), LaunchBlocked> {
+    let blocked = |message: String| LaunchBlocked { message, unasked: false };
     if !is_watched_file(path) {
         return Ok(());
     }
     let Ok(path) = std::fs::canonicalize(path) else { return Ok(()) };
-    let folders = store.watched_folders().await.map_err(|e| e.to_string())?;
+    let folders = store.watched_folders().await.map_err(|e| blocked(e.to_string()))?;
     if !folders.iter().any(|f| path.starts_with(&f.path)) {
         return Ok(());
     }
@@ -239,24 +258,27 @@ pub async fn launch_allowed(store: &Store, path: &Path, suite: &Suite) -> Result
     if planned.is_empty() {
         return Ok(());
     }
-    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = std::fs::read(&path).map_err(|e| blocked(format!("cannot read {}: {e}", path.display())))?;
     let key = approval_key(&content_hash(&bytes), &planned);
-    match store.execution_approval(&key).await.map_err(|e| e.to_string())? {
+    match store.execution_approval(&key).await.map_err(|e| blocked(e.to_string()))? {
         Some(a) if a.approved() => Ok(()),
-        Some(a) if a.status == "pending" => Err(format!(
+        Some(a) if a.status == "pending" => Err(blocked(format!(
             "{} is in a watched folder and its commands wait for a person's approval\n  hint: answer intervention {} in the inbox (`attractor answer {} approve`)",
             path.display(),
             a.intervention_id,
             a.intervention_id
-        )),
-        Some(a) => Err(format!(
+        ))),
+        Some(a) => Err(blocked(format!(
             "{} is in a watched folder and running its commands was rejected (intervention {})\n  hint: edit the file to ask again",
             path.display(),
             a.intervention_id
-        )),
-        None => Err(format!(
-            "{} is in a watched folder and the watcher has not checked this content yet\n  hint: wait a moment for its approval question to appear in the inbox",
-            path.display()
-        )),
+        ))),
+        None => Err(LaunchBlocked {
+            message: format!(
+                "{} is in a watched folder and no approval covers the commands it would run now (new content, or a problem file it names changed)\n  hint: answer the approval question in the inbox, then launch again",
+                path.display()
+            ),
+            unasked: true,
+        }),
     }
 }

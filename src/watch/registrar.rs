@@ -245,6 +245,12 @@ impl Registrar {
                 self.refresh_approvals().await?;
                 let _ = reply.send(());
             }
+            Request::Recheck(path, reply) => {
+                if path.is_file() && is_watched_file(&path) && self.folder_of(&path).is_some() {
+                    self.look_at(&path, true).await?;
+                }
+                let _ = reply.send(());
+            }
             Request::WhenIdle(reply) => self.idle_waiters.push(reply),
             Request::Pause(reply) => {
                 self.paused = true;
@@ -392,6 +398,12 @@ impl Registrar {
 
     /// Looks at one file on disk and brings the store in line with it.
     async fn on_present(&mut self, path: &Path) -> Result<()> {
+        self.look_at(path, false).await
+    }
+
+    /// [`Self::on_present`]; with `again`, a file whose bytes did not change
+    /// is checked anyway (a problem file it names may have).
+    async fn look_at(&mut self, path: &Path, again: bool) -> Result<()> {
         let Some(folder) = self.folder_of(path) else { return Ok(()) };
         let text_path = path.display().to_string();
         let kind = if suite::taskfile::is_task_file(path) { "task" } else { "suite" };
@@ -423,6 +435,7 @@ impl Registrar {
         if let Some(f) = &existing
             && f.content_hash == hash
             && f.status != "removed"
+            && !again
         {
             // Unchanged: only what follows from it (a queued run) may be due.
             return self.follow_up(f).await;
@@ -675,6 +688,23 @@ impl Registrar {
                     continue;
                 }
             };
+            // The commands are read again too: an evaluator command comes from
+            // a problem file that may have changed since the approval.
+            let key = commands::planned_commands(&s)
+                .ok()
+                .filter(|p| !p.is_empty())
+                .map(|p| commands::approval_key(&run.content_hash, &p));
+            if key != file.approval_key {
+                self.end_run(
+                    &run,
+                    "dropped",
+                    "its commands changed since they were approved; they are asked about again",
+                    &file.path,
+                )
+                .await?;
+                self.look_at(&path, true).await?;
+                continue;
+            }
             match self.launcher.launch(s).await {
                 Ok(launch_id) => {
                     self.running.insert(launch_id, run.id);
