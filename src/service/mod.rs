@@ -10,6 +10,9 @@
 //! The facade owns one long-lived [`Bus`]: launched suite runs publish on it,
 //! the store persists every event from it, and each live-progress subscriber
 //! (an SSE stream, a Tauri event channel) gets its own queue from it.
+//!
+//! Once [`Service::start_watching`] is called it also owns the folder watcher
+//! (`crate::watch`), whose runs are ordinary launches of this facade.
 
 mod diff;
 pub mod settings;

@@ -190,6 +190,28 @@ impl Registrar {
         Ok(())
     }
 
+    async fn refollow(&mut self, folder: &WatchedFolderRow) -> Result<()> {
+        let root = PathBuf::from(&folder.path);
+        if self.followed.remove(&folder.path)
+            && let Some(d) = &mut self.debouncer
+        {
+            let _ = d.unwatch(&root);
+        }
+        if root.is_dir()
+            && let Err(e) = self.follow(&root)
+        {
+            tracing::warn!(error = %e, "cannot follow a watched folder's events");
+        }
+        // Records under a missing folder are marked removed; an existing one
+        // is looked at whole.
+        for f in self.store.present_files_of_folder(folder.id).await? {
+            if !Path::new(&f.path).exists() {
+                self.mark_removed(&f).await?;
+            }
+        }
+        self.scan_folder(folder).await
+    }
+
     /// Every poll: answers given elsewhere, and folders that are back on
     /// disk (followed again and scanned for what they hold now).
     async fn on_tick(&mut self) -> Result<()> {
@@ -312,6 +334,13 @@ impl Registrar {
         let mut dirs = BTreeSet::new();
         for p in batch.paths {
             let Some(folder) = self.folder_of(&p) else { continue };
+            if p == Path::new(&folder.path) {
+                // Something happened to the folder itself — deleted, maybe
+                // made again already: the OS watch may be gone with the old
+                // folder, so it is set up anew and the folder scanned whole.
+                self.refollow(&folder).await?;
+                continue;
+            }
             if hidden_below(Path::new(&folder.path), &p) {
                 continue;
             }
