@@ -63,6 +63,9 @@ pub enum Command {
         /// Show this artifact's versions with unified diffs instead.
         #[arg(long, value_name = "NAME")]
         artifact: Option<String>,
+        /// Show the suite's experiment tree (`--optimizer tree`).
+        #[arg(long, requires = "suite")]
+        tree: bool,
     },
     /// Make an earlier version of an artifact the active one (0 = the default).
     Rollback { artifact: String, version: i64 },
@@ -148,6 +151,43 @@ pub struct RunArgs {
     /// before the update behind it is rolled back.
     #[arg(long, default_value_t = crate::outer::DEFAULT_HOLDOUT_TOLERANCE, value_parser = parse_tolerance)]
     pub holdout_tolerance: f64,
+    /// Tree search: children per round.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub width: u32,
+    /// Tree search: rounds without a new best before stopping.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub stall: u32,
+    /// Tree search: evaluations of each node before it counts (raise on noisy suites).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub verify_repeats: u32,
+    /// Tree search: how parents are picked from the frontier.
+    #[arg(long, value_enum, default_value_t = SelectionArg::Pareto)]
+    pub selection: SelectionArg,
+}
+
+/// `--selection` of the tree search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SelectionArg {
+    /// Every node no other node beats on every task (keeps specialists).
+    Pareto,
+    /// The lowest mean loss only.
+    Argmax,
+    /// The three lowest mean losses.
+    TopK,
+    /// The best, or with probability 0.2 another frontier node.
+    EpsGreedy,
+}
+
+impl From<SelectionArg> for crate::outer::tree::Selection {
+    fn from(s: SelectionArg) -> Self {
+        use crate::outer::tree::Selection;
+        match s {
+            SelectionArg::Pareto => Selection::Pareto,
+            SelectionArg::Argmax => Selection::Argmax,
+            SelectionArg::TopK => Selection::TopK(3),
+            SelectionArg::EpsGreedy => Selection::EpsGreedy(0.2),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -231,10 +271,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Problems { command } => problems::run(g, command),
         Command::Run(args) => run(g, args).await,
         Command::Serve(args) => serve::serve(g, args).await,
-        Command::Inspect { suite, artifact } => {
+        Command::Inspect { suite, artifact, tree } => {
             let store = open(g).await?;
             match artifact {
                 Some(name) => inspect::artifact(g, &store, name).await?,
+                None if *tree => inspect::tree(g, &store, suite.as_deref().unwrap_or_default()).await?,
                 None => match suite {
                     Some(s) => inspect::suite(g, &store, s).await?,
                     None => inspect::suites(g, &store).await?,
@@ -343,6 +384,15 @@ fn validate(g: &Global, path: &std::path::Path) -> Result<u8, Failure> {
 fn plan_line(suite: &crate::suite::Suite, registry: &Registry, args: &RunArgs) -> String {
     let tasks = suite.tasks.len() as u64;
     let epochs = u64::from(args.epochs);
+    if args.optimizer == OptimizerKind::Tree {
+        return format!(
+            "plan: tree search of at most {epochs} evaluation(s) × {tasks} task(s) = {} run(s), {} child(ren) a round, each evaluated {} time(s), stop after {} round(s) without a new best",
+            epochs * tasks,
+            args.width,
+            args.verify_repeats,
+            args.stall
+        );
+    }
     let mut line = format!("plan: {epochs} epoch(s) × {tasks} task(s) = {} run(s)", epochs * tasks);
     if args.optimizer.needs_model() {
         let builtin = registry.defs_for_suite(&suite.name).filter(|d| d.origin == crate::artifact::Origin::Builtin);
@@ -378,6 +428,13 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         seed,
         runs_root,
         holdout_tolerance: args.holdout_tolerance,
+        tree: crate::outer::tree::TreeConfig {
+            width: args.width as usize,
+            stall: args.stall,
+            verify_repeats: args.verify_repeats,
+            selection: args.selection.into(),
+            ..crate::outer::tree::TreeConfig::default()
+        },
     };
 
     // The LLM tier is on when a model is configured; without one, the

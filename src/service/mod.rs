@@ -553,6 +553,7 @@ impl Service {
             OptimizerName::Baseline => OptimizerKind::Baseline,
             OptimizerName::Evolve => OptimizerKind::Evolve,
             OptimizerName::Textgrad => OptimizerKind::Textgrad,
+            OptimizerName::Tree => OptimizerKind::Tree,
         };
         if optimizer.needs_model() && model.is_none() {
             return Err(ServiceError::BadInput(RunnerError::NeedsModel(optimizer.name()).to_string()));
@@ -570,6 +571,7 @@ impl Service {
             seed,
             runs_root,
             holdout_tolerance: req.holdout_tolerance.unwrap_or(crate::outer::DEFAULT_HOLDOUT_TOLERANCE),
+            tree: crate::outer::tree::TreeConfig::default(),
         };
 
         let (cancel_tx, cancel_rx) = watch::channel(false);

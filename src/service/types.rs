@@ -454,6 +454,7 @@ pub enum OptimizerName {
     Baseline,
     Evolve,
     Textgrad,
+    Tree,
 }
 
 fn default_epochs() -> u32 {
