@@ -22,8 +22,13 @@
 //! - [`cli`]: the `attractor` command-line interface.
 //! - [`service`]: the one facade every front end (HTTP, desktop) calls.
 //! - [`engine`]: the convergence engine that drives agent tasks.
+//! - [`ggs`]: the goal-gradient solver: loss, gradient and directives for the engine.
+//! - [`executor`]: what carries out an agent task's iteration (the built-in
+//!   LLM executor, external coding agents) and the prompt of each strategy.
 //! - [`workspace`]: a trajectory's own copy of an agent task's files.
 //! - [`overseer`]: the checks that measure an agent task's workspace.
+//! - [`process`]: running a shell command with a timeout that kills its
+//!   whole process group, keeping a bounded part of its output.
 //! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
 //! - [`watch`]: the folder watcher — suite and task files dropped into a folder are
 //!   validated, registered, approved by a person and optionally run.
@@ -34,12 +39,15 @@ pub mod bench;
 pub mod bus;
 pub mod cli;
 pub mod engine;
+pub mod executor;
+pub mod ggs;
 pub mod http;
 pub mod llm;
 pub mod loss;
 pub mod numeric;
 pub mod outer;
 pub mod overseer;
+pub mod process;
 pub mod service;
 pub mod store;
 pub mod suite;

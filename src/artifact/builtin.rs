@@ -124,7 +124,7 @@ progress is steady; ADJUST penalties when a constraint stays violated; RESTART o
   "llm_max_retries": 2,
   "use_heuristic_fallback": true,
   "llm_failures_before_human": 3,
-  "max_stalled_rounds": 10
+  "max_stalled_rounds": 40
 }
 "#,
         fields: &[

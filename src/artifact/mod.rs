@@ -79,6 +79,25 @@ pub struct ArtifactDef {
 }
 
 impl ArtifactDef {
+    /// Checks new content for a JSON artifact: a JSON object whose tunable
+    /// fields are all present, numeric, whole where they must be, and within
+    /// their bounds. The error says which field and why.
+    pub fn validate_json(&self, content: &str) -> Result<(), String> {
+        let doc: serde_json::Value = serde_json::from_str(content).map_err(|e| format!("not valid JSON ({e})"))?;
+        let obj = doc.as_object().ok_or("not a JSON object")?;
+        for (field, b) in &self.fields {
+            let v = obj.get(field).ok_or_else(|| format!("field `{field}` is missing"))?;
+            let x = v.as_f64().ok_or_else(|| format!("field `{field}` is not a number"))?;
+            if b.integer && x.fract() != 0.0 {
+                return Err(format!("field `{field}` = {x} must be a whole number"));
+            }
+            if !b.contains(x) {
+                return Err(format!("field `{field}` = {x} is outside its bounds {} to {}", b.min, b.max));
+            }
+        }
+        Ok(())
+    }
+
     fn from_builtin(b: &builtin::Builtin) -> Self {
         ArtifactDef {
             name: b.name.to_string(),

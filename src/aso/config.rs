@@ -76,7 +76,7 @@ impl Default for AsoConfig {
             llm_max_retries: 2,
             use_heuristic_fallback: true,
             llm_failures_before_human: 3,
-            max_stalled_rounds: 10,
+            max_stalled_rounds: 40,
         }
     }
 }

@@ -288,6 +288,104 @@ pub async fn telemetry(g: &Global, store: &Store, run_id: i64) -> Result<(), Fai
     Ok(())
 }
 
+/// Every proposal an optimizer considered for a suite: the winner of each
+/// epoch with what it predicted and what the next epoch observed, and the
+/// others with why they lost.
+pub async fn proposals(g: &Global, store: &Store, suite: &str) -> Result<(), Failure> {
+    let suite = find_suite(store, suite).await?;
+    let rows = store.proposals(suite.id).await?;
+    if g.json {
+        println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
+        return Ok(());
+    }
+    if rows.is_empty() {
+        println!(
+            "suite `{}` has no proposals yet\n  hint: `attractor run SUITE.yaml --optimizer textgrad` (or evolve) makes them",
+            suite.name
+        );
+        return Ok(());
+    }
+    println!(
+        "{:>5} {:<9} {:<26} {:>9} {:>6} {:>9} {:>9}  note",
+        "epoch", "outcome", "artifact", "expected", "conf", "observed", "version"
+    );
+    for r in &rows {
+        let p = &r.proposal;
+        let num = |v: Option<f64>| v.map_or_else(|| "-".into(), |x| format!("{x:+.4}"));
+        let version = match p.applied_version {
+            Some(v) => format!("v{}→v{v}", p.parent_version),
+            None => format!("v{}", p.parent_version),
+        };
+        let note = match (&p.rejection, p.rolled_back) {
+            (Some(reason), _) => reason.clone(),
+            (None, true) => format!("rolled back; {}", p.rationale.clone().unwrap_or_default()),
+            (None, false) => p.rationale.clone().unwrap_or_default(),
+        };
+        println!(
+            "{:>5} {:<9} {:<26} {:>9} {:>6} {:>9} {:>9}  {}",
+            r.epoch_num,
+            p.outcome,
+            p.artifact,
+            num(p.expected_loss_reduction),
+            p.confidence.map_or_else(|| "-".into(), |c| format!("{c:.2}")),
+            num(p.observed_loss_reduction),
+            version,
+            note.chars().take(100).collect::<String>()
+        );
+    }
+    Ok(())
+}
+
+/// A suite's experiment tree, children indented under their parent: what
+/// each node changed, its mean (and held-out) loss, and what became of it.
+pub async fn tree(g: &Global, store: &Store, suite: &str) -> Result<(), Failure> {
+    let suite = find_suite(store, suite).await?;
+    let nodes = store.tree_nodes(suite.id).await?;
+    if g.json {
+        println!("{}", serde_json::to_string_pretty(&nodes).unwrap_or_default());
+        return Ok(());
+    }
+    if nodes.is_empty() {
+        println!(
+            "suite `{}` has no experiment tree\n  hint: `attractor run SUITE.yaml --optimizer tree --epochs 20` grows one",
+            suite.name
+        );
+        return Ok(());
+    }
+    let best = nodes
+        .iter()
+        .filter(|n| n.status == "committed" || n.status == "pruned")
+        .min_by(|a, b| a.mean_loss.unwrap_or(f64::INFINITY).total_cmp(&b.mean_loss.unwrap_or(f64::INFINITY)))
+        .map(|n| n.id);
+    println!("experiment tree of `{}`: {} node(s)", suite.name, nodes.len());
+    fn walk(nodes: &[crate::store::TreeNodeRow], parent: Option<i64>, depth: usize, best: Option<i64>) {
+        for n in nodes.iter().filter(|n| n.parent_id == parent) {
+            let change = match (&n.changed_artifact, n.from_version, n.to_version) {
+                (Some(a), Some(f), Some(t)) => format!("{a} v{f}→v{t}"),
+                (Some(a), _, None) => format!("{a} (no new version)"),
+                _ => "root".to_string(),
+            };
+            let loss = n.mean_loss.map_or("-".into(), |m| format!("{m:.4}"));
+            let held = n.holdout_mean_loss.map_or(String::new(), |h| format!(", held-out {h:.4}"));
+            let star = if Some(n.id) == best { "  ★ best" } else { "" };
+            println!(
+                "{:indent$}#{} {:<9} {change}  loss {loss}{held} ({} eval){star}",
+                "",
+                n.id,
+                n.status,
+                n.evaluations,
+                indent = depth * 2
+            );
+            if let Some(note) = n.note.as_deref().filter(|s| !s.is_empty()) {
+                println!("{:indent$}   {}", "", note.chars().take(120).collect::<String>(), indent = depth * 2);
+            }
+            walk(nodes, Some(n.id), depth + 1, best);
+        }
+    }
+    walk(&nodes, None, 0, best);
+    Ok(())
+}
+
 /// The interventions inbox.
 pub async fn interventions(g: &Global, store: &Store, all: bool) -> Result<(), Failure> {
     let rows = store.interventions(!all).await?;

@@ -64,6 +64,9 @@ pub enum Command {
         /// Show this artifact's versions with unified diffs instead.
         #[arg(long, value_name = "NAME")]
         artifact: Option<String>,
+        /// Show the suite's experiment tree (`--optimizer tree`).
+        #[arg(long, requires = "suite")]
+        tree: bool,
     },
     /// Make an earlier version of an artifact the active one (0 = the default).
     Rollback { artifact: String, version: i64 },
@@ -76,6 +79,9 @@ pub enum Command {
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Every proposal the optimizer considered for a suite: predicted against
+    /// observed loss reduction, and why the losers lost.
+    Proposals { suite: String },
     /// Show an optimize run's step-by-step ASO telemetry.
     Telemetry {
         /// The run's id (`attractor inspect SUITE --json` lists them).
@@ -144,6 +150,47 @@ pub struct RunArgs {
     /// Where run directories go [default: a `runs` folder beside the database].
     #[arg(long, env = "ATTRACTOR_RUNS_DIR", value_name = "DIR")]
     pub runs_dir: Option<PathBuf>,
+    /// How far the held-out mean loss may rise over the previous epoch's
+    /// before the update behind it is rolled back.
+    #[arg(long, default_value_t = crate::outer::DEFAULT_HOLDOUT_TOLERANCE, value_parser = parse_tolerance)]
+    pub holdout_tolerance: f64,
+    /// Tree search: children per round.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub width: u32,
+    /// Tree search: rounds without a new best before stopping.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub stall: u32,
+    /// Tree search: evaluations of each node before it counts (raise on noisy suites).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub verify_repeats: u32,
+    /// Tree search: how parents are picked from the frontier.
+    #[arg(long, value_enum, default_value_t = SelectionArg::Pareto)]
+    pub selection: SelectionArg,
+}
+
+/// `--selection` of the tree search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SelectionArg {
+    /// Every node no other node beats on every task (keeps specialists).
+    Pareto,
+    /// The lowest mean loss only.
+    Argmax,
+    /// The three lowest mean losses.
+    TopK,
+    /// The best, or with probability 0.2 another frontier node.
+    EpsGreedy,
+}
+
+impl From<SelectionArg> for crate::outer::tree::Selection {
+    fn from(s: SelectionArg) -> Self {
+        use crate::outer::tree::Selection;
+        match s {
+            SelectionArg::Pareto => Selection::Pareto,
+            SelectionArg::Argmax => Selection::Argmax,
+            SelectionArg::TopK => Selection::TopK(3),
+            SelectionArg::EpsGreedy => Selection::EpsGreedy(0.2),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -228,10 +275,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Run(args) => run(g, args).await,
         Command::Serve(args) => serve::serve(g, args).await,
         Command::Watch(args) => watching::watch(g, args).await,
-        Command::Inspect { suite, artifact } => {
+        Command::Inspect { suite, artifact, tree } => {
             let store = open(g).await?;
             match artifact {
                 Some(name) => inspect::artifact(g, &store, name).await?,
+                None if *tree => inspect::tree(g, &store, suite.as_deref().unwrap_or_default()).await?,
                 None => match suite {
                     Some(s) => inspect::suite(g, &store, s).await?,
                     None => inspect::suites(g, &store).await?,
@@ -257,6 +305,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Export { suite, format, output } => {
             let store = open(g).await?;
             inspect::export(&store, suite, *format, output.as_deref()).await?;
+            Ok(0)
+        }
+        Command::Proposals { suite } => {
+            let store = open(g).await?;
+            inspect::proposals(g, &store, suite).await?;
             Ok(0)
         }
         Command::Telemetry { run_id } => {
@@ -334,6 +387,39 @@ fn validate(g: &Global, path: &std::path::Path) -> Result<u8, Failure> {
     Ok(0)
 }
 
+/// What the chosen epochs buy, said before anything runs: runs, and for a
+/// model-driven optimizer the proposal calls (one per artifact per epoch;
+/// none in an epoch that rolls back).
+fn plan_line(suite: &crate::suite::Suite, registry: &Registry, args: &RunArgs) -> String {
+    let tasks = suite.tasks.len() as u64;
+    let epochs = u64::from(args.epochs);
+    if args.optimizer == OptimizerKind::Tree {
+        return format!(
+            "plan: tree search of at most {epochs} evaluation(s) × {tasks} task(s) = {} run(s), {} child(ren) a round, each evaluated {} time(s), stop after {} round(s) without a new best",
+            epochs * tasks,
+            args.width,
+            args.verify_repeats,
+            args.stall
+        );
+    }
+    let mut line = format!("plan: {epochs} epoch(s) × {tasks} task(s) = {} run(s)", epochs * tasks);
+    if args.optimizer.needs_model() {
+        let builtin = registry.defs_for_suite(&suite.name).filter(|d| d.origin == crate::artifact::Origin::Builtin);
+        let artifacts = (builtin.count() + suite.artifacts.len()) as u64;
+        line.push_str(&format!(
+            "; {} makes at most {epochs} × {artifacts} artifact(s) = {} proposal call(s) (none after a rollback)",
+            args.optimizer.name(),
+            epochs * artifacts
+        ));
+    }
+    line
+}
+
+fn parse_tolerance(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(format!("{v} is outside [0, 1] (losses lie in [0, 1])")) }
+}
+
 async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     let suite = load_suite(&args.suite)?;
     let db = db_path(g);
@@ -350,22 +436,38 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         concurrency: args.concurrency as usize,
         seed,
         runs_root,
+        holdout_tolerance: args.holdout_tolerance,
+        tree: crate::outer::tree::TreeConfig {
+            width: args.width as usize,
+            stall: args.stall,
+            verify_repeats: args.verify_repeats,
+            selection: args.selection.into(),
+            ..crate::outer::tree::TreeConfig::default()
+        },
     };
 
     // The LLM tier is on when a model is configured; without one, the
-    // coordinator's heuristics answer every step.
-    let llm = if args.no_llm {
-        None
-    } else {
-        match crate::llm::LlmConfig::from_env() {
-            Ok(config) => {
-                let client = crate::llm::LlmClient::new(config).map_err(|e| Failure::input(e.to_string()))?;
-                Some(client.with_store(store.clone()))
-            }
-            Err(crate::llm::LlmError::NoModel) => None,
-            Err(e) => return Err(Failure::input(e.to_string())),
+    // coordinator's heuristics answer every step. `--no-llm` turns the tier
+    // off but leaves a model-driven optimizer its model.
+    let model = match crate::llm::LlmConfig::from_env() {
+        Ok(config) => {
+            let client = crate::llm::LlmClient::new(config).map_err(|e| Failure::input(e.to_string()))?;
+            Some(client.with_store(store.clone()))
         }
+        Err(crate::llm::LlmError::NoModel) => None,
+        Err(e) if args.no_llm && !args.optimizer.needs_model() => {
+            tracing::debug!("ignoring the LLM settings (--no-llm): {e}");
+            None
+        }
+        Err(e) => return Err(Failure::input(e.to_string())),
     };
+    if args.optimizer.needs_model() && model.is_none() {
+        return Err(RunnerError::NeedsModel(args.optimizer.name()).into());
+    }
+    let llm = if args.no_llm { None } else { model.clone() };
+    if !g.quiet && !g.json {
+        eprintln!("{}", plan_line(&suite, &registry, args));
+    }
 
     let bus = Bus::new();
     let persister = bus::persist(&bus, store.clone());
@@ -383,11 +485,14 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     });
 
     let result = {
-        let runner = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel_rx);
-        match llm {
-            Some(client) => runner.with_llm(client),
-            None => runner,
+        let mut runner = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel_rx);
+        if let Some(client) = llm {
+            runner = runner.with_llm(client);
         }
+        if let Some(client) = model {
+            runner = runner.with_optimizer_llm(client);
+        }
+        runner
     }
     .run()
     .await;

@@ -87,6 +87,7 @@ pub fn router(service: Arc<Service>, token: Option<String>, ui_dir: Option<PathB
         .route("/suites", get(suites))
         .route("/suites/{id}/epochs", get(suite_epochs))
         .route("/suites/{id}/graph", get(suite_graph))
+        .route("/suites/{id}/proposals", get(suite_proposals))
         .route("/runs/{id}", get(run_detail))
         .route("/runs/{id}/epoch", get(run_epoch))
         .route("/artifacts", get(artifacts))
@@ -300,6 +301,13 @@ async fn suite_epochs(
 
 async fn suite_graph(State(s): State<AppState>, id: Result<UrlPath<String>, PathRejection>) -> Reply<SuiteGraph> {
     Ok(Json(s.service.suite_graph(&id?.0).await?))
+}
+
+async fn suite_proposals(
+    State(s): State<AppState>,
+    id: Result<UrlPath<String>, PathRejection>,
+) -> Reply<SuiteProposals> {
+    Ok(Json(s.service.suite_proposals(&id?.0).await?))
 }
 
 async fn run_detail(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejection>) -> Reply<RunDetail> {

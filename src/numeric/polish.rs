@@ -23,6 +23,9 @@ struct Cache<'p> {
     tol: f64,
     best: Option<Candidate>,
     error: Option<EvalError>,
+    /// SLSQP stepped to a non-finite point (a singular subproblem): the
+    /// polish is over, and the problem is not to blame for it.
+    diverged: bool,
     at: Vec<f64>,
     value: Option<Evaluation>,
     /// Gradients: the objective's, then one per inequality, then one per equality.
@@ -31,7 +34,13 @@ struct Cache<'p> {
 
 impl Cache<'_> {
     fn eval(&mut self, x: &[f64]) -> Option<Evaluation> {
-        if self.error.is_some() || self.evals >= self.budget {
+        if self.error.is_some() || self.diverged || self.evals >= self.budget {
+            return None;
+        }
+        // Never hand a NaN point to the evaluator: an external one would
+        // fail on it and the run would blame a healthy problem.
+        if x.iter().any(|v| !v.is_finite()) {
+            self.diverged = true;
             return None;
         }
         self.evals += 1;
@@ -110,6 +119,7 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
         tol,
         best: None,
         error: None,
+        diverged: false,
         at: Vec::new(),
         value: None,
         gradients: None,
@@ -193,6 +203,21 @@ mod tests {
         let out = polish(p.as_ref(), &x0, 3000, 1e-4);
         let b = out.best.unwrap();
         assert!(b.max_violation <= 1e-4, "{b:?}");
+    }
+
+    #[test]
+    fn a_non_finite_step_ends_the_polish_without_blaming_the_problem() {
+        use rand::{Rng, SeedableRng};
+        // From some starts SLSQP's subproblem is singular and it steps to a
+        // NaN point; that must end the polish quietly, not reach the problem.
+        let p = builtin("g01").unwrap();
+        let bounds = p.bounds();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..300 {
+            let x0: Vec<f64> = bounds.iter().map(|(lo, hi)| rng.random_range(*lo..*hi)).collect();
+            let out = polish(p.as_ref(), &x0, 14 * 60, 1e-4);
+            assert_eq!(out.error, None, "from {x0:?}");
+        }
     }
 
     #[test]

@@ -11,6 +11,9 @@
 //! re-run of the same command.
 
 pub mod optimizer;
+pub mod textgrad;
+pub mod tree;
+mod tree_run;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -24,7 +27,9 @@ use tokio::sync::watch;
 use crate::artifact::{Registry, RegistryError};
 use crate::bus::{Bus, Event};
 use crate::loss::{self, LossBreakdown};
-use crate::store::{ArtifactChange, EpochRow, RunEnd, Store, StoreError};
+use crate::store::{
+    ArtifactChange, EpochClose, EpochRow, NewProposal, ObservedEffect, ProposalOutcome, RunEnd, Store, StoreError,
+};
 use crate::suite::{SourceLocation, Suite, Task, TaskKind};
 use crate::task::{self, ActiveArtifact};
 
@@ -44,7 +49,15 @@ pub struct RunConfig {
     pub seed: u64,
     /// Where run directories go.
     pub runs_root: PathBuf,
+    /// How far the held-out mean loss may rise over the previous epoch's
+    /// before the update that caused it is rolled back (run-to-run noise).
+    pub holdout_tolerance: f64,
+    /// Settings of `--optimizer tree`.
+    pub tree: tree::TreeConfig,
 }
+
+/// The default of [`RunConfig::holdout_tolerance`].
+pub const DEFAULT_HOLDOUT_TOLERANCE: f64 = 0.01;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
@@ -64,6 +77,10 @@ pub enum RunnerError {
     Store(#[from] StoreError),
     #[error("the optimizer failed: {0}")]
     Optimizer(#[from] optimizer::OptimizerError),
+    #[error(
+        "the `{0}` optimizer needs a model, and none is configured\n  hint: set ATTRACTOR_LLM_MODEL (and ATTRACTOR_LLM_BASE_URL for a server other than a local Ollama), or pick `--optimizer evolve` or `baseline`"
+    )]
+    NeedsModel(&'static str),
 }
 
 /// What one epoch came to.
@@ -97,10 +114,22 @@ pub struct SuiteRunner {
     bus: Bus,
     suite: Suite,
     config: RunConfig,
-    optimizer: Box<dyn Optimizer>,
+    /// Built when the run starts, once the model (if any) is known.
+    optimizer: Option<Box<dyn Optimizer>>,
     /// The model for the ASO coordinator's LLM tier, when one is configured.
     llm: Option<crate::llm::LlmClient>,
+    /// The model a model-driven optimizer (`textgrad`) calls.
+    optimizer_llm: Option<crate::llm::LlmClient>,
     cancel: watch::Receiver<bool>,
+}
+
+/// An evaluated epoch, before it is closed.
+struct EpochEval {
+    /// The artifact versions its runs saw.
+    parent: BTreeMap<String, i64>,
+    artifacts: Vec<ActiveArtifact>,
+    results: Vec<TaskResult>,
+    epoch_seed: u64,
 }
 
 /// One finished task of the epoch being closed.
@@ -122,13 +151,18 @@ impl SuiteRunner {
         config: RunConfig,
         cancel: watch::Receiver<bool>,
     ) -> Self {
-        let optimizer = config.optimizer.build();
-        SuiteRunner { store, registry, bus, suite, config, optimizer, llm: None, cancel }
+        SuiteRunner { store, registry, bus, suite, config, optimizer: None, llm: None, optimizer_llm: None, cancel }
     }
 
     /// Gives optimize tasks' coordinators an LLM tier.
     pub fn with_llm(mut self, client: crate::llm::LlmClient) -> Self {
         self.llm = Some(client);
+        self
+    }
+
+    /// Gives a model-driven optimizer (`textgrad`) its model.
+    pub fn with_optimizer_llm(mut self, client: crate::llm::LlmClient) -> Self {
+        self.optimizer_llm = Some(client);
         self
     }
 
@@ -138,6 +172,7 @@ impl SuiteRunner {
 
     /// Runs the configured number of epochs, resuming an unfinished one first.
     pub async fn run(mut self) -> Result<RunSummary, RunnerError> {
+        self.optimizer = Some(self.config.optimizer.build(self.optimizer_llm.clone())?);
         for t in &self.suite.tasks {
             if let TaskKind::Optimize(o) = &t.kind
                 && let Err(message) = task::optimize::resolve_problem(&o.problem, &self.suite.dir)
@@ -177,7 +212,7 @@ impl SuiteRunner {
             suite_id,
             suite: self.suite.name.clone(),
             epochs: self.config.epochs,
-            optimizer: self.optimizer.name().to_string(),
+            optimizer: self.config.optimizer.name().to_string(),
             learning_rate: self.config.learning_rate,
             rollback_on_regression: self.config.rollback_on_regression,
             concurrency: self.config.concurrency,
@@ -188,6 +223,24 @@ impl SuiteRunner {
         let mut lr = self.config.learning_rate;
         let mut summaries = Vec::new();
         let mut pending = last.filter(|e| e.completed_at.is_none());
+        if self.config.optimizer == OptimizerKind::Tree {
+            // An epoch an earlier run left unfinished is closed first, as is.
+            if let Some(e) = pending.take()
+                && let Some(s) = self.run_epoch(suite_id, &e, true, &mut lr).await?
+            {
+                summaries.push(s);
+            }
+            let interrupted = self.run_tree(suite_id, &mut summaries).await?;
+            self.bus.publish(Event::SuiteFinished { suite_id, epochs_completed: summaries.len() as u32, interrupted });
+            return Ok(RunSummary {
+                suite_id,
+                suite: self.suite.name.clone(),
+                epochs: summaries,
+                interrupted,
+                learning_rate: lr,
+                seed: self.config.seed,
+            });
+        }
         let mut interrupted = false;
         for _ in 0..self.config.epochs {
             if self.cancelled() {
@@ -231,14 +284,15 @@ impl SuiteRunner {
         Ok(out)
     }
 
-    /// Runs (or finishes) one epoch; `None` when interrupted before it closed.
-    async fn run_epoch(
+    /// Runs the epoch's tasks not run yet with the epoch's parent artifact
+    /// versions and reads every task's result back from the store; `None`
+    /// when interrupted.
+    async fn evaluate_epoch(
         &self,
         suite_id: i64,
         epoch: &EpochRow,
         resumed: bool,
-        lr: &mut f64,
-    ) -> Result<Option<EpochSummary>, RunnerError> {
+    ) -> Result<Option<EpochEval>, RunnerError> {
         let parent: BTreeMap<String, i64> =
             serde_json::from_str(&epoch.parent_artifacts_json).map_err(StoreError::from)?;
         // Runs always see the epoch's parent versions, even when resuming after
@@ -304,6 +358,22 @@ impl SuiteRunner {
                 error: run.and_then(|r| r.error.clone()),
             });
         }
+        Ok(Some(EpochEval { parent, artifacts, results, epoch_seed }))
+    }
+
+    /// Runs (or finishes) one epoch; `None` when interrupted before it closed.
+    async fn run_epoch(
+        &self,
+        suite_id: i64,
+        epoch: &EpochRow,
+        resumed: bool,
+        lr: &mut f64,
+    ) -> Result<Option<EpochSummary>, RunnerError> {
+        let Some(EpochEval { parent, artifacts, results, epoch_seed }) =
+            self.evaluate_epoch(suite_id, epoch, resumed).await?
+        else {
+            return Ok(None);
+        };
         let training: Vec<f64> = results.iter().filter(|r| !r.holdout).map(|r| r.loss).collect();
         let holdout: Vec<f64> = results.iter().filter(|r| r.holdout).map(|r| r.loss).collect();
         // The optimizer follows the training tasks; a suite of only held-out
@@ -316,17 +386,40 @@ impl SuiteRunner {
         let last_updates = prev.as_ref().map(updates_of).unwrap_or_default();
 
         let mut changes = Vec::new();
+        let mut proposals = Vec::new();
         let mut events: Vec<serde_json::Value> = Vec::new();
         let mut bus_events = Vec::new();
         let regressed = matches!((mean_loss, prev_mean), (Some(m), Some(p)) if m > p);
-        if self.config.rollback_on_regression && regressed && !last_updates.is_empty() {
+        // The held-out gate: an update may lower the training loss and still
+        // be overfitting the optimizer's evidence; held-out tasks never reach
+        // the optimizer, so a rise there beyond noise is the tell.
+        let prev_holdout = match &prev {
+            Some(p) => self.holdout_mean_of(p.id).await?,
+            None => None,
+        };
+        let holdout_regressed = matches!(
+            (holdout_mean, prev_holdout),
+            (Some(h), Some(p)) if h > p + self.config.holdout_tolerance
+        );
+        let roll_back =
+            self.config.rollback_on_regression && (regressed || holdout_regressed) && !last_updates.is_empty();
+        // What this epoch says about the previous epoch's applied proposal.
+        let observed = match (&prev, prev_mean, mean_loss) {
+            (Some(p), Some(before), Some(now)) if !last_updates.is_empty() => {
+                Some(ObservedEffect { epoch_id: p.id, loss_reduction: before - now, rolled_back: roll_back })
+            }
+            _ => None,
+        };
+        if roll_back {
             let (m, p) = (mean_loss.unwrap_or_default(), prev_mean.unwrap_or_default());
             *lr /= 2.0;
+            let reason = if regressed { "training" } else { "holdout" };
             for (artifact, from, to) in &last_updates {
                 changes.push(ArtifactChange::Activate { name: artifact.clone(), version: *from });
                 events.push(json!({
                     "type": "rollback", "artifact": artifact, "from_version": to, "to_version": from,
                     "mean_loss_prev": p, "mean_loss_current": m, "new_learning_rate": *lr,
+                    "reason": reason, "holdout_mean_prev": prev_holdout, "holdout_mean_current": holdout_mean,
                 }));
                 bus_events.push(Event::ArtifactRolledBack {
                     suite_id,
@@ -341,10 +434,15 @@ impl SuiteRunner {
             }
         } else if let Some(m) = mean_loss {
             let mut candidates = Vec::new();
+            let mut history = BTreeMap::new();
             for (name, version) in &parent {
                 let def = self.registry.def(name)?.clone();
                 let content = artifacts.iter().find(|a| &a.name == name).map(|a| a.content.clone()).unwrap_or_default();
                 candidates.push(optimizer::Candidate { def, version: *version, content });
+                let past = self.past_proposals(suite_id, name).await?;
+                if !past.is_empty() {
+                    history.insert(name.clone(), past);
+                }
             }
             let evidence = optimizer::Evidence {
                 suite: self.suite.name.clone(),
@@ -364,8 +462,32 @@ impl SuiteRunner {
                     .collect(),
                 candidates,
                 seed: epoch_seed,
+                history,
             };
-            if let Some(p) = self.optimizer.propose(&evidence).await? {
+            let optimizer = self.optimizer.as_ref().ok_or(RunnerError::NeedsModel("unknown"))?;
+            let step = optimizer.propose(&evidence).await?;
+            for c in &step.considered {
+                let is_winner = step.winner.as_ref().is_some_and(|w| Some(w) == c.proposal.as_ref());
+                let outcome = match (&c.rejection, is_winner) {
+                    (Some(_), _) => ProposalOutcome::Rejected,
+                    (None, true) => ProposalOutcome::Winner,
+                    (None, false) => ProposalOutcome::Candidate,
+                };
+                let p = c.proposal.as_ref();
+                proposals.push(NewProposal {
+                    optimizer: optimizer.name().to_string(),
+                    artifact: c.artifact.clone(),
+                    parent_version: c.parent_version,
+                    content: p.map(|p| p.content.clone()),
+                    rationale: p.map(|p| p.rationale.clone()),
+                    expected_loss_reduction: p.and_then(|p| p.expected_loss_reduction),
+                    confidence: p.and_then(|p| p.confidence),
+                    outcome,
+                    rejection: c.rejection.clone(),
+                    learning_rate: *lr,
+                });
+            }
+            if let Some(p) = step.winner {
                 let mut event = serde_json::Map::new();
                 event.insert("type".into(), json!("update"));
                 event.insert("artifact".into(), json!(p.artifact));
@@ -401,21 +523,26 @@ impl SuiteRunner {
         let mut final_events = events;
         let versions = self
             .store
-            .complete_epoch(epoch.id, mean_loss, &changes, |versions| {
-                for (change, v) in changes.iter().zip(versions) {
-                    match change {
-                        ArtifactChange::Update { name, .. } | ArtifactChange::Activate { name, .. } => {
-                            child.insert(name.clone(), *v);
+            .complete_epoch(
+                epoch.id,
+                mean_loss,
+                &EpochClose { changes: changes.clone(), proposals, observed },
+                |versions| {
+                    for (change, v) in changes.iter().zip(versions) {
+                        match change {
+                            ArtifactChange::Update { name, .. } | ArtifactChange::Activate { name, .. } => {
+                                child.insert(name.clone(), *v);
+                            }
                         }
                     }
-                }
-                for (event, v) in final_events.iter_mut().zip(versions) {
-                    if event["type"] == "update" {
-                        event["to_version"] = json!(v);
+                    for (event, v) in final_events.iter_mut().zip(versions) {
+                        if event["type"] == "update" {
+                            event["to_version"] = json!(v);
+                        }
                     }
-                }
-                json!({ "artifacts": child, "events": final_events }).to_string()
-            })
+                    json!({ "artifacts": child, "events": final_events }).to_string()
+                },
+            )
             .await?;
         for (mut e, v) in bus_events.into_iter().zip(&versions) {
             if let Event::ArtifactUpdated { to_version, .. } = &mut e {
@@ -444,6 +571,42 @@ impl SuiteRunner {
     }
 
     /// Runs one task once and records the run.
+    /// The mean loss of an epoch's held-out tasks, from the store.
+    async fn holdout_mean_of(&self, epoch_id: i64) -> Result<Option<f64>, RunnerError> {
+        let held: BTreeSet<&str> = self.suite.tasks.iter().filter(|t| t.holdout).map(|t| t.name.as_str()).collect();
+        if held.is_empty() {
+            return Ok(None);
+        }
+        let losses: Vec<f64> = self
+            .store
+            .epoch_runs(epoch_id)
+            .await?
+            .into_iter()
+            .filter(|r| held.contains(r.task_name.as_str()))
+            .map(|r| r.loss)
+            .collect();
+        Ok(loss::mean(&losses))
+    }
+
+    /// Earlier applied proposals for an artifact in this suite, with their effect.
+    async fn past_proposals(&self, suite_id: i64, artifact: &str) -> Result<Vec<optimizer::PastProposal>, RunnerError> {
+        let epochs: BTreeMap<i64, i64> =
+            self.store.epochs(suite_id).await?.into_iter().map(|e| (e.id, e.epoch_num)).collect();
+        Ok(self
+            .store
+            .applied_proposals(suite_id, artifact)
+            .await?
+            .into_iter()
+            .map(|p| optimizer::PastProposal {
+                epoch_num: epochs.get(&p.epoch_id).copied().unwrap_or_default(),
+                rationale: p.rationale.unwrap_or_default(),
+                expected_loss_reduction: p.expected_loss_reduction,
+                observed_loss_reduction: p.observed_loss_reduction,
+                rolled_back: p.rolled_back,
+            })
+            .collect())
+    }
+
     async fn run_task(
         &self,
         suite_id: i64,

@@ -44,6 +44,8 @@ pub struct Evidence {
     pub candidates: Vec<Candidate>,
     /// Seed for this epoch's random choices; recorded with the update.
     pub seed: u64,
+    /// Earlier applied proposals per artifact, oldest first.
+    pub history: BTreeMap<String, Vec<PastProposal>>,
 }
 
 /// A proposed new version of one artifact.
@@ -59,6 +61,54 @@ pub struct Proposal {
     pub details: BTreeMap<String, serde_json::Value>,
 }
 
+/// An earlier applied proposal for an artifact and what it did: the
+/// optimizer's momentum, so it does not propose the same failed move twice.
+#[derive(Debug, Clone, Serialize)]
+pub struct PastProposal {
+    pub epoch_num: i64,
+    pub rationale: String,
+    pub expected_loss_reduction: Option<f64>,
+    /// Previous mean loss minus the next one; `None` until that epoch closed.
+    pub observed_loss_reduction: Option<f64>,
+    pub rolled_back: bool,
+}
+
+/// One proposal the optimizer considered, and why it lost if it did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Considered {
+    pub artifact: String,
+    pub parent_version: i64,
+    /// The parsed proposal; `None` when the call or the parse failed.
+    pub proposal: Option<Proposal>,
+    /// Set when a rejection rule dropped it.
+    pub rejection: Option<String>,
+}
+
+/// What one optimizer step decided.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Step {
+    /// The update to apply before the next epoch; `None` is a no-op epoch.
+    pub winner: Option<Proposal>,
+    /// Every proposal considered, the winner included.
+    pub considered: Vec<Considered>,
+}
+
+impl Step {
+    /// A step that considered exactly the one proposal it returns.
+    pub fn only(winner: Option<Proposal>) -> Step {
+        let considered = winner
+            .iter()
+            .map(|p| Considered {
+                artifact: p.artifact.clone(),
+                parent_version: p.parent_version,
+                proposal: Some(p.clone()),
+                rejection: None,
+            })
+            .collect();
+        Step { winner, considered }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct OptimizerError(pub String);
@@ -68,8 +118,8 @@ pub struct OptimizerError(pub String);
 pub trait Optimizer: Send + Sync {
     fn name(&self) -> &'static str;
 
-    /// The update to apply before the next epoch, or `None` for a no-op epoch.
-    async fn propose(&self, evidence: &Evidence) -> Result<Option<Proposal>, OptimizerError>;
+    /// What to apply before the next epoch, with everything considered.
+    async fn propose(&self, evidence: &Evidence) -> Result<Step, OptimizerError>;
 }
 
 /// The optimizers the CLI can name.
@@ -80,13 +130,47 @@ pub enum OptimizerKind {
     Baseline,
     /// Perturb one numeric field of one JSON artifact within its bounds.
     Evolve,
+    /// Ask a model to rewrite one artifact from the epoch's evidence (seed 004 §7).
+    Textgrad,
+    /// A tree search over artifact sets (seed 001): children by textgrad when
+    /// a model is configured, by evolve otherwise; `--epochs` caps the evaluations.
+    Tree,
 }
 
 impl OptimizerKind {
-    pub fn build(self) -> Box<dyn Optimizer> {
+    pub fn name(self) -> &'static str {
         match self {
+            OptimizerKind::Baseline => "baseline",
+            OptimizerKind::Evolve => "evolve",
+            OptimizerKind::Textgrad => "textgrad",
+            OptimizerKind::Tree => "tree",
+        }
+    }
+
+    /// Whether this optimizer calls a model.
+    pub fn needs_model(self) -> bool {
+        matches!(self, OptimizerKind::Textgrad)
+    }
+
+    /// Builds the optimizer; those that call a model get `llm`.
+    pub fn build(self, llm: Option<crate::llm::LlmClient>) -> Result<Box<dyn Optimizer>, super::RunnerError> {
+        Ok(match self {
             OptimizerKind::Baseline => Box::new(Baseline),
             OptimizerKind::Evolve => Box::new(Evolve),
+            OptimizerKind::Textgrad => {
+                Box::new(super::textgrad::TextGrad::new(llm.ok_or(super::RunnerError::NeedsModel("textgrad"))?))
+            }
+            // The tree search makes its children with its proposer; an epoch
+            // left unfinished by an earlier run is closed without an update.
+            OptimizerKind::Tree => Box::new(Baseline),
+        })
+    }
+
+    /// What makes the tree search's children: textgrad with a model, else evolve.
+    pub fn tree_proposer(llm: Option<crate::llm::LlmClient>) -> Box<dyn Optimizer> {
+        match llm {
+            Some(client) => Box::new(super::textgrad::TextGrad::new(client)),
+            None => Box::new(Evolve),
         }
     }
 }
@@ -99,8 +183,8 @@ impl Optimizer for Baseline {
         "baseline"
     }
 
-    async fn propose(&self, _: &Evidence) -> Result<Option<Proposal>, OptimizerError> {
-        Ok(None)
+    async fn propose(&self, _: &Evidence) -> Result<Step, OptimizerError> {
+        Ok(Step::default())
     }
 }
 
@@ -120,7 +204,13 @@ impl Optimizer for Evolve {
         "evolve"
     }
 
-    async fn propose(&self, ev: &Evidence) -> Result<Option<Proposal>, OptimizerError> {
+    async fn propose(&self, ev: &Evidence) -> Result<Step, OptimizerError> {
+        self.perturb(ev).map(Step::only)
+    }
+}
+
+impl Evolve {
+    fn perturb(&self, ev: &Evidence) -> Result<Option<Proposal>, OptimizerError> {
         let tunable = |c: &&Candidate| c.def.kind == ArtifactKind::Json && !c.def.fields.is_empty();
         let own: Vec<&Candidate> =
             ev.candidates.iter().filter(tunable).filter(|c| matches!(c.def.origin, Origin::Suite(_))).collect();
@@ -197,6 +287,7 @@ mod tests {
             learning_rate: lr,
             tasks: vec![],
             seed,
+            history: BTreeMap::new(),
             candidates: vec![Candidate {
                 def: ArtifactDef {
                     name: "p".into(),
@@ -214,8 +305,8 @@ mod tests {
 
     #[tokio::test]
     async fn evolve_is_replayable_from_its_seed() {
-        let a = Evolve.propose(&evidence(42, 0.5)).await.unwrap();
-        let b = Evolve.propose(&evidence(42, 0.5)).await.unwrap();
+        let a = Evolve.propose(&evidence(42, 0.5)).await.unwrap().winner;
+        let b = Evolve.propose(&evidence(42, 0.5)).await.unwrap().winner;
         assert_eq!(a, b);
         let differs = (0..20u64).any(|s| Evolve.propose_blocking(&evidence(s, 0.5)) != a);
         assert!(differs, "different seeds should give different moves");
@@ -224,7 +315,7 @@ mod tests {
     #[tokio::test]
     async fn evolve_stays_in_bounds_and_keeps_other_fields() {
         for seed in 0..200 {
-            let p = Evolve.propose(&evidence(seed, 1.0)).await.unwrap().expect("a move");
+            let p = Evolve.propose(&evidence(seed, 1.0)).await.unwrap().winner.expect("a move");
             assert_eq!(p.parent_version, 3);
             let v: serde_json::Value = serde_json::from_str(&p.content).unwrap();
             let x = v["x"].as_f64().unwrap();
@@ -251,12 +342,12 @@ mod tests {
 
     #[tokio::test]
     async fn baseline_never_proposes() {
-        assert_eq!(Baseline.propose(&evidence(1, 1.0)).await.unwrap(), None);
+        assert_eq!(Baseline.propose(&evidence(1, 1.0)).await.unwrap(), Step::default());
     }
 
     impl Evolve {
         fn propose_blocking(&self, ev: &Evidence) -> Option<Proposal> {
-            futures::executor::block_on(self.propose(ev)).unwrap()
+            futures::executor::block_on(self.propose(ev)).unwrap().winner
         }
     }
 }

@@ -351,6 +351,38 @@ impl Service {
         Ok(SuiteGraph { suite: epochs.suite.name, nodes, edges })
     }
 
+    /// Every proposal an optimizer considered for a suite, for the
+    /// predicted-against-observed view.
+    pub async fn suite_proposals(&self, key: &str) -> Result<SuiteProposals> {
+        let row = self.find_suite(key).await?;
+        let proposals = self
+            .store
+            .proposals(row.id)
+            .await?
+            .into_iter()
+            .map(|l| {
+                let p = l.proposal;
+                ProposalItem {
+                    id: p.id,
+                    epoch_num: l.epoch_num,
+                    optimizer: p.optimizer,
+                    artifact: p.artifact,
+                    outcome: p.outcome,
+                    parent_version: p.parent_version,
+                    applied_version: p.applied_version,
+                    rationale: p.rationale,
+                    expected_loss_reduction: p.expected_loss_reduction,
+                    confidence: p.confidence,
+                    observed_loss_reduction: p.observed_loss_reduction,
+                    rolled_back: p.rolled_back,
+                    rejection: p.rejection,
+                    learning_rate: p.learning_rate,
+                }
+            })
+            .collect();
+        Ok(SuiteProposals { suite: row.name, proposals })
+    }
+
     // ----- runs ---------------------------------------------------------------
 
     /// The epoch a run belongs to, with the suite's name.
@@ -680,12 +712,18 @@ impl Service {
         let suite = check_runnable(suite)
             .map_err(|e| ServiceError::InvalidSuite(Box::new(validation_of(&suite_path_text(&e), Err(&e)))))?;
         let path = suite.path.clone();
-        let llm = if req.no_llm { None } else { self.llm_client()? };
+        let model = self.llm_client()?;
+        let llm = if req.no_llm { None } else { model.clone() };
         let seed = req.seed.unwrap_or_else(fresh_seed);
         let optimizer = match req.optimizer {
             OptimizerName::Baseline => OptimizerKind::Baseline,
             OptimizerName::Evolve => OptimizerKind::Evolve,
+            OptimizerName::Textgrad => OptimizerKind::Textgrad,
+            OptimizerName::Tree => OptimizerKind::Tree,
         };
+        if optimizer.needs_model() && model.is_none() {
+            return Err(ServiceError::BadInput(RunnerError::NeedsModel(optimizer.name()).to_string()));
+        }
         let runs_root =
             self.config.runs_root.clone().unwrap_or_else(|| {
                 self.config.db_path.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs"))
@@ -698,6 +736,8 @@ impl Service {
             concurrency: req.concurrency as usize,
             seed,
             runs_root,
+            holdout_tolerance: req.holdout_tolerance.unwrap_or(crate::outer::DEFAULT_HOLDOUT_TOLERANCE),
+            tree: crate::outer::tree::TreeConfig::default(),
         };
 
         let (cancel_tx, cancel_rx) = watch::channel(false);
@@ -758,6 +798,10 @@ impl Service {
                     );
                     let runner = match llm {
                         Some(client) => runner.with_llm(client),
+                        None => runner,
+                    };
+                    let runner = match model {
+                        Some(client) => runner.with_optimizer_llm(client),
                         None => runner,
                     };
                     runner.run().await
@@ -984,16 +1028,11 @@ impl Launcher for WatchLauncher {
         let Some(service) = self.0.upgrade() else {
             return Err(LaunchRefusal::Busy("the service is shutting down".into()));
         };
-        let req = LaunchRequest {
-            suite_path: suite.path.display().to_string(),
-            epochs: 1,
-            optimizer: OptimizerName::Baseline,
-            learning_rate: 0.5,
-            rollback: true,
-            concurrency: 2,
-            seed: None,
-            no_llm: false,
-        };
+        // One epoch with every other setting at its default, exactly as a
+        // launch request naming only the file would get.
+        let req: LaunchRequest =
+            serde_json::from_value(serde_json::json!({ "suite_path": suite.path.display().to_string() }))
+                .map_err(|e| LaunchRefusal::Failed(e.to_string()))?;
         match service.launch_loaded(suite, &req) {
             Ok(view) => Ok(view.id),
             Err(ServiceError::Conflict(m)) => Err(LaunchRefusal::Busy(m)),

@@ -27,6 +27,7 @@ fn export_all(cfg: &Config) {
         SuiteItem,
         SuiteEpochs,
         SuiteGraph,
+        SuiteProposals,
         RunEpoch,
         RunDetail,
         ArtifactItem,

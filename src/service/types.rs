@@ -196,6 +196,35 @@ pub struct GraphEdge {
     pub events: Vec<ArtifactEvent>,
 }
 
+/// One proposal an optimizer considered at the end of an epoch: what it
+/// predicted and, one epoch later, what happened.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ProposalItem {
+    pub id: i64,
+    pub epoch_num: i64,
+    pub optimizer: String,
+    pub artifact: String,
+    /// `winner` (applied), `candidate` (valid, outscored) or `rejected`.
+    pub outcome: String,
+    pub parent_version: i64,
+    pub applied_version: Option<i64>,
+    pub rationale: Option<String>,
+    pub expected_loss_reduction: Option<f64>,
+    pub confidence: Option<f64>,
+    /// Previous mean loss minus the next epoch's; set once that epoch closed.
+    pub observed_loss_reduction: Option<f64>,
+    pub rolled_back: bool,
+    pub rejection: Option<String>,
+    pub learning_rate: f64,
+}
+
+/// Every proposal of a suite, oldest epoch first.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SuiteProposals {
+    pub suite: String,
+    pub proposals: Vec<ProposalItem>,
+}
+
 /// A run's epoch context (seed 004 §11 `/api/runs/{id}/epoch`).
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct RunEpoch {
@@ -426,6 +455,8 @@ pub struct ValidateRequest {
 pub enum OptimizerName {
     Baseline,
     Evolve,
+    Textgrad,
+    Tree,
 }
 
 fn default_epochs() -> u32 {
@@ -466,6 +497,10 @@ pub struct LaunchRequest {
     /// Run optimize tasks on heuristics alone even when a model is configured.
     #[serde(default)]
     pub no_llm: bool,
+    /// How far the held-out mean may rise before the update behind it is rolled back.
+    #[serde(default)]
+    #[ts(optional)]
+    pub holdout_tolerance: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]

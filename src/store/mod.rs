@@ -12,12 +12,16 @@
 
 mod aso;
 mod llm_cache;
+mod proposals;
 mod records;
+mod tree;
 mod views;
 mod watch;
 
 pub use aso::*;
+pub use proposals::*;
 pub use records::*;
+pub use tree::*;
 pub use views::*;
 pub use watch::*;
 
@@ -312,9 +316,10 @@ impl Store {
         &self,
         epoch_id: i64,
         mean_loss: Option<f64>,
-        changes: &[ArtifactChange],
+        close: &EpochClose,
         child_json: impl FnOnce(&[i64]) -> String,
     ) -> Result<Vec<i64>> {
+        let changes = &close.changes;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let mut versions = Vec::with_capacity(changes.len());
         for change in changes {
@@ -331,6 +336,31 @@ impl Store {
                     versions.push(*version);
                 }
             }
+        }
+        // The winner (if any) became the version of the first update.
+        let applied = changes.iter().zip(&versions).find_map(|(c, v)| match c {
+            ArtifactChange::Update { name, .. } => Some((name.clone(), *v)),
+            ArtifactChange::Activate { .. } => None,
+        });
+        let suite_id: i64 =
+            sqlx::query_scalar("SELECT suite_id FROM epochs WHERE id = ?").bind(epoch_id).fetch_one(&mut *tx).await?;
+        for p in &close.proposals {
+            let applied_version = match (&applied, p.outcome) {
+                (Some((name, v)), ProposalOutcome::Winner) if *name == p.artifact => Some(*v),
+                _ => None,
+            };
+            proposals::insert_proposal(&mut tx, suite_id, epoch_id, p, applied_version).await?;
+        }
+        if let Some(o) = &close.observed {
+            sqlx::query(
+                "UPDATE proposals SET observed_loss_reduction = ?, rolled_back = ?
+                 WHERE epoch_id = ? AND outcome = 'winner'",
+            )
+            .bind(o.loss_reduction)
+            .bind(o.rolled_back)
+            .bind(o.epoch_id)
+            .execute(&mut *tx)
+            .await?;
         }
         sqlx::query("UPDATE epochs SET completed_at = ?, mean_loss = ?, child_artifacts_json = ? WHERE id = ?")
             .bind(now_rfc3339())
@@ -472,6 +502,27 @@ pub enum ArtifactChange {
     Update { name: String, content: String, parent_version: i64 },
     /// Make an existing version active (a rollback; 0 is the default).
     Activate { name: String, version: i64 },
+}
+
+/// Everything decided when an epoch closes, written in one transaction.
+#[derive(Debug, Clone, Default)]
+pub struct EpochClose {
+    /// Artifact moves: at most one update, or the rollbacks.
+    pub changes: Vec<ArtifactChange>,
+    /// Every proposal the optimizer considered.
+    pub proposals: Vec<NewProposal>,
+    /// What this epoch says about the previous epoch's winner.
+    pub observed: Option<ObservedEffect>,
+}
+
+/// The effect of an epoch's applied proposal, seen one epoch later.
+#[derive(Debug, Clone, Copy)]
+pub struct ObservedEffect {
+    /// The epoch whose winner is judged.
+    pub epoch_id: i64,
+    /// Previous mean loss minus the new one (positive = it helped).
+    pub loss_reduction: f64,
+    pub rolled_back: bool,
 }
 
 async fn insert_version(

@@ -115,7 +115,70 @@ pub struct CommandTask {
 pub struct AgentTask {
     pub workspace: Option<String>,
     pub executor: Option<raw::Executor>,
-    pub overseers: Vec<raw::Overseer>,
+    pub overseers: Vec<Overseer>,
+}
+
+/// A validated overseer: a command that measures the workspace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Overseer {
+    /// Unique within its task.
+    pub name: String,
+    /// Shell command, run with `sh -c` in the workspace.
+    pub command: String,
+    pub kind: OverseerKind,
+    pub cost: CostClass,
+    /// Custom overseers: output matching this regex passes (`^` and `$`
+    /// match at line boundaries).
+    pub success_pattern: Option<String>,
+    /// Custom overseers: output matching this regex fails (checked first).
+    pub failure_pattern: Option<String>,
+    /// `None`: the runner's default.
+    #[serde(with = "opt_secs")]
+    pub timeout: Option<Duration>,
+    /// A report file the command writes, relative to the workspace.
+    pub report: Option<String>,
+}
+
+impl Overseer {
+    /// An overseer with the defaults of the suite file (moderate cost, no
+    /// patterns, the runner's timeout, no report).
+    pub fn new(name: impl Into<String>, kind: OverseerKind, command: impl Into<String>) -> Overseer {
+        Overseer {
+            name: name.into(),
+            command: command.into(),
+            kind,
+            cost: CostClass::Moderate,
+            success_pattern: None,
+            failure_pattern: None,
+            timeout: None,
+            report: None,
+        }
+    }
+
+    pub fn cost(mut self, cost: CostClass) -> Overseer {
+        self.cost = cost;
+        self
+    }
+
+    pub fn timeout(mut self, timeout: Duration) -> Overseer {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    pub fn success_pattern(mut self, pattern: impl Into<String>) -> Overseer {
+        self.success_pattern = Some(pattern.into());
+        self
+    }
+
+    pub fn failure_pattern(mut self, pattern: impl Into<String>) -> Overseer {
+        self.failure_pattern = Some(pattern.into());
+        self
+    }
+
+    pub fn report(mut self, path: impl Into<String>) -> Overseer {
+        self.report = Some(path.into());
+        self
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -124,7 +187,7 @@ pub struct OptimizeTask {
     pub problem: String,
 }
 
-pub use raw::{CostClass, Executor, ExecutorKind, Overseer, Priority, RunMode};
+pub use raw::{CostClass, Executor, ExecutorKind, OverseerKind, Priority, RunMode};
 
 /// Per-task budget overrides (seed 004 §9) plus the gate-rejection scale.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -653,6 +716,136 @@ impl Validator {
         }
     }
 
+    fn executor(&mut self, prefix: &str, e: &Spanned<raw::Executor>) {
+        let field = format!("{prefix}executor");
+        match (e.value.kind, e.value.command.as_deref().map(str::trim)) {
+            (raw::ExecutorKind::Command, None | Some("")) => self.issue(
+                e.referenced,
+                format!("{field}.command"),
+                "a command executor needs `command:`",
+                "give the coding agent's command line; `{prompt_file}` is replaced by the prompt's path",
+            ),
+            (raw::ExecutorKind::Llm, Some(_)) => self.issue(
+                e.referenced,
+                format!("{field}.command"),
+                "`command` belongs to `type: command` executors",
+                "remove `command` or set `type: command`",
+            ),
+            _ => {}
+        }
+        if let Some(t) = e.value.timeout
+            && !(t.is_finite() && t > 0.0)
+        {
+            self.issue(
+                e.referenced,
+                format!("{field}.timeout"),
+                format!("{t} is not a positive number of seconds"),
+                "use e.g. `timeout: 900`",
+            );
+        }
+    }
+
+    fn overseers(&mut self, prefix: &str, raw: Vec<Spanned<raw::Overseer>>) -> Vec<Overseer> {
+        let mut out: Vec<Overseer> = Vec::new();
+        let mut seen: BTreeMap<String, Location> = BTreeMap::new();
+        for (j, o) in raw.into_iter().enumerate() {
+            let o = o.value;
+            let field = |f: &str| format!("{prefix}overseers[{j}].{f}");
+            let before = self.issues.len();
+            let name = o.name.value.trim().to_string();
+            if !valid_name(&name) {
+                self.issue(
+                    o.name.referenced,
+                    field("name"),
+                    format!("overseer name `{name}` is not allowed"),
+                    NAME_HINT,
+                );
+            } else if let Some(first) = seen.get(&name) {
+                self.issue(
+                    o.name.referenced,
+                    field("name"),
+                    format!("duplicate overseer name `{name}` (first used at line {})", first.line()),
+                    "overseer names must be unique within a task; rename one",
+                );
+            } else {
+                seen.insert(name.clone(), o.name.referenced);
+            }
+            if o.command.value.trim().is_empty() {
+                self.issue(
+                    o.command.referenced,
+                    field("command"),
+                    "the command is empty",
+                    "write the shell command to run",
+                );
+            }
+            let kind = o.kind.as_ref().map_or(OverseerKind::Custom, |k| k.value);
+            let timeout = match &o.timeout {
+                None => None,
+                Some(s) if s.value.is_finite() && s.value > 0.0 => Some(Duration::from_secs_f64(s.value)),
+                Some(s) => {
+                    self.issue(
+                        s.referenced,
+                        field("timeout"),
+                        format!("{} is not a positive number of seconds", s.value),
+                        "use e.g. `timeout: 120`",
+                    );
+                    None
+                }
+            };
+            for (key, pattern) in [("success_pattern", &o.success_pattern), ("failure_pattern", &o.failure_pattern)] {
+                let Some(p) = pattern else { continue };
+                if kind != OverseerKind::Custom {
+                    self.issue(
+                        p.referenced,
+                        field(key),
+                        format!("`{key}` is for custom overseers, but this one is `kind: {}`", kind.as_str()),
+                        format!("remove `{key}` or set `kind: custom`"),
+                    );
+                } else if let Err(e) = regex::Regex::new(&p.value) {
+                    self.issue(
+                        p.referenced,
+                        field(key),
+                        format!("`{}` is not a valid regular expression: {e}", p.value),
+                        "patterns use Rust regex syntax (like Perl's, without look-around)",
+                    );
+                }
+            }
+            if let Some(r) = &o.report {
+                if !matches!(kind, OverseerKind::Test | OverseerKind::Security) {
+                    self.issue(
+                        r.referenced,
+                        field("report"),
+                        format!(
+                            "`report` is read for test and security overseers, but this one is `kind: {}`",
+                            kind.as_str()
+                        ),
+                        "remove `report`, or set `kind: test` (JUnit XML) or `kind: security` (JSON or SARIF)",
+                    );
+                } else if let Err(why) = relative_inside(&r.value) {
+                    self.issue(
+                        r.referenced,
+                        field("report"),
+                        format!("report path `{}` {why}", r.value),
+                        "give a path relative to the workspace, e.g. `target/junit.xml`",
+                    );
+                }
+            }
+            if self.issues.len() == before {
+                out.push(Overseer {
+                    name,
+                    command: o.command.value,
+                    kind,
+                    cost: o.cost,
+                    success_pattern: o.success_pattern.map(|p| p.value),
+                    failure_pattern: o.failure_pattern.map(|p| p.value),
+                    timeout,
+                    report: o.report.map(|r| r.value),
+                });
+            }
+        }
+        out
+    }
+
     /// Validates one task. `prefix` starts its field paths (`tasks[2].` in a
     /// suite file, nothing in a task file); `default_name` stands in for a
     /// missing `name:` (task files only).
@@ -837,10 +1030,17 @@ impl Validator {
                         "describe the work in a sentence or two",
                     );
                 }
+                if let Some(e) = &t.executor {
+                    self.executor(prefix, e);
+                }
+                let overseers = match t.overseers {
+                    Some(o) => self.overseers(prefix, o.value),
+                    None => Vec::new(),
+                };
                 TaskKind::Agent(AgentTask {
                     workspace: t.workspace.map(|w| w.value),
                     executor: t.executor.map(|e| e.value),
-                    overseers: t.overseers.map(|o| o.value).unwrap_or_default(),
+                    overseers,
                 })
             }
             raw::KindName::Optimize => {
@@ -891,6 +1091,32 @@ fn valid_name(name: &str) -> bool {
         && name.len() <= 128
         && name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// A path that stays inside the folder it is relative to.
+fn relative_inside(path: &str) -> Result<(), &'static str> {
+    let p = Path::new(path);
+    if path.trim().is_empty() {
+        Err("is empty")
+    } else if p.is_absolute() {
+        Err("is absolute")
+    } else if p.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+        Err("climbs out with `..`")
+    } else {
+        Ok(())
+    }
+}
+
+mod opt_secs {
+    use serde::Serializer;
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
 }
 
 mod secs {

@@ -136,7 +136,7 @@ pub struct Task {
     #[serde(default)]
     pub executor: Option<Spanned<Executor>>,
     #[serde(default)]
-    pub overseers: Option<Spanned<Vec<Overseer>>>,
+    pub overseers: Option<Spanned<Vec<Spanned<Overseer>>>>,
     // kind: optimize
     #[serde(default)]
     pub problem: Option<Spanned<String>>,
@@ -204,20 +204,57 @@ pub enum CostClass {
     Expensive,
 }
 
-/// An external check of an agent task's workspace.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// What an overseer measures, which says how its output is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OverseerKind {
+    /// A test run: passed / failed / skipped and the test names.
+    Test,
+    /// A build: errors and warnings; a failure blocks the checks after it.
+    Build,
+    /// A type check: errors; a failure blocks the checks after it.
+    TypeCheck,
+    /// A linter: errors and warnings.
+    Lint,
+    /// A security scan: findings by severity; a critical finding fails it.
+    Security,
+    /// Anything else: success/failure patterns or the exit status decide.
+    Custom,
+}
+
+impl OverseerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OverseerKind::Test => "test",
+            OverseerKind::Build => "build",
+            OverseerKind::TypeCheck => "type_check",
+            OverseerKind::Lint => "lint",
+            OverseerKind::Security => "security",
+            OverseerKind::Custom => "custom",
+        }
+    }
+}
+
+/// An external check of an agent task's workspace, as written.
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Overseer {
-    pub name: String,
-    pub command: String,
+    pub name: Spanned<String>,
+    pub command: Spanned<String>,
+    #[serde(default)]
+    pub kind: Option<Spanned<OverseerKind>>,
     #[serde(default = "default_cost")]
     pub cost: CostClass,
     #[serde(default)]
-    pub success_pattern: Option<String>,
+    pub success_pattern: Option<Spanned<String>>,
     #[serde(default)]
-    pub failure_pattern: Option<String>,
+    pub failure_pattern: Option<Spanned<String>>,
     #[serde(default)]
-    pub timeout: Option<f64>,
+    pub timeout: Option<Spanned<f64>>,
+    /// A report file the command writes (JUnit XML for tests, JSON/SARIF for
+    /// a security scan), relative to the workspace.
+    #[serde(default)]
+    pub report: Option<Spanned<String>>,
 }
 
 fn default_cost() -> CostClass {

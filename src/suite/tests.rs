@@ -332,3 +332,97 @@ fn several_problems_are_reported_together_in_file_order() {
     assert_eq!(e.issues.len(), 2, "{e}");
     assert!(e.issues[0].location.line < e.issues[1].location.line);
 }
+
+const AGENT: &str = "name: s\ntasks:\n  - name: a\n    task: fix the parser\n";
+
+#[test]
+fn agent_task_overseers_load_with_kinds_and_defaults() {
+    let s = ok(&format!(
+        r#"{AGENT}    workspace: ws
+    executor: {{ type: command, command: "agent --prompt {{prompt_file}}", timeout: 60 }}
+    overseers:
+      - name: build
+        command: cargo build
+        kind: build
+        cost: cheap
+      - name: tests
+        command: cargo test
+        kind: test
+        report: target/junit.xml
+        timeout: 120
+      - name: smoke
+        command: ./smoke.sh
+        success_pattern: "^ALL OK$"
+"#
+    ));
+    let TaskKind::Agent(a) = &s.tasks[0].kind else { panic!("not an agent task") };
+    assert_eq!(a.executor.as_ref().map(|e| e.kind), Some(ExecutorKind::Command));
+    let kinds: Vec<_> = a.overseers.iter().map(|o| o.kind).collect();
+    assert_eq!(kinds, vec![OverseerKind::Build, OverseerKind::Test, OverseerKind::Custom]);
+    assert_eq!(a.overseers[0].cost, CostClass::Cheap);
+    assert_eq!(a.overseers[1].cost, CostClass::Moderate);
+    assert_eq!(a.overseers[1].timeout, Some(Duration::from_secs(120)));
+    assert_eq!(a.overseers[1].report.as_deref(), Some("target/junit.xml"));
+    assert_eq!(a.overseers[2].success_pattern.as_deref(), Some("^ALL OK$"));
+    assert_eq!(a.overseers[2].timeout, None);
+}
+
+#[test]
+fn an_unknown_overseer_kind_is_rejected_with_its_place() {
+    let i = one(&format!("{AGENT}    overseers:\n      - name: t\n        command: make test\n        kind: unit\n"));
+    assert_eq!((i.location.line, i.location.column), (8, 15), "{i}");
+    assert_eq!(i.field, "tasks[0].overseers[0].kind");
+    assert!(i.message.contains("unit") && i.message.contains("type_check"), "{}", i.message);
+}
+
+#[test]
+fn patterns_belong_to_custom_overseers_and_must_be_valid_regexes() {
+    let i = one(&format!(
+        "{AGENT}    overseers:\n      - name: t\n        command: make test\n        kind: test\n        success_pattern: ok\n"
+    ));
+    assert_eq!(i.field, "tasks[0].overseers[0].success_pattern");
+    assert_eq!(i.location.line, 9);
+    assert!(i.message.contains("custom overseers"), "{}", i.message);
+
+    let i = one(&format!(
+        "{AGENT}    overseers:\n      - name: t\n        command: ./check\n        failure_pattern: '(unclosed'\n"
+    ));
+    assert_eq!(i.field, "tasks[0].overseers[0].failure_pattern");
+    assert_eq!((i.location.line, i.location.column), (8, 26));
+    assert!(i.message.contains("not a valid regular expression"), "{}", i.message);
+}
+
+#[test]
+fn report_paths_stay_in_the_workspace_and_belong_to_tests_or_scans() {
+    let e = parse_err(&format!(
+        "{AGENT}    overseers:\n      - name: t\n        command: x\n        kind: test\n        report: ../junit.xml\n      - name: l\n        command: y\n        kind: lint\n        report: lint.json\n      - name: s\n        command: z\n        kind: security\n        report: /tmp/sarif.json\n"
+    ));
+    assert_eq!(e.issues.len(), 3, "{e}");
+    assert!(e.issues[0].message.contains("climbs out"), "{e}");
+    assert_eq!(e.issues[0].location.line, 9);
+    assert!(e.issues[1].message.contains("kind: lint"), "{e}");
+    assert!(e.issues[2].message.contains("is absolute"), "{e}");
+}
+
+#[test]
+fn overseer_names_are_unique_and_commands_not_empty() {
+    let e = parse_err(&format!(
+        "{AGENT}    overseers:\n      - name: t\n        command: x\n      - name: t\n        command: ' '\n        timeout: -1\n"
+    ));
+    let fields: Vec<&str> = e.issues.iter().map(|i| i.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        vec!["tasks[0].overseers[1].name", "tasks[0].overseers[1].command", "tasks[0].overseers[1].timeout"],
+        "{e}"
+    );
+    assert!(e.issues[0].message.contains("duplicate overseer name `t` (first used at line 6)"), "{e}");
+}
+
+#[test]
+fn a_command_executor_needs_its_command() {
+    let i = one(&format!("{AGENT}    executor: {{ type: command }}\n"));
+    assert_eq!(i.field, "tasks[0].executor.command");
+    assert_eq!(i.location.line, 5);
+    let i = one(&format!("{AGENT}    executor: {{ type: llm, command: aider }}\n"));
+    assert!(i.message.contains("`type: command`"), "{}", i.message);
+}

@@ -7,16 +7,14 @@
 //! reason recorded, never a crash of the suite.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Deserialize;
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
 use tokio::sync::watch;
 
 use super::{ActiveArtifact, RunOutcome};
 use crate::loss::{LossSignals, RunStatus};
+use crate::process::{Capture, ProcessEnd, ShellCommand, fmt_duration};
 use crate::suite::{CommandTask, Task};
 
 /// The file a command writes its scores to, in its run directory.
@@ -99,13 +97,8 @@ async fn prepare(r: &CommandRun<'_>) -> std::io::Result<()> {
 async fn execute(r: &CommandRun<'_>) -> RunOutcome {
     let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let run_dir = abs(r.run_dir);
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(&r.spec.command)
-        .current_dir(&run_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    let mut cmd = ShellCommand::new(&r.spec.command, &run_dir, r.spec.timeout)
+        .capture(Capture::head(OUTPUT_CAP))
         .env("ATTRACTOR_RUN_DIR", &run_dir)
         .env("ATTRACTOR_TASK_NAME", &r.task.name)
         .env("ATTRACTOR_TASK", &r.task.task)
@@ -114,47 +107,22 @@ async fn execute(r: &CommandRun<'_>) -> RunOutcome {
         .env("ATTRACTOR_ARTIFACTS_INDEX", run_dir.join("artifacts").join("index.json"))
         .env("ATTRACTOR_RESULT_FILE", run_dir.join(RESULT_FILE))
         .env("ATTRACTOR_SUITE_DIR", abs(r.suite_dir))
-        .env("ATTRACTOR_EPOCH", r.epoch_num.to_string())
-        .envs(&r.spec.env)
-        // Its own process group, so a timeout kills the whole pipeline the
-        // shell started, not just the shell.
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
+        .env("ATTRACTOR_EPOCH", r.epoch_num.to_string());
+    for (k, v) in &r.spec.env {
+        cmd = cmd.env(k, v);
+    }
+    let run = cmd.run(Some(r.cancel.clone())).await;
+
+    let mut outcome = match &run.end {
+        ProcessEnd::SpawnFailed(e) => {
             return RunOutcome::failed(format!("could not start `sh -c {}`: {e}", r.spec.command));
         }
-    };
-    let pid = child.id();
-    let stdout = tokio::spawn(read_capped(child.stdout.take()));
-    let stderr = tokio::spawn(read_capped(child.stderr.take()));
-
-    let mut cancel = r.cancel.clone();
-    enum End {
-        Exited(std::io::Result<std::process::ExitStatus>),
-        TimedOut,
-        Cancelled,
-    }
-    let end = tokio::select! {
-        status = child.wait() => End::Exited(status),
-        _ = tokio::time::sleep(r.spec.timeout) => End::TimedOut,
-        _ = async { while !*cancel.borrow_and_update() { if cancel.changed().await.is_err() { std::future::pending::<()>().await } } } => End::Cancelled,
-    };
-    if !matches!(end, End::Exited(_)) {
-        if let Some(pid) = pid {
-            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL);
+        ProcessEnd::Cancelled => {
+            RunOutcome { cancelled: true, ..RunOutcome::failed("cancelled (interrupted by the user)") }
         }
-        let _ = child.wait().await;
-    }
-    let stdout = stdout.await.unwrap_or_default();
-    let stderr = stderr.await.unwrap_or_default();
-
-    let mut outcome = match end {
-        End::Cancelled => RunOutcome { cancelled: true, ..RunOutcome::failed("cancelled (interrupted by the user)") },
-        End::TimedOut => RunOutcome::failed(format!("timed out after {}", fmt_duration(r.spec.timeout))),
-        End::Exited(Err(e)) => RunOutcome::failed(format!("could not wait for the command: {e}")),
-        End::Exited(Ok(status)) => {
+        ProcessEnd::TimedOut(after) => RunOutcome::failed(format!("timed out after {}", fmt_duration(*after))),
+        ProcessEnd::WaitFailed(e) => RunOutcome::failed(format!("could not wait for the command: {e}")),
+        ProcessEnd::Exited(status) => {
             let mut o = read_result(&run_dir.join(RESULT_FILE)).await;
             o.exit_code = status.code().map(i64::from);
             if !status.success() {
@@ -171,8 +139,8 @@ async fn execute(r: &CommandRun<'_>) -> RunOutcome {
             o
         }
     };
-    outcome.stdout = stdout;
-    outcome.stderr = stderr;
+    outcome.stdout = run.stdout;
+    outcome.stderr = run.stderr;
     outcome
 }
 
@@ -208,36 +176,6 @@ async fn read_result(path: &Path) -> RunOutcome {
             ))
         },
     }
-}
-
-/// Reads a pipe to the end, keeping at most [`OUTPUT_CAP`] bytes.
-async fn read_capped<R: AsyncRead + Unpin>(pipe: Option<R>) -> String {
-    let Some(mut pipe) = pipe else {
-        return String::new();
-    };
-    let mut kept = Vec::new();
-    let mut dropped = 0usize;
-    let mut buf = [0u8; 8192];
-    loop {
-        match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = OUTPUT_CAP.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
-                dropped += n.saturating_sub(room);
-            }
-        }
-    }
-    let mut s = String::from_utf8_lossy(&kept).into_owned();
-    if dropped > 0 {
-        s.push_str(&format!("\n[… {dropped} more bytes not kept]"));
-    }
-    s
-}
-
-fn fmt_duration(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s.fract() == 0.0 { format!("{s:.0} s") } else { format!("{s:.1} s") }
 }
 
 /// A fresh run directory for one attempt at a task:

@@ -42,6 +42,8 @@ impl Env {
             concurrency: 2,
             seed: 7,
             runs_root: self.path("runs"),
+            holdout_tolerance: attractor::outer::DEFAULT_HOLDOUT_TOLERANCE,
+            tree: attractor::outer::tree::TreeConfig::default(),
         }
     }
 
@@ -60,6 +62,27 @@ impl Env {
         bus.close();
         persister.await.expect("persister");
         summary.unwrap_or_else(|e| panic!("runner failed: {e}"))
+    }
+
+    /// Runs a suite with a model for a model-driven optimizer (`textgrad`).
+    pub async fn run_with_model(
+        &self,
+        suite: &Path,
+        config: RunConfig,
+        model: attractor::llm::LlmClient,
+    ) -> Result<RunSummary, attractor::outer::RunnerError> {
+        let (_tx, cancel) = watch::channel(false);
+        let suite = attractor::suite::load(suite).unwrap_or_else(|e| panic!("{e}"));
+        let registry = Registry::load(self.store.clone()).await.expect("registry");
+        let bus = Bus::new();
+        let persister = bus::persist(&bus, self.store.clone());
+        let summary = SuiteRunner::new(self.store.clone(), registry, bus.clone(), suite, config, cancel)
+            .with_optimizer_llm(model)
+            .run()
+            .await;
+        bus.close();
+        persister.await.expect("persister");
+        summary
     }
 
     pub async fn registry(&self) -> Registry {

@@ -21,6 +21,7 @@ import type { SettingsUpdate } from "./generated/SettingsUpdate";
 import type { SettingsView } from "./generated/SettingsView";
 import type { SuiteEpochs } from "./generated/SuiteEpochs";
 import type { SuiteItem } from "./generated/SuiteItem";
+import type { SuiteProposals } from "./generated/SuiteProposals";
 import type { Validation } from "./generated/Validation";
 import type { WatchedFolders } from "./generated/WatchedFolders";
 import type { WatchedFolderView } from "./generated/WatchedFolderView";
@@ -81,6 +82,8 @@ export const api = {
   /** A suite's epochs; `runs: false` leaves the run lists out (what the charts need). */
   epochs: (suite: string | number, runs = true) =>
     call<SuiteEpochs>("GET", `/suites/${enc(String(suite))}/epochs${runs ? "" : "?runs=false"}`),
+  /** Every proposal the optimizer considered, with predicted and observed effect. */
+  proposals: (suite: string | number) => call<SuiteProposals>("GET", `/suites/${enc(String(suite))}/proposals`),
   run: (id: number) => call<RunDetail>("GET", `/runs/${id}`),
   artifacts: () => call<ArtifactItem[]>("GET", "/artifacts"),
   versions: (name: string) => call<ArtifactHistory>("GET", `/artifacts/${enc(name)}/versions`),

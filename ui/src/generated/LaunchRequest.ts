@@ -12,4 +12,8 @@ rollback: boolean, concurrency: number, seed?: number,
 /**
  * Run optimize tasks on heuristics alone even when a model is configured.
  */
-no_llm: boolean, };
+no_llm: boolean, 
+/**
+ * How far the held-out mean may rise before the update behind it is rolled back.
+ */
+holdout_tolerance?: number, };

@@ -1,0 +1,187 @@
+//! The bridge from overseer measurements to the goal gradient's criteria.
+//!
+//! Each test case is a verifiable criterion (named when the test format
+//! names it), as are the build, the type check, the security scan (no
+//! critical findings) and every custom check. So `D` moves test by test
+//! rather than jumping only when the whole suite flips.
+//!
+//! Overseer verdicts add what the aggregates cannot say: a verdict that
+//! failed for *environmental* reasons becomes an environmental failure (so it
+//! counts toward `P` and never toward `D`), and a verdict that failed
+//! logically while every aggregate criterion passes (an overseer with no
+//! structured result, say a pattern-matched custom command) is added as its
+//! own failed criterion so no failure goes unseen. When the overseers gave
+//! no structured results at all, the verdicts are the criteria.
+//!
+//! The intent verifier's per-criterion verdicts, when there are any, are
+//! appended as they are.
+
+use super::model::Observation;
+use crate::ggs::{CriterionMode, CriterionVerdict};
+use crate::overseer::FailureClass;
+
+fn pass(name: String) -> CriterionVerdict {
+    CriterionVerdict::pass(name, CriterionMode::Verifiable)
+}
+
+fn fail(name: String, evidence: String) -> CriterionVerdict {
+    CriterionVerdict::fail(name, CriterionMode::Verifiable, FailureClass::Logical, evidence)
+}
+
+/// The criteria verdicts of one observation.
+pub fn criteria_of(observation: &Observation) -> Vec<CriterionVerdict> {
+    let s = &observation.overseer_signals;
+    let mut out: Vec<CriterionVerdict> = Vec::new();
+
+    if let Some(t) = &s.test_results {
+        for name in &t.failing {
+            out.push(fail(format!("test:{name}"), String::new()));
+        }
+        // Failures and passes the format did not name still count, one criterion each.
+        for i in t.failing.len() as u32..t.failed {
+            out.push(fail(format!("failing test #{}", i + 1), String::new()));
+        }
+        for name in &t.passing {
+            out.push(pass(format!("test:{name}")));
+        }
+        for i in t.passing.len() as u32..t.passed {
+            out.push(pass(format!("passing test #{}", i + 1)));
+        }
+    }
+    if let Some(b) = &s.build_result {
+        out.push(if b.success {
+            pass("build".into())
+        } else {
+            fail("build".into(), format!("{} build error(s)", b.error_count))
+        });
+    }
+    if let Some(t) = &s.type_check {
+        out.push(if t.clean {
+            pass("type_check".into())
+        } else {
+            fail("type_check".into(), format!("{} type error(s)", t.error_count))
+        });
+    }
+    if let Some(sec) = &s.security_scan {
+        out.push(if sec.critical_count == 0 {
+            pass("security".into())
+        } else {
+            fail("security".into(), format!("{} critical finding(s)", sec.critical_count))
+        });
+    }
+    for c in &s.custom_checks {
+        out.push(if c.passed {
+            pass(format!("check:{}", c.name))
+        } else {
+            fail(format!("check:{}", c.name), c.detail.clone())
+        });
+    }
+
+    let structured = !out.is_empty();
+    let any_structured_failure = out.iter().any(|v| !v.passed);
+    for v in s.verdicts.iter().filter(|v| !v.skipped) {
+        let name = format!("overseer:{}", v.overseer);
+        if v.failure_class == Some(FailureClass::Environmental) && !v.passed {
+            out.push(CriterionVerdict::fail(
+                name,
+                CriterionMode::Verifiable,
+                FailureClass::Environmental,
+                v.evidence.clone(),
+            ));
+        } else if !structured {
+            out.push(if v.passed { pass(name) } else { fail(name, v.evidence.clone()) });
+        } else if !v.passed && !any_structured_failure {
+            out.push(fail(name, v.evidence.clone()));
+        }
+    }
+    // Test failures carry no text of their own: lend them the first logical
+    // verdict's output, so the partial result can quote why.
+    let logical_evidence = s
+        .verdicts
+        .iter()
+        .find(|v| !v.passed && !v.skipped && v.failure_class != Some(FailureClass::Environmental))
+        .map(|v| v.evidence.clone());
+    if let (Some(evidence), Some(first)) =
+        (logical_evidence, out.iter_mut().find(|c| !c.passed && c.evidence.is_empty()))
+    {
+        first.evidence = evidence;
+    }
+
+    if let Some(v) = &observation.verification {
+        out.extend(v.verdicts.iter().cloned());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::strategy::StrategyKind;
+    use crate::overseer::OverseerSignals;
+    use crate::overseer::signals::{BuildResult, TestResults, Verdict};
+    use crate::workspace::ArtifactReference;
+
+    fn obs(signals: OverseerSignals) -> Observation {
+        Observation::new(StrategyKind::RetryWithFeedback, ArtifactReference::default(), signals)
+    }
+
+    fn verdict(name: &str, passed: bool, class: Option<FailureClass>) -> Verdict {
+        Verdict {
+            overseer: name.into(),
+            passed,
+            failure_class: class,
+            evidence: format!("{name} says"),
+            skipped: false,
+        }
+    }
+
+    #[test]
+    fn every_test_case_is_a_criterion_named_when_possible() {
+        let c = criteria_of(&obs(OverseerSignals {
+            test_results: Some(TestResults {
+                passed: 3,
+                failed: 2,
+                total: 5,
+                failing: vec!["parse_empty".into()],
+                ..Default::default()
+            }),
+            build_result: Some(BuildResult { success: true, ..Default::default() }),
+            verdicts: vec![verdict("tests", false, Some(FailureClass::Logical)), verdict("build", true, None)],
+            ..Default::default()
+        }));
+        assert_eq!(c.len(), 6, "{c:#?}");
+        assert_eq!(c.iter().filter(|v| !v.passed).count(), 2);
+        assert!(c.iter().any(|v| v.criterion == "test:parse_empty" && v.evidence == "tests says"));
+    }
+
+    #[test]
+    fn an_environmental_verdict_becomes_an_environmental_failure() {
+        let c = criteria_of(&obs(OverseerSignals {
+            build_result: Some(BuildResult { success: true, ..Default::default() }),
+            verdicts: vec![verdict("build", true, None), verdict("e2e", false, Some(FailureClass::Environmental))],
+            ..Default::default()
+        }));
+        assert_eq!(c.len(), 2);
+        assert!(c.iter().any(|v| v.criterion == "overseer:e2e" && v.is_environmental()));
+    }
+
+    #[test]
+    fn a_failing_overseer_without_a_structured_result_is_not_lost() {
+        let c = criteria_of(&obs(OverseerSignals {
+            build_result: Some(BuildResult { success: true, ..Default::default() }),
+            verdicts: vec![verdict("build", true, None), verdict("lint", false, None)],
+            ..Default::default()
+        }));
+        assert!(c.iter().any(|v| v.criterion == "overseer:lint" && v.is_logical_failure()), "{c:#?}");
+    }
+
+    #[test]
+    fn with_only_verdicts_the_verdicts_are_the_criteria() {
+        let c = criteria_of(&obs(OverseerSignals {
+            verdicts: vec![verdict("a", true, None), verdict("b", false, Some(FailureClass::Logical))],
+            ..Default::default()
+        }));
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.iter().filter(|v| v.passed).count(), 1);
+    }
+}

@@ -1,0 +1,216 @@
+//! `textgrad`: the optimizer that asks a model to rewrite one artifact (seed
+//! 004 §7).
+//!
+//! For every candidate artifact it makes one call carrying the artifact's
+//! current content, the epoch's evidence (per-task losses with their
+//! breakdowns and errors; held-out tasks never appear), the learning rate
+//! verbatim, and — beyond the seed — what earlier applied proposals for that
+//! artifact predicted and what they actually did. Each reply is parsed
+//! strictly, then leniently, then once more after telling the model what was
+//! wrong (the LLM client does that). The seed's rejection rules drop a reply;
+//! the winner is the argmax of expected loss reduction × confidence, so at
+//! most one artifact changes per epoch and every change is easy to attribute
+//! and to roll back.
+//!
+//! The optimizer's own system prompt is fixed here, not learnable: making it
+//! learnable would need an optimizer for the optimizer.
+
+use std::fmt::Write as _;
+
+use serde::Deserialize;
+
+use super::optimizer::{Candidate, Considered, Evidence, Optimizer, OptimizerError, Proposal, Step};
+use crate::artifact::ArtifactKind;
+use crate::llm::{ChatMessage, ChatRequest, LlmClient, LlmError};
+
+/// The longest proposed content accepted (seed 004 §7).
+pub const MAX_CONTENT_CHARS: usize = 20_000;
+
+/// Fixed on purpose: see the module docs.
+pub const SYSTEM_PROMPT: &str = "\
+You improve one text artifact (a prompt or a settings document) that steers an automated system. \
+After each epoch the system runs a suite of tasks and scores every run with a loss in [0, 1] \
+(lower is better). You see the artifact's current content, the epoch's per-task losses and what \
+went wrong, earlier changes to this artifact with their predicted and observed effect, and a \
+learning rate in (0, 1]: scale the size of your edit to it (small rate: a targeted edit; rate 1: a \
+free rewrite). Do not repeat a change that was tried and did not help. Keep everything that is not \
+the cause of a loss. For a JSON artifact, keep it valid JSON with the same fields and keep every \
+value within its bounds.
+
+Answer with one JSON object and nothing else:
+{\"artifact_name\": \"<the artifact's name, or null if no change is worth making>\", \
+\"proposed_content\": \"<the complete new content>\", \"rationale\": \"<one or two sentences>\", \
+\"expected_loss_reduction\": <number: how much the mean loss should fall>, \
+\"confidence\": <number in [0, 1]>}";
+
+/// The reply the model is asked for.
+#[derive(Debug, Deserialize)]
+struct Reply {
+    artifact_name: Option<String>,
+    #[serde(default)]
+    proposed_content: Option<String>,
+    #[serde(default)]
+    rationale: Option<String>,
+    #[serde(default)]
+    expected_loss_reduction: Option<f64>,
+    #[serde(default)]
+    confidence: Option<f64>,
+}
+
+pub struct TextGrad {
+    client: LlmClient,
+}
+
+impl TextGrad {
+    pub fn new(client: LlmClient) -> Self {
+        TextGrad { client }
+    }
+
+    /// The messages of the call for one candidate (public so tests and the
+    /// app can show exactly what is sent).
+    pub fn messages(ev: &Evidence, cand: &Candidate) -> Vec<ChatMessage> {
+        let mut user = String::new();
+        let _ = writeln!(user, "Suite: {}\nEpoch: {}", ev.suite, ev.epoch_num);
+        let _ = writeln!(user, "Learning rate: {}", ev.learning_rate);
+        let _ = writeln!(user, "Mean loss this epoch: {:.4}\n", ev.mean_loss);
+        let _ = writeln!(user, "Per-task results (loss, status, loss parts, error):");
+        for t in &ev.tasks {
+            let _ = write!(user, "- {}: loss {:.4}, {}", t.task, t.loss, t.status);
+            if let Some(b) = &t.breakdown {
+                let _ = write!(
+                    user,
+                    "; eval {:.3}, critique {:.3}, gate rejections {:.3}, budget {:.3}, status {:.3}",
+                    b.eval_component, b.critique_component, b.gate_component, b.budget_component, b.status_component
+                );
+            }
+            if let Some(e) = &t.error {
+                let _ = write!(user, "; error: {}", one_line(e, 300));
+            }
+            user.push('\n');
+        }
+        let history = ev.history.get(&cand.def.name).map(Vec::as_slice).unwrap_or_default();
+        if !history.is_empty() {
+            let _ = writeln!(user, "\nEarlier changes to this artifact (oldest first):");
+            for h in history {
+                let predicted = h.expected_loss_reduction.map_or("–".to_string(), |v| format!("{v:+.4}"));
+                let observed = h.observed_loss_reduction.map_or("not yet measured".to_string(), |v| format!("{v:+.4}"));
+                let _ = writeln!(
+                    user,
+                    "- epoch {}: {} — predicted reduction {predicted}, observed {observed}{}",
+                    h.epoch_num,
+                    one_line(&h.rationale, 300),
+                    if h.rolled_back { ", rolled back" } else { "" }
+                );
+            }
+        }
+        let kind = match cand.def.kind {
+            ArtifactKind::Text => "text",
+            ArtifactKind::Json => "JSON",
+        };
+        let _ = writeln!(user, "\nArtifact `{}` ({kind}, version {}).", cand.def.name, cand.version);
+        if !cand.def.description.is_empty() {
+            let _ = writeln!(user, "What it controls: {}", cand.def.description);
+        }
+        if !cand.def.fields.is_empty() {
+            let _ = writeln!(user, "Tunable fields and bounds:");
+            for (name, b) in &cand.def.fields {
+                let _ = writeln!(user, "- {name}: {} to {}{}", b.min, b.max, if b.integer { ", integer" } else { "" });
+            }
+        }
+        let _ = write!(user, "Current content:\n<<<\n{}\n>>>", cand.content);
+        vec![ChatMessage::system(SYSTEM_PROMPT), ChatMessage::user(user)]
+    }
+
+    async fn consider(&self, ev: &Evidence, cand: &Candidate) -> Considered {
+        let rejected = |reason: String, proposal: Option<Proposal>| Considered {
+            artifact: cand.def.name.clone(),
+            parent_version: cand.version,
+            proposal,
+            rejection: Some(reason),
+        };
+        let request = ChatRequest::new(Self::messages(ev, cand)).temperature(0.0);
+        let reply = match self.client.chat_json::<Reply>(request).await {
+            Ok(r) => r.value,
+            Err(e @ LlmError::InvalidJson { .. }) => return rejected(format!("unparsable reply: {e}"), None),
+            Err(e) => return rejected(format!("the call failed: {e}"), None),
+        };
+        let Some(name) = reply.artifact_name.filter(|n| !n.trim().is_empty()) else {
+            return rejected("the model proposed no change (artifact_name is null)".into(), None);
+        };
+        let content = reply.proposed_content.unwrap_or_default();
+        let proposal = Proposal {
+            artifact: name.clone(),
+            parent_version: cand.version,
+            content: content.clone(),
+            rationale: reply.rationale.unwrap_or_default(),
+            expected_loss_reduction: reply.expected_loss_reduction.filter(|v| v.is_finite()),
+            confidence: reply.confidence.filter(|v| v.is_finite()).map(|c| c.clamp(0.0, 1.0)),
+            details: [("optimizer".to_string(), serde_json::json!("textgrad"))].into(),
+        };
+        if name != cand.def.name && !ev.candidates.iter().any(|c| c.def.name == name) {
+            return rejected(format!("unknown artifact `{name}` (not a candidate)"), Some(proposal));
+        }
+        // A reply may name another candidate; it is judged against that one's content.
+        let target = ev.candidates.iter().find(|c| c.def.name == name).unwrap_or(cand);
+        let proposal = Proposal { parent_version: target.version, ..proposal };
+        if content.trim().is_empty() {
+            return rejected("the proposed content is empty".into(), Some(proposal));
+        }
+        if content == target.content {
+            return rejected("the proposed content is identical to the current version".into(), Some(proposal));
+        }
+        let chars = content.chars().count();
+        if chars > MAX_CONTENT_CHARS {
+            return rejected(
+                format!("the proposed content has {chars} characters, over the limit of {MAX_CONTENT_CHARS}"),
+                Some(proposal),
+            );
+        }
+        if target.def.kind == ArtifactKind::Json
+            && let Err(e) = target.def.validate_json(&content)
+        {
+            return rejected(format!("invalid settings for `{name}`: {e}"), Some(proposal));
+        }
+        Considered { artifact: name, parent_version: target.version, proposal: Some(proposal), rejection: None }
+    }
+}
+
+/// Expected loss reduction × confidence; a missing number counts as 0.
+pub fn score(p: &Proposal) -> f64 {
+    p.expected_loss_reduction.unwrap_or(0.0) * p.confidence.unwrap_or(0.0)
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max { flat } else { flat.chars().take(max).collect::<String>() + "…" }
+}
+
+#[async_trait::async_trait]
+impl Optimizer for TextGrad {
+    fn name(&self) -> &'static str {
+        "textgrad"
+    }
+
+    async fn propose(&self, ev: &Evidence) -> Result<Step, OptimizerError> {
+        // One call per candidate, in order: the calls are few and a local
+        // model serves one at a time anyway.
+        let mut considered = Vec::with_capacity(ev.candidates.len());
+        for cand in &ev.candidates {
+            considered.push(self.consider(ev, cand).await);
+        }
+        // The first of equal scores wins, so the choice is reproducible.
+        let winner = considered
+            .iter()
+            .filter(|c| c.rejection.is_none())
+            .filter_map(|c| c.proposal.as_ref())
+            .fold(None::<&Proposal>, |best, p| match best {
+                Some(b) if score(b) >= score(p) => Some(b),
+                _ => Some(p),
+            })
+            .cloned();
+        if let Some(w) = &winner {
+            tracing::info!(artifact = %w.artifact, score = score(w), "textgrad picked a proposal");
+        }
+        Ok(Step { winner, considered })
+    }
+}

@@ -1,0 +1,617 @@
+//! Running a task's overseers against a workspace, cheapest first.
+//!
+//! [`OverseerRunner::measure`] runs each configured overseer as a shell
+//! command in the workspace (seed 002 §2.3):
+//!
+//! - in cost order — cheap, moderate, expensive — keeping the file's order
+//!   within a class;
+//! - after a *blocking* failure (a build or type check that fails) the rest
+//!   are skipped: their results would only restate it;
+//! - expensive overseers are skipped when the trajectory's policy says so;
+//! - every failure is classified ([`FailureClass`]): environmental ones (the
+//!   check could not run) are retried, `environmental_retries` times by
+//!   default 2, before they count; logical ones count at once;
+//! - each overseer's output is read by its kind (test results, error
+//!   counts, security findings, patterns) into [`OverseerSignals`], with one
+//!   [`Verdict`] per overseer whose evidence is the end of its output.
+//!
+//! An environmental failure records no measurement (the state was not
+//! measured); only its verdict says what happened.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use regex::{Regex, RegexBuilder};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+use tokio::sync::watch;
+
+use super::classify::{environmental_output, hard_environmental};
+use super::parse::{TestFormat, parse_diagnostics, parse_junit, parse_security, parse_tests};
+use super::signals::{
+    BuildResult, CustomCheckResult, FailureClass, LintResults, OverseerSignals, SecurityScanResult, TestResults,
+    TypeCheckResult, Verdict,
+};
+use crate::process::{Capture, ProcessEnd, ShellCommand, ShellRun};
+use crate::suite::{CostClass, Overseer, OverseerKind};
+
+/// How overseers are run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunnerConfig {
+    /// Extra attempts for an environmental failure before it counts.
+    pub environmental_retries: u32,
+    /// Pause before such a retry (milliseconds).
+    pub retry_delay_ms: u64,
+    /// Timeout of an overseer whose task file gives none (seconds).
+    pub default_timeout_secs: f64,
+    /// Bytes of output kept as a verdict's evidence (its end).
+    pub evidence_bytes: usize,
+    /// Bytes of output kept from the start and from the end of a run.
+    pub output_head_bytes: usize,
+    pub output_tail_bytes: usize,
+    /// Largest report file read (bytes).
+    pub max_report_bytes: u64,
+}
+
+impl Default for RunnerConfig {
+    fn default() -> Self {
+        RunnerConfig {
+            environmental_retries: 2,
+            retry_delay_ms: 500,
+            default_timeout_secs: 300.0,
+            evidence_bytes: 2000,
+            output_head_bytes: 256 * 1024,
+            output_tail_bytes: 256 * 1024,
+            max_report_bytes: 16 * 1024 * 1024,
+        }
+    }
+}
+
+/// What the trajectory's policy says about this measurement.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MeasurePolicy {
+    /// Skip expensive overseers (full suites, integration tests).
+    pub skip_expensive: bool,
+}
+
+#[derive(Debug, Error)]
+pub enum OverseerError {
+    #[error("overseer `{overseer}`: `{field}` is not a valid regular expression: {error}")]
+    BadPattern { overseer: String, field: &'static str, error: String },
+}
+
+/// One overseer's run, for telemetry and tests.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OverseerRun {
+    pub overseer: String,
+    pub kind: OverseerKind,
+    /// Runs made: 1, more after environmental failures, 0 when skipped.
+    pub attempts: u32,
+    pub duration: Duration,
+    /// How the last attempt ended ("exited with code 1", "timed out after 5 s").
+    pub ended: String,
+    pub exit_code: Option<i32>,
+    /// The test format recognised, for test overseers.
+    pub test_format: Option<TestFormat>,
+}
+
+/// What one measurement of a workspace produced.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Measurement {
+    pub signals: OverseerSignals,
+    /// The overseers in the order they were considered (skipped ones included).
+    pub runs: Vec<OverseerRun>,
+}
+
+struct Configured {
+    spec: Overseer,
+    success: Option<Regex>,
+    failure: Option<Regex>,
+}
+
+/// Runs a task's overseers; built once per trajectory, used after every
+/// execution.
+pub struct OverseerRunner {
+    overseers: Vec<Configured>,
+    config: RunnerConfig,
+    env: Vec<(String, String)>,
+}
+
+fn cost_rank(c: CostClass) -> u8 {
+    match c {
+        CostClass::Cheap => 0,
+        CostClass::Moderate => 1,
+        CostClass::Expensive => 2,
+    }
+}
+
+impl OverseerRunner {
+    /// Orders the overseers cheapest first (stable within a class) and
+    /// compiles their patterns.
+    pub fn new(overseers: Vec<Overseer>, config: RunnerConfig) -> Result<OverseerRunner, OverseerError> {
+        let mut configured = Vec::with_capacity(overseers.len());
+        for spec in overseers {
+            let compile = |field: &'static str, p: &Option<String>| -> Result<Option<Regex>, OverseerError> {
+                // Multi-line: `^` and `$` match at every line, which is what
+                // a pattern over a command's output means.
+                p.as_deref()
+                    .map(|p| RegexBuilder::new(p).multi_line(true).build())
+                    .transpose()
+                    .map_err(|e| OverseerError::BadPattern { overseer: spec.name.clone(), field, error: e.to_string() })
+            };
+            let success = compile("success_pattern", &spec.success_pattern)?;
+            let failure = compile("failure_pattern", &spec.failure_pattern)?;
+            configured.push(Configured { spec, success, failure });
+        }
+        configured.sort_by_key(|c| cost_rank(c.spec.cost));
+        Ok(OverseerRunner { overseers: configured, config, env: Vec::new() })
+    }
+
+    /// Adds an environment variable to every overseer's command.
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> OverseerRunner {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// The overseers in the order they run.
+    pub fn order(&self) -> Vec<&Overseer> {
+        self.overseers.iter().map(|c| &c.spec).collect()
+    }
+
+    /// Runs the overseers against the workspace at `root`.
+    pub async fn measure(
+        &self,
+        root: &Path,
+        policy: MeasurePolicy,
+        cancel: Option<watch::Receiver<bool>>,
+    ) -> Measurement {
+        let mut m = Measurement::default();
+        let mut blocked_by: Option<String> = None;
+        let mut cancelled = false;
+        for c in &self.overseers {
+            let o = &c.spec;
+            let skip_reason = if cancelled {
+                Some("skipped: the measurement was cancelled".to_string())
+            } else if let Some(b) = &blocked_by {
+                Some(format!(
+                    "skipped: `{b}` failed, and checks after a failing build or type check would only restate it"
+                ))
+            } else if o.cost == CostClass::Expensive && policy.skip_expensive {
+                Some("skipped: expensive overseers are off for this trajectory".to_string())
+            } else {
+                None
+            };
+            if let Some(reason) = skip_reason {
+                m.signals.verdicts.push(Verdict {
+                    overseer: o.name.clone(),
+                    passed: false,
+                    failure_class: None,
+                    evidence: reason,
+                    skipped: true,
+                });
+                m.runs.push(OverseerRun {
+                    overseer: o.name.clone(),
+                    kind: o.kind,
+                    attempts: 0,
+                    duration: Duration::ZERO,
+                    ended: "skipped".to_string(),
+                    exit_code: None,
+                    test_format: None,
+                });
+                continue;
+            }
+
+            let (assessment, run, attempts) = self.run_with_retries(c, root, cancel.clone()).await;
+            if matches!(run.end, ProcessEnd::Cancelled) {
+                cancelled = true;
+            }
+            if !assessment.passed && matches!(o.kind, OverseerKind::Build | OverseerKind::TypeCheck) {
+                blocked_by = Some(o.name.clone());
+            }
+            let evidence =
+                format!("{}\n{}", assessment.summary, tail(&run.combined_output(), self.config.evidence_bytes));
+            m.signals.verdicts.push(Verdict {
+                overseer: o.name.clone(),
+                passed: assessment.passed,
+                failure_class: assessment.class,
+                evidence: evidence.trim_end().to_string(),
+                skipped: false,
+            });
+            m.runs.push(OverseerRun {
+                overseer: o.name.clone(),
+                kind: o.kind,
+                attempts,
+                duration: run.duration,
+                ended: run.end.describe(),
+                exit_code: run.end.exit_code(),
+                test_format: assessment.format,
+            });
+            merge(&mut m.signals, assessment.measured);
+        }
+        m
+    }
+
+    async fn run_with_retries(
+        &self,
+        c: &Configured,
+        root: &Path,
+        cancel: Option<watch::Receiver<bool>>,
+    ) -> (Assessment, ShellRun, u32) {
+        let o = &c.spec;
+        let timeout = o.timeout.unwrap_or_else(|| Duration::from_secs_f64(self.config.default_timeout_secs.max(0.001)));
+        let mut cmd = ShellCommand::new(&o.command, root, timeout)
+            .capture(Capture::head_and_tail(self.config.output_head_bytes, self.config.output_tail_bytes))
+            .env("ATTRACTOR_WORKSPACE", root)
+            .env("ATTRACTOR_OVERSEER", &o.name);
+        for (k, v) in &self.env {
+            cmd = cmd.env(k, v);
+        }
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let started = SystemTime::now();
+            let run = cmd.run(cancel.clone()).await;
+            let report = self.read_report(o, root, started);
+            let assessment = assess(c, &run, report);
+            let retry = assessment.class == Some(FailureClass::Environmental)
+                && !matches!(run.end, ProcessEnd::Cancelled)
+                && attempts <= self.config.environmental_retries;
+            if !retry {
+                let mut assessment = assessment;
+                if attempts > 1 {
+                    assessment.summary.push_str(&format!(" ({attempts} attempts)"));
+                }
+                return (assessment, run, attempts);
+            }
+            tracing::debug!(overseer = %o.name, attempts, reason = %assessment.summary, "environmental failure; retrying");
+            tokio::time::sleep(Duration::from_millis(self.config.retry_delay_ms)).await;
+        }
+    }
+
+    /// The report file (or the `.xml`/`.json`/`.sarif` files of a report
+    /// folder) written by this run: files older than the run are stale and
+    /// ignored, and a link leading out of the workspace is not followed.
+    fn read_report(&self, o: &Overseer, root: &Path, started: SystemTime) -> Option<Vec<String>> {
+        let rel = o.report.as_deref()?;
+        let root = std::fs::canonicalize(root).ok()?;
+        let path = std::fs::canonicalize(root.join(rel)).ok()?;
+        if !path.starts_with(&root) {
+            tracing::warn!(overseer = %o.name, report = rel, "the report path leads outside the workspace; ignored");
+            return None;
+        }
+        let fresh = |p: &Path| -> bool {
+            // A second's slack for file systems with coarse timestamps.
+            let since = started.checked_sub(Duration::from_secs(1)).unwrap_or(started);
+            std::fs::metadata(p).and_then(|m| m.modified()).is_ok_and(|t| t >= since)
+        };
+        let read = |p: &Path| -> Option<String> {
+            let meta = std::fs::metadata(p).ok()?;
+            if !meta.is_file() || meta.len() > self.config.max_report_bytes || !fresh(p) {
+                return None;
+            }
+            std::fs::read_to_string(p).ok()
+        };
+        let files: Vec<PathBuf> = if path.is_dir() {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(&path)
+                .ok()?
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "xml" || x == "json" || x == "sarif"))
+                .filter(|p| std::fs::canonicalize(p).is_ok_and(|c| c.starts_with(&root)))
+                .collect();
+            v.sort();
+            v
+        } else {
+            vec![path]
+        };
+        let texts: Vec<String> = files.iter().filter_map(|p| read(p)).collect();
+        (!texts.is_empty()).then_some(texts)
+    }
+}
+
+/// What one overseer's run amounted to.
+struct Assessment {
+    passed: bool,
+    class: Option<FailureClass>,
+    /// One line: what happened, for the verdict's evidence.
+    summary: String,
+    measured: Measured,
+    format: Option<TestFormat>,
+}
+
+enum Measured {
+    Nothing,
+    Tests(TestResults),
+    Build(BuildResult),
+    TypeCheck(TypeCheckResult),
+    Lint(LintResults),
+    Security(SecurityScanResult),
+    Custom(CustomCheckResult),
+}
+
+impl Assessment {
+    fn environmental(reason: String) -> Assessment {
+        Assessment {
+            passed: false,
+            class: Some(FailureClass::Environmental),
+            summary: format!("environmental failure: {reason}"),
+            measured: Measured::Nothing,
+            format: None,
+        }
+    }
+}
+
+fn assess(c: &Configured, run: &ShellRun, report: Option<Vec<String>>) -> Assessment {
+    if let Some(reason) = hard_environmental(&run.end) {
+        return Assessment::environmental(reason);
+    }
+    let output = run.combined_output();
+    let ok = run.end.success();
+    let exit = run.end.describe();
+    let env_in_output = || if ok { None } else { environmental_output(&output) };
+    match c.spec.kind {
+        OverseerKind::Test => assess_tests(&c.spec, run, &output, report),
+        OverseerKind::Build | OverseerKind::TypeCheck | OverseerKind::Lint => {
+            if let Some(reason) = env_in_output() {
+                return Assessment::environmental(reason);
+            }
+            let d = parse_diagnostics(&output);
+            // The exit status is the verdict; a failing check reports at least one error.
+            let errors = if ok { d.errors } else { d.errors.max(1) };
+            let (what, measured) = match c.spec.kind {
+                OverseerKind::Build => (
+                    "build",
+                    Measured::Build(BuildResult { success: ok, error_count: errors, warning_count: d.warnings }),
+                ),
+                OverseerKind::TypeCheck => {
+                    ("type check", Measured::TypeCheck(TypeCheckResult { clean: ok, error_count: errors }))
+                }
+                _ => ("lint", Measured::Lint(LintResults { error_count: errors, warning_count: d.warnings })),
+            };
+            let summary = if ok {
+                format!("{what} passed ({} warning(s))", d.warnings)
+            } else {
+                format!("{what} failed: {errors} error(s), {} warning(s); the command {exit}", d.warnings)
+            };
+            Assessment { passed: ok, class: (!ok).then_some(FailureClass::Logical), summary, measured, format: None }
+        }
+        OverseerKind::Security => {
+            let texts = report.unwrap_or_else(|| vec![output.clone()]);
+            let mut s = SecurityScanResult::default();
+            for t in &texts {
+                let r = parse_security(t);
+                s.critical_count += r.critical_count;
+                s.high_count += r.high_count;
+                s.medium_count += r.medium_count;
+                s.low_count += r.low_count;
+            }
+            let found = s.critical_count + s.high_count + s.medium_count + s.low_count;
+            // Scanners exit non-zero when they find anything, so the exit
+            // status says little; a scanner that failed to run shows it in
+            // its output and found nothing.
+            if found == 0
+                && let Some(reason) = env_in_output()
+            {
+                return Assessment::environmental(reason);
+            }
+            let passed = s.critical_count == 0;
+            let summary = format!(
+                "security scan {}: {} critical, {} high, {} medium, {} low",
+                if passed { "passed" } else { "failed" },
+                s.critical_count,
+                s.high_count,
+                s.medium_count,
+                s.low_count
+            );
+            Assessment {
+                passed,
+                class: (!passed).then_some(FailureClass::Logical),
+                summary,
+                measured: Measured::Security(s),
+                format: None,
+            }
+        }
+        OverseerKind::Custom => {
+            let line_of =
+                |re: &Regex| output.lines().find(|l| re.is_match(l)).map(|l| l.trim().to_string()).unwrap_or_default();
+            let (passed, detail) = if let Some(re) = c.failure.as_ref().filter(|re| re.is_match(&output)) {
+                (false, format!("the failure pattern matched: {}", line_of(re)))
+            } else if let Some(re) = &c.success {
+                if re.is_match(&output) {
+                    (true, format!("the success pattern matched: {}", line_of(re)))
+                } else {
+                    (false, format!("the success pattern `{}` did not match; the command {exit}", re.as_str()))
+                }
+            } else if ok {
+                (true, "the command exited with code 0".to_string())
+            } else {
+                (false, format!("the command {exit}"))
+            };
+            let pattern_failed = c.failure.as_ref().is_some_and(|re| re.is_match(&output));
+            if !passed
+                && !pattern_failed
+                && let Some(reason) = env_in_output()
+            {
+                return Assessment::environmental(reason);
+            }
+            Assessment {
+                passed,
+                class: (!passed).then_some(FailureClass::Logical),
+                summary: format!("check {}: {detail}", if passed { "passed" } else { "failed" }),
+                measured: Measured::Custom(CustomCheckResult { name: c.spec.name.clone(), passed, detail }),
+                format: None,
+            }
+        }
+    }
+}
+
+fn assess_tests(o: &Overseer, run: &ShellRun, output: &str, report: Option<Vec<String>>) -> Assessment {
+    let ok = run.end.success();
+    let exit = run.end.describe();
+    // A fresh report file is the most exact source; the output is the fallback.
+    let from_report = report.and_then(|texts| {
+        let mut merged: Option<TestResults> = None;
+        for t in texts {
+            if let Ok(r) = parse_junit(&t) {
+                add_tests(merged.get_or_insert_with(TestResults::default), r);
+            }
+        }
+        merged.map(|r| (TestFormat::Junit, r))
+    });
+    let parsed = from_report.or_else(|| parse_tests(output));
+    let (format, mut results) = match parsed {
+        Some((f, r)) => (Some(f), r),
+        None => {
+            if !ok && let Some(reason) = environmental_output(output) {
+                return Assessment::environmental(reason);
+            }
+            // An output we cannot read counts as one test: the overseer itself.
+            let mut r = TestResults { total: 1, ..TestResults::default() };
+            if ok {
+                r.passed = 1;
+                r.passing.push(o.name.clone());
+            } else {
+                r.failed = 1;
+                r.failing.push(o.name.clone());
+            }
+            let summary = format!(
+                "test output not in a known format; counted as one test that {} (the command {exit})",
+                if ok { "passed" } else { "failed" }
+            );
+            return Assessment {
+                passed: ok,
+                class: (!ok).then_some(FailureClass::Logical),
+                summary,
+                measured: Measured::Tests(r),
+                format: None,
+            };
+        }
+    };
+    if results.failed == 0 && !ok {
+        if let Some(reason) = environmental_output(output) {
+            return Assessment::environmental(reason);
+        }
+        // The runner failed although no test did (a binary that did not
+        // compile, no tests collected): one failure, so the signals agree
+        // with the verdict.
+        let name = format!("{} ({exit})", o.name);
+        results.failed += 1;
+        results.total += 1;
+        results.failing.push(name);
+    }
+    let passed = results.failed == 0;
+    let fmt = format.map_or(String::new(), |f| format!(" [{f}]"));
+    let summary = if passed {
+        format!("tests passed: {} of {} ({} skipped){fmt}", results.passed, results.total, results.skipped)
+    } else {
+        let shown: Vec<&str> = results.failing.iter().take(10).map(String::as_str).collect();
+        let more = results.failing.len().saturating_sub(shown.len());
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        format!("{} of {} tests failed{fmt}: {}{more}", results.failed, results.total, shown.join(", "))
+    };
+    Assessment {
+        passed,
+        class: (!passed).then_some(FailureClass::Logical),
+        summary,
+        measured: Measured::Tests(results),
+        format,
+    }
+}
+
+fn add_tests(into: &mut TestResults, r: TestResults) {
+    into.passed += r.passed;
+    into.failed += r.failed;
+    into.skipped += r.skipped;
+    into.total += r.total;
+    into.failing.extend(r.failing);
+    into.passing.extend(r.passing);
+}
+
+/// Adds one overseer's measurement to the signals (several overseers of a
+/// kind add up).
+fn merge(s: &mut OverseerSignals, m: Measured) {
+    match m {
+        Measured::Nothing => {}
+        Measured::Tests(r) => add_tests(s.test_results.get_or_insert_with(TestResults::default), r),
+        Measured::Build(b) => {
+            let into = s.build_result.get_or_insert(BuildResult { success: true, ..BuildResult::default() });
+            into.success &= b.success;
+            into.error_count += b.error_count;
+            into.warning_count += b.warning_count;
+        }
+        Measured::TypeCheck(t) => {
+            let into = s.type_check.get_or_insert(TypeCheckResult { clean: true, error_count: 0 });
+            into.clean &= t.clean;
+            into.error_count += t.error_count;
+        }
+        Measured::Lint(l) => {
+            let into = s.lint_results.get_or_insert_with(LintResults::default);
+            into.error_count += l.error_count;
+            into.warning_count += l.warning_count;
+        }
+        Measured::Security(r) => {
+            let into = s.security_scan.get_or_insert_with(SecurityScanResult::default);
+            into.critical_count += r.critical_count;
+            into.high_count += r.high_count;
+            into.medium_count += r.medium_count;
+            into.low_count += r.low_count;
+        }
+        Measured::Custom(c) => s.custom_checks.push(c),
+    }
+}
+
+/// The last `max` bytes of `text`, starting at a line where possible.
+fn tail(text: &str, max: usize) -> &str {
+    let text = text.trim_end();
+    if text.len() <= max {
+        return text;
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let cut = &text[start..];
+    match cut.find('\n') {
+        Some(i) if i + 1 < cut.len() => &cut[i + 1..],
+        _ => cut,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_starts_at_a_line_and_never_splits_a_character() {
+        assert_eq!(tail("one\ntwo\nthree", 8), "three");
+        assert_eq!(tail("short", 100), "short");
+        let s = "ééééé";
+        assert_eq!(tail(s, 3), "é");
+    }
+
+    #[test]
+    fn cheap_ones_run_first_and_the_file_order_holds_within_a_class() {
+        let o = |name: &str, cost| Overseer::new(name, OverseerKind::Custom, "true").cost(cost);
+        let runner = OverseerRunner::new(
+            vec![
+                o("e1", CostClass::Expensive),
+                o("m1", CostClass::Moderate),
+                o("c1", CostClass::Cheap),
+                o("m2", CostClass::Moderate),
+                o("c2", CostClass::Cheap),
+            ],
+            RunnerConfig::default(),
+        )
+        .unwrap();
+        let names: Vec<&str> = runner.order().iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, vec!["c1", "c2", "m1", "m2", "e1"]);
+    }
+
+    #[test]
+    fn a_bad_pattern_built_in_code_is_an_error_not_a_panic() {
+        let bad = Overseer::new("x", OverseerKind::Custom, "true").failure_pattern("(");
+        let err = OverseerRunner::new(vec![bad], RunnerConfig::default()).err().unwrap();
+        assert!(err.to_string().contains("failure_pattern"), "{err}");
+    }
+}

@@ -1,0 +1,405 @@
+//! Running one shell command the way every harness-facing part of Attractor
+//! needs it: bounded in time, bounded in output, and killed as a whole.
+//!
+//! Command tasks, the command executor (an external coding agent) and the
+//! overseers (tests, builds, linters) all run other people's programs. Those
+//! programs start pipelines and background helpers, print megabytes, and
+//! sometimes never end. [`ShellCommand::run`] therefore
+//!
+//! - starts `sh -c COMMAND` in its own process group, so a timeout or a
+//!   cancellation kills everything the command started, not only the shell;
+//! - keeps a bounded [`Capture`] of stdout and stderr — the head, the tail, or
+//!   both (test summaries are at the end of long outputs);
+//! - does not wait forever for a pipe a left-behind background process holds
+//!   open: after the command ends, stragglers get a short grace, then the
+//!   group is killed;
+//! - reports how it ended ([`ProcessEnd`]) without ever failing itself, so the
+//!   caller decides what a spawn error, a timeout or an exit code means.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// How long the pipes may stay open after the command itself ended (a
+/// background process it started may still hold them) before the process
+/// group is killed.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// How much of a stream is kept: the first `head` bytes and the last `tail`
+/// bytes; what lies between is counted and replaced by a marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capture {
+    pub head: usize,
+    pub tail: usize,
+}
+
+impl Capture {
+    /// Only the beginning (a harness's own messages come first).
+    pub const fn head(bytes: usize) -> Capture {
+        Capture { head: bytes, tail: 0 }
+    }
+
+    /// The beginning and the end (test runners print their summary last).
+    pub const fn head_and_tail(head: usize, tail: usize) -> Capture {
+        Capture { head, tail }
+    }
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessEnd {
+    /// It exited on its own (with a code, or killed by a signal it did not
+    /// get from us).
+    Exited(ExitStatus),
+    /// It ran past its timeout and was killed with its process group.
+    TimedOut(Duration),
+    /// The caller cancelled it (Ctrl-C) and it was killed with its group.
+    Cancelled,
+    /// It could not be started at all.
+    SpawnFailed(String),
+    /// It started but waiting for it failed.
+    WaitFailed(String),
+}
+
+impl ProcessEnd {
+    /// The exit code, when it exited with one.
+    pub fn exit_code(&self) -> Option<i32> {
+        match self {
+            ProcessEnd::Exited(status) => status.code(),
+            _ => None,
+        }
+    }
+
+    /// The signal that ended it, when it exited because of one we did not send.
+    pub fn signal(&self) -> Option<i32> {
+        use std::os::unix::process::ExitStatusExt;
+        match self {
+            ProcessEnd::Exited(status) => status.signal(),
+            _ => None,
+        }
+    }
+
+    /// It exited with code 0.
+    pub fn success(&self) -> bool {
+        matches!(self, ProcessEnd::Exited(status) if status.success())
+    }
+
+    /// One phrase for people: "exited with code 3", "timed out after 5 s", ….
+    pub fn describe(&self) -> String {
+        match self {
+            ProcessEnd::Exited(status) => match (status.code(), self.signal()) {
+                (Some(code), _) => format!("exited with code {code}"),
+                (None, Some(sig)) => format!("was killed by signal {sig}"),
+                (None, None) => "ended without an exit code".to_string(),
+            },
+            ProcessEnd::TimedOut(after) => format!("timed out after {}", fmt_duration(*after)),
+            ProcessEnd::Cancelled => "was cancelled".to_string(),
+            ProcessEnd::SpawnFailed(e) => format!("could not be started: {e}"),
+            ProcessEnd::WaitFailed(e) => format!("could not be waited for: {e}"),
+        }
+    }
+}
+
+/// A shell command to run once.
+#[derive(Debug, Clone)]
+pub struct ShellCommand {
+    /// Run with `sh -c`.
+    pub command: String,
+    pub cwd: PathBuf,
+    /// Added to the inherited environment.
+    pub env: Vec<(OsString, OsString)>,
+    pub timeout: Duration,
+    pub capture: Capture,
+}
+
+/// What one run produced.
+#[derive(Debug, Clone)]
+pub struct ShellRun {
+    pub end: ProcessEnd,
+    pub stdout: String,
+    pub stderr: String,
+    pub duration: Duration,
+}
+
+impl ShellRun {
+    /// stdout then stderr, for parsers that do not care which stream a line came on.
+    pub fn combined_output(&self) -> String {
+        match (self.stdout.is_empty(), self.stderr.is_empty()) {
+            (_, true) => self.stdout.clone(),
+            (true, false) => self.stderr.clone(),
+            (false, false) => format!("{}\n{}", self.stdout.trim_end_matches('\n'), self.stderr),
+        }
+    }
+}
+
+impl ShellCommand {
+    pub fn new(command: impl Into<String>, cwd: impl Into<PathBuf>, timeout: Duration) -> ShellCommand {
+        ShellCommand {
+            command: command.into(),
+            cwd: cwd.into(),
+            env: Vec::new(),
+            timeout,
+            capture: Capture::head_and_tail(256 * 1024, 256 * 1024),
+        }
+    }
+
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> ShellCommand {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    pub fn capture(mut self, capture: Capture) -> ShellCommand {
+        self.capture = capture;
+        self
+    }
+
+    /// Runs the command to its end, its timeout, or `cancel` turning true.
+    pub async fn run(&self, cancel: Option<watch::Receiver<bool>>) -> ShellRun {
+        let started = Instant::now();
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(&self.command)
+            .current_dir(&self.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            // Its own process group, so a timeout kills the whole pipeline the
+            // shell started, not just the shell.
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                let reason = if self.cwd.is_dir() {
+                    e.to_string()
+                } else {
+                    format!("{e} (the working directory {} does not exist)", self.cwd.display())
+                };
+                return ShellRun {
+                    end: ProcessEnd::SpawnFailed(reason),
+                    stdout: String::new(),
+                    stderr: String::new(),
+                    duration: started.elapsed(),
+                };
+            }
+        };
+        let pgid = child.id().and_then(|p| i32::try_from(p).ok());
+        let stdout = Drain::start(child.stdout.take(), self.capture);
+        let stderr = Drain::start(child.stderr.take(), self.capture);
+
+        enum Stop {
+            Exited(std::io::Result<ExitStatus>),
+            TimedOut,
+            Cancelled,
+        }
+        let cancelled = async move {
+            match cancel {
+                Some(mut rx) => loop {
+                    if *rx.borrow_and_update() {
+                        return;
+                    }
+                    if rx.changed().await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                },
+                None => std::future::pending::<()>().await,
+            }
+        };
+        let stop = tokio::select! {
+            status = child.wait() => Stop::Exited(status),
+            _ = tokio::time::sleep(self.timeout) => Stop::TimedOut,
+            _ = cancelled => Stop::Cancelled,
+        };
+        if !matches!(stop, Stop::Exited(_)) {
+            kill_group(pgid);
+            let _ = child.wait().await;
+        }
+        // The shell is gone; its pipes close when every process that inherited
+        // them is gone too. A straggler holding them gets a grace period, then
+        // the group is killed. (The group id cannot have been reused meanwhile:
+        // a group id stays taken while any member lives, and the straggler is one.)
+        if !(stdout.wait(DRAIN_GRACE).await && stderr.wait(DRAIN_GRACE).await) {
+            kill_group(pgid);
+            stdout.wait(DRAIN_GRACE).await;
+            stderr.wait(DRAIN_GRACE).await;
+        }
+        let end = match stop {
+            Stop::Exited(Ok(status)) => ProcessEnd::Exited(status),
+            Stop::Exited(Err(e)) => ProcessEnd::WaitFailed(e.to_string()),
+            Stop::TimedOut => ProcessEnd::TimedOut(self.timeout),
+            Stop::Cancelled => ProcessEnd::Cancelled,
+        };
+        ShellRun { end, stdout: stdout.finish(), stderr: stderr.finish(), duration: started.elapsed() }
+    }
+}
+
+fn kill_group(pgid: Option<i32>) {
+    if let Some(pgid) = pgid {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
+    }
+}
+
+/// Bytes kept from one stream.
+#[derive(Debug, Default)]
+struct Kept {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    dropped: usize,
+}
+
+/// A pipe read to its end on a task, into a bounded [`Kept`] that can be
+/// taken at any time (also when the reader has to be abandoned).
+struct Drain {
+    kept: Arc<Mutex<Kept>>,
+    task: Option<JoinHandle<()>>,
+    capture: Capture,
+}
+
+impl Drain {
+    fn start<R: AsyncRead + Unpin + Send + 'static>(pipe: Option<R>, capture: Capture) -> Drain {
+        let kept = Arc::new(Mutex::new(Kept::default()));
+        let task = pipe.map(|mut pipe| {
+            let kept = kept.clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 8192];
+                loop {
+                    match pipe.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => keep(&mut lock(&kept), &buf[..n], capture),
+                    }
+                }
+            })
+        });
+        Drain { kept, task, capture }
+    }
+
+    /// Waits up to `grace` for the pipe to close; true when it did.
+    async fn wait(&self, grace: Duration) -> bool {
+        match &self.task {
+            None => true,
+            Some(task) if task.is_finished() => true,
+            Some(_) => {
+                let deadline = tokio::time::Instant::now() + grace;
+                loop {
+                    if self.task.as_ref().is_none_or(JoinHandle::is_finished) {
+                        return true;
+                    }
+                    if tokio::time::Instant::now() >= deadline {
+                        return false;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+        }
+    }
+
+    /// What was kept, as text, with a marker where bytes were dropped.
+    fn finish(mut self) -> String {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+        let kept = std::mem::take(&mut *lock(&self.kept));
+        let mut s = String::from_utf8_lossy(&kept.head).into_owned();
+        if kept.dropped > 0 {
+            if self.capture.tail == 0 {
+                s.push_str(&format!("\n[… {} more bytes not kept]", kept.dropped));
+            } else {
+                s.push_str(&format!("\n[… {} bytes in the middle not kept …]\n", kept.dropped));
+            }
+        }
+        let (a, b) = kept.tail.as_slices();
+        if !a.is_empty() || !b.is_empty() {
+            let tail: Vec<u8> = a.iter().chain(b).copied().collect();
+            s.push_str(&String::from_utf8_lossy(&tail));
+        }
+        s
+    }
+}
+
+fn keep(kept: &mut Kept, mut bytes: &[u8], capture: Capture) {
+    let room = capture.head.saturating_sub(kept.head.len());
+    let into_head = bytes.len().min(room);
+    kept.head.extend_from_slice(&bytes[..into_head]);
+    bytes = &bytes[into_head..];
+    if bytes.is_empty() {
+        return;
+    }
+    if capture.tail == 0 {
+        kept.dropped += bytes.len();
+        return;
+    }
+    if bytes.len() >= capture.tail {
+        kept.dropped += kept.tail.len() + bytes.len() - capture.tail;
+        kept.tail.clear();
+        kept.tail.extend(&bytes[bytes.len() - capture.tail..]);
+        return;
+    }
+    let overflow = (kept.tail.len() + bytes.len()).saturating_sub(capture.tail);
+    kept.tail.drain(..overflow);
+    kept.dropped += overflow;
+    kept.tail.extend(bytes);
+}
+
+fn lock(m: &Mutex<Kept>) -> std::sync::MutexGuard<'_, Kept> {
+    // A reader that panicked leaves plain bytes behind: still usable.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `5 s`, `1.5 s`.
+pub fn fmt_duration(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 { format!("{s:.0} s") } else { format!("{s:.1} s") }
+}
+
+/// `text` quoted for `sh`, so a path with spaces or quotes stays one word.
+pub fn shell_quote(text: &str) -> String {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+:=@%,".contains(&b)) {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(chunks: &[&[u8]], capture: Capture) -> String {
+        let mut k = Kept::default();
+        for c in chunks {
+            keep(&mut k, c, capture);
+        }
+        let drain = Drain { kept: Arc::new(Mutex::new(k)), task: None, capture };
+        drain.finish()
+    }
+
+    #[test]
+    fn head_and_tail_keep_both_ends_and_count_the_middle() {
+        let out = kept(&[b"abcdef", b"ghij", b"klmnop"], Capture::head_and_tail(3, 4));
+        assert_eq!(out, "abc\n[… 9 bytes in the middle not kept …]\nmnop");
+        let out = kept(&[b"ab", b"c"], Capture::head_and_tail(3, 4));
+        assert_eq!(out, "abc");
+        let out = kept(&[b"abcd", b"e", b"f", b"g", b"h", b"i"], Capture::head_and_tail(2, 3));
+        assert_eq!(out, "ab\n[… 4 bytes in the middle not kept …]\nghi");
+    }
+
+    #[test]
+    fn head_only_says_how_much_more_there_was() {
+        assert_eq!(kept(&[b"abcdef"], Capture::head(4)), "abcd\n[… 2 more bytes not kept]");
+    }
+
+    #[test]
+    fn quoting_keeps_one_word() {
+        assert_eq!(shell_quote("/tmp/a.md"), "/tmp/a.md");
+        assert_eq!(shell_quote("/tmp/it's here"), r"'/tmp/it'\''s here'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}

@@ -1,0 +1,145 @@
+//! Rows of the optimizers' proposals: every candidate update considered at
+//! the end of an epoch, what it predicted, and what the next epoch observed.
+
+use serde::Serialize;
+
+use super::{Result, Store};
+
+/// How a considered proposal ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProposalOutcome {
+    /// Applied: it became the artifact's next version.
+    Winner,
+    /// Valid, but another proposal scored higher.
+    Candidate,
+    /// Dropped by a rejection rule (the reason is kept).
+    Rejected,
+}
+
+impl ProposalOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProposalOutcome::Winner => "winner",
+            ProposalOutcome::Candidate => "candidate",
+            ProposalOutcome::Rejected => "rejected",
+        }
+    }
+}
+
+/// A proposal on its way into the store, written with its epoch's close.
+#[derive(Debug, Clone)]
+pub struct NewProposal {
+    pub optimizer: String,
+    pub artifact: String,
+    pub parent_version: i64,
+    pub content: Option<String>,
+    pub rationale: Option<String>,
+    pub expected_loss_reduction: Option<f64>,
+    pub confidence: Option<f64>,
+    pub outcome: ProposalOutcome,
+    pub rejection: Option<String>,
+    pub learning_rate: f64,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct ProposalRow {
+    pub id: i64,
+    pub suite_id: i64,
+    pub epoch_id: i64,
+    pub optimizer: String,
+    pub artifact: String,
+    pub parent_version: i64,
+    pub content: Option<String>,
+    pub rationale: Option<String>,
+    pub expected_loss_reduction: Option<f64>,
+    pub confidence: Option<f64>,
+    pub outcome: String,
+    pub rejection: Option<String>,
+    pub learning_rate: f64,
+    pub applied_version: Option<i64>,
+    pub observed_loss_reduction: Option<f64>,
+    pub rolled_back: bool,
+    pub created_at: String,
+}
+
+/// A proposal with its epoch number, for listings.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct ProposalListing {
+    pub epoch_num: i64,
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub proposal: ProposalRow,
+}
+
+impl Store {
+    /// Stores proposals made outside an epoch's close (the tree search's
+    /// children), against the epoch that evaluated them.
+    pub async fn insert_proposals(&self, epoch_id: i64, proposals: &[NewProposal]) -> Result<()> {
+        // IMMEDIATE: a read-then-write transaction must hold the write lock
+        // from the start, or a concurrent writer makes the upgrade fail.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let suite_id: i64 =
+            sqlx::query_scalar("SELECT suite_id FROM epochs WHERE id = ?").bind(epoch_id).fetch_one(&mut *tx).await?;
+        for p in proposals {
+            insert_proposal(&mut tx, suite_id, epoch_id, p, None).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Every proposal of a suite, oldest epoch first, the winner first within an epoch.
+    pub async fn proposals(&self, suite_id: i64) -> Result<Vec<ProposalListing>> {
+        Ok(sqlx::query_as(
+            "SELECT e.epoch_num, p.* FROM proposals p JOIN epochs e ON e.id = p.epoch_id
+             WHERE p.suite_id = ? ORDER BY e.epoch_num, p.outcome != 'winner', p.id",
+        )
+        .bind(suite_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// The applied proposals for one artifact in a suite, oldest first: what
+    /// was tried before and what it did (the optimizer's momentum).
+    pub async fn applied_proposals(&self, suite_id: i64, artifact: &str) -> Result<Vec<ProposalRow>> {
+        Ok(sqlx::query_as(
+            "SELECT * FROM proposals WHERE suite_id = ? AND artifact = ? AND outcome = 'winner' ORDER BY id",
+        )
+        .bind(suite_id)
+        .bind(artifact)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+}
+
+/// One proposal row, inside the caller's transaction.
+pub(super) async fn insert_proposal(
+    tx: &mut sqlx::SqliteConnection,
+    suite_id: i64,
+    epoch_id: i64,
+    p: &NewProposal,
+    applied_version: Option<i64>,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO proposals (suite_id, epoch_id, optimizer, artifact, parent_version, content, rationale,
+            expected_loss_reduction, confidence, outcome, rejection, learning_rate, applied_version, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(suite_id)
+    .bind(epoch_id)
+    .bind(&p.optimizer)
+    .bind(&p.artifact)
+    .bind(p.parent_version)
+    .bind(&p.content)
+    .bind(&p.rationale)
+    .bind(p.expected_loss_reduction)
+    .bind(p.confidence)
+    .bind(p.outcome.as_str())
+    .bind(&p.rejection)
+    .bind(p.learning_rate)
+    .bind(applied_version)
+    .bind(crate::now_rfc3339())
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}

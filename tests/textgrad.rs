@@ -1,0 +1,286 @@
+//! The `textgrad` optimizer against a scripted OpenAI-compatible server, on
+//! real command tasks: the argmax is applied, every rejection rule drops its
+//! reply, a regression rolls back and skips the optimizer, the held-out gate
+//! blocks an overfitting update, and held-out tasks never reach a request.
+
+mod common;
+
+use std::time::Duration;
+
+use attractor::llm::scripted::{Scripted, ScriptedServer};
+use attractor::llm::{LlmClient, LlmConfig};
+use attractor::outer::{OptimizerKind, RunConfig};
+use common::{Env, count};
+use serde_json::{Value, json};
+
+/// Scores the `style` text artifact. Training tasks like "GOOD" and dislike
+/// "BAD"; the held-out task is hurt by "GOOD" (an update that overfits).
+const SCORER: &str = r#"
+import json, os, sys
+text = open(os.path.join(os.environ["ATTRACTOR_ARTIFACTS_DIR"], "style.txt")).read()
+if sys.argv[1] == "train":
+    score = 1.0 if "GOOD" in text else (0.1 if "BAD" in text else 0.5)
+else:
+    score = 0.1 if "GOOD" in text else 0.6
+json.dump({"status": "complete", "eval_score": score, "critique_score": 1.0,
+           "gate_rejection_count": 0, "budget_remaining_pct": 100},
+          open(os.environ["ATTRACTOR_RESULT_FILE"], "w"))
+"#;
+
+fn suite(env: &Env, with_holdout: bool) -> std::path::PathBuf {
+    std::fs::write(env.path("score.py"), SCORER).unwrap();
+    let holdout = if with_holdout {
+        r#"
+  - name: secret_holdout_case
+    task: "HOLDOUT-SENTINEL: the expected answer is 42"
+    holdout: true
+    command: python3 "$ATTRACTOR_SUITE_DIR/score.py" holdout"#
+    } else {
+        ""
+    };
+    env.suite(
+        "style.yaml",
+        &format!(
+            r#"
+name: style
+artifacts:
+  - name: style
+    type: text
+    content: "plain"
+tasks:
+  - name: first
+    command: python3 "$ATTRACTOR_SUITE_DIR/score.py" train
+  - name: second
+    command: python3 "$ATTRACTOR_SUITE_DIR/score.py" train{holdout}
+"#
+        ),
+    )
+}
+
+fn client(server: &ScriptedServer) -> LlmClient {
+    let config = LlmConfig::new(server.base_url(), "textgrad-test")
+        .with_retries(0, Duration::from_millis(10))
+        .with_timeout(Duration::from_secs(5))
+        .with_cache(false);
+    LlmClient::new(config).unwrap()
+}
+
+fn config(env: &Env, epochs: u32) -> RunConfig {
+    RunConfig { learning_rate: 0.4, ..env.config(epochs, OptimizerKind::Textgrad) }
+}
+
+/// The artifacts textgrad will consider, in the order it calls about them.
+async fn candidates(env: &Env, suite_path: &std::path::Path) -> Vec<(String, String)> {
+    let suite = attractor::suite::load(suite_path).unwrap();
+    let mut registry = env.registry().await;
+    for def in suite.artifacts.clone() {
+        registry.declare(def).await.unwrap();
+    }
+    let mut out = Vec::new();
+    let mut names: Vec<String> = registry.defs_for_suite("style").map(|d| d.name.clone()).collect();
+    names.sort();
+    for n in names {
+        let content = registry.get_active(&n).await.unwrap().content;
+        out.push((n, content));
+    }
+    out
+}
+
+fn proposal(name: &str, content: &str, reduction: f64, confidence: f64) -> Scripted {
+    Scripted::json(&json!({
+        "artifact_name": name, "proposed_content": content, "rationale": format!("edit {name}"),
+        "expected_loss_reduction": reduction, "confidence": confidence,
+    }))
+}
+
+fn no_change() -> Scripted {
+    Scripted::json(&json!({ "artifact_name": null, "proposed_content": "", "rationale": "nothing to change",
+        "expected_loss_reduction": 0.0, "confidence": 0.0 }))
+}
+
+async fn proposals(env: &Env) -> Vec<Value> {
+    let s = env.store.suite_by_name("style").await.unwrap().unwrap();
+    env.store.proposals(s.id).await.unwrap().into_iter().map(|p| serde_json::to_value(p).unwrap()).collect()
+}
+
+#[tokio::test]
+async fn textgrad_applies_the_proposal_with_the_largest_expected_reduction_times_confidence() {
+    let env = Env::new().await;
+    let path = suite(&env, false);
+    let script: Vec<Scripted> = candidates(&env, &path)
+        .await
+        .iter()
+        .map(|(name, _)| match name.as_str() {
+            // 0.3 × 0.9 = 0.27 beats 0.5 × 0.5 = 0.25 although its reduction is smaller.
+            "style" => proposal("style", "GOOD and plain", 0.3, 0.9),
+            "supervisor_prompt" => proposal("supervisor_prompt", "Supervise carefully.", 0.5, 0.5),
+            _ => no_change(),
+        })
+        .collect();
+    let calls = script.len();
+    let server = ScriptedServer::start(script).await.unwrap();
+    let summary = env.run_with_model(&path, config(&env, 1), client(&server)).await.unwrap();
+
+    assert_eq!(server.requests().len(), calls, "one call per candidate artifact");
+    let update = &summary.epochs[0].events[0];
+    assert_eq!(update["type"], "update");
+    assert_eq!(update["artifact"], "style");
+    assert_eq!(update["to_version"], 1);
+    let active = env.registry().await.get_active("style").await.unwrap();
+    assert_eq!((active.version, active.content.as_str()), (1, "GOOD and plain"));
+    assert_eq!(env.registry().await.get_active("supervisor_prompt").await.unwrap().version, 0);
+
+    let rows = proposals(&env).await;
+    assert_eq!(rows.len(), calls, "every proposal is stored, winner or not");
+    assert_eq!(rows[0]["outcome"], "winner");
+    assert_eq!(rows[0]["artifact"], "style");
+    assert_eq!(rows[0]["applied_version"], 1);
+    assert_eq!(rows[0]["confidence"], 0.9);
+    let losers: Vec<&Value> = rows.iter().filter(|r| r["outcome"] == "candidate").collect();
+    assert_eq!(losers.len(), 1);
+    assert_eq!(losers[0]["artifact"], "supervisor_prompt");
+    assert_eq!(rows.iter().filter(|r| r["outcome"] == "rejected").count(), calls - 2);
+
+    // The learning rate and the evidence reach the model verbatim.
+    let style_request = server.requests().into_iter().find(|r| r.messages()[1].1.contains("Artifact `style`")).unwrap();
+    let user = &style_request.messages()[1].1;
+    assert!(user.contains("Learning rate: 0.4"), "{user}");
+    assert!(user.contains("- first: loss") && user.contains("- second: loss"), "{user}");
+    assert!(user.contains("<<<\nplain\n>>>"), "{user}");
+    assert_eq!(style_request.messages()[0].1, attractor::outer::textgrad::SYSTEM_PROMPT);
+}
+
+#[tokio::test]
+async fn every_rejection_rule_drops_its_reply_and_leaves_a_no_op_epoch() {
+    let env = Env::new().await;
+    let path = suite(&env, false);
+    let cands = candidates(&env, &path).await;
+    let mut expected = Vec::new();
+    let mut script = Vec::new();
+    for (i, (name, content)) in cands.iter().enumerate() {
+        let (steps, reason): (Vec<Scripted>, &str) = match (name.as_str(), i % 7) {
+            ("aso_config", _) => (vec![proposal(name, r#"{"n_trajectories": 5000}"#, 0.9, 0.9)], "invalid settings"),
+            (_, 0) => (vec![no_change()], "proposed no change"),
+            (_, 1) => (vec![proposal("no_such_artifact", "x", 0.9, 0.9)], "unknown artifact"),
+            (_, 2) => (vec![proposal(name, content, 0.9, 0.9)], "identical to the current version"),
+            (_, 3) => (vec![proposal(name, &"y".repeat(20_001), 0.9, 0.9)], "over the limit of 20000"),
+            // Garbage twice: the client's correction round fails too.
+            (_, 4) => (vec![Scripted::reply("no JSON here"), Scripted::reply("still none")], "unparsable reply"),
+            (_, 5) => (vec![Scripted::bad_request("model not found")], "the call failed"),
+            _ => (vec![proposal(name, "   ", 0.9, 0.9)], "content is empty"),
+        };
+        script.extend(steps);
+        expected.push((name.clone(), reason));
+    }
+    let server = ScriptedServer::start(script).await.unwrap();
+    let summary = env.run_with_model(&path, config(&env, 1), client(&server)).await.unwrap();
+    assert!(summary.epochs[0].events.is_empty(), "no proposal survived: a no-op epoch");
+    assert_eq!(count(&env.store, "SELECT COUNT(*) FROM artifact_versions").await, 0);
+
+    let rows = proposals(&env).await;
+    assert_eq!(rows.len(), expected.len());
+    for (name, reason) in &expected {
+        let row = rows
+            .iter()
+            .find(|r| {
+                r["outcome"] == "rejected"
+                    && r["parent_version"] == 0
+                    && r["rejection"].as_str().unwrap_or_default().contains(reason)
+                    && (r["artifact"] == name.as_str() || *reason == "unknown artifact")
+            })
+            .unwrap_or_else(|| panic!("no rejection `{reason}` for `{name}` in {rows:#?}"));
+        assert!(row["applied_version"].is_null());
+    }
+}
+
+#[tokio::test]
+async fn a_regression_rolls_back_halves_the_rate_skips_the_optimizer_and_is_remembered() {
+    let env = Env::new().await;
+    let path = suite(&env, false);
+    let cands = candidates(&env, &path).await;
+    let per_epoch = cands.len();
+    // Epoch 1 proposes a change that makes things worse; epoch 2 rolls it
+    // back without asking; epoch 3 asks again.
+    let mut script: Vec<Scripted> = cands
+        .iter()
+        .map(|(n, _)| if n == "style" { proposal("style", "BAD", 0.2, 0.8) } else { no_change() })
+        .collect();
+    script.extend(cands.iter().map(|_| no_change()));
+    let server = ScriptedServer::start(script).await.unwrap();
+    let summary = env.run_with_model(&path, config(&env, 3), client(&server)).await.unwrap();
+
+    let e2 = &summary.epochs[1];
+    assert_eq!(e2.events[0]["type"], "rollback");
+    assert_eq!(e2.events[0]["reason"], "training");
+    assert_eq!(e2.learning_rate, 0.2, "η halves after a rollback");
+    assert_eq!(env.registry().await.get_active("style").await.unwrap().version, 0);
+    assert_eq!(server.requests().len(), 2 * per_epoch, "the rollback epoch makes no proposal calls");
+
+    // The winner's row learned what it did, and the next call about the
+    // artifact carries that history.
+    let rows = proposals(&env).await;
+    let winner = rows.iter().find(|r| r["outcome"] == "winner").unwrap();
+    assert_eq!(winner["rolled_back"], true);
+    let observed = winner["observed_loss_reduction"].as_f64().unwrap();
+    assert!(observed < 0.0, "BAD made the loss worse: {observed}");
+    let third =
+        server.requests().into_iter().skip(per_epoch).find(|r| r.messages()[1].1.contains("Artifact `style`")).unwrap();
+    let user = &third.messages()[1].1;
+    assert!(user.contains("Earlier changes to this artifact"), "{user}");
+    assert!(user.contains("predicted reduction +0.2000") && user.contains("rolled back"), "{user}");
+    assert!(user.contains(&format!("observed {observed:+.4}")), "{user}");
+}
+
+#[tokio::test]
+async fn a_held_out_regression_blocks_the_update_and_held_out_text_never_reaches_the_model() {
+    let env = Env::new().await;
+    let path = suite(&env, true);
+    let cands = candidates(&env, &path).await;
+    let mut script: Vec<Scripted> = cands
+        .iter()
+        .map(|(n, _)| if n == "style" { proposal("style", "GOOD", 0.2, 0.8) } else { no_change() })
+        .collect();
+    script.extend(cands.iter().map(|_| no_change()));
+    let server = ScriptedServer::start(script).await.unwrap();
+    let summary = env.run_with_model(&path, config(&env, 3), client(&server)).await.unwrap();
+
+    let (e1, e2) = (&summary.epochs[0], &summary.epochs[1]);
+    assert_eq!(e1.events[0]["type"], "update");
+    assert!(e2.mean_loss.unwrap() < e1.mean_loss.unwrap(), "training loss fell");
+    assert!(e2.holdout_mean_loss.unwrap() > e1.holdout_mean_loss.unwrap() + 0.1, "held-out loss rose");
+    assert_eq!(e2.events[0]["type"], "rollback");
+    assert_eq!(e2.events[0]["reason"], "holdout");
+    assert_eq!(env.registry().await.get_active("style").await.unwrap().version, 0);
+
+    let requests = server.requests();
+    assert!(!requests.is_empty());
+    for r in &requests {
+        let body = r.json().to_string();
+        for secret in ["secret_holdout_case", "HOLDOUT-SENTINEL", "42"] {
+            assert!(!body.contains(secret), "held-out `{secret}` reached the model: {body}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn textgrad_without_a_model_is_refused_with_a_hint() {
+    let env = Env::new().await;
+    let path = suite(&env, false);
+    let suite = attractor::suite::load(&path).unwrap();
+    let (_tx, cancel) = tokio::sync::watch::channel(false);
+    let bus = attractor::bus::Bus::new();
+    let err = attractor::outer::SuiteRunner::new(
+        env.store.clone(),
+        env.registry().await,
+        bus,
+        suite,
+        config(&env, 1),
+        cancel,
+    )
+    .run()
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("needs a model") && err.contains("ATTRACTOR_LLM_MODEL"), "{err}");
+    assert_eq!(count(&env.store, "SELECT COUNT(*) FROM epochs").await, 0, "nothing ran");
+}
