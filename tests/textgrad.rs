@@ -47,6 +47,29 @@ artifacts:
   - name: style
     type: text
     content: "plain"
+  - name: tone
+    type: text
+    content: "neutral"
+  - name: knob
+    type: json
+    content: {{ x: 1.0 }}
+    fields:
+      x: {{ min: 0, max: 10 }}
+  - name: notes_a
+    type: text
+    content: "a"
+  - name: notes_b
+    type: text
+    content: "b"
+  - name: notes_c
+    type: text
+    content: "c"
+  - name: notes_d
+    type: text
+    content: "d"
+  - name: notes_e
+    type: text
+    content: "e"
 tasks:
   - name: first
     command: python3 "$ATTRACTOR_SUITE_DIR/score.py" train
@@ -77,7 +100,9 @@ async fn candidates(env: &Env, suite_path: &std::path::Path) -> Vec<(String, Str
         registry.declare(def).await.unwrap();
     }
     let mut out = Vec::new();
-    let mut names: Vec<String> = registry.defs_for_suite("style").map(|d| d.name.clone()).collect();
+    // Built-in artifacts steer agent and optimize tasks, not these command tasks.
+    let mut names: Vec<String> =
+        registry.defs_for_suite("style").filter(|d| d.steers_any(&["command"])).map(|d| d.name.clone()).collect();
     names.sort();
     for n in names {
         let content = registry.get_active(&n).await.unwrap().content;
@@ -113,7 +138,7 @@ async fn textgrad_applies_the_proposal_with_the_largest_expected_reduction_times
         .map(|(name, _)| match name.as_str() {
             // 0.3 × 0.9 = 0.27 beats 0.5 × 0.5 = 0.25 although its reduction is smaller.
             "style" => proposal("style", "GOOD and plain", 0.3, 0.9),
-            "supervisor_prompt" => proposal("supervisor_prompt", "Supervise carefully.", 0.5, 0.5),
+            "tone" => proposal("tone", "warm", 0.5, 0.5),
             _ => no_change(),
         })
         .collect();
@@ -122,13 +147,20 @@ async fn textgrad_applies_the_proposal_with_the_largest_expected_reduction_times
     let summary = env.run_with_model(&path, config(&env, 1), client(&server)).await.unwrap();
 
     assert_eq!(server.requests().len(), calls, "one call per candidate artifact");
+    for r in server.requests() {
+        let user = &r.messages()[1].1;
+        assert!(
+            !user.contains("Artifact `supervisor_prompt`"),
+            "built-ins that steer no command task are not candidates"
+        );
+    }
     let update = &summary.epochs[0].events[0];
     assert_eq!(update["type"], "update");
     assert_eq!(update["artifact"], "style");
     assert_eq!(update["to_version"], 1);
     let active = env.registry().await.get_active("style").await.unwrap();
     assert_eq!((active.version, active.content.as_str()), (1, "GOOD and plain"));
-    assert_eq!(env.registry().await.get_active("supervisor_prompt").await.unwrap().version, 0);
+    assert_eq!(env.registry().await.get_active("tone").await.unwrap().version, 0);
 
     let rows = proposals(&env).await;
     assert_eq!(rows.len(), calls, "every proposal is stored, winner or not");
@@ -138,7 +170,7 @@ async fn textgrad_applies_the_proposal_with_the_largest_expected_reduction_times
     assert_eq!(rows[0]["confidence"], 0.9);
     let losers: Vec<&Value> = rows.iter().filter(|r| r["outcome"] == "candidate").collect();
     assert_eq!(losers.len(), 1);
-    assert_eq!(losers[0]["artifact"], "supervisor_prompt");
+    assert_eq!(losers[0]["artifact"], "tone");
     assert_eq!(rows.iter().filter(|r| r["outcome"] == "rejected").count(), calls - 2);
 
     // The learning rate and the evidence reach the model verbatim.
@@ -159,7 +191,7 @@ async fn every_rejection_rule_drops_its_reply_and_leaves_a_no_op_epoch() {
     let mut script = Vec::new();
     for (i, (name, content)) in cands.iter().enumerate() {
         let (steps, reason): (Vec<Scripted>, &str) = match (name.as_str(), i % 7) {
-            ("aso_config", _) => (vec![proposal(name, r#"{"n_trajectories": 5000}"#, 0.9, 0.9)], "invalid settings"),
+            ("knob", _) => (vec![proposal(name, r#"{"x": 5000}"#, 0.9, 0.9)], "invalid settings"),
             (_, 0) => (vec![no_change()], "proposed no change"),
             (_, 1) => (vec![proposal("no_such_artifact", "x", 0.9, 0.9)], "unknown artifact"),
             (_, 2) => (vec![proposal(name, content, 0.9, 0.9)], "identical to the current version"),

@@ -404,7 +404,11 @@ fn plan_line(suite: &crate::suite::Suite, registry: &Registry, args: &RunArgs) -
     }
     let mut line = format!("plan: {epochs} epoch(s) × {tasks} task(s) = {} run(s)", epochs * tasks);
     if args.optimizer.needs_model() {
-        let builtin = registry.defs_for_suite(&suite.name).filter(|d| d.origin == crate::artifact::Origin::Builtin);
+        let mut kinds: Vec<&str> = suite.tasks.iter().map(|t| t.kind_name()).collect();
+        kinds.dedup();
+        let builtin = registry
+            .defs_for_suite(&suite.name)
+            .filter(|d| d.origin == crate::artifact::Origin::Builtin && d.steers_any(&kinds));
         let artifacts = (builtin.count() + suite.artifacts.len()) as u64;
         line.push_str(&format!(
             "; {} makes at most {epochs} × {artifacts} artifact(s) = {} proposal call(s) (none after a rollback)",

@@ -435,8 +435,12 @@ impl SuiteRunner {
         } else if let Some(m) = mean_loss {
             let mut candidates = Vec::new();
             let mut history = BTreeMap::new();
+            let kinds = self.task_kinds();
             for (name, version) in &parent {
                 let def = self.registry.def(name)?.clone();
+                if !def.steers_any(&kinds) {
+                    continue;
+                }
                 let content = artifacts.iter().find(|a| &a.name == name).map(|a| a.content.clone()).unwrap_or_default();
                 candidates.push(optimizer::Candidate { def, version: *version, content });
                 let past = self.past_proposals(suite_id, name).await?;
@@ -571,6 +575,14 @@ impl SuiteRunner {
     }
 
     /// Runs one task once and records the run.
+    /// The kinds of the suite's tasks (`command`, `agent`, `optimize`).
+    fn task_kinds(&self) -> Vec<&'static str> {
+        let mut kinds: Vec<&'static str> = self.suite.tasks.iter().map(|t| t.kind_name()).collect();
+        kinds.sort();
+        kinds.dedup();
+        kinds
+    }
+
     /// The mean loss of an epoch's held-out tasks, from the store.
     async fn holdout_mean_of(&self, epoch_id: i64) -> Result<Option<f64>, RunnerError> {
         let held: BTreeSet<&str> = self.suite.tasks.iter().filter(|t| t.holdout).map(|t| t.name.as_str()).collect();

@@ -41,21 +41,16 @@ impl SuiteRunner {
         let budget = self.config.epochs as usize;
         let proposer = OptimizerKind::tree_proposer(self.optimizer_llm.clone());
         let mut rng = ChaCha8Rng::seed_from_u64(self.config.seed);
-        // What the proposer can change (evolve only moves tunable JSON
-        // fields). The suite's own artifacts come first: when it declares
-        // any, the built-in ones (which steer other task kinds) are left
-        // alone rather than spending evaluations on them.
-        let changeable: Vec<&crate::artifact::ArtifactDef> = self
+        // What the proposer can change: artifacts the suite's tasks read
+        // (evolve only moves tunable JSON fields).
+        let kinds = self.task_kinds();
+        let mut candidates: Vec<String> = self
             .registry
             .defs_for_suite(&self.suite.name)
+            .filter(|d| d.steers_any(&kinds))
             .filter(|d| proposer.name() != "evolve" || !d.fields.is_empty())
-            .collect();
-        let own: Vec<String> = changeable
-            .iter()
-            .filter(|d| matches!(d.origin, crate::artifact::Origin::Suite(_)))
             .map(|d| d.name.clone())
             .collect();
-        let mut candidates = if own.is_empty() { changeable.iter().map(|d| d.name.clone()).collect() } else { own };
         candidates.sort();
         let holdout_texts: Vec<String> =
             self.suite.tasks.iter().filter(|t| t.holdout).flat_map(|t| [t.name.clone(), t.task.clone()]).collect();

@@ -59,9 +59,10 @@ let server, emptyServer, tokenServer, textgradServer, model, context, page;
 /**
  * A scripted OpenAI-compatible model for the textgrad run: about the `knobs`
  * artifact it proposes raising the gain by 0.5 (predicting a 0.05 fall of the
- * loss with confidence 0.8); about any other artifact it proposes nothing.
+ * loss with confidence 0.8), except every third call, when it proposes nothing.
  */
 function scriptedModel() {
+  let calls = 0;
   const http = createServer((req, res) => {
     let body = "";
     req.on("data", (d) => (body += d));
@@ -69,7 +70,8 @@ function scriptedModel() {
       const user = JSON.parse(body).messages.at(-1).content;
       let reply = { artifact_name: null, proposed_content: "", rationale: "nothing to change", expected_loss_reduction: 0, confidence: 0 };
       const current = user.match(/Artifact `knobs`[\s\S]*<<<\n([\s\S]*)\n>>>/);
-      if (current) {
+      // Every third call declines, so the list has a rejected proposal too.
+      if (current && ++calls % 3 !== 0) {
         const knobs = JSON.parse(current[1]);
         knobs.gain = Math.min(5, knobs.gain + 0.5);
         reply = { artifact_name: "knobs", proposed_content: JSON.stringify(knobs), rationale: "raise the gain towards the tasks' targets", expected_loss_reduction: 0.05, confidence: 0.8 };
@@ -361,14 +363,15 @@ describe("the Attractor web UI against a real server", () => {
     await page.goto(`${textgradServer.url}#/charts/knobs`);
     const chart = page.getByTestId("proposal-calibration");
     await chart.waitFor();
-    // Four epochs: three applied proposals have a next epoch that measured them.
-    assert.equal(await chart.getAttribute("data-points"), "3");
+    // Four epochs, winners at 1, 2 and 4 (the third call declined); the
+    // winners of epochs 1 and 2 have a next epoch that measured them.
+    assert.equal(await chart.getAttribute("data-points"), "2");
     const winners = page.locator("table.proposals tr.outcome-winner");
-    assert.equal(await winners.count(), 4);
+    assert.equal(await winners.count(), 3);
     await page.getByText("raise the gain towards the tasks' targets").first().waitFor();
-    // Rejected proposals (here: "no change" about every other artifact) are one click away.
+    // Rejected proposals (here: the declined third call) are one click away.
     assert.equal(await page.locator("table.proposals tr.outcome-rejected").count(), 0);
-    await page.getByText(/show the \d+ rejected proposals/).click();
+    await page.getByText(/show the 1\s+rejected proposal/).click();
     await page.locator("table.proposals tr.outcome-rejected").first().waitFor();
     await page.getByText("the model proposed no change (artifact_name is null)").first().waitFor();
     await chart.scrollIntoViewIfNeeded();
