@@ -251,7 +251,7 @@ describe("the Attractor web UI against a real server", () => {
 
     await path.fill(join(fixtures, "knobs.suite.yaml"));
     await page.getByText("✓ suite").waitFor();
-    await page.getByLabel("Epochs").fill("2");
+    await page.getByLabel("Epochs", { exact: true }).fill("2");
     await page.getByLabel("Seed").fill("11");
     await page.getByTestId("start").click();
     await page.waitForURL(/#\/live/);
@@ -272,7 +272,7 @@ describe("the Attractor web UI against a real server", () => {
   it("cancels a launch from the live screen, leaving the epoch to resume", async () => {
     await page.goto(`${server.url}#/launch?path=${encodeURIComponent(join(fixtures, "knobs.suite.yaml"))}`);
     await page.getByText("✓ suite").waitFor();
-    await page.getByLabel("Epochs").fill("20");
+    await page.getByLabel("Epochs", { exact: true }).fill("20");
     await page.getByTestId("start").click();
     await page.waitForURL(/#\/live/);
     const card = page.locator("[data-testid=launch][data-status=running]");
