@@ -31,6 +31,8 @@
 //! - [`process`]: running a shell command with a timeout that kills its
 //!   whole process group, keeping a bounded part of its output.
 //! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
+//! - [`watch`]: the folder watcher — suite and task files dropped into a folder are
+//!   validated, registered, approved by a person and optionally run.
 
 pub mod artifact;
 pub mod aso;
@@ -52,6 +54,7 @@ pub mod store;
 pub mod suite;
 pub mod task;
 mod time;
+pub mod watch;
 pub mod workspace;
 
 pub use time::now_rfc3339;

@@ -538,6 +538,59 @@ async fn settings_are_saved_to_their_file_and_the_api_key_is_only_reported_prese
 }
 
 #[tokio::test]
+async fn watched_folders_are_added_listed_and_removed_over_http() {
+    let w = World::new();
+    let drop = w.dir.path().join("drop");
+    std::fs::create_dir_all(&drop).unwrap();
+    let drop = std::fs::canonicalize(drop).unwrap();
+    std::fs::write(drop.join("numbers.task.yaml"), "problem: g06\n").unwrap();
+    std::fs::write(
+        drop.join("broken.suite.yaml"),
+        "name: b\ntasks:\n  - name: a\n    problem: g06\n    holdout: maybe\n",
+    )
+    .unwrap();
+    let s = w.serve(None, &[]).await;
+    let path = drop.display().to_string();
+
+    // A service that does not watch says so instead of pretending.
+    let (status, body) = s.post("/api/watch/folders", json!({ "path": path })).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("not watching"), "{body}");
+
+    let config = attractor::watch::WatchConfig { debounce: Duration::from_millis(50), ..Default::default() };
+    s.service.start_watching(config).await.unwrap();
+    let (status, body) = s.post("/api/watch/folders", json!({ "path": w.dir.path().join("nowhere") })).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("is not a folder"), "{body}");
+    let (status, folder) = s.post("/api/watch/folders", json!({ "path": path })).await;
+    assert_eq!(status, StatusCode::CREATED, "{folder}");
+    assert_eq!((folder["path"].as_str(), folder["files"].as_i64()), (Some(path.as_str()), Some(2)));
+
+    // The folder was scanned before the answer: both files are there.
+    let watched = s.ok("/api/watch").await;
+    assert_eq!(watched["watching"], json!(true));
+    let files = watched["files"].as_array().unwrap();
+    let by_name = |n: &str| files.iter().find(|f| f["path"].as_str().unwrap().ends_with(n)).unwrap().clone();
+    let numbers = by_name("numbers.task.yaml");
+    assert_eq!((numbers["status"].as_str(), numbers["suite"].as_str()), (Some("ready"), Some("numbers")));
+    let broken = by_name("broken.suite.yaml");
+    assert_eq!(broken["status"], json!("invalid"));
+    assert_eq!(
+        (broken["issues"][0]["line"].as_i64(), broken["issues"][0]["field"].as_str()),
+        (Some(5), Some("tasks[0].holdout"))
+    );
+    let suites = s.ok("/api/suites").await;
+    assert!(suites.as_array().unwrap().iter().any(|x| x["name"] == "numbers"), "{suites}");
+
+    let (status, _) = s.send(reqwest::Method::DELETE, "/api/watch/folders/999", json!(null)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let id = folder["id"].as_i64().unwrap();
+    let (status, left) = s.send(reqwest::Method::DELETE, &format!("/api/watch/folders/{id}"), json!(null)).await;
+    assert_eq!(status, StatusCode::OK, "{left}");
+    assert_eq!(left["folders"], json!([]));
+}
+
+#[tokio::test]
 async fn with_a_token_the_api_needs_it_and_the_ui_files_do_not() {
     let w = World::populated();
     let s = w.serve(Some("t0k3n"), &[]).await;

@@ -47,6 +47,29 @@ artifacts:
   - name: style
     type: text
     content: "plain"
+  - name: tone
+    type: text
+    content: "neutral"
+  - name: knob
+    type: json
+    content: {{ x: 1.0 }}
+    fields:
+      x: {{ min: 0, max: 10 }}
+  - name: notes_a
+    type: text
+    content: "a"
+  - name: notes_b
+    type: text
+    content: "b"
+  - name: notes_c
+    type: text
+    content: "c"
+  - name: notes_d
+    type: text
+    content: "d"
+  - name: notes_e
+    type: text
+    content: "e"
 tasks:
   - name: first
     command: python3 "$ATTRACTOR_SUITE_DIR/score.py" train
@@ -77,7 +100,9 @@ async fn candidates(env: &Env, suite_path: &std::path::Path) -> Vec<(String, Str
         registry.declare(def).await.unwrap();
     }
     let mut out = Vec::new();
-    let mut names: Vec<String> = registry.defs_for_suite("style").map(|d| d.name.clone()).collect();
+    // Built-in artifacts steer agent and optimize tasks, not these command tasks.
+    let mut names: Vec<String> =
+        registry.defs_for_suite("style").filter(|d| d.steers_any(&["command"])).map(|d| d.name.clone()).collect();
     names.sort();
     for n in names {
         let content = registry.get_active(&n).await.unwrap().content;
@@ -113,7 +138,7 @@ async fn textgrad_applies_the_proposal_with_the_largest_expected_reduction_times
         .map(|(name, _)| match name.as_str() {
             // 0.3 × 0.9 = 0.27 beats 0.5 × 0.5 = 0.25 although its reduction is smaller.
             "style" => proposal("style", "GOOD and plain", 0.3, 0.9),
-            "supervisor_prompt" => proposal("supervisor_prompt", "Supervise carefully.", 0.5, 0.5),
+            "tone" => proposal("tone", "warm", 0.5, 0.5),
             _ => no_change(),
         })
         .collect();
@@ -122,13 +147,20 @@ async fn textgrad_applies_the_proposal_with_the_largest_expected_reduction_times
     let summary = env.run_with_model(&path, config(&env, 1), client(&server)).await.unwrap();
 
     assert_eq!(server.requests().len(), calls, "one call per candidate artifact");
+    for r in server.requests() {
+        let user = &r.messages()[1].1;
+        assert!(
+            !user.contains("Artifact `supervisor_prompt`"),
+            "built-ins that steer no command task are not candidates"
+        );
+    }
     let update = &summary.epochs[0].events[0];
     assert_eq!(update["type"], "update");
     assert_eq!(update["artifact"], "style");
     assert_eq!(update["to_version"], 1);
     let active = env.registry().await.get_active("style").await.unwrap();
     assert_eq!((active.version, active.content.as_str()), (1, "GOOD and plain"));
-    assert_eq!(env.registry().await.get_active("supervisor_prompt").await.unwrap().version, 0);
+    assert_eq!(env.registry().await.get_active("tone").await.unwrap().version, 0);
 
     let rows = proposals(&env).await;
     assert_eq!(rows.len(), calls, "every proposal is stored, winner or not");
@@ -138,7 +170,7 @@ async fn textgrad_applies_the_proposal_with_the_largest_expected_reduction_times
     assert_eq!(rows[0]["confidence"], 0.9);
     let losers: Vec<&Value> = rows.iter().filter(|r| r["outcome"] == "candidate").collect();
     assert_eq!(losers.len(), 1);
-    assert_eq!(losers[0]["artifact"], "supervisor_prompt");
+    assert_eq!(losers[0]["artifact"], "tone");
     assert_eq!(rows.iter().filter(|r| r["outcome"] == "rejected").count(), calls - 2);
 
     // The learning rate and the evidence reach the model verbatim.
@@ -159,11 +191,7 @@ async fn every_rejection_rule_drops_its_reply_and_leaves_a_no_op_epoch() {
     let mut script = Vec::new();
     for (i, (name, content)) in cands.iter().enumerate() {
         let (steps, reason): (Vec<Scripted>, &str) = match (name.as_str(), i % 7) {
-            ("aso_config", _) => (vec![proposal(name, r#"{"n_trajectories": 5000}"#, 0.9, 0.9)], "invalid settings"),
-            // A misspelt section would make every agent run fail on it.
-            ("strategy_templates", _) => {
-                (vec![proposal(name, "Frame {description}\n[focused-repair]\nx\n", 0.9, 0.9)], "is not a strategy")
-            }
+            ("knob", _) => (vec![proposal(name, r#"{"x": 5000}"#, 0.9, 0.9)], "invalid settings"),
             (_, 0) => (vec![no_change()], "proposed no change"),
             (_, 1) => (vec![proposal("no_such_artifact", "x", 0.9, 0.9)], "unknown artifact"),
             (_, 2) => (vec![proposal(name, content, 0.9, 0.9)], "identical to the current version"),
@@ -287,4 +315,43 @@ async fn textgrad_without_a_model_is_refused_with_a_hint() {
     .to_string();
     assert!(err.contains("needs a model") && err.contains("ATTRACTOR_LLM_MODEL"), "{err}");
     assert_eq!(count(&env.store, "SELECT COUNT(*) FROM epochs").await, 0, "nothing ran");
+}
+
+#[tokio::test]
+async fn a_strategy_templates_proposal_with_a_misspelt_section_is_rejected() {
+    let env = Env::new().await;
+    std::fs::create_dir_all(env.path("ws")).unwrap();
+    std::fs::write(env.path("ws/notes.txt"), "draft\n").unwrap();
+    let path = env.suite(
+        "agent.yaml",
+        "name: style\ntasks:\n  - name: polish\n    kind: agent\n    task: Improve notes.txt.\n    workspace: ws\n    \
+         overseers:\n      - { name: ok, kind: custom, command: \"true\" }\n",
+    );
+    // The agent task's iteration (execution, then intent verification), then
+    // one proposal call per prompt artifact the agent task reads, by name.
+    let mut script = vec![
+        Scripted::json(&json!({"summary": "done", "edits": [{"path": "notes.txt", "content": "final\n"}]})),
+        Scripted::json(&json!({"satisfied": true, "confidence": 0.9,
+            "verdicts": [{"criterion": "notes improved", "verdict": "pass", "failure_class": null}]})),
+    ];
+    let registry = env.registry().await;
+    let mut names: Vec<String> =
+        registry.defs_for_suite("style").filter(|d| d.steers_any(&["agent"])).map(|d| d.name.clone()).collect();
+    names.sort();
+    assert!(names.iter().any(|n| n == "strategy_templates"), "{names:?}");
+    for name in &names {
+        script.push(if name == "strategy_templates" {
+            proposal(name, "Frame: {description}\n\n[focused-repair]\nFix it.\n", 0.9, 0.9)
+        } else {
+            no_change()
+        });
+    }
+    let server = ScriptedServer::start(script).await.unwrap();
+    let summary = env.run_with_model(&path, config(&env, 1), client(&server)).await.unwrap();
+    assert!(summary.epochs[0].events.is_empty(), "nothing was applied");
+    let rows = proposals(&env).await;
+    let row = rows.iter().find(|r| r["artifact"] == "strategy_templates").unwrap();
+    assert_eq!(row["outcome"], "rejected");
+    let why = row["rejection"].as_str().unwrap();
+    assert!(why.contains("line 3") && why.contains("`[focused-repair]` is not a strategy"), "{why}");
 }

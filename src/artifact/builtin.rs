@@ -38,6 +38,17 @@ pub struct Builtin {
     pub fields: &'static [(&'static str, FieldBounds)],
 }
 
+/// The task kinds whose runs read a built-in artifact. An optimizer only
+/// proposes changes a suite's tasks can feel: the executor's prompts matter
+/// to agent tasks, the coordinator's to optimize tasks, none of them to an
+/// external harness run as a command task.
+pub fn task_kinds_steered(name: &str) -> &'static [&'static str] {
+    match name {
+        "supervisor_prompt" | "aso_config" => &["optimize"],
+        _ => &["agent"],
+    }
+}
+
 const fn real(min: f64, max: f64) -> FieldBounds {
     FieldBounds { min, max, integer: false }
 }

@@ -79,6 +79,16 @@ pub struct ArtifactDef {
 }
 
 impl ArtifactDef {
+    /// Whether a change to this artifact can affect a suite whose tasks are
+    /// of these kinds: the suite's own artifacts always can, a built-in one
+    /// only through the kinds of task that read it.
+    pub fn steers_any(&self, task_kinds: &[&str]) -> bool {
+        match &self.origin {
+            Origin::Suite(_) => true,
+            Origin::Builtin => builtin::task_kinds_steered(&self.name).iter().any(|k| task_kinds.contains(k)),
+        }
+    }
+
     /// Checks new content for a JSON artifact: a JSON object whose tunable
     /// fields are all present, numeric, whole where they must be, and within
     /// their bounds. The error says which field and why.

@@ -3,6 +3,9 @@
 //!
 //! - [`numeric`]: the ASO coordinator against peer optimizers (scipy, NLopt)
 //!   on the built-in constrained problems, same problems, seeds and budget.
+//! - [`outer`]: the outer loop's optimizers against `baseline` at the same
+//!   number of evaluations, and the cost of one `textgrad` epoch.
 
 pub mod numeric;
+pub mod outer;
 pub mod report;

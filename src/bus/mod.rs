@@ -252,6 +252,45 @@ pub enum Event {
         cycle_period: u32,
         escape_attempts: u32,
     },
+    /// The folder watcher started watching a folder (and remembers it).
+    WatchedFolderAdded {
+        folder: String,
+    },
+    /// The folder watcher stopped watching a folder.
+    WatchedFolderRemoved {
+        folder: String,
+    },
+    /// The watcher checked a suite or task file: registered, invalid (with
+    /// the first located issue in `detail`), waiting for approval, removed…
+    WatchedFileUpdated {
+        file_id: i64,
+        path: String,
+        /// suite or task.
+        kind: String,
+        /// invalid, failed, awaiting_approval, rejected, ready or removed.
+        status: String,
+        suite: Option<String>,
+        suite_id: Option<i64>,
+        /// What a person should read: the first issue, the error, or what changed.
+        detail: Option<String>,
+    },
+    /// A watched file would run commands: a person must approve exactly these.
+    ExecutionApprovalRequested {
+        intervention_id: i64,
+        path: String,
+        suite: String,
+        commands: Vec<String>,
+    },
+    /// A run the watcher queued for a `run: auto` file moved on: queued,
+    /// running, finished, failed, cancelled or dropped.
+    WatchedRunUpdated {
+        watched_run_id: i64,
+        path: String,
+        suite: String,
+        status: String,
+        launch_id: Option<i64>,
+        error: Option<String>,
+    },
 }
 
 impl Event {
@@ -268,10 +307,14 @@ impl Event {
             | Event::RunFinished { suite_id, epoch_id, run_id, .. } => {
                 (Some(*suite_id), Some(*epoch_id), Some(*run_id))
             }
-            Event::LaunchEnded { suite_id, .. } => (*suite_id, None, None),
-            Event::LaunchStarted { .. } | Event::InterventionAnswered { .. } | Event::ArtifactActivated { .. } => {
-                (None, None, None)
-            }
+            Event::LaunchEnded { suite_id, .. } | Event::WatchedFileUpdated { suite_id, .. } => (*suite_id, None, None),
+            Event::LaunchStarted { .. }
+            | Event::InterventionAnswered { .. }
+            | Event::ArtifactActivated { .. }
+            | Event::WatchedFolderAdded { .. }
+            | Event::WatchedFolderRemoved { .. }
+            | Event::ExecutionApprovalRequested { .. }
+            | Event::WatchedRunUpdated { .. } => (None, None, None),
             Event::InterventionRaised { suite_id, run_id, .. } => (*suite_id, None, *run_id),
             Event::TrajectoryStarted { suite_id, run_id, .. }
             | Event::StrategySelected { suite_id, run_id, .. }

@@ -26,6 +26,28 @@ use crate::llm::{LlmClient, LlmConfig};
 pub enum BenchCommand {
     /// The ASO coordinator against scipy and NLopt on the built-in constrained problems.
     Numeric(NumericArgs),
+    /// The outer loop: baseline, evolve and tree at the same number of
+    /// evaluations, and one textgrad epoch's wall time against its runs'.
+    Outer(OuterArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct OuterArgs {
+    /// The suite to optimize (offline: command tasks, no model needed).
+    #[arg(long, default_value = "examples/descent.suite.yaml")]
+    pub suite: PathBuf,
+    /// Evaluations (epochs) each method may use.
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=500))]
+    pub evaluations: u32,
+    /// Seeds per method (1, 2, …).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub seeds: u64,
+    /// Latency of the scripted model in the textgrad timing (0 skips the timing).
+    #[arg(long, default_value_t = 200)]
+    pub latency_ms: u64,
+    /// Where the databases, runs and report go (replaced on every run).
+    #[arg(long, default_value = "bench/results/outer")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -70,7 +92,51 @@ pub struct NumericArgs {
 pub async fn run(g: &Global, command: &BenchCommand) -> Result<u8, Failure> {
     match command {
         BenchCommand::Numeric(args) => numeric_bench(g, args).await,
+        BenchCommand::Outer(args) => outer_bench(g, args).await,
     }
+}
+
+async fn outer_bench(g: &Global, a: &OuterArgs) -> Result<u8, Failure> {
+    use crate::bench::outer;
+    use crate::outer::OptimizerKind;
+    let suite = crate::suite::load(&a.suite).map_err(|e| Failure::input(e.to_string()))?;
+    std::fs::create_dir_all(&a.out).map_err(|e| Failure::runtime(format!("cannot create {}: {e}", a.out.display())))?;
+    let work = std::fs::canonicalize(&a.out).map_err(|e| Failure::runtime(e.to_string()))?;
+    let methods = [OptimizerKind::Baseline, OptimizerKind::Evolve, OptimizerKind::Tree];
+    let progress = bar(!g.quiet, methods.len() as u64 * a.seeds, "outer");
+    let mut records = Vec::new();
+    for method in methods {
+        for seed in 1..=a.seeds {
+            progress.set_message(format!("{} seed {seed}", method.name()));
+            let r = outer::method_run(&work, &a.suite, method, a.evaluations, seed)
+                .await
+                .map_err(|e| Failure::runtime(format!("{} seed {seed}: {e}", method.name())))?;
+            records.push(r);
+            progress.inc(1);
+        }
+    }
+    progress.finish_and_clear();
+    let timing = if a.latency_ms > 0 {
+        Some(
+            outer::textgrad_timing(&work, &a.suite, std::time::Duration::from_millis(a.latency_ms))
+                .await
+                .map_err(|e| Failure::runtime(format!("textgrad timing: {e}")))?,
+        )
+    } else {
+        None
+    };
+    let report = outer::report(&suite.name, &records, timing.as_ref());
+    let path = work.join("report.md");
+    std::fs::write(&path, &report).map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
+    let json = serde_json::to_string_pretty(&serde_json::json!({ "records": records, "textgrad_timing": timing }))
+        .unwrap_or_default();
+    std::fs::write(work.join("results.json"), json).map_err(|e| Failure::runtime(e.to_string()))?;
+    if g.json {
+        println!("{}", serde_json::json!({ "records": records, "textgrad_timing": timing }));
+    } else {
+        println!("{report}\nreport: {}", path.display());
+    }
+    Ok(0)
 }
 
 fn problem_list(spec: &str) -> Result<Vec<String>, Failure> {

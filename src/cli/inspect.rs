@@ -427,6 +427,56 @@ pub async fn proposals(g: &Global, store: &Store, suite: &str) -> Result<(), Fai
     Ok(())
 }
 
+/// A suite's experiment tree, children indented under their parent: what
+/// each node changed, its mean (and held-out) loss, and what became of it.
+pub async fn tree(g: &Global, store: &Store, suite: &str) -> Result<(), Failure> {
+    let suite = find_suite(store, suite).await?;
+    let nodes = store.tree_nodes(suite.id).await?;
+    if g.json {
+        println!("{}", serde_json::to_string_pretty(&nodes).unwrap_or_default());
+        return Ok(());
+    }
+    if nodes.is_empty() {
+        println!(
+            "suite `{}` has no experiment tree\n  hint: `attractor run SUITE.yaml --optimizer tree --epochs 20` grows one",
+            suite.name
+        );
+        return Ok(());
+    }
+    let best = nodes
+        .iter()
+        .filter(|n| n.status == "committed" || n.status == "pruned")
+        .min_by(|a, b| a.mean_loss.unwrap_or(f64::INFINITY).total_cmp(&b.mean_loss.unwrap_or(f64::INFINITY)))
+        .map(|n| n.id);
+    println!("experiment tree of `{}`: {} node(s)", suite.name, nodes.len());
+    fn walk(nodes: &[crate::store::TreeNodeRow], parent: Option<i64>, depth: usize, best: Option<i64>) {
+        for n in nodes.iter().filter(|n| n.parent_id == parent) {
+            let change = match (&n.changed_artifact, n.from_version, n.to_version) {
+                (Some(a), Some(f), Some(t)) => format!("{a} v{f}→v{t}"),
+                (Some(a), _, None) => format!("{a} (no new version)"),
+                _ => "root".to_string(),
+            };
+            let loss = n.mean_loss.map_or("-".into(), |m| format!("{m:.4}"));
+            let held = n.holdout_mean_loss.map_or(String::new(), |h| format!(", held-out {h:.4}"));
+            let star = if Some(n.id) == best { "  ★ best" } else { "" };
+            println!(
+                "{:indent$}#{} {:<9} {change}  loss {loss}{held} ({} eval){star}",
+                "",
+                n.id,
+                n.status,
+                n.evaluations,
+                indent = depth * 2
+            );
+            if let Some(note) = n.note.as_deref().filter(|s| !s.is_empty()) {
+                println!("{:indent$}   {}", "", note.chars().take(120).collect::<String>(), indent = depth * 2);
+            }
+            walk(nodes, Some(n.id), depth + 1, best);
+        }
+    }
+    walk(&nodes, None, 0, best);
+    Ok(())
+}
+
 /// The interventions inbox.
 pub async fn interventions(g: &Global, store: &Store, all: bool) -> Result<(), Failure> {
     let rows = store.interventions(!all).await?;

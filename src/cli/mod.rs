@@ -8,6 +8,7 @@ mod inspect;
 mod problems;
 mod progress;
 mod serve;
+mod watching;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,6 +64,9 @@ pub enum Command {
         /// Show this artifact's versions with unified diffs instead.
         #[arg(long, value_name = "NAME")]
         artifact: Option<String>,
+        /// Show the suite's experiment tree (`--optimizer tree`).
+        #[arg(long, requires = "suite")]
+        tree: bool,
     },
     /// Make an earlier version of an artifact the active one (0 = the default).
     Rollback { artifact: String, version: i64 },
@@ -113,6 +117,8 @@ pub enum Command {
     },
     /// Serve the web UI and its HTTP API (loopback by default).
     Serve(serve::ServeArgs),
+    /// Watch folders for suite and task files: validate, register, ask before running commands.
+    Watch(watching::WatchArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -159,6 +165,43 @@ pub struct RunArgs {
     /// overseer retries, intent verifier, how long a question waits).
     #[arg(long, value_name = "FILE")]
     pub agent_config: Option<PathBuf>,
+    /// Tree search: children per round.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub width: u32,
+    /// Tree search: rounds without a new best before stopping.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub stall: u32,
+    /// Tree search: evaluations of each node before it counts (raise on noisy suites).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub verify_repeats: u32,
+    /// Tree search: how parents are picked from the frontier.
+    #[arg(long, value_enum, default_value_t = SelectionArg::Pareto)]
+    pub selection: SelectionArg,
+}
+
+/// `--selection` of the tree search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SelectionArg {
+    /// Every node no other node beats on every task (keeps specialists).
+    Pareto,
+    /// The lowest mean loss only.
+    Argmax,
+    /// The three lowest mean losses.
+    TopK,
+    /// The best, or with probability 0.2 another frontier node.
+    EpsGreedy,
+}
+
+impl From<SelectionArg> for crate::outer::tree::Selection {
+    fn from(s: SelectionArg) -> Self {
+        use crate::outer::tree::Selection;
+        match s {
+            SelectionArg::Pareto => Selection::Pareto,
+            SelectionArg::Argmax => Selection::Argmax,
+            SelectionArg::TopK => Selection::TopK(3),
+            SelectionArg::EpsGreedy => Selection::EpsGreedy(0.2),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -244,10 +287,12 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Problems { command } => problems::run(g, command),
         Command::Run(args) => run(g, args).await,
         Command::Serve(args) => serve::serve(g, args).await,
-        Command::Inspect { suite, artifact } => {
+        Command::Watch(args) => watching::watch(g, args).await,
+        Command::Inspect { suite, artifact, tree } => {
             let store = open(g).await?;
             match artifact {
                 Some(name) => inspect::artifact(g, &store, name).await?,
+                None if *tree => inspect::tree(g, &store, suite.as_deref().unwrap_or_default()).await?,
                 None => match suite {
                     Some(s) => inspect::suite(g, &store, s).await?,
                     None => inspect::suites(g, &store).await?,
@@ -315,6 +360,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
                     "no intervention {id}\n  hint: `attractor interventions` lists the pending ones"
                 )));
             };
+            if row.kind == crate::watch::EXECUTION_APPROVAL && *answer == Answer::Hint {
+                return Err(Failure::input(format!(
+                    "intervention {id} asks whether commands may run: answer approve or reject"
+                )));
+            }
             if !store.answer_intervention(*id, word, text).await? {
                 return Err(Failure::input(format!(
                     "intervention {id} was already answered ({})",
@@ -365,9 +415,22 @@ fn validate(g: &Global, path: &std::path::Path) -> Result<u8, Failure> {
 fn plan_line(suite: &crate::suite::Suite, registry: &Registry, args: &RunArgs) -> String {
     let tasks = suite.tasks.len() as u64;
     let epochs = u64::from(args.epochs);
+    if args.optimizer == OptimizerKind::Tree {
+        return format!(
+            "plan: tree search of at most {epochs} evaluation(s) × {tasks} task(s) = {} run(s), {} child(ren) a round, each evaluated {} time(s), stop after {} round(s) without a new best",
+            epochs * tasks,
+            args.width,
+            args.verify_repeats,
+            args.stall
+        );
+    }
     let mut line = format!("plan: {epochs} epoch(s) × {tasks} task(s) = {} run(s)", epochs * tasks);
     if args.optimizer.needs_model() {
-        let builtin = registry.defs_for_suite(&suite.name).filter(|d| d.origin == crate::artifact::Origin::Builtin);
+        let mut kinds: Vec<&str> = suite.tasks.iter().map(|t| t.kind_name()).collect();
+        kinds.dedup();
+        let builtin = registry
+            .defs_for_suite(&suite.name)
+            .filter(|d| d.origin == crate::artifact::Origin::Builtin && d.steers_any(&kinds));
         let artifacts = (builtin.count() + suite.artifacts.len()) as u64;
         line.push_str(&format!(
             "; {} makes at most {epochs} × {artifacts} artifact(s) = {} proposal call(s) (none after a rollback)",
@@ -400,6 +463,13 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         seed,
         runs_root,
         holdout_tolerance: args.holdout_tolerance,
+        tree: crate::outer::tree::TreeConfig {
+            width: args.width as usize,
+            stall: args.stall,
+            verify_repeats: args.verify_repeats,
+            selection: args.selection.into(),
+            ..crate::outer::tree::TreeConfig::default()
+        },
     };
 
     // The LLM tier is on when a model is configured; without one, the

@@ -4,7 +4,8 @@
 //! on the settings screen, else the default. Prints the address it listens
 //! on (port 0 picks a free one) and serves until Ctrl-C, which cancels
 //! running launches cleanly (their unfinished epochs resume on the next
-//! launch) before exiting.
+//! launch) before exiting. The folders `attractor watch` remembered are
+//! watched again while it serves.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -15,6 +16,7 @@ use super::{Failure, Global};
 use crate::http;
 use crate::service::{Service, ServiceConfig, Settings};
 use crate::store;
+use crate::watch::WatchConfig;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -53,6 +55,9 @@ pub async fn serve(g: &Global, args: &ServeArgs) -> Result<u8, Failure> {
         g.db.clone().or_else(|| saved.db_path.as_ref().map(PathBuf::from)).unwrap_or_else(store::default_path);
     config.runs_root = args.runs_dir.clone();
     let service = Service::open(config).await.map_err(|e| Failure::runtime(e.to_string()))?;
+    // Folders remembered by `attractor watch` or the Watched Folders screen
+    // are watched again (and scanned for what arrived meanwhile).
+    service.start_watching(WatchConfig::default()).await.map_err(|e| Failure::runtime(e.to_string()))?;
 
     let addr = SocketAddr::new(args.bind, args.port);
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
@@ -66,6 +71,10 @@ pub async fn serve(g: &Global, args: &ServeArgs) -> Result<u8, Failure> {
     if !g.quiet {
         println!("attractor serve: listening on http://{host}:{}/", local.port());
         println!("database: {}", service.store().path().display());
+        let folders = service.store().watched_folders().await.map(|f| f.len()).unwrap_or(0);
+        if folders > 0 {
+            println!("watching {folders} folder(s) for suite and task files");
+        }
         match &ui_dir {
             Some(dir) => println!("web UI: {}", dir.display()),
             None => println!("web UI: not built (run `npm run build`); the API is under /api"),

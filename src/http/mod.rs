@@ -30,7 +30,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use futures::Stream;
 use serde::Deserialize;
@@ -102,6 +102,9 @@ pub fn router(service: Arc<Service>, token: Option<String>, ui_dir: Option<PathB
         .route("/launches/{id}/cancel", post(cancel))
         .route("/settings", get(settings).put(update_settings))
         .route("/settings/test-llm", post(test_llm))
+        .route("/watch", get(watched))
+        .route("/watch/folders", post(add_watched_folder))
+        .route("/watch/folders/{id}", delete(remove_watched_folder))
         .route("/events", get(events))
         .fallback(api_not_found)
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
@@ -399,6 +402,24 @@ async fn update_settings(
 
 async fn test_llm(State(s): State<AppState>) -> Reply<LlmCheck> {
     Ok(Json(s.service.test_llm().await))
+}
+
+async fn watched(State(s): State<AppState>) -> Reply<WatchedFolders> {
+    Ok(Json(s.service.watched().await?))
+}
+
+async fn add_watched_folder(
+    State(s): State<AppState>,
+    body: Result<Json<WatchFolderRequest>, JsonRejection>,
+) -> Result<(StatusCode, Json<WatchedFolderView>), Failure> {
+    Ok((StatusCode::CREATED, Json(s.service.add_watched_folder(&body?.0.path).await?)))
+}
+
+async fn remove_watched_folder(
+    State(s): State<AppState>,
+    id: Result<UrlPath<i64>, PathRejection>,
+) -> Reply<WatchedFolders> {
+    Ok(Json(s.service.remove_watched_folder(id?.0).await?))
 }
 
 /// Live progress: every bus event as one SSE `message` whose data is the

@@ -12,6 +12,8 @@
 
 pub mod optimizer;
 pub mod textgrad;
+pub mod tree;
+mod tree_run;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -50,6 +52,8 @@ pub struct RunConfig {
     /// How far the held-out mean loss may rise over the previous epoch's
     /// before the update that caused it is rolled back (run-to-run noise).
     pub holdout_tolerance: f64,
+    /// Settings of `--optimizer tree`.
+    pub tree: tree::TreeConfig,
 }
 
 /// The default of [`RunConfig::holdout_tolerance`].
@@ -125,6 +129,15 @@ pub struct SuiteRunner {
     agent_llm: Option<crate::llm::LlmClient>,
     agent_config: task::agent::AgentConfig,
     cancel: watch::Receiver<bool>,
+}
+
+/// An evaluated epoch, before it is closed.
+struct EpochEval {
+    /// The artifact versions its runs saw.
+    parent: BTreeMap<String, i64>,
+    artifacts: Vec<ActiveArtifact>,
+    results: Vec<TaskResult>,
+    epoch_seed: u64,
 }
 
 /// One finished task of the epoch being closed.
@@ -254,6 +267,24 @@ impl SuiteRunner {
         let mut lr = self.config.learning_rate;
         let mut summaries = Vec::new();
         let mut pending = last.filter(|e| e.completed_at.is_none());
+        if self.config.optimizer == OptimizerKind::Tree {
+            // An epoch an earlier run left unfinished is closed first, as is.
+            if let Some(e) = pending.take()
+                && let Some(s) = self.run_epoch(suite_id, &e, true, &mut lr).await?
+            {
+                summaries.push(s);
+            }
+            let interrupted = self.run_tree(suite_id, &mut summaries).await?;
+            self.bus.publish(Event::SuiteFinished { suite_id, epochs_completed: summaries.len() as u32, interrupted });
+            return Ok(RunSummary {
+                suite_id,
+                suite: self.suite.name.clone(),
+                epochs: summaries,
+                interrupted,
+                learning_rate: lr,
+                seed: self.config.seed,
+            });
+        }
         let mut interrupted = false;
         for _ in 0..self.config.epochs {
             if self.cancelled() {
@@ -297,14 +328,15 @@ impl SuiteRunner {
         Ok(out)
     }
 
-    /// Runs (or finishes) one epoch; `None` when interrupted before it closed.
-    async fn run_epoch(
+    /// Runs the epoch's tasks not run yet with the epoch's parent artifact
+    /// versions and reads every task's result back from the store; `None`
+    /// when interrupted.
+    async fn evaluate_epoch(
         &self,
         suite_id: i64,
         epoch: &EpochRow,
         resumed: bool,
-        lr: &mut f64,
-    ) -> Result<Option<EpochSummary>, RunnerError> {
+    ) -> Result<Option<EpochEval>, RunnerError> {
         let parent: BTreeMap<String, i64> =
             serde_json::from_str(&epoch.parent_artifacts_json).map_err(StoreError::from)?;
         // Runs always see the epoch's parent versions, even when resuming after
@@ -370,6 +402,22 @@ impl SuiteRunner {
                 error: run.and_then(|r| r.error.clone()),
             });
         }
+        Ok(Some(EpochEval { parent, artifacts, results, epoch_seed }))
+    }
+
+    /// Runs (or finishes) one epoch; `None` when interrupted before it closed.
+    async fn run_epoch(
+        &self,
+        suite_id: i64,
+        epoch: &EpochRow,
+        resumed: bool,
+        lr: &mut f64,
+    ) -> Result<Option<EpochSummary>, RunnerError> {
+        let Some(EpochEval { parent, artifacts, results, epoch_seed }) =
+            self.evaluate_epoch(suite_id, epoch, resumed).await?
+        else {
+            return Ok(None);
+        };
         let training: Vec<f64> = results.iter().filter(|r| !r.holdout).map(|r| r.loss).collect();
         let holdout: Vec<f64> = results.iter().filter(|r| r.holdout).map(|r| r.loss).collect();
         // The optimizer follows the training tasks; a suite of only held-out
@@ -431,8 +479,12 @@ impl SuiteRunner {
         } else if let Some(m) = mean_loss {
             let mut candidates = Vec::new();
             let mut history = BTreeMap::new();
+            let kinds = self.task_kinds();
             for (name, version) in &parent {
                 let def = self.registry.def(name)?.clone();
+                if !def.steers_any(&kinds) {
+                    continue;
+                }
                 let content = artifacts.iter().find(|a| &a.name == name).map(|a| a.content.clone()).unwrap_or_default();
                 candidates.push(optimizer::Candidate { def, version: *version, content });
                 let past = self.past_proposals(suite_id, name).await?;
@@ -567,6 +619,14 @@ impl SuiteRunner {
     }
 
     /// Runs one task once and records the run.
+    /// The kinds of the suite's tasks (`command`, `agent`, `optimize`).
+    fn task_kinds(&self) -> Vec<&'static str> {
+        let mut kinds: Vec<&'static str> = self.suite.tasks.iter().map(|t| t.kind_name()).collect();
+        kinds.sort();
+        kinds.dedup();
+        kinds
+    }
+
     /// The mean loss of an epoch's held-out tasks, from the store.
     async fn holdout_mean_of(&self, epoch_id: i64) -> Result<Option<f64>, RunnerError> {
         let held: BTreeSet<&str> = self.suite.tasks.iter().filter(|t| t.holdout).map(|t| t.name.as_str()).collect();

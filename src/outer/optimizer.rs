@@ -132,6 +132,9 @@ pub enum OptimizerKind {
     Evolve,
     /// Ask a model to rewrite one artifact from the epoch's evidence (seed 004 §7).
     Textgrad,
+    /// A tree search over artifact sets (seed 001): children by textgrad when
+    /// a model is configured, by evolve otherwise; `--epochs` caps the evaluations.
+    Tree,
 }
 
 impl OptimizerKind {
@@ -140,6 +143,7 @@ impl OptimizerKind {
             OptimizerKind::Baseline => "baseline",
             OptimizerKind::Evolve => "evolve",
             OptimizerKind::Textgrad => "textgrad",
+            OptimizerKind::Tree => "tree",
         }
     }
 
@@ -156,7 +160,18 @@ impl OptimizerKind {
             OptimizerKind::Textgrad => {
                 Box::new(super::textgrad::TextGrad::new(llm.ok_or(super::RunnerError::NeedsModel("textgrad"))?))
             }
+            // The tree search makes its children with its proposer; an epoch
+            // left unfinished by an earlier run is closed without an update.
+            OptimizerKind::Tree => Box::new(Baseline),
         })
+    }
+
+    /// What makes the tree search's children: textgrad with a model, else evolve.
+    pub fn tree_proposer(llm: Option<crate::llm::LlmClient>) -> Box<dyn Optimizer> {
+        match llm {
+            Some(client) => Box::new(super::textgrad::TextGrad::new(client)),
+            None => Box::new(Evolve),
+        }
     }
 }
 

@@ -10,6 +10,9 @@
 //! The facade owns one long-lived [`Bus`]: launched suite runs publish on it,
 //! the store persists every event from it, and each live-progress subscriber
 //! (an SSE stream, a Tauri event channel) gets its own queue from it.
+//!
+//! Once [`Service::start_watching`] is called it also owns the folder watcher
+//! (`crate::watch`), whose runs are ordinary launches of this facade.
 
 mod diff;
 pub mod settings;
@@ -29,6 +32,7 @@ use crate::bus::{self, Bus, Envelope, Event};
 use crate::outer::{OptimizerKind, RunConfig, RunnerError, SuiteRunner};
 use crate::store::{EpochRow, EpochRunRow, InterventionRow, RunBrief, Store, StoreError, SuiteRow, TelemetryRow};
 use crate::suite::{self, SourceLocation, SuiteError, SuiteIssue, TaskKind};
+use crate::watch::{LaunchRefusal, Launcher, WatchConfig, WatchError, Watcher};
 
 pub use diff::line_diff;
 pub use settings::Settings;
@@ -124,6 +128,8 @@ pub struct Service {
     persister: Mutex<Option<tokio::task::JoinHandle<()>>>,
     launches: Mutex<BTreeMap<i64, Launch>>,
     settings: Mutex<Settings>,
+    /// The folder watcher, once [`Service::start_watching`] started it.
+    watcher: Mutex<Option<Watcher>>,
 }
 
 impl Service {
@@ -140,6 +146,7 @@ impl Service {
             persister: Mutex::new(Some(persister)),
             launches: Mutex::new(BTreeMap::new()),
             settings: Mutex::new(settings),
+            watcher: Mutex::new(None),
         }))
     }
 
@@ -156,6 +163,13 @@ impl Service {
     /// Cancels running launches, waits for them to close their books, then
     /// writes out the event queue. Call once, before the process exits.
     pub async fn shutdown(&self) {
+        // The watcher first stops starting runs, so the launches cancelled
+        // below are queued again for the next start instead of counting as
+        // cancelled by a person; it records their ends before it stops.
+        let watcher = lock(&self.watcher).take();
+        if let Some(w) = &watcher {
+            w.pause().await;
+        }
         let tasks: Vec<_> = {
             let mut launches = lock(&self.launches);
             launches
@@ -168,6 +182,9 @@ impl Service {
         };
         for t in tasks {
             let _ = t.await;
+        }
+        if let Some(w) = watcher {
+            w.stop().await;
         }
         self.bus.close();
         let persister = lock(&self.persister).take();
@@ -199,6 +216,16 @@ impl Service {
             let row = self.store.suite_by_id(s.id).await?;
             let tasks = row.as_ref().map(task_infos).unwrap_or_default();
             out.push(self.suite_item(&s.name, s.id, &s.created_at, s.epochs, s.latest_mean_loss, s.unfinished, &tasks));
+        }
+        // A suite the watcher registered is launched from its watched file.
+        if out.iter().any(|s| s.suite_path.is_none()) {
+            let files = self.store.watched_files().await?;
+            for item in out.iter_mut().filter(|s| s.suite_path.is_none()) {
+                item.suite_path = files
+                    .iter()
+                    .find(|f| f.status != "removed" && f.suite_name.as_deref() == Some(item.name.as_str()))
+                    .map(|f| f.path.clone());
+            }
         }
         Ok(out)
     }
@@ -487,6 +514,11 @@ impl Service {
         let Some(row) = self.store.intervention(id).await? else {
             return Err(ServiceError::NotFound(format!("no intervention {id}")));
         };
+        if row.kind == crate::watch::EXECUTION_APPROVAL && req.answer == AnswerKind::Hint {
+            return Err(ServiceError::BadInput(format!(
+                "intervention {id} asks whether commands may run: answer approve or reject"
+            )));
+        }
         if !self.store.answer_intervention(id, req.answer.as_str(), text).await? {
             return Err(ServiceError::Conflict(format!(
                 "intervention {id} was already answered ({})",
@@ -502,31 +534,144 @@ impl Service {
         Ok(intervention_item(row))
     }
 
+    // ----- watched folders ----------------------------------------------------
+
+    /// Starts the folder watcher on the remembered folders (`attractor serve`
+    /// and `attractor watch` call this once). Watched runs are launched here,
+    /// like any launch.
+    pub async fn start_watching(self: &Arc<Self>, config: WatchConfig) -> Result<()> {
+        if lock(&self.watcher).is_some() {
+            return Ok(());
+        }
+        let launcher = Arc::new(WatchLauncher(Arc::downgrade(self)));
+        let watcher =
+            Watcher::start(self.store.clone(), self.bus.clone(), launcher, config).await.map_err(watch_error)?;
+        *lock(&self.watcher) = Some(watcher);
+        Ok(())
+    }
+
+    fn watcher(&self) -> Result<Watcher> {
+        lock(&self.watcher).clone().ok_or_else(|| {
+            ServiceError::Conflict(
+                "this process is not watching folders (start it with `attractor serve` or `attractor watch`)".into(),
+            )
+        })
+    }
+
+    /// Scans every watched folder now; returns when the scan is done.
+    pub async fn rescan_watched(&self) -> Result<()> {
+        self.watcher()?.rescan().await.map_err(watch_error)
+    }
+
+    /// Waits until the watcher has nothing in flight (`attractor watch --once`).
+    pub async fn watch_until_idle(&self) -> Result<()> {
+        self.watcher()?.until_idle().await.map_err(watch_error)
+    }
+
+    /// The watched folders and every file found in them.
+    pub async fn watched(&self) -> Result<WatchedFolders> {
+        let folders = self.store.watched_folders().await?;
+        let files = self.store.watched_files().await?;
+        let approvals: HashMap<String, crate::store::ApprovalRow> =
+            self.store.execution_approvals().await?.into_iter().map(|a| (a.approval_key.clone(), a)).collect();
+        let runs: HashMap<(String, String), crate::store::WatchedRunRow> = self
+            .store
+            .watched_runs()
+            .await?
+            .into_iter()
+            .map(|r| ((r.suite_name.clone(), r.content_hash.clone()), r))
+            .collect();
+        let folder_views = folders
+            .iter()
+            .map(|f| WatchedFolderView {
+                id: f.id,
+                path: f.path.clone(),
+                added_at: f.added_at.clone(),
+                exists: Path::new(&f.path).is_dir(),
+                files: files.iter().filter(|x| x.folder_id == f.id).count(),
+            })
+            .collect();
+        let file_views = files
+            .into_iter()
+            .map(|f| {
+                let approval = f.approval_key.as_ref().and_then(|k| approvals.get(k)).map(|a| ApprovalView {
+                    intervention_id: a.intervention_id,
+                    status: match (a.status.as_str(), a.approved()) {
+                        ("pending", _) => "pending",
+                        (_, true) => "approved",
+                        _ => "rejected",
+                    }
+                    .into(),
+                    commands: serde_json::from_str(&a.commands_json).unwrap_or_default(),
+                });
+                let run = f.suite_name.as_ref().and_then(|s| runs.get(&(s.clone(), f.content_hash.clone()))).map(|r| {
+                    WatchedRunView {
+                        id: r.id,
+                        status: r.status.clone(),
+                        launch_id: r.launch_id,
+                        suite_id: r.suite_id,
+                        queued_at: r.queued_at.clone(),
+                        started_at: r.started_at.clone(),
+                        finished_at: r.finished_at.clone(),
+                        error: r.error.clone(),
+                    }
+                });
+                WatchedFileView {
+                    id: f.id,
+                    folder_id: f.folder_id,
+                    issues: f.issues_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or_default(),
+                    content_hash: f.content_hash.chars().take(12).collect(),
+                    path: f.path,
+                    kind: f.kind,
+                    status: f.status,
+                    suite: f.suite_name,
+                    suite_id: f.suite_id,
+                    run_mode: f.run_mode,
+                    error: f.error,
+                    approval,
+                    run,
+                    first_seen_at: f.first_seen_at,
+                    updated_at: f.updated_at,
+                    removed_at: f.removed_at,
+                }
+            })
+            .collect();
+        Ok(WatchedFolders { watching: lock(&self.watcher).is_some(), folders: folder_views, files: file_views })
+    }
+
+    /// Watches a folder from now on (remembered across restarts) and scans it
+    /// at once: its files are in [`Service::watched`] when this returns.
+    pub async fn add_watched_folder(&self, path: &str) -> Result<WatchedFolderView> {
+        let path = resolve_path(path);
+        if path.as_os_str().is_empty() {
+            return Err(ServiceError::BadInput("give the path of a folder to watch".into()));
+        }
+        let row = self.watcher()?.add_folder(&path).await.map_err(watch_error)?;
+        let watched = self.watched().await?;
+        watched
+            .folders
+            .into_iter()
+            .find(|f| f.id == row.id)
+            .ok_or_else(|| ServiceError::Internal(format!("folder {} vanished from the store", row.path)))
+    }
+
+    /// Stops watching a folder (by id); its files and suites stay recorded.
+    pub async fn remove_watched_folder(&self, id: i64) -> Result<WatchedFolders> {
+        let folders = self.store.watched_folders().await?;
+        let Some(folder) = folders.into_iter().find(|f| f.id == id) else {
+            return Err(ServiceError::NotFound(format!("no watched folder {id}")));
+        };
+        self.watcher()?.remove_folder(Path::new(&folder.path)).await.map_err(watch_error)?;
+        self.watched().await
+    }
+
     // ----- validation and launches ---------------------------------------------
 
     /// Checks a suite file the way a launch would, without running anything.
     pub fn validate(&self, path: &str) -> Validation {
         let resolved = resolve_path(path);
-        match load_runnable(&resolved) {
-            Ok(s) => Validation {
-                valid: true,
-                path: resolved.display().to_string(),
-                suite: Some(s.name.clone()),
-                tasks: s.tasks.len(),
-                holdout_tasks: s.tasks.iter().filter(|t| t.holdout).count(),
-                artifacts: s.artifacts.iter().map(|a| a.name.clone()).collect(),
-                issues: Vec::new(),
-            },
-            Err(e) => Validation {
-                valid: false,
-                path: resolved.display().to_string(),
-                suite: None,
-                tasks: 0,
-                holdout_tasks: 0,
-                artifacts: Vec::new(),
-                issues: e.issues.iter().map(issue_view).collect(),
-            },
-        }
+        let loaded = load_runnable(&resolved);
+        validation_of(&resolved.display().to_string(), loaded.as_ref())
     }
 
     /// Validates the suite file, then runs it in the background. Progress
@@ -546,6 +691,27 @@ impl Service {
             Ok(s) => s,
             Err(_) => return Err(ServiceError::InvalidSuite(Box::new(self.validate(&req.suite_path)))),
         };
+        // A file found by the watcher runs nothing before a person approved it.
+        if let Err(blocked) = crate::watch::launch_allowed(&self.store, &path, &suite).await {
+            if blocked.unasked {
+                // Its commands changed under an unchanged file (a problem
+                // file): the watcher asks about them now.
+                let watcher = lock(&self.watcher).clone();
+                if let Some(w) = watcher {
+                    let _ = w.recheck(&path).await;
+                }
+            }
+            return Err(ServiceError::Conflict(blocked.message));
+        }
+        self.launch_loaded(suite, req)
+    }
+
+    /// Runs an already loaded (and, for watched files, approved) suite in the
+    /// background. The watcher comes in here with the very bytes it checked.
+    fn launch_loaded(self: &Arc<Self>, suite: suite::Suite, req: &LaunchRequest) -> Result<LaunchView> {
+        let suite = check_runnable(suite)
+            .map_err(|e| ServiceError::InvalidSuite(Box::new(validation_of(&suite_path_text(&e), Err(&e)))))?;
+        let path = suite.path.clone();
         let model = self.llm_client()?;
         let llm = if req.no_llm { None } else { model.clone() };
         let seed = req.seed.unwrap_or_else(fresh_seed);
@@ -553,6 +719,7 @@ impl Service {
             OptimizerName::Baseline => OptimizerKind::Baseline,
             OptimizerName::Evolve => OptimizerKind::Evolve,
             OptimizerName::Textgrad => OptimizerKind::Textgrad,
+            OptimizerName::Tree => OptimizerKind::Tree,
         };
         if optimizer.needs_model() && model.is_none() {
             return Err(ServiceError::BadInput(RunnerError::NeedsModel(optimizer.name()).to_string()));
@@ -570,6 +737,7 @@ impl Service {
             seed,
             runs_root,
             holdout_tolerance: req.holdout_tolerance.unwrap_or(crate::outer::DEFAULT_HOLDOUT_TOLERANCE),
+            tree: crate::outer::tree::TreeConfig::default(),
         };
 
         let (cancel_tx, cancel_rx) = watch::channel(false);
@@ -850,6 +1018,45 @@ impl Service {
     }
 }
 
+/// Launches the watcher's runs through the facade. It holds the service
+/// weakly: the service owns the watcher, not the other way round.
+struct WatchLauncher(std::sync::Weak<Service>);
+
+#[async_trait::async_trait]
+impl Launcher for WatchLauncher {
+    async fn launch(&self, suite: suite::Suite) -> std::result::Result<i64, LaunchRefusal> {
+        let Some(service) = self.0.upgrade() else {
+            return Err(LaunchRefusal::Busy("the service is shutting down".into()));
+        };
+        // One epoch with every other setting at its default, exactly as a
+        // launch request naming only the file would get.
+        let req: LaunchRequest =
+            serde_json::from_value(serde_json::json!({ "suite_path": suite.path.display().to_string() }))
+                .map_err(|e| LaunchRefusal::Failed(e.to_string()))?;
+        match service.launch_loaded(suite, &req) {
+            Ok(view) => Ok(view.id),
+            Err(ServiceError::Conflict(m)) => Err(LaunchRefusal::Busy(m)),
+            Err(ServiceError::InvalidSuite(v)) => Err(LaunchRefusal::Failed(
+                v.issues
+                    .iter()
+                    .map(|i| format!("{}:{}:{}: {}", i.file, i.line, i.column, i.message))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )),
+            Err(e) => Err(LaunchRefusal::Failed(e.to_string())),
+        }
+    }
+}
+
+fn watch_error(e: WatchError) -> ServiceError {
+    match e {
+        e @ (WatchError::NotAFolder { .. } | WatchError::Notify { .. }) => ServiceError::BadInput(e.to_string()),
+        e @ WatchError::NotWatched(_) => ServiceError::NotFound(e.to_string()),
+        WatchError::Store(s) => s.into(),
+        e @ WatchError::Stopped => ServiceError::Conflict(e.to_string()),
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding one of these locks cannot leave the data half-changed.
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -887,7 +1094,11 @@ fn resolve_path(path: &str) -> PathBuf {
 /// epoch (problems it cannot resolve, agent workspaces that do not exist), so
 /// a launch fails up front with located issues instead of in the background.
 fn load_runnable(path: &Path) -> std::result::Result<suite::Suite, SuiteError> {
-    let s = suite::load(path)?;
+    check_runnable(suite::load(path)?)
+}
+
+/// The checks of [`load_runnable`] on a suite already loaded.
+fn check_runnable(s: suite::Suite) -> std::result::Result<suite::Suite, SuiteError> {
     let mut issues = Vec::new();
     for t in &s.tasks {
         match &t.kind {
@@ -915,6 +1126,35 @@ fn load_runnable(path: &Path) -> std::result::Result<suite::Suite, SuiteError> {
         }
     }
     if issues.is_empty() { Ok(s) } else { Err(SuiteError { issues }) }
+}
+
+/// The verdict on a suite file that did (or did not) load.
+fn validation_of(path: &str, loaded: std::result::Result<&suite::Suite, &SuiteError>) -> Validation {
+    match loaded {
+        Ok(s) => Validation {
+            valid: true,
+            path: path.to_string(),
+            suite: Some(s.name.clone()),
+            tasks: s.tasks.len(),
+            holdout_tasks: s.tasks.iter().filter(|t| t.holdout).count(),
+            artifacts: s.artifacts.iter().map(|a| a.name.clone()).collect(),
+            issues: Vec::new(),
+        },
+        Err(e) => Validation {
+            valid: false,
+            path: path.to_string(),
+            suite: None,
+            tasks: 0,
+            holdout_tasks: 0,
+            artifacts: Vec::new(),
+            issues: e.issues.iter().map(issue_view).collect(),
+        },
+    }
+}
+
+/// The file the first issue of an error is in.
+fn suite_path_text(e: &SuiteError) -> String {
+    e.issues.first().map(|i| i.location.file.display().to_string()).unwrap_or_default()
 }
 
 fn issue_view(i: &SuiteIssue) -> SuiteIssueView {
@@ -1145,6 +1385,7 @@ fn intervention_item(r: InterventionRow) -> InterventionItem {
             evidence: c.get("evidence").cloned(),
             proposed_action: text("proposed_action"),
             proposal: text("proposal"),
+            commands: serde_json::from_value(c["commands"].clone()).unwrap_or_default(),
         },
         answer: r.answer,
         answer_text: r.answer_text,

@@ -46,6 +46,9 @@ fn export_all(cfg: &Config) {
         LlmCheck,
         ApiError,
         Envelope,
+        WatchedFolders,
+        WatchedFolderView,
+        WatchFolderRequest,
     );
 }
 

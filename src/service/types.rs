@@ -356,6 +356,8 @@ pub struct InterventionContext {
     pub proposed_action: Option<String>,
     /// The proposal in words.
     pub proposal: Option<String>,
+    /// For an execution approval: exactly the commands approving allows.
+    pub commands: Vec<crate::watch::PlannedCommand>,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -418,7 +420,7 @@ pub struct RollbackRequest {
 }
 
 /// One problem in a suite file, located to the character.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct SuiteIssueView {
     pub file: String,
     pub line: u32,
@@ -454,6 +456,7 @@ pub enum OptimizerName {
     Baseline,
     Evolve,
     Textgrad,
+    Tree,
 }
 
 fn default_epochs() -> u32 {
@@ -594,4 +597,83 @@ pub struct ApiError {
     pub error: String,
     /// Set when a suite file did not validate: every issue, located.
     pub validation: Option<Validation>,
+}
+
+/// A folder the watcher keeps an eye on.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct WatchedFolderView {
+    pub id: i64,
+    pub path: String,
+    pub added_at: String,
+    /// Whether the folder is there now (a missing one is remembered and
+    /// scanned again when it is back).
+    pub exists: bool,
+    /// Files found in it (removed ones included).
+    pub files: usize,
+}
+
+/// The approval question of a watched file's content.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ApprovalView {
+    pub intervention_id: i64,
+    /// pending, approved or rejected.
+    pub status: String,
+    pub commands: Vec<crate::watch::PlannedCommand>,
+}
+
+/// The run the watcher queued for a `run: auto` file's current content.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct WatchedRunView {
+    pub id: i64,
+    /// queued, running, finished, failed, cancelled or dropped.
+    pub status: String,
+    pub launch_id: Option<i64>,
+    pub suite_id: Option<i64>,
+    pub queued_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub error: Option<String>,
+}
+
+/// A suite or task file the watcher found.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct WatchedFileView {
+    pub id: i64,
+    pub folder_id: i64,
+    pub path: String,
+    /// suite or task.
+    pub kind: String,
+    /// invalid, failed, awaiting_approval, rejected, ready or removed.
+    pub status: String,
+    pub suite: Option<String>,
+    pub suite_id: Option<i64>,
+    /// manual or auto.
+    pub run_mode: String,
+    /// The first 12 hex digits of the content's SHA-256.
+    pub content_hash: String,
+    /// Every problem of an invalid file, located.
+    pub issues: Vec<SuiteIssueView>,
+    /// Why a valid file could not be registered.
+    pub error: Option<String>,
+    pub approval: Option<ApprovalView>,
+    pub run: Option<WatchedRunView>,
+    pub first_seen_at: String,
+    pub updated_at: String,
+    pub removed_at: Option<String>,
+}
+
+/// The Watched Folders screen: folders, their files, and whether this
+/// process is watching at all.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct WatchedFolders {
+    pub watching: bool,
+    pub folders: Vec<WatchedFolderView>,
+    pub files: Vec<WatchedFileView>,
+}
+
+/// A folder to watch.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct WatchFolderRequest {
+    pub path: String,
 }

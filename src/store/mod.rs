@@ -15,13 +15,17 @@ mod aso;
 mod llm_cache;
 mod proposals;
 mod records;
+mod tree;
 mod views;
+mod watch;
 
 pub use agent::*;
 pub use aso::*;
 pub use proposals::*;
 pub use records::*;
+pub use tree::*;
 pub use views::*;
+pub use watch::*;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -347,27 +351,7 @@ impl Store {
                 (Some((name, v)), ProposalOutcome::Winner) if *name == p.artifact => Some(*v),
                 _ => None,
             };
-            sqlx::query(
-                "INSERT INTO proposals (suite_id, epoch_id, optimizer, artifact, parent_version, content, rationale,
-                    expected_loss_reduction, confidence, outcome, rejection, learning_rate, applied_version, created_at)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(suite_id)
-            .bind(epoch_id)
-            .bind(&p.optimizer)
-            .bind(&p.artifact)
-            .bind(p.parent_version)
-            .bind(&p.content)
-            .bind(&p.rationale)
-            .bind(p.expected_loss_reduction)
-            .bind(p.confidence)
-            .bind(p.outcome.as_str())
-            .bind(&p.rejection)
-            .bind(p.learning_rate)
-            .bind(applied_version)
-            .bind(now_rfc3339())
-            .execute(&mut *tx)
-            .await?;
+            proposals::insert_proposal(&mut tx, suite_id, epoch_id, p, applied_version).await?;
         }
         if let Some(o) = &close.observed {
             sqlx::query(

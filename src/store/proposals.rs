@@ -73,6 +73,21 @@ pub struct ProposalListing {
 }
 
 impl Store {
+    /// Stores proposals made outside an epoch's close (the tree search's
+    /// children), against the epoch that evaluated them.
+    pub async fn insert_proposals(&self, epoch_id: i64, proposals: &[NewProposal]) -> Result<()> {
+        // IMMEDIATE: a read-then-write transaction must hold the write lock
+        // from the start, or a concurrent writer makes the upgrade fail.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let suite_id: i64 =
+            sqlx::query_scalar("SELECT suite_id FROM epochs WHERE id = ?").bind(epoch_id).fetch_one(&mut *tx).await?;
+        for p in proposals {
+            insert_proposal(&mut tx, suite_id, epoch_id, p, None).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Every proposal of a suite, oldest epoch first, the winner first within an epoch.
     pub async fn proposals(&self, suite_id: i64) -> Result<Vec<ProposalListing>> {
         Ok(sqlx::query_as(
@@ -95,4 +110,36 @@ impl Store {
         .fetch_all(&self.pool)
         .await?)
     }
+}
+
+/// One proposal row, inside the caller's transaction.
+pub(super) async fn insert_proposal(
+    tx: &mut sqlx::SqliteConnection,
+    suite_id: i64,
+    epoch_id: i64,
+    p: &NewProposal,
+    applied_version: Option<i64>,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO proposals (suite_id, epoch_id, optimizer, artifact, parent_version, content, rationale,
+            expected_loss_reduction, confidence, outcome, rejection, learning_rate, applied_version, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(suite_id)
+    .bind(epoch_id)
+    .bind(&p.optimizer)
+    .bind(&p.artifact)
+    .bind(p.parent_version)
+    .bind(&p.content)
+    .bind(&p.rationale)
+    .bind(p.expected_loss_reduction)
+    .bind(p.confidence)
+    .bind(p.outcome.as_str())
+    .bind(&p.rejection)
+    .bind(p.learning_rate)
+    .bind(applied_version)
+    .bind(crate::now_rfc3339())
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
 }

@@ -9,8 +9,13 @@
 //! Loading is strict: unknown keys, wrong types, duplicate task names, weights
 //! outside [0, 1] and empty suites are errors that name the file, line,
 //! column and field, and say how to fix them. A suite that loads is valid.
+//!
+//! A *task file* (`*.task.yaml`, see [`taskfile`]) is a second way to write a
+//! suite: one task on its own, registered as a one-task suite. [`load`] and
+//! [`parse`] tell the two apart by the file name.
 
 mod raw;
+pub mod taskfile;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -40,6 +45,8 @@ pub struct Suite {
     /// The suite's own learnable artifacts.
     pub artifacts: Vec<ArtifactDef>,
     pub tasks: Vec<Task>,
+    /// Whether the folder watcher runs it by itself once registered (`run: auto`).
+    pub run: RunMode,
 }
 
 /// One task of a suite.
@@ -180,7 +187,7 @@ pub struct OptimizeTask {
     pub problem: String,
 }
 
-pub use raw::{CostClass, Executor, ExecutorKind, OverseerKind, Priority};
+pub use raw::{CostClass, Executor, ExecutorKind, OverseerKind, Priority, RunMode};
 
 /// Per-task budget overrides (seed 004 §9) plus the gate-rejection scale.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -274,10 +281,21 @@ pub fn load(path: &Path) -> Result<Suite, SuiteError> {
 }
 
 /// Validates suite text as if it came from `path` (used for errors and to
-/// resolve relative paths).
+/// resolve relative paths). A path named `*.task.yaml` is read as a task file.
 pub fn parse(text: &str, path: &Path) -> Result<Suite, SuiteError> {
+    if taskfile::is_task_file(path) {
+        return parse_task_file(text, path, None);
+    }
     let raw = parse_yaml(text, path)?;
     Validator::new(path).validate(raw)
+}
+
+/// Validates a task file. `default_suite` names the suite when the file does
+/// not say `suite:` [default: from the file name] — the watcher passes the
+/// name a renamed file was first registered under, so it stays one suite.
+pub fn parse_task_file(text: &str, path: &Path, default_suite: Option<&str>) -> Result<Suite, SuiteError> {
+    let raw = parse_strict::<Spanned<raw::Task>>(text, path, taskfile::MISSING_HINT).map_err(SuiteError::one)?;
+    Validator::new(path).validate_task_file(raw, default_suite)
 }
 
 fn parse_yaml(text: &str, path: &Path) -> Result<raw::Suite, SuiteError> {
@@ -420,18 +438,39 @@ impl Validator {
         let mut seen: BTreeMap<String, Location> = BTreeMap::new();
         let mut tasks = Vec::new();
         for (i, t) in raw.tasks.value.into_iter().enumerate() {
-            let task_name = t.value.name.value.trim().to_string();
-            if let Some(first) = seen.get(&task_name) {
+            let prefix = format!("tasks[{i}].");
+            // `suite` and `run` are task-file keys; inside a suite file they
+            // would silently mean nothing, so they are errors here.
+            if let Some(s) = &t.value.suite {
                 self.issue(
-                    t.value.name.referenced,
-                    format!("tasks[{i}].name"),
-                    format!("duplicate task name `{task_name}` (first used at line {})", first.line()),
-                    "task names must be unique within a suite; rename one",
+                    s.referenced,
+                    format!("{prefix}suite"),
+                    "`suite:` belongs to task files (*.task.yaml), not to a task of a suite file",
+                    "remove it: this task already belongs to the suite named at the top of the file",
                 );
-            } else {
-                seen.insert(task_name.clone(), t.value.name.referenced);
             }
-            if let Some(task) = self.task(i, t) {
+            if let Some(r) = &t.value.run {
+                self.issue(
+                    r.referenced,
+                    format!("{prefix}run"),
+                    "`run:` is set for a whole suite, not per task",
+                    "move `run:` to the top level of the suite file",
+                );
+            }
+            if let Some(n) = &t.value.name {
+                let task_name = n.value.trim().to_string();
+                if let Some(first) = seen.get(&task_name) {
+                    self.issue(
+                        n.referenced,
+                        format!("{prefix}name"),
+                        format!("duplicate task name `{task_name}` (first used at line {})", first.line()),
+                        "task names must be unique within a suite; rename one",
+                    );
+                } else {
+                    seen.insert(task_name, n.referenced);
+                }
+            }
+            if let Some(task) = self.task(&prefix, t, None) {
                 tasks.push(task);
             }
         }
@@ -445,10 +484,47 @@ impl Validator {
                 baseline_artifacts: baseline,
                 artifacts,
                 tasks,
+                run: raw.run.unwrap_or_default(),
             })
         } else {
             self.issues.sort_by_key(|i| (i.location.line, i.location.column));
             Err(SuiteError { issues: self.issues })
+        }
+    }
+
+    /// A task file: one task that is a whole suite (see [`taskfile`]).
+    fn validate_task_file(mut self, raw: Spanned<raw::Task>, default_suite: Option<&str>) -> Result<Suite, SuiteError> {
+        let top = raw.referenced;
+        let (name, name_at) = match (&raw.value.suite, default_suite) {
+            (Some(s), _) => (s.value.trim().to_string(), s.referenced),
+            (None, Some(d)) => (d.to_string(), top),
+            (None, None) => (taskfile::default_suite_name(&self.file), top),
+        };
+        if !valid_name(&name) {
+            let message = if raw.value.suite.is_some() {
+                format!("suite name `{name}` is not allowed")
+            } else {
+                format!("the file name makes the suite name `{name}`, which is not allowed")
+            };
+            self.issue(name_at, "suite", message, format!("set `suite:` or rename the file; {NAME_HINT}"));
+        }
+        let run = raw.value.run.as_ref().map(|r| r.value).unwrap_or_default();
+        let task = self.task("", raw, Some(&name));
+        match task {
+            Some(task) if self.issues.is_empty() => Ok(Suite {
+                name,
+                description: None,
+                path: self.file.clone(),
+                dir: self.dir.clone(),
+                baseline_artifacts: BTreeMap::new(),
+                artifacts: Vec::new(),
+                tasks: vec![task],
+                run,
+            }),
+            _ => {
+                self.issues.sort_by_key(|i| (i.location.line, i.location.column));
+                Err(SuiteError { issues: self.issues })
+            }
         }
     }
 
@@ -640,8 +716,8 @@ impl Validator {
         }
     }
 
-    fn executor(&mut self, i: usize, e: &Spanned<raw::Executor>) {
-        let field = format!("tasks[{i}].executor");
+    fn executor(&mut self, prefix: &str, e: &Spanned<raw::Executor>) {
+        let field = format!("{prefix}executor");
         match (e.value.kind, e.value.command.as_deref().map(str::trim)) {
             (raw::ExecutorKind::Command, None | Some("")) => self.issue(
                 e.referenced,
@@ -669,12 +745,12 @@ impl Validator {
         }
     }
 
-    fn overseers(&mut self, i: usize, raw: Vec<Spanned<raw::Overseer>>) -> Vec<Overseer> {
+    fn overseers(&mut self, prefix: &str, raw: Vec<Spanned<raw::Overseer>>) -> Vec<Overseer> {
         let mut out: Vec<Overseer> = Vec::new();
         let mut seen: BTreeMap<String, Location> = BTreeMap::new();
         for (j, o) in raw.into_iter().enumerate() {
             let o = o.value;
-            let field = |f: &str| format!("tasks[{i}].overseers[{j}].{f}");
+            let field = |f: &str| format!("{prefix}overseers[{j}].{f}");
             let before = self.issues.len();
             let name = o.name.value.trim().to_string();
             if !valid_name(&name) {
@@ -770,13 +846,23 @@ impl Validator {
         out
     }
 
-    fn task(&mut self, i: usize, t: Spanned<raw::Task>) -> Option<Task> {
+    /// Validates one task. `prefix` starts its field paths (`tasks[2].` in a
+    /// suite file, nothing in a task file); `default_name` stands in for a
+    /// missing `name:` (task files only).
+    fn task(&mut self, prefix: &str, t: Spanned<raw::Task>, default_name: Option<&str>) -> Option<Task> {
         let at = t.referenced;
         let t = t.value;
-        let field = |f: &str| format!("tasks[{i}].{f}");
-        let name = t.name.value.trim().to_string();
-        if !valid_name(&name) {
-            self.issue(t.name.referenced, field("name"), format!("task name `{name}` is not allowed"), NAME_HINT);
+        let field = |f: &str| format!("{prefix}{f}");
+        let (name, name_at) = match (&t.name, default_name) {
+            (Some(n), _) => (n.value.trim().to_string(), n.referenced),
+            (None, Some(d)) => (d.to_string(), at),
+            (None, None) => {
+                self.issue(at, field("name"), "the task has no `name:`", "add `name:` with a name unique in the suite");
+                (String::new(), at)
+            }
+        };
+        if !name.is_empty() && !valid_name(&name) {
+            self.issue(name_at, field("name"), format!("task name `{name}` is not allowed"), NAME_HINT);
         }
 
         let d = LossWeights::default();
@@ -938,17 +1024,17 @@ impl Validator {
             raw::KindName::Agent => {
                 if task_text.trim().is_empty() {
                     self.issue(
-                        t.name.referenced,
+                        name_at,
                         field("task"),
                         "an agent task needs `task:` saying what to do",
                         "describe the work in a sentence or two",
                     );
                 }
                 if let Some(e) = &t.executor {
-                    self.executor(i, e);
+                    self.executor(prefix, e);
                 }
                 let overseers = match t.overseers {
-                    Some(o) => self.overseers(i, o.value),
+                    Some(o) => self.overseers(prefix, o.value),
                     None => Vec::new(),
                 };
                 TaskKind::Agent(AgentTask {

@@ -14,6 +14,9 @@ pub struct Suite {
     pub name: Spanned<String>,
     #[serde(default)]
     pub description: Option<String>,
+    /// What the folder watcher does once the suite is registered.
+    #[serde(default)]
+    pub run: Option<RunMode>,
     #[serde(default)]
     pub baseline_artifacts: BTreeMap<String, Spanned<i64>>,
     #[serde(default)]
@@ -64,10 +67,38 @@ pub enum Priority {
     Cheap,
 }
 
+/// Whether the folder watcher runs a file it registered by itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunMode {
+    /// Register only; a person launches it (the default).
+    #[default]
+    Manual,
+    /// Queue one run once registered (and its commands approved).
+    Auto,
+}
+
+impl RunMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunMode::Manual => "manual",
+            RunMode::Auto => "auto",
+        }
+    }
+}
+
+/// One task: an entry of a suite's `tasks:`, or the whole of a task file
+/// (where `name` may be left out and `suite` / `run` are allowed).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Task {
-    pub name: Spanned<String>,
+    #[serde(default)]
+    pub name: Option<Spanned<String>>,
+    // Task files only: the one-task suite's name and the watcher's run mode.
+    #[serde(default)]
+    pub suite: Option<Spanned<String>>,
+    #[serde(default)]
+    pub run: Option<Spanned<RunMode>>,
     #[serde(default)]
     pub task: Option<Spanned<String>>,
     #[serde(default)]

@@ -8,7 +8,9 @@
 // E2E_SHOTS (default /tmp/attractor-e2e) — look at them.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
+import { spawn, execFileSync, execFile } from "node:child_process";
+import { createServer } from "node:http";
+import { promisify } from "node:util";
 import { mkdtempSync, mkdirSync, existsSync, rmSync } from "node:fs";
 import { tmpdir, homedir } from "node:os";
 import { join, resolve } from "node:path";
@@ -52,7 +54,38 @@ function serve(database, extraEnv = {}, extraArgs = []) {
   });
 }
 
-let server, emptyServer, tokenServer, context, page;
+let server, emptyServer, tokenServer, textgradServer, model, context, page;
+
+/**
+ * A scripted OpenAI-compatible model for the textgrad run: about the `knobs`
+ * artifact it proposes raising the gain by 0.5 (predicting a 0.05 fall of the
+ * loss with confidence 0.8), except every third call, when it proposes nothing.
+ */
+function scriptedModel() {
+  let calls = 0;
+  const http = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      const user = JSON.parse(body).messages.at(-1).content;
+      let reply = { artifact_name: null, proposed_content: "", rationale: "nothing to change", expected_loss_reduction: 0, confidence: 0 };
+      const current = user.match(/Artifact `knobs`[\s\S]*<<<\n([\s\S]*)\n>>>/);
+      // Every third call declines, so the list has a rejected proposal too.
+      if (current && ++calls % 3 !== 0) {
+        const knobs = JSON.parse(current[1]);
+        knobs.gain = Math.min(5, knobs.gain + 0.5);
+        reply = { artifact_name: "knobs", proposed_content: JSON.stringify(knobs), rationale: "raise the gain towards the tasks' targets", expected_loss_reduction: 0.05, confidence: 0.8 };
+      }
+      res.setHeader("Content-Type", "application/json");
+      res.end(JSON.stringify({
+        id: "x", object: "chat.completion", model: "scripted",
+        choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: JSON.stringify(reply) } }],
+        usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
+      }));
+    });
+  });
+  return new Promise((ok) => http.listen(0, "127.0.0.1", () => ok({ http, url: `http://127.0.0.1:${http.address().port}/v1` })));
+}
 
 /** What a person sees in the window (the whole page with `full`). */
 async function shot(name, full = false) {
@@ -82,6 +115,13 @@ before(async () => {
   mkdirSync(shots, { recursive: true });
   cli("run", join(fixtures, "knobs.suite.yaml"), "--epochs", "8", "--optimizer", "evolve", "--seed", "1", "--quiet");
   cli("run", join(fixtures, "inbox.suite.yaml"), "--seed", "1", "--quiet");
+  // textgrad on its own database, against the scripted model.
+  model = await scriptedModel();
+  const tgDb = join(work, "textgrad.db");
+  await promisify(execFile)(bin, ["--db", tgDb, "run", join(fixtures, "knobs.suite.yaml"), "--epochs", "4", "--optimizer", "textgrad", "--no-rollback", "--seed", "1", "--quiet"], {
+    env: { ...env, KNOBS_DELAY: "0", ATTRACTOR_LLM_BASE_URL: model.url, ATTRACTOR_LLM_MODEL: "scripted" },
+  });
+  textgradServer = await serve(tgDb);
   // Launched runs sleep a little so live progress is visible, as real ones are.
   server = await serve(db, { KNOBS_DELAY: "0.4" });
   emptyServer = await serve(join(work, "empty.db"));
@@ -99,7 +139,8 @@ before(async () => {
 
 after(async () => {
   await context?.close();
-  for (const s of [server, emptyServer, tokenServer]) s?.child.kill("SIGINT");
+  for (const s of [server, emptyServer, tokenServer, textgradServer]) s?.child.kill("SIGINT");
+  model?.http.close();
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -210,7 +251,7 @@ describe("the Attractor web UI against a real server", () => {
 
     await path.fill(join(fixtures, "knobs.suite.yaml"));
     await page.getByText("✓ suite").waitFor();
-    await page.getByLabel("Epochs").fill("2");
+    await page.getByLabel("Epochs", { exact: true }).fill("2");
     await page.getByLabel("Seed").fill("11");
     await page.getByTestId("start").click();
     await page.waitForURL(/#\/live/);
@@ -231,7 +272,7 @@ describe("the Attractor web UI against a real server", () => {
   it("cancels a launch from the live screen, leaving the epoch to resume", async () => {
     await page.goto(`${server.url}#/launch?path=${encodeURIComponent(join(fixtures, "knobs.suite.yaml"))}`);
     await page.getByText("✓ suite").waitFor();
-    await page.getByLabel("Epochs").fill("20");
+    await page.getByLabel("Epochs", { exact: true }).fill("20");
     await page.getByTestId("start").click();
     await page.waitForURL(/#\/live/);
     const card = page.locator("[data-testid=launch][data-status=running]");
@@ -316,5 +357,24 @@ describe("the Attractor web UI against a real server", () => {
     // Live updates authenticate too (EventSource passes the token in the query).
     await fresh.getByText("● live").waitFor({ timeout: WAIT });
     await fresh.close();
+  });
+
+  it("shows textgrad's proposals with predicted against observed loss reduction", async () => {
+    await page.goto(`${textgradServer.url}#/charts/knobs`);
+    const chart = page.getByTestId("proposal-calibration");
+    await chart.waitFor();
+    // Four epochs, winners at 1, 2 and 4 (the third call declined); the
+    // winners of epochs 1 and 2 have a next epoch that measured them.
+    assert.equal(await chart.getAttribute("data-points"), "2");
+    const winners = page.locator("table.proposals tr.outcome-winner");
+    assert.equal(await winners.count(), 3);
+    await page.getByText("raise the gain towards the tasks' targets").first().waitFor();
+    // Rejected proposals (here: the declined third call) are one click away.
+    assert.equal(await page.locator("table.proposals tr.outcome-rejected").count(), 0);
+    await page.getByText(/show the 1\s+rejected proposal/).click();
+    await page.locator("table.proposals tr.outcome-rejected").first().waitFor();
+    await page.getByText("the model proposed no change (artifact_name is null)").first().waitFor();
+    await chart.scrollIntoViewIfNeeded();
+    await shot("21-proposals.png");
   });
 });

@@ -1,7 +1,7 @@
 // The shell: navigation with badges, a hash router (the same build works
 // from `attractor serve` and, later, from the desktop app's local files), and
 // the live event feed every screen can react to.
-import { createContext, useCallback, useContext, useEffect, useReducer, useState } from "react";
+import { createContext, useCallback, useContext, useEffect, useReducer, useRef, useState } from "react";
 import { api, subscribe } from "./api";
 import type { Envelope } from "./generated/Envelope";
 import { progressReducer, type ProgressState } from "./lib/progress";
@@ -14,6 +14,7 @@ import { RunDetailScreen } from "./screens/RunDetail";
 import { Runs } from "./screens/Runs";
 import { Settings } from "./screens/Settings";
 import { Suites } from "./screens/Suites";
+import { Watch } from "./screens/Watch";
 
 export interface Route {
   parts: string[];
@@ -35,6 +36,7 @@ const SHORTCUTS: Record<string, [string, string]> = {
   a: ["/artifacts", "Artifacts"],
   r: ["/runs", "Runs"],
   i: ["/inbox", "Interventions inbox"],
+  w: ["/watch", "Watched folders"],
   ",": ["/settings", "Settings"],
 };
 
@@ -96,7 +98,15 @@ const CHANGES = new Set([
   "launch_ended",
   "intervention_answered",
   "artifact_activated",
+  "watched_folder_added",
+  "watched_folder_removed",
+  "watched_file_updated",
+  "execution_approval_requested",
+  "watched_run_updated",
 ]);
+
+/** Screens refetch at most this often while events pour in (a thousand files dropped at once). */
+const REFETCH_MS = 300;
 
 export function App() {
   const [route, setRoute] = useState(readRoute);
@@ -112,13 +122,35 @@ export function App() {
     return () => window.removeEventListener("hashchange", onHash);
   }, []);
 
+  // The first change refetches at once; more within REFETCH_MS are folded
+  // into one trailing refetch.
+  const throttle = useRef<{ timer: ReturnType<typeof setTimeout> | null; pending: boolean }>({ timer: null, pending: false });
+  const changed = useCallback(() => {
+    const t = throttle.current;
+    if (t.timer) {
+      t.pending = true;
+      return;
+    }
+    setTick((n) => n + 1);
+    const flush = () => {
+      if (t.pending) {
+        t.pending = false;
+        setTick((n) => n + 1);
+        t.timer = setTimeout(flush, REFETCH_MS);
+      } else {
+        t.timer = null;
+      }
+    };
+    t.timer = setTimeout(flush, REFETCH_MS);
+  }, []);
+
   useEffect(
     () =>
       subscribe(
         (e) => {
           dispatch(e);
           setLast(e);
-          if (CHANGES.has(e.type)) setTick((t) => t + 1);
+          if (CHANGES.has(e.type)) changed();
         },
         () => {
           setConnected(true);
@@ -126,7 +158,7 @@ export function App() {
         },
         () => setConnected(false),
       ),
-    [],
+    [changed],
   );
 
   const refreshBadge = useCallback(() => {
@@ -170,6 +202,7 @@ export function App() {
     ["artifacts", "Artifacts"],
     ["runs", "Runs"],
     ["inbox", "Inbox"],
+    ["watch", "Watched"],
     ["settings", "Settings"],
   ];
   const current = screen ?? "suites";
@@ -194,6 +227,9 @@ export function App() {
       break;
     case "inbox":
       body = <Inbox onChange={refreshBadge} />;
+      break;
+    case "watch":
+      body = <Watch />;
       break;
     case "settings":
       body = <Settings />;

@@ -21,7 +21,10 @@ import type { SettingsUpdate } from "./generated/SettingsUpdate";
 import type { SettingsView } from "./generated/SettingsView";
 import type { SuiteEpochs } from "./generated/SuiteEpochs";
 import type { SuiteItem } from "./generated/SuiteItem";
+import type { SuiteProposals } from "./generated/SuiteProposals";
 import type { Validation } from "./generated/Validation";
+import type { WatchedFolders } from "./generated/WatchedFolders";
+import type { WatchedFolderView } from "./generated/WatchedFolderView";
 
 const TOKEN_KEY = "attractor.token";
 
@@ -79,6 +82,8 @@ export const api = {
   /** A suite's epochs; `runs: false` leaves the run lists out (what the charts need). */
   epochs: (suite: string | number, runs = true) =>
     call<SuiteEpochs>("GET", `/suites/${enc(String(suite))}/epochs${runs ? "" : "?runs=false"}`),
+  /** Every proposal the optimizer considered, with predicted and observed effect. */
+  proposals: (suite: string | number) => call<SuiteProposals>("GET", `/suites/${enc(String(suite))}/proposals`),
   run: (id: number) => call<RunDetail>("GET", `/runs/${id}`),
   artifacts: () => call<ArtifactItem[]>("GET", "/artifacts"),
   versions: (name: string) => call<ArtifactHistory>("GET", `/artifacts/${enc(name)}/versions`),
@@ -95,6 +100,9 @@ export const api = {
   settings: () => call<SettingsView>("GET", "/settings"),
   saveSettings: (update: SettingsUpdate) => call<SettingsView>("PUT", "/settings", update),
   testLlm: () => call<LlmCheck>("POST", "/settings/test-llm", {}),
+  watched: () => call<WatchedFolders>("GET", "/watch"),
+  watchFolder: (path: string) => call<WatchedFolderView>("POST", "/watch/folders", { path }),
+  unwatchFolder: (id: number) => call<WatchedFolders>("DELETE", `/watch/folders/${id}`),
 };
 
 /**

@@ -3,4 +3,4 @@
 /**
  * The outer-loop optimizers a launch can use.
  */
-export type OptimizerName = "baseline" | "evolve" | "textgrad";
+export type OptimizerName = "baseline" | "evolve" | "textgrad" | "tree";

@@ -1,5 +1,6 @@
 // Chart data shaping and ECharts options for the three analytics charts of
-// seed 004 §11: LossCurve, ArtifactDeltaTimeline and PerTaskLossBoxplot.
+// seed 004 §11: LossCurve, ArtifactDeltaTimeline and PerTaskLossBoxplot, and
+// the optimizer's calibration (predicted against observed loss reduction).
 //
 // Everything here is a pure function of the API's `EpochView`s, so it is unit
 // tested without a browser, and the chart components only hand the result to
@@ -8,6 +9,7 @@
 import type { EChartsCoreOption } from "echarts/core";
 import type { ArtifactEvent } from "../generated/ArtifactEvent";
 import type { EpochView } from "../generated/EpochView";
+import type { ProposalItem } from "../generated/ProposalItem";
 import { fmtLoss } from "./format";
 
 export const COLORS = {
@@ -320,4 +322,74 @@ export function boxplotOption(points: SpreadPoint[]): EChartsCoreOption {
         : []),
     ],
   };
+}
+
+/** An applied proposal whose effect is known: predicted against observed. */
+export type CalibrationPoint = { epoch: number; artifact: string; predicted: number; observed: number; rolledBack: boolean };
+
+/**
+ * The winners whose next epoch has closed, as predicted/observed pairs. A
+ * proposal without a predicted reduction (evolve makes none) is left out:
+ * there is nothing to calibrate.
+ */
+export function calibrationPoints(proposals: ProposalItem[]): CalibrationPoint[] {
+  return proposals
+    .filter((p) => p.outcome === "winner" && p.expected_loss_reduction !== null && p.observed_loss_reduction !== null)
+    .map((p) => ({
+      epoch: p.epoch_num,
+      artifact: p.artifact,
+      predicted: p.expected_loss_reduction as number,
+      observed: p.observed_loss_reduction as number,
+      rolledBack: p.rolled_back,
+    }));
+}
+
+/**
+ * Predicted against observed loss reduction, one dot per applied proposal
+ * (red when it was rolled back), with the diagonal where a perfectly
+ * calibrated optimizer would put every dot.
+ */
+export function calibrationOption(points: CalibrationPoint[]): EChartsCoreOption {
+  const values = points.flatMap((p) => [p.predicted, p.observed]);
+  const lo = Math.min(0, ...values);
+  const hi = Math.max(0.01, ...values);
+  const dot = (p: CalibrationPoint) => [p.predicted, p.observed, p.epoch, p.artifact];
+  return {
+    grid: { left: GRID_LEFT, right: 20, top: 36, bottom: 40 },
+    legend: { top: 0, data: ["kept", "rolled back", "predicted = observed"] },
+    tooltip: {
+      trigger: "item",
+      formatter: (p: { seriesType: string; value: [number, number, number, string] }) =>
+        p.seriesType === "line" ? "" :
+        `epoch ${p.value[2]} · ${p.value[3]}<br/>predicted ${fmtSigned(p.value[0])}<br/>observed ${fmtSigned(p.value[1])}`,
+    },
+    xAxis: { type: "value", name: "predicted reduction", nameLocation: "middle", nameGap: 26, min: lo, max: hi },
+    yAxis: { type: "value", name: "observed reduction", min: lo, max: hi },
+    series: [
+      {
+        name: "kept",
+        type: "scatter",
+        color: COLORS.update,
+        symbolSize: 10,
+        data: points.filter((p) => !p.rolledBack).map(dot),
+      },
+      { name: "rolled back", type: "scatter", color: COLORS.rollback, symbolSize: 10, data: points.filter((p) => p.rolledBack).map(dot) },
+      {
+        // Where a perfectly calibrated optimizer would put every dot.
+        name: "predicted = observed",
+        type: "line",
+        silent: true,
+        symbol: "none",
+        lineStyle: { type: "dashed", color: COLORS.none, width: 1 },
+        data: [
+          [lo, lo],
+          [hi, hi],
+        ],
+      },
+    ],
+  };
+}
+
+function fmtSigned(v: number): string {
+  return `${v >= 0 ? "+" : ""}${v.toFixed(4)}`;
 }

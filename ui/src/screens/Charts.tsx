@@ -5,6 +5,7 @@ import { api } from "../api";
 import { useLive } from "../App";
 import { DiffDrawer, type Transition } from "../components/DiffDrawer";
 import { EChart, type ChartClick } from "../components/EChart";
+import { Proposals } from "../components/Proposals";
 import { Empty, ErrorNote, Status } from "../components/common";
 import type { SuiteEpochs } from "../generated/SuiteEpochs";
 import type { SuiteItem } from "../generated/SuiteItem";
@@ -156,6 +157,10 @@ export function Charts({ suite }: { suite?: string }) {
           <div className="card">
             <h3>Per-task loss</h3>
             <EChart id="task-spread" group="suite-charts" option={spreadOpt} points={spread.length} dark={dark} />
+          </div>
+          <div className="card">
+            <h3>Proposals: predicted against observed</h3>
+            <Proposals suite={data.suite.name} tick={tick} />
           </div>
         </>
       )}

@@ -4,6 +4,7 @@
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
+import { Commands } from "../components/Commands";
 import { Empty, ErrorNote } from "../components/common";
 import type { AnswerKind } from "../generated/AnswerKind";
 import type { Inbox as InboxData } from "../generated/Inbox";
@@ -33,6 +34,11 @@ function Question({ item, onAnswered }: { item: InterventionItem; onAnswered: ()
       <header className="screen-head">
         <h3>{item.subject}</h3>
         <span className="badge">{item.kind.replace("_", " ")}</span>
+        {item.kind === "execution_approval" && (
+          <a className="small" href="#/watch">
+            watched folders
+          </a>
+        )}
       </header>
       <p className="muted small">
         #{item.id} · {item.task && <>task {item.task} · </>}
@@ -52,6 +58,15 @@ function Question({ item, onAnswered }: { item: InterventionItem; onAnswered: ()
         <p>
           <b>Why it matters:</b> {c.why}
         </p>
+      )}
+      {c.commands.length > 0 && (
+        <div className="approval-commands">
+          <b>
+            Approving allows exactly {c.commands.length === 1 ? "this command" : `these ${c.commands.length} commands`}, for this file
+            content only:
+          </b>
+          <Commands commands={c.commands} />
+        </div>
       )}
       {c.evidence !== null && c.evidence !== undefined && (
         <details>
@@ -83,9 +98,11 @@ function Question({ item, onAnswered }: { item: InterventionItem; onAnswered: ()
           <button disabled={busy} onClick={() => send("reject")}>
             Reject
           </button>
-          <button disabled={busy} onClick={() => setHinting(true)}>
-            Answer with a hint…
-          </button>
+          {item.kind !== "execution_approval" && (
+            <button disabled={busy} onClick={() => setHinting(true)}>
+              Answer with a hint…
+            </button>
+          )}
         </div>
       )}
     </div>
@@ -115,7 +132,7 @@ export function Inbox({ onChange }: { onChange: () => void }) {
         <Empty title="Nothing waits for an answer">
           <p>
             When a run needs a person — the model tier keeps failing, or a task finds no feasible point — its question appears here with
-            the evidence and a proposed action.
+            the evidence and a proposed action. A file dropped into a watched folder asks here before it runs any command.
           </p>
         </Empty>
       )}

@@ -118,6 +118,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
               <option value="baseline">baseline — measure, change nothing</option>
               <option value="evolve">evolve — tune JSON artifact fields</option>
               <option value="textgrad">textgrad — a model rewrites one artifact per epoch</option>
+              <option value="tree">tree — a tree search over artifact versions (epochs = evaluations)</option>
             </select>
           </label>
           <label>

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import {
   COLORS,
   boxplotOption,
+  calibrationOption,
+  calibrationPoints,
   epochMove,
   lossCurveOption,
   lossPoints,
@@ -12,6 +14,7 @@ import {
   timelineOption,
   zoom,
 } from "../lib/charts";
+import type { ProposalItem } from "../generated/ProposalItem";
 import { epoch, rollback, update } from "./fixtures";
 
 type Series = { name: string; data: unknown[]; lineStyle?: { type: string }; symbol?: string };
@@ -127,5 +130,51 @@ describe("PerTaskLossBoxplot", () => {
     const fmt = ((boxplotOption(spreadPoints(epochs)) as Record<string, unknown>).tooltip as { formatter: Fmt }).formatter;
     const text = fmt([{ dataIndex: 0 }]);
     for (const t of ["a: 0.1000", "b: 0.5000", "c: 0.3000", "h <i>(held out)</i>: 0.9000"]) expect(text).toContain(t);
+  });
+});
+
+describe("calibration of proposals", () => {
+  const item = (o: Partial<ProposalItem>): ProposalItem => ({
+    id: 1,
+    epoch_num: 1,
+    optimizer: "textgrad",
+    artifact: "style",
+    outcome: "winner",
+    parent_version: 0,
+    applied_version: 1,
+    rationale: "r",
+    expected_loss_reduction: 0.1,
+    confidence: 0.8,
+    observed_loss_reduction: 0.05,
+    rolled_back: false,
+    rejection: null,
+    learning_rate: 0.5,
+    ...o,
+  });
+  it("keeps only applied proposals whose effect was observed and that predicted something", () => {
+    const pts = calibrationPoints([
+      item({ id: 1 }),
+      item({ id: 2, outcome: "candidate", applied_version: null }),
+      item({ id: 3, observed_loss_reduction: null }),
+      item({ id: 4, expected_loss_reduction: null }),
+      item({ id: 5, epoch_num: 2, observed_loss_reduction: -0.2, rolled_back: true }),
+    ]);
+    expect(pts).toEqual([
+      { epoch: 1, artifact: "style", predicted: 0.1, observed: 0.05, rolledBack: false },
+      { epoch: 2, artifact: "style", predicted: 0.1, observed: -0.2, rolledBack: true },
+    ]);
+  });
+  it("splits kept from rolled-back dots and spans both axes over every value", () => {
+    const o = calibrationOption(calibrationPoints([item({}), item({ epoch_num: 2, observed_loss_reduction: -0.2, rolled_back: true })]));
+    const s = series(o);
+    expect(s.map((x) => x.name)).toEqual(["kept", "rolled back", "predicted = observed"]);
+    expect(s[2].data).toEqual([
+      [-0.2, -0.2],
+      [0.1, 0.1],
+    ]);
+    expect(s[0].data).toEqual([[0.1, 0.05, 1, "style"]]);
+    expect(s[1].data).toEqual([[0.1, -0.2, 2, "style"]]);
+    const x = (o as { xAxis: { min: number; max: number } }).xAxis;
+    expect([x.min, x.max]).toEqual([-0.2, 0.1]);
   });
 });

@@ -1,0 +1,90 @@
+//! Rows of the experiment tree (`--optimizer tree`).
+
+use serde::Serialize;
+
+use super::{Result, Store};
+use crate::now_rfc3339;
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct TreeNodeRow {
+    pub id: i64,
+    pub suite_id: i64,
+    pub parent_id: Option<i64>,
+    pub epoch_id: Option<i64>,
+    pub artifacts_json: String,
+    pub changed_artifact: Option<String>,
+    pub from_version: Option<i64>,
+    pub to_version: Option<i64>,
+    pub brief: Option<String>,
+    pub mean_loss: Option<f64>,
+    pub holdout_mean_loss: Option<f64>,
+    pub task_losses_json: Option<String>,
+    pub evaluations: i64,
+    pub status: String,
+    pub note: Option<String>,
+    pub created_at: String,
+}
+
+/// A node on its way into the store.
+#[derive(Debug, Clone, Default)]
+pub struct NewTreeNode {
+    pub parent_id: Option<i64>,
+    pub epoch_id: Option<i64>,
+    pub artifacts_json: String,
+    pub changed_artifact: Option<String>,
+    pub from_version: Option<i64>,
+    pub to_version: Option<i64>,
+    pub brief: Option<String>,
+    pub mean_loss: Option<f64>,
+    pub holdout_mean_loss: Option<f64>,
+    pub task_losses_json: Option<String>,
+    pub evaluations: i64,
+    pub status: String,
+    pub note: Option<String>,
+}
+
+impl Store {
+    pub async fn insert_tree_node(&self, suite_id: i64, n: &NewTreeNode) -> Result<i64> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO tree_nodes (suite_id, parent_id, epoch_id, artifacts_json, changed_artifact, from_version,
+                to_version, brief, mean_loss, holdout_mean_loss, task_losses_json, evaluations, status, note, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(suite_id)
+        .bind(n.parent_id)
+        .bind(n.epoch_id)
+        .bind(&n.artifacts_json)
+        .bind(&n.changed_artifact)
+        .bind(n.from_version)
+        .bind(n.to_version)
+        .bind(&n.brief)
+        .bind(n.mean_loss)
+        .bind(n.holdout_mean_loss)
+        .bind(&n.task_losses_json)
+        .bind(n.evaluations)
+        .bind(&n.status)
+        .bind(&n.note)
+        .bind(now_rfc3339())
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    /// Marks a node (a committed one that became exhausted: `pruned`).
+    pub async fn set_tree_node_status(&self, id: i64, status: &str, note: &str) -> Result<()> {
+        sqlx::query("UPDATE tree_nodes SET status = ?, note = ? WHERE id = ?")
+            .bind(status)
+            .bind(note)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Every node of a suite's tree, oldest first.
+    pub async fn tree_nodes(&self, suite_id: i64) -> Result<Vec<TreeNodeRow>> {
+        Ok(sqlx::query_as("SELECT * FROM tree_nodes WHERE suite_id = ? ORDER BY id")
+            .bind(suite_id)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+}

@@ -1,0 +1,82 @@
+// The optimizer's proposals for one suite: a calibration chart (predicted
+// against observed loss reduction of every applied proposal) and the full
+// list, rejected ones with the rule that dropped them.
+import { useEffect, useMemo, useState } from "react";
+import { api } from "../api";
+import type { ProposalItem } from "../generated/ProposalItem";
+import { calibrationOption, calibrationPoints } from "../lib/charts";
+import { useDark } from "../lib/theme";
+import { EChart } from "./EChart";
+
+const signed = (v: number | null) => (v === null ? "–" : `${v >= 0 ? "+" : ""}${v.toFixed(4)}`);
+
+export function Proposals({ suite, tick }: { suite: string; tick: number }) {
+  const dark = useDark();
+  const [items, setItems] = useState<ProposalItem[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [showRejected, setShowRejected] = useState(false);
+  useEffect(() => {
+    api
+      .proposals(suite)
+      .then((p) => {
+        setItems(p.proposals);
+        setError(null);
+      })
+      .catch((e: Error) => setError(e.message));
+  }, [suite, tick]);
+  const points = useMemo(() => calibrationPoints(items ?? []), [items]);
+  const option = useMemo(() => calibrationOption(points), [points]);
+
+  if (error) return <p className="error">{error}</p>;
+  if (!items) return null;
+  if (items.length === 0) {
+    return (
+      <p className="muted">
+        No proposals yet. Launch with <code>textgrad</code> (a model rewrites one artifact per epoch) or <code>evolve</code> and
+        every proposal appears here with what it predicted and what the next epoch observed.
+      </p>
+    );
+  }
+  const rejected = items.filter((p) => p.outcome === "rejected").length;
+  const shown = showRejected ? items : items.filter((p) => p.outcome !== "rejected");
+  return (
+    <>
+      {points.length > 0 && <EChart id="proposal-calibration" option={option} points={points.length} height={260} dark={dark} />}
+      <table className="table proposals">
+        <thead>
+          <tr>
+            <th>epoch</th>
+            <th>artifact</th>
+            <th>outcome</th>
+            <th>predicted</th>
+            <th>confidence</th>
+            <th>observed</th>
+            <th>why</th>
+          </tr>
+        </thead>
+        <tbody>
+          {shown.map((p) => (
+            <tr key={p.id} className={`outcome-${p.outcome}`}>
+              <td>{p.epoch_num}</td>
+              <td>
+                {p.artifact}
+                {p.applied_version !== null && <span className="muted"> v{p.parent_version}→v{p.applied_version}</span>}
+              </td>
+              <td>{p.rolled_back ? "winner, rolled back" : p.outcome}</td>
+              <td>{signed(p.expected_loss_reduction)}</td>
+              <td>{p.confidence === null ? "–" : p.confidence.toFixed(2)}</td>
+              <td>{signed(p.observed_loss_reduction)}</td>
+              <td className="why">{p.rejection ?? p.rationale ?? ""}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {rejected > 0 && (
+        <label className="muted toggle">
+          <input type="checkbox" checked={showRejected} onChange={(e) => setShowRejected(e.target.checked)} /> show the {rejected}{" "}
+          rejected proposal{rejected === 1 ? "" : "s"} (with the rule that dropped each)
+        </label>
+      )}
+    </>
+  );
+}
