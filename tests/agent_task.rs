@@ -901,7 +901,10 @@ async fn an_architect_review_amends_the_specification_every_later_prompt_carries
     let seen: Vec<(&str, &str)> = obs.iter().map(|o| (o.strategy.as_str(), o.attractor.as_str())).collect();
     let review = obs.iter().position(|o| o.strategy == "architect_review").unwrap_or_else(|| panic!("{seen:?}"));
     assert_eq!(obs[review - 1].attractor, "plateau");
-    assert!(user_message(&server, review).contains("## Specification review"));
+    let review_prompt = user_message(&server, review);
+    assert!(review_prompt.contains("## Specification review"), "{review_prompt}");
+    assert!(review_prompt.contains("## Plan before you change anything\n\nPlan before you act."), "{review_prompt}");
+    assert!(!user_message(&server, 0).contains("Plan before you act."), "repairs get no planning preamble");
     let after = user_message(&server, review + 1);
     assert!(after.contains("Amendments made since"), "{after}");
     assert!(after.contains("AMENDMENT: square(n) is only called with 1 <= n <= 10."), "{after}");

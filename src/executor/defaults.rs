@@ -181,6 +181,9 @@ pub struct PromptTexts {
     /// Tools and blocked tools (artifact `tool_description_templates`):
     /// `{tools}`, `{blocked}`.
     pub tool_template: String,
+    /// How to plan (artifact `planning_preamble`), shown to the strategies
+    /// that re-plan: reframe, decompose, alternative approach, architect review.
+    pub planning: String,
 }
 
 fn builtin_text(name: &str) -> String {
@@ -198,14 +201,16 @@ impl Default for PromptTexts {
             carry_forward_template: builtin_text("carry_forward_template"),
             verification_rubric: builtin_text("verification_rubric"),
             tool_template: builtin_text("tool_description_templates"),
+            planning: builtin_text("planning_preamble"),
         }
     }
 }
 
 /// The artifacts a prompt is made of, by name.
-pub const PROMPT_ARTIFACTS: [&str; 6] = [
+pub const PROMPT_ARTIFACTS: [&str; 7] = [
     "executor_preamble",
     "executor_pitfalls",
+    "planning_preamble",
     "strategy_templates",
     "carry_forward_template",
     "verification_rubric",
@@ -245,6 +250,9 @@ impl PromptTexts {
         }
         if let Some((content, _)) = active("tool_description_templates") {
             texts.tool_template = content.to_string();
+        }
+        if let Some((content, _)) = active("planning_preamble") {
+            texts.planning = content.to_string();
         }
         Ok(texts)
     }
@@ -302,9 +310,14 @@ mod tests {
         for k in StrategyKind::ALL {
             assert!(seen.insert(t.description(k).to_string()), "{k} shares its description");
         }
-        for text in
-            [&t.pitfalls, &t.strategy_framing, &t.carry_forward_template, &t.verification_rubric, &t.tool_template]
-        {
+        for text in [
+            &t.pitfalls,
+            &t.strategy_framing,
+            &t.carry_forward_template,
+            &t.verification_rubric,
+            &t.tool_template,
+            &t.planning,
+        ] {
             assert!(!text.is_empty());
         }
         assert!(t.strategy_framing.contains("{description}"));

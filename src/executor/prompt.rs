@@ -21,8 +21,9 @@
 //! | fresh_start            | only the carry-forward: hints, best signals, anti-patterns, |
 //! |                        | remaining gaps — never the earlier attempts themselves      |
 //!
-//! The texts (preamble, pitfalls, framing, descriptions, templates, rubric)
-//! are learnable and arrive as [`PromptTexts`]; the assembly here is fixed.
+//! The texts (preamble, pitfalls, framing, descriptions, templates, rubric,
+//! the planning preamble of the strategies that re-plan) are learnable and
+//! arrive as [`PromptTexts`]; the assembly here is fixed.
 
 use serde::{Deserialize, Serialize};
 
@@ -154,6 +155,18 @@ pub fn rubric_by_default(strategy: StrategyKind) -> bool {
     )
 }
 
+/// Whether `strategy` plans anew rather than repairing: it is shown the
+/// planning preamble (artifact `planning_preamble`).
+pub fn replans(strategy: StrategyKind) -> bool {
+    matches!(
+        strategy,
+        StrategyKind::Reframe
+            | StrategyKind::Decompose
+            | StrategyKind::AlternativeApproach
+            | StrategyKind::ArchitectReview
+    )
+}
+
 /// How the workspace is shown to `strategy`: a budget factor and an order.
 pub fn view_for(strategy: StrategyKind, inputs: &PromptInputs, base: ViewBudget) -> (ViewBudget, Focus) {
     match strategy {
@@ -227,6 +240,10 @@ pub fn build_prompt(
         format!("{framing}\n{}", texts.description(strategy))
     };
     section(&mut u, &format!("Strategy for this attempt: {strategy}"), framing.trim());
+    // The strategies that re-plan get the planning preamble before their evidence.
+    if replans(strategy) && !texts.planning.trim().is_empty() {
+        section(&mut u, "Plan before you change anything", texts.planning.trim());
+    }
 
     strategy_sections(&mut u, strategy, inputs, texts, revert);
 
