@@ -1186,7 +1186,7 @@ mod tests {
         let settings_var = (settings::SETTINGS_ENV, settings.display().to_string());
 
         // Nothing chosen: the platform default, runs beside the database.
-        let c = ServiceConfig::located(env_of(&[settings_var.clone()])).unwrap();
+        let c = ServiceConfig::located(env_of(std::slice::from_ref(&settings_var))).unwrap();
         assert_eq!(c.db_path, crate::store::default_path());
         assert_eq!(c.settings_path, settings);
         assert_eq!(c.runs_root, None);
@@ -1194,7 +1194,7 @@ mod tests {
         // The settings screen's choice counts…
         let saved = Settings { db_path: Some("/data/saved.db".into()), ..Default::default() };
         saved.save(&settings).unwrap();
-        let c = ServiceConfig::located(env_of(&[settings_var.clone()])).unwrap();
+        let c = ServiceConfig::located(env_of(std::slice::from_ref(&settings_var))).unwrap();
         assert_eq!(c.db_path, PathBuf::from("/data/saved.db"));
 
         // …and ATTRACTOR_DB wins over it; an empty variable is no choice.
