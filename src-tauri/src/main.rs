@@ -10,7 +10,8 @@
 //! payload the server-sent event stream sends.
 //!
 //! The database and the settings file are the ones the CLI and the server
-//! use ([`ServiceConfig::from_env`]).
+//! use ([`ServiceConfig::from_env`]). Closing the window, Ctrl-C and SIGTERM
+//! all end in [`Service::shutdown`], which cancels running launches cleanly.
 
 // A release build on Windows opens no console window next to the app.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
@@ -133,6 +134,31 @@ async fn test_llm(s: Facade<'_>) -> Reply<LlmCheck> {
     Ok(s.test_llm().await)
 }
 
+/// Resolves on the first Ctrl-C or (on Unix) SIGTERM; never when the signal
+/// cannot be watched.
+async fn termination() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
+
 fn main() -> ExitCode {
     // The facade opens before any window: a database that cannot be opened
     // is reported on the terminal with its path instead of an empty window.
@@ -158,6 +184,14 @@ fn main() -> ExitCode {
                         eprintln!("attractor-desktop: cannot forward an event to the window: {e}");
                     }
                 }
+            });
+            // Ctrl-C in the terminal that started the app, or SIGTERM from a
+            // logout or a service manager, ends it the way closing the window
+            // does, so running launches close their books instead of dying.
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                termination().await;
+                handle.exit(0);
             });
             Ok(())
         })

@@ -12,7 +12,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, existsSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, existsSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, homedir } from "node:os";
 import { join, resolve } from "node:path";
@@ -125,6 +125,44 @@ async function shot(name) {
   writeFileSync(join(shots, name), Buffer.from(png, "base64"));
 }
 
+/**
+ * The app's process: the one running the app binary with this test's
+ * database in its environment (WebKitWebDriver starts it, so its pid is
+ * nowhere else to be had).
+ */
+function appPid() {
+  const exe = realpathSync(appBin);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readlinkSync(`/proc/${entry}/exe`) !== exe) continue;
+      if (readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`ATTRACTOR_DB=${db}`)) return Number(entry);
+    } catch {
+      // A process that ended meanwhile, or one that is not ours to read.
+    }
+  }
+  return null;
+}
+
+/** Whether a process has ended (gone, or a zombie its parent has not reaped yet). */
+function ended(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") ?? true;
+  } catch {
+    return true;
+  }
+}
+
+/** The bus events of `kinds` the store recorded, newest first (read with Python's sqlite3, which the suites' harness needs anyway). */
+function recordedEvents(...kinds) {
+  const script = `import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+marks = ",".join("?" * len(sys.argv[2:]))
+rows = db.execute(f"select payload_json from events where kind in ({marks}) order by id desc", sys.argv[2:])
+print(json.dumps([json.loads(r[0]) for r in rows]))`;
+  return JSON.parse(execFileSync("python3", ["-c", script, db, ...kinds], { encoding: "utf8" }));
+}
+
 before(async () => {
   for (const [what, path] of [
     ["attractor binary", cliBin],
@@ -221,5 +259,29 @@ describe("the Attractor desktop app", () => {
     const rows = await wd("POST", s(`/element/${card}/elements`), { using: "css selector", value: "[data-testid=finished-runs] tbody tr" });
     assert.equal(rows.length, 12, "4 tasks × 3 epochs");
     await shot("desktop-03-live.png");
+  });
+
+  it("stops on SIGTERM like a closed window: a running launch is cancelled and its books closed", async () => {
+    const suite = join(fixtures, "knobs.suite.yaml");
+    await run(`location.hash = "/launch?path=" + encodeURIComponent(arguments[0])`, suite);
+    const start = await find("[data-testid=start]");
+    await until("the suite to validate", async () => (await attr(start, "disabled")) === null);
+    await click(start);
+    await find("[data-testid=launch][data-status=running] [data-testid=task-progress]");
+    const before = recordedEvents("suite_finished").length;
+
+    const pid = appPid();
+    assert.ok(pid, "the app's process is found");
+    process.kill(pid, "SIGTERM");
+    await until("the app to exit", async () => ended(pid), 30_000);
+    session = null; // the window is gone with the app
+
+    // The launch ended as cancelled and the suite as interrupted: both events
+    // are written only by the service's shutdown, not by a killed process.
+    const finished = recordedEvents("suite_finished");
+    assert.equal(finished.length, before + 1);
+    assert.equal(finished[0].interrupted, true);
+    const launches = recordedEvents("launch_ended");
+    assert.equal(launches[0].status, "cancelled");
   });
 });
