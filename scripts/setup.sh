@@ -5,6 +5,8 @@
 # - a C compiler (the bundled SQLite is built from source), curl, git;
 # - python3 (the bundled example harness is a Python script);
 # - the Rust toolchain through rustup, when cargo is absent.
+# It also defines ensure_ui_toolchain and ensure_desktop_toolchain for the
+# scripts that build and test the web UI and the desktop app.
 set -euo pipefail
 
 need_apt=()
@@ -65,5 +67,27 @@ ensure_ui_toolchain() {
   if [ ! -f "$root/node_modules/.package-lock.json" ] || [ "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ]; then
     echo "setup: installing the UI's npm packages (npm ci)" >&2
     (cd "$root" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+# The desktop app's build and test needs, for scripts that build the Tauri
+# shell (test.sh calls this; run.sh does not need it): WebKitGTK 4.1 and GTK
+# headers with the rest of Tauri's Debian prerequisites, a virtual X server
+# (Xvfb) for the window, WebKitWebDriver to drive its webview, and ImageMagick
+# to capture a screen by hand (`import -window root shot.png`). Only the
+# packages not installed yet are fetched.
+ensure_desktop_toolchain() {
+  local pkgs=(pkg-config file libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev
+    libxdo-dev libssl-dev xvfb xauth imagemagick webkit2gtk-driver)
+  local need=() p
+  for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+  done
+  if [ ${#need[@]} -gt 0 ]; then
+    echo "setup: installing ${need[*]}" >&2
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   fi
 }

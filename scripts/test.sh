@@ -2,7 +2,10 @@
 # Every test: formatting check, unit and integration tests (real SQLite
 # files, real processes, the real binary, the HTTP API on loopback), then the
 # web UI: type check and build, Vitest unit tests, and the end-to-end tests in
-# headless Chromium against `attractor serve` on a database real runs filled.
+# headless Chromium against `attractor serve` on a database real runs filled;
+# last the desktop app: its Tauri shell is built and its real window, under a
+# virtual X server, is driven through WebKitWebDriver over the same kind of
+# database. Screenshots of both land in $CARGO_TARGET_DIR/e2e-screenshots.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -17,3 +20,11 @@ cargo build --locked --quiet          # the binary the end-to-end tests serve fr
 npm run --silent build
 npm run --silent test
 E2E_SHOTS="${E2E_SHOTS:-$CARGO_TARGET_DIR/e2e-screenshots}" npm run --silent e2e
+
+ensure_desktop_toolchain
+started=$SECONDS
+cargo build --locked --quiet -p attractor-desktop   # embeds ui/dist, built above
+echo "test: desktop app built in $((SECONDS - started)) s" >&2
+started=$SECONDS
+E2E_SHOTS="${E2E_SHOTS:-$CARGO_TARGET_DIR/e2e-screenshots}" npm run --silent e2e:desktop
+echo "test: desktop end-to-end tests took $((SECONDS - started)) s" >&2

@@ -86,6 +86,18 @@ impl From<RegistryError> for ServiceError {
     }
 }
 
+/// What a person sees when a request fails, whatever the transport: the
+/// body of an HTTP error answer, the rejection of a desktop command.
+impl From<ServiceError> for ApiError {
+    fn from(e: ServiceError) -> ApiError {
+        let error = e.to_string();
+        match e {
+            ServiceError::InvalidSuite(v) => ApiError { error, validation: Some(*v) },
+            _ => ApiError { error, validation: None },
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, ServiceError>;
 
 /// Reads an environment variable; tests pass their own to stay independent
@@ -110,6 +122,33 @@ impl ServiceConfig {
             .filter(|v| !v.is_empty())
             .map_or_else(settings::default_path, PathBuf::from);
         ServiceConfig { db_path, settings_path, runs_root: None, env: Arc::new(|name| std::env::var(name).ok()) }
+    }
+}
+
+/// Environment variable naming the database (the CLI's `--db`).
+pub const DB_ENV: &str = "ATTRACTOR_DB";
+/// Environment variable naming where launched runs put their run directories.
+pub const RUNS_DIR_ENV: &str = "ATTRACTOR_RUNS_DIR";
+
+impl ServiceConfig {
+    /// The configuration of an app that has no command line (the desktop
+    /// shell): the database is `ATTRACTOR_DB`, else the one saved on the
+    /// settings screen, else the default — the order `attractor serve`
+    /// follows — and runs go to `ATTRACTOR_RUNS_DIR` when it is set.
+    pub fn from_env() -> Result<ServiceConfig> {
+        ServiceConfig::located(Arc::new(|name| std::env::var(name).ok()))
+    }
+
+    /// [`ServiceConfig::from_env`] over any environment (tests pass their own).
+    pub fn located(env: EnvLookup) -> Result<ServiceConfig> {
+        let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let settings_path = var(settings::SETTINGS_ENV).unwrap_or_else(settings::default_path);
+        let saved = Settings::load(&settings_path).map_err(|e| ServiceError::BadInput(e.to_string()))?;
+        let db_path = var(DB_ENV)
+            .or_else(|| saved.db_path.as_ref().map(PathBuf::from))
+            .unwrap_or_else(crate::store::default_path);
+        let runs_root = var(RUNS_DIR_ENV);
+        Ok(ServiceConfig { db_path, settings_path, runs_root, env })
     }
 }
 
@@ -1411,6 +1450,73 @@ fn tail(text: &str) -> OutputTail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn env_of(pairs: &[(&'static str, String)]) -> EnvLookup {
+        let map: HashMap<&'static str, String> = pairs.iter().cloned().collect();
+        Arc::new(move |name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn an_app_without_a_command_line_finds_its_database_like_serve_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = dir.path().join("settings.json");
+        let settings_var = (settings::SETTINGS_ENV, settings.display().to_string());
+
+        // Nothing chosen: the platform default, runs beside the database.
+        let c = ServiceConfig::located(env_of(std::slice::from_ref(&settings_var))).unwrap();
+        assert_eq!(c.db_path, crate::store::default_path());
+        assert_eq!(c.settings_path, settings);
+        assert_eq!(c.runs_root, None);
+
+        // The settings screen's choice counts…
+        let saved = Settings { db_path: Some("/data/saved.db".into()), ..Default::default() };
+        saved.save(&settings).unwrap();
+        let c = ServiceConfig::located(env_of(std::slice::from_ref(&settings_var))).unwrap();
+        assert_eq!(c.db_path, PathBuf::from("/data/saved.db"));
+
+        // …and ATTRACTOR_DB wins over it; an empty variable is no choice.
+        let c = ServiceConfig::located(env_of(&[
+            settings_var.clone(),
+            (DB_ENV, "/tmp/explicit.db".into()),
+            (RUNS_DIR_ENV, "/tmp/runs".into()),
+        ]))
+        .unwrap();
+        assert_eq!(c.db_path, PathBuf::from("/tmp/explicit.db"));
+        assert_eq!(c.runs_root, Some(PathBuf::from("/tmp/runs")));
+        let c = ServiceConfig::located(env_of(&[settings_var.clone(), (DB_ENV, String::new())])).unwrap();
+        assert_eq!(c.db_path, PathBuf::from("/data/saved.db"));
+
+        // A broken settings file is reported with its path, not ignored.
+        std::fs::write(&settings, "{ not json").unwrap();
+        let e = ServiceConfig::located(env_of(&[settings_var])).err().unwrap().to_string();
+        assert!(e.contains("settings.json") && e.contains("not valid"), "{e}");
+    }
+
+    #[test]
+    fn a_failed_request_reads_the_same_on_every_transport() {
+        let e: ApiError = ServiceError::NotFound("no run 7".into()).into();
+        assert_eq!(e.error, "no run 7");
+        assert!(e.validation.is_none());
+        let v = Validation {
+            valid: false,
+            path: "s.yaml".into(),
+            suite: None,
+            tasks: 0,
+            holdout_tasks: 0,
+            artifacts: vec![],
+            issues: vec![SuiteIssueView {
+                file: "s.yaml".into(),
+                line: 3,
+                column: 5,
+                field: "tasks".into(),
+                message: "missing".into(),
+                hint: None,
+            }],
+        };
+        let e: ApiError = ServiceError::InvalidSuite(Box::new(v)).into();
+        assert!(e.error.contains("s.yaml:3:5: missing"), "{}", e.error);
+        assert_eq!(e.validation.map(|v| v.issues.len()), Some(1));
+    }
 
     #[test]
     fn fresh_seeds_survive_a_trip_through_javascript() {

@@ -1,9 +1,22 @@
-// The HTTP client of the service facade: one typed function per endpoint.
+// The front end's one client of the service facade, over whichever transport
+// the page has: one typed function per facade operation, and `subscribe` for
+// the live bus events. Screens call `api.*` and never learn which it is.
+//
+// - In the desktop app (Tauri injects `window.__TAURI_INTERNALS__` before any
+//   script runs) every call is a Tauri command (`invoke`) handled by
+//   src-tauri, and bus events arrive as Tauri events (`listen`).
+// - In a browser the calls go to `attractor serve` over HTTP (fetch) and the
+//   events over server-sent events (EventSource).
+//
+// Both transports end in the same `Service` method with the same arguments,
+// and a failure carries the same body (ApiError) either way.
 //
 // Types come from ui/src/generated (generated from the Rust types by ts-rs),
 // so a renamed field breaks the build here instead of showing `undefined` in
 // a screen. A server started with --token needs it on every request: open the
 // UI as http://host:port/?token=T once and it is kept for the browser session.
+import { invoke } from "@tauri-apps/api/core";
+import { listen } from "@tauri-apps/api/event";
 import type { ApiError } from "./generated/ApiError";
 import type { AnswerRequest } from "./generated/AnswerRequest";
 import type { ArtifactHistory } from "./generated/ArtifactHistory";
@@ -17,9 +30,11 @@ import type { LineDiff } from "./generated/LineDiff";
 import type { LlmCheck } from "./generated/LlmCheck";
 import type { Overview } from "./generated/Overview";
 import type { RunDetail } from "./generated/RunDetail";
+import type { RunEpoch } from "./generated/RunEpoch";
 import type { SettingsUpdate } from "./generated/SettingsUpdate";
 import type { SettingsView } from "./generated/SettingsView";
 import type { SuiteEpochs } from "./generated/SuiteEpochs";
+import type { SuiteGraph } from "./generated/SuiteGraph";
 import type { SuiteItem } from "./generated/SuiteItem";
 import type { SuiteProposals } from "./generated/SuiteProposals";
 import type { Validation } from "./generated/Validation";
@@ -27,6 +42,14 @@ import type { WatchedFolders } from "./generated/WatchedFolders";
 import type { WatchedFolderView } from "./generated/WatchedFolderView";
 
 const TOKEN_KEY = "attractor.token";
+
+/** The Tauri event the desktop shell forwards bus events on (src-tauri's BUS_EVENT). */
+export const BUS_EVENT = "attractor:event";
+
+/** Whether this page runs inside the desktop app rather than a browser. */
+export function inDesktopApp(): boolean {
+  return typeof window !== "undefined" && "__TAURI_INTERNALS__" in window;
+}
 
 /** Picks up `?token=` from the address once and keeps it for the session. */
 function token(): string | null {
@@ -38,7 +61,11 @@ function token(): string | null {
   return sessionStorage.getItem(TOKEN_KEY);
 }
 
-/** A failed request, with the server's message and, for an invalid suite file, its located issues. */
+/**
+ * A failed request, with the facade's message and, for an invalid suite file,
+ * its located issues. `status` is the HTTP status; 0 when there is none (the
+ * server was unreachable, or the desktop app answered).
+ */
 export class RequestError extends Error {
   constructor(
     readonly status: number,
@@ -74,43 +101,92 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   return data as T;
 }
 
+/** One Tauri command: the facade operation's name and its arguments (snake_case, like the HTTP bodies). */
+async function command<T>(name: string, args: Record<string, unknown> = {}): Promise<T> {
+  try {
+    return await invoke<T>(name, args);
+  } catch (e) {
+    // The shell rejects with the facade's ApiError; anything else (a denied
+    // or unknown command, bad arguments) comes from Tauri itself as text.
+    const err = e as Partial<ApiError> | null;
+    if (err && typeof err === "object" && typeof err.error === "string") {
+      throw new RequestError(0, err.error, err.validation ?? null);
+    }
+    throw new RequestError(0, `the desktop app could not run \`${name}\`: ${String(e)}`);
+  }
+}
+
+type Http = [method: string, path: string, body?: unknown];
+type Command = [name: string, args?: Record<string, unknown>];
+
+/** One facade operation, addressed for both transports; the page's transport picks. */
+function request<T>(cmd: Command, http: Http): Promise<T> {
+  return inDesktopApp() ? command<T>(...cmd) : call<T>(...http);
+}
+
 const enc = encodeURIComponent;
 
 export const api = {
-  overview: () => call<Overview>("GET", "/overview"),
-  suites: () => call<SuiteItem[]>("GET", "/suites"),
+  overview: () => request<Overview>(["overview"], ["GET", "/overview"]),
+  suites: () => request<SuiteItem[]>(["suites"], ["GET", "/suites"]),
   /** A suite's epochs; `runs: false` leaves the run lists out (what the charts need). */
   epochs: (suite: string | number, runs = true) =>
-    call<SuiteEpochs>("GET", `/suites/${enc(String(suite))}/epochs${runs ? "" : "?runs=false"}`),
+    request<SuiteEpochs>(
+      ["suite_epochs", { key: String(suite), with_runs: runs }],
+      ["GET", `/suites/${enc(String(suite))}/epochs${runs ? "" : "?runs=false"}`],
+    ),
+  graph: (suite: string | number) =>
+    request<SuiteGraph>(["suite_graph", { key: String(suite) }], ["GET", `/suites/${enc(String(suite))}/graph`]),
   /** Every proposal the optimizer considered, with predicted and observed effect. */
-  proposals: (suite: string | number) => call<SuiteProposals>("GET", `/suites/${enc(String(suite))}/proposals`),
-  run: (id: number) => call<RunDetail>("GET", `/runs/${id}`),
-  artifacts: () => call<ArtifactItem[]>("GET", "/artifacts"),
-  versions: (name: string) => call<ArtifactHistory>("GET", `/artifacts/${enc(name)}/versions`),
+  proposals: (suite: string | number) =>
+    request<SuiteProposals>(
+      ["suite_proposals", { key: String(suite) }],
+      ["GET", `/suites/${enc(String(suite))}/proposals`],
+    ),
+  /** A run with its output tails and ASO telemetry. */
+  run: (id: number) => request<RunDetail>(["run_detail", { id }], ["GET", `/runs/${id}`]),
+  runEpoch: (id: number) => request<RunEpoch>(["run_epoch", { id }], ["GET", `/runs/${id}/epoch`]),
+  artifacts: () => request<ArtifactItem[]>(["artifacts"], ["GET", "/artifacts"]),
+  versions: (name: string) =>
+    request<ArtifactHistory>(["artifact_versions", { name }], ["GET", `/artifacts/${enc(name)}/versions`]),
   diff: (name: string, from: number, to: number) =>
-    call<LineDiff>("GET", `/artifacts/${enc(name)}/diff?from=${from}&to=${to}`),
+    request<LineDiff>(
+      ["artifact_diff", { name, from, to }],
+      ["GET", `/artifacts/${enc(name)}/diff?from=${from}&to=${to}`],
+    ),
   rollback: (name: string, version: number) =>
-    call<ArtifactItem>("POST", `/artifacts/${enc(name)}/rollback`, { version }),
-  interventions: () => call<Inbox>("GET", "/interventions"),
-  answer: (id: number, req: AnswerRequest) => call<InterventionItem>("POST", `/interventions/${id}/answer`, req),
-  validate: (suite_path: string) => call<Validation>("POST", "/validate", { suite_path }),
-  launch: (req: LaunchRequest) => call<LaunchView>("POST", "/launches", req),
-  launches: () => call<LaunchView[]>("GET", "/launches"),
-  cancel: (id: number) => call<LaunchView>("POST", `/launches/${id}/cancel`, {}),
-  settings: () => call<SettingsView>("GET", "/settings"),
-  saveSettings: (update: SettingsUpdate) => call<SettingsView>("PUT", "/settings", update),
-  testLlm: () => call<LlmCheck>("POST", "/settings/test-llm", {}),
-  watched: () => call<WatchedFolders>("GET", "/watch"),
-  watchFolder: (path: string) => call<WatchedFolderView>("POST", "/watch/folders", { path }),
-  unwatchFolder: (id: number) => call<WatchedFolders>("DELETE", `/watch/folders/${id}`),
+    request<ArtifactItem>(
+      ["rollback_artifact", { name, version }],
+      ["POST", `/artifacts/${enc(name)}/rollback`, { version }],
+    ),
+  interventions: () => request<Inbox>(["interventions"], ["GET", "/interventions"]),
+  answer: (id: number, req: AnswerRequest) =>
+    request<InterventionItem>(["answer", { id, request: req }], ["POST", `/interventions/${id}/answer`, req]),
+  validate: (suite_path: string) =>
+    request<Validation>(["validate", { suite_path }], ["POST", "/validate", { suite_path }]),
+  launch: (req: LaunchRequest) => request<LaunchView>(["launch", { request: req }], ["POST", "/launches", req]),
+  launches: () => request<LaunchView[]>(["launches"], ["GET", "/launches"]),
+  launchView: (id: number) => request<LaunchView>(["launch_view", { id }], ["GET", `/launches/${id}`]),
+  cancel: (id: number) => request<LaunchView>(["cancel", { id }], ["POST", `/launches/${id}/cancel`, {}]),
+  settings: () => request<SettingsView>(["settings"], ["GET", "/settings"]),
+  saveSettings: (update: SettingsUpdate) =>
+    request<SettingsView>(["update_settings", { update }], ["PUT", "/settings", update]),
+  testLlm: () => request<LlmCheck>(["test_llm"], ["POST", "/settings/test-llm", {}]),
+  watched: () => request<WatchedFolders>(["watched"], ["GET", "/watch"]),
+  watchFolder: (path: string) =>
+    request<WatchedFolderView>(["add_watched_folder", { path }], ["POST", "/watch/folders", { path }]),
+  unwatchFolder: (id: number) =>
+    request<WatchedFolders>(["remove_watched_folder", { id }], ["DELETE", `/watch/folders/${id}`]),
 };
 
 /**
- * Subscribes to the server's bus events (SSE). The browser reconnects by
+ * Subscribes to the facade's bus events: Tauri events in the desktop app,
+ * server-sent events from a server. Over SSE the browser reconnects by
  * itself after a network blip; `onOpen` fires on every (re)connection so the
- * caller can refetch what it may have missed.
+ * caller can refetch what it may have missed. Returns the unsubscribe.
  */
 export function subscribe(onEvent: (e: Envelope) => void, onOpen: () => void, onError: () => void): () => void {
+  if (inDesktopApp()) return subscribeDesktop(onEvent, onOpen, onError);
   const t = token();
   const source = new EventSource(t ? `/api/events?access_token=${enc(t)}` : "/api/events");
   source.onmessage = (m) => {
@@ -123,4 +199,23 @@ export function subscribe(onEvent: (e: Envelope) => void, onOpen: () => void, on
   source.onopen = onOpen;
   source.onerror = onError;
   return () => source.close();
+}
+
+/** The desktop app's event feed: in-process, so it opens once and never drops. */
+function subscribeDesktop(onEvent: (e: Envelope) => void, onOpen: () => void, onError: () => void): () => void {
+  let closed = false;
+  let unlisten: (() => void) | null = null;
+  listen<Envelope>(BUS_EVENT, (e) => onEvent(e.payload)).then(
+    (stop) => {
+      // Unsubscribed before the listener was registered: drop it at once.
+      if (closed) return stop();
+      unlisten = stop;
+      onOpen();
+    },
+    () => onError(),
+  );
+  return () => {
+    closed = true;
+    unlisten?.();
+  };
 }

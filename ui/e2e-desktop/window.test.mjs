@@ -1,0 +1,287 @@
+// End to end in the real desktop window: the `attractor-desktop` binary (the
+// Tauri shell over the core) opens a SQLite database that real `attractor
+// run`s filled, under a virtual X server, and WebKitWebDriver drives its
+// webview through the W3C WebDriver protocol (plain fetch, no client library).
+// Every screen here talks to the core through Tauri commands and events, not
+// HTTP: the test checks that too.
+//
+// Run with `npm run e2e:desktop` after `npm run build`, `cargo build` and
+// `cargo build -p attractor-desktop`. ATTRACTOR_BIN and ATTRACTOR_DESKTOP_BIN
+// name the binaries (default: $CARGO_TARGET_DIR/debug/…); screenshots go to
+// E2E_SHOTS (default /tmp/attractor-e2e) as desktop-*.png — look at them.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, existsSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir, homedir } from "node:os";
+import { join, resolve } from "node:path";
+
+const root = resolve(import.meta.dirname, "../..");
+const targetDir = process.env.CARGO_TARGET_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "attractor/target");
+const cliBin = process.env.ATTRACTOR_BIN ?? join(targetDir, "debug/attractor");
+const appBin = process.env.ATTRACTOR_DESKTOP_BIN ?? join(targetDir, "debug/attractor-desktop");
+const shots = process.env.E2E_SHOTS ?? "/tmp/attractor-e2e";
+const fixtures = join(root, "tests/fixtures/app");
+const WAIT = 90_000;
+
+const work = mkdtempSync(join(tmpdir(), "attractor-desktop-e2e-"));
+const db = join(work, "attractor.db");
+// The app finds its database, settings and run folder the way it would on a
+// person's machine: from the environment, not from arguments.
+const appEnv = {
+  ...process.env,
+  ATTRACTOR_DB: db,
+  ATTRACTOR_SETTINGS: join(work, "settings.json"),
+  ATTRACTOR_RUNS_DIR: join(work, "runs"),
+  // Launched runs sleep a little so live progress is visible, as real ones are.
+  KNOBS_DELAY: "0.2",
+  TAURI_WEBVIEW_AUTOMATION: "true",
+};
+delete appEnv.ATTRACTOR_LLM_MODEL;
+
+const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
+
+/** A TCP port nobody listens on right now. */
+function freePort() {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once("error", fail);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => ok(port));
+    });
+  });
+}
+
+/** Starts Xvfb on the first free display and resolves with its name (":N"). */
+function startXvfb() {
+  const child = spawn("Xvfb", ["-displayfd", "3", "-screen", "0", "1400x960x24", "-nolisten", "tcp"], {
+    stdio: ["ignore", "ignore", "pipe", "pipe"],
+  });
+  let errors = "";
+  child.stderr.on("data", (d) => (errors += d));
+  return new Promise((ok, fail) => {
+    child.stdio[3].on("data", (d) => ok({ child, display: `:${String(d).trim()}` }));
+    child.on("exit", (code) => fail(new Error(`Xvfb exited with ${code}: ${errors}`)));
+  });
+}
+
+let xvfb, driver, base, session;
+
+/** One WebDriver call; a WebDriver error becomes an exception with its message. */
+async function wd(method, path, body) {
+  const resp = await fetch(`${base}${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await resp.json();
+  if (!resp.ok || data.value?.error) {
+    const err = new Error(`${method} ${path}: ${data.value?.error ?? resp.status} ${data.value?.message ?? ""}`);
+    err.code = data.value?.error;
+    throw err;
+  }
+  return data.value;
+}
+
+const s = (path) => `/session/${session}${path}`;
+const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
+
+/** Runs a script in the page and returns its value. */
+const run = (script, ...args) => wd("POST", s("/execute/sync"), { script, args });
+
+/** Waits until `probe` returns a truthy value (retrying while it throws "no such element"). */
+async function until(what, probe, timeout = WAIT) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    try {
+      const v = await probe();
+      if (v) return v;
+    } catch (e) {
+      if (e.code !== "no such element" && e.code !== "stale element reference") throw e;
+      last = e;
+    }
+    await sleep(150);
+  }
+  throw new Error(`timed out after ${timeout} ms waiting for ${what}${last ? ` (${last.message})` : ""}`);
+}
+
+/** The element a CSS selector finds, once it exists. */
+async function find(css, timeout) {
+  const found = await until(css, () => wd("POST", s("/element"), { using: "css selector", value: css }), timeout);
+  return found[ELEMENT];
+}
+const text = (el) => wd("GET", s(`/element/${el}/text`));
+const attr = (el, name) => wd("GET", s(`/element/${el}/attribute/${name}`));
+const click = (el) => wd("POST", s(`/element/${el}/click`), {});
+
+/** Saves what the window shows. */
+async function shot(name) {
+  // A frame drawn right after a DOM change can lag: let it settle.
+  await sleep(1000);
+  const png = await wd("GET", s("/screenshot"));
+  writeFileSync(join(shots, name), Buffer.from(png, "base64"));
+}
+
+/**
+ * The app's process: the one running the app binary with this test's
+ * database in its environment (WebKitWebDriver starts it, so its pid is
+ * nowhere else to be had).
+ */
+function appPid() {
+  const exe = realpathSync(appBin);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readlinkSync(`/proc/${entry}/exe`) !== exe) continue;
+      if (readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`ATTRACTOR_DB=${db}`)) return Number(entry);
+    } catch {
+      // A process that ended meanwhile, or one that is not ours to read.
+    }
+  }
+  return null;
+}
+
+/** Whether a process has ended (gone, or a zombie its parent has not reaped yet). */
+function ended(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") ?? true;
+  } catch {
+    return true;
+  }
+}
+
+/** The bus events of `kinds` the store recorded, newest first (read with Python's sqlite3, which the suites' harness needs anyway). */
+function recordedEvents(...kinds) {
+  const script = `import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+marks = ",".join("?" * len(sys.argv[2:]))
+rows = db.execute(f"select payload_json from events where kind in ({marks}) order by id desc", sys.argv[2:])
+print(json.dumps([json.loads(r[0]) for r in rows]))`;
+  return JSON.parse(execFileSync("python3", ["-c", script, db, ...kinds], { encoding: "utf8" }));
+}
+
+before(async () => {
+  for (const [what, path] of [
+    ["attractor binary", cliBin],
+    ["desktop app", appBin],
+    ["built UI (run `npm run build`)", join(root, "ui/dist/index.html")],
+  ]) {
+    assert.ok(existsSync(path), `no ${what} at ${path}`);
+  }
+  mkdirSync(shots, { recursive: true });
+  for (const old of ["desktop-01-suites.png", "desktop-02-charts.png", "desktop-03-live.png"]) rmSync(join(shots, old), { force: true });
+  execFileSync(cliBin, ["--db", db, "run", join(fixtures, "knobs.suite.yaml"), "--epochs", "8", "--optimizer", "evolve", "--seed", "1", "--quiet"], {
+    env: { ...appEnv, KNOBS_DELAY: "0" },
+  });
+
+  xvfb = await startXvfb();
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  driver = spawn("WebKitWebDriver", [`--port=${port}`, "--host=127.0.0.1"], {
+    env: { ...appEnv, DISPLAY: xvfb.display },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  await until("WebKitWebDriver to listen", () => fetch(`${base}/status`).then((r) => r.ok, () => false), 20_000);
+  const created = await wd("POST", "/session", {
+    capabilities: { alwaysMatch: { "webkitgtk:browserOptions": { binary: appBin, args: [] } } },
+  });
+  session = created.sessionId;
+  await wd("POST", s("/timeouts"), { script: 30_000 });
+});
+
+after(async () => {
+  if (session) await wd("DELETE", s("")).catch(() => undefined);
+  driver?.kill();
+  xvfb?.child.kill();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe("the Attractor desktop app", () => {
+  it("runs the UI from its own files, with a content security policy, talking through Tauri", async () => {
+    const page = await run(
+      `let evalBlocked = false;
+       try { eval("1"); } catch (e) { evalBlocked = e instanceof EvalError; }
+       return { protocol: location.protocol, tauri: "__TAURI_INTERNALS__" in window, evalBlocked };`,
+    );
+    assert.equal(page.protocol, "tauri:", "the UI is served by the app, not a server");
+    assert.ok(page.tauri, "the Tauri bridge is present, so the UI picks the Tauri transport");
+    assert.ok(page.evalBlocked, "the CSP forbids eval");
+    // The window's capability grants the shell's commands and nothing else
+    // of Tauri's API (here: reading the app's version, a core command).
+    const refused = await wd("POST", s("/execute/async"), {
+      script: `const done = arguments[0];
+        window.__TAURI_INTERNALS__.invoke("plugin:app|version").then(() => done("allowed"), (e) => done(String(e)));`,
+      args: [],
+    });
+    assert.match(refused, /not allowed/);
+  });
+
+  it("lists the suite the CLI ran on the Suites screen", async () => {
+    const row = await find("tr[data-suite=knobs]");
+    const cells = await until("the suite's cells", async () => {
+      const tds = await wd("POST", s(`/element/${row}/elements`), { using: "css selector", value: "td" });
+      const texts = await Promise.all(tds.map((td) => text(td[ELEMENT])));
+      return texts.length >= 5 && texts[0] ? texts : null;
+    });
+    assert.equal(cells[0].trim(), "knobs");
+    assert.equal(cells[1], "8");
+    assert.match(cells[3], /4 \(1 held out\)/);
+    assert.equal(cells[4], "idle");
+    assert.match(await text(await find(".conn")), /live/, "the event feed (a Tauri listener) is connected");
+    await shot("desktop-01-suites.png");
+  });
+
+  it("opens the suite's charts with one point per epoch", async () => {
+    await click(await find("tr[data-suite=knobs] td a"));
+    const curve = await find("[data-testid=loss-curve]");
+    await find("[data-testid=loss-curve] canvas");
+    await until("8 points on the loss curve", async () => (await attr(curve, "data-points")) === "8");
+    assert.equal(await attr(await find("[data-testid=task-spread]"), "data-points"), "8");
+    assert.match(await run("return location.hash"), /^#\/charts\/knobs/);
+    await shot("desktop-02-charts.png");
+  });
+
+  it("launches a suite and follows it live through forwarded bus events", async () => {
+    const suite = join(fixtures, "knobs.suite.yaml");
+    await run(`location.hash = "/launch?path=" + encodeURIComponent(arguments[0])`, suite);
+    const start = await find("[data-testid=start]");
+    await until("the suite to validate", async () => (await attr(start, "disabled")) === null);
+    await click(start);
+    await until("the live screen", async () => (await run("return location.hash")).startsWith("#/live"));
+    // The finished status and the epoch bar come from the events the shell
+    // forwards from the bus (the launch ran 3 epochs, the form's default).
+    const card = await find("[data-testid=launch][data-suite=knobs][data-status=finished]");
+    const bar = await wd("POST", s(`/element/${card}/element`), { using: "css selector", value: "[data-testid=epoch-progress]" });
+    assert.equal(await attr(bar[ELEMENT], "data-done"), "3");
+    const rows = await wd("POST", s(`/element/${card}/elements`), { using: "css selector", value: "[data-testid=finished-runs] tbody tr" });
+    assert.equal(rows.length, 12, "4 tasks × 3 epochs");
+    await shot("desktop-03-live.png");
+  });
+
+  it("stops on SIGTERM like a closed window: a running launch is cancelled and its books closed", async () => {
+    const suite = join(fixtures, "knobs.suite.yaml");
+    await run(`location.hash = "/launch?path=" + encodeURIComponent(arguments[0])`, suite);
+    const start = await find("[data-testid=start]");
+    await until("the suite to validate", async () => (await attr(start, "disabled")) === null);
+    await click(start);
+    await find("[data-testid=launch][data-status=running] [data-testid=task-progress]");
+    const before = recordedEvents("suite_finished").length;
+
+    const pid = appPid();
+    assert.ok(pid, "the app's process is found");
+    process.kill(pid, "SIGTERM");
+    await until("the app to exit", async () => ended(pid), 30_000);
+    session = null; // the window is gone with the app
+
+    // The launch ended as cancelled and the suite as interrupted: both events
+    // are written only by the service's shutdown, not by a killed process.
+    const finished = recordedEvents("suite_finished");
+    assert.equal(finished.length, before + 1);
+    assert.equal(finished[0].interrupted, true);
+    const launches = recordedEvents("launch_ended");
+    assert.equal(launches[0].status, "cancelled");
+  });
+});
