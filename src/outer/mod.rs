@@ -275,15 +275,7 @@ impl SuiteRunner {
                 summaries.push(s);
             }
             let interrupted = self.run_tree(suite_id, &mut summaries).await?;
-            self.bus.publish(Event::SuiteFinished { suite_id, epochs_completed: summaries.len() as u32, interrupted });
-            return Ok(RunSummary {
-                suite_id,
-                suite: self.suite.name.clone(),
-                epochs: summaries,
-                interrupted,
-                learning_rate: lr,
-                seed: self.config.seed,
-            });
+            return Ok(self.finish(suite_id, summaries, interrupted, lr));
         }
         let mut interrupted = false;
         for _ in 0..self.config.epochs {
@@ -308,15 +300,20 @@ impl SuiteRunner {
                 }
             }
         }
-        self.bus.publish(Event::SuiteFinished { suite_id, epochs_completed: summaries.len() as u32, interrupted });
-        Ok(RunSummary {
+        Ok(self.finish(suite_id, summaries, interrupted, lr))
+    }
+
+    /// Announces the end of the invocation and sums it up.
+    fn finish(&self, suite_id: i64, epochs: Vec<EpochSummary>, interrupted: bool, lr: f64) -> RunSummary {
+        self.bus.publish(Event::SuiteFinished { suite_id, epochs_completed: epochs.len() as u32, interrupted });
+        RunSummary {
             suite_id,
             suite: self.suite.name.clone(),
-            epochs: summaries,
+            epochs,
             interrupted,
             learning_rate: lr,
             seed: self.config.seed,
-        })
+        }
     }
 
     /// The active version of every artifact the suite's runs see.
@@ -497,44 +494,14 @@ impl SuiteRunner {
                 epoch_num: epoch.epoch_num,
                 mean_loss: m,
                 learning_rate: *lr,
-                tasks: results
-                    .iter()
-                    .filter(|r| !r.holdout)
-                    .map(|r| optimizer::TaskEvidence {
-                        task: r.task.clone(),
-                        loss: r.loss,
-                        status: r.status.clone(),
-                        breakdown: r.breakdown.clone(),
-                        error: r.error.clone(),
-                    })
-                    .collect(),
+                tasks: task_evidence(&results),
                 candidates,
                 seed: epoch_seed,
                 history,
             };
             let optimizer = self.optimizer.as_ref().ok_or(RunnerError::NeedsModel("unknown"))?;
             let step = optimizer.propose(&evidence).await?;
-            for c in &step.considered {
-                let is_winner = step.winner.as_ref().is_some_and(|w| Some(w) == c.proposal.as_ref());
-                let outcome = match (&c.rejection, is_winner) {
-                    (Some(_), _) => ProposalOutcome::Rejected,
-                    (None, true) => ProposalOutcome::Winner,
-                    (None, false) => ProposalOutcome::Candidate,
-                };
-                let p = c.proposal.as_ref();
-                proposals.push(NewProposal {
-                    optimizer: optimizer.name().to_string(),
-                    artifact: c.artifact.clone(),
-                    parent_version: c.parent_version,
-                    content: p.map(|p| p.content.clone()),
-                    rationale: p.map(|p| p.rationale.clone()),
-                    expected_loss_reduction: p.and_then(|p| p.expected_loss_reduction),
-                    confidence: p.and_then(|p| p.confidence),
-                    outcome,
-                    rejection: c.rejection.clone(),
-                    learning_rate: *lr,
-                });
-            }
+            proposals = proposal_rows(&step, optimizer.name(), *lr);
             if let Some(p) = step.winner {
                 let mut event = serde_json::Map::new();
                 event.insert("type".into(), json!("update"));
@@ -774,6 +741,49 @@ impl SuiteRunner {
 }
 
 /// The updates an epoch applied: (artifact, from_version, to_version).
+/// What an optimizer may see of an epoch's results: the training tasks only.
+fn task_evidence(results: &[TaskResult]) -> Vec<optimizer::TaskEvidence> {
+    results
+        .iter()
+        .filter(|r| !r.holdout)
+        .map(|r| optimizer::TaskEvidence {
+            task: r.task.clone(),
+            loss: r.loss,
+            status: r.status.clone(),
+            breakdown: r.breakdown.clone(),
+            error: r.error.clone(),
+        })
+        .collect()
+}
+
+/// The rows to store for everything an optimizer step considered.
+fn proposal_rows(step: &optimizer::Step, optimizer: &str, learning_rate: f64) -> Vec<NewProposal> {
+    step.considered
+        .iter()
+        .map(|c| {
+            let is_winner = step.winner.as_ref().is_some_and(|w| Some(w) == c.proposal.as_ref());
+            let outcome = match (&c.rejection, is_winner) {
+                (Some(_), _) => ProposalOutcome::Rejected,
+                (None, true) => ProposalOutcome::Winner,
+                (None, false) => ProposalOutcome::Candidate,
+            };
+            let p = c.proposal.as_ref();
+            NewProposal {
+                optimizer: optimizer.to_string(),
+                artifact: c.artifact.clone(),
+                parent_version: c.parent_version,
+                content: p.map(|p| p.content.clone()),
+                rationale: p.map(|p| p.rationale.clone()),
+                expected_loss_reduction: p.and_then(|p| p.expected_loss_reduction),
+                confidence: p.and_then(|p| p.confidence),
+                outcome,
+                rejection: c.rejection.clone(),
+                learning_rate,
+            }
+        })
+        .collect()
+}
+
 fn updates_of(epoch: &EpochRow) -> Vec<(String, i64, i64)> {
     let Some(child) = epoch.child_artifacts_json.as_deref() else {
         return Vec::new();

@@ -14,7 +14,7 @@ use super::tree::{self, Judgement, Node, NodeStatus};
 use super::{EpochSummary, RunnerError, SuiteRunner, TaskResult};
 use crate::bus::Event;
 use crate::loss;
-use crate::store::{EpochClose, NewProposal, NewTreeNode, ProposalOutcome, StoreError};
+use crate::store::{EpochClose, NewTreeNode, StoreError};
 
 /// One evaluation of an artifact set, as the tree sees it.
 struct Measured {
@@ -122,21 +122,7 @@ impl SuiteRunner {
                     epoch_num: nodes.len() as i64,
                     mean_loss: parent.mean,
                     learning_rate: self.config.learning_rate,
-                    tasks: results_of
-                        .get(&parent.id)
-                        .map(|rs| {
-                            rs.iter()
-                                .filter(|r| !r.holdout)
-                                .map(|r| optimizer::TaskEvidence {
-                                    task: r.task.clone(),
-                                    loss: r.loss,
-                                    status: r.status.clone(),
-                                    breakdown: r.breakdown.clone(),
-                                    error: r.error.clone(),
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default(),
+                    tasks: results_of.get(&parent.id).map(|rs| super::task_evidence(rs)).unwrap_or_default(),
                     candidates: vec![optimizer::Candidate {
                         def: self.registry.def(&brief.focus)?.clone(),
                         version: from_version,
@@ -353,26 +339,8 @@ impl SuiteRunner {
 
     /// Keeps the proposer's proposals with the child's first evaluation.
     async fn store_proposals(&self, epoch_id: i64, optimizer: &str, step: &optimizer::Step) -> Result<(), RunnerError> {
-        let proposals: Vec<NewProposal> = step
-            .considered
-            .iter()
-            .map(|c| {
-                let p = c.proposal.as_ref();
-                NewProposal {
-                    optimizer: optimizer.to_string(),
-                    artifact: c.artifact.clone(),
-                    parent_version: c.parent_version,
-                    content: p.map(|p| p.content.clone()),
-                    rationale: p.map(|p| p.rationale.clone()),
-                    expected_loss_reduction: p.and_then(|p| p.expected_loss_reduction),
-                    confidence: p.and_then(|p| p.confidence),
-                    outcome: if c.rejection.is_some() { ProposalOutcome::Rejected } else { ProposalOutcome::Candidate },
-                    rejection: c.rejection.clone(),
-                    learning_rate: self.config.learning_rate,
-                }
-            })
-            .collect();
-        self.store.insert_proposals(epoch_id, &proposals).await?;
+        let rows = super::proposal_rows(step, optimizer, self.config.learning_rate);
+        self.store.insert_proposals(epoch_id, &rows).await?;
         Ok(())
     }
 }
