@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# The main job: build Attractor and run the bundled example suite through the
-# outer loop (12 epochs of `evolve` on the descent-tuning suite), then show
-# what it learned. Extra arguments go to `attractor` instead, e.g.
-#   scripts/run.sh inspect descent-tuning
+# The main job: build Attractor, run the bundled example suite through the
+# outer loop (12 epochs of `evolve` on the descent-tuning suite), show what it
+# learned, then open the app on it: the desktop window when there is a
+# display, else the same screens served to a browser at http://127.0.0.1:7300/.
+#
+#   scripts/run.sh                      # example, then the app
+#   ATTRACTOR_NO_APP=1 scripts/run.sh   # example only
+#   scripts/run.sh inspect descent-tuning   # extra arguments go to `attractor`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -19,3 +23,21 @@ echo
 "$bin" inspect
 echo
 echo "Next: '$bin inspect descent-tuning' for every epoch, '$bin inspect --artifact descent_settings' for the learned versions."
+
+if [ -n "${ATTRACTOR_NO_APP:-}" ]; then
+  exit 0
+fi
+
+# The app shows the same database: the suite just run is on its Suites screen.
+ensure_ui_toolchain
+npm run --silent build
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+  ensure_desktop_toolchain
+  echo "run: building the desktop app (the first build takes a few minutes)" >&2
+  cargo build --locked --quiet -p attractor-desktop
+  echo "run: opening the Attractor window; close it to finish" >&2
+  exec "$CARGO_TARGET_DIR/debug/attractor-desktop"
+fi
+port="${ATTRACTOR_PORT:-7300}"
+echo "run: no display here, so the app is served to a browser instead: open http://127.0.0.1:$port/ (Ctrl-C stops)" >&2
+exec "$bin" serve --port "$port"
