@@ -5,6 +5,7 @@ import { createContext, useCallback, useContext, useEffect, useReducer, useRef, 
 import { api, subscribe } from "./api";
 import type { Envelope } from "./generated/Envelope";
 import { progressReducer, type ProgressState } from "./lib/progress";
+import { ErrorBoundary } from "./components/ErrorBoundary";
 import { Artifacts } from "./screens/Artifacts";
 import { Charts } from "./screens/Charts";
 import { Inbox } from "./screens/Inbox";
@@ -268,7 +269,9 @@ export function App() {
             {connected ? "● live" : "○ offline"}
           </div>
         </nav>
-        <main className="main">{body}</main>
+        <main className="main">
+          <ErrorBoundary resetKey={window.location.hash}>{body}</ErrorBoundary>
+        </main>
         {help && <ShortcutHelp onClose={() => setHelp(false)} />}
       </div>
     </LiveContext.Provider>
