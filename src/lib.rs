@@ -22,6 +22,7 @@
 //! - [`http`]: `attractor serve`, the facade over HTTP + server-sent events.
 //! - [`cli`]: the `attractor` command-line interface.
 //! - [`service`]: the one facade every front end (HTTP, desktop) calls.
+//! - [`auditor`]: the read-only observer that raises alerts (thrashing, token overruns, stuck runs).
 //! - [`engine`]: the convergence engine that drives agent tasks.
 //! - [`ggs`]: the goal-gradient solver: loss, gradient and directives for the engine.
 //! - [`executor`]: what carries out an agent task's iteration (the built-in
@@ -36,6 +37,7 @@
 
 pub mod artifact;
 pub mod aso;
+pub mod auditor;
 pub mod bench;
 pub mod bus;
 pub mod cli;

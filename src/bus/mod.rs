@@ -252,6 +252,16 @@ pub enum Event {
         cycle_period: u32,
         escape_attempts: u32,
     },
+    /// The auditor saw something a person should look at (thrashing, a
+    /// token overrun, a stuck trajectory); it changes nothing itself.
+    AuditAlert {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        /// `thrashing`, `token_overrun` or `stuck`.
+        kind: String,
+        message: String,
+    },
     /// The folder watcher started watching a folder (and remembers it).
     WatchedFolderAdded {
         folder: String,
@@ -326,7 +336,8 @@ impl Event {
             | Event::BudgetExtensionGranted { suite_id, run_id, .. }
             | Event::TrajectoryConverged { suite_id, run_id, .. }
             | Event::TrajectoryExhausted { suite_id, run_id, .. }
-            | Event::TrajectoryTrapped { suite_id, run_id, .. } => (Some(*suite_id), None, Some(*run_id)),
+            | Event::TrajectoryTrapped { suite_id, run_id, .. }
+            | Event::AuditAlert { suite_id, run_id, .. } => (Some(*suite_id), None, Some(*run_id)),
         }
     }
 }

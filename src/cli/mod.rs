@@ -511,6 +511,8 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
 
     let bus = Bus::new();
     let persister = bus::persist(&bus, store.clone());
+    // Read-only: it only adds alerts to the bus (agent tasks' trajectories).
+    let auditor = crate::auditor::spawn(&bus, crate::auditor::AuditConfig::default());
     let show = !g.quiet && !g.json;
     let renderer = progress::spawn(&bus, show, args.epochs, suite.tasks.len());
 
@@ -539,6 +541,7 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     .await;
     ctrl_c.abort();
     bus.close();
+    let _ = auditor.await;
     let _ = persister.await;
     let _ = renderer.await;
     store.close().await;

@@ -50,6 +50,11 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                         multi.suspend(|| eprintln!("  {task}: {status} (loss {loss}): {}", first_line(&error)));
                     }
                 }
+                Event::AuditAlert { kind, message, trajectory_id, .. } => {
+                    if show {
+                        multi.suspend(|| eprintln!("  auditor ({kind}, trajectory {trajectory_id}): {message}"));
+                    }
+                }
                 Event::ArtifactUpdated { artifact, from_version, to_version, .. } => {
                     updates.push(format!("update {artifact} v{from_version}→v{to_version}"));
                 }

@@ -178,6 +178,9 @@ impl Service {
         let store = Store::open(&config.db_path).await?;
         let bus = Bus::new();
         let persister = bus::persist(&bus, store.clone());
+        // The auditor watches every launch's trajectories and adds its
+        // alerts to the bus; it ends when the bus closes.
+        drop(crate::auditor::spawn(&bus, crate::auditor::AuditConfig::default()));
         Ok(Arc::new(Service {
             store,
             config,

@@ -26,6 +26,8 @@ export interface SuiteProgress {
   runs: FinishedRun[];
   epochLosses: { epoch: number; mean: number | null; holdout: number | null }[];
   moves: string[];
+  /** The auditor's alerts about this suite's runs (thrashing, token overrun, stuck). */
+  alerts: { runId: number; kind: string; message: string }[];
   ended: null | { status: string; error: string | null };
 }
 
@@ -45,6 +47,7 @@ function fresh(suite: string): SuiteProgress {
     runs: [],
     epochLosses: [],
     moves: [],
+    alerts: [],
     ended: null,
   };
 }
@@ -56,6 +59,11 @@ export function progressReducer(state: ProgressState, e: Envelope): ProgressStat
   const bySuiteId = (id: number) => Object.values(state).find((p) => p.suiteId === id);
   const put = (p: SuiteProgress) => ({ ...state, [p.suite]: p });
   switch (e.type) {
+    case "audit_alert": {
+      const p = bySuiteId(e.suite_id);
+      if (!p) return state;
+      return put({ ...p, alerts: [...p.alerts, { runId: e.run_id, kind: e.kind, message: e.message }] });
+    }
     case "launch_started":
       return put({ ...fresh(e.suite), launchId: e.launch_id });
     case "suite_started": {

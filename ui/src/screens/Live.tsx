@@ -50,6 +50,15 @@ function Card({ launch, p, onCancel }: { launch: LaunchView; p: SuiteProgress | 
         <Bar id="task-progress" label={`epoch ${p.currentEpoch}: runs`} done={p.tasksDone} total={p.tasksTotal} />
       )}
       {p && p.running.length > 0 && <p className="small">running: {p.running.join(", ")}</p>}
+      {p && p.alerts.length > 0 && (
+        <ul className="alerts" data-testid="audit-alerts">
+          {p.alerts.map((a, i) => (
+            <li key={i} className="error">
+              <b>auditor · {a.kind}</b> (<a href={`#/runs/run/${a.runId}`}>run {a.runId}</a>): {a.message}
+            </li>
+          ))}
+        </ul>
+      )}
       {(p?.ended?.error ?? launch.error) && <ErrorNote error={p?.ended?.error ?? launch.error} />}
       {p && p.epochLosses.length > 0 && (
         <ul className="epoch-lines">

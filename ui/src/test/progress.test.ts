@@ -36,4 +36,12 @@ describe("progressReducer", () => {
     t = progressReducer(t, { occurred_at: at, type: "launch_started", launch_id: 4, suite: "knobs", suite_path: "/s.yaml" });
     expect(t.knobs).toMatchObject({ launchId: 4, runs: [], tasksDone: 0 });
   });
+
+  it("keeps the auditor's alerts with the suite whose run they are about", () => {
+    let s: ProgressState = {};
+    for (const e of events) s = progressReducer(s, e);
+    s = progressReducer(s, { occurred_at: at, type: "audit_alert", suite_id: 1, run_id: 41, trajectory_id: "t", kind: "thrashing", message: "3 break_symmetry in a row" });
+    s = progressReducer(s, { occurred_at: at, type: "audit_alert", suite_id: 99, run_id: 1, trajectory_id: "u", kind: "stuck", message: "other suite" });
+    expect(s.knobs.alerts).toEqual([{ runId: 41, kind: "thrashing", message: "3 break_symmetry in a row" }]);
+  });
 });
