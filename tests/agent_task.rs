@@ -130,12 +130,15 @@ impl Fixture {
         let registry = Registry::load(store.clone()).await.unwrap();
         let bus = Bus::new();
         let persister = bus::persist(&bus, store.clone());
+        // Wired as the CLI and the service wire it.
+        let auditor = attractor::auditor::spawn(&bus, attractor::auditor::AuditConfig::default());
         let summary = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, self.config(epochs), cancel)
             .with_agent_llm(client(server))
             .with_agent_config(agent)
             .run()
             .await;
         bus.close();
+        auditor.await.unwrap();
         persister.await.unwrap();
         summary.unwrap_or_else(|e| panic!("the runner failed: {e}"))
     }
@@ -291,6 +294,9 @@ async fn two_alternating_wrong_answers_are_a_limit_cycle_escaped_by_a_new_explor
     assert!(user_message(&server, at + 1).contains(&format!("Strategy for this attempt: {next}")));
     let transitions = f.events("attractor_transition").await;
     assert!(transitions.iter().any(|e| e["to"] == "limit_cycle" && e["sequence"] == 3), "{transitions:?}");
+    // break_symmetry alternates with refine here: the auditor must not call it thrashing.
+    let alerts = f.events("audit_alert").await;
+    assert!(alerts.iter().all(|a| a["kind"] != "thrashing"), "{alerts:?}");
     server.shutdown().await;
 }
 
