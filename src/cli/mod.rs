@@ -426,8 +426,7 @@ fn plan_line(suite: &crate::suite::Suite, registry: &Registry, args: &RunArgs) -
     }
     let mut line = format!("plan: {epochs} epoch(s) × {tasks} task(s) = {} run(s)", epochs * tasks);
     if args.optimizer.needs_model() {
-        let mut kinds: Vec<&str> = suite.tasks.iter().map(|t| t.kind_name()).collect();
-        kinds.dedup();
+        let kinds = suite.task_kinds();
         let builtin = registry
             .defs_for_suite(&suite.name)
             .filter(|d| d.origin == crate::artifact::Origin::Builtin && d.steers_any(&kinds));

@@ -14,8 +14,7 @@ use clap::Args;
 
 use super::{Failure, Global};
 use crate::http;
-use crate::service::{Service, ServiceConfig, Settings};
-use crate::store;
+use crate::service::{Service, ServiceConfig};
 use crate::watch::WatchConfig;
 
 #[derive(Debug, Args)]
@@ -49,11 +48,15 @@ pub async fn serve(g: &Global, args: &ServeArgs) -> Result<u8, Failure> {
         )));
     }
 
-    let mut config = ServiceConfig::new(PathBuf::new());
-    let saved = Settings::load(&config.settings_path).map_err(|e| Failure::input(e.to_string()))?;
-    config.db_path =
-        g.db.clone().or_else(|| saved.db_path.as_ref().map(PathBuf::from)).unwrap_or_else(store::default_path);
-    config.runs_root = args.runs_dir.clone();
+    // The desktop app's order (environment, saved settings, default), with
+    // the command line's --db and --runs-dir on top.
+    let mut config = ServiceConfig::from_env().map_err(|e| Failure::input(e.to_string()))?;
+    if let Some(db) = &g.db {
+        config.db_path = db.clone();
+    }
+    if let Some(dir) = &args.runs_dir {
+        config.runs_root = Some(dir.clone());
+    }
     let service = Service::open(config).await.map_err(|e| Failure::runtime(e.to_string()))?;
     // Folders remembered by `attractor watch` or the Watched Folders screen
     // are watched again (and scanned for what arrived meanwhile).

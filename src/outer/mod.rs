@@ -475,8 +475,8 @@ impl SuiteRunner {
             }
         } else if let Some(m) = mean_loss {
             let mut candidates = Vec::new();
-            let mut history = BTreeMap::new();
-            let kinds = self.task_kinds();
+            let mut history = self.past_proposals(suite_id).await?;
+            let kinds = self.suite.task_kinds();
             for (name, version) in &parent {
                 let def = self.registry.def(name)?.clone();
                 if !def.steers_any(&kinds) {
@@ -484,11 +484,8 @@ impl SuiteRunner {
                 }
                 let content = artifacts.iter().find(|a| &a.name == name).map(|a| a.content.clone()).unwrap_or_default();
                 candidates.push(optimizer::Candidate { def, version: *version, content });
-                let past = self.past_proposals(suite_id, name).await?;
-                if !past.is_empty() {
-                    history.insert(name.clone(), past);
-                }
             }
+            history.retain(|name, _| candidates.iter().any(|c| &c.def.name == name));
             let evidence = optimizer::Evidence {
                 suite: self.suite.name.clone(),
                 epoch_num: epoch.epoch_num,
@@ -585,15 +582,6 @@ impl SuiteRunner {
         }))
     }
 
-    /// Runs one task once and records the run.
-    /// The kinds of the suite's tasks (`command`, `agent`, `optimize`).
-    fn task_kinds(&self) -> Vec<&'static str> {
-        let mut kinds: Vec<&'static str> = self.suite.tasks.iter().map(|t| t.kind_name()).collect();
-        kinds.sort();
-        kinds.dedup();
-        kinds
-    }
-
     /// The mean loss of an epoch's held-out tasks, from the store.
     async fn holdout_mean_of(&self, epoch_id: i64) -> Result<Option<f64>, RunnerError> {
         let held: BTreeSet<&str> = self.suite.tasks.iter().filter(|t| t.holdout).map(|t| t.name.as_str()).collect();
@@ -611,25 +599,30 @@ impl SuiteRunner {
         Ok(loss::mean(&losses))
     }
 
-    /// Earlier applied proposals for an artifact in this suite, with their effect.
-    async fn past_proposals(&self, suite_id: i64, artifact: &str) -> Result<Vec<optimizer::PastProposal>, RunnerError> {
-        let epochs: BTreeMap<i64, i64> =
-            self.store.epochs(suite_id).await?.into_iter().map(|e| (e.id, e.epoch_num)).collect();
-        Ok(self
-            .store
-            .applied_proposals(suite_id, artifact)
-            .await?
-            .into_iter()
-            .map(|p| optimizer::PastProposal {
-                epoch_num: epochs.get(&p.epoch_id).copied().unwrap_or_default(),
+    /// Earlier applied proposals of this suite per artifact, oldest first,
+    /// with their effect (one query for every candidate).
+    async fn past_proposals(
+        &self,
+        suite_id: i64,
+    ) -> Result<BTreeMap<String, Vec<optimizer::PastProposal>>, RunnerError> {
+        let mut out: BTreeMap<String, Vec<optimizer::PastProposal>> = BTreeMap::new();
+        for l in self.store.proposals(suite_id).await? {
+            let p = l.proposal;
+            if p.outcome != ProposalOutcome::Winner.as_str() {
+                continue;
+            }
+            out.entry(p.artifact).or_default().push(optimizer::PastProposal {
+                epoch_num: l.epoch_num,
                 rationale: p.rationale.unwrap_or_default(),
                 expected_loss_reduction: p.expected_loss_reduction,
                 observed_loss_reduction: p.observed_loss_reduction,
                 rolled_back: p.rolled_back,
-            })
-            .collect())
+            });
+        }
+        Ok(out)
     }
 
+    /// Runs one task once and records the run.
     async fn run_task(
         &self,
         suite_id: i64,

@@ -43,7 +43,7 @@ impl SuiteRunner {
         let mut rng = ChaCha8Rng::seed_from_u64(self.config.seed);
         // What the proposer can change: artifacts the suite's tasks read
         // (evolve only moves tunable JSON fields).
-        let kinds = self.task_kinds();
+        let kinds = self.suite.task_kinds();
         let mut candidates: Vec<String> = self
             .registry
             .defs_for_suite(&self.suite.name)

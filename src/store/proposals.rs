@@ -98,18 +98,6 @@ impl Store {
         .fetch_all(&self.pool)
         .await?)
     }
-
-    /// The applied proposals for one artifact in a suite, oldest first: what
-    /// was tried before and what it did (the optimizer's momentum).
-    pub async fn applied_proposals(&self, suite_id: i64, artifact: &str) -> Result<Vec<ProposalRow>> {
-        Ok(sqlx::query_as(
-            "SELECT * FROM proposals WHERE suite_id = ? AND artifact = ? AND outcome = 'winner' ORDER BY id",
-        )
-        .bind(suite_id)
-        .bind(artifact)
-        .fetch_all(&self.pool)
-        .await?)
-    }
 }
 
 /// One proposal row, inside the caller's transaction.

@@ -73,6 +73,16 @@ pub struct Task {
     pub location: SourceLocation,
 }
 
+impl Suite {
+    /// The kinds of its tasks (`command`, `agent`, `optimize`), each once.
+    pub fn task_kinds(&self) -> Vec<&'static str> {
+        let mut kinds: Vec<&'static str> = self.tasks.iter().map(Task::kind_name).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        kinds
+    }
+}
+
 impl Task {
     pub fn kind_name(&self) -> &'static str {
         self.kind.name()
