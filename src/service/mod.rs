@@ -359,25 +359,25 @@ impl Service {
         Ok(SuiteEpochs { suite, tasks, artifacts, epochs: views })
     }
 
-    /// The chained-epoch graph of a suite.
+    /// The suite's graph: its experiment tree when it has one, else the
+    /// chain of its epochs.
     pub async fn suite_graph(&self, key: &str) -> Result<SuiteGraph> {
         let epochs = self.suite_epochs(key, false).await?;
+        let tree = self.store.tree_nodes(epochs.suite.id).await?;
+        if !tree.is_empty() {
+            return Ok(tree_graph(epochs, &tree));
+        }
         let nodes = epochs
             .epochs
             .iter()
             .map(|e| GraphNode {
                 id: format!("epoch-{}", e.epoch_num),
-                epoch_num: e.epoch_num,
+                epoch_num: Some(e.epoch_num),
                 mean_loss: e.mean_loss,
                 holdout_mean_loss: e.holdout_mean_loss,
-                label: e
-                    .parent_artifacts
-                    .iter()
-                    .filter(|(_, v)| **v != 0)
-                    .map(|(k, v)| format!("{k} v{v}"))
-                    .collect::<Vec<_>>()
-                    .join(" · "),
+                label: versions_label(&e.parent_artifacts),
                 artifacts: e.parent_artifacts.clone(),
+                tree: None,
             })
             .collect();
         let edges = epochs
@@ -390,7 +390,7 @@ impl Service {
                 events: w[0].events.clone(),
             })
             .collect();
-        Ok(SuiteGraph { suite: epochs.suite.name, nodes, edges })
+        Ok(SuiteGraph { suite: epochs.suite.name, kind: GraphKind::Epochs, nodes, edges })
     }
 
     /// Every proposal an optimizer considered for a suite, for the
@@ -447,6 +447,11 @@ impl Service {
             Some(experiment) => self.store.telemetry_of_experiment(experiment).await?.into_iter().map(step).collect(),
             None => Vec::new(),
         };
+        let mut trajectories = Vec::new();
+        for t in self.store.trajectories_of_run(run_id).await? {
+            let observations = self.store.observations_of_trajectory(&t.id).await?;
+            trajectories.push(trajectory_view(t, observations));
+        }
         let brief = RunBrief {
             id: run.id,
             suite_id: run.suite_id,
@@ -471,6 +476,7 @@ impl Service {
             stdout: tail(run.stdout.as_deref().unwrap_or("")),
             stderr: tail(run.stderr.as_deref().unwrap_or("")),
             telemetry,
+            trajectories,
         })
     }
 
@@ -1306,6 +1312,116 @@ fn parse_events(child: &Value) -> Vec<ArtifactEvent> {
             }
         })
         .collect()
+}
+
+fn trajectory_view(t: crate::store::TrajectoryRow, obs: Vec<crate::store::ObservationRow>) -> TrajectoryView {
+    TrajectoryView {
+        id: t.id,
+        task_name: t.task_name,
+        category: t.category,
+        status: t.status,
+        iterations: t.iterations,
+        tokens_used: t.tokens_used,
+        final_level: t.final_level,
+        best_sequence: t.best_sequence,
+        pending_intervention_id: t.pending_intervention_id,
+        started_at: t.started_at,
+        finished_at: t.finished_at,
+        observations: obs
+            .into_iter()
+            .map(|o| IterationView {
+                sequence: o.sequence,
+                strategy: o.strategy,
+                forced: o.forced,
+                attractor: o.attractor,
+                attractor_confidence: o.attractor_confidence,
+                level: o.level,
+                delta: o.delta,
+                loss: o.loss,
+                loss_d: o.loss_d,
+                loss_p: o.loss_p,
+                loss_omega: o.loss_omega,
+                grad_l: o.grad_l,
+                directive: o.directive,
+                rationale: o.rationale,
+                loop_control: o.loop_control,
+                next_strategy: o.next_strategy,
+                tokens: o.tokens,
+                wall_time_ms: o.wall_time_ms,
+                files_changed: o.files_changed,
+                lines_changed: o.lines_changed,
+                applied_edits: o.applied_edits,
+                rejected_edits: o.rejected_edits,
+                commit_id: o.commit_id,
+                summary: o.summary,
+                verdict_summary: o.verdict_summary,
+            })
+            .collect(),
+    }
+}
+
+/// `descent_settings v2 · supervisor_prompt v1`: the artifacts moved off v0.
+fn versions_label(artifacts: &BTreeMap<String, i64>) -> String {
+    artifacts.iter().filter(|(_, v)| **v != 0).map(|(k, v)| format!("{k} v{v}")).collect::<Vec<_>>().join(" · ")
+}
+
+/// The experiment tree as a graph. Stored rows that do not parse (a hand-edited
+/// database) still show, with what could be read.
+fn tree_graph(epochs: SuiteEpochs, rows: &[crate::store::TreeNodeRow]) -> SuiteGraph {
+    let epoch_num: BTreeMap<i64, i64> = epochs.epochs.iter().map(|e| (e.epoch_id, e.epoch_num)).collect();
+    // Same rule as the search's own `best`: a pruned node was once the best.
+    let best = rows
+        .iter()
+        .filter(|n| (n.status == "committed" || n.status == "pruned") && n.mean_loss.is_some())
+        .min_by(|a, b| a.mean_loss.unwrap_or(f64::INFINITY).total_cmp(&b.mean_loss.unwrap_or(f64::INFINITY)))
+        .map(|n| n.id);
+    let nodes = rows
+        .iter()
+        .map(|r| {
+            let artifacts: BTreeMap<String, i64> = serde_json::from_str(&r.artifacts_json).unwrap_or_default();
+            let task_losses: BTreeMap<String, f64> =
+                r.task_losses_json.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default();
+            GraphNode {
+                id: format!("node-{}", r.id),
+                epoch_num: r.epoch_id.and_then(|id| epoch_num.get(&id).copied()),
+                mean_loss: r.mean_loss,
+                holdout_mean_loss: r.holdout_mean_loss,
+                label: versions_label(&artifacts),
+                artifacts,
+                tree: Some(TreeNodeView {
+                    node_id: r.id,
+                    parent_id: r.parent_id,
+                    status: r.status.clone(),
+                    changed_artifact: r.changed_artifact.clone(),
+                    from_version: r.from_version,
+                    to_version: r.to_version,
+                    brief: r.brief.clone(),
+                    note: r.note.clone(),
+                    evaluations: r.evaluations,
+                    task_losses,
+                    best: Some(r.id) == best,
+                }),
+            }
+        })
+        .collect();
+    let edges = rows
+        .iter()
+        .filter_map(|r| {
+            let parent = r.parent_id?;
+            let label = match (&r.changed_artifact, r.from_version, r.to_version) {
+                (Some(a), Some(f), Some(t)) => format!("{a} v{f}→v{t}"),
+                (Some(a), _, None) => format!("{a} (no version written)"),
+                _ => String::new(),
+            };
+            Some(GraphEdge {
+                source: format!("node-{parent}"),
+                target: format!("node-{}", r.id),
+                label,
+                events: Vec::new(),
+            })
+        })
+        .collect();
+    SuiteGraph { suite: epochs.suite.name, kind: GraphKind::Tree, nodes, edges }
 }
 
 fn event_label(e: &ArtifactEvent) -> String {

@@ -166,25 +166,62 @@ pub struct SuiteEpochs {
     pub epochs: Vec<EpochView>,
 }
 
-/// The chained-epoch graph of a suite: one node per epoch, one edge per step
+/// A suite's graph (seed 004 §11's Graph view). For a suite grown with
+/// `--optimizer tree` it is the experiment tree: one node per tree node, one
+/// edge from a parent to each child labelled with the artifact it changed.
+/// Otherwise it is the chain of epochs: one node per epoch, one edge per step
 /// to the next epoch labelled with the artifact moves made in between.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct SuiteGraph {
     pub suite: String,
+    pub kind: GraphKind,
     pub nodes: Vec<GraphNode>,
     pub edges: Vec<GraphEdge>,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum GraphKind {
+    Epochs,
+    Tree,
+}
+
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct GraphNode {
-    /// `epoch-{epoch_num}`.
+    /// `epoch-{epoch_num}`, or `node-{id}` in a tree.
     pub id: String,
-    pub epoch_num: i64,
+    /// The epoch (a tree node's first evaluation; none for a node rejected
+    /// before it was evaluated).
+    pub epoch_num: Option<i64>,
     pub mean_loss: Option<f64>,
     pub holdout_mean_loss: Option<f64>,
     /// Only the artifacts not at version 0, e.g. `descent_settings v2`.
     pub label: String,
     pub artifacts: BTreeMap<String, i64>,
+    /// Set on the nodes of an experiment tree.
+    pub tree: Option<TreeNodeView>,
+}
+
+/// What the Graph view shows about one node of an experiment tree.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TreeNodeView {
+    pub node_id: i64,
+    pub parent_id: Option<i64>,
+    /// committed, discarded, rejected or pruned.
+    pub status: String,
+    /// The artifact changed against the parent, with its versions (`to` is
+    /// missing when the child was rejected before a version was written).
+    pub changed_artifact: Option<String>,
+    pub from_version: Option<i64>,
+    pub to_version: Option<i64>,
+    pub brief: Option<String>,
+    /// Why it was committed, discarded, rejected or pruned.
+    pub note: Option<String>,
+    pub evaluations: i64,
+    /// Mean loss of each training task.
+    pub task_losses: BTreeMap<String, f64>,
+    /// The best node of the tree (lowest mean loss among committed and pruned).
+    pub best: bool,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -343,6 +380,63 @@ pub struct RunDetail {
     pub stderr: OutputTail,
     /// Empty for runs without a coordinator (command tasks).
     pub telemetry: Vec<TelemetryStep>,
+    /// The convergence engine's trajectories of an agent run, oldest first
+    /// (empty for other kinds).
+    pub trajectories: Vec<TrajectoryView>,
+}
+
+/// One trajectory of an agent run with every iteration.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TrajectoryView {
+    pub id: String,
+    pub task_name: String,
+    pub category: String,
+    /// running, waiting, converged, partial, exhausted, abandoned, trapped, failed…
+    pub status: String,
+    pub iterations: i64,
+    pub tokens_used: i64,
+    pub final_level: Option<f64>,
+    /// The iteration whose work the trajectory's result is.
+    pub best_sequence: Option<i64>,
+    /// The question the trajectory waits on, when paused.
+    pub pending_intervention_id: Option<i64>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub observations: Vec<IterationView>,
+}
+
+/// One iteration: what was tried, what the overseers and the engine made of it.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct IterationView {
+    pub sequence: i64,
+    pub strategy: String,
+    /// Chosen by a rule (a directive, a fresh start) rather than the bandit.
+    pub forced: bool,
+    pub attractor: String,
+    pub attractor_confidence: f64,
+    /// Convergence level in [0, 1].
+    pub level: f64,
+    pub delta: Option<f64>,
+    /// The goal-gradient loss L = α·D + β·P + λ·Ω and its parts.
+    pub loss: f64,
+    pub loss_d: f64,
+    pub loss_p: f64,
+    pub loss_omega: f64,
+    pub grad_l: f64,
+    /// refine, change_path, change_approach, break_symmetry or abandon.
+    pub directive: String,
+    pub rationale: String,
+    pub loop_control: String,
+    pub next_strategy: Option<String>,
+    pub tokens: i64,
+    pub wall_time_ms: i64,
+    pub files_changed: i64,
+    pub lines_changed: i64,
+    pub applied_edits: i64,
+    pub rejected_edits: i64,
+    pub commit_id: String,
+    pub summary: String,
+    pub verdict_summary: String,
 }
 
 /// What the system wants a person to know about a question it asks.
