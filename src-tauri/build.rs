@@ -30,6 +30,9 @@ fn main() {
         "cancel",
         "settings",
         "update_settings",
+        "set_api_key",
+        "delete_api_key",
+        "pick_path",
         "test_llm",
     ];
     let attributes = tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -51,6 +51,7 @@ pub mod numeric;
 pub mod outer;
 pub mod overseer;
 pub mod process;
+pub mod secrets;
 pub mod service;
 pub mod store;
 pub mod suite;

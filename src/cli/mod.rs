@@ -5,6 +5,7 @@
 
 mod bench;
 mod inspect;
+mod key;
 mod problems;
 mod progress;
 mod serve;
@@ -119,6 +120,9 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Watch folders for suite and task files: validate, register, ask before running commands.
     Watch(watching::WatchArgs),
+    /// Keep the LLM API key in the operating system's keychain.
+    #[command(subcommand)]
+    Key(key::KeyCommand),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -288,6 +292,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Run(args) => run(g, args).await,
         Command::Serve(args) => serve::serve(g, args).await,
         Command::Watch(args) => watching::watch(g, args).await,
+        // Keychain calls block (D-Bus, or a prompt to unlock the keyring).
+        Command::Key(command) => tokio::task::block_in_place(|| key::run(command)),
         Command::Inspect { suite, artifact, tree } => {
             let store = open(g).await?;
             match artifact {
@@ -474,7 +480,15 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     // The LLM tier is on when a model is configured; without one, the
     // coordinator's heuristics answer every step. `--no-llm` turns the tier
     // off but leaves a model-driven optimizer its model.
-    let model = match crate::llm::LlmConfig::from_env() {
+    let env = |n: &str| std::env::var(n).ok();
+    // The keychain is only asked when a model is configured and the
+    // environment holds no key (a local model needs none).
+    let api_key = match env(crate::llm::ENV_MODEL) {
+        Some(_) => tokio::task::block_in_place(|| crate::secrets::fallback_key(&env)),
+        None => None,
+    };
+    let settings = crate::llm::LlmSettings { api_key, ..Default::default() };
+    let model = match crate::llm::LlmConfig::resolve(&settings, env) {
         Ok(config) => {
             let client = crate::llm::LlmClient::new(config).map_err(|e| Failure::input(e.to_string()))?;
             Some(client.with_store(store.clone()))

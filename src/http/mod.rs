@@ -30,7 +30,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
 use futures::Stream;
 use serde::Deserialize;
@@ -102,6 +102,7 @@ pub fn router(service: Arc<Service>, token: Option<String>, ui_dir: Option<PathB
         .route("/launches/{id}/cancel", post(cancel))
         .route("/settings", get(settings).put(update_settings))
         .route("/settings/test-llm", post(test_llm))
+        .route("/settings/api-key", put(set_api_key).delete(delete_api_key))
         .route("/watch", get(watched))
         .route("/watch/folders", post(add_watched_folder))
         .route("/watch/folders/{id}", delete(remove_watched_folder))
@@ -390,7 +391,20 @@ async fn cancel(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejectio
 }
 
 async fn settings(State(s): State<AppState>) -> Reply<SettingsView> {
+    // A key stored from the command line meanwhile shows at once.
+    s.service.refresh_keychain().await;
     Ok(Json(s.service.settings()))
+}
+
+async fn set_api_key(
+    State(s): State<AppState>,
+    body: Result<Json<ApiKeyRequest>, JsonRejection>,
+) -> Reply<SettingsView> {
+    Ok(Json(s.service.set_api_key(&body?.0).await?))
+}
+
+async fn delete_api_key(State(s): State<AppState>) -> Reply<SettingsView> {
+    Ok(Json(s.service.delete_api_key().await?))
 }
 
 async fn update_settings(

@@ -15,6 +15,7 @@
 //! (`crate::watch`), whose runs are ordinary launches of this facade.
 
 mod diff;
+pub mod notify;
 pub mod settings;
 #[cfg(test)]
 mod ts_export;
@@ -169,6 +170,21 @@ pub struct Service {
     settings: Mutex<Settings>,
     /// The folder watcher, once [`Service::start_watching`] started it.
     watcher: Mutex<Option<Watcher>>,
+    /// What the keychain holds, read at open and after every change through
+    /// the facade (a key stored by `attractor key set` meanwhile shows after
+    /// the settings screen asks again: [`Service::refresh_keychain`]).
+    keychain: Mutex<KeychainState>,
+}
+
+/// The keychain as last read. The key stays in memory only, like one from the
+/// environment.
+#[derive(Debug, Clone)]
+enum KeychainState {
+    /// Turned off with `ATTRACTOR_KEYCHAIN=off`.
+    Off,
+    Unavailable(String),
+    Empty,
+    Holds(crate::llm::ApiKey),
 }
 
 impl Service {
@@ -181,7 +197,7 @@ impl Service {
         // The auditor watches every launch's trajectories and adds its
         // alerts to the bus; it ends when the bus closes.
         drop(crate::auditor::spawn(&bus, crate::auditor::AuditConfig::default()));
-        Ok(Arc::new(Service {
+        let service = Arc::new(Service {
             store,
             config,
             bus,
@@ -189,7 +205,74 @@ impl Service {
             launches: Mutex::new(BTreeMap::new()),
             settings: Mutex::new(settings),
             watcher: Mutex::new(None),
-        }))
+            keychain: Mutex::new(KeychainState::Empty),
+        });
+        service.refresh_keychain().await;
+        Ok(service)
+    }
+
+    /// Reads the keychain again (on the blocking pool: D-Bus round trips, or
+    /// a prompt to unlock the keyring).
+    pub async fn refresh_keychain(&self) {
+        let env = Arc::clone(&self.config.env);
+        let state = tokio::task::spawn_blocking(move || {
+            if !crate::secrets::keychain_enabled(&|n| env(n)) {
+                return KeychainState::Off;
+            }
+            match crate::secrets::Keychain::api_key().read() {
+                Ok(Some(key)) => KeychainState::Holds(crate::llm::ApiKey::new(key)),
+                Ok(None) => KeychainState::Empty,
+                Err(e) => KeychainState::Unavailable(e.to_string()),
+            }
+        })
+        .await
+        .unwrap_or_else(|e| KeychainState::Unavailable(e.to_string()));
+        *lock(&self.keychain) = state;
+    }
+
+    /// Keeps `key` in the operating system's keychain for the next launches.
+    pub async fn set_api_key(&self, req: &ApiKeyRequest) -> Result<SettingsView> {
+        let key = req.key.trim().to_string();
+        if key.is_empty() {
+            return Err(ServiceError::BadInput("the API key is empty: paste the whole key".into()));
+        }
+        self.keychain_call(move |k| k.store(&key)).await?;
+        self.refresh_keychain().await;
+        Ok(self.settings())
+    }
+
+    /// Removes the key from the keychain (nothing stored is not an error).
+    pub async fn delete_api_key(&self) -> Result<SettingsView> {
+        self.keychain_call(|k| k.delete().map(|_| ())).await?;
+        self.refresh_keychain().await;
+        Ok(self.settings())
+    }
+
+    async fn keychain_call(
+        &self,
+        f: impl FnOnce(&crate::secrets::Keychain) -> std::result::Result<(), crate::secrets::KeychainError> + Send + 'static,
+    ) -> Result<()> {
+        let env = Arc::clone(&self.config.env);
+        tokio::task::spawn_blocking(move || {
+            if !crate::secrets::keychain_enabled(&|n| env(n)) {
+                return Err(crate::secrets::KeychainError::Off);
+            }
+            f(&crate::secrets::Keychain::api_key())
+        })
+        .await
+        .map_err(|e| ServiceError::Internal(e.to_string()))?
+        .map_err(|e| ServiceError::BadInput(e.to_string()))
+    }
+
+    /// The keychain's key, when the environment holds none.
+    fn keychain_key(&self) -> Option<crate::llm::ApiKey> {
+        if crate::secrets::key_in_environment(&|n| (self.config.env)(n)).is_some() {
+            return None;
+        }
+        match &*lock(&self.keychain) {
+            KeychainState::Holds(k) => Some(k.clone()),
+            _ => None,
+        }
     }
 
     pub fn store(&self) -> &Store {
@@ -926,8 +1009,12 @@ impl Service {
 
     fn llm_client(&self) -> Result<Option<crate::llm::LlmClient>> {
         let s = lock(&self.settings).clone();
-        let llm_settings =
-            crate::llm::LlmSettings { base_url: s.llm_base_url, model: s.llm_model, ..Default::default() };
+        let llm_settings = crate::llm::LlmSettings {
+            base_url: s.llm_base_url,
+            model: s.llm_model,
+            api_key: self.keychain_key(),
+            ..Default::default()
+        };
         let env = Arc::clone(&self.config.env);
         match crate::llm::LlmConfig::resolve(&llm_settings, |n| env(n)) {
             Ok(config) => {
@@ -1019,10 +1106,19 @@ impl Service {
         let effective_base_url = crate::llm::LlmConfig::resolve(&settings, env)
             .map_or_else(|_| s.llm_base_url.clone().unwrap_or_default(), |c| c.base_url);
         let effective_model = s.llm_model.clone().or_else(|| env(crate::llm::ENV_MODEL));
-        let api_key_source = [crate::llm::ENV_API_KEY, crate::llm::ENV_OPENAI_API_KEY]
-            .into_iter()
-            .find(|n| env(n).is_some())
-            .map(String::from);
+        let in_env = crate::secrets::key_in_environment(&|n| env(n));
+        let keychain = lock(&self.keychain).clone();
+        let api_key_source = match (in_env, &keychain) {
+            (Some(var), _) => Some(var.to_string()),
+            (None, KeychainState::Holds(_)) => Some("keychain".to_string()),
+            _ => None,
+        };
+        let (keychain_available, keychain_note) = match (&keychain, in_env) {
+            (KeychainState::Off, _) => (false, Some(crate::secrets::KeychainError::Off.to_string())),
+            (KeychainState::Unavailable(why), _) => (false, Some(why.clone())),
+            (_, Some(var)) => (true, Some(format!("{var} is set and wins over the keychain"))),
+            _ => (true, None),
+        };
         let current = self.config.db_path.display().to_string();
         SettingsView {
             db_path: current.clone(),
@@ -1033,6 +1129,8 @@ impl Service {
             effective_model,
             api_key_present: api_key_source.is_some(),
             api_key_source,
+            keychain_available,
+            keychain_note,
             settings_file: self.config.settings_path.display().to_string(),
         }
     }

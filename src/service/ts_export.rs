@@ -43,6 +43,7 @@ fn export_all(cfg: &Config) {
         LaunchView,
         SettingsView,
         SettingsUpdate,
+        ApiKeyRequest,
         LlmCheck,
         ApiError,
         Envelope,

@@ -638,11 +638,29 @@ pub struct SettingsView {
     /// What a launch would use now: the settings over the environment.
     pub effective_base_url: String,
     pub effective_model: Option<String>,
-    /// Whether an API key is in the environment, and in which variable. The
-    /// key itself is never read back, stored or sent.
+    /// Whether a launch would send an API key, and where it comes from: an
+    /// environment variable's name or `keychain`. The key itself is never
+    /// read back, stored or sent anywhere but the model server.
     pub api_key_present: bool,
     pub api_key_source: Option<String>,
+    /// Whether the operating system's keychain can hold the key here.
+    pub keychain_available: bool,
+    /// Why it cannot, with what to do (or that the environment wins over it).
+    pub keychain_note: Option<String>,
     pub settings_file: String,
+}
+
+/// A key to keep in the keychain. Its `Debug` never shows the key.
+#[derive(Clone, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ApiKeyRequest {
+    pub key: String,
+}
+
+impl std::fmt::Debug for ApiKeyRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKeyRequest { key: <redacted> }")
+    }
 }
 
 /// A change to the settings; a missing field keeps its value, an empty
