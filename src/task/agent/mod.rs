@@ -31,6 +31,7 @@
 //! task in the same epoch continues it — same workspace, same question.
 
 mod intervene;
+mod leftovers;
 mod state;
 pub mod verify;
 
@@ -650,6 +651,7 @@ impl<'r> Driver<'r> {
                     status: ExecutionStatus::Rejected { reason: e.to_string() },
                     subtasks: Vec::new(),
                     amendments: Vec::new(),
+                    left_running: Vec::new(),
                 }
             }
             Err(e) => return Err(e.into()),
@@ -660,6 +662,14 @@ impl<'r> Driver<'r> {
 
         let policy = MeasurePolicy { skip_expensive: self.state.trajectory.policy.skip_expensive_overseers };
         let measurement = self.overseers.measure(self.ws.root(), policy, Some(self.r.cancel.clone())).await;
+        let scope = leftovers::Scope {
+            bus: &self.r.bus,
+            suite_id: self.r.suite_id,
+            run_id: self.r.run_id,
+            trajectory_id: &self.trajectory_id,
+            sequence,
+        };
+        leftovers::report(&scope, self.r.spec, &execution, &measurement);
         if self.cancelled() {
             return Ok(Some(End::Cancelled));
         }
@@ -1026,6 +1036,7 @@ impl<'r> Driver<'r> {
             tokens: obs.tokens_used,
             budget_remaining: t.budget.remaining_fraction().clamp(0.0, 1.0),
             loop_control: d.loop_control.name().to_string(),
+            thrashing: d.thrashing.clone(),
         });
         Ok(())
     }
