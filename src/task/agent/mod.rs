@@ -32,6 +32,7 @@
 
 mod intervene;
 mod leftovers;
+mod remember;
 mod state;
 pub mod verify;
 
@@ -59,11 +60,12 @@ use crate::engine::{
 };
 use crate::executor::{
     CommandExecutor, CommandExecutorConfig, Execution, ExecutionRequest, ExecutionStatus, Executor, ExecutorError,
-    LlmExecutor, LlmExecutorConfig, PromptTexts, PromptTextsError,
+    LlmExecutor, LlmExecutorConfig, PromptInputs, PromptTexts, PromptTextsError,
 };
 use crate::ggs::PartialResult;
 use crate::llm::{LlmClient, LlmError};
 use crate::loss::{LossSignals, RunStatus};
+use crate::memory::{MemoryConfig, Recall};
 use crate::overseer::OverseerRunner;
 use crate::overseer::runner::{MeasurePolicy, Measurement, OverseerError, RunnerConfig};
 use crate::store::{NewObservation, NewTrajectory, Store, StoreError, TrajectoryEnd, TrajectoryProgress};
@@ -97,6 +99,8 @@ pub struct AgentConfig {
     /// Executor replies in a row that cannot be used at all before the run
     /// fails (each one is a refused reply, counted as a gate rejection).
     pub max_unusable_replies: u32,
+    /// How the category's memories prime a new trajectory.
+    pub memory: MemoryConfig,
 }
 
 #[cfg(test)]
@@ -127,6 +131,7 @@ impl Default for AgentConfig {
             intervention_poll_ms: 1000,
             intervention_timeout_secs: None,
             max_unusable_replies: 2,
+            memory: MemoryConfig::default(),
         }
     }
 }
@@ -323,8 +328,9 @@ impl<'r> Driver<'r> {
             });
         }
 
-        // SETUP.
+        // SETUP, with what the category's memories say (PREPARE's recall, done first).
         let t = r.task;
+        let recall = remember::recall(r, &category).await;
         let inputs = SetupInputs {
             complexity: r.config.complexity,
             basin: BasinInputs {
@@ -332,11 +338,12 @@ impl<'r> Driver<'r> {
                 acceptance_tests: r.spec.overseers.iter().filter(|o| o.kind == OverseerKind::Test).count(),
                 invariants: t.constraints.len(),
                 anti_examples: t.anti_patterns.len(),
+                historical_convergence_rate: recall.historical_convergence_rate,
                 ..BasinInputs::default()
             },
             priority: t.priority,
             parallel_samples: Some(t.parallel_samples),
-            history: Vec::new(),
+            history: recall.history.clone(),
         };
         let plan = engine.setup(&inputs);
         let mut budget = plan.budget.clone();
@@ -367,13 +374,14 @@ impl<'r> Driver<'r> {
         };
         let initial = ws.head().unwrap_or_default().to_string();
 
-        let bandit = match r.store.bandit_state(&category).await? {
+        let mut bandit = match r.store.bandit_state(&category).await? {
             Some(row) => StrategyBandit::from_json(&row.state_json).unwrap_or_else(|e| {
                 tracing::warn!(category = %category, "ignoring the stored bandit state: {e}");
                 StrategyBandit::default()
             }),
             None => StrategyBandit::default(),
         };
+        recall.prime(&mut bandit);
         let next = engine.start(&mut trajectory, &bandit, &mut rng_at(r.seed, 0))?;
         let state = AgentState {
             trajectory,
@@ -397,6 +405,7 @@ impl<'r> Driver<'r> {
             "mode": plan.mode,
             "budget": budget,
             "policy": plan.policy,
+            "memory": recall.to_json(),
         });
         r.store
             .insert_trajectory(&NewTrajectory {
@@ -411,6 +420,7 @@ impl<'r> Driver<'r> {
                 state_json: state.to_json(),
             })
             .await?;
+        remember::announce(r, &trajectory_id, &recall);
         Ok(Driver {
             r,
             engine,
@@ -620,7 +630,10 @@ impl<'r> Driver<'r> {
         let request = ExecutionRequest {
             sequence,
             strategy: choice.kind,
-            inputs: state::prompt_inputs(self.r.task, &self.state, &choice, revert_carry.as_ref()),
+            inputs: PromptInputs {
+                lessons: Recall::lessons_of_setup(&self.setup),
+                ..state::prompt_inputs(self.r.task, &self.state, &choice, revert_carry.as_ref())
+            },
             texts: self.texts.clone(),
             revert_to: choice.revert_to.as_ref().map(state::revert_target),
             cancel: Some(self.r.cancel.clone()),
@@ -1148,6 +1161,7 @@ impl<'r> Driver<'r> {
         if let Err(e) = self.r.store.finish_trajectory(&id, &end).await {
             tracing::warn!(error = %e, "could not record the trajectory's end");
         }
+        self.remember(status, level, partial, error.as_deref()).await;
         if let Err(e) = tokio::fs::write(self.r.run_dir.join(RESULT_FILE), &result_text).await {
             tracing::warn!(error = %e, "could not write {RESULT_FILE}");
         }
