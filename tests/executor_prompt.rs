@@ -6,8 +6,8 @@
 use attractor::engine::StrategyKind;
 use attractor::executor::prompt::view_for;
 use attractor::executor::{
-    AttemptNote, CarryForwardInputs, MemoryLessons, PromptInputs, PromptTexts, RevertTarget, Specification, ViewBudget, WorkspaceView,
-    build_prompt,
+    AttemptNote, CarryForwardInputs, MemoryLessons, PromptInputs, PromptTexts, RevertTarget, Specification, ViewBudget,
+    WorkspaceView, build_prompt,
 };
 use attractor::overseer::signals::{BuildResult, FailureClass, OverseerSignals, TestResults, Verdict};
 use attractor::workspace::{ArtifactReference, Workspace, WorkspaceConfig};

@@ -11,10 +11,9 @@ use std::process::Command;
 
 use attractor::engine::{AttractorKind, StrategyBandit, StrategyKind};
 use attractor::memory::repository::{self, SimilarError, SimilarTo};
-use attractor::memory::{self, ConvergenceMemory, MemoryConfig, Outcome, signature};
-use attractor::store::{NewMemory, Store};
+use attractor::memory::{self, ConvergenceMemory, MemoryConfig, Outcome};
 use common::Env;
-use common::crafted::{self, Crafted};
+use common::crafted::{self, Crafted, memory, store_memory};
 use serde_json::Value;
 
 const THRESHOLD: f64 = 0.05;
@@ -83,10 +82,10 @@ async fn strategy_effectiveness_counts_successes_per_strategy_and_per_attractor_
     );
 
     let (charts, _) = env.store.strategy_effectiveness(Some("charts"), THRESHOLD).await.unwrap();
-    assert_eq!(charts.iter().map(|s| (s.strategy.as_str(), s.uses)).collect::<Vec<_>>(), vec![
-        ("focused_repair", 1),
-        ("retry_with_feedback", 2)
-    ]);
+    assert_eq!(
+        charts.iter().map(|s| (s.strategy.as_str(), s.uses)).collect::<Vec<_>>(),
+        vec![("focused_repair", 1), ("retry_with_feedback", 2)]
+    );
 }
 
 #[tokio::test]
@@ -94,17 +93,17 @@ async fn the_attractor_distribution_says_where_finished_trajectories_ended_and_w
     let env = Env::new().await;
     crafted::scenario(&env.store).await;
     let d = env.store.attractor_distribution(None).await.unwrap();
-    let rows: Vec<(&str, i64, i64)> = d.iter().map(|a| (a.attractor.as_str(), a.trajectories, a.observations)).collect();
+    let rows: Vec<(&str, i64, i64)> =
+        d.iter().map(|a| (a.attractor.as_str(), a.trajectories, a.observations)).collect();
     // Ended: decimal and chart at a fixed point, hex on a plateau; the
     // unfinished trajectory's limit cycle is not counted.
     assert_eq!(rows, vec![("fixed_point", 2, 2), ("plateau", 1, 3), ("indeterminate", 0, 4)]);
     let parsers = env.store.attractor_distribution(Some("parsers")).await.unwrap();
     // Ties on trajectories go to the attractor met more often.
-    assert_eq!(parsers.iter().map(|a| (a.attractor.as_str(), a.trajectories, a.observations)).collect::<Vec<_>>(), vec![
-        ("plateau", 1, 3),
-        ("fixed_point", 1, 1),
-        ("indeterminate", 0, 2)
-    ]);
+    assert_eq!(
+        parsers.iter().map(|a| (a.attractor.as_str(), a.trajectories, a.observations)).collect::<Vec<_>>(),
+        vec![("plateau", 1, 3), ("fixed_point", 1, 1), ("indeterminate", 0, 2)]
+    );
 }
 
 #[tokio::test]
@@ -129,7 +128,8 @@ async fn similar_trajectories_rank_by_shared_keywords_and_category() {
     // A category adds a quarter to its own.
     let found =
         repository::similar(&env.store, &SimilarTo::Task("Render integers".into()), Some("charts"), 10).await.unwrap();
-    let ranked: Vec<(&str, f64)> = found.items.iter().map(|s| (s.trajectory.task_name.as_str(), s.similarity)).collect();
+    let ranked: Vec<(&str, f64)> =
+        found.items.iter().map(|s| (s.trajectory.task_name.as_str(), s.similarity)).collect();
     // "render" with the chart: 1 of 5 words → 0.75/5 + 0.25; "integers" with
     // hex (1 of 4) and decimal (1 of 6), no category bonus.
     assert_eq!(ranked.iter().map(|r| r.0).collect::<Vec<_>>(), vec!["chart", "hex", "decimal"]);
@@ -152,55 +152,6 @@ async fn similar_trajectories_rank_by_shared_keywords_and_category() {
     assert!(matches!(empty, SimilarError::EmptyTask));
 }
 
-/// A memory as a finished trajectory would leave it.
-fn memory(outcome: Outcome, task: &str, description: &str, effective: &[StrategyKind]) -> ConvergenceMemory {
-    ConvergenceMemory {
-        outcome,
-        category: "parsers".into(),
-        task_name: task.into(),
-        signature: signature::signature(description),
-        complexity: Some("simple".into()),
-        status: if outcome == Outcome::Success { "converged".into() } else { "trapped".into() },
-        iterations: 3,
-        tokens_used: 900,
-        final_level: if outcome == Outcome::Success { 1.0 } else { 0.6 },
-        strategies: effective.to_vec(),
-        effective_strategies: effective.to_vec(),
-        unproductive_strategies: vec![],
-        attractor_path: vec![AttractorKind::Indeterminate],
-        escapes: vec![],
-        decisive_signals: vec![],
-        terminal_attractor: AttractorKind::Indeterminate,
-        failure_causes: if outcome == Outcome::Failure { vec!["CAUSE-OF-".to_string() + task] } else { vec![] },
-        persistent_gaps: vec![],
-        blocked_tools: vec![],
-        fresh_starts: 0,
-    }
-}
-
-async fn store_memory(store: &Store, trajectory: &(i64, String), m: &ConvergenceMemory) {
-    store
-        .insert_memory(&NewMemory {
-            trajectory_id: trajectory.1.clone(),
-            run_id: trajectory.0,
-            suite_id: store.suite_by_name("crafted").await.unwrap().unwrap().id,
-            category: m.category.clone(),
-            outcome: m.outcome.as_str().into(),
-            task_name: m.task_name.clone(),
-            signature: signature::to_text(&m.signature),
-            complexity: m.complexity.clone(),
-            status: m.status.clone(),
-            iterations: 3,
-            tokens_used: 900,
-            final_level: m.final_level,
-            relevance: m.outcome.relevance(),
-            content: m.content(),
-            details_json: serde_json::to_string(m).unwrap(),
-        })
-        .await
-        .unwrap();
-}
-
 #[tokio::test]
 async fn recall_nudges_what_worked_ranks_lessons_by_similarity_and_waits_for_enough_history() {
     use StrategyKind::*;
@@ -216,7 +167,15 @@ async fn recall_nudges_what_worked_ranks_lessons_by_similarity_and_waits_for_eno
     .await;
     store_memory(&env.store, &ids[3], &memory(Outcome::Failure, "octal", "Parse octal integers", &[])).await;
     // A memory of another category is not recalled.
-    store_memory(&env.store, &ids[2], &ConvergenceMemory { category: "charts".into(), ..memory(Outcome::Success, "chart", "x", &[AlternativeApproach]) }).await;
+    store_memory(
+        &env.store,
+        &ids[2],
+        &ConvergenceMemory {
+            category: "charts".into(),
+            ..memory(Outcome::Success, "chart", "x", &[AlternativeApproach])
+        },
+    )
+    .await;
 
     let config = MemoryConfig { max_lessons: 1, ..MemoryConfig::default() };
     let r = memory::recall(&env.store, "parsers", "Parse binary integers", &config).await.unwrap();
@@ -275,24 +234,34 @@ fn cli(env: &Env, args: &[&str]) -> String {
 async fn the_trajectories_command_prints_the_stats_the_similar_ones_and_the_memories() {
     let env = Env::new().await;
     let ids = crafted::scenario(&env.store).await;
-    store_memory(&env.store, &ids[0], &memory(Outcome::Success, "decimal", "Parse decimal integers", &[StrategyKind::FocusedRepair]))
-        .await;
+    store_memory(
+        &env.store,
+        &ids[0],
+        &memory(Outcome::Success, "decimal", "Parse decimal integers", &[StrategyKind::FocusedRepair]),
+    )
+    .await;
 
     let out = cli(&env, &["trajectories", "stats"]);
-    for line in [
-        "convergence by category",
-        "iterations by complexity",
-        "attractor distribution (finished trajectories)",
-    ] {
+    for line in
+        ["convergence by category", "iterations by complexity", "attractor distribution (finished trajectories)"]
+    {
         assert!(out.contains(line), "{line}: {out}");
     }
-    let row = |prefix: &str| out.lines().find(|l| l.trim_start().starts_with(prefix)).unwrap_or_else(|| panic!("{prefix}: {out}")).split_whitespace().collect::<Vec<_>>().join(" ");
+    let row = |prefix: &str| {
+        out.lines()
+            .find(|l| l.trim_start().starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix}: {out}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     assert_eq!(row("parsers"), "parsers 2 1 0 50% 3.0 350");
     assert_eq!(row("focused_repair"), "focused_repair 3 3 2 67% +0.273 350");
     assert_eq!(row("under plateau"), "under plateau 1 1 0 0% +0.020 100");
     assert_eq!(row("fixed_point"), "fixed_point 2 2");
 
-    let json: Value = serde_json::from_str(&cli(&env, &["--json", "trajectories", "stats", "--category", "charts"])).unwrap();
+    let json: Value =
+        serde_json::from_str(&cli(&env, &["--json", "trajectories", "stats", "--category", "charts"])).unwrap();
     assert_eq!(json["category"], "charts");
     assert_eq!(json["categories"][0]["convergence_rate"], 1.0);
     assert_eq!(json["by_complexity"][0]["complexity"], "moderate");
@@ -302,7 +271,8 @@ async fn the_trajectories_command_prints_the_stats_the_similar_ones_and_the_memo
     assert!(out.contains(&ids[1].1) && out.contains("shared: integers, parse"), "{out}");
     assert!(!out.lines().skip(2).any(|l| l.contains(&format!(" {} ", ids[0].1))), "the run itself is left out: {out}");
     let json: Value =
-        serde_json::from_str(&cli(&env, &["--json", "trajectories", "similar", "Render a chart", "--limit", "1"])).unwrap();
+        serde_json::from_str(&cli(&env, &["--json", "trajectories", "similar", "Render a chart", "--limit", "1"]))
+            .unwrap();
     assert_eq!(json["items"].as_array().unwrap().len(), 1);
     assert_eq!(json["items"][0]["trajectory"]["task_name"], "chart");
 

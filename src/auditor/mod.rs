@@ -118,10 +118,22 @@ impl Auditor {
                 }
             }
             Event::ProcessLeftRunning {
-                suite_id, run_id, trajectory_id, sequence, source, name, command, processes, ..
+                suite_id,
+                run_id,
+                trajectory_id,
+                sequence,
+                source,
+                name,
+                command,
+                processes,
+                ..
             } => {
                 let listed: Vec<String> = processes.iter().map(|p| format!("pid {} `{}`", p.pid, p.command)).collect();
-                let what = if source == "overseer" { format!("the overseer `{name}`") } else { format!("the {name} executor") };
+                let what = if source == "overseer" {
+                    format!("the overseer `{name}`")
+                } else {
+                    format!("the {name} executor")
+                };
                 let message = format!(
                     "{what} (`{command}`, iteration {sequence}) left {} process(es) running after it ended: {}; \
                      they were killed. A command should wait for or stop the background jobs it starts.",
@@ -239,7 +251,9 @@ mod tests {
             repeats,
             distance_from: 1.0,
             distance_to: 1.0,
-            message: format!("{repeats} break_symmetry directives in a row without the distance falling (D 1.00 → 1.00)"),
+            message: format!(
+                "{repeats} break_symmetry directives in a row without the distance falling (D 1.00 → 1.00)"
+            ),
         }
     }
 

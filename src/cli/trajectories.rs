@@ -97,7 +97,10 @@ async fn stats(g: &Global, store: &Store, category: Option<&str>) -> Result<(), 
         );
     }
     println!("\niterations by complexity");
-    println!("  {:<12} {:>12} {:>10} {:>11} {:>9}", "complexity", "trajectories", "mean iter", "mean tokens", "converged");
+    println!(
+        "  {:<12} {:>12} {:>10} {:>11} {:>9}",
+        "complexity", "trajectories", "mean iter", "mean tokens", "converged"
+    );
     for c in &s.by_complexity {
         println!(
             "  {:<12} {:>12} {:>10.1} {:>11.0} {:>9}",

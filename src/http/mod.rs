@@ -430,7 +430,10 @@ async fn similar_trajectories(
     Ok(Json(s.service.similar_trajectories(&q?.0).await?))
 }
 
-async fn memories(State(s): State<AppState>, q: Result<Query<CategoryQuery>, QueryRejection>) -> Reply<Vec<MemoryItem>> {
+async fn memories(
+    State(s): State<AppState>,
+    q: Result<Query<CategoryQuery>, QueryRejection>,
+) -> Reply<Vec<MemoryItem>> {
     let q = q?.0;
     Ok(Json(s.service.memories(q.category.as_deref(), q.limit).await?))
 }

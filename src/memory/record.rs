@@ -153,7 +153,8 @@ impl ConvergenceMemory {
             .filter_map(|(i, s)| {
                 let from = s.attractor_at_selection;
                 let to = log.get(i + 1).map_or(terminal, |n| n.attractor_at_selection);
-                let trap = matches!(from, AttractorKind::LimitCycle | AttractorKind::Plateau | AttractorKind::Divergent);
+                let trap =
+                    matches!(from, AttractorKind::LimitCycle | AttractorKind::Plateau | AttractorKind::Divergent);
                 (trap && to != from).then_some(Escape { from, strategy: s.strategy_kind, to })
             })
             .take(MAX_ITEMS)
@@ -163,10 +164,7 @@ impl ConvergenceMemory {
         for pair in t.observations.windows(2) {
             let (prev, cur) = (&pair[0], &pair[1]);
             for change in signal_gains(&prev.overseer_signals, &cur.overseer_signals) {
-                decisive_signals.push(format!(
-                    "{change} after {} (observation {})",
-                    cur.strategy_used, cur.sequence
-                ));
+                decisive_signals.push(format!("{change} after {} (observation {})", cur.strategy_used, cur.sequence));
             }
         }
         decisive_signals.truncate(MAX_ITEMS);
@@ -177,13 +175,11 @@ impl ConvergenceMemory {
                 persistent_gaps.extend(open_gaps(&last.overseer_signals));
             }
         }
-        let persistent_gaps = distinct(persistent_gaps.into_iter().filter(|g| !g.is_empty())).into_iter()
-            .take(MAX_ITEMS)
-            .collect();
+        let persistent_gaps =
+            distinct(persistent_gaps.into_iter().filter(|g| !g.is_empty())).into_iter().take(MAX_ITEMS).collect();
 
         let mut failure_causes = Vec::new();
         if outcome == Outcome::Failure {
-            let level = e.final_level;
             failure_causes.push(match e.status {
                 "trapped" => {
                     let period = match &t.attractor_state.classification {
@@ -192,13 +188,11 @@ impl ConvergenceMemory {
                     };
                     format!("trapped in a cycle of {period} states with every escape strategy tried")
                 }
-                "exhausted" => format!("the budget ran out at convergence level {level:.2}, below the partial threshold"),
-                "abandoned" => {
-                    format!("the goal gradient abandoned it under budget pressure at convergence level {level:.2}")
-                }
+                "exhausted" => "the budget ran out below the partial threshold".to_string(),
+                "abandoned" => "the goal gradient abandoned it under budget pressure".to_string(),
                 other => match e.error {
                     Some(err) => format!("the run stopped on an error: {}", err.lines().next().unwrap_or(err)),
-                    None => format!("it ended {other} at convergence level {level:.2}"),
+                    None => format!("it ended {other}"),
                 },
             });
             if !matches!(terminal, AttractorKind::FixedPoint | AttractorKind::Indeterminate) {
@@ -233,7 +227,11 @@ impl ConvergenceMemory {
     /// The memory as a paragraph (the seed's wording, completed).
     pub fn content(&self) -> String {
         let seq = |s: &[StrategyKind]| {
-            if s.is_empty() { "none".to_string() } else { s.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(" → ") }
+            if s.is_empty() {
+                "none".to_string()
+            } else {
+                s.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(" → ")
+            }
         };
         let path = self.attractor_path.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(" → ");
         let list = |items: &[String]| if items.is_empty() { "none".to_string() } else { items.join("; ") };
@@ -308,7 +306,10 @@ impl ConvergenceMemory {
                     parts.push(cause.clone());
                 }
                 if !self.unproductive_strategies.is_empty() {
-                    parts.push(format!("no progress from {}", names(&self.unproductive_strategies).replace(" → ", ", ")));
+                    parts.push(format!(
+                        "no progress from {}",
+                        names(&self.unproductive_strategies).replace(" → ", ", ")
+                    ));
                 }
                 if !self.persistent_gaps.is_empty() {
                     let gaps: Vec<&str> = self.persistent_gaps.iter().take(3).map(String::as_str).collect();
@@ -388,7 +389,10 @@ mod tests {
 
     /// A trajectory of `steps`: (strategy, attractor it was chosen under,
     /// delta, tests passing, failing test names).
-    fn trajectory(steps: &[(StrategyKind, AttractorKind, Option<f64>, u32, &[&str])], end: AttractorKind) -> Trajectory {
+    fn trajectory(
+        steps: &[(StrategyKind, AttractorKind, Option<f64>, u32, &[&str])],
+        end: AttractorKind,
+    ) -> Trajectory {
         let spec = SpecificationEvolution::from_submission("Implement square", &[], &[]);
         let mut t = Trajectory::new("t", "squares", spec, ConvergenceBudget::default(), ConvergencePolicy::default());
         for (i, (strategy, context, delta, passed, failing)) in steps.iter().enumerate() {
@@ -494,9 +498,12 @@ mod tests {
         assert_eq!(m.persistent_gaps, vec!["tests", "test `t1`", "test `t2`", "check `tests`"]);
         assert_eq!(m.blocked_tools, vec!["sed"]);
         let lesson = m.lesson();
-        for part in ["`squares` ended trapped after 3 iteration(s) at level 0.70", "no progress from retry_with_feedback, reframe",
-            "still failing: tests, test `t1`, test `t2`", "approaches that failed used sed"]
-        {
+        for part in [
+            "`squares` ended trapped after 3 iteration(s) at level 0.70",
+            "no progress from retry_with_feedback, reframe",
+            "still failing: tests, test `t1`, test `t2`",
+            "approaches that failed used sed",
+        ] {
             assert!(lesson.contains(part), "{part}: {lesson}");
         }
         assert!(m.content().contains("Terminal attractor: limit_cycle"), "{}", m.content());

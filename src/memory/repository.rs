@@ -40,7 +40,11 @@ pub struct TrajectoryStats {
 }
 
 /// Reads every aggregate, for one category or for all.
-pub async fn stats(store: &Store, category: Option<&str>, success_threshold: f64) -> Result<TrajectoryStats, StoreError> {
+pub async fn stats(
+    store: &Store,
+    category: Option<&str>,
+    success_threshold: f64,
+) -> Result<TrajectoryStats, StoreError> {
     let (strategies, strategies_by_attractor) = store.strategy_effectiveness(category, success_threshold).await?;
     Ok(TrajectoryStats {
         category: category.map(str::to_string),
@@ -88,7 +92,9 @@ pub struct SimilarTrajectories {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimilarError {
-    #[error("run {0} has no trajectory: only agent tasks have one\n  hint: `attractor inspect SUITE --json` lists run ids")]
+    #[error(
+        "run {0} has no trajectory: only agent tasks have one\n  hint: `attractor inspect SUITE --json` lists run ids"
+    )]
     NoTrajectory(i64),
     #[error("the task text is empty: describe the task, or give a run id")]
     EmptyTask,
@@ -145,9 +151,7 @@ pub async fn similar(
     items.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
     items.truncate(limit);
     let measure = match &category {
-        Some(c) => format!(
-            "0.75 × the Jaccard index of the tasks' keyword sets + 0.25 if the category is `{c}`"
-        ),
+        Some(c) => format!("0.75 × the Jaccard index of the tasks' keyword sets + 0.25 if the category is `{c}`"),
         None => "the Jaccard index of the tasks' keyword sets (shared words / words in either)".to_string(),
     };
     Ok(SimilarTrajectories { description, category, excluded, measure, items })

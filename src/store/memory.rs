@@ -171,13 +171,11 @@ impl Store {
 
     /// The newest `limit` memories, of one category or of all, newest first.
     pub async fn memories(&self, category: Option<&str>, limit: i64) -> Result<Vec<MemoryRow>> {
-        Ok(sqlx::query_as(
-            "SELECT * FROM memories WHERE (?1 IS NULL OR category = ?1) ORDER BY id DESC LIMIT ?2",
-        )
-        .bind(category)
-        .bind(limit.max(0))
-        .fetch_all(&self.pool)
-        .await?)
+        Ok(sqlx::query_as("SELECT * FROM memories WHERE (?1 IS NULL OR category = ?1) ORDER BY id DESC LIMIT ?2")
+            .bind(category)
+            .bind(limit.max(0))
+            .fetch_all(&self.pool)
+            .await?)
     }
 
     pub async fn memory_of_trajectory(&self, trajectory_id: &str) -> Result<Option<MemoryRow>> {
@@ -240,11 +238,8 @@ impl Store {
                  FROM obs {group}"
             )
         };
-        let overall = sqlx::query_as(&query(false))
-            .bind(category)
-            .bind(success_threshold)
-            .fetch_all(&self.pool)
-            .await?;
+        let overall =
+            sqlx::query_as(&query(false)).bind(category).bind(success_threshold).fetch_all(&self.pool).await?;
         let by_attractor =
             sqlx::query_as(&query(true)).bind(category).bind(success_threshold).fetch_all(&self.pool).await?;
         Ok((overall, by_attractor))

@@ -3,7 +3,9 @@
 //! iteration — so the trajectory repository's queries can be checked
 //! against numbers worked out by hand.
 
-use attractor::store::{NewObservation, NewTrajectory, Store, TrajectoryEnd, TrajectoryProgress};
+use attractor::engine::{AttractorKind, StrategyKind};
+use attractor::memory::{ConvergenceMemory, Outcome, signature};
+use attractor::store::{NewMemory, NewObservation, NewTrajectory, Store, TrajectoryEnd, TrajectoryProgress};
 use serde_json::json;
 
 /// One crafted iteration: strategy, convergence delta, attractor after it, tokens.
@@ -92,7 +94,10 @@ pub async fn scenario(store: &Store) -> Vec<(i64, String)> {
                 complexity: "simple",
                 description: "Parse decimal integers with overflow checks",
                 status: "converged",
-                steps: vec![("retry_with_feedback", None, "indeterminate", 100), ("focused_repair", Some(0.3), "fixed_point", 200)],
+                steps: vec![
+                    ("retry_with_feedback", None, "indeterminate", 100),
+                    ("focused_repair", Some(0.3), "fixed_point", 200),
+                ],
             },
         ),
         (
@@ -140,4 +145,53 @@ pub async fn scenario(store: &Store) -> Vec<(i64, String)> {
         out.push(write(store, task, t).await);
     }
     out
+}
+
+/// A memory as a finished trajectory would leave it.
+pub fn memory(outcome: Outcome, task: &str, description: &str, effective: &[StrategyKind]) -> ConvergenceMemory {
+    ConvergenceMemory {
+        outcome,
+        category: "parsers".into(),
+        task_name: task.into(),
+        signature: signature::signature(description),
+        complexity: Some("simple".into()),
+        status: if outcome == Outcome::Success { "converged".into() } else { "trapped".into() },
+        iterations: 3,
+        tokens_used: 900,
+        final_level: if outcome == Outcome::Success { 1.0 } else { 0.6 },
+        strategies: effective.to_vec(),
+        effective_strategies: effective.to_vec(),
+        unproductive_strategies: vec![],
+        attractor_path: vec![AttractorKind::Indeterminate],
+        escapes: vec![],
+        decisive_signals: vec![],
+        terminal_attractor: AttractorKind::Indeterminate,
+        failure_causes: if outcome == Outcome::Failure { vec!["CAUSE-OF-".to_string() + task] } else { vec![] },
+        persistent_gaps: vec![],
+        blocked_tools: vec![],
+        fresh_starts: 0,
+    }
+}
+
+pub async fn store_memory(store: &Store, trajectory: &(i64, String), m: &ConvergenceMemory) {
+    store
+        .insert_memory(&NewMemory {
+            trajectory_id: trajectory.1.clone(),
+            run_id: trajectory.0,
+            suite_id: store.suite_by_name("crafted").await.unwrap().unwrap().id,
+            category: m.category.clone(),
+            outcome: m.outcome.as_str().into(),
+            task_name: m.task_name.clone(),
+            signature: signature::to_text(&m.signature),
+            complexity: m.complexity.clone(),
+            status: m.status.clone(),
+            iterations: 3,
+            tokens_used: 900,
+            final_level: m.final_level,
+            relevance: m.outcome.relevance(),
+            content: m.content(),
+            details_json: serde_json::to_string(m).unwrap(),
+        })
+        .await
+        .unwrap();
 }

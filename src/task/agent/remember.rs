@@ -75,7 +75,9 @@ impl Driver<'_> {
                 outcome: m.outcome.as_str().to_string(),
                 memory_id,
             }),
-            Err(e) => tracing::warn!(trajectory = %self.trajectory_id, error = %e, "could not store the trajectory's memory"),
+            Err(e) => {
+                tracing::warn!(trajectory = %self.trajectory_id, error = %e, "could not store the trajectory's memory")
+            }
         }
     }
 }
