@@ -170,10 +170,10 @@ impl ConvergenceMemory {
         decisive_signals.truncate(MAX_ITEMS);
 
         let mut persistent_gaps: Vec<String> = e.remaining.iter().map(|r| r.trim().to_string()).collect();
-        if outcome == Outcome::Failure || e.status == "accepted_partial" {
-            if let Some(last) = t.observations.last() {
-                persistent_gaps.extend(open_gaps(&last.overseer_signals));
-            }
+        if (outcome == Outcome::Failure || e.status == "accepted_partial")
+            && let Some(last) = t.observations.last()
+        {
+            persistent_gaps.extend(open_gaps(&last.overseer_signals));
         }
         let persistent_gaps =
             distinct(persistent_gaps.into_iter().filter(|g| !g.is_empty())).into_iter().take(MAX_ITEMS).collect();
@@ -387,12 +387,11 @@ mod tests {
         }
     }
 
-    /// A trajectory of `steps`: (strategy, attractor it was chosen under,
-    /// delta, tests passing, failing test names).
-    fn trajectory(
-        steps: &[(StrategyKind, AttractorKind, Option<f64>, u32, &[&str])],
-        end: AttractorKind,
-    ) -> Trajectory {
+    /// One step: (strategy, attractor it was chosen under, delta, tests
+    /// passing, failing test names).
+    type Step<'a> = (StrategyKind, AttractorKind, Option<f64>, u32, &'a [&'a str]);
+
+    fn trajectory(steps: &[Step<'_>], end: AttractorKind) -> Trajectory {
         let spec = SpecificationEvolution::from_submission("Implement square", &[], &[]);
         let mut t = Trajectory::new("t", "squares", spec, ConvergenceBudget::default(), ConvergencePolicy::default());
         for (i, (strategy, context, delta, passed, failing)) in steps.iter().enumerate() {
