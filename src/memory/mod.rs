@@ -8,7 +8,7 @@
 //! the overseer signals that moved; a *failure* memory keeps the terminal
 //! attractor, the strategies that did not help, the causes and the gaps that
 //! stayed open ([`record`]). The next trajectory of the category recalls the
-//! newest of them in PREPARE ([`recall`]): the strategies that worked get a
+//! newest of them in PREPARE ([`recall()`]): the strategies that worked get a
 //! head start in the bandit (beyond the bandit state the category already
 //! persists), the executor's prompts carry a short "what worked before /
 //! what failed before" section, and with enough history the category's

@@ -20,6 +20,13 @@
 //! 5. record the iteration (store + bus) and act on the loop control — go on,
 //!    pause for a person at an intervention point (`intervene`), or end.
 //!
+//! Around the loop, convergence memory ([`crate::memory`], via `remember`):
+//! a new trajectory is primed from what earlier ones of its category left
+//! (bandit nudges, prompt lessons, the category's convergence rate in
+//! SETUP), and every trajectory that ends leaves a memory of its own. A
+//! command of an iteration that leaves processes running behind it is
+//! reported on the bus (`leftovers`) for the auditor.
+//!
 //! The run ends in a [`RunOutcome`]: the eval score is the final convergence
 //! level, gate rejections count refused edits and replies, the remaining
 //! budget is the scarcest dimension's share left, and the status is complete
@@ -253,7 +260,8 @@ struct Driver<'r> {
 impl<'r> Driver<'r> {
     /// Builds the executor, the overseers and the verifier, then starts a
     /// new trajectory (SETUP: basin, budget, policy; a workspace copied from
-    /// the task's folder; the bandit primed from its category) or continues
+    /// the task's folder; the bandit primed from its category and, with the
+    /// prompts, from its memories) or continues
     /// the one an earlier run of this task left unfinished.
     async fn prepare(r: &'r AgentRun<'r>) -> Result<Driver<'r>, AgentError> {
         let task = &r.task.name;
@@ -1055,8 +1063,8 @@ impl<'r> Driver<'r> {
     }
 
     /// RESOLVE: the result in the workspace, the terminal event, the bandit's
-    /// learning merged into its category, the trajectory's end recorded, and
-    /// the outcome the loss is computed from.
+    /// learning merged into its category, the trajectory's end recorded, its
+    /// memory stored, and the outcome the loss is computed from.
     async fn finalize(mut self, control: LoopControl, error: Option<String>) -> RunOutcome {
         let (suite_id, run_id, id) = (self.r.suite_id, self.r.run_id, self.trajectory_id.clone());
         let t = &self.state.trajectory;
