@@ -8,6 +8,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod common;
+
 use attractor::llm::scripted::{Scripted, ScriptedServer};
 use attractor::service::{Service, ServiceConfig};
 use reqwest::StatusCode;
@@ -686,6 +688,63 @@ async fn watched_folders_are_added_listed_and_removed_over_http() {
     let (status, left) = s.send(reqwest::Method::DELETE, &format!("/api/watch/folders/{id}"), json!(null)).await;
     assert_eq!(status, StatusCode::OK, "{left}");
     assert_eq!(left["folders"], json!([]));
+}
+
+#[tokio::test]
+async fn the_trajectory_repository_and_the_memories_answer_over_http() {
+    use attractor::engine::StrategyKind;
+    use attractor::memory::Outcome;
+    let w = World::new();
+    let ids = {
+        let store = attractor::store::Store::open(&w.db()).await.unwrap();
+        let ids = common::crafted::scenario(&store).await;
+        let m =
+            common::crafted::memory(Outcome::Success, "decimal", "Parse decimal integers", &[StrategyKind::Reframe]);
+        common::crafted::store_memory(&store, &ids[0], &m).await;
+        store.close().await;
+        ids
+    };
+    let s = w.serve(None, &[]).await;
+
+    let stats = s.ok("/api/trajectories/stats").await;
+    assert_eq!(stats["category"], Value::Null);
+    let rates: Vec<(&str, f64)> = stats["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["category"].as_str().unwrap(), c["convergence_rate"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(rates, vec![("charts", 1.0), ("parsers", 0.5)]);
+    assert_eq!(stats["strategies"][0]["strategy"], "focused_repair");
+    assert_eq!(stats["strategies"][0]["successes"], 2);
+    assert_eq!(stats["attractors"][0], json!({"attractor": "fixed_point", "trajectories": 2, "observations": 2}));
+    assert_eq!(stats["by_complexity"][0]["complexity"], "simple");
+    let parsers = s.ok("/api/trajectories/stats?category=parsers").await;
+    assert_eq!(parsers["categories"].as_array().unwrap().len(), 1);
+    assert_eq!(parsers["success_threshold"], 0.05);
+
+    let similar = s.ok("/api/trajectories/similar?task=Parse%20octal%20integers%20safely&limit=1").await;
+    assert_eq!(similar["items"].as_array().unwrap().len(), 1);
+    assert_eq!(similar["items"][0]["trajectory"]["task_name"], "hex");
+    assert_eq!(similar["items"][0]["similarity"], 0.4);
+    let by_run = s.ok(&format!("/api/trajectories/similar?run_id={}", ids[0].0)).await;
+    assert_eq!((by_run["category"].as_str(), by_run["excluded"].as_str()), (Some("parsers"), Some(ids[0].1.as_str())));
+    assert_eq!(by_run["items"][0]["trajectory"]["id"], ids[1].1);
+
+    let (status, body) = s.get("/api/trajectories/similar").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("either `run_id`"), "{body}");
+    let (status, body) = s.get("/api/trajectories/similar?run_id=4242").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, _) = s.get("/api/trajectories/similar?run_id=many").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    let memories = s.ok("/api/memories?category=parsers").await;
+    assert_eq!(memories.as_array().unwrap().len(), 1);
+    assert_eq!(memories[0]["outcome"], "success");
+    assert_eq!(memories[0]["details"]["effective_strategies"], json!(["reframe"]));
+    assert!(memories[0]["content"].as_str().unwrap().starts_with("Task type 'parsers' converged"));
+    assert_eq!(s.ok("/api/memories?category=charts").await, json!([]));
 }
 
 #[tokio::test]

@@ -190,6 +190,21 @@ async fn test_llm(s: Facade<'_>) -> Reply<LlmCheck> {
     Ok(s.test_llm().await)
 }
 
+#[tauri::command(rename_all = "snake_case")]
+async fn trajectory_stats(s: Facade<'_>, category: Option<String>) -> Reply<TrajectoryStats> {
+    Ok(s.trajectory_stats(category.as_deref()).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+async fn similar_trajectories(s: Facade<'_>, request: SimilarRequest) -> Reply<SimilarTrajectories> {
+    Ok(s.similar_trajectories(&request).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+async fn memories(s: Facade<'_>, category: Option<String>, limit: Option<u32>) -> Reply<Vec<MemoryItem>> {
+    Ok(s.memories(category.as_deref(), limit).await?)
+}
+
 /// Resolves on the first Ctrl-C or (on Unix) SIGTERM; never when the signal
 /// cannot be watched.
 async fn termination() {
@@ -296,6 +311,9 @@ fn main() -> ExitCode {
             delete_api_key,
             pick_path,
             test_llm,
+            trajectory_stats,
+            similar_trajectories,
+            memories,
         ])
         .build(tauri::generate_context!());
     let app = match app {

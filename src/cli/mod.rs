@@ -9,6 +9,7 @@ mod key;
 mod problems;
 mod progress;
 mod serve;
+mod trajectories;
 mod watching;
 
 use std::path::PathBuf;
@@ -95,6 +96,10 @@ pub enum Command {
         /// The run's id (`attractor inspect SUITE --json` lists them).
         run_id: i64,
     },
+    /// The trajectory repository and convergence memory of agent tasks:
+    /// `stats`, `similar RUN_ID|TASK`, `memories`.
+    #[command(subcommand)]
+    Trajectories(trajectories::TrajectoriesCommand),
     /// Benchmarks, measured side by side in one run (see bench/README.md).
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -345,6 +350,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
             inspect::trajectory(g, &store, *run_id).await?;
             Ok(0)
         }
+        Command::Trajectories(command) => {
+            let store = open(g).await?;
+            trajectories::run(g, &store, command).await?;
+            Ok(0)
+        }
         Command::Bench(command) => bench::run(g, command).await,
         Command::Interventions { all } => {
             let store = open(g).await?;
@@ -511,7 +521,7 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
             crate::task::agent::AgentConfig::from_json(&text).map_err(|e| {
                 Failure::input(format!(
                     "{}: {e}\n  hint: the keys are those of AgentConfig (engine, overseers, executor, workspace, \
-                     complexity, verifier, intervention_poll_ms, intervention_timeout_secs, max_unusable_replies)",
+                     complexity, verifier, intervention_poll_ms, intervention_timeout_secs, max_unusable_replies, memory)",
                     path.display()
                 ))
             })?

@@ -665,6 +665,45 @@ impl Service {
         Ok(intervention_item(row))
     }
 
+    // ----- the trajectory repository and memory (seed 002 §8, §10.2) ----------
+
+    /// Every aggregate of the agent trajectories: iterations by complexity,
+    /// strategy effectiveness, the attractor distribution, convergence by
+    /// category — over one category or all.
+    pub async fn trajectory_stats(&self, category: Option<&str>) -> Result<TrajectoryStats> {
+        let category = category.map(str::trim).filter(|c| !c.is_empty());
+        let threshold = crate::engine::EngineConfig::default().bandit.success_threshold;
+        Ok(crate::memory::repository::stats(&self.store, category, threshold).await?)
+    }
+
+    /// The finished trajectories whose task is most like a run's or a described one.
+    pub async fn similar_trajectories(&self, req: &SimilarRequest) -> Result<SimilarTrajectories> {
+        use crate::memory::{SimilarError, SimilarTo};
+        let to = match (req.run_id, req.task.as_deref().map(str::trim).filter(|t| !t.is_empty())) {
+            (Some(id), None) => SimilarTo::Run(id),
+            (None, Some(text)) => SimilarTo::Task(text.to_string()),
+            _ => {
+                return Err(ServiceError::BadInput(
+                    "give either `run_id` (an agent run) or `task` (a task's text), not both and not neither".into(),
+                ));
+            }
+        };
+        let limit = req.limit.unwrap_or(10).clamp(1, 200) as usize;
+        let category = req.category.as_deref().map(str::trim).filter(|c| !c.is_empty());
+        crate::memory::repository::similar(&self.store, &to, category, limit).await.map_err(|e| match e {
+            SimilarError::NoTrajectory(_) => ServiceError::NotFound(e.to_string()),
+            SimilarError::EmptyTask => ServiceError::BadInput(e.to_string()),
+            SimilarError::Store(s) => s.into(),
+        })
+    }
+
+    /// The newest convergence memories, of one category or of all.
+    pub async fn memories(&self, category: Option<&str>, limit: Option<u32>) -> Result<Vec<MemoryItem>> {
+        let category = category.map(str::trim).filter(|c| !c.is_empty());
+        let limit = limit.unwrap_or(50).clamp(1, 500) as usize;
+        Ok(crate::memory::repository::memories(&self.store, category, limit).await?)
+    }
+
     // ----- watched folders ----------------------------------------------------
 
     /// Starts the folder watcher on the remembered folders (`attractor serve`

@@ -50,6 +50,10 @@ fn export_all(cfg: &Config) {
         WatchedFolders,
         WatchedFolderView,
         WatchFolderRequest,
+        TrajectoryStats,
+        SimilarTrajectories,
+        SimilarRequest,
+        MemoryItem,
     );
 }
 

@@ -789,3 +789,30 @@ pub struct WatchedFolders {
 pub struct WatchFolderRequest {
     pub path: String,
 }
+
+// ----- the trajectory repository (seed 002 §10.2) and memory -------------------
+
+pub use crate::memory::repository::{MemoryItem, SimilarTrajectories, SimilarTrajectory, TrajectoryStats};
+pub use crate::store::{AttractorCount, CategoryStats, ComplexityStats, StrategyStats, TrajectoryBrief};
+
+/// What to find similar trajectories to: a run's (agent task's) trajectory,
+/// or a task described in words — exactly one of the two. (Also read from a
+/// URL's query, which may carry `access_token`: unknown keys are ignored.)
+#[derive(Debug, Clone, Default, Deserialize, TS)]
+pub struct SimilarRequest {
+    #[serde(default)]
+    #[ts(optional)]
+    pub run_id: Option<i64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub task: Option<String>,
+    /// Trajectories of this category count as more similar (a run's own
+    /// category when the question is a run and this is not given).
+    #[serde(default)]
+    #[ts(optional)]
+    pub category: Option<String>,
+    /// At most this many answers [default 10, at most 200].
+    #[serde(default)]
+    #[ts(optional)]
+    pub limit: Option<u32>,
+}

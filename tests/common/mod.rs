@@ -2,6 +2,8 @@
 //! written to disk, and a runner wired the way the CLI wires it.
 #![allow(dead_code)]
 
+pub mod crafted;
+
 use std::path::{Path, PathBuf};
 
 use attractor::artifact::Registry;

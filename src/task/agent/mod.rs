@@ -20,6 +20,13 @@
 //! 5. record the iteration (store + bus) and act on the loop control — go on,
 //!    pause for a person at an intervention point (`intervene`), or end.
 //!
+//! Around the loop, convergence memory ([`crate::memory`], via `remember`):
+//! a new trajectory is primed from what earlier ones of its category left
+//! (bandit nudges, prompt lessons, the category's convergence rate in
+//! SETUP), and every trajectory that ends leaves a memory of its own. A
+//! command of an iteration that leaves processes running behind it is
+//! reported on the bus (`leftovers`) for the auditor.
+//!
 //! The run ends in a [`RunOutcome`]: the eval score is the final convergence
 //! level, gate rejections count refused edits and replies, the remaining
 //! budget is the scarcest dimension's share left, and the status is complete
@@ -31,6 +38,8 @@
 //! task in the same epoch continues it — same workspace, same question.
 
 mod intervene;
+mod leftovers;
+mod remember;
 mod state;
 pub mod verify;
 
@@ -58,11 +67,12 @@ use crate::engine::{
 };
 use crate::executor::{
     CommandExecutor, CommandExecutorConfig, Execution, ExecutionRequest, ExecutionStatus, Executor, ExecutorError,
-    LlmExecutor, LlmExecutorConfig, PromptTexts, PromptTextsError,
+    LlmExecutor, LlmExecutorConfig, PromptInputs, PromptTexts, PromptTextsError,
 };
 use crate::ggs::PartialResult;
 use crate::llm::{LlmClient, LlmError};
 use crate::loss::{LossSignals, RunStatus};
+use crate::memory::{MemoryConfig, Recall};
 use crate::overseer::OverseerRunner;
 use crate::overseer::runner::{MeasurePolicy, Measurement, OverseerError, RunnerConfig};
 use crate::store::{NewObservation, NewTrajectory, Store, StoreError, TrajectoryEnd, TrajectoryProgress};
@@ -96,6 +106,8 @@ pub struct AgentConfig {
     /// Executor replies in a row that cannot be used at all before the run
     /// fails (each one is a refused reply, counted as a gate rejection).
     pub max_unusable_replies: u32,
+    /// How the category's memories prime a new trajectory.
+    pub memory: MemoryConfig,
 }
 
 #[cfg(test)]
@@ -126,6 +138,7 @@ impl Default for AgentConfig {
             intervention_poll_ms: 1000,
             intervention_timeout_secs: None,
             max_unusable_replies: 2,
+            memory: MemoryConfig::default(),
         }
     }
 }
@@ -247,7 +260,8 @@ struct Driver<'r> {
 impl<'r> Driver<'r> {
     /// Builds the executor, the overseers and the verifier, then starts a
     /// new trajectory (SETUP: basin, budget, policy; a workspace copied from
-    /// the task's folder; the bandit primed from its category) or continues
+    /// the task's folder; the bandit primed from its category and, with the
+    /// prompts, from its memories) or continues
     /// the one an earlier run of this task left unfinished.
     async fn prepare(r: &'r AgentRun<'r>) -> Result<Driver<'r>, AgentError> {
         let task = &r.task.name;
@@ -322,8 +336,9 @@ impl<'r> Driver<'r> {
             });
         }
 
-        // SETUP.
+        // SETUP, with what the category's memories say (PREPARE's recall, done first).
         let t = r.task;
+        let recall = remember::recall(r, &category).await;
         let inputs = SetupInputs {
             complexity: r.config.complexity,
             basin: BasinInputs {
@@ -331,11 +346,12 @@ impl<'r> Driver<'r> {
                 acceptance_tests: r.spec.overseers.iter().filter(|o| o.kind == OverseerKind::Test).count(),
                 invariants: t.constraints.len(),
                 anti_examples: t.anti_patterns.len(),
+                historical_convergence_rate: recall.historical_convergence_rate,
                 ..BasinInputs::default()
             },
             priority: t.priority,
             parallel_samples: Some(t.parallel_samples),
-            history: Vec::new(),
+            history: recall.history.clone(),
         };
         let plan = engine.setup(&inputs);
         let mut budget = plan.budget.clone();
@@ -366,13 +382,14 @@ impl<'r> Driver<'r> {
         };
         let initial = ws.head().unwrap_or_default().to_string();
 
-        let bandit = match r.store.bandit_state(&category).await? {
+        let mut bandit = match r.store.bandit_state(&category).await? {
             Some(row) => StrategyBandit::from_json(&row.state_json).unwrap_or_else(|e| {
                 tracing::warn!(category = %category, "ignoring the stored bandit state: {e}");
                 StrategyBandit::default()
             }),
             None => StrategyBandit::default(),
         };
+        recall.prime(&mut bandit);
         let next = engine.start(&mut trajectory, &bandit, &mut rng_at(r.seed, 0))?;
         let state = AgentState {
             trajectory,
@@ -396,6 +413,7 @@ impl<'r> Driver<'r> {
             "mode": plan.mode,
             "budget": budget,
             "policy": plan.policy,
+            "memory": recall.to_json(),
         });
         r.store
             .insert_trajectory(&NewTrajectory {
@@ -410,6 +428,7 @@ impl<'r> Driver<'r> {
                 state_json: state.to_json(),
             })
             .await?;
+        remember::announce(r, &trajectory_id, &recall);
         Ok(Driver {
             r,
             engine,
@@ -619,7 +638,10 @@ impl<'r> Driver<'r> {
         let request = ExecutionRequest {
             sequence,
             strategy: choice.kind,
-            inputs: state::prompt_inputs(self.r.task, &self.state, &choice, revert_carry.as_ref()),
+            inputs: PromptInputs {
+                lessons: Recall::lessons_of_setup(&self.setup),
+                ..state::prompt_inputs(self.r.task, &self.state, &choice, revert_carry.as_ref())
+            },
             texts: self.texts.clone(),
             revert_to: choice.revert_to.as_ref().map(state::revert_target),
             cancel: Some(self.r.cancel.clone()),
@@ -650,6 +672,7 @@ impl<'r> Driver<'r> {
                     status: ExecutionStatus::Rejected { reason: e.to_string() },
                     subtasks: Vec::new(),
                     amendments: Vec::new(),
+                    left_running: Vec::new(),
                 }
             }
             Err(e) => return Err(e.into()),
@@ -660,6 +683,14 @@ impl<'r> Driver<'r> {
 
         let policy = MeasurePolicy { skip_expensive: self.state.trajectory.policy.skip_expensive_overseers };
         let measurement = self.overseers.measure(self.ws.root(), policy, Some(self.r.cancel.clone())).await;
+        let scope = leftovers::Scope {
+            bus: &self.r.bus,
+            suite_id: self.r.suite_id,
+            run_id: self.r.run_id,
+            trajectory_id: &self.trajectory_id,
+            sequence,
+        };
+        leftovers::report(&scope, self.r.spec, &execution, &measurement);
         if self.cancelled() {
             return Ok(Some(End::Cancelled));
         }
@@ -1026,13 +1057,14 @@ impl<'r> Driver<'r> {
             tokens: obs.tokens_used,
             budget_remaining: t.budget.remaining_fraction().clamp(0.0, 1.0),
             loop_control: d.loop_control.name().to_string(),
+            thrashing: d.thrashing.clone(),
         });
         Ok(())
     }
 
     /// RESOLVE: the result in the workspace, the terminal event, the bandit's
-    /// learning merged into its category, the trajectory's end recorded, and
-    /// the outcome the loss is computed from.
+    /// learning merged into its category, the trajectory's end recorded, its
+    /// memory stored, and the outcome the loss is computed from.
     async fn finalize(mut self, control: LoopControl, error: Option<String>) -> RunOutcome {
         let (suite_id, run_id, id) = (self.r.suite_id, self.r.run_id, self.trajectory_id.clone());
         let t = &self.state.trajectory;
@@ -1137,6 +1169,7 @@ impl<'r> Driver<'r> {
         if let Err(e) = self.r.store.finish_trajectory(&id, &end).await {
             tracing::warn!(error = %e, "could not record the trajectory's end");
         }
+        self.remember(status, level, partial, error.as_deref()).await;
         if let Err(e) = tokio::fs::write(self.r.run_dir.join(RESULT_FILE), &result_text).await {
             tracing::warn!(error = %e, "could not write {RESULT_FILE}");
         }
