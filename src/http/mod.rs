@@ -103,13 +103,10 @@ pub fn router(service: Arc<Service>, token: Option<String>, ui_dir: Option<PathB
         .route("/launches/{id}/cancel", post(cancel))
         .route("/settings", get(settings).put(update_settings))
         .route("/settings/test-llm", post(test_llm))
-<<<<<<< HEAD
         .route("/settings/api-key", put(set_api_key).delete(delete_api_key))
-=======
         .route("/trajectories/stats", get(trajectory_stats))
         .route("/trajectories/similar", get(similar_trajectories))
         .route("/memories", get(memories))
->>>>>>> memory-audit
         .route("/watch", get(watched))
         .route("/watch/folders", post(add_watched_folder))
         .route("/watch/folders/{id}", delete(remove_watched_folder))
