@@ -10,7 +10,10 @@
 //! from the store. That is what makes resuming an interrupted suite a plain
 //! re-run of the same command.
 
+pub mod analyst;
+pub mod ideation;
 pub mod optimizer;
+pub mod preverify;
 pub mod textgrad;
 pub mod tree;
 mod tree_run;
@@ -52,6 +55,11 @@ pub struct RunConfig {
     /// How far the held-out mean loss may rise over the previous epoch's
     /// before the update that caused it is rolled back (run-to-run noise).
     pub holdout_tolerance: f64,
+    /// Evaluations behind each keep/commit decision: in the tree search,
+    /// of every node; in the linear optimizers, of the epochs after an
+    /// update, whose mean and spread decide whether it stays. `None` takes
+    /// the suite's (`verify_repeats:`, else 3 on a `noisy: true` suite, else 1).
+    pub verify_repeats: Option<u32>,
     /// Settings of `--optimizer tree`.
     pub tree: tree::TreeConfig,
 }
@@ -495,6 +503,7 @@ impl SuiteRunner {
                 candidates,
                 seed: epoch_seed,
                 history,
+                guidance: Vec::new(),
             };
             let optimizer = self.optimizer.as_ref().ok_or(RunnerError::NeedsModel("unknown"))?;
             let step = optimizer.propose(&evidence).await?;
