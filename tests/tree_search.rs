@@ -309,10 +309,29 @@ tasks:
         assert_eq!(proposal_note.expected_loss_reduction, Some(0.3));
         let nothing: Vec<&TreeNoteRow> = notes.iter().filter(|n| n.kind == "nothing").collect();
         assert_eq!(nothing.len(), 2, "each failure analysis gave nothing: {notes:#?}");
-        assert!(nothing[1].text.contains("the call failed") || nothing[1].text.contains("JSON"), "{}", nothing[1].text);
+        assert!(nothing[1].text.starts_with("unparsable reply"), "{}", nothing[1].text);
         assert!(notes.iter().any(|n| n.kind == "proposal" && n.round == 4 && n.node_id == Some(nodes[4].id)));
         // The best node is active.
         assert_eq!(env.registry().await.get_active("style").await.unwrap().content, "GOOD plain");
+
+        // `attractor inspect style --tree` shows each round with what steered it.
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_attractor"))
+            .arg("--db")
+            .arg(env.store.path())
+            .args(["inspect", "style", "--tree"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains(&format!("round 2: #{} committed", child.id)), "{text}");
+        assert!(
+            text.contains(&format!(
+                "[ideation, frontier extrapolation, 0.300 × 0.80 on `style` → #{}] Write the word GOOD",
+                child.id
+            )),
+            "{text}"
+        );
+        assert!(text.contains("[ideation, failure analysis: nothing] no usable proposal"), "{text}");
     }
 
     #[tokio::test]

@@ -28,7 +28,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::optimizer::TaskEvidence;
-use crate::llm::{ChatMessage, ChatRequest, LlmClient};
+use crate::llm::{ChatMessage, ChatRequest, LlmClient, LlmError};
 
 /// Proposals kept from one call.
 pub const MAX_PROPOSALS: usize = 5;
@@ -312,10 +312,12 @@ pub struct Outcome {
 /// outcome without ideas, never an error: ideation is advisory.
 pub async fn ideate(client: &LlmClient, source: IdeaSource, input: &IdeationInput) -> Outcome {
     let request = ChatRequest::new(messages(source, input)).temperature(0.0);
-    match client.chat_json::<Reply>(request).await {
-        Ok(r) => check(source, r.value, input),
-        Err(e) => Outcome { source, ideas: vec![], dropped: vec![], failure: Some(format!("the call failed: {e}")) },
-    }
+    let failure = match client.chat_json::<Reply>(request).await {
+        Ok(r) => return check(source, r.value, input),
+        Err(e @ LlmError::InvalidJson { .. }) => format!("unparsable reply: {e}"),
+        Err(e) => format!("the call failed: {e}"),
+    };
+    Outcome { source, ideas: vec![], dropped: vec![], failure: Some(failure) }
 }
 
 /// Keeps the proposals that name a known artifact and say something.

@@ -11,7 +11,8 @@
 //!
 //! What is detected:
 //! - **held-out tasks**: content quoting a held-out task's name or its whole
-//!   `task:` text (6 characters or more), case and spacing ignored;
+//!   `task:` text (6 characters or more; 12 for a one-word name, so a task
+//!   called `hidden` does not ban the word), case and spacing ignored;
 //! - **expected answers** of every task, training or held out:
 //!   - command tasks: the values of `env:` and the quoted literals of
 //!     `command:` (those without `$`, which are paths and variables);
@@ -151,7 +152,8 @@ impl Guard {
             if t.holdout {
                 for text in [&t.name, &t.task] {
                     let n = normalise(text);
-                    if n.chars().count() >= MIN_HOLDOUT_CHARS {
+                    let word = n.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+                    if n.chars().count() >= if word { MIN_WORD_ANSWER_CHARS } else { MIN_HOLDOUT_CHARS } {
                         g.holdout.push(n);
                     }
                 }
@@ -585,5 +587,69 @@ mod tests {
             regex_literals("result: (ok|fine)"),
             vec!["result: ".trim().to_string(), "ok".into(), "fine".into()]
         );
+    }
+
+    #[test]
+    fn the_guard_collects_what_each_kind_of_task_is_checked_against_from_a_suite_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("ws/tests")).unwrap();
+        std::fs::write(
+            dir.path().join("ws/tests/greet.rs"),
+            "#[test]\nfn greets() {\n    assert_eq!(greet(), \"hello, traveller\");\n    assert_eq!(roman(1994), \"MCMXCIV\");\n}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("ws/lib.rs"), "assert!(\"not a test file at all\".len() > 0);").unwrap();
+        let path = dir.path().join("g.yaml");
+        std::fs::write(
+            &path,
+            r#"
+name: g
+tasks:
+  - name: cmd
+    command: python3 "$ATTRACTOR_SUITE_DIR/x.py" 'the quick brown fox'
+    env: { TARGET: "3.14159", MODE: "fast" }
+  - name: agent
+    task: do it
+    workspace: ws
+    overseers:
+      - { name: out, kind: custom, command: "grep -q 'release notes ready' out.txt", success_pattern: "^All \\d+ checks passed$" }
+  - name: opt
+    problem: g04
+  - name: hidden
+    task: "a held-out riddle about lanterns"
+    holdout: true
+    command: "true"
+"#,
+        )
+        .unwrap();
+        let suite = crate::suite::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let g = Guard::for_suite(&suite);
+        let found = |content: &str| g.check(content, "").map(|f| f.reason());
+        let expect = |content: &str, needle: &str| {
+            let reason = found(content).unwrap_or_else(|| panic!("missed: {content}"));
+            assert!(reason.contains(needle), "{content}: {reason}");
+        };
+        expect("say the quick brown fox", "task `cmd` is checked against (a quoted literal of its command)");
+        expect("use 3.14159 for pi", "task `cmd` is checked against (env `TARGET`)");
+        expect(
+            "print RELEASE NOTES READY when done",
+            "task `agent` is checked against (a quoted literal of overseer `out`)",
+        );
+        expect("finish with: all 3 checks passed", "overseer `out` success_pattern");
+        expect("Greet with Hello,  Traveller!", "test file `tests/greet.rs` line 3");
+        expect("the optimum is near -30665.539", "problem `g04`'s best-known value");
+        expect("Remember: a held-out riddle about lanterns.", "held-out task text");
+        for clean in
+            ["be fast", "MCMXCIV is 1994", "not a test file at all", "hidden gems", "the optimum is near -30000"]
+        {
+            assert_eq!(found(clean), None, "{clean}");
+        }
+    }
+
+    #[test]
+    fn the_built_in_prompts_are_not_flagged_as_narrowing() {
+        for b in crate::artifact::builtin::BUILTINS {
+            assert_eq!(narrowing(b.content, ""), None, "built-in `{}` would trip the narrowing check", b.name);
+        }
     }
 }

@@ -404,31 +404,12 @@ impl SuiteRunner {
         let input = self.ideation_input(search, hints, candidates).await?;
         let round = i64::from(search.round + 1);
         let known: BTreeSet<i64> = search.nodes.iter().map(|n| n.id).collect();
-        let mut all = Vec::new();
+        let mut outcomes = Vec::new();
         for source in IdeaSource::ALL {
-            let outcome = ideation::ideate(client, source, &input).await;
-            if outcome.ideas.is_empty() {
-                let mut why = outcome.failure.clone().unwrap_or_else(|| "no usable proposal".into());
-                if !outcome.dropped.is_empty() {
-                    why.push_str(&format!(" (dropped: {})", outcome.dropped.join("; ")));
-                }
-                self.store
-                    .insert_tree_note(
-                        suite_id,
-                        &NewTreeNote {
-                            round,
-                            source: source.as_str().into(),
-                            kind: "nothing".into(),
-                            text: why,
-                            ..NewTreeNote::default()
-                        },
-                    )
-                    .await?;
-            }
-            all.extend(outcome.ideas);
+            outcomes.push(ideation::ideate(client, source, &input).await);
         }
         let mut out = Vec::new();
-        for idea in ideation::rank(all) {
+        for idea in ideation::rank(outcomes.iter().flat_map(|o| o.ideas.clone()).collect()) {
             let id = self
                 .store
                 .insert_tree_note(
@@ -446,6 +427,25 @@ impl SuiteRunner {
                 )
                 .await?;
             out.push((idea, id));
+        }
+        // A call that gave nothing usable says why, once.
+        for o in outcomes.iter().filter(|o| o.ideas.is_empty()) {
+            let mut why = o.failure.clone().unwrap_or_else(|| "no usable proposal".into());
+            if !o.dropped.is_empty() {
+                why.push_str(&format!(" (dropped: {})", o.dropped.join("; ")));
+            }
+            self.store
+                .insert_tree_note(
+                    suite_id,
+                    &NewTreeNote {
+                        round,
+                        source: o.source.as_str().into(),
+                        kind: "nothing".into(),
+                        text: why,
+                        ..NewTreeNote::default()
+                    },
+                )
+                .await?;
         }
         tracing::info!(suite = %self.suite.name, round, proposals = out.len(), "ideation on stall");
         Ok(out)
