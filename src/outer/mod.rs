@@ -5,6 +5,16 @@
 //! the last update (the mean got worse: the learning rate halves and the
 //! optimizer sits the epoch out) or lets the optimizer propose the next one.
 //!
+//! On a noisy suite (`noisy: true`, or `--verify-repeats N` above 1) one
+//! epoch cannot tell an update from luck, so the `verify_repeats` epochs after
+//! an update form a series: all but the last are closed as `verify_sample`s
+//! (no decision, no proposal), and the last decides on the series' mean
+//! against the mean of the series that measured the versions before the
+//! update, with the tree search's noise rule ([`tree::beyond_noise`]): a gain
+//! within the larger standard error is not an improvement, and the update is
+//! rolled back (reason `noise`) as a regression would be. Every sample is an
+//! epoch, so `--epochs` counts them.
+//!
 //! The runner keeps no state of its own between epochs: everything it needs
 //! — the previous mean, the last update, the runs already done — is read back
 //! from the store. That is what makes resuming an interrupted suite a plain
