@@ -232,8 +232,8 @@ impl SuiteRunner {
                     )
                     .await?;
                 let Some(child) = child else { return Ok(true) };
-                if let (Some(note), Some(id)) = (note, child.id) {
-                    self.store.set_tree_note_node(note, id).await?;
+                if let Some(note) = note {
+                    self.store.set_tree_note_node(note, child.id).await?;
                 }
                 improved |= child.new_best;
             }
@@ -326,13 +326,13 @@ impl SuiteRunner {
                 step.considered.iter().find_map(|c| c.rejection.clone()).unwrap_or_else(|| "no proposal".into());
             let record = rejected(reason.clone(), format!("rejected before evaluation: {reason}"), guidance);
             let id = self.store_rejected(suite_id, search, &brief.focus, from_version, record).await?;
-            return Ok(Some(ChildOutcome { id: Some(id), new_best: false }));
+            return Ok(Some(ChildOutcome { id, new_best: false }));
         };
         if let Some(finding) = guard.check(&p.content, &content) {
             tracing::info!(artifact = %brief.focus, reason = %finding.reason(), "pre-verify rejected a child");
             let record = rejected(finding.reason(), finding.feedback(), guidance);
             let id = self.store_rejected(suite_id, search, &brief.focus, from_version, record).await?;
-            return Ok(Some(ChildOutcome { id: Some(id), new_best: false }));
+            return Ok(Some(ChildOutcome { id, new_best: false }));
         }
         let to_version = self.registry.put_version(&brief.focus, &p.content, from_version, None).await?;
         let mut artifacts = parent.artifacts.clone();
@@ -387,7 +387,7 @@ impl SuiteRunner {
         let id = child.id;
         search.results_of.insert(child.id, results);
         search.nodes.push(child);
-        Ok(Some(ChildOutcome { id: Some(id), new_best }))
+        Ok(Some(ChildOutcome { id, new_best }))
     }
 
     /// The two ideation calls on the tree as it stands; their proposals are
@@ -692,7 +692,7 @@ impl SuiteRunner {
 /// What became of one brief.
 struct ChildOutcome {
     /// The stored node.
-    id: Option<i64>,
+    id: i64,
     /// Committed with the lowest mean loss so far.
     new_best: bool,
 }
