@@ -403,8 +403,10 @@ fn validate(g: &Global, path: &std::path::Path) -> Result<u8, Failure> {
         println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
     } else if !g.quiet {
         let holdout = s.tasks.iter().filter(|t| t.holdout).count();
+        let noisy =
+            if s.noisy { format!(", noisy ({} evaluations per decision)", s.verify_repeats()) } else { String::new() };
         println!(
-            "{}: suite `{}` is valid: {} tasks ({} held out), {} artifacts of its own",
+            "{}: suite `{}` is valid: {} tasks ({} held out), {} artifacts of its own{noisy}",
             path.display(),
             s.name,
             s.tasks.len(),
