@@ -107,6 +107,7 @@ impl Fixture {
             seed: 42,
             runs_root: self.path("runs"),
             holdout_tolerance: attractor::outer::DEFAULT_HOLDOUT_TOLERANCE,
+            verify_repeats: None,
             tree: attractor::outer::tree::TreeConfig::default(),
         }
     }

@@ -180,9 +180,15 @@ pub struct RunArgs {
     /// Tree search: rounds without a new best before stopping.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub stall: u32,
-    /// Tree search: evaluations of each node before it counts (raise on noisy suites).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
-    pub verify_repeats: u32,
+    /// Evaluations behind each decision: every tree node, or the epochs after
+    /// a textgrad/evolve update [default: the suite's `verify_repeats`, 3 on a
+    /// `noisy: true` suite, else 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub verify_repeats: Option<u32>,
+    /// Tree search: ideation calls (frontier extrapolation, failure analysis)
+    /// before stopping on stall, each feeding one more round; 0 turns them off.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub ideation_rounds: u32,
     /// Tree search: how parents are picked from the frontier.
     #[arg(long, value_enum, default_value_t = SelectionArg::Pareto)]
     pub selection: SelectionArg,
@@ -413,8 +419,10 @@ fn validate(g: &Global, path: &std::path::Path) -> Result<u8, Failure> {
         println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
     } else if !g.quiet {
         let holdout = s.tasks.iter().filter(|t| t.holdout).count();
+        let noisy =
+            if s.noisy { format!(", noisy ({} evaluations per decision)", s.verify_repeats()) } else { String::new() };
         println!(
-            "{}: suite `{}` is valid: {} tasks ({} held out), {} artifacts of its own",
+            "{}: suite `{}` is valid: {} tasks ({} held out), {} artifacts of its own{noisy}",
             path.display(),
             s.name,
             s.tasks.len(),
@@ -431,16 +439,20 @@ fn validate(g: &Global, path: &std::path::Path) -> Result<u8, Failure> {
 fn plan_line(suite: &crate::suite::Suite, registry: &Registry, args: &RunArgs) -> String {
     let tasks = suite.tasks.len() as u64;
     let epochs = u64::from(args.epochs);
+    let repeats = args.verify_repeats.unwrap_or_else(|| suite.verify_repeats());
     if args.optimizer == OptimizerKind::Tree {
         return format!(
-            "plan: tree search of at most {epochs} evaluation(s) × {tasks} task(s) = {} run(s), {} child(ren) a round, each evaluated {} time(s), stop after {} round(s) without a new best",
+            "plan: tree search of at most {epochs} evaluation(s) × {tasks} task(s) = {} run(s), {} child(ren) a round, each evaluated {repeats} time(s), stop after {} round(s) without a new best and {} ideation round(s)",
             epochs * tasks,
             args.width,
-            args.verify_repeats,
-            args.stall
+            args.stall,
+            args.ideation_rounds
         );
     }
     let mut line = format!("plan: {epochs} epoch(s) × {tasks} task(s) = {} run(s)", epochs * tasks);
+    if repeats > 1 && args.optimizer != OptimizerKind::Baseline {
+        line.push_str(&format!("; each update is judged on {repeats} epoch(s) (a noisy suite)"));
+    }
     if args.optimizer.needs_model() {
         let kinds = suite.task_kinds();
         let builtin = registry
@@ -478,10 +490,11 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         seed,
         runs_root,
         holdout_tolerance: args.holdout_tolerance,
+        verify_repeats: args.verify_repeats,
         tree: crate::outer::tree::TreeConfig {
             width: args.width as usize,
             stall: args.stall,
-            verify_repeats: args.verify_repeats,
+            ideation_rounds: args.ideation_rounds,
             selection: args.selection.into(),
             ..crate::outer::tree::TreeConfig::default()
         },

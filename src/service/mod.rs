@@ -907,6 +907,7 @@ impl Service {
             seed,
             runs_root,
             holdout_tolerance: req.holdout_tolerance.unwrap_or(crate::outer::DEFAULT_HOLDOUT_TOLERANCE),
+            verify_repeats: None,
             tree: crate::outer::tree::TreeConfig::default(),
         };
 

@@ -45,6 +45,7 @@ impl Env {
             seed: 7,
             runs_root: self.path("runs"),
             holdout_tolerance: attractor::outer::DEFAULT_HOLDOUT_TOLERANCE,
+            verify_repeats: None,
             tree: attractor::outer::tree::TreeConfig::default(),
         }
     }
