@@ -448,7 +448,8 @@ impl Service {
         let epochs = self.suite_epochs(key, false).await?;
         let tree = self.store.tree_nodes(epochs.suite.id).await?;
         if !tree.is_empty() {
-            return Ok(tree_graph(epochs, &tree));
+            let notes = self.store.tree_notes(epochs.suite.id).await?;
+            return Ok(tree_graph(epochs, &tree, notes));
         }
         let nodes = epochs
             .epochs
@@ -473,7 +474,7 @@ impl Service {
                 events: w[0].events.clone(),
             })
             .collect();
-        Ok(SuiteGraph { suite: epochs.suite.name, kind: GraphKind::Epochs, nodes, edges })
+        Ok(SuiteGraph { suite: epochs.suite.name, kind: GraphKind::Epochs, nodes, edges, notes: Vec::new() })
     }
 
     /// Every proposal an optimizer considered for a suite, for the
@@ -1505,7 +1506,11 @@ fn versions_label(artifacts: &BTreeMap<String, i64>) -> String {
 
 /// The experiment tree as a graph. Stored rows that do not parse (a hand-edited
 /// database) still show, with what could be read.
-fn tree_graph(epochs: SuiteEpochs, rows: &[crate::store::TreeNodeRow]) -> SuiteGraph {
+fn tree_graph(
+    epochs: SuiteEpochs,
+    rows: &[crate::store::TreeNodeRow],
+    notes: Vec<crate::store::TreeNoteRow>,
+) -> SuiteGraph {
     let epoch_num: BTreeMap<i64, i64> = epochs.epochs.iter().map(|e| (e.epoch_id, e.epoch_num)).collect();
     // Same rule as the search's own `best`: a pruned node was once the best.
     let best = rows
@@ -1535,6 +1540,9 @@ fn tree_graph(epochs: SuiteEpochs, rows: &[crate::store::TreeNodeRow]) -> SuiteG
                     to_version: r.to_version,
                     brief: r.brief.clone(),
                     note: r.note.clone(),
+                    round: r.round,
+                    rationale: r.rationale.clone(),
+                    guidance: r.guidance.clone(),
                     evaluations: r.evaluations,
                     task_losses,
                     best: Some(r.id) == best,
@@ -1559,7 +1567,21 @@ fn tree_graph(epochs: SuiteEpochs, rows: &[crate::store::TreeNodeRow]) -> SuiteG
             })
         })
         .collect();
-    SuiteGraph { suite: epochs.suite.name, kind: GraphKind::Tree, nodes, edges }
+    let notes = notes
+        .into_iter()
+        .map(|n| TreeNoteView {
+            round: n.round,
+            source: n.source,
+            kind: n.kind,
+            artifact: n.artifact,
+            parent_id: n.parent_id,
+            text: n.text,
+            expected_loss_reduction: n.expected_loss_reduction,
+            confidence: n.confidence,
+            node_id: n.node_id,
+        })
+        .collect();
+    SuiteGraph { suite: epochs.suite.name, kind: GraphKind::Tree, nodes, edges, notes }
 }
 
 fn event_label(e: &ArtifactEvent) -> String {

@@ -177,6 +177,26 @@ pub struct SuiteGraph {
     pub kind: GraphKind,
     pub nodes: Vec<GraphNode>,
     pub edges: Vec<GraphEdge>,
+    /// A tree search's notes, oldest first: the analyst's hints and the
+    /// ideation proposals of each round (empty for a chain of epochs).
+    pub notes: Vec<TreeNoteView>,
+}
+
+/// One analyst hint or ideation proposal of a tree search.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TreeNoteView {
+    pub round: i64,
+    /// `analyst` or `ideation`.
+    pub source: String,
+    /// e.g. `dead_direction`, `saturated_axis`, `frontier_extrapolation`, `failure_analysis`.
+    pub kind: String,
+    pub artifact: Option<String>,
+    pub parent_id: Option<i64>,
+    pub text: String,
+    pub expected_loss_reduction: Option<f64>,
+    pub confidence: Option<f64>,
+    /// The child this note led to, if any.
+    pub node_id: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -217,6 +237,12 @@ pub struct TreeNodeView {
     pub brief: Option<String>,
     /// Why it was committed, discarded, rejected or pruned.
     pub note: Option<String>,
+    /// The search round that made it (none for a root).
+    pub round: Option<i64>,
+    /// The proposer's reason for the change.
+    pub rationale: Option<String>,
+    /// The direction ideation or the analyst gave the proposer, if any.
+    pub guidance: Option<String>,
     pub evaluations: i64,
     /// Mean loss of each training task.
     pub task_losses: BTreeMap<String, f64>,

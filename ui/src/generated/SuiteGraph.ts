@@ -2,6 +2,7 @@
 import type { GraphEdge } from "./GraphEdge";
 import type { GraphKind } from "./GraphKind";
 import type { GraphNode } from "./GraphNode";
+import type { TreeNoteView } from "./TreeNoteView";
 
 /**
  * A suite's graph (seed 004 §11's Graph view). For a suite grown with
@@ -10,4 +11,9 @@ import type { GraphNode } from "./GraphNode";
  * Otherwise it is the chain of epochs: one node per epoch, one edge per step
  * to the next epoch labelled with the artifact moves made in between.
  */
-export type SuiteGraph = { suite: string, kind: GraphKind, nodes: Array<GraphNode>, edges: Array<GraphEdge>, };
+export type SuiteGraph = { suite: string, kind: GraphKind, nodes: Array<GraphNode>, edges: Array<GraphEdge>, 
+/**
+ * A tree search's notes, oldest first: the analyst's hints and the
+ * ideation proposals of each round (empty for a chain of epochs).
+ */
+notes: Array<TreeNoteView>, };

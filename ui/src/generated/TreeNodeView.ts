@@ -16,7 +16,19 @@ changed_artifact: string | null, from_version: number | null, to_version: number
 /**
  * Why it was committed, discarded, rejected or pruned.
  */
-note: string | null, evaluations: number, 
+note: string | null, 
+/**
+ * The search round that made it (none for a root).
+ */
+round: number | null, 
+/**
+ * The proposer's reason for the change.
+ */
+rationale: string | null, 
+/**
+ * The direction ideation or the analyst gave the proposer, if any.
+ */
+guidance: string | null, evaluations: number, 
 /**
  * Mean loss of each training task.
  */

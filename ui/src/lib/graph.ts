@@ -8,6 +8,7 @@
 import type { EChartsCoreOption } from "echarts/core";
 import type { GraphNode } from "../generated/GraphNode";
 import type { SuiteGraph } from "../generated/SuiteGraph";
+import type { TreeNoteView } from "../generated/TreeNoteView";
 import { COLORS } from "./charts";
 import { fmtLoss } from "./format";
 
@@ -213,4 +214,16 @@ export function nodeDetail(graph: SuiteGraph, id: string): NodeDetail | null {
       ? { artifact: t.changed_artifact, from: t.from_version, to: t.to_version }
       : null;
   return { node, parent, tasks, transition };
+}
+
+/** A tree search's notes grouped by round, newest round first. */
+export function notesByRound(graph: SuiteGraph): [number, TreeNoteView[]][] {
+  const rounds = new Map<number, TreeNoteView[]>();
+  for (const n of graph.notes) rounds.set(n.round, [...(rounds.get(n.round) ?? []), n]);
+  return [...rounds.entries()].sort((a, b) => b[0] - a[0]);
+}
+
+/** `dead_direction` → `dead direction`. */
+export function noteKind(kind: string): string {
+  return kind.replace(/_/g, " ");
 }

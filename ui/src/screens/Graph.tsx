@@ -9,7 +9,17 @@ import { DiffDrawer, type Transition } from "../components/DiffDrawer";
 import { EChart, type ChartClick } from "../components/EChart";
 import { Empty, ErrorNote } from "../components/common";
 import type { SuiteGraph } from "../generated/SuiteGraph";
-import { chainOption, nodeDetail, STATUS_COLORS, treeData, treeDepth, treeLeaves, treeOption } from "../lib/graph";
+import {
+  chainOption,
+  nodeDetail,
+  noteKind,
+  notesByRound,
+  STATUS_COLORS,
+  treeData,
+  treeDepth,
+  treeLeaves,
+  treeOption,
+} from "../lib/graph";
 import { fmtLoss } from "../lib/format";
 import { useDark } from "../lib/theme";
 
@@ -150,6 +160,19 @@ export function Graph({ suite }: { suite?: string }) {
                       </div>
                     )}
                   </div>
+                  {detail.node.tree?.round != null && (
+                    <p className="muted small">made in round {detail.node.tree.round}</p>
+                  )}
+                  {detail.node.tree?.rationale && (
+                    <p>
+                      <span className="muted">why:</span> {detail.node.tree.rationale}
+                    </p>
+                  )}
+                  {detail.node.tree?.guidance && (
+                    <p data-testid="node-guidance">
+                      <span className="muted">direction given:</span> {detail.node.tree.guidance}
+                    </p>
+                  )}
                   {detail.node.tree?.brief && (
                     <p>
                       <span className="muted">brief:</span> {detail.node.tree.brief}
@@ -207,6 +230,40 @@ export function Graph({ suite }: { suite?: string }) {
               )}
             </aside>
           )}
+        </div>
+      )}
+      {isTree && graph && graph.notes.length > 0 && (
+        <div className="card" data-testid="tree-notes">
+          <h3>What steered the search</h3>
+          <p className="muted small">
+            The analyst's hints (directions that died, axes that saturated) and the ideation proposals made when the search
+            stalled, by round.
+          </p>
+          {notesByRound(graph).map(([round, notes]) => (
+            <div key={round}>
+              <h4>Round {round}</h4>
+              <ul className="notes">
+                {notes.map((n, i) => (
+                  <li key={i}>
+                    <span className={`badge note-${n.source}`}>{n.source}</span> <b>{noteKind(n.kind)}</b>
+                    {n.artifact && <span className="muted"> · {n.artifact}</span>}: {n.text}
+                    {n.expected_loss_reduction !== null && (
+                      <span className="muted small">
+                        {" "}
+                        (expects −{n.expected_loss_reduction.toFixed(3)}
+                        {n.confidence !== null && ` at ${Math.round(n.confidence * 100)}%`})
+                      </span>
+                    )}
+                    {n.node_id !== null && (
+                      <button className="link" onClick={() => setSelected(`node-${n.node_id}`)}>
+                        → node #{n.node_id}
+                      </button>
+                    )}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ))}
         </div>
       )}
       <DiffDrawer transition={open} onClose={() => setOpen(null)} />

@@ -3,7 +3,7 @@ import type { GraphNode } from "../generated/GraphNode";
 import type { SuiteGraph } from "../generated/SuiteGraph";
 import type { TrajectoryView } from "../generated/TrajectoryView";
 import type { IterationView } from "../generated/IterationView";
-import { STATUS_COLORS, chainOption, nodeDetail, nodeLabel, treeData, treeDepth, treeLeaves } from "../lib/graph";
+import { STATUS_COLORS, chainOption, nodeDetail, nodeLabel, noteKind, notesByRound, treeData, treeDepth, treeLeaves } from "../lib/graph";
 import { iterationTooltip, strategyCounts, trajectoryOption } from "../lib/trajectory";
 
 function node(id: number, parent: number | null, status: string, mean: number | null, losses: Record<string, number>, best = false): GraphNode {
@@ -23,6 +23,9 @@ function node(id: number, parent: number | null, status: string, mean: number | 
       to_version: parent === null || status === "rejected" ? null : id,
       brief: parent === null ? null : "push the gain up",
       note: null,
+      round: parent === null ? null : 1,
+      rationale: null,
+      guidance: null,
       evaluations: mean === null ? 0 : 1,
       task_losses: losses,
       best,
@@ -42,6 +45,11 @@ const tree: SuiteGraph = {
     node(9, 42, "discarded", 0.9, { a: 0.9 }),
   ],
   edges: [],
+  notes: [
+    { round: 1, source: "analyst", kind: "dead_direction", artifact: "knobs", parent_id: 1, text: "three children of #1 regressed", expected_loss_reduction: null, confidence: null, node_id: null },
+    { round: 2, source: "ideation", kind: "frontier_extrapolation", artifact: "knobs", parent_id: 2, text: "push further", expected_loss_reduction: 0.1, confidence: 0.5, node_id: 4 },
+    { round: 2, source: "analyst", kind: "saturated_axis", artifact: "knobs", parent_id: null, text: "gain saturates", expected_loss_reduction: null, confidence: null, node_id: null },
+  ],
 };
 
 describe("treeData", () => {
@@ -63,7 +71,7 @@ describe("treeData", () => {
     expect(nodeLabel(tree.nodes[3])).toBe("#4 –");
   });
   it("survives a parent cycle in corrupt data", () => {
-    const cyclic: SuiteGraph = { ...tree, nodes: [node(1, 2, "committed", 0.5, {}), node(2, 1, "committed", 0.4, {})] };
+    const cyclic: SuiteGraph = { ...tree, notes: [], nodes: [node(1, 2, "committed", 0.5, {}), node(2, 1, "committed", 0.4, {})] };
     // Neither has a real root: the first becomes one and each is drawn once.
     const data = treeData(cyclic);
     expect(data.map((d) => d.name)).toEqual(["node-1"]);
@@ -92,11 +100,23 @@ describe("nodeDetail", () => {
   });
 });
 
+describe("notesByRound", () => {
+  it("groups the search's notes by round, newest first, in the order they were made", () => {
+    const rounds = notesByRound(tree);
+    expect(rounds.map(([r, ns]) => [r, ns.map((n) => n.kind)])).toEqual([
+      [2, ["frontier_extrapolation", "saturated_axis"]],
+      [1, ["dead_direction"]],
+    ]);
+    expect(noteKind("dead_direction")).toBe("dead direction");
+  });
+});
+
 describe("chainOption", () => {
   it("draws one node per epoch and colours an edge by the move it made", () => {
     const chain: SuiteGraph = {
       suite: "s",
       kind: "epochs",
+      notes: [],
       nodes: [1, 2, 3].map((e) => ({ id: `epoch-${e}`, epoch_num: e, mean_loss: 1 / e, holdout_mean_loss: null, label: "", artifacts: {}, tree: null })),
       edges: [
         { source: "epoch-1", target: "epoch-2", label: "update k v0→v1", events: [{ type: "update", artifact: "k", from_version: 0, to_version: 1, reason: null, at: "" } as never] },
