@@ -339,3 +339,32 @@ fn bench_numeric_writes_records_and_a_report_and_resumes_without_redoing_runs() 
     assert_eq!(code(&bad), 2);
     assert!(String::from_utf8_lossy(&bad.stderr).contains("`g99` is not a built-in problem"));
 }
+
+#[test]
+fn bench_engine_measures_real_trajectories_and_the_simulated_population() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("engine");
+    let o = Command::new(env!("CARGO_BIN_EXE_attractor"))
+        .args(["--quiet", "bench", "engine", "--concurrency", "1,2", "--iterations", "2", "--latency-ms", "20"])
+        .args(["--population", "5", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let runs = results["loop"].as_array().unwrap();
+    // Every trajectory spent its whole budget: 2 iterations each.
+    assert_eq!(runs.iter().map(|r| r["iterations"].as_u64().unwrap()).collect::<Vec<_>>(), [2, 4]);
+    for r in runs {
+        assert!(r["iteration_ms"].as_f64().unwrap() >= 20.0, "{r}");
+    }
+    assert_eq!(results["population"].as_array().unwrap().len(), 6);
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("| plateauing | retry ×5 | 5 | 0% |"), "{report}");
+    let bad = Command::new(env!("CARGO_BIN_EXE_attractor"))
+        .args(["bench", "engine", "--concurrency", "1,x", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("e.g. 1,8,32"));
+}

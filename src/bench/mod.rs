@@ -5,7 +5,11 @@
 //!   on the built-in constrained problems, same problems, seeds and budget.
 //! - [`outer`]: the outer loop's optimizers against `baseline` at the same
 //!   number of evaluations, and the cost of one `textgrad` epoch.
+//! - [`engine`]: the convergence engine's control overhead and throughput on
+//!   real agent runs, and its decisions against plain retries on a simulated
+//!   population of trajectories.
 
+pub mod engine;
 pub mod numeric;
 pub mod outer;
 pub mod report;

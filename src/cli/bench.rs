@@ -1,5 +1,6 @@
 //! `attractor bench numeric`: our coordinator and the peer optimizers on the
-//! same problems, seeds and evaluation budget, in one run, into one report.
+//! same problems, seeds and evaluation budget, in one run, into one report;
+//! `attractor bench outer` and `attractor bench engine` (see [`crate::bench`]).
 //!
 //! Results go to JSON lines in the output folder as they are made
 //! (`attractor.jsonl`, `peers.jsonl`, `supervision.jsonl`), so an
@@ -29,6 +30,31 @@ pub enum BenchCommand {
     /// The outer loop: baseline, evolve and tree at the same number of
     /// evaluations, and one textgrad epoch's wall time against its runs'.
     Outer(OuterArgs),
+    /// The convergence engine: control overhead and throughput on real agent
+    /// runs, and the engine against plain retries on a simulated population.
+    Engine(EngineArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EngineArgs {
+    /// Latency of the scripted model, in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    pub latency_ms: u64,
+    /// Iterations each real trajectory runs.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub iterations: u32,
+    /// Trajectories at once, separated by commas (one measurement each).
+    #[arg(long, default_value = "1,8,32")]
+    pub concurrency: String,
+    /// Simulated trajectories per shape and method (0 skips the simulation).
+    #[arg(long, default_value_t = 200)]
+    pub population: usize,
+    /// The engine's iteration budget in the simulation.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub max_iterations: u32,
+    /// Where the databases, workspaces and report go (replaced on every run).
+    #[arg(long, default_value = "bench/results/engine")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -93,7 +119,49 @@ pub async fn run(g: &Global, command: &BenchCommand) -> Result<u8, Failure> {
     match command {
         BenchCommand::Numeric(args) => numeric_bench(g, args).await,
         BenchCommand::Outer(args) => outer_bench(g, args).await,
+        BenchCommand::Engine(args) => engine_bench(g, args).await,
     }
+}
+
+async fn engine_bench(g: &Global, a: &EngineArgs) -> Result<u8, Failure> {
+    use crate::bench::engine;
+    let counts: Vec<usize> = a
+        .concurrency
+        .split(',')
+        .map(|c| c.trim().parse::<usize>().ok().filter(|n| (1..=256).contains(n)))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            Failure::input(format!(
+                "--concurrency {:?}: give counts from 1 to 256 separated by commas, e.g. 1,8,32",
+                a.concurrency
+            ))
+        })?;
+    std::fs::create_dir_all(&a.out).map_err(|e| Failure::runtime(format!("cannot create {}: {e}", a.out.display())))?;
+    let work = std::fs::canonicalize(&a.out).map_err(|e| Failure::runtime(e.to_string()))?;
+    let progress = bar(!g.quiet, counts.len() as u64, "engine");
+    let mut timings = Vec::new();
+    for n in counts {
+        progress.set_message(format!("{n} trajectories"));
+        let t = engine::loop_timing(&work, n, a.iterations, std::time::Duration::from_millis(a.latency_ms))
+            .await
+            .map_err(|e| Failure::runtime(format!("{n} trajectories: {e}")))?;
+        timings.push(t);
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    let rows = if a.population > 0 { engine::population(a.population, a.max_iterations) } else { Vec::new() };
+    let report = engine::report(&timings, &rows, a.max_iterations);
+    let path = work.join("report.md");
+    std::fs::write(&path, &report).map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
+    let json = serde_json::json!({ "loop": timings, "population": rows });
+    std::fs::write(work.join("results.json"), serde_json::to_string_pretty(&json).unwrap_or_default())
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+    if g.json {
+        println!("{json}");
+    } else {
+        println!("{report}\nreport: {}", path.display());
+    }
+    Ok(0)
 }
 
 async fn outer_bench(g: &Global, a: &OuterArgs) -> Result<u8, Failure> {

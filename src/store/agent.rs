@@ -182,6 +182,13 @@ impl Store {
     }
 
     /// The trajectories a run drove (one today), oldest first.
+    /// Every trajectory's id, start and finish (benchmarks time iterations by them).
+    pub async fn trajectory_spans(&self) -> Result<Vec<(String, String, Option<String>)>> {
+        Ok(sqlx::query_as("SELECT id, started_at, finished_at FROM trajectories ORDER BY started_at")
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
     pub async fn trajectories_of_run(&self, run_id: i64) -> Result<Vec<TrajectoryRow>> {
         Ok(sqlx::query_as("SELECT * FROM trajectories WHERE run_id = ? ORDER BY started_at, id")
             .bind(run_id)
