@@ -5,7 +5,10 @@
 //!   on the built-in constrained problems, same problems, seeds and budget.
 //! - [`outer`]: the outer loop's optimizers against `baseline` at the same
 //!   number of evaluations, and the cost of one `textgrad` epoch.
+//! - [`ui`]: the data the app is measured against (`bench/ui`): a suite
+//!   history of 500 epochs × 50 tasks written through the store.
 
 pub mod numeric;
 pub mod outer;
 pub mod report;
+pub mod ui;

@@ -96,7 +96,11 @@ fn font(size: f64, color: RGBColor) -> TextStyle<'static> {
 
 /// The title row and the legend row above the plotting area. A legend entry
 /// is (symbol, its colour, label); symbols are text, never data markers.
-fn header<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, legend: &[(&str, RGBColor, &str)]) -> Outcome {
+fn header<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    legend: &[(&str, RGBColor, &str)],
+) -> Outcome {
     root.fill(&WHITE).map_err(fail)?;
     root.draw(&Text::new(title.to_string(), (12, 10), font(17.0, TEXT))).map_err(fail)?;
     let mut x = LEFT as i32;
@@ -154,9 +158,8 @@ fn plot<'a, DB: DrawingBackend>(
 
 /// A y range around the values with a little air; a flat series gets a band.
 fn padded(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
-    let (lo, hi) = values
-        .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) =
+        values.filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
     if !lo.is_finite() {
         return 0.0..1.0;
     }
@@ -299,24 +302,27 @@ impl Chart for TaskSpread<'_> {
         let x = |p: &SpreadPoint| p.epoch as f64;
 
         chart
-            .draw_series(self.points.iter().map(|p| {
-                Rectangle::new([(x(p) - half, p.min), (x(p) + half, p.max)], LINE.mix(0.25).filled())
-            }))
+            .draw_series(
+                self.points
+                    .iter()
+                    .map(|p| Rectangle::new([(x(p) - half, p.min), (x(p) + half, p.max)], LINE.mix(0.25).filled())),
+            )
             .map_err(fail)?;
         chart
-            .draw_series(self.points.iter().map(|p| {
-                Rectangle::new([(x(p) - half, p.q1), (x(p) + half, p.q3)], LINE.mix(0.5).filled())
-            }))
+            .draw_series(
+                self.points
+                    .iter()
+                    .map(|p| Rectangle::new([(x(p) - half, p.q1), (x(p) + half, p.q3)], LINE.mix(0.5).filled())),
+            )
             .map_err(fail)?;
         chart.draw_series(self.points.iter().map(|p| Circle::new((x(p), p.median), r, LINE.filled()))).map_err(fail)?;
         if has_holdout {
             let d = (r - 1).max(2);
             chart
                 .draw_series(self.points.iter().flat_map(|p| {
-                    p.holdout
-                        .iter()
-                        .filter(|h| h.is_finite())
-                        .map(move |h| EmptyElement::at((x(p) + half * 1.6, *h)) + Polygon::new(diamond(d), HOLDOUT.filled()))
+                    p.holdout.iter().filter(|h| h.is_finite()).map(move |h| {
+                        EmptyElement::at((x(p) + half * 1.6, *h)) + Polygon::new(diamond(d), HOLDOUT.filled())
+                    })
                 }))
                 .map_err(fail)?;
         }
@@ -372,10 +378,9 @@ impl Chart for Timeline<'_> {
             .map_err(fail)?;
         chart
             .draw_series(
-                self.marks
-                    .iter()
-                    .filter(|m| m.rollback)
-                    .map(|m| EmptyElement::at((m.epoch as f64, y_of(m.row))) + Polygon::new(cross(r), ROLLBACK.filled())),
+                self.marks.iter().filter(|m| m.rollback).map(|m| {
+                    EmptyElement::at((m.epoch as f64, y_of(m.row))) + Polygon::new(cross(r), ROLLBACK.filled())
+                }),
             )
             .map_err(fail)?;
         Ok(())

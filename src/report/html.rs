@@ -148,16 +148,12 @@ fn epoch_table(h: &mut String, view: &SuiteEpochs) {
     );
     for e in &view.epochs {
         let open = e.completed_at.is_none();
-        // Every run of the epoch when the view has them; else the counted ones.
-        let total = if e.runs.is_empty() { e.tasks.len() } else { e.runs.len() };
-        let failed = e.runs.iter().filter(|r| matches!(r.status.as_str(), "failed" | "aborted")).count();
-        let cancelled = e.runs.iter().filter(|r| r.status == "cancelled").count();
-        let mut runs = total.to_string();
+        // The runs the epoch counts (one per task; a run cut short and run
+        // again counts once), and how many of them failed.
+        let failed = e.tasks.iter().filter(|t| matches!(t.status.as_str(), "failed" | "aborted")).count();
+        let mut runs = e.tasks.len().to_string();
         if failed > 0 {
             let _ = write!(runs, " · {failed} failed");
-        }
-        if cancelled > 0 {
-            let _ = write!(runs, " · {cancelled} cancelled");
         }
         let changes = if open {
             "running or interrupted (resumes on the next launch)".to_string()
@@ -169,12 +165,15 @@ fn epoch_table(h: &mut String, view: &SuiteEpochs) {
                 .map(|ev| {
                     let (class, why) = match ev {
                         ArtifactEvent::Update { rationale, .. } => ("update", rationale.clone()),
-                        ArtifactEvent::Rollback { mean_loss_prev, mean_loss_current, .. } => (
-                            "rollback",
-                            format!("mean loss {} → {}", loss(*mean_loss_prev), loss(*mean_loss_current)),
-                        ),
+                        ArtifactEvent::Rollback { mean_loss_prev, mean_loss_current, .. } => {
+                            ("rollback", format!("mean loss {} → {}", loss(*mean_loss_prev), loss(*mean_loss_current)))
+                        }
                     };
-                    format!("<span class=\"ev {class}\" title=\"{}\">{}</span>", escape(&why), escape(&transition_label(ev)))
+                    format!(
+                        "<span class=\"ev {class}\" title=\"{}\">{}</span>",
+                        escape(&why),
+                        escape(&transition_label(ev))
+                    )
                 })
                 .collect::<Vec<_>>()
                 .join("")
@@ -198,7 +197,10 @@ mod tests {
 
     #[test]
     fn markup_characters_are_escaped_in_text_and_attributes() {
-        assert_eq!(escape("<script>alert('x') & \"y\"</script>"), "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;");
+        assert_eq!(
+            escape("<script>alert('x') & \"y\"</script>"),
+            "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
+        );
         assert_eq!(escape("plain → text"), "plain → text");
     }
 }

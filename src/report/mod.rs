@@ -76,7 +76,8 @@ static FONT: &[u8] = include_bytes!("fonts/DejaVuSans.ttf");
 /// Registers the bundled font with plotters once per process.
 fn ensure_font() -> Result<(), ReportError> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
-    let ok = *REGISTERED.get_or_init(|| plotters::style::register_font(charts::FAMILY, FontStyle::Normal, FONT).is_ok());
+    let ok =
+        *REGISTERED.get_or_init(|| plotters::style::register_font(charts::FAMILY, FontStyle::Normal, FONT).is_ok());
     if ok {
         Ok(())
     } else {
@@ -115,7 +116,9 @@ pub fn render(view: &SuiteEpochs, generated_at: &str) -> Result<Report, ReportEr
         let t = s.spawn(|| both("per-task loss", &tasks));
         let a = both("artifact timeline", &timeline);
         let join = |h: std::thread::ScopedJoinHandle<'_, _>| {
-            h.join().unwrap_or_else(|_| Err(ReportError::Draw { chart: "any", message: "the drawing thread panicked".into() }))
+            h.join().unwrap_or_else(|_| {
+                Err(ReportError::Draw { chart: "any", message: "the drawing thread panicked".into() })
+            })
         };
         (join(l), join(t), a)
     });

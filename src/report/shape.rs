@@ -204,7 +204,13 @@ mod tests {
         }
     }
 
-    fn epoch(num: i64, done: bool, mean: Option<f64>, tasks: &[(&str, f64, bool)], events: Vec<ArtifactEvent>) -> EpochView {
+    fn epoch(
+        num: i64,
+        done: bool,
+        mean: Option<f64>,
+        tasks: &[(&str, f64, bool)],
+        events: Vec<ArtifactEvent>,
+    ) -> EpochView {
         EpochView {
             epoch_id: num,
             epoch_num: num,
@@ -217,7 +223,13 @@ mod tests {
             events,
             tasks: tasks
                 .iter()
-                .map(|(t, l, h)| TaskLoss { task: t.to_string(), run_id: 0, loss: *l, status: "complete".into(), holdout: *h })
+                .map(|(t, l, h)| TaskLoss {
+                    task: t.to_string(),
+                    run_id: 0,
+                    loss: *l,
+                    status: "complete".into(),
+                    holdout: *h,
+                })
                 .collect(),
             runs: vec![],
         }
@@ -244,8 +256,20 @@ mod tests {
     #[test]
     fn unfinished_epochs_are_left_out_of_every_chart() {
         let epochs = vec![
-            epoch(1, true, Some(0.5), &[("a", 0.4, false), ("b", 0.6, false), ("h", 0.9, true)], vec![update("k", 0, 1)]),
-            epoch(2, true, Some(0.4), &[("a", 0.2, false), ("b", 0.3, false), ("c", 0.7, false)], vec![rollback("k", 1, 0)]),
+            epoch(
+                1,
+                true,
+                Some(0.5),
+                &[("a", 0.4, false), ("b", 0.6, false), ("h", 0.9, true)],
+                vec![update("k", 0, 1)],
+            ),
+            epoch(
+                2,
+                true,
+                Some(0.4),
+                &[("a", 0.2, false), ("b", 0.3, false), ("c", 0.7, false)],
+                vec![rollback("k", 1, 0)],
+            ),
             epoch(3, false, None, &[("a", 0.1, false)], vec![]),
         ];
         let points = loss_points(&epochs);

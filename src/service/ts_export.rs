@@ -49,6 +49,7 @@ fn export_all(cfg: &Config) {
         WatchedFolders,
         WatchedFolderView,
         WatchFolderRequest,
+        ReportWritten,
     );
 }
 
