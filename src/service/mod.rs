@@ -30,7 +30,7 @@ use tokio::sync::{mpsc, watch};
 use crate::artifact::{Origin, Registry, RegistryError};
 use crate::bus::{self, Bus, Envelope, Event};
 use crate::outer::{OptimizerKind, RunConfig, RunnerError, SuiteRunner};
-use crate::store::{EpochRow, EpochRunRow, InterventionRow, RunBrief, Store, StoreError, SuiteRow, TelemetryRow};
+use crate::store::{CountedRun, EpochRow, InterventionRow, RunBrief, Store, StoreError, SuiteRow, TelemetryRow};
 use crate::suite::{self, SourceLocation, SuiteError, SuiteIssue, TaskKind};
 use crate::watch::{LaunchRefusal, Launcher, WatchConfig, WatchError, Watcher};
 
@@ -344,14 +344,11 @@ impl Service {
         let tasks = task_infos(&row);
         let holdout: HashMap<&str, bool> = tasks.iter().map(|t| (t.name.as_str(), t.holdout)).collect();
         let epochs = self.store.epochs(row.id).await?;
-        let runs = self.store.run_briefs_of_suite(row.id).await?;
-        let counted = self.store.epoch_runs_of_suite(row.id).await?;
-        let mut views = build_epochs(&epochs, &runs, &counted, &holdout);
-        if !with_runs {
-            for v in &mut views {
-                v.runs.clear();
-            }
-        }
+        // The run rows are read only when asked for: the charts need the
+        // counted losses alone, a fraction of the data.
+        let runs = if with_runs { self.store.run_briefs_of_suite(row.id).await? } else { Vec::new() };
+        let counted = self.store.counted_runs_of_suite(row.id).await?;
+        let views = build_epochs(&epochs, &runs, &counted, &holdout);
 
         let mut artifacts: Vec<String> = Vec::new();
         for e in &views {
@@ -1396,11 +1393,12 @@ fn event_label(e: &ArtifactEvent) -> String {
     }
 }
 
-/// Builds every epoch's view from three whole-suite reads.
+/// Builds every epoch's view from whole-suite reads (`runs` may be empty:
+/// then the views have no run lists).
 fn build_epochs(
     epochs: &[EpochRow],
     runs: &[RunBrief],
-    counted: &[EpochRunRow],
+    counted: &[CountedRun],
     holdout: &HashMap<&str, bool>,
 ) -> Vec<EpochView> {
     let is_holdout = |task: &str| holdout.get(task).copied().unwrap_or(false);
@@ -1408,11 +1406,10 @@ fn build_epochs(
     for r in runs {
         runs_by_epoch.entry(r.epoch_id).or_default().push(r);
     }
-    let mut counted_by_epoch: HashMap<i64, Vec<&EpochRunRow>> = HashMap::new();
+    let mut counted_by_epoch: HashMap<i64, Vec<&CountedRun>> = HashMap::new();
     for c in counted {
         counted_by_epoch.entry(c.epoch_id).or_default().push(c);
     }
-    let status_of: HashMap<i64, &str> = runs.iter().map(|r| (r.id, r.status.as_str())).collect();
     epochs
         .iter()
         .map(|e| {
@@ -1424,7 +1421,7 @@ fn build_epochs(
                     task: c.task_name.clone(),
                     run_id: c.run_id,
                     loss: c.loss,
-                    status: status_of.get(&c.run_id).copied().unwrap_or("unknown").to_string(),
+                    status: c.status.clone(),
                     holdout: is_holdout(&c.task_name),
                 })
                 .collect();

@@ -4,7 +4,9 @@
 // Only the chart types and components the app uses are registered, which
 // keeps the bundle a third of the full library. Each instance is also listed
 // in `window.attractorCharts` under its id, for automation and debugging
-// (the end-to-end tests read point positions from it).
+// (the end-to-end tests read point positions from it). When a chart has
+// finished drawing its first data, its element gets `data-rendered-at`: the
+// time since the page started loading, in ms (the UI benchmark reads it).
 import { useEffect, useRef } from "react";
 import * as echarts from "echarts/core";
 import { BarChart, LineChart, ScatterChart } from "echarts/charts";
@@ -47,6 +49,12 @@ export function EChart({ id, group, option, height = 320, points, onClick, dark 
     const c = echarts.init(el.current, dark ? "dark" : undefined, { renderer: "canvas" });
     chart.current = c;
     c.on("click", (p) => clickRef.current?.(p as unknown as ChartClick));
+    const node = el.current;
+    const markRendered = () => {
+      if (!node.dataset.renderedAt) node.dataset.renderedAt = String(Math.round(performance.now()));
+      c.off("finished", markRendered);
+    };
+    c.on("finished", markRendered);
     if (group) {
       c.group = group;
       echarts.connect(group);
