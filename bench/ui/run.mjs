@@ -22,6 +22,7 @@
 // attractor-desktop` for the desktop row). The report goes to stdout and to
 // bench/results/ui/report.md.
 import { spawn, execFileSync } from "node:child_process";
+import { get } from "node:http";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir, cpus, totalmem } from "node:os";
 import { join, resolve } from "node:path";
@@ -42,6 +43,8 @@ const EPOCHS = Number(opts.epochs);
 const TASKS = Number(opts.tasks);
 const SAMPLES = Number(opts.samples);
 const REQUESTS = Number(opts.requests);
+/** Epochs of the small suite launched while the charts are open (4 runs each). */
+const LIVE_EPOCHS = 3;
 
 const targetDir = process.env.CARGO_TARGET_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "attractor/target");
 const candidates = [process.env.ATTRACTOR_BIN, join(targetDir, "release/attractor"), join(targetDir, "debug/attractor")].filter(Boolean);
@@ -55,7 +58,8 @@ if (!existsSync(browserPath)) throw new Error(`no Chromium at ${browserPath}: sc
 
 const work = mkdtempSync(join(tmpdir(), "attractor-bench-ui-"));
 const db = join(work, "bench.db");
-const env = { ...process.env, ATTRACTOR_SETTINGS: join(work, "settings.json"), ATTRACTOR_RUNS_DIR: join(work, "runs") };
+// KNOBS_DELAY: the launched fixture's runs take a moment, as real ones do.
+const env = { ...process.env, ATTRACTOR_SETTINGS: join(work, "settings.json"), ATTRACTOR_RUNS_DIR: join(work, "runs"), KNOBS_DELAY: "0.3" };
 delete env.ATTRACTOR_DB;
 delete env.ATTRACTOR_TOKEN;
 
@@ -115,6 +119,17 @@ function serve() {
 
 const sleep = (t) => new Promise((r) => setTimeout(r, t));
 
+/** Bytes on the wire of one gzip-encoded answer (fetch would decode it). */
+function wireSize(url) {
+  return new Promise((ok, fail) => {
+    get(url, { headers: { "Accept-Encoding": "gzip" } }, (res) => {
+      let n = 0;
+      res.on("data", (d) => (n += d.length));
+      res.on("end", () => ok(n));
+    }).on("error", fail);
+  });
+}
+
 async function timeRequests(url, n) {
   const times = [];
   let bytes = 0;
@@ -126,8 +141,8 @@ async function timeRequests(url, n) {
     times.push(performance.now() - t0);
     if (!resp.ok) throw new Error(`${url}: ${resp.status}`);
     bytes = body.byteLength;
-    wire = Number(resp.headers.get("content-length") ?? 0);
   }
+  wire = await wireSize(url);
   return { median: quantile(times, 0.5), p95: quantile(times, 0.95), min: Math.min(...times), bytes, wire };
 }
 
@@ -217,6 +232,45 @@ for (let i = 0; i < SAMPLES + 1; i++) {
   if (i === SAMPLES) await page.screenshot({ path: join(work, "charts.png"), fullPage: false });
   await context.close();
 }
+
+// Live: the Charts screen stays open while another suite runs (its events
+// reach every screen); what does the open 500-epoch chart cost meanwhile?
+console.error("bench ui: Charts screen during a launch…");
+const live = await (async () => {
+  const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+  const page = await context.newPage();
+  await page.addInitScript(() => {
+    window.__longTasks = [];
+    new PerformanceObserver((l) => window.__longTasks.push(...l.getEntries().map((e) => e.duration))).observe({ type: "longtask", buffered: true });
+  });
+  await page.goto(`${server.url}#/charts/${encodeURIComponent(filled.suite)}`);
+  await page.locator("[data-testid=task-spread][data-rendered-at]").waitFor({ timeout: 120_000 });
+  await page.getByText("● live").waitFor({ timeout: 30_000 });
+  await sleep(1500);
+  const probe = () =>
+    page.evaluate(() => ({
+      busy: window.__longTasks.reduce((a, b) => a + b, 0),
+      fetches: performance.getEntriesByType("resource").filter((r) => r.name.includes("/epochs")).length,
+    }));
+  const before = await probe();
+  const t = performance.now();
+  const resp = await fetch(`${server.url}api/launches`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ suite_path: join(root, "tests/fixtures/app/knobs.suite.yaml"), epochs: LIVE_EPOCHS, seed: 1 }),
+  });
+  if (!resp.ok) throw new Error(`launch: ${resp.status} ${await resp.text()}`);
+  const { id } = await resp.json();
+  for (;;) {
+    const view = await (await fetch(`${server.url}api/launches/${id}`)).json();
+    if (view.status !== "running") break;
+    await sleep(200);
+  }
+  await sleep(1500);
+  const after = await probe();
+  await context.close();
+  return { seconds: (performance.now() - t) / 1000, busy: after.busy - before.busy, fetches: after.fetches - before.fetches };
+})();
 await browser.close();
 await sleep(3000);
 const idleAfter = rss(server.child.pid);
@@ -237,6 +291,7 @@ const lines = [
   `|---|---|---|---|`,
   `| Charts screen, time to first render | ${ms(quantile(renders, 0.5))} | ${ms(quantile(renders, 0.95))} | navigation start → all three charts drawn; ${renders.length} fresh pages; main-thread long tasks ${ms(quantile(longTasks, 0.5))} (median total) |`,
   `| Charts screen, zoom out to all ${EPOCHS} epochs | ${ms(quantile(zooms, 0.5))} | ${ms(quantile(zooms, 0.95))} | one dataZoom on the loss curve, the other two follow |`,
+  `| Charts screen open while another suite runs ${LIVE_EPOCHS} epochs × 4 tasks (${live.seconds.toFixed(1)} s) | ${ms(live.busy)} | | main-thread long tasks in that time; the screen refetched its epochs ${live.fetches} time(s) |`,
   `| \`GET /api/suites/{id}/epochs?runs=false\` (the charts' request) | ${ms(lean.median)} | ${ms(lean.p95)} | ${REQUESTS} sequential requests, gzip; ${(lean.bytes / 1e6).toFixed(2)} MB of JSON, ${(lean.wire / 1e6).toFixed(2)} MB on the wire |`,
   `| \`GET /api/suites/{id}/epochs\` (with every run) | ${ms(full.median)} | ${ms(full.p95)} | ${(full.bytes / 1e6).toFixed(2)} MB of JSON, ${(full.wire / 1e6).toFixed(2)} MB on the wire |`,
   ``,
@@ -254,7 +309,7 @@ mkdirSync(opts.out, { recursive: true });
 writeFileSync(join(opts.out, "report.md"), report);
 writeFileSync(
   join(opts.out, "results.json"),
-  JSON.stringify({ profile, filled, fillSecs, renders, zooms, longTasks, lean, full, idleBefore, idleAfter, desktop }, null, 2),
+  JSON.stringify({ profile, filled, fillSecs, renders, zooms, longTasks, live, lean, full, idleBefore, idleAfter, desktop }, null, 2),
 );
 try {
   execFileSync("cp", [join(work, "charts.png"), join(opts.out, "charts.png")]);

@@ -349,6 +349,23 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(suites.find((x) => x.name === "knobs").status, "unfinished");
   });
 
+  it("redraws the charts when their own suite finishes an epoch", async () => {
+    await page.goto(`${server.url}#/charts/knobs`);
+    const curve = page.getByTestId("loss-curve");
+    await curve.locator("canvas").waitFor();
+    const before = Number(await curve.getAttribute("data-points"));
+    const resp = await fetch(`${server.url}api/launches`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ suite_path: join(fixtures, "knobs.suite.yaml"), epochs: 1, seed: 5 }),
+    });
+    assert.equal(resp.status, 202);
+    // No reload: the epoch's event over SSE makes the screen refetch.
+    await page.locator(`[data-testid=loss-curve][data-points="${before + 1}"]`).waitFor();
+    const suites = await (await fetch(`${server.url}api/suites`)).json();
+    assert.equal(suites.find((x) => x.name === "knobs").epochs, before + 1);
+  });
+
   it("answers an intervention and moves it to the history", async () => {
     await page.goto(`${server.url}#/inbox`);
     assert.equal(await page.getByTestId("inbox-badge").innerText(), "1");
