@@ -60,7 +60,11 @@ export function EChart({ id, group, option, height = 320, points, onClick, dark 
       echarts.connect(group);
     }
     window.attractorCharts = { ...(window.attractorCharts ?? {}), [id]: c };
-    const ro = new ResizeObserver(() => c.resize());
+    // The observer also reports the size the chart was created with; only a
+    // real change is worth a resize (each one redraws every point).
+    const ro = new ResizeObserver(() => {
+      if (node.clientWidth !== c.getWidth() || node.clientHeight !== c.getHeight()) c.resize();
+    });
     ro.observe(el.current);
     return () => {
       ro.disconnect();
