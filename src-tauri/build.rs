@@ -12,6 +12,7 @@ fn main() {
         "suite_epochs",
         "suite_graph",
         "suite_proposals",
+        "export_report",
         "watched",
         "add_watched_folder",
         "remove_watched_folder",

@@ -35,6 +35,8 @@
 //! - [`process`]: running a shell command with a timeout that kills its
 //!   whole process group, keeping a bounded part of its output.
 //! - [`numeric`]: constrained benchmark problems (CEC 2006, engineering designs, external evaluators).
+//! - [`report`]: a suite's charts drawn to SVG and PNG with an `index.html`
+//!   (`attractor report`, the app's Export).
 //! - [`watch`]: the folder watcher — suite and task files dropped into a folder are
 //!   validated, registered, approved by a person and optionally run.
 
@@ -55,6 +57,7 @@ pub mod numeric;
 pub mod outer;
 pub mod overseer;
 pub mod process;
+pub mod report;
 pub mod secrets;
 pub mod service;
 pub mod store;

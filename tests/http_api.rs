@@ -205,6 +205,44 @@ async fn suites_epochs_and_graph_show_what_the_cli_ran() {
 }
 
 #[tokio::test]
+async fn the_report_downloads_as_a_zip_of_the_charts_and_the_page() {
+    let w = World::populated();
+    let s = w.serve(None, &[]).await;
+
+    let resp = s.req(reqwest::Method::GET, "/api/suites/knobs/report.zip").send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    assert_eq!(header("content-type"), "application/zip");
+    assert_eq!(header("content-disposition"), "attachment; filename=\"knobs-report.zip\"");
+    let bytes = resp.bytes().await.unwrap();
+
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    let mut names: Vec<String> = zip.file_names().map(|n| n.unwrap().into_owned()).collect();
+    names.sort();
+    let mut expected: Vec<String> = attractor::report::FILES.iter().map(|f| format!("knobs-report/{f}")).collect();
+    expected.sort();
+    assert_eq!(names, expected);
+    let mut page = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name("knobs-report/index.html").unwrap(), &mut page).unwrap();
+    assert!(page.contains("Attractor report · <span data-field=\"suite\">knobs</span>"), "{page}");
+    assert_eq!(page.matches("<tr data-epoch=").count(), 8, "one row per epoch");
+    let mut svg = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name("knobs-report/loss-curve.svg").unwrap(), &mut svg).unwrap();
+    assert_eq!(svg.matches("<circle").count(), 8, "a dot per epoch");
+    let mut png = Vec::new();
+    std::io::Read::read_to_end(&mut zip.by_name("knobs-report/task-loss.png").unwrap(), &mut png).unwrap();
+    assert_eq!(&png[..4], b"\x89PNG");
+
+    // By id too; an unknown suite is a JSON 404 naming the known ones.
+    let id = s.ok("/api/suites/knobs/epochs?runs=false").await["suite"]["id"].as_i64().unwrap();
+    let by_id = s.req(reqwest::Method::GET, &format!("/api/suites/{id}/report.zip")).send().await.unwrap();
+    assert_eq!(by_id.status(), StatusCode::OK);
+    let (status, body) = s.get("/api/suites/no-such-suite/report.zip").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(body["error"].as_str().unwrap().contains("known suites: inbox, knobs"), "{body}");
+}
+
+#[tokio::test]
 async fn artifact_versions_carry_their_diffs_and_a_rollback_flips_the_pointer() {
     let w = World::populated();
     let s = w.serve(None, &[]).await;

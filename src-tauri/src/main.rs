@@ -75,6 +75,13 @@ async fn remove_watched_folder(s: Facade<'_>, id: i64) -> Reply<WatchedFolders> 
     Ok(s.remove_watched_folder(id).await?)
 }
 
+/// Writes the suite's report (charts and `index.html`) into a folder: the
+/// app's Export.
+#[tauri::command(rename_all = "snake_case")]
+async fn export_report(s: Facade<'_>, key: String, dir: String) -> Reply<ReportWritten> {
+    Ok(s.write_report(&key, &dir).await?)
+}
+
 /// A run with its output tails and its ASO telemetry steps.
 #[tauri::command(rename_all = "snake_case")]
 async fn run_detail(s: Facade<'_>, id: i64) -> Reply<RunDetail> {
@@ -289,6 +296,7 @@ fn main() -> ExitCode {
             suite_epochs,
             suite_graph,
             suite_proposals,
+            export_report,
             watched,
             add_watched_folder,
             remove_watched_folder,

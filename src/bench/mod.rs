@@ -8,8 +8,11 @@
 //! - [`engine`]: the convergence engine's control overhead and throughput on
 //!   real agent runs, and its decisions against plain retries on a simulated
 //!   population of trajectories.
+//! - [`ui`]: the data the app is measured against (`bench/ui`): a suite
+//!   history of 500 epochs × 50 tasks written through the store.
 
 pub mod engine;
 pub mod numeric;
 pub mod outer;
 pub mod report;
+pub mod ui;

@@ -1,6 +1,6 @@
 //! `attractor bench numeric`: our coordinator and the peer optimizers on the
 //! same problems, seeds and evaluation budget, in one run, into one report;
-//! `attractor bench outer` and `attractor bench engine` (see [`crate::bench`]).
+//! `attractor bench outer`, `engine` and `fill` (see [`crate::bench`]).
 //!
 //! Results go to JSON lines in the output folder as they are made
 //! (`attractor.jsonl`, `peers.jsonl`, `supervision.jsonl`), so an
@@ -30,6 +30,9 @@ pub enum BenchCommand {
     /// The outer loop: baseline, evolve and tree at the same number of
     /// evaluations, and one textgrad epoch's wall time against its runs'.
     Outer(OuterArgs),
+    /// Fill a fresh database with a synthetic suite history (500 epochs × 50
+    /// tasks by default) to measure the app against (`npm run bench:ui`).
+    Fill(FillArgs),
     /// The convergence engine: control overhead and throughput on real agent
     /// runs, and the engine against plain retries on a simulated population.
     Engine(EngineArgs),
@@ -55,6 +58,21 @@ pub struct EngineArgs {
     /// Where the databases, workspaces and report go (replaced on every run).
     #[arg(long, default_value = "bench/results/engine")]
     pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct FillArgs {
+    #[arg(long, default_value = "ui-bench")]
+    pub suite: String,
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub epochs: u32,
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(2..=10_000))]
+    pub tasks: u32,
+    /// How many of the tasks are held out.
+    #[arg(long, default_value_t = 5)]
+    pub holdout: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 #[derive(Debug, Args)]
@@ -120,7 +138,44 @@ pub async fn run(g: &Global, command: &BenchCommand) -> Result<u8, Failure> {
         BenchCommand::Numeric(args) => numeric_bench(g, args).await,
         BenchCommand::Outer(args) => outer_bench(g, args).await,
         BenchCommand::Engine(args) => engine_bench(g, args).await,
+        BenchCommand::Fill(args) => fill(g, args).await,
     }
+}
+
+async fn fill(g: &Global, a: &FillArgs) -> Result<u8, Failure> {
+    use crate::bench::ui::{FillConfig, FillError};
+    // Synthetic data must never land in someone's own database by default.
+    let Some(db) = &g.db else {
+        return Err(Failure::input(
+            "bench fill writes synthetic data: name the database with --db NEW.db (or ATTRACTOR_DB)",
+        ));
+    };
+    let store = crate::store::Store::open(db).await?;
+    let config =
+        FillConfig { suite: a.suite.clone(), epochs: a.epochs, tasks: a.tasks, holdout: a.holdout, seed: a.seed };
+    let started = std::time::Instant::now();
+    let filled = crate::bench::ui::fill(&store, &config).await.map_err(|e| match e {
+        e @ (FillError::Exists(_) | FillError::Holdout { .. }) => Failure::input(e.to_string()),
+        e => Failure::runtime(e.to_string()),
+    });
+    store.close().await;
+    let filled = filled?;
+    if g.json {
+        println!("{}", serde_json::to_string(&filled).unwrap_or_default());
+    } else if !g.quiet {
+        println!(
+            "suite `{}` (id {}): {} epochs, {} runs, {} updates, {} rollbacks in {:.1} s into {}",
+            filled.suite,
+            filled.suite_id,
+            filled.epochs,
+            filled.runs,
+            filled.updates,
+            filled.rollbacks,
+            started.elapsed().as_secs_f64(),
+            db.display()
+        );
+    }
+    Ok(0)
 }
 
 async fn engine_bench(g: &Global, a: &EngineArgs) -> Result<u8, Failure> {

@@ -81,6 +81,16 @@ pub enum Command {
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Draw a suite's loss curve, per-task loss and artifact timeline to PNG
+    /// and SVG, with an index.html that shows them above the epoch table.
+    Report {
+        /// The suite's name (or id); `attractor inspect` lists them.
+        suite: String,
+        /// The folder to write into (created when missing; files of an older
+        /// report there are replaced).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Every proposal the optimizer considered for a suite: predicted against
     /// observed loss reduction, and why the losers lost.
     Proposals { suite: String },
@@ -337,6 +347,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
             inspect::export(&store, suite, *format, output.as_deref()).await?;
             Ok(0)
         }
+        Command::Report { suite, out } => report(g, suite, out).await,
         Command::Proposals { suite } => {
             let store = open(g).await?;
             inspect::proposals(g, &store, suite).await?;
@@ -399,6 +410,26 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
             Ok(0)
         }
     }
+}
+
+/// `attractor report`: through the service facade, the same code as the
+/// app's Export.
+async fn report(g: &Global, suite: &str, out: &std::path::Path) -> Result<u8, Failure> {
+    use crate::service::{Service, ServiceConfig, ServiceError};
+    let service = Service::open(ServiceConfig::new(db_path(g))).await.map_err(|e| Failure::runtime(e.to_string()))?;
+    let written = service.write_report(suite, &out.display().to_string()).await;
+    service.shutdown().await;
+    let written = written.map_err(|e| match e {
+        ServiceError::Internal(m) => Failure::runtime(m),
+        e => Failure::input(e.to_string()),
+    })?;
+    if g.json {
+        println!("{}", serde_json::to_string_pretty(&written).unwrap_or_default());
+    } else if !g.quiet {
+        println!("report of `{}`: {} files in {}", written.suite, written.files.len(), written.dir);
+        println!("open {}", written.index);
+    }
+    Ok(0)
 }
 
 fn db_path(g: &Global) -> PathBuf {

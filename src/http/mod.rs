@@ -89,6 +89,7 @@ pub fn router(service: Arc<Service>, token: Option<String>, ui_dir: Option<PathB
         .route("/suites/{id}/epochs", get(suite_epochs))
         .route("/suites/{id}/graph", get(suite_graph))
         .route("/suites/{id}/proposals", get(suite_proposals))
+        .route("/suites/{id}/report.zip", get(suite_report_zip))
         .route("/runs/{id}", get(run_detail))
         .route("/runs/{id}/epoch", get(run_epoch))
         .route("/artifacts", get(artifacts))
@@ -313,6 +314,26 @@ async fn suite_proposals(
     id: Result<UrlPath<String>, PathRejection>,
 ) -> Reply<SuiteProposals> {
     Ok(Json(s.service.suite_proposals(&id?.0).await?))
+}
+
+/// The suite's report (charts as SVG and PNG, `index.html`) as a zip
+/// download: the browser's Export.
+async fn suite_report_zip(
+    State(s): State<AppState>,
+    id: Result<UrlPath<String>, PathRejection>,
+) -> Result<Response, Failure> {
+    let archive = s.service.report_zip(&id?.0).await?;
+    // The file name holds only letters, digits, `-`, `_` and `.`: safe in a header.
+    let disposition = format!("attachment; filename=\"{}\"", archive.file_name);
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/zip".to_string()),
+            (header::CONTENT_DISPOSITION, disposition),
+            (header::CACHE_CONTROL, "no-store".to_string()),
+        ],
+        archive.bytes,
+    )
+        .into_response())
 }
 
 async fn run_detail(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejection>) -> Reply<RunDetail> {

@@ -31,7 +31,7 @@ use tokio::sync::{mpsc, watch};
 use crate::artifact::{Origin, Registry, RegistryError};
 use crate::bus::{self, Bus, Envelope, Event};
 use crate::outer::{OptimizerKind, RunConfig, RunnerError, SuiteRunner};
-use crate::store::{EpochRow, EpochRunRow, InterventionRow, RunBrief, Store, StoreError, SuiteRow, TelemetryRow};
+use crate::store::{CountedRun, EpochRow, InterventionRow, RunBrief, Store, StoreError, SuiteRow, TelemetryRow};
 use crate::suite::{self, SourceLocation, SuiteError, SuiteIssue, TaskKind};
 use crate::watch::{LaunchRefusal, Launcher, WatchConfig, WatchError, Watcher};
 
@@ -406,7 +406,17 @@ impl Service {
             Some(s) => Some(s),
             None => self.store.suite_by_name(key).await?,
         };
-        found.ok_or_else(|| ServiceError::NotFound(format!("no suite `{key}` in {}", self.config.db_path.display())))
+        match found {
+            Some(s) => Ok(s),
+            None => {
+                let known: Vec<String> = self.store.suite_summaries().await?.into_iter().map(|s| s.name).collect();
+                Err(ServiceError::NotFound(format!(
+                    "no suite `{key}` in {}\n  hint: known suites: {}",
+                    self.config.db_path.display(),
+                    if known.is_empty() { "none yet".to_string() } else { known.join(", ") }
+                )))
+            }
+        }
     }
 
     /// A suite's epochs with per-task losses, artifact events and, with
@@ -417,14 +427,11 @@ impl Service {
         let tasks = task_infos(&row);
         let holdout: HashMap<&str, bool> = tasks.iter().map(|t| (t.name.as_str(), t.holdout)).collect();
         let epochs = self.store.epochs(row.id).await?;
-        let runs = self.store.run_briefs_of_suite(row.id).await?;
-        let counted = self.store.epoch_runs_of_suite(row.id).await?;
-        let mut views = build_epochs(&epochs, &runs, &counted, &holdout);
-        if !with_runs {
-            for v in &mut views {
-                v.runs.clear();
-            }
-        }
+        // The run rows are read only when asked for: the charts need the
+        // counted losses alone, a fraction of the data.
+        let runs = if with_runs { self.store.run_briefs_of_suite(row.id).await? } else { Vec::new() };
+        let counted = self.store.counted_runs_of_suite(row.id).await?;
+        let views = build_epochs(&epochs, &runs, &counted, &holdout);
 
         let mut artifacts: Vec<String> = Vec::new();
         for e in &views {
@@ -507,6 +514,57 @@ impl Service {
             })
             .collect();
         Ok(SuiteProposals { suite: row.name, proposals })
+    }
+
+    // ----- reports --------------------------------------------------------------
+
+    /// A suite's report (`crate::report`), rendered in memory from the same
+    /// view the Charts screen draws. Drawing is CPU work: it runs on the
+    /// blocking pool, not on the threads that serve requests.
+    pub async fn report(&self, key: &str) -> Result<crate::report::Report> {
+        // The counted losses are all a report draws: the run lists (most of
+        // the payload at 500 epochs × 50 tasks) stay out, as for the charts.
+        let view = self.suite_epochs(key, false).await?;
+        let generated_at = crate::now_rfc3339();
+        tokio::task::spawn_blocking(move || crate::report::render(&view, &generated_at))
+            .await
+            .map_err(|e| ServiceError::Internal(format!("drawing the report stopped: {e}")))?
+            .map_err(report_error)
+    }
+
+    /// Writes a suite's report into a folder (created when missing; `~/` is
+    /// the home folder). The CLI's `attractor report` and the desktop app's
+    /// Export.
+    pub async fn write_report(&self, key: &str, dir: &str) -> Result<ReportWritten> {
+        let dir = resolve_path(dir);
+        if dir.as_os_str().is_empty() {
+            return Err(ServiceError::BadInput("give the folder to write the report into".into()));
+        }
+        let report = self.report(key).await?;
+        let target = dir.clone();
+        let written = tokio::task::spawn_blocking(move || report.write_to(&target).map(|files| (report.suite, files)))
+            .await
+            .map_err(|e| ServiceError::Internal(format!("writing the report stopped: {e}")))?;
+        let (suite, files) = written.map_err(report_error)?;
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
+        Ok(ReportWritten {
+            suite,
+            index: dir.join("index.html").display().to_string(),
+            dir: dir.display().to_string(),
+            files: files.iter().filter_map(|f| f.file_name()).map(|n| n.to_string_lossy().into_owned()).collect(),
+        })
+    }
+
+    /// A suite's report as a zip archive, with the file name to offer for it
+    /// (the browser's Export downloads it).
+    pub async fn report_zip(&self, key: &str) -> Result<ReportArchive> {
+        let report = self.report(key).await?;
+        tokio::task::spawn_blocking(move || {
+            let bytes = report.zip().map_err(report_error)?;
+            Ok(ReportArchive { file_name: format!("{}.zip", report.folder_name()), bytes })
+        })
+        .await
+        .map_err(|e| ServiceError::Internal(format!("packing the report stopped: {e}")))?
     }
 
     // ----- runs ---------------------------------------------------------------
@@ -1244,6 +1302,22 @@ fn watch_error(e: WatchError) -> ServiceError {
     }
 }
 
+/// A report packed for a download.
+pub struct ReportArchive {
+    /// `SUITE-report.zip`, with only letters, digits, `-`, `_` and `.`.
+    pub file_name: String,
+    pub bytes: Vec<u8>,
+}
+
+fn report_error(e: crate::report::ReportError) -> ServiceError {
+    use crate::report::ReportError;
+    match e {
+        e @ ReportError::NoEpochs(_) => ServiceError::Conflict(e.to_string()),
+        e @ ReportError::Write { .. } => ServiceError::BadInput(e.to_string()),
+        e @ (ReportError::Draw { .. } | ReportError::Zip(_)) => ServiceError::Internal(e.to_string()),
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding one of these locks cannot leave the data half-changed.
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -1595,11 +1669,12 @@ fn event_label(e: &ArtifactEvent) -> String {
     }
 }
 
-/// Builds every epoch's view from three whole-suite reads.
+/// Builds every epoch's view from whole-suite reads (`runs` may be empty:
+/// then the views have no run lists).
 fn build_epochs(
     epochs: &[EpochRow],
     runs: &[RunBrief],
-    counted: &[EpochRunRow],
+    counted: &[CountedRun],
     holdout: &HashMap<&str, bool>,
 ) -> Vec<EpochView> {
     let is_holdout = |task: &str| holdout.get(task).copied().unwrap_or(false);
@@ -1607,11 +1682,10 @@ fn build_epochs(
     for r in runs {
         runs_by_epoch.entry(r.epoch_id).or_default().push(r);
     }
-    let mut counted_by_epoch: HashMap<i64, Vec<&EpochRunRow>> = HashMap::new();
+    let mut counted_by_epoch: HashMap<i64, Vec<&CountedRun>> = HashMap::new();
     for c in counted {
         counted_by_epoch.entry(c.epoch_id).or_default().push(c);
     }
-    let status_of: HashMap<i64, &str> = runs.iter().map(|r| (r.id, r.status.as_str())).collect();
     epochs
         .iter()
         .map(|e| {
@@ -1623,7 +1697,7 @@ fn build_epochs(
                     task: c.task_name.clone(),
                     run_id: c.run_id,
                     loss: c.loss,
-                    status: status_of.get(&c.run_id).copied().unwrap_or("unknown").to_string(),
+                    status: c.status.clone(),
                     holdout: is_holdout(&c.task_name),
                 })
                 .collect();

@@ -54,6 +54,7 @@ fn export_all(cfg: &Config) {
         SimilarTrajectories,
         SimilarRequest,
         MemoryItem,
+        ReportWritten,
     );
 }
 

@@ -842,3 +842,16 @@ pub struct SimilarRequest {
     #[ts(optional)]
     pub limit: Option<u32>,
 }
+
+/// A suite's report written into a folder (`attractor report`, the desktop
+/// app's Export).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ReportWritten {
+    pub suite: String,
+    /// The folder, absolute.
+    pub dir: String,
+    /// The page to open: `index.html` in `dir`.
+    pub index: String,
+    /// Every file written, by name.
+    pub files: Vec<String>,
+}

@@ -27,6 +27,17 @@ pub struct RunBrief {
     pub error: Option<String>,
 }
 
+/// A run an epoch counts, with the status of that run: everything the
+/// charts need per task and epoch, and no more (no scores, no breakdown).
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct CountedRun {
+    pub epoch_id: i64,
+    pub run_id: i64,
+    pub task_name: String,
+    pub loss: f64,
+    pub status: String,
+}
+
 impl Store {
     pub async fn suite_by_id(&self, id: i64) -> Result<Option<SuiteRow>> {
         Ok(sqlx::query_as("SELECT * FROM task_suites WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
@@ -48,6 +59,21 @@ impl Store {
     pub async fn epoch_runs_of_suite(&self, suite_id: i64) -> Result<Vec<EpochRunRow>> {
         Ok(sqlx::query_as(
             "SELECT er.* FROM epoch_runs er JOIN epochs e ON e.id = er.epoch_id
+             WHERE e.suite_id = ? ORDER BY e.epoch_num, er.task_name",
+        )
+        .bind(suite_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// The runs every epoch of a suite counts, with their statuses, in one
+    /// lean read: at 500 epochs × 50 tasks this is what keeps the charts'
+    /// request fast (the run rows with their loss breakdowns are several
+    /// times the data).
+    pub async fn counted_runs_of_suite(&self, suite_id: i64) -> Result<Vec<CountedRun>> {
+        Ok(sqlx::query_as(
+            "SELECT er.epoch_id, er.run_id, er.task_name, er.loss, r.status
+             FROM epoch_runs er JOIN epochs e ON e.id = er.epoch_id JOIN runs r ON r.id = er.run_id
              WHERE e.suite_id = ? ORDER BY e.epoch_num, er.task_name",
         )
         .bind(suite_id)

@@ -172,7 +172,7 @@ before(async () => {
     assert.ok(existsSync(path), `no ${what} at ${path}`);
   }
   mkdirSync(shots, { recursive: true });
-  for (const old of ["desktop-01-suites.png", "desktop-02-charts.png", "desktop-03-live.png"]) rmSync(join(shots, old), { force: true });
+  for (const old of ["desktop-01-suites.png", "desktop-02-charts.png", "desktop-03-live.png", "desktop-04-export.png"]) rmSync(join(shots, old), { force: true });
   execFileSync(cliBin, ["--db", db, "run", join(fixtures, "knobs.suite.yaml"), "--epochs", "8", "--optimizer", "evolve", "--seed", "1", "--quiet"], {
     env: { ...appEnv, KNOBS_DELAY: "0" },
   });
@@ -263,6 +263,23 @@ describe("the Attractor desktop app", () => {
     const note = await find("[data-testid=keychain-note]");
     assert.ok((await text(note)).length > 20);
     await shot("desktop-02b-settings.png");
+  });
+
+  it("exports the suite's report into the folder a person names, through the shell's command", async () => {
+    await run(`location.hash = "/suites"`);
+    await click(await find("tr[data-suite=knobs] [data-testid=export]"));
+    const input = await find("[data-testid=export-folder] input");
+    assert.match(await run("return document.querySelector('[data-testid=export-folder] input').value"), /^~\/attractor-reports\/knobs-report$/);
+    const dir = join(work, "exported report");
+    await wd("POST", s(`/element/${input}/clear`), {});
+    await wd("POST", s(`/element/${input}/value`), { text: dir });
+    await shot("desktop-04-export.png");
+    await click(await find("[data-testid=export-folder] button[type=submit]"));
+    const done = await find("[data-testid=export-done]");
+    assert.ok((await text(done)).includes(join(dir, "index.html")), await text(done));
+    const files = ["index.html", "loss-curve.svg", "loss-curve.png", "task-loss.svg", "task-loss.png", "artifact-timeline.svg", "artifact-timeline.png"];
+    assert.deepEqual(readdirSync(dir).sort(), [...files].sort());
+    assert.equal(readFileSync(join(dir, "index.html"), "utf8").match(/<tr data-epoch=/g).length, 8, "a row per epoch");
   });
 
   it("launches a suite and follows it live through forwarded bus events", async () => {

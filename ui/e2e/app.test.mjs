@@ -11,7 +11,8 @@ import assert from "node:assert/strict";
 import { spawn, execFileSync, execFile } from "node:child_process";
 import { createServer } from "node:http";
 import { promisify } from "node:util";
-import { mkdtempSync, mkdirSync, existsSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, existsSync, rmSync, readFileSync, writeFileSync } from "node:fs";
+import { inflateRawSync } from "node:zlib";
 import { tmpdir, homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium } from "playwright-core";
@@ -107,6 +108,34 @@ async function pixel(chartId, seriesIndex, value) {
   );
 }
 
+/**
+ * The entries of a zip archive, read from its central directory (stored or
+ * deflated, as the server writes them): name → contents.
+ */
+function unzip(buf) {
+  let end = buf.length - 22;
+  while (end >= 0 && buf.readUInt32LE(end) !== 0x06054b50) end--;
+  assert.ok(end >= 0, "a zip archive ends with its central directory");
+  const count = buf.readUInt16LE(end + 10);
+  let at = buf.readUInt32LE(end + 16);
+  const files = new Map();
+  for (let i = 0; i < count; i++) {
+    assert.equal(buf.readUInt32LE(at), 0x02014b50, "a central directory entry");
+    const method = buf.readUInt16LE(at + 10);
+    const size = buf.readUInt32LE(at + 20);
+    const nameLen = buf.readUInt16LE(at + 28);
+    const extraLen = buf.readUInt16LE(at + 30);
+    const commentLen = buf.readUInt16LE(at + 32);
+    const local = buf.readUInt32LE(at + 42);
+    const name = buf.subarray(at + 46, at + 46 + nameLen).toString("utf8");
+    const dataAt = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
+    const raw = buf.subarray(dataAt, dataAt + size);
+    files.set(name, method === 8 ? inflateRawSync(raw) : Buffer.from(raw));
+    at += 46 + nameLen + extraLen + commentLen;
+  }
+  return files;
+}
+
 before(async () => {
   assert.ok(existsSync(bin), `no attractor binary at ${bin}: run \`cargo build\` first (or set ATTRACTOR_BIN)`);
   assert.ok(existsSync(join(root, "ui/dist/index.html")), "no ui/dist: run `npm run build` first");
@@ -164,6 +193,39 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(cells[4], "idle");
     await page.locator("tr[data-suite=inbox]").waitFor();
     await shot("02-suites.png");
+  });
+
+  it("exports a suite's report as a zip of its charts and page, which reads well in a browser", async () => {
+    await page.goto(`${server.url}#/suites`);
+    const row = page.locator("tr[data-suite=knobs]");
+    await row.waitFor();
+    const [download] = await Promise.all([page.waitForEvent("download"), row.getByTestId("export").click()]);
+    assert.equal(download.suggestedFilename(), "knobs-report.zip");
+    const saved = join(work, "knobs-report.zip");
+    await download.saveAs(saved);
+    const files = unzip(readFileSync(saved));
+    const names = [...files.keys()].sort();
+    const expected = ["artifact-timeline.png", "artifact-timeline.svg", "index.html", "loss-curve.png", "loss-curve.svg", "task-loss.png", "task-loss.svg"];
+    assert.deepEqual(names, expected.map((n) => `knobs-report/${n}`));
+    const html = files.get("knobs-report/index.html").toString("utf8");
+    assert.equal(html.match(/<tr data-epoch=/g).length, 8, "a row per epoch");
+    assert.equal(files.get("knobs-report/loss-curve.svg").toString("utf8").match(/<circle/g).length, 8, "a dot per epoch");
+    assert.equal(files.get("knobs-report/task-loss.png").subarray(1, 4).toString(), "PNG");
+
+    // The page as a person opens it from disk: every chart image loads.
+    const dir = join(work, "report");
+    for (const [name, data] of files) {
+      mkdirSync(join(dir, "knobs-report"), { recursive: true });
+      writeFileSync(join(dir, name), data);
+    }
+    const viewer = await context.newPage();
+    await viewer.setViewportSize({ width: 1360, height: 900 });
+    await viewer.goto(`file://${join(dir, "knobs-report/index.html")}`);
+    const loaded = await viewer.evaluate(() => [...document.images].map((i) => i.complete && i.naturalWidth > 0));
+    assert.deepEqual(loaded, [true, true, true], "the three SVGs load");
+    await viewer.waitForTimeout(300);
+    await viewer.screenshot({ path: join(shots, "22-report.png"), fullPage: true });
+    await viewer.close();
   });
 
   it("draws the three charts with one point per epoch and tooltips that name the transition", async () => {
@@ -285,6 +347,23 @@ describe("the Attractor web UI against a real server", () => {
     await shot("12-live-cancelled.png");
     const suites = await (await fetch(`${server.url}api/suites`)).json();
     assert.equal(suites.find((x) => x.name === "knobs").status, "unfinished");
+  });
+
+  it("redraws the charts when their own suite finishes an epoch", async () => {
+    await page.goto(`${server.url}#/charts/knobs`);
+    const curve = page.getByTestId("loss-curve");
+    await curve.locator("canvas").waitFor();
+    const before = Number(await curve.getAttribute("data-points"));
+    const resp = await fetch(`${server.url}api/launches`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ suite_path: join(fixtures, "knobs.suite.yaml"), epochs: 1, seed: 5 }),
+    });
+    assert.equal(resp.status, 202);
+    // No reload: the epoch's event over SSE makes the screen refetch.
+    await page.locator(`[data-testid=loss-curve][data-points="${before + 1}"]`).waitFor();
+    const suites = await (await fetch(`${server.url}api/suites`)).json();
+    assert.equal(suites.find((x) => x.name === "knobs").epochs, before + 1);
   });
 
   it("answers an intervention and moves it to the history", async () => {

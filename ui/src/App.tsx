@@ -4,6 +4,7 @@
 import { createContext, useCallback, useContext, useEffect, useReducer, useRef, useState } from "react";
 import { api, subscribe } from "./api";
 import type { Envelope } from "./generated/Envelope";
+import { countChanges } from "./lib/live";
 import { progressReducer, type ProgressState } from "./lib/progress";
 import { ErrorBoundary } from "./components/ErrorBoundary";
 import { Artifacts } from "./screens/Artifacts";
@@ -84,12 +85,16 @@ export function go(path: string) {
 interface Live {
   /** Bumps on every event that changes stored data: screens refetch on it. */
   tick: number;
+  /** Per suite (`id:N`, `name:S`), the events that changed its epochs (see lib/live). */
+  suiteChanges: Record<string, number>;
+  /** Re-connections of the event feed after the first (events may have been missed). */
+  reconnects: number;
   last: Envelope | null;
   progress: ProgressState;
   connected: boolean;
 }
 
-const LiveContext = createContext<Live>({ tick: 0, last: null, progress: {}, connected: false });
+const LiveContext = createContext<Live>({ tick: 0, suiteChanges: {}, reconnects: 0, last: null, progress: {}, connected: false });
 export const useLive = () => useContext(LiveContext);
 
 /** Events after which stored data differs (a screen showing it should refetch). */
@@ -116,6 +121,9 @@ export function App() {
   const [tick, setTick] = useState(0);
   const [last, setLast] = useState<Envelope | null>(null);
   const [connected, setConnected] = useState(false);
+  const [suiteChanges, countChange] = useReducer(countChanges, {});
+  const [reconnects, setReconnects] = useState(0);
+  const opened = useRef(false);
   const [progress, dispatch] = useReducer(progressReducer, {});
   const [pending, setPending] = useState(0);
 
@@ -152,12 +160,15 @@ export function App() {
       subscribe(
         (e) => {
           dispatch(e);
+          countChange(e);
           setLast(e);
           if (CHANGES.has(e.type)) changed();
         },
         () => {
           setConnected(true);
           setTick((t) => t + 1);
+          if (opened.current) setReconnects((n) => n + 1);
+          opened.current = true;
         },
         () => setConnected(false),
       ),
@@ -248,7 +259,7 @@ export function App() {
   }
 
   return (
-    <LiveContext.Provider value={{ tick, last, progress, connected }}>
+    <LiveContext.Provider value={{ tick, suiteChanges, reconnects, last, progress, connected }}>
       <div className="app">
         <nav className="nav">
           <div className="brand">

@@ -29,6 +29,7 @@ import type { LaunchView } from "./generated/LaunchView";
 import type { LineDiff } from "./generated/LineDiff";
 import type { LlmCheck } from "./generated/LlmCheck";
 import type { Overview } from "./generated/Overview";
+import type { ReportWritten } from "./generated/ReportWritten";
 import type { RunDetail } from "./generated/RunDetail";
 import type { RunEpoch } from "./generated/RunEpoch";
 import type { SettingsUpdate } from "./generated/SettingsUpdate";
@@ -40,6 +41,7 @@ import type { SuiteProposals } from "./generated/SuiteProposals";
 import type { Validation } from "./generated/Validation";
 import type { WatchedFolders } from "./generated/WatchedFolders";
 import type { WatchedFolderView } from "./generated/WatchedFolderView";
+import { attachmentName, reportSlug } from "./lib/export";
 
 const TOKEN_KEY = "attractor.token";
 
@@ -101,6 +103,35 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   return data as T;
 }
 
+/** A file the server offers for download (a report archive), with the name it suggests. */
+export interface Download {
+  blob: Blob;
+  fileName: string;
+}
+
+/** GETs a binary answer; a failure reads like any other request's. */
+async function download(path: string, fallbackName: string): Promise<Download> {
+  const headers: Record<string, string> = {};
+  const t = token();
+  if (t) headers.Authorization = `Bearer ${t}`;
+  let resp: Response;
+  try {
+    resp = await fetch(`/api${path}`, { headers });
+  } catch (e) {
+    throw new RequestError(0, `cannot reach the Attractor server (${String(e)}); is \`attractor serve\` running?`);
+  }
+  if (!resp.ok) {
+    let err: ApiError | null = null;
+    try {
+      err = (await resp.json()) as ApiError;
+    } catch {
+      err = null;
+    }
+    throw new RequestError(resp.status, err?.error ?? `${resp.status} ${resp.statusText}`, err?.validation ?? null);
+  }
+  return { blob: await resp.blob(), fileName: attachmentName(resp.headers.get("Content-Disposition"), fallbackName) };
+}
+
 /** One Tauri command: the facade operation's name and its arguments (snake_case, like the HTTP bodies). */
 async function command<T>(name: string, args: Record<string, unknown> = {}): Promise<T> {
   try {
@@ -143,6 +174,15 @@ export const api = {
       ["suite_proposals", { key: String(suite) }],
       ["GET", `/suites/${enc(String(suite))}/proposals`],
     ),
+  /**
+   * Browser only: the suite's report (charts as SVG and PNG, index.html) as a
+   * zip archive to save. The desktop app writes it with {@link api.exportReport}.
+   */
+  reportZip: (suite: string | number, name: string) =>
+    download(`/suites/${enc(String(suite))}/report.zip`, `${reportSlug(name)}-report.zip`),
+  /** Desktop only: writes the suite's report into a folder (created when missing). */
+  exportReport: (suite: string | number, dir: string) =>
+    command<ReportWritten>("export_report", { key: String(suite), dir }),
   /** A run with its output tails and ASO telemetry. */
   run: (id: number) => request<RunDetail>(["run_detail", { id }], ["GET", `/runs/${id}`]),
   runEpoch: (id: number) => request<RunEpoch>(["run_epoch", { id }], ["GET", `/runs/${id}/epoch`]),

@@ -4,7 +4,9 @@
 // Only the chart types and components the app uses are registered, which
 // keeps the bundle a third of the full library. Each instance is also listed
 // in `window.attractorCharts` under its id, for automation and debugging
-// (the end-to-end tests read point positions from it).
+// (the end-to-end tests read point positions from it). When a chart has
+// finished drawing its first data, its element gets `data-rendered-at`: the
+// time since the page started loading, in ms (the UI benchmark reads it).
 import { useEffect, useRef } from "react";
 import * as echarts from "echarts/core";
 import { BarChart, GraphChart, LineChart, ScatterChart, TreeChart } from "echarts/charts";
@@ -47,12 +49,22 @@ export function EChart({ id, group, option, height = 320, points, onClick, dark 
     const c = echarts.init(el.current, dark ? "dark" : undefined, { renderer: "canvas" });
     chart.current = c;
     c.on("click", (p) => clickRef.current?.(p as unknown as ChartClick));
+    const node = el.current;
+    const markRendered = () => {
+      if (!node.dataset.renderedAt) node.dataset.renderedAt = String(Math.round(performance.now()));
+      c.off("finished", markRendered);
+    };
+    c.on("finished", markRendered);
     if (group) {
       c.group = group;
       echarts.connect(group);
     }
     window.attractorCharts = { ...(window.attractorCharts ?? {}), [id]: c };
-    const ro = new ResizeObserver(() => c.resize());
+    // The observer also reports the size the chart was created with; only a
+    // real change is worth a resize (each one redraws every point).
+    const ro = new ResizeObserver(() => {
+      if (node.clientWidth !== c.getWidth() || node.clientHeight !== c.getHeight()) c.resize();
+    });
     ro.observe(el.current);
     return () => {
       ro.disconnect();

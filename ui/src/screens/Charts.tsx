@@ -18,10 +18,11 @@ import {
   timelineOption,
 } from "../lib/charts";
 import { fmtLoss } from "../lib/format";
+import { epochsVersion } from "../lib/live";
 import { useDark } from "../lib/theme";
 
 export function Charts({ suite }: { suite?: string }) {
-  const { tick } = useLive();
+  const { tick, suiteChanges, reconnects } = useLive();
   const dark = useDark();
   const [data, setData] = useState<SuiteEpochs | null>(null);
   const [suites, setSuites] = useState<SuiteItem[]>([]);
@@ -32,6 +33,9 @@ export function Charts({ suite }: { suite?: string }) {
     api.suites().then(setSuites).catch(() => undefined);
   }, [tick]);
 
+  // The epochs are refetched when this suite's epochs may have changed, not
+  // on every event: at 500 epochs a refetch and redraw is heavy (lib/live).
+  const version = epochsVersion(suiteChanges, reconnects, suite, data?.suite.id);
   useEffect(() => {
     if (!suite) return;
     api
@@ -41,7 +45,7 @@ export function Charts({ suite }: { suite?: string }) {
         setError(null);
       })
       .catch((e: Error) => setError(e.message));
-  }, [suite, tick]);
+  }, [suite, version]);
 
   const loss = useMemo(() => (data ? lossPoints(data.epochs) : []), [data]);
   const lossOpt = useMemo(() => lossCurveOption(loss), [loss]);
@@ -163,7 +167,7 @@ export function Charts({ suite }: { suite?: string }) {
           </div>
           <div className="card">
             <h3>Proposals: predicted against observed</h3>
-            <Proposals suite={data.suite.name} tick={tick} />
+            <Proposals suite={data.suite.name} tick={version} />
           </div>
         </>
       )}

@@ -4,18 +4,9 @@ import { useEffect, useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { Empty, ErrorNote, Status } from "../components/common";
+import { ExportReport } from "../components/ExportReport";
 import type { SuiteItem } from "../generated/SuiteItem";
 import { fmtLoss } from "../lib/format";
-
-async function exportSuite(s: SuiteItem) {
-  const data = await api.epochs(s.id);
-  const blob = new Blob([JSON.stringify(data, null, 2)], { type: "application/json" });
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(blob);
-  a.download = `${s.name}.epochs.json`;
-  a.click();
-  URL.revokeObjectURL(a.href);
-}
 
 export function Suites() {
   const { tick } = useLive();
@@ -113,7 +104,7 @@ export function Suites() {
                       Launch again
                     </a>
                   )}
-                  <button onClick={() => exportSuite(s).catch((e: Error) => setError(e.message))}>Export</button>
+                  <ExportReport suite={s} onError={setError} />
                 </div>
 </td>
               </tr>

@@ -1,0 +1,38 @@
+// Which events make the Charts screen refetch: its own suite's epoch and
+// launch events and reconnections — never another suite's runs.
+import { describe, expect, it } from "vitest";
+import type { Envelope } from "../generated/Envelope";
+import { countChanges, epochsVersion, suiteChanges } from "../lib/live";
+
+const at = "2026-01-01T00:00:00Z";
+const ev = (event: Record<string, unknown>) => ({ seq: 1, at, ...event }) as unknown as Envelope;
+
+const runFinished = ev({ type: "run_finished", suite_id: 7, epoch_id: 1, run_id: 3, task: "a", status: "complete", loss: 0.2, duration_ms: 5, error: null });
+const epochFinished = ev({ type: "epoch_finished", suite_id: 7, epoch_id: 1, epoch_num: 1, mean_loss: 0.2, holdout_mean_loss: null, learning_rate: 0.5 });
+const launchStarted = ev({ type: "launch_started", launch_id: 1, suite: "knobs", suite_path: "/s.yaml" });
+const launchEnded = ev({ type: "launch_ended", launch_id: 1, suite: "knobs", suite_id: 7, status: "finished", error: null });
+
+describe("suite changes", () => {
+  it("come from epoch and launch events, not from runs", () => {
+    expect(suiteChanges(runFinished)).toEqual([]);
+    expect(suiteChanges(epochFinished)).toEqual(["id:7"]);
+    expect(suiteChanges(launchStarted)).toEqual(["name:knobs"]);
+    expect(suiteChanges(launchEnded)).toEqual(["name:knobs", "id:7"]);
+  });
+
+  it("move a suite's version only for that suite, and every suite's on a reconnection", () => {
+    let counts: Record<string, number> = {};
+    const start = counts;
+    counts = countChanges(counts, runFinished);
+    expect(counts).toBe(start);
+    const v0 = epochsVersion(counts, 0, "knobs", 7);
+    counts = countChanges(counts, launchStarted);
+    counts = countChanges(counts, epochFinished);
+    counts = countChanges(counts, launchEnded);
+    expect(epochsVersion(counts, 0, "knobs", 7)).toBe(v0 + 4);
+    expect(epochsVersion(counts, 0, "other", 8)).toBe(0);
+    expect(epochsVersion(counts, 1, "other", 8)).toBe(1);
+    // Before the suite's id is known, its name still counts.
+    expect(epochsVersion(counts, 0, "knobs")).toBe(2);
+  });
+});
