@@ -3,9 +3,9 @@
 // table) — the same files `attractor report` writes.
 //
 // In a browser the server sends it as a zip archive to save. In the desktop
-// app the shell writes the files into a folder the person chooses; the
-// choice is `pickFolder` below and nothing else, so a native folder dialog
-// can replace the inline path field there without touching the rest.
+// app the shell writes the files into a folder the person chooses: typed
+// into the inline field (a suggestion is filled in) or picked with the native
+// folder dialog behind its Browse… button.
 import { useState } from "react";
 import { api, inDesktopApp } from "../api";
 import type { ReportWritten } from "../generated/ReportWritten";
@@ -72,7 +72,7 @@ export function ExportReport({ suite, onError }: { suite: SuiteItem; onError: (m
   );
 }
 
-/** The inline stand-in for a folder dialog: a path field, Write and Cancel. */
+/** The folder question in the desktop app: a path field with the native picker behind Browse…, Write and Cancel. */
 function FolderField({ suggested, onDone }: { suggested: string; onDone: (dir: string | null) => void }) {
   const [dir, setDir] = useState(suggested);
   return (
@@ -94,6 +94,18 @@ function FolderField({ suggested, onDone }: { suggested: string; onDone: (dir: s
           spellCheck={false}
         />
       </label>
+      <button
+        type="button"
+        data-testid="browse"
+        onClick={() =>
+          api
+            .pickPath("folder")
+            .then((picked) => picked && setDir(picked))
+            .catch(() => undefined)
+        }
+      >
+        Browse…
+      </button>
       <button type="submit" className="primary" disabled={!dir.trim()}>
         Write report
       </button>
