@@ -694,3 +694,55 @@ async fn parallel_samples_stopped_by_a_restart_resume_where_they_were() {
     assert_eq!(f.scores(&run).await["eval_score"], 1.0);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_split_stopped_by_a_restart_goes_on_with_the_next_subtask() {
+    let f = Fixture::new().await;
+    let suite = f.suite("    budget:\n      max_loops: 8\n");
+    let mut config = quick();
+    config.engine.decomposition.proactive = attractor::engine::ProactiveDecomposition::Always;
+    // First process: the split and subtask 1, then subtask 2 waits on a slow model until stopped.
+    let server = ScriptedServer::start_repeating(
+        vec![halves(), passing(5, "low half")],
+        Scripted::delayed(Duration::from_secs(60), passing(10, "never answered")),
+    )
+    .await
+    .unwrap();
+    let (stop, cancel) = watch::channel(false);
+    let watcher = async {
+        until("subtask 2 to start", || async {
+            let Some(suite) = f.store.suite_by_name("agent-suite").await.unwrap() else { return false };
+            let Some(epoch) = f.store.epochs(suite.id).await.unwrap().pop() else { return false };
+            let Some(run) = f.store.runs_of_epoch(epoch.id).await.unwrap().pop() else { return false };
+            f.store.trajectory(&format!("run-{}.d2", run.id)).await.unwrap().is_some() && server.requests().len() == 3
+        })
+        .await;
+        stop.send(true).unwrap();
+    };
+    let (summary, ()) = tokio::join!(f.run_with_cancel(&suite, &server, config.clone(), cancel), watcher);
+    assert!(summary.interrupted);
+    let first_run = f.last_run().await;
+    let root_id = format!("run-{}", first_run.id);
+    assert_eq!(f.trajectory(&root_id).await.status, "coordinating");
+    assert_eq!(f.trajectory(&format!("{root_id}.d1")).await.status, "converged");
+    assert_eq!(f.trajectory(&format!("{root_id}.d2")).await.status, "running");
+    server.shutdown().await;
+
+    // Second process: subtask 1 is not done again; subtask 2 and the integration run.
+    let server = ScriptedServer::start(vec![passing(10, "high half"), passing(10, "checked")]).await.unwrap();
+    let summary = f.run(&suite, &server, config).await;
+    assert!(!summary.interrupted && summary.epochs[0].resumed);
+    let run = f.last_run().await;
+    assert_eq!(run.status, "complete", "{:?}", run.error);
+    let root = f.trajectory(&root_id).await;
+    assert_eq!((root.run_id, root.status.as_str()), (run.id, "converged"));
+    assert_eq!(f.observations(&format!("{root_id}.d1")).await.len(), 1);
+    let d2 = f.trajectory(&format!("{root_id}.d2")).await;
+    assert_eq!((d2.status.as_str(), d2.run_id), ("converged", run.id));
+    assert_eq!(f.trajectory(&format!("{root_id}.integration")).await.status, "converged");
+    assert_eq!(server.requests().len(), 2, "no proposal again, no subtask repeated");
+    assert!(message(&server, 0, "user").contains("Make square(n) right for n from 6 to 10."));
+    assert_eq!(f.events("decomposition_started").await.len(), 1);
+    assert_eq!(file(&root.workspace_dir, "squares.py"), squares(&first(10)));
+    server.shutdown().await;
+}

@@ -142,16 +142,24 @@ impl SharedBudget {
     /// the observation from it (and may extend it), and the group takes the
     /// result back. Settles the reservation the iteration held.
     pub fn record<R>(&mut self, trajectory: &mut Trajectory, step: impl FnOnce(&mut Trajectory) -> R) -> R {
+        let result = self.apply(trajectory, step);
+        self.release();
+        result
+    }
+
+    /// Runs `change` on `trajectory` as if its budget were the group's (an
+    /// approved extension, say), and takes the budget back: what `change`
+    /// spent or extended is the group's. Wall time is counted per sample.
+    pub fn apply<R>(&mut self, trajectory: &mut Trajectory, change: impl FnOnce(&mut Trajectory) -> R) -> R {
         self.lend(trajectory);
         let wall_before = trajectory.budget.wall_time_used_ms;
-        let result = step(trajectory);
+        let result = change(trajectory);
         let spent_wall = trajectory.budget.wall_time_used_ms.saturating_sub(wall_before);
         let own = self.member_wall_ms.entry(trajectory.id.clone()).or_insert(0);
         *own = own.saturating_add(spent_wall);
         let group_wall = self.member_wall_ms.values().copied().max().unwrap_or(0);
         trajectory.budget.wall_time_used_ms = group_wall;
         self.budget = trajectory.budget.clone();
-        self.release();
         result
     }
 }
@@ -265,6 +273,15 @@ mod tests {
         let mut b = trajectory("b");
         ledger.lend(&mut b);
         assert_eq!(b.budget.max_iterations, 5);
+        // An extension a person approves later reaches the group the same way.
+        ledger.apply(&mut b, |t| {
+            t.budget.extend(&crate::engine::BudgetExtension {
+                additional_tokens: 0,
+                additional_iterations: 2,
+                additional_wall_time_ms: 0,
+            })
+        });
+        assert_eq!((ledger.budget.max_iterations, ledger.budget.iterations_used, ledger.reserved), (7, 1, 0));
     }
 
     #[test]

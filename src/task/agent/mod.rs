@@ -37,6 +37,9 @@
 //!   own overseers; its result is the task's. A split that cannot be used
 //!   is recorded and the trajectory goes on without it.
 //!
+//! `tree` says where a trajectory sits (its placement and role) and what it
+//! hands back when it ends (its report).
+//!
 //! The run ends in a [`RunOutcome`]: the eval score is the final convergence
 //! level, gate rejections count refused edits and replies, the remaining
 //! budget is the scarcest dimension's share left, and the status is complete
@@ -53,6 +56,7 @@ mod intervene;
 mod parallel;
 mod split;
 mod state;
+mod tree;
 pub mod verify;
 
 use std::path::{Path, PathBuf};
@@ -68,6 +72,8 @@ use tokio::sync::watch;
 pub use decompose::{Coordination, DECOMPOSITION_CONTRACT, Decomposition, Subtask, parse_proposal};
 pub use intervene::{Answer, BUDGET_EXTENSION, HUMAN_ESCALATION};
 pub use state::{AgentState, AttemptRecord, Waiting};
+pub use tree::Role;
+use tree::{Placement, Report, is_terminal_status};
 pub use verify::{IntentVerifier, VerifierConfig};
 
 use super::{ActiveArtifact, RunOutcome};
@@ -363,32 +369,6 @@ impl Setup {
     }
 }
 
-/// What a trajectory is to its run (the `role` of its row).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// The run's own trajectory (it may split into subtasks).
-    Root,
-    /// The root of parallel samples; it makes no attempt itself.
-    Parallel,
-    Sample,
-    Subtask,
-    /// Measures the subtasks' combined work with the task's own overseers.
-    Integration,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Root => "root",
-            Role::Parallel => "parallel",
-            Role::Sample => "sample",
-            Role::Subtask => "subtask",
-            Role::Integration => "integration",
-        }
-    }
-}
-
 /// The parts every trajectory of one run shares.
 struct Kit {
     engine: Engine,
@@ -456,135 +436,6 @@ impl Kit {
         }
         Ok(Kit { engine: Engine::new(engine_config), executor, verifier, texts, category, planner })
     }
-}
-
-/// Where one trajectory sits in its run.
-struct Placement {
-    id: String,
-    parent_id: Option<String>,
-    role: Role,
-    /// Its place among its siblings (1, 2, …); 0 for the root.
-    ordinal: u32,
-    /// How many splits above it (the root is 0).
-    depth: u32,
-    /// Turns true when this trajectory must stop (the run's Ctrl-C, or its
-    /// parallel group's winner).
-    cancel: watch::Receiver<bool>,
-    /// The parallel group it samples for.
-    group: Option<Arc<parallel::Group>>,
-}
-
-impl Placement {
-    fn root(r: &AgentRun<'_>, id: &str) -> Placement {
-        Placement {
-            id: id.to_string(),
-            parent_id: None,
-            role: Role::Root,
-            ordinal: 0,
-            depth: 0,
-            cancel: r.cancel.clone(),
-            group: None,
-        }
-    }
-}
-
-/// How a trajectory ended, for whoever started it (the run, a parallel
-/// group, a split trajectory).
-#[derive(Debug, Clone)]
-struct Report {
-    id: String,
-    /// The row's terminal status (`converged`, `exhausted`, `superseded`, …).
-    status: String,
-    run_status: RunStatus,
-    /// Reached the acceptance threshold (a partial acceptance is not).
-    converged: bool,
-    /// The result's level (0 without one).
-    level: f64,
-    /// Its best observation's level, if it made any.
-    best_level: Option<f64>,
-    iterations: u32,
-    tokens: u64,
-    wall_time_ms: u64,
-    gate_rejections: u32,
-    critique_score: Option<f64>,
-    /// The scarcest budget dimension's share left, in [0, 1].
-    budget_remaining: f64,
-    summary: Value,
-    table: String,
-    error: Option<String>,
-    /// Where its result is.
-    workspace: PathBuf,
-    /// Stopped by the user before it ended: its stored state is resumable
-    /// and nothing about its end was recorded.
-    cancelled: bool,
-}
-
-impl Report {
-    /// The report of a trajectory that ended in an earlier run, from its row.
-    fn from_row(row: &TrajectoryRow) -> Report {
-        let state: Option<AgentState> = serde_json::from_str(&row.state_json).ok();
-        let summary: Value =
-            row.result_json.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null);
-        let t = state.as_ref().map(|s| &s.trajectory);
-        let best_level = t
-            .and_then(|t| t.best_observation(&Default::default()).map(|o| o.level(&Default::default())))
-            .or(row.final_level);
-        Report {
-            id: row.id.clone(),
-            status: row.status.clone(),
-            run_status: run_status_of(&row.status),
-            converged: row.status == "converged",
-            level: row.final_level.unwrap_or(0.0),
-            best_level,
-            iterations: u32::try_from(row.iterations).unwrap_or(0),
-            tokens: u64::try_from(row.tokens_used).unwrap_or(0),
-            wall_time_ms: t.map_or(0, |t| t.observations.iter().map(|o| o.wall_time_ms).sum()),
-            gate_rejections: state.as_ref().map_or(0, |s| s.gate_rejections),
-            critique_score: None,
-            budget_remaining: t.map_or(0.0, |t| t.budget.remaining_fraction().clamp(0.0, 1.0)),
-            error: summary["error"].as_str().map(str::to_string),
-            summary,
-            table: String::new(),
-            workspace: PathBuf::from(&row.workspace_dir),
-            cancelled: false,
-        }
-    }
-
-    fn cancelled(id: &str, workspace: &Path) -> Report {
-        Report {
-            id: id.to_string(),
-            status: "cancelled".to_string(),
-            run_status: RunStatus::Failed,
-            converged: false,
-            level: 0.0,
-            best_level: None,
-            iterations: 0,
-            tokens: 0,
-            wall_time_ms: 0,
-            gate_rejections: 0,
-            critique_score: None,
-            budget_remaining: 0.0,
-            summary: Value::Null,
-            table: String::new(),
-            error: None,
-            workspace: workspace.to_path_buf(),
-            cancelled: true,
-        }
-    }
-}
-
-/// The run status a trajectory status counts as.
-fn run_status_of(status: &str) -> RunStatus {
-    match status {
-        "converged" => RunStatus::Complete,
-        "accepted_partial" => RunStatus::Partial,
-        _ => RunStatus::Failed,
-    }
-}
-
-/// Whether a stored status is an end (anything but running, paused, coordinating).
-fn is_terminal_status(status: &str) -> bool {
-    !matches!(status, "running" | "paused" | "coordinating")
 }
 
 /// The run's outcome from its run-level trajectory's report; writes the
@@ -1240,12 +1091,14 @@ impl<'r> Driver<'r> {
                     self.state.trajectory.add_hint(h.trim());
                 }
                 let approved = matches!(answer, Answer::Approve | Answer::Hint(_));
-                let (control, next) = self.kit.engine.resolve_extension(
-                    &mut self.state.trajectory,
-                    &self.state.bandit,
-                    approved,
-                    &mut rng_at(self.state.seed, step),
-                )?;
+                let (engine, trajectory, bandit) = (&self.kit.engine, &mut self.state.trajectory, &self.state.bandit);
+                let mut rng = rng_at(self.state.seed, step);
+                let mut resolve = |t: &mut Trajectory| engine.resolve_extension(t, bandit, approved, &mut rng);
+                let (control, next) = match &self.place.group {
+                    // A sample's extension is its group's.
+                    Some(group) => group.with_ledger(|ledger| ledger.apply(trajectory, resolve))?,
+                    None => resolve(trajectory)?,
+                };
                 if let LoopControl::ExtensionGranted { extension } = &control {
                     self.r.bus.publish(Event::BudgetExtensionGranted {
                         suite_id: self.r.suite_id,

@@ -317,7 +317,7 @@ pub(super) async fn resume<'r>(
                     if s.status == "converged" {
                         group.converged(&s.id);
                     }
-                    finished.push(Report::from_row(&s));
+                    finished.push(Report::from_row(&s, &kit.engine.config.level));
                 }
             }
         }

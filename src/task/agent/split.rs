@@ -415,7 +415,7 @@ impl<'r> Driver<'r> {
         };
         if let Some(row) = self.r.store.trajectory(child.id).await? {
             if is_terminal_status(&row.status) {
-                return Ok(Report::from_row(&row));
+                return Ok(Report::from_row(&row, &self.kit.engine.config.level));
             }
             match Driver::reopen(self.r, self.kit, place, &row).await? {
                 Some(driver) => return Ok(boxed_drive(driver).await),
@@ -423,7 +423,7 @@ impl<'r> Driver<'r> {
                     // Closed as failed (its state or workspace is gone): it
                     // counts as a subtask that did not converge.
                     let row = self.r.store.trajectory(child.id).await?.unwrap_or(row);
-                    return Ok(Report::from_row(&row));
+                    return Ok(Report::from_row(&row, &self.kit.engine.config.level));
                 }
             }
         }
