@@ -4,6 +4,11 @@
 //! A trajectory row carries its resumable state (`state_json`), rewritten in
 //! the same transaction as each new observation row, so what is stored is
 //! always a consistent point to continue from.
+//!
+//! The trajectories of one run form a tree (`parent_id`, `role`, `ordinal`):
+//! the run's own at the root, its parallel samples or its subtasks and
+//! integration trajectory under it. Only a root is resumed directly; the
+//! rest come with it.
 
 use serde::Serialize;
 

@@ -181,10 +181,38 @@ pub(super) async fn run<'r>(
     let group = Group::new(SharedBudget::new(setup.budget.clone()), &ids);
     let mut drivers = Vec::with_capacity(ids.len());
     for (i, sample) in ids.iter().enumerate() {
-        drivers.push(new_sample(r, kit, id, &group, &state, &setup.json, sample, i as u32 + 1).await?);
+        match new_sample(r, kit, id, &group, &state, &setup.json, sample, i as u32 + 1).await {
+            Ok(driver) => drivers.push(driver),
+            Err(e) => {
+                // The group cannot run as asked: it ends failed, and the
+                // samples already started end with it (nothing would resume them).
+                let result = json!({"status": "failed", "error": e.to_string()}).to_string();
+                for d in &drivers {
+                    close(r, &d.place.id, "cancelled", &d.state.to_json(), &result).await;
+                }
+                close(r, id, "failed", &serde_json::to_string(&state).unwrap_or_default(), &result).await;
+                return Err(e);
+            }
+        }
     }
     publish_start(r, id, &ids, &setup.budget, false);
     run_group(r, kit, id, group, state, setup.json, ws, drivers, Vec::new()).await
+}
+
+/// Records the end of a trajectory that made no attempt.
+async fn close(r: &AgentRun<'_>, id: &str, status: &str, state_json: &str, result: &str) {
+    let end = TrajectoryEnd {
+        status,
+        state_json,
+        iterations: 0,
+        tokens_used: 0,
+        final_level: None,
+        best_sequence: None,
+        result_json: Some(result),
+    };
+    if let Err(e) = r.store.finish_trajectory(id, &end).await {
+        tracing::warn!(trajectory = %id, error = %e, "could not record the trajectory's end");
+    }
 }
 
 /// Starts sample `ordinal` in a fresh copy of the task's workspace.
