@@ -259,6 +259,7 @@ async fn three_samples_share_one_budget_and_the_first_to_converge_stops_the_othe
         ("parallel", "converged", None)
     );
     assert!(f.observations(&group.id).await.is_empty(), "the group makes no attempt itself");
+    assert_eq!(json_of(&group.setup_json)["mode"], json!({"mode": "parallel", "initial_samples": 3}));
     let samples: Vec<&TrajectoryRow> = rows.iter().filter(|t| t.role == "sample").collect();
     assert_eq!(samples.len(), 3);
     let mut ordinals: Vec<i64> = samples.iter().map(|s| s.ordinal).collect();

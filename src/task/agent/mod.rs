@@ -294,6 +294,12 @@ async fn drive_run<'r>(r: &'r AgentRun<'r>, kit: &'r Kit) -> Result<Report, Agen
         r.task.priority,
         &kit.engine.config.parallel,
     );
+    // What runs, next to what the seed's basin rule would have chosen.
+    setup.json["basin_mode"] = setup.json["mode"].take();
+    setup.json["mode"] = json!(match samples {
+        1 => crate::engine::ConvergenceMode::Sequential,
+        k => crate::engine::ConvergenceMode::Parallel { initial_samples: k },
+    });
     setup.json["samples"] = json!(samples);
     if split.is_none() && samples > 1 {
         return parallel::run(r, kit, &id, setup, ws, samples).await;
