@@ -16,13 +16,17 @@
 -- first) and `cancelled` (stopped for good by its coordinator).
 --
 -- SQLite cannot change a CHECK in place, and migrations run in a transaction
--- with foreign keys on, so the table is rebuilt: the observations that refer
--- to it are set aside first and put back afterwards, unchanged.
+-- with foreign keys on, so the table is rebuilt under the same name with the
+-- foreign-key checks deferred to the commit: dropping it leaves the rows that
+-- refer to it (observations, and whatever else does) dangling for a moment,
+-- and copying the same ids back satisfies them again before the commit checks.
 
-CREATE TABLE trajectory_observations_0009 AS SELECT * FROM trajectory_observations;
-DROP TABLE trajectory_observations;
+PRAGMA defer_foreign_keys = ON;
 
-CREATE TABLE trajectories_0009 (
+CREATE TEMP TABLE trajectories_0009 AS SELECT * FROM trajectories;
+DROP TABLE trajectories;
+
+CREATE TABLE trajectories (
     id                      TEXT PRIMARY KEY,
     run_id                  INTEGER NOT NULL REFERENCES runs(id),
     suite_id                INTEGER NOT NULL REFERENCES task_suites(id),
@@ -49,54 +53,15 @@ CREATE TABLE trajectories_0009 (
                                 'root', 'parallel', 'sample', 'subtask', 'integration')),
     ordinal                 INTEGER NOT NULL DEFAULT 0
 );
-INSERT INTO trajectories_0009 (id, run_id, suite_id, epoch_id, task_name, category, workspace_dir, status,
-        setup_json, state_json, pending_intervention_id, iterations, tokens_used, final_level, best_sequence,
-        result_json, started_at, updated_at, finished_at)
+INSERT INTO trajectories (id, run_id, suite_id, epoch_id, task_name, category, workspace_dir, status, setup_json,
+        state_json, pending_intervention_id, iterations, tokens_used, final_level, best_sequence, result_json,
+        started_at, updated_at, finished_at)
     SELECT id, run_id, suite_id, epoch_id, task_name, category, workspace_dir, status, setup_json, state_json,
         pending_intervention_id, iterations, tokens_used, final_level, best_sequence, result_json, started_at,
         updated_at, finished_at
-    FROM trajectories;
-DROP TABLE trajectories;
-ALTER TABLE trajectories_0009 RENAME TO trajectories;
+    FROM trajectories_0009;
+DROP TABLE trajectories_0009;
+
 CREATE INDEX trajectories_by_run ON trajectories (run_id);
 CREATE INDEX trajectories_resumable ON trajectories (epoch_id, task_name, status);
 CREATE INDEX trajectories_by_parent ON trajectories (parent_id, ordinal);
-
-CREATE TABLE trajectory_observations (
-    id               INTEGER PRIMARY KEY AUTOINCREMENT,
-    trajectory_id    TEXT    NOT NULL REFERENCES trajectories(id),
-    sequence         INTEGER NOT NULL,
-    strategy         TEXT    NOT NULL,
-    forced           INTEGER NOT NULL CHECK (forced IN (0, 1)),
-    commit_id        TEXT    NOT NULL,
-    files_changed    INTEGER NOT NULL,
-    lines_changed    INTEGER NOT NULL,
-    level            REAL    NOT NULL,
-    delta            REAL,
-    attractor        TEXT    NOT NULL,
-    attractor_confidence REAL NOT NULL,
-    loss_d           REAL    NOT NULL,
-    loss_p           REAL    NOT NULL,
-    loss_omega       REAL    NOT NULL,
-    loss             REAL    NOT NULL,
-    grad_l           REAL    NOT NULL,
-    directive        TEXT    NOT NULL,
-    rationale        TEXT    NOT NULL,
-    loop_control     TEXT    NOT NULL,
-    next_strategy    TEXT,
-    tokens           INTEGER NOT NULL,
-    wall_time_ms     INTEGER NOT NULL,
-    applied_edits    INTEGER NOT NULL,
-    rejected_edits   INTEGER NOT NULL,
-    summary          TEXT    NOT NULL,
-    verdict_summary  TEXT    NOT NULL,
-    verification_json TEXT,
-    signals_json     TEXT    NOT NULL,
-    overseer_runs_json TEXT  NOT NULL,
-    execution_json   TEXT    NOT NULL,
-    decision_json    TEXT    NOT NULL,
-    created_at       TEXT    NOT NULL,
-    UNIQUE (trajectory_id, sequence)
-);
-INSERT INTO trajectory_observations SELECT * FROM trajectory_observations_0009;
-DROP TABLE trajectory_observations_0009;
