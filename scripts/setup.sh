@@ -5,8 +5,9 @@
 # - a C compiler (the bundled SQLite is built from source), curl, git;
 # - python3 (the bundled example harness is a Python script);
 # - the Rust toolchain through rustup, when cargo is absent.
-# It also defines ensure_ui_toolchain and ensure_desktop_toolchain for the
-# scripts that build and test the web UI and the desktop app.
+# It also defines ensure_ui_toolchain, ensure_desktop_toolchain and
+# ensure_test_services for the scripts that build and test the web UI, the
+# desktop app and the core.
 set -euo pipefail
 
 need_apt=()
@@ -77,10 +78,21 @@ ensure_ui_toolchain() {
 # to capture a screen by hand (`import -window root shot.png`). Only the
 # packages not installed yet are fetched.
 ensure_desktop_toolchain() {
-  local pkgs=(pkg-config file libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev
-    libxdo-dev libssl-dev xvfb xauth imagemagick webkit2gtk-driver)
+  apt_install_missing pkg-config file libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev \
+    libxdo-dev libssl-dev xvfb xauth imagemagick webkit2gtk-driver
+}
+
+# What the Rust tests start for real (test.sh calls this before them): a D-Bus
+# session bus and GNOME Keyring's Secret Service, which the keychain tests run
+# privately to store, use and delete an API key.
+ensure_test_services() {
+  apt_install_missing dbus-daemon gnome-keyring
+}
+
+# Installs the named Debian packages that are not installed yet.
+apt_install_missing() {
   local need=() p
-  for p in "${pkgs[@]}"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
   done
   if [ ${#need[@]} -gt 0 ]; then

@@ -13,6 +13,7 @@ source scripts/setup.sh
 if cargo fmt --version >/dev/null 2>&1; then
   cargo fmt --all -- --check || { echo "test: formatting differs; run 'cargo fmt'" >&2; exit 1; }
 fi
+ensure_test_services
 cargo test --locked --all-targets
 
 ensure_ui_toolchain

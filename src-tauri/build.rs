@@ -30,7 +30,13 @@ fn main() {
         "cancel",
         "settings",
         "update_settings",
+        "set_api_key",
+        "delete_api_key",
+        "pick_path",
         "test_llm",
+        "trajectory_stats",
+        "similar_trajectories",
+        "memories",
     ];
     let attributes = tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(commands));
     if let Err(e) = tauri_build::try_build(attributes) {

@@ -22,8 +22,11 @@
 //! - [`http`]: `attractor serve`, the facade over HTTP + server-sent events.
 //! - [`cli`]: the `attractor` command-line interface.
 //! - [`service`]: the one facade every front end (HTTP, desktop) calls.
-//! - [`auditor`]: the read-only observer that raises alerts (thrashing, token overruns, stuck runs).
+//! - [`auditor`]: the read-only observer that raises alerts (thrashing, token overruns, stuck runs,
+//!   processes left running).
 //! - [`engine`]: the convergence engine that drives agent tasks.
+//! - [`memory`]: convergence memory — what finished agent trajectories teach
+//!   the next ones of their category — and the trajectory repository's queries.
 //! - [`ggs`]: the goal-gradient solver: loss, gradient and directives for the engine.
 //! - [`executor`]: what carries out an agent task's iteration (the built-in
 //!   LLM executor, external coding agents) and the prompt of each strategy.
@@ -47,10 +50,12 @@ pub mod ggs;
 pub mod http;
 pub mod llm;
 pub mod loss;
+pub mod memory;
 pub mod numeric;
 pub mod outer;
 pub mod overseer;
 pub mod process;
+pub mod secrets;
 pub mod service;
 pub mod store;
 pub mod suite;

@@ -86,6 +86,7 @@ async fn the_agent_examples_run_from_stubs_to_passing_tests() {
         seed: 1,
         runs_root: dir.path().join("runs"),
         holdout_tolerance: attractor::outer::DEFAULT_HOLDOUT_TOLERANCE,
+        verify_repeats: None,
         tree: attractor::outer::tree::TreeConfig::default(),
     };
     let bus = Bus::new();

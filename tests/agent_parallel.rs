@@ -148,6 +148,7 @@ impl Fixture {
             runs_root: self.path("runs"),
             holdout_tolerance: attractor::outer::DEFAULT_HOLDOUT_TOLERANCE,
             tree: attractor::outer::tree::TreeConfig::default(),
+            verify_repeats: None,
         };
         let summary = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel)
             .with_agent_llm(client(server))

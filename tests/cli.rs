@@ -175,6 +175,20 @@ fn validate_reports_a_good_suite() {
 }
 
 #[test]
+fn a_noisy_suite_says_so_and_a_bad_verify_repeats_exits_2_with_its_place() {
+    let cli = Cli::new();
+    let good = cli.write("noisy.yaml", "name: n\nnoisy: true\ntasks:\n  - name: a\n    command: 'true'\n");
+    let out = cli.ok(&["validate", good.to_str().unwrap()]);
+    assert!(out.contains("noisy (3 evaluations per decision)"), "{out}");
+    let bad =
+        cli.write("bad.yaml", "name: n\nnoisy: true\nverify_repeats: 50\ntasks:\n  - name: a\n    command: 'true'\n");
+    let out = cli.run(&["validate", bad.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.yaml:3:17: field `verify_repeats`: 50 is outside 2..=20"), "{err}");
+}
+
+#[test]
 fn ctrl_c_stops_cleanly_with_130_and_the_same_command_resumes() {
     let cli = Cli::new();
     let mark = cli.dir.path().join("hanging");

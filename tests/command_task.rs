@@ -52,6 +52,8 @@ tasks:
       head -c 300000 /dev/zero | tr '\0' 'x'; echo '{"status":"partial","eval_score":0.5}' > "$ATTRACTOR_RESULT_FILE"
   - name: missing_binary
     command: definitely-not-a-command-xyz
+  - name: leaves_a_job
+    command: sleep 30 >/dev/null 2>&1 & echo '{"status":"complete","eval_score":1}' > "$ATTRACTOR_RESULT_FILE"
 "#;
 
 fn run_of<'a>(runs: &'a [RunRow], task: &str) -> &'a RunRow {
@@ -69,8 +71,8 @@ async fn every_harness_failure_is_a_failed_run_with_its_reason() {
     assert!(started.elapsed() < Duration::from_secs(30), "the hanging task was killed at its timeout");
     assert_eq!(summary.epochs.len(), 1, "the suite completed despite the failures");
     let runs = env.store.runs_of_epoch(summary.epochs[0].epoch_id).await.unwrap();
-    assert_eq!(runs.len(), 9);
-    assert_eq!(env.store.epoch_runs(summary.epochs[0].epoch_id).await.unwrap().len(), 9, "failed runs count too");
+    assert_eq!(runs.len(), 10);
+    assert_eq!(env.store.epoch_runs(summary.epochs[0].epoch_id).await.unwrap().len(), 10, "failed runs count too");
 
     let good = run_of(&runs, "good");
     assert_eq!(good.status, "complete", "{:?}", good.error);
@@ -109,6 +111,16 @@ async fn every_harness_failure_is_a_failed_run_with_its_reason() {
     let out = chatty.stdout.as_deref().unwrap();
     assert!(out.len() < 70_000, "stdout is capped, kept {} bytes", out.len());
     assert!(out.contains("more bytes not kept"));
+
+    // A background job the command did not wait for is killed, and its stderr says so.
+    let job = run_of(&runs, "leaves_a_job");
+    assert_eq!(job.status, "complete", "{:?}", job.error);
+    let stderr = job.stderr.as_deref().unwrap();
+    assert!(
+        stderr.contains("[attractor: the command left 1 process(es) running after it ended, now killed: pid "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("`sleep 30`]"), "{stderr}");
 
     // Loss arithmetic for a failed run with nothing reported: 0.9·0.5 + 0.1·1.
     let nothing = run_of(&runs, "writes_nothing").loss.unwrap();

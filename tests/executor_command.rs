@@ -169,3 +169,27 @@ async fn a_prompt_path_with_spaces_reaches_the_agent_as_one_argument() {
     assert!(copied.contains("ATTRACTOR_EXECUTION_FILE"), "the agent is told how to report");
     assert!(Path::new(&ws.root().join(".git/attractor/prompt-4.md")).exists());
 }
+
+#[tokio::test]
+async fn an_agent_that_leaves_a_background_job_running_has_it_killed_and_named() {
+    let mut s = Setup::new().await;
+    let pid_file = s.dir.path().join("daemon.pid");
+    // The job lets go of the agent's output, so nothing waits on it: only the
+    // process-group check after the agent ends can find it.
+    let agent =
+        s.agent(&format!("sleep 45 >/dev/null 2>&1 &\necho $! > {}\necho 'more' >> notes.txt\n", pid_file.display()));
+    let started = Instant::now();
+    let e = executor(agent.display().to_string(), 30.0)
+        .execute(&request(StrategyKind::RetryWithFeedback), &mut s.ws)
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert_eq!(e.status, ExecutionStatus::Completed, "{}", e.summary);
+    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let left: Vec<(i32, &str)> = e.left_running.iter().map(|p| (p.pid, p.command.as_str())).collect();
+    assert_eq!(left, vec![(pid, "sleep 45")]);
+    // Killed: gone, or a zombie waiting for its reaper.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(!alive(pid) || state.contains(") Z "), "pid {pid} still runs: {state}");
+}

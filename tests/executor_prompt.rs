@@ -6,8 +6,8 @@
 use attractor::engine::StrategyKind;
 use attractor::executor::prompt::view_for;
 use attractor::executor::{
-    AttemptNote, CarryForwardInputs, PromptInputs, PromptTexts, RevertTarget, Specification, ViewBudget, WorkspaceView,
-    build_prompt,
+    AttemptNote, CarryForwardInputs, MemoryLessons, PromptInputs, PromptTexts, RevertTarget, Specification, ViewBudget,
+    WorkspaceView, build_prompt,
 };
 use attractor::overseer::signals::{BuildResult, FailureClass, OverseerSignals, TestResults, Verdict};
 use attractor::workspace::{ArtifactReference, Workspace, WorkspaceConfig};
@@ -102,6 +102,7 @@ fn inputs() -> PromptInputs {
         blocked_tools: vec!["regex".into()],
         available_tools: vec!["write_file".into(), "delete_file".into()],
         include_rubric: None,
+        lessons: MemoryLessons::default(),
     }
 }
 
@@ -247,6 +248,27 @@ fn fresh_start_carries_knowledge_never_the_conversation() {
     assert!(!u.contains("ASSERTION left: 4") && !u.contains("LINT-EVIDENCE"), "nor the latest raw output");
     assert!(u.starts_with("## Hints from a person"));
     assert!(u.contains("## How the result will be judged"));
+}
+
+#[test]
+fn lessons_from_memory_reach_every_strategy_after_the_task_and_before_the_strategy() {
+    let mut with = inputs();
+    with.lessons = MemoryLessons {
+        worked: vec!["MEMORY-WORKED: `parser` converged in 2 iterations with focused_repair".into()],
+        avoid: vec!["MEMORY-AVOID: `lexer` ended trapped in a limit_cycle".into()],
+    };
+    for kind in StrategyKind::ALL {
+        let p = build_prompt(kind, &with, &PromptTexts::default(), &WorkspaceView::default(), Some(&revert()));
+        let lessons = section(&p.user, "Lessons from earlier tasks of this kind").unwrap_or_else(|| panic!("{kind}"));
+        assert!(lessons.contains("What worked before:\n- MEMORY-WORKED"), "{kind}: {lessons}");
+        assert!(lessons.contains("What failed before (avoid repeating it):\n- MEMORY-AVOID"), "{kind}: {lessons}");
+        let (task, memory, strategy) =
+            (p.user.find("## Task").unwrap(), p.user.find("## Lessons").unwrap(), p.user.find("## Strategy").unwrap());
+        assert!(task < memory && memory < strategy, "{kind}");
+        assert!(p.user.starts_with("## Hints from a person"), "{kind}: hints stay first");
+    }
+    // Without memories there is no such section.
+    assert!(!prompt(StrategyKind::FreshStart).user.contains("Lessons from earlier tasks"));
 }
 
 #[test]

@@ -8,6 +8,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod common;
+
 use attractor::llm::scripted::{Scripted, ScriptedServer};
 use attractor::service::{Service, ServiceConfig};
 use reqwest::StatusCode;
@@ -257,6 +259,103 @@ async fn artifact_versions_carry_their_diffs_and_a_rollback_flips_the_pointer() 
 }
 
 #[tokio::test]
+async fn the_graph_of_a_tree_search_is_its_experiment_tree() {
+    let w = World::new();
+    w.cli(&["run", &fixture("knobs.suite.yaml"), "--epochs", "6", "--optimizer", "tree", "--seed", "3"]);
+    let s = w.serve(None, &[]).await;
+    let graph = s.ok("/api/suites/knobs/graph").await;
+    assert_eq!(graph["kind"], "tree", "{graph}");
+    let nodes = graph["nodes"].as_array().unwrap();
+    assert!(nodes.len() >= 2, "a root and at least one child: {graph}");
+    let root = &nodes[0];
+    assert!(root["tree"]["parent_id"].is_null());
+    assert_eq!(root["epoch_num"], 1, "the root is the first evaluation");
+    // One edge per child, from its parent, labelled with the artifact it changed.
+    let edges = graph["edges"].as_array().unwrap();
+    assert_eq!(edges.len(), nodes.len() - 1);
+    for n in &nodes[1..] {
+        let t = &n["tree"];
+        let parent = format!("node-{}", t["parent_id"].as_i64().unwrap());
+        let edge = edges.iter().find(|e| e["target"] == n["id"]).expect("an edge into every child");
+        assert_eq!(edge["source"], parent);
+        assert!(edge["label"].as_str().unwrap().starts_with("knobs v"), "{edge}");
+        assert!(["committed", "discarded", "rejected", "pruned"].contains(&t["status"].as_str().unwrap()));
+    }
+    // Exactly one best node, the lowest mean among committed and pruned ones.
+    let best: Vec<&Value> = nodes.iter().filter(|n| n["tree"]["best"] == true).collect();
+    assert_eq!(best.len(), 1, "{graph}");
+    let lowest = nodes
+        .iter()
+        .filter(|n| ["committed", "pruned"].contains(&n["tree"]["status"].as_str().unwrap()))
+        .filter_map(|n| n["mean_loss"].as_f64())
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(best[0]["mean_loss"].as_f64().unwrap(), lowest);
+    // Per-task losses are the training tasks' (the held-out one stays out).
+    let losses = root["tree"]["task_losses"].as_object().unwrap();
+    assert_eq!(losses.len(), 3, "{root}");
+    assert!(!losses.contains_key("delta"));
+}
+
+#[tokio::test]
+async fn an_agent_run_shows_its_trajectory_iteration_by_iteration() {
+    let w = World::new();
+    let ws = w.dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("answer.txt"), "todo\n").unwrap();
+    let suite = w.dir.path().join("agent.suite.yaml");
+    std::fs::write(
+        &suite,
+        "name: answer\ntasks:\n  - name: write-it\n    kind: agent\n    task: Write the word done into answer.txt.\n    \
+         workspace: ws\n    budget:\n      max_loops: 4\n    overseers:\n      - name: check\n        kind: test\n        \
+         command: grep -qx done answer.txt\n",
+    )
+    .unwrap();
+    let reply = |text: &str| {
+        Scripted::json(&json!({"summary": "write the answer", "tools_used": [],
+            "edits": [{"path": "answer.txt", "action": "write", "content": text}]}))
+    };
+    let model = ScriptedServer::start(vec![reply("nearly\n"), reply("done\n")]).await.unwrap();
+    // The intent verifier stays off so the script is the executor's replies alone.
+    let config = w.dir.path().join("agent.json");
+    std::fs::write(&config, r#"{"verifier": {"enabled": false}}"#).unwrap();
+    let (db, runs, base) = (w.db(), w.dir.path().join("runs"), model.base_url());
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_attractor"))
+            .arg("--db")
+            .arg(db)
+            .args(["run", suite.to_str().unwrap(), "--agent-config", config.to_str().unwrap()])
+            .env("ATTRACTOR_RUNS_DIR", runs)
+            .env("ATTRACTOR_LLM_BASE_URL", base)
+            .env("ATTRACTOR_LLM_MODEL", "scripted")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let s = w.serve(None, &[]).await;
+    let epochs = s.ok("/api/suites/answer/epochs").await;
+    let id = epochs["epochs"][0]["runs"][0]["id"].as_i64().unwrap();
+    let d = s.ok(&format!("/api/runs/{id}")).await;
+    let ts = d["trajectories"].as_array().unwrap();
+    assert_eq!(ts.len(), 1, "{d}");
+    let t = &ts[0];
+    assert_eq!(t["task_name"], "write-it");
+    assert_eq!(t["status"], "converged", "{t}");
+    let obs = t["observations"].as_array().unwrap();
+    assert_eq!(obs.len(), 2, "a wrong answer, then the right one: {t}");
+    assert_eq!(t["iterations"], 2);
+    assert_eq!((obs[0]["sequence"].as_i64(), obs[1]["sequence"].as_i64()), (Some(0), Some(1)));
+    assert!(obs[0]["level"].as_f64().unwrap() < obs[1]["level"].as_f64().unwrap());
+    assert_eq!(obs[1]["loop_control"], "converged", "{}", obs[1]);
+    for o in obs {
+        assert!(o["loss"].is_number() && o["directive"].is_string() && o["strategy"].is_string(), "{o}");
+        assert_eq!(o["commit_id"].as_str().unwrap().len(), 40, "every attempt is a commit: {o}");
+    }
+}
+
+#[tokio::test]
 async fn a_run_shows_its_output_telemetry_and_epoch() {
     let w = World::populated();
     let s = w.serve(None, &[]).await;
@@ -278,6 +377,7 @@ async fn a_run_shows_its_output_telemetry_and_epoch() {
     assert!((sum - d["run"]["loss"].as_f64().unwrap()).abs() < 1e-9, "{p} {w}");
     assert!(d["result"]["eval_score"].is_number());
     assert!(d["telemetry"].as_array().unwrap().is_empty(), "command tasks have no coordinator");
+    assert!(d["trajectories"].as_array().unwrap().is_empty(), "nor trajectories");
 
     let ctx = s.ok(&format!("/api/runs/{id}/epoch")).await;
     assert_eq!(ctx["epoch"]["epoch_num"], 1);
@@ -588,6 +688,63 @@ async fn watched_folders_are_added_listed_and_removed_over_http() {
     let (status, left) = s.send(reqwest::Method::DELETE, &format!("/api/watch/folders/{id}"), json!(null)).await;
     assert_eq!(status, StatusCode::OK, "{left}");
     assert_eq!(left["folders"], json!([]));
+}
+
+#[tokio::test]
+async fn the_trajectory_repository_and_the_memories_answer_over_http() {
+    use attractor::engine::StrategyKind;
+    use attractor::memory::Outcome;
+    let w = World::new();
+    let ids = {
+        let store = attractor::store::Store::open(&w.db()).await.unwrap();
+        let ids = common::crafted::scenario(&store).await;
+        let m =
+            common::crafted::memory(Outcome::Success, "decimal", "Parse decimal integers", &[StrategyKind::Reframe]);
+        common::crafted::store_memory(&store, &ids[0], &m).await;
+        store.close().await;
+        ids
+    };
+    let s = w.serve(None, &[]).await;
+
+    let stats = s.ok("/api/trajectories/stats").await;
+    assert_eq!(stats["category"], Value::Null);
+    let rates: Vec<(&str, f64)> = stats["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["category"].as_str().unwrap(), c["convergence_rate"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(rates, vec![("charts", 1.0), ("parsers", 0.5)]);
+    assert_eq!(stats["strategies"][0]["strategy"], "focused_repair");
+    assert_eq!(stats["strategies"][0]["successes"], 2);
+    assert_eq!(stats["attractors"][0], json!({"attractor": "fixed_point", "trajectories": 2, "observations": 2}));
+    assert_eq!(stats["by_complexity"][0]["complexity"], "simple");
+    let parsers = s.ok("/api/trajectories/stats?category=parsers").await;
+    assert_eq!(parsers["categories"].as_array().unwrap().len(), 1);
+    assert_eq!(parsers["success_threshold"], 0.05);
+
+    let similar = s.ok("/api/trajectories/similar?task=Parse%20octal%20integers%20safely&limit=1").await;
+    assert_eq!(similar["items"].as_array().unwrap().len(), 1);
+    assert_eq!(similar["items"][0]["trajectory"]["task_name"], "hex");
+    assert_eq!(similar["items"][0]["similarity"], 0.4);
+    let by_run = s.ok(&format!("/api/trajectories/similar?run_id={}", ids[0].0)).await;
+    assert_eq!((by_run["category"].as_str(), by_run["excluded"].as_str()), (Some("parsers"), Some(ids[0].1.as_str())));
+    assert_eq!(by_run["items"][0]["trajectory"]["id"], ids[1].1);
+
+    let (status, body) = s.get("/api/trajectories/similar").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("either `run_id`"), "{body}");
+    let (status, body) = s.get("/api/trajectories/similar?run_id=4242").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, _) = s.get("/api/trajectories/similar?run_id=many").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    let memories = s.ok("/api/memories?category=parsers").await;
+    assert_eq!(memories.as_array().unwrap().len(), 1);
+    assert_eq!(memories[0]["outcome"], "success");
+    assert_eq!(memories[0]["details"]["effective_strategies"], json!(["reframe"]));
+    assert!(memories[0]["content"].as_str().unwrap().starts_with("Task type 'parsers' converged"));
+    assert_eq!(s.ok("/api/memories?category=charts").await, json!([]));
 }
 
 #[tokio::test]

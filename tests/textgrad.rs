@@ -355,3 +355,93 @@ async fn a_strategy_templates_proposal_with_a_misspelt_section_is_rejected() {
     let why = row["rejection"].as_str().unwrap();
     assert!(why.contains("line 3") && why.contains("`[focused-repair]` is not a strategy"), "{why}");
 }
+
+/// A noisy harness: each task's n-th run adds the n-th jitter to a base
+/// score ("plain" 0.5, "slightly" 0.52, "GOOD" 0.8), so the same artifact
+/// scores differently from epoch to epoch.
+const NOISY_SCORER: &str = r#"
+import json, os, sys
+text = open(os.path.join(os.environ["ATTRACTOR_ARTIFACTS_DIR"], "style.txt")).read()
+base = 0.8 if "GOOD" in text else (0.52 if "slightly" in text else 0.5)
+counter = os.path.join(os.environ["ATTRACTOR_SUITE_DIR"], "count_" + sys.argv[1])
+n = int(open(counter).read()) if os.path.exists(counter) else 0
+open(counter, "w").write(str(n + 1))
+jitter = [0.0, 0.15, -0.15][n % 3]
+json.dump({"status": "complete", "eval_score": base + jitter, "critique_score": 1.0,
+           "gate_rejection_count": 0, "budget_remaining_pct": 100},
+          open(os.environ["ATTRACTOR_RESULT_FILE"], "w"))
+"#;
+
+fn noisy_suite(env: &Env) -> std::path::PathBuf {
+    std::fs::write(env.path("noisy.py"), NOISY_SCORER).unwrap();
+    env.suite(
+        "noisy.yaml",
+        r#"
+name: style
+noisy: true
+artifacts:
+  - name: style
+    type: text
+    content: "plain"
+tasks:
+  - name: first
+    command: python3 "$ATTRACTOR_SUITE_DIR/noisy.py" first
+  - name: second
+    command: python3 "$ATTRACTOR_SUITE_DIR/noisy.py" second
+"#,
+    )
+}
+
+#[tokio::test]
+async fn on_a_noisy_suite_an_improvement_inside_the_noise_is_rolled_back_after_the_repeats() {
+    let env = Env::new().await;
+    let path = noisy_suite(&env);
+    // Epoch 1 proposes a change worth 0.02 of eval score (0.008 of loss);
+    // epochs 2–4 evaluate it with jitter ±0.15: inside the noise.
+    let server = ScriptedServer::start(vec![proposal("style", "slightly better", 0.1, 0.9)]).await.unwrap();
+    let summary = env.run_with_model(&path, config(&env, 4), client(&server)).await.unwrap();
+
+    assert_eq!(server.requests().len(), 1, "no proposal while verifying, none in the rollback epoch");
+    let types: Vec<&str> = summary.epochs.iter().map(|e| e.events[0]["type"].as_str().unwrap()).collect();
+    assert_eq!(types, vec!["update", "verify_sample", "verify_sample", "rollback"]);
+    assert_eq!(summary.epochs[1].events[0]["of"], 3, "the suite's default: three evaluations");
+    let rollback = &summary.epochs[3].events[0];
+    assert_eq!(rollback["reason"], "noise", "{rollback}");
+    assert_eq!(rollback["evaluations"], 3);
+    // The decision compares the series' mean, not the last epoch alone.
+    let series: Vec<f64> = summary.epochs[1..].iter().map(|e| e.mean_loss.unwrap()).collect();
+    let mean = series.iter().sum::<f64>() / 3.0;
+    assert!((rollback["mean_loss_current"].as_f64().unwrap() - mean).abs() < 1e-9, "{rollback}");
+    assert!(mean < summary.epochs[0].mean_loss.unwrap(), "on average it was a little better…");
+    assert!(rollback["noise"].as_f64().unwrap() > summary.epochs[0].mean_loss.unwrap() - mean, "…within the noise");
+    assert_eq!(summary.epochs[3].learning_rate, 0.2, "a rollback halves η");
+    assert_eq!(env.registry().await.get_active("style").await.unwrap().version, 0);
+
+    let rows = proposals(&env).await;
+    let winner = rows.iter().find(|r| r["outcome"] == "winner").unwrap();
+    assert_eq!(winner["rolled_back"], true);
+    let observed = winner["observed_loss_reduction"].as_f64().unwrap();
+    assert!((observed - (summary.epochs[0].mean_loss.unwrap() - mean)).abs() < 1e-9, "observed over the series");
+}
+
+#[tokio::test]
+async fn on_a_noisy_suite_an_improvement_beyond_the_noise_is_kept_and_the_flag_overrides_the_suite() {
+    let env = Env::new().await;
+    let path = noisy_suite(&env);
+    let server =
+        ScriptedServer::start(vec![proposal("style", "GOOD", 0.3, 0.9), no_change(), no_change()]).await.unwrap();
+    // Two evaluations per decision instead of the suite's three.
+    let cfg = RunConfig { verify_repeats: Some(2), ..config(&env, 4) };
+    let summary = env.run_with_model(&path, cfg, client(&server)).await.unwrap();
+
+    let types: Vec<&str> =
+        summary.epochs.iter().map(|e| e.events.first().map_or("-", |v| v["type"].as_str().unwrap())).collect();
+    assert_eq!(types, vec!["update", "verify_sample", "verified", "-"]);
+    let verified = &summary.epochs[2].events[0];
+    assert_eq!(verified["evaluations"], 2);
+    assert_eq!(verified["kept"], true);
+    assert_eq!(env.registry().await.get_active("style").await.unwrap().content, "GOOD");
+    // The optimizer asks again after the keep, and after the no-op epoch.
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(summary.epochs[3].learning_rate, 0.4, "no rollback, η unchanged");
+}

@@ -129,3 +129,333 @@ async fn a_second_invocation_carries_on_the_same_tree() {
     assert_eq!(nodes.iter().filter(|n| n.parent_id.is_none()).count(), 1, "one root: {nodes:#?}");
     assert_eq!(nodes.iter().map(|n| n.evaluations).sum::<i64>(), 8);
 }
+
+// ---------------------------------------------------------------------------
+// With a model: children by textgrad, ideation on stall, the analyst's hints,
+// pre-verify. The scripted server answers in order; every request it got is
+// checked for held-out text.
+
+mod with_model {
+    use std::time::Duration;
+
+    use attractor::llm::scripted::{Scripted, ScriptedServer};
+    use attractor::llm::{LlmClient, LlmConfig};
+    use attractor::outer::analyst::AnalystConfig;
+    use attractor::outer::ideation::{FAILURE_SYSTEM_PROMPT, FRONTIER_SYSTEM_PROMPT};
+    use attractor::outer::textgrad::SYSTEM_PROMPT as TEXTGRAD_PROMPT;
+    use attractor::outer::tree::TreeConfig;
+    use attractor::store::{TreeNodeRow, TreeNoteRow};
+    use serde_json::json;
+
+    use super::{Env, config};
+
+    /// Training tasks like "GOOD" (and a little "GREAT"); the held-out task
+    /// is hurt by "!" — an overfitting change.
+    const SCORER: &str = r#"
+import json, os, sys
+text = open(os.path.join(os.environ["ATTRACTOR_ARTIFACTS_DIR"], "style.txt")).read()
+if sys.argv[1] == "train":
+    score = 0.5 + (0.3 if "GOOD" in text else 0.0) + (0.1 if "GREAT" in text else 0.0)
+else:
+    score = 0.2 if "!" in text else 0.6
+json.dump({"status": "complete", "eval_score": score, "critique_score": 1.0,
+           "gate_rejection_count": 0, "budget_remaining_pct": 100},
+          open(os.environ["ATTRACTOR_RESULT_FILE"], "w"))
+"#;
+
+    const SENTINEL: &str = "HOLDOUT-SENTINEL: the expected answer is forty-two";
+
+    fn suite(env: &Env, extra_artifacts: &str, env_block: &str) -> std::path::PathBuf {
+        std::fs::write(env.path("style_score.py"), SCORER).unwrap();
+        env.suite(
+            "style.yaml",
+            &format!(
+                r#"
+name: style
+artifacts:
+  - name: style
+    type: text
+    content: "plain"
+{extra_artifacts}
+tasks:
+  - name: first
+    command: python3 "$ATTRACTOR_SUITE_DIR/style_score.py" train{env_block}
+  - name: second
+    command: python3 "$ATTRACTOR_SUITE_DIR/style_score.py" train
+  - name: secret_holdout_case
+    task: "{SENTINEL}"
+    holdout: true
+    command: python3 "$ATTRACTOR_SUITE_DIR/style_score.py" holdout
+"#
+            ),
+        )
+    }
+
+    fn client(server: &ScriptedServer) -> LlmClient {
+        let config = LlmConfig::new(server.base_url(), "tree-test")
+            .with_retries(0, Duration::from_millis(10))
+            .with_timeout(Duration::from_secs(5))
+            .with_cache(false);
+        LlmClient::new(config).unwrap()
+    }
+
+    fn proposal(name: &str, content: &str, rationale: &str) -> Scripted {
+        Scripted::json(&json!({
+            "artifact_name": name, "proposed_content": content, "rationale": rationale,
+            "expected_loss_reduction": 0.2, "confidence": 0.8,
+        }))
+    }
+
+    fn no_change() -> Scripted {
+        Scripted::json(&json!({ "artifact_name": null, "proposed_content": "", "rationale": "nothing",
+            "expected_loss_reduction": 0.0, "confidence": 0.0 }))
+    }
+
+    fn ideas(list: serde_json::Value) -> Scripted {
+        Scripted::json(&json!({ "proposals": list }))
+    }
+
+    async fn tree(env: &Env) -> (Vec<TreeNodeRow>, Vec<TreeNoteRow>) {
+        let s = env.store.suite_by_name("style").await.unwrap().unwrap();
+        (env.store.tree_nodes(s.id).await.unwrap(), env.store.tree_notes(s.id).await.unwrap())
+    }
+
+    /// No request carries the held-out task's name, its text, or a held-out
+    /// score's explanation.
+    fn assert_no_held_out_text(server: &ScriptedServer) {
+        for r in server.requests() {
+            let body = r.json().to_string();
+            for secret in ["secret_holdout_case", "HOLDOUT-SENTINEL", "forty-two", "held-out mean"] {
+                assert!(!body.contains(secret), "`{secret}` reached the model: {body}");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stall_runs_ideation_whose_proposal_makes_the_next_child_and_then_the_search_stops() {
+        let env = Env::new().await;
+        let path = suite(&env, "", "");
+        let script = vec![
+            // Round 1: the only child quotes the held-out task: rejected before any run.
+            proposal("style", &format!("plain. {SENTINEL}"), "mention the case"),
+            // Stall: ideation, frontier extrapolation then failure analysis.
+            ideas(json!([{"artifact": "style", "parent": 1, "direction": "Write the word GOOD into the style.",
+                          "expected_loss_reduction": 0.3, "confidence": 0.8},
+                         {"artifact": "no_such_artifact", "direction": "x"}])),
+            ideas(json!([])),
+            // Round 2: the idea's child, a new best.
+            proposal("style", "GOOD plain", "follow the direction"),
+            // Round 3: no gain; stall again, ideation again.
+            proposal("style", "GOOD plain.", "punctuate"),
+            ideas(json!([{"artifact": "style", "direction": "Repeat GOOD.", "expected_loss_reduction": 0.1,
+                          "confidence": 0.5}])),
+            Scripted::reply("not JSON"),
+            Scripted::reply("still not JSON"),
+            // Round 4: the second idea's child brings nothing: the search stops.
+            proposal("style", "GOOD GOOD plain", "repeat"),
+        ];
+        let calls = script.len();
+        let server = ScriptedServer::start(script).await.unwrap();
+        let cfg = config(&env, 20, TreeConfig { stall: 1, width: 1, ideation_rounds: 1, ..TreeConfig::default() });
+        let summary = env.run_with_model(&path, cfg, client(&server)).await.unwrap();
+
+        let requests = server.requests();
+        assert_eq!(requests.len(), calls, "every scripted reply used, no call after the stop");
+        assert_eq!(server.remaining(), 0);
+        let system = |i: usize| requests[i].messages()[0].1.clone();
+        let user = |i: usize| requests[i].messages()[1].1.clone();
+        assert_eq!(system(0), TEXTGRAD_PROMPT);
+        assert_eq!((system(1), system(2)), (FRONTIER_SYSTEM_PROMPT.to_string(), FAILURE_SYSTEM_PROMPT.to_string()));
+        // The failure analysis hears why the child was refused, never what it quoted.
+        assert!(
+            user(2).contains("rejected before evaluation: it quoted a task the optimizer must not see"),
+            "{}",
+            user(2)
+        );
+        // The frontier extrapolation sees the root and its per-task losses.
+        assert!(user(1).contains("Node 1: mean loss 0.2000; per task: first 0.2000, second 0.2000"), "{}", user(1));
+        // The idea reaches the child's text-gradient call.
+        assert_eq!(system(3), TEXTGRAD_PROMPT);
+        assert!(
+            user(3).contains("Direction to try (from frontier extrapolation, expected reduction 0.300, confidence 0.80): Write the word GOOD"),
+            "{}",
+            user(3)
+        );
+        assert!(user(8).contains("Repeat GOOD."), "the second stall's idea: {}", user(8));
+        assert_no_held_out_text(&server);
+
+        // Root, the idea's child, and two that brought nothing.
+        assert_eq!(summary.epochs.len(), 4);
+        let (nodes, notes) = tree(&env).await;
+        let statuses: Vec<(&str, Option<i64>)> = nodes.iter().map(|n| (n.status.as_str(), n.round)).collect();
+        assert_eq!(
+            statuses,
+            vec![
+                ("committed", Some(0)),
+                ("rejected", Some(1)),
+                ("committed", Some(2)),
+                ("discarded", Some(3)),
+                ("discarded", Some(4))
+            ]
+        );
+        assert!(nodes[1].note.as_deref().unwrap().contains("quotes held-out task text"), "{:?}", nodes[1].note);
+        let child = &nodes[2];
+        assert!(child.brief.as_deref().unwrap().contains("idea (frontier extrapolation): Write the word GOOD"));
+        assert!(child.guidance.as_deref().unwrap().contains("Write the word GOOD"));
+        let proposal_note = notes.iter().find(|n| n.kind == "proposal" && n.round == 2).expect("the stored idea");
+        assert_eq!(proposal_note.source, "frontier_extrapolation");
+        assert_eq!(proposal_note.node_id, Some(child.id), "the idea links to the child it made");
+        assert_eq!(proposal_note.parent_id, Some(nodes[0].id));
+        assert_eq!(proposal_note.expected_loss_reduction, Some(0.3));
+        let nothing: Vec<&TreeNoteRow> = notes.iter().filter(|n| n.kind == "nothing").collect();
+        assert_eq!(nothing.len(), 2, "each failure analysis gave nothing: {notes:#?}");
+        assert!(nothing[1].text.starts_with("unparsable reply"), "{}", nothing[1].text);
+        assert!(notes.iter().any(|n| n.kind == "proposal" && n.round == 4 && n.node_id == Some(nodes[4].id)));
+        // The best node is active.
+        assert_eq!(env.registry().await.get_active("style").await.unwrap().content, "GOOD plain");
+
+        // `attractor inspect style --tree` shows each round with what steered it.
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_attractor"))
+            .arg("--db")
+            .arg(env.store.path())
+            .args(["inspect", "style", "--tree"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains(&format!("round 2: #{} committed", child.id)), "{text}");
+        assert!(
+            text.contains(&format!(
+                "[ideation, frontier extrapolation, 0.300 × 0.80 on `style` → #{}] Write the word GOOD",
+                child.id
+            )),
+            "{text}"
+        );
+        assert!(text.contains("[ideation, failure analysis: nothing] no usable proposal"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn without_a_model_or_with_ideation_off_a_stall_stops_the_search() {
+        let env = Env::new().await;
+        let path = suite(&env, "", "");
+        let server = ScriptedServer::start(vec![proposal("style", "plain.", "punctuate")]).await.unwrap();
+        let cfg = config(&env, 20, TreeConfig { stall: 1, width: 1, ideation_rounds: 0, ..TreeConfig::default() });
+        let summary = env.run_with_model(&path, cfg, client(&server)).await.unwrap();
+        assert_eq!(server.requests().len(), 1, "no ideation call");
+        assert_eq!(summary.epochs.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn the_analysts_saturated_axis_hint_reaches_the_proposer_and_is_stored_with_its_round() {
+        let env = Env::new().await;
+        let path = suite(&env, "", "");
+        let script = vec![
+            proposal("style", "GOOD plain", "say GOOD"),
+            proposal("style", "GOOD plain.", "punctuate"),
+            // Better on training, worse held out: the held-out gate refuses it.
+            proposal("style", "GOOD GREAT plain!", "say GREAT loudly"),
+            no_change(),
+        ];
+        let server = ScriptedServer::start(script).await.unwrap();
+        let analyst = AnalystConfig { saturation_window: 2, ..AnalystConfig::default() };
+        let cfg =
+            config(&env, 20, TreeConfig { stall: 3, width: 1, ideation_rounds: 0, analyst, ..TreeConfig::default() });
+        env.run_with_model(&path, cfg, client(&server)).await.unwrap();
+
+        let requests = server.requests();
+        assert_eq!(requests.len(), 4);
+        let last = &requests[3].messages()[1].1;
+        assert!(last.contains("Direction from the tree search"), "{last}");
+        assert!(last.contains("Saturated axis: the last 2 changes to `style`"), "{last}");
+        assert!(last.contains("punctuate — discarded: mean loss"), "the failed attempts are named: {last}");
+        assert!(last.contains("say GREAT loudly — discarded by the held-out gate"), "{last}");
+        for r in &requests[..3] {
+            assert!(!r.messages()[1].1.contains("Saturated axis"), "no hint before the plateau");
+        }
+        assert_no_held_out_text(&server);
+
+        let (nodes, notes) = tree(&env).await;
+        assert!(nodes[3].note.as_deref().unwrap().contains("held-out mean rose"), "people see the numbers");
+        let hint = notes.iter().find(|n| n.source == "analyst").expect("the hint is stored");
+        assert_eq!((hint.kind.as_str(), hint.round, hint.artifact.as_deref()), ("saturated_axis", 4, Some("style")));
+        assert_eq!(notes.iter().filter(|n| n.source == "analyst").count(), 1, "stored once");
+    }
+
+    #[tokio::test]
+    async fn a_child_that_writes_in_an_expected_answer_is_rejected_and_a_short_common_one_is_not() {
+        let env = Env::new().await;
+        let tone = "  - name: tone\n    type: text\n    content: \"neutral\"";
+        let env_block = "\n    env: { EXPECTED_ANSWER: \"violet-harbour-1987\", SHORT: \"yes\" }";
+        let path = suite(&env, tone, env_block);
+        let script = vec![
+            // (root, style), then (root, tone): one round of width two.
+            proposal("style", "Always answer violet-harbour-1987.", "give the answer"),
+            proposal("tone", "neutral; say yes when asked", "be agreeable"),
+        ];
+        let server = ScriptedServer::start(script).await.unwrap();
+        let cfg = config(&env, 20, TreeConfig { stall: 1, width: 2, ideation_rounds: 0, ..TreeConfig::default() });
+        env.run_with_model(&path, cfg, client(&server)).await.unwrap();
+
+        let (nodes, _) = tree(&env).await;
+        let style = nodes.iter().find(|n| n.changed_artifact.as_deref() == Some("style")).unwrap();
+        assert_eq!(style.status, "rejected");
+        let why = style.note.as_deref().unwrap();
+        assert!(
+            why.contains(
+                "contains what task `first` is checked against (env `EXPECTED_ANSWER`): `violet-harbour-1987`"
+            ),
+            "{why}"
+        );
+        assert_eq!(style.evaluations, 0, "never run");
+        assert!(style.feedback.as_deref().unwrap().contains("expected answer of task `first`"));
+        let tone = nodes.iter().find(|n| n.changed_artifact.as_deref() == Some("tone")).unwrap();
+        assert_eq!(tone.status, "discarded", "`yes` is too short to count: it was evaluated");
+        assert_eq!(tone.evaluations, 1);
+    }
+
+    #[tokio::test]
+    async fn a_dead_direction_is_not_briefed_again_while_the_search_goes_on() {
+        let env = Env::new().await;
+        // Only `style` matters to the scorer: no change to `mood` or `tone` can help.
+        let extra = "  - name: mood\n    type: text\n    content: \"calm\"\n  - name: tone\n    type: text\n    content: \"neutral\"";
+        let path = suite(&env, extra, "");
+        let script = vec![
+            proposal("mood", "calmer", "soothe"),
+            proposal("style", "plain.", "punctuate"),
+            proposal("mood", "calmest", "soothe more"),
+            proposal("style", "plain!?", "punctuate harder"),
+            // Two failures each: (root, mood) and (root, style) are dead; only tone is left.
+            proposal("tone", "warm", "warm up"),
+            proposal("tone", "warmer", "warm up more"),
+        ];
+        let calls = script.len();
+        let server = ScriptedServer::start(script).await.unwrap();
+        let analyst = AnalystConfig { dead_after: 2, ..AnalystConfig::default() };
+        let tree_cfg =
+            TreeConfig { stall: 20, width: 2, prune_after: 10, ideation_rounds: 0, analyst, ..TreeConfig::default() };
+        let summary = env.run_with_model(&path, config(&env, 30, tree_cfg), client(&server)).await.unwrap();
+
+        let focus: Vec<String> = server
+            .requests()
+            .iter()
+            .map(|r| {
+                let user = &r.messages()[1].1;
+                ["mood", "style", "tone"]
+                    .iter()
+                    .find(|a| user.contains(&format!("Artifact `{a}`")))
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(focus, vec!["mood", "style", "mood", "style", "tone", "tone"], "dead pairs are not briefed again");
+        assert_eq!(server.requests().len(), calls);
+        // With every direction from the only parent dead, no brief is left: it stops.
+        assert_eq!(summary.epochs.len(), 7, "the root and six children");
+        let (nodes, notes) = tree(&env).await;
+        let dead: Vec<(i64, Option<&str>)> =
+            notes.iter().filter(|n| n.kind == "dead_direction").map(|n| (n.round, n.artifact.as_deref())).collect();
+        assert_eq!(dead, vec![(3, Some("mood")), (3, Some("style")), (5, Some("tone"))]);
+        assert!(notes.iter().filter(|n| n.kind == "dead_direction").all(|n| n.parent_id == Some(nodes[0].id)));
+        assert!(nodes.iter().filter(|n| n.round >= Some(3)).all(|n| n.changed_artifact.as_deref() == Some("tone")));
+    }
+}

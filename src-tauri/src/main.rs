@@ -21,7 +21,9 @@ use std::sync::Arc;
 
 use attractor::service::types::*;
 use attractor::service::{Service, ServiceConfig};
-use tauri::{Emitter, Manager, RunEvent, State};
+use tauri::{AppHandle, Emitter, Manager, RunEvent, State};
+use tauri_plugin_dialog::DialogExt;
+use tauri_plugin_notification::NotificationExt;
 
 /// The Tauri event that carries bus events to the webview (the front end
 /// listens to it instead of `/api/events`).
@@ -141,6 +143,8 @@ async fn cancel(s: Facade<'_>, id: i64) -> Reply<LaunchView> {
 
 #[tauri::command(rename_all = "snake_case")]
 async fn settings(s: Facade<'_>) -> Reply<SettingsView> {
+    // A key stored from the command line meanwhile shows at once.
+    s.refresh_keychain().await;
     Ok(s.settings())
 }
 
@@ -150,8 +154,55 @@ async fn update_settings(s: Facade<'_>, update: SettingsUpdate) -> Reply<Setting
 }
 
 #[tauri::command(rename_all = "snake_case")]
+async fn set_api_key(s: Facade<'_>, request: ApiKeyRequest) -> Reply<SettingsView> {
+    Ok(s.set_api_key(&request).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+async fn delete_api_key(s: Facade<'_>) -> Reply<SettingsView> {
+    Ok(s.delete_api_key().await?)
+}
+
+/// The native picker: `suite` for a suite or task file, `folder` for a
+/// folder. `None` when the person cancels.
+#[tauri::command(rename_all = "snake_case")]
+async fn pick_path(app: AppHandle, kind: String) -> Reply<Option<String>> {
+    let dialog = app.dialog().file();
+    // The blocking pickers wait on the GTK main loop, so they run off the
+    // async runtime's threads.
+    let picked = tauri::async_runtime::spawn_blocking(move || match kind.as_str() {
+        "folder" => Ok(dialog.set_title("Choose a folder").blocking_pick_folder()),
+        "suite" => Ok(dialog
+            .set_title("Choose a suite or task file")
+            .add_filter("Suite and task files", &["yaml", "yml"])
+            .blocking_pick_file()),
+        other => {
+            Err(ApiError { error: format!("no picker for `{other}`: ask for `suite` or `folder`"), validation: None })
+        }
+    })
+    .await
+    .map_err(|e| ApiError { error: format!("the file picker failed: {e}"), validation: None })??;
+    Ok(picked.and_then(|p| p.into_path().ok()).map(|p| p.display().to_string()))
+}
+
+#[tauri::command(rename_all = "snake_case")]
 async fn test_llm(s: Facade<'_>) -> Reply<LlmCheck> {
     Ok(s.test_llm().await)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+async fn trajectory_stats(s: Facade<'_>, category: Option<String>) -> Reply<TrajectoryStats> {
+    Ok(s.trajectory_stats(category.as_deref()).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+async fn similar_trajectories(s: Facade<'_>, request: SimilarRequest) -> Reply<SimilarTrajectories> {
+    Ok(s.similar_trajectories(&request).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+async fn memories(s: Facade<'_>, category: Option<String>, limit: Option<u32>) -> Reply<Vec<MemoryItem>> {
+    Ok(s.memories(category.as_deref(), limit).await?)
 }
 
 /// Resolves on the first Ctrl-C or (on Unix) SIGTERM; never when the signal
@@ -192,6 +243,8 @@ fn main() -> ExitCode {
     };
 
     let app = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_notification::init())
         .manage(service.clone())
         .setup(|app| {
             // One bus subscription for the app's lifetime; the webview
@@ -202,6 +255,13 @@ fn main() -> ExitCode {
                 while let Some(envelope) = events.recv().await {
                     if let Err(e) = handle.emit(BUS_EVENT, &envelope) {
                         eprintln!("attractor-desktop: cannot forward an event to the window: {e}");
+                    }
+                    // A question waiting for a person also reaches the desktop,
+                    // so it is seen while the window is in the background.
+                    if let Some(n) = attractor::service::notify::for_event(&envelope.event) {
+                        if let Err(e) = handle.notification().builder().title(&n.title).body(&n.body).show() {
+                            eprintln!("attractor-desktop: cannot show a notification: {e}");
+                        }
                     }
                 }
             });
@@ -247,7 +307,13 @@ fn main() -> ExitCode {
             cancel,
             settings,
             update_settings,
+            set_api_key,
+            delete_api_key,
+            pick_path,
             test_llm,
+            trajectory_stats,
+            similar_trajectories,
+            memories,
         ])
         .build(tauri::generate_context!());
     let app = match app {

@@ -2,15 +2,23 @@
 //! alerts a person should see, without ever steering anything itself.
 //!
 //! It watches agent trajectories as the engine reports them and says when
-//! - new approaches keep being demanded without progress (break_symmetry
-//!   three times in a row with the loss not falling: thrashing);
+//! - new approaches keep being demanded without progress: thrashing,
+//!   break_symmetry again and again without the distance D to the intent
+//!   falling. The engine judges this on D, which only it sees, and carries
+//!   its verdict on every [`Event::IterationCompleted`]; the auditor raises
+//!   the alert from that verdict instead of guessing from the loss L (which
+//!   also moves with the resource cost Ω, and so would hide a flat D);
 //! - a trajectory spends far more tokens than its budget estimated;
-//! - a trajectory runs far longer than its finished peers in the suite.
+//! - a trajectory runs far longer than its finished peers in the suite;
+//! - a command of a trajectory (the external agent, an overseer) left a
+//!   process running behind it ([`Event::ProcessLeftRunning`]: the process
+//!   runner found and killed it).
 //!
-//! Each alert is published once per trajectory and kind as an
-//! [`Event::AuditAlert`], so the store keeps it and the CLI and the app show
-//! it like any other event. The rules are pure ([`Auditor::observe`]) and
-//! tested without a bus; [`spawn`] wires them to one.
+//! Each alert is published once per trajectory and kind (a left-running
+//! process once per trajectory and command) as an [`Event::AuditAlert`], so
+//! the store keeps it and the CLI and the app show it like any other event.
+//! The rules are pure ([`Auditor::observe`]) and tested without a bus;
+//! [`spawn`] wires them to one.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,11 +26,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::bus::{Bus, Event};
 
-/// When the auditor speaks up.
+/// When the auditor speaks up. (How many break_symmetry rounds make
+/// thrashing is the engine's `ggs.thrashing_repeats`: the engine judges it.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditConfig {
-    /// break_symmetry directives in a row, without the loss falling, that count as thrashing.
-    pub thrashing_repeats: u32,
     /// Tokens spent over the trajectory's token budget, as a multiple, that count as runaway.
     pub token_overrun: f64,
     /// Iterations over the median of the suite's finished trajectories, as a multiple, that count as stuck.
@@ -33,7 +40,7 @@ pub struct AuditConfig {
 
 impl Default for AuditConfig {
     fn default() -> Self {
-        AuditConfig { thrashing_repeats: 3, token_overrun: 1.5, stuck_factor: 2.0, min_peers: 3 }
+        AuditConfig { token_overrun: 1.5, stuck_factor: 2.0, min_peers: 3 }
     }
 }
 
@@ -44,8 +51,6 @@ struct Watched {
     max_tokens: u64,
     tokens: u64,
     iterations: u32,
-    /// (directive, loss) of each iteration, in order.
-    rounds: Vec<(String, f64)>,
 }
 
 /// The auditor's memory of the trajectories it has seen.
@@ -55,7 +60,8 @@ pub struct Auditor {
     live: BTreeMap<String, Watched>,
     /// Iterations of the finished trajectories, per suite.
     finished: BTreeMap<i64, Vec<u32>>,
-    raised: BTreeSet<(String, &'static str)>,
+    /// (trajectory, what was raised): a kind, or a kind and a command.
+    raised: BTreeSet<(String, String)>,
 }
 
 impl Auditor {
@@ -72,16 +78,15 @@ impl Auditor {
                 let w = self.live.entry(trajectory_id.clone()).or_default();
                 (w.suite_id, w.run_id, w.max_tokens) = (*suite_id, *run_id, *max_tokens);
             }
-            Event::IterationCompleted { suite_id, run_id, trajectory_id, directive, loss, tokens, .. } => {
+            Event::IterationCompleted { suite_id, run_id, trajectory_id, tokens, thrashing, .. } => {
                 let w = self.live.entry(trajectory_id.clone()).or_default();
                 (w.suite_id, w.run_id) = (*suite_id, *run_id);
                 w.tokens += tokens;
                 w.iterations += 1;
-                w.rounds.push((directive.clone(), *loss));
                 let w = &self.live[trajectory_id];
                 let mut found: Vec<(&'static str, String)> = Vec::new();
-                if let Some(message) = thrashing(&w.rounds, self.config.thrashing_repeats) {
-                    found.push(("thrashing", message));
+                if let Some(verdict) = thrashing {
+                    found.push(("thrashing", verdict.message.clone()));
                 }
                 if w.max_tokens > 0 && w.tokens as f64 > self.config.token_overrun * w.max_tokens as f64 {
                     found.push((
@@ -109,14 +114,42 @@ impl Auditor {
                     }
                 }
                 for (kind, message) in found {
-                    alerts.push(self.alert(trajectory_id, kind, message));
+                    alerts.push(self.alert(*suite_id, *run_id, trajectory_id, kind, kind.to_string(), message));
                 }
+            }
+            Event::ProcessLeftRunning {
+                suite_id,
+                run_id,
+                trajectory_id,
+                sequence,
+                source,
+                name,
+                command,
+                processes,
+                ..
+            } => {
+                let listed: Vec<String> = processes.iter().map(|p| format!("pid {} `{}`", p.pid, p.command)).collect();
+                let what = if source == "overseer" {
+                    format!("the overseer `{name}`")
+                } else {
+                    format!("the {name} executor")
+                };
+                let message = format!(
+                    "{what} (`{command}`, iteration {sequence}) left {} process(es) running after it ended: {}; \
+                     they were killed. A command should wait for or stop the background jobs it starts.",
+                    processes.len(),
+                    listed.join(", ")
+                );
+                let key = format!("zombie_process:{source}:{command}");
+                alerts.push(self.alert(*suite_id, *run_id, trajectory_id, "zombie_process", key, message));
             }
             Event::TrajectoryConverged { suite_id, trajectory_id, iterations, .. } => {
                 self.live.remove(trajectory_id);
                 self.finished.entry(*suite_id).or_default().push(*iterations);
             }
-            Event::TrajectoryExhausted { trajectory_id, .. } | Event::TrajectoryTrapped { trajectory_id, .. } => {
+            Event::TrajectoryExhausted { trajectory_id, .. }
+            | Event::TrajectoryTrapped { trajectory_id, .. }
+            | Event::TrajectorySuperseded { trajectory_id, .. } => {
                 self.live.remove(trajectory_id);
             }
             _ => {}
@@ -124,34 +157,27 @@ impl Auditor {
         alerts.into_iter().flatten().collect()
     }
 
-    fn alert(&mut self, trajectory_id: &str, kind: &'static str, message: String) -> Option<Event> {
-        if !self.raised.insert((trajectory_id.to_string(), kind)) {
+    /// The alert, unless `key` was already raised for this trajectory.
+    fn alert(
+        &mut self,
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: &str,
+        kind: &'static str,
+        key: String,
+        message: String,
+    ) -> Option<Event> {
+        if !self.raised.insert((trajectory_id.to_string(), key)) {
             return None;
         }
-        let w = self.live.get(trajectory_id)?;
         Some(Event::AuditAlert {
-            suite_id: w.suite_id,
-            run_id: w.run_id,
+            suite_id,
+            run_id,
             trajectory_id: trajectory_id.to_string(),
             kind: kind.to_string(),
             message,
         })
     }
-}
-
-/// `repeats` break_symmetry rounds in a row at the end, the loss no lower
-/// than where they began.
-fn thrashing(rounds: &[(String, f64)], repeats: u32) -> Option<String> {
-    let run = rounds.iter().rev().take_while(|(d, _)| d == "break_symmetry").count();
-    if run < repeats.max(2) as usize {
-        return None;
-    }
-    let (from, to) = (rounds[rounds.len() - run].1, rounds[rounds.len() - 1].1);
-    (to >= from).then(|| {
-        format!(
-            "{run} break_symmetry directives in a row without the loss falling ({from:.3} → {to:.3}): new approaches are not helping; the task may need a hint"
-        )
-    })
 }
 
 fn median(xs: &[u32]) -> f64 {
@@ -180,6 +206,8 @@ pub fn spawn(bus: &Bus, config: AuditConfig) -> tokio::task::JoinHandle<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ggs::ThrashingAlert;
+    use crate::process::LeftProcess;
 
     fn started(id: &str, max_tokens: u64) -> Event {
         Event::TrajectoryStarted {
@@ -195,7 +223,9 @@ mod tests {
         }
     }
 
-    fn iteration(id: &str, directive: &str, loss: f64, tokens: u64) -> Event {
+    /// An iteration with the engine's verdict on thrashing (`Some` when the
+    /// engine saw break_symmetry repeated without D falling).
+    fn judged(id: &str, directive: &str, loss: f64, tokens: u64, thrashing: Option<ThrashingAlert>) -> Event {
         Event::IterationCompleted {
             suite_id: 1,
             run_id: 7,
@@ -210,6 +240,22 @@ mod tests {
             tokens,
             budget_remaining: 0.5,
             loop_control: "continue".into(),
+            thrashing,
+        }
+    }
+
+    fn iteration(id: &str, directive: &str, loss: f64, tokens: u64) -> Event {
+        judged(id, directive, loss, tokens, None)
+    }
+
+    fn verdict(repeats: u32) -> ThrashingAlert {
+        ThrashingAlert {
+            repeats,
+            distance_from: 1.0,
+            distance_to: 1.0,
+            message: format!(
+                "{repeats} break_symmetry directives in a row without the distance falling (D 1.00 → 1.00)"
+            ),
         }
     }
 
@@ -224,23 +270,30 @@ mod tests {
     }
 
     #[test]
-    fn three_break_symmetry_rounds_without_the_loss_falling_is_thrashing_said_once() {
+    fn the_engines_thrashing_verdict_raises_the_alert_once_with_its_message() {
         let mut a = Auditor::new(AuditConfig::default());
         a.observe(&started("t1", 0));
         assert!(a.observe(&iteration("t1", "break_symmetry", 0.6, 10)).is_empty());
-        assert!(a.observe(&iteration("t1", "break_symmetry", 0.5, 10)).is_empty());
-        let alerts = a.observe(&iteration("t1", "break_symmetry", 0.6, 10));
+        assert!(a.observe(&iteration("t1", "break_symmetry", 0.7, 10)).is_empty());
+        let alerts = a.observe(&judged("t1", "break_symmetry", 0.8, 10, Some(verdict(3))));
         assert_eq!(kinds(&alerts), vec!["thrashing"]);
-        assert!(a.observe(&iteration("t1", "break_symmetry", 0.7, 10)).is_empty(), "said once per trajectory");
+        let Event::AuditAlert { message, run_id, suite_id, .. } = &alerts[0] else { unreachable!() };
+        assert!(message.contains("without the distance falling"), "{message}");
+        assert_eq!((*suite_id, *run_id), (1, 7));
+        let again = a.observe(&judged("t1", "break_symmetry", 0.9, 10, Some(verdict(4))));
+        assert!(again.is_empty(), "said once per trajectory");
+        // Another trajectory gets its own.
+        assert_eq!(kinds(&a.observe(&judged("t2", "break_symmetry", 0.5, 1, Some(verdict(3))))), vec!["thrashing"]);
     }
 
     #[test]
-    fn break_symmetry_that_makes_progress_is_not_thrashing() {
+    fn without_the_engines_verdict_no_run_of_break_symmetry_is_thrashing() {
+        // The loss rises through five break_symmetry rounds (Ω grows), but the
+        // engine, which sees D, did not call it thrashing: neither does the auditor.
         let mut a = Auditor::new(AuditConfig::default());
-        for loss in [0.6, 0.5, 0.4] {
+        for loss in [0.5, 0.6, 0.7, 0.8, 0.9] {
             assert!(a.observe(&iteration("t1", "break_symmetry", loss, 10)).is_empty());
         }
-        assert!(a.observe(&iteration("t1", "refine", 0.9, 10)).is_empty());
     }
 
     #[test]
@@ -273,13 +326,40 @@ mod tests {
         assert_eq!(raised, vec!["stuck"], "over 2 × the median of 4 iterations");
     }
 
+    fn left(command: &str, pid: i32) -> Event {
+        Event::ProcessLeftRunning {
+            suite_id: 3,
+            run_id: 9,
+            trajectory_id: "t1".into(),
+            sequence: 2,
+            source: "overseer".into(),
+            name: "tests".into(),
+            command: command.into(),
+            processes: vec![LeftProcess { pid, command: "sleep 30".into() }],
+        }
+    }
+
+    #[test]
+    fn a_process_left_running_is_a_zombie_alert_once_per_command() {
+        let mut a = Auditor::new(AuditConfig::default());
+        let alerts = a.observe(&left("./run-tests.sh", 4242));
+        assert_eq!(kinds(&alerts), vec!["zombie_process"]);
+        let Event::AuditAlert { message, suite_id, run_id, trajectory_id, .. } = &alerts[0] else { unreachable!() };
+        assert_eq!((*suite_id, *run_id, trajectory_id.as_str()), (3, 9, "t1"));
+        for part in ["the overseer `tests`", "./run-tests.sh", "pid 4242 `sleep 30`", "killed"] {
+            assert!(message.contains(part), "{part} missing: {message}");
+        }
+        assert!(a.observe(&left("./run-tests.sh", 4300)).is_empty(), "the same command is reported once");
+        assert_eq!(kinds(&a.observe(&left("./lint.sh", 4400))), vec!["zombie_process"]);
+    }
+
     #[tokio::test]
     async fn the_spawned_auditor_publishes_its_alerts_on_the_bus() {
         let bus = Bus::new();
         let mut rx = bus.subscribe();
-        let handle = spawn(&bus, AuditConfig { thrashing_repeats: 2, ..AuditConfig::default() });
+        let handle = spawn(&bus, AuditConfig::default());
         bus.publish(iteration("t1", "break_symmetry", 0.5, 1));
-        bus.publish(iteration("t1", "break_symmetry", 0.5, 1));
+        bus.publish(judged("t1", "break_symmetry", 0.5, 1, Some(verdict(2))));
         let mut seen = Vec::new();
         while let Ok(Some(env)) = tokio::time::timeout(std::time::Duration::from_secs(5), rx.recv()).await {
             if let Event::AuditAlert { kind, .. } = &env.event {

@@ -92,6 +92,7 @@ fn config(optimizer: OptimizerKind, epochs: u32, seed: u64, runs_root: PathBuf) 
         seed,
         runs_root,
         holdout_tolerance: DEFAULT_HOLDOUT_TOLERANCE,
+        verify_repeats: None,
         tree: TreeConfig::default(),
     }
 }

@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
+use crate::ggs::ThrashingAlert;
+use crate::process::LeftProcess;
 use crate::store::{NewEvent, Store};
 
 /// Something that happened. The serialized form (`{"type": "run_finished", …}`)
@@ -172,6 +174,55 @@ pub enum Event {
         tokens: u64,
         budget_remaining: f64,
         loop_control: String,
+        /// The engine's thrashing verdict after this iteration (break_symmetry
+        /// again and again without the distance D falling), when it sees
+        /// thrashing; the auditor raises its alert from this.
+        thrashing: Option<ThrashingAlert>,
+    },
+    /// A command of a trajectory (the external agent, an overseer) ended and
+    /// left processes of its group running; they were killed. The auditor
+    /// turns this into a `zombie_process` alert.
+    ProcessLeftRunning {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        /// The iteration whose command it was.
+        sequence: u32,
+        /// `executor` or `overseer`.
+        source: String,
+        /// The overseer's name, or the executor's kind.
+        name: String,
+        command: String,
+        processes: Vec<LeftProcess>,
+    },
+    /// PREPARE recalled what earlier trajectories of the task's category
+    /// learned (seed 002 Part 8): the strategies nudged in the bandit, the
+    /// lessons the executor's prompts carry, the category's convergence rate.
+    MemoryRecalled {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        category: String,
+        /// Memories recalled, of success and of failure.
+        successes: u32,
+        failures: u32,
+        /// Strategies whose arms were raised because they worked before.
+        nudged: Vec<String>,
+        /// "What worked before" and "what to avoid" lines of the prompts.
+        worked: Vec<String>,
+        avoid: Vec<String>,
+        /// Blended into the basin width, when the category has enough history.
+        historical_convergence_rate: Option<f64>,
+    },
+    /// RESOLVE stored what the trajectory teaches as a memory of its category.
+    MemoryStored {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        category: String,
+        /// `success` or `failure`.
+        outcome: String,
+        memory_id: i64,
     },
     /// The attractor's kind changed (an intervention point that notifies).
     AttractorTransition {
@@ -314,12 +365,13 @@ pub enum Event {
         reason: String,
     },
     /// The auditor saw something a person should look at (thrashing, a
-    /// token overrun, a stuck trajectory); it changes nothing itself.
+    /// token overrun, a stuck trajectory, a process left running); it
+    /// changes nothing itself.
     AuditAlert {
         suite_id: i64,
         run_id: i64,
         trajectory_id: String,
-        /// `thrashing`, `token_overrun` or `stuck`.
+        /// `thrashing`, `token_overrun`, `stuck` or `zombie_process`.
         kind: String,
         message: String,
     },
@@ -390,6 +442,9 @@ impl Event {
             Event::TrajectoryStarted { suite_id, run_id, .. }
             | Event::StrategySelected { suite_id, run_id, .. }
             | Event::IterationCompleted { suite_id, run_id, .. }
+            | Event::ProcessLeftRunning { suite_id, run_id, .. }
+            | Event::MemoryRecalled { suite_id, run_id, .. }
+            | Event::MemoryStored { suite_id, run_id, .. }
             | Event::AttractorTransition { suite_id, run_id, .. }
             | Event::FreshStart { suite_id, run_id, .. }
             | Event::Reverted { suite_id, run_id, .. }

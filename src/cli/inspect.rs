@@ -521,12 +521,16 @@ pub async fn proposals(g: &Global, store: &Store, suite: &str) -> Result<(), Fai
 }
 
 /// A suite's experiment tree, children indented under their parent: what
-/// each node changed, its mean (and held-out) loss, and what became of it.
+/// each node changed, its mean (and held-out) loss, and what became of it;
+/// then round by round, the children it made and what steered it (the
+/// analyst's hints, the ideation proposals and the child each led to).
 pub async fn tree(g: &Global, store: &Store, suite: &str) -> Result<(), Failure> {
     let suite = find_suite(store, suite).await?;
     let nodes = store.tree_nodes(suite.id).await?;
+    let notes = store.tree_notes(suite.id).await?;
     if g.json {
-        println!("{}", serde_json::to_string_pretty(&nodes).unwrap_or_default());
+        let out = serde_json::json!({ "nodes": nodes, "notes": notes });
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(());
     }
     if nodes.is_empty() {
@@ -552,8 +556,9 @@ pub async fn tree(g: &Global, store: &Store, suite: &str) -> Result<(), Failure>
             let loss = n.mean_loss.map_or("-".into(), |m| format!("{m:.4}"));
             let held = n.holdout_mean_loss.map_or(String::new(), |h| format!(", held-out {h:.4}"));
             let star = if Some(n.id) == best { "  ★ best" } else { "" };
+            let round = n.round.map_or(String::new(), |r| format!(" r{r}"));
             println!(
-                "{:indent$}#{} {:<9} {change}  loss {loss}{held} ({} eval){star}",
+                "{:indent$}#{}{round} {:<9} {change}  loss {loss}{held} ({} eval){star}",
                 "",
                 n.id,
                 n.status,
@@ -567,6 +572,40 @@ pub async fn tree(g: &Global, store: &Store, suite: &str) -> Result<(), Failure>
         }
     }
     walk(&nodes, None, 0, best);
+
+    let mut rounds: Vec<i64> = nodes.iter().filter_map(|n| n.round).chain(notes.iter().map(|n| n.round)).collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    rounds.retain(|r| *r > 0);
+    if rounds.is_empty() {
+        return Ok(());
+    }
+    println!("\nrounds:");
+    for r in rounds {
+        let made: Vec<String> =
+            nodes.iter().filter(|n| n.round == Some(r)).map(|n| format!("#{} {}", n.id, n.status)).collect();
+        println!("  round {r}: {}", if made.is_empty() { "no child".to_string() } else { made.join(", ") });
+        for note in notes.iter().filter(|n| n.round == r) {
+            let first_line = note.text.lines().next().unwrap_or_default();
+            let what = match (note.source.as_str(), note.kind.as_str()) {
+                ("analyst", kind) => format!("analyst, {}", kind.replace('_', " ")),
+                (source, "proposal") => {
+                    let score = match (note.expected_loss_reduction, note.confidence) {
+                        (Some(e), Some(c)) => format!(", {e:.3} × {c:.2}"),
+                        _ => String::new(),
+                    };
+                    let led = note.node_id.map_or(String::new(), |id| format!(" → #{id}"));
+                    format!(
+                        "ideation, {}{score} on `{}`{led}",
+                        source.replace('_', " "),
+                        note.artifact.as_deref().unwrap_or("?")
+                    )
+                }
+                (source, _) => format!("ideation, {}: nothing", source.replace('_', " ")),
+            };
+            println!("    [{what}] {}", first_line.chars().take(160).collect::<String>());
+        }
+    }
     Ok(())
 }
 

@@ -5,9 +5,11 @@
 
 mod bench;
 mod inspect;
+mod key;
 mod problems;
 mod progress;
 mod serve;
+mod trajectories;
 mod watching;
 
 use std::path::PathBuf;
@@ -94,6 +96,10 @@ pub enum Command {
         /// The run's id (`attractor inspect SUITE --json` lists them).
         run_id: i64,
     },
+    /// The trajectory repository and convergence memory of agent tasks:
+    /// `stats`, `similar RUN_ID|TASK`, `memories`.
+    #[command(subcommand)]
+    Trajectories(trajectories::TrajectoriesCommand),
     /// Benchmarks, measured side by side in one run (see bench/README.md).
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -119,6 +125,9 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Watch folders for suite and task files: validate, register, ask before running commands.
     Watch(watching::WatchArgs),
+    /// Keep the LLM API key in the operating system's keychain.
+    #[command(subcommand)]
+    Key(key::KeyCommand),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -171,9 +180,15 @@ pub struct RunArgs {
     /// Tree search: rounds without a new best before stopping.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub stall: u32,
-    /// Tree search: evaluations of each node before it counts (raise on noisy suites).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
-    pub verify_repeats: u32,
+    /// Evaluations behind each decision: every tree node, or the epochs after
+    /// a textgrad/evolve update [default: the suite's `verify_repeats`, 3 on a
+    /// `noisy: true` suite, else 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub verify_repeats: Option<u32>,
+    /// Tree search: ideation calls (frontier extrapolation, failure analysis)
+    /// before stopping on stall, each feeding one more round; 0 turns them off.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub ideation_rounds: u32,
     /// Tree search: how parents are picked from the frontier.
     #[arg(long, value_enum, default_value_t = SelectionArg::Pareto)]
     pub selection: SelectionArg,
@@ -288,6 +303,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Run(args) => run(g, args).await,
         Command::Serve(args) => serve::serve(g, args).await,
         Command::Watch(args) => watching::watch(g, args).await,
+        // Keychain calls block (D-Bus, or a prompt to unlock the keyring).
+        Command::Key(command) => tokio::task::block_in_place(|| key::run(command)),
         Command::Inspect { suite, artifact, tree } => {
             let store = open(g).await?;
             match artifact {
@@ -337,6 +354,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Trajectory { run_id } => {
             let store = open(g).await?;
             inspect::trajectory(g, &store, *run_id).await?;
+            Ok(0)
+        }
+        Command::Trajectories(command) => {
+            let store = open(g).await?;
+            trajectories::run(g, &store, command).await?;
             Ok(0)
         }
         Command::Bench(command) => bench::run(g, command).await,
@@ -397,8 +419,10 @@ fn validate(g: &Global, path: &std::path::Path) -> Result<u8, Failure> {
         println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
     } else if !g.quiet {
         let holdout = s.tasks.iter().filter(|t| t.holdout).count();
+        let noisy =
+            if s.noisy { format!(", noisy ({} evaluations per decision)", s.verify_repeats()) } else { String::new() };
         println!(
-            "{}: suite `{}` is valid: {} tasks ({} held out), {} artifacts of its own",
+            "{}: suite `{}` is valid: {} tasks ({} held out), {} artifacts of its own{noisy}",
             path.display(),
             s.name,
             s.tasks.len(),
@@ -415,16 +439,20 @@ fn validate(g: &Global, path: &std::path::Path) -> Result<u8, Failure> {
 fn plan_line(suite: &crate::suite::Suite, registry: &Registry, args: &RunArgs) -> String {
     let tasks = suite.tasks.len() as u64;
     let epochs = u64::from(args.epochs);
+    let repeats = args.verify_repeats.unwrap_or_else(|| suite.verify_repeats());
     if args.optimizer == OptimizerKind::Tree {
         return format!(
-            "plan: tree search of at most {epochs} evaluation(s) × {tasks} task(s) = {} run(s), {} child(ren) a round, each evaluated {} time(s), stop after {} round(s) without a new best",
+            "plan: tree search of at most {epochs} evaluation(s) × {tasks} task(s) = {} run(s), {} child(ren) a round, each evaluated {repeats} time(s), stop after {} round(s) without a new best and {} ideation round(s)",
             epochs * tasks,
             args.width,
-            args.verify_repeats,
-            args.stall
+            args.stall,
+            args.ideation_rounds
         );
     }
     let mut line = format!("plan: {epochs} epoch(s) × {tasks} task(s) = {} run(s)", epochs * tasks);
+    if repeats > 1 && args.optimizer != OptimizerKind::Baseline {
+        line.push_str(&format!("; each update is judged on {repeats} epoch(s) (a noisy suite)"));
+    }
     if args.optimizer.needs_model() {
         let kinds = suite.task_kinds();
         let builtin = registry
@@ -462,10 +490,11 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         seed,
         runs_root,
         holdout_tolerance: args.holdout_tolerance,
+        verify_repeats: args.verify_repeats,
         tree: crate::outer::tree::TreeConfig {
             width: args.width as usize,
             stall: args.stall,
-            verify_repeats: args.verify_repeats,
+            ideation_rounds: args.ideation_rounds,
             selection: args.selection.into(),
             ..crate::outer::tree::TreeConfig::default()
         },
@@ -474,7 +503,15 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     // The LLM tier is on when a model is configured; without one, the
     // coordinator's heuristics answer every step. `--no-llm` turns the tier
     // off but leaves a model-driven optimizer its model.
-    let model = match crate::llm::LlmConfig::from_env() {
+    let env = |n: &str| std::env::var(n).ok();
+    // The keychain is only asked when a model is configured and the
+    // environment holds no key (a local model needs none).
+    let api_key = match env(crate::llm::ENV_MODEL) {
+        Some(_) => tokio::task::block_in_place(|| crate::secrets::fallback_key(&env)),
+        None => None,
+    };
+    let settings = crate::llm::LlmSettings { api_key, ..Default::default() };
+    let model = match crate::llm::LlmConfig::resolve(&settings, env) {
         Ok(config) => {
             let client = crate::llm::LlmClient::new(config).map_err(|e| Failure::input(e.to_string()))?;
             Some(client.with_store(store.clone()))
@@ -497,7 +534,7 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
             crate::task::agent::AgentConfig::from_json(&text).map_err(|e| {
                 Failure::input(format!(
                     "{}: {e}\n  hint: the keys are those of AgentConfig (engine, overseers, executor, workspace, \
-                     complexity, verifier, intervention_poll_ms, intervention_timeout_secs, max_unusable_replies)",
+                     complexity, verifier, intervention_poll_ms, intervention_timeout_secs, max_unusable_replies, memory)",
                     path.display()
                 ))
             })?

@@ -214,6 +214,7 @@ impl Executor for CommandExecutor {
             status,
             subtasks: Vec::new(),
             amendments: Vec::new(),
+            left_running: run.left_running,
         })
     }
 }

@@ -206,6 +206,7 @@ impl Executor for LlmExecutor {
             status,
             subtasks,
             amendments,
+            left_running: Vec::new(),
         })
     }
 }

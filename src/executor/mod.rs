@@ -37,7 +37,9 @@ pub use defaults::{
     PROMPT_ARTIFACTS, PromptTexts, PromptTextsError, StrategyTemplates, TemplateError, check_prompt_artifact,
 };
 pub use llm::{LlmExecutor, LlmExecutorConfig};
-pub use prompt::{AttemptNote, CarryForwardInputs, Prompt, PromptInputs, Specification, build_prompt, view_for};
+pub use prompt::{
+    AttemptNote, CarryForwardInputs, MemoryLessons, Prompt, PromptInputs, Specification, build_prompt, view_for,
+};
 pub use view::{Focus, ViewBudget, WorkspaceView};
 
 use crate::engine::StrategyKind;
@@ -142,6 +144,9 @@ pub struct Execution {
     pub subtasks: Vec<String>,
     /// ArchitectReview: the proposed specification amendments.
     pub amendments: Vec<String>,
+    /// Processes an external agent left running after it ended (killed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_running: Vec<crate::process::LeftProcess>,
 }
 
 impl Execution {
@@ -268,6 +273,7 @@ mod tests {
             status,
             subtasks: vec![],
             amendments: vec![],
+            left_running: vec![],
         };
         let failed = |code| ExecutionStatus::Failed { reason: String::new(), exit_code: code };
         assert_eq!(e(failed(Some(127))).failure_class(), Some(FailureClass::Environmental));

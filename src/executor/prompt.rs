@@ -122,6 +122,44 @@ pub struct PromptInputs {
     pub available_tools: Vec<String>,
     /// Show the verification rubric; `None`: the strategy's default.
     pub include_rubric: Option<bool>,
+    /// What earlier trajectories of the same task category taught (seed 002
+    /// §8.1), recalled once when the trajectory started.
+    pub lessons: MemoryLessons,
+}
+
+/// Lessons from memory: a line per earlier trajectory of the same kind of
+/// task. They are knowledge about the task category, not this trajectory's
+/// history, so every strategy sees them — a fresh start too.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MemoryLessons {
+    /// From trajectories that converged: what moved them.
+    pub worked: Vec<String>,
+    /// From trajectories that failed: what did not help, what stayed broken.
+    pub avoid: Vec<String>,
+}
+
+impl MemoryLessons {
+    pub fn is_empty(&self) -> bool {
+        self.worked.is_empty() && self.avoid.is_empty()
+    }
+
+    fn render(&self) -> String {
+        let mut out = String::new();
+        if !self.worked.is_empty() {
+            out.push_str("What worked before:\n");
+            out.push_str(&bullets(&self.worked));
+            out.push('\n');
+        }
+        if !self.avoid.is_empty() {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str("What failed before (avoid repeating it):\n");
+            out.push_str(&bullets(&self.avoid));
+        }
+        out
+    }
 }
 
 /// A prompt: one system message and one user message.
@@ -228,6 +266,9 @@ pub fn build_prompt(
     }
     if !anti.is_empty() && strategy != StrategyKind::FreshStart {
         section(&mut u, "Anti-patterns (do NOT do these)", &bullets(&anti));
+    }
+    if !inputs.lessons.is_empty() {
+        section(&mut u, "Lessons from earlier tasks of this kind", &inputs.lessons.render());
     }
 
     let framing = texts

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::solver::{Directive, RoundRecord};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct ThrashingAlert {
     /// Consecutive `break_symmetry` rounds at the end of the history.
     pub repeats: u32,

@@ -1,7 +1,8 @@
 //! The HTTP transport of the service facade: `attractor serve`.
 //!
 //! JSON under `/api/…` (the endpoints of seed 004 §11 plus what the app's
-//! screens need), server-sent events at `/api/events` pushed from the bus,
+//! screens need, such as the trajectory repository's numbers under
+//! `/api/trajectories/…` and the convergence memories under `/api/memories`), server-sent events at `/api/events` pushed from the bus,
 //! and the built front end (`ui/dist`) for everything else. Every handler
 //! only translates between HTTP and a [`Service`] method; no decision is
 //! made here that the desktop shell would have to make again.
@@ -30,7 +31,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
 use futures::Stream;
 use serde::Deserialize;
@@ -102,6 +103,10 @@ pub fn router(service: Arc<Service>, token: Option<String>, ui_dir: Option<PathB
         .route("/launches/{id}/cancel", post(cancel))
         .route("/settings", get(settings).put(update_settings))
         .route("/settings/test-llm", post(test_llm))
+        .route("/settings/api-key", put(set_api_key).delete(delete_api_key))
+        .route("/trajectories/stats", get(trajectory_stats))
+        .route("/trajectories/similar", get(similar_trajectories))
+        .route("/memories", get(memories))
         .route("/watch", get(watched))
         .route("/watch/folders", post(add_watched_folder))
         .route("/watch/folders/{id}", delete(remove_watched_folder))
@@ -390,7 +395,20 @@ async fn cancel(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejectio
 }
 
 async fn settings(State(s): State<AppState>) -> Reply<SettingsView> {
+    // A key stored from the command line meanwhile shows at once.
+    s.service.refresh_keychain().await;
     Ok(Json(s.service.settings()))
+}
+
+async fn set_api_key(
+    State(s): State<AppState>,
+    body: Result<Json<ApiKeyRequest>, JsonRejection>,
+) -> Reply<SettingsView> {
+    Ok(Json(s.service.set_api_key(&body?.0).await?))
+}
+
+async fn delete_api_key(State(s): State<AppState>) -> Reply<SettingsView> {
+    Ok(Json(s.service.delete_api_key().await?))
 }
 
 async fn update_settings(
@@ -402,6 +420,36 @@ async fn update_settings(
 
 async fn test_llm(State(s): State<AppState>) -> Reply<LlmCheck> {
     Ok(Json(s.service.test_llm().await))
+}
+
+#[derive(Deserialize)]
+struct CategoryQuery {
+    category: Option<String>,
+    limit: Option<u32>,
+}
+
+/// `?category=C` limits the numbers to one task category.
+async fn trajectory_stats(
+    State(s): State<AppState>,
+    q: Result<Query<CategoryQuery>, QueryRejection>,
+) -> Reply<TrajectoryStats> {
+    Ok(Json(s.service.trajectory_stats(q?.0.category.as_deref()).await?))
+}
+
+/// `?run_id=N` or `?task=TEXT`, with `&category=C&limit=N`.
+async fn similar_trajectories(
+    State(s): State<AppState>,
+    q: Result<Query<SimilarRequest>, QueryRejection>,
+) -> Reply<SimilarTrajectories> {
+    Ok(Json(s.service.similar_trajectories(&q?.0).await?))
+}
+
+async fn memories(
+    State(s): State<AppState>,
+    q: Result<Query<CategoryQuery>, QueryRejection>,
+) -> Reply<Vec<MemoryItem>> {
+    let q = q?.0;
+    Ok(Json(s.service.memories(q.category.as_deref(), q.limit).await?))
 }
 
 async fn watched(State(s): State<AppState>) -> Reply<WatchedFolders> {

@@ -5,12 +5,25 @@
 //! the last update (the mean got worse: the learning rate halves and the
 //! optimizer sits the epoch out) or lets the optimizer propose the next one.
 //!
+//! On a noisy suite (`noisy: true`, or `--verify-repeats N` above 1) one
+//! epoch cannot tell an update from luck, so the `verify_repeats` epochs after
+//! an update form a series: all but the last are closed as `verify_sample`s
+//! (no decision, no proposal), and the last decides on the series' mean
+//! against the mean of the series that measured the versions before the
+//! update, with the tree search's noise rule ([`tree::beyond_noise`]): a gain
+//! within the larger standard error is not an improvement, and the update is
+//! rolled back (reason `noise`) as a regression would be. Every sample is an
+//! epoch, so `--epochs` counts them.
+//!
 //! The runner keeps no state of its own between epochs: everything it needs
 //! — the previous mean, the last update, the runs already done — is read back
 //! from the store. That is what makes resuming an interrupted suite a plain
 //! re-run of the same command.
 
+pub mod analyst;
+pub mod ideation;
 pub mod optimizer;
+pub mod preverify;
 pub mod textgrad;
 pub mod tree;
 mod tree_run;
@@ -52,6 +65,11 @@ pub struct RunConfig {
     /// How far the held-out mean loss may rise over the previous epoch's
     /// before the update that caused it is rolled back (run-to-run noise).
     pub holdout_tolerance: f64,
+    /// Evaluations behind each keep/commit decision: in the tree search,
+    /// of every node; in the linear optimizers, of the epochs after an
+    /// update, whose mean and spread decide whether it stays. `None` takes
+    /// the suite's (`verify_repeats:`, else 3 on a `noisy: true` suite, else 1).
+    pub verify_repeats: Option<u32>,
     /// Settings of `--optimizer tree`.
     pub tree: tree::TreeConfig,
 }
@@ -423,45 +441,122 @@ impl SuiteRunner {
         let holdout_mean = loss::mean(&holdout);
 
         let prev = self.store.last_completed_epoch(suite_id).await?.filter(|p| p.epoch_num < epoch.epoch_num);
-        let prev_mean = prev.as_ref().and_then(|p| p.mean_loss);
-        let last_updates = prev.as_ref().map(updates_of).unwrap_or_default();
+
+        // A noisy suite judges an update on several epochs of the versions it
+        // made: the epochs after it are a series of `verify_repeats`
+        // evaluations, and only the last of them decides, on the series' mean
+        // against the mean of the series before the update, with the noise
+        // rule of the tree search (`tree::beyond_noise`).
+        let repeats = self.verify_repeats();
+        let series = if repeats > 1 && mean_loss.is_some() {
+            let history: Vec<EpochRow> = self
+                .store
+                .epochs(suite_id)
+                .await?
+                .into_iter()
+                .filter(|e| e.completed_at.is_some() && e.epoch_num < epoch.epoch_num)
+                .collect();
+            pending_verification(&history)
+        } else {
+            None
+        };
+        if let Some(v) = &series
+            && v.child.len() + 1 < repeats as usize
+        {
+            return self.close_verify_sample(suite_id, epoch, &parent, mean_loss, holdout_mean, v, repeats, *lr).await;
+        }
+
+        // What the decision compares: the epoch before against this one, or
+        // on a noisy suite the two series' means.
+        let (decided, prev_mean, prev_holdout, current_mean, current_holdout, gain) = match &series {
+            Some(v) => {
+                let mut now: Vec<f64> = v.child.iter().map(|(_, m)| *m).collect();
+                now.extend(mean_loss);
+                let before: Vec<f64> = v.parent.iter().map(|(_, m)| *m).collect();
+                let mut held_now = Vec::new();
+                for (id, _) in &v.child {
+                    held_now.extend(self.holdout_mean_of(*id).await?);
+                }
+                held_now.extend(holdout_mean);
+                let mut held_before = Vec::new();
+                for (id, _) in &v.parent {
+                    held_before.extend(self.holdout_mean_of(*id).await?);
+                }
+                let (b, n) = (loss::mean(&before), loss::mean(&now));
+                let gain = match (b, n) {
+                    (Some(b), Some(n)) => {
+                        Some(tree::beyond_noise(b, &before, n, &now, self.config.tree.min_improvement))
+                    }
+                    _ => None,
+                };
+                (Some(v.update.clone()), b, loss::mean(&held_before), n, loss::mean(&held_now), gain)
+            }
+            None => {
+                let prev_holdout = match &prev {
+                    Some(p) => self.holdout_mean_of(p.id).await?,
+                    None => None,
+                };
+                (prev.clone(), prev.as_ref().and_then(|p| p.mean_loss), prev_holdout, mean_loss, holdout_mean, None)
+            }
+        };
+        let last_updates = decided.as_ref().map(updates_of).unwrap_or_default();
 
         let mut changes = Vec::new();
         let mut proposals = Vec::new();
         let mut events: Vec<serde_json::Value> = Vec::new();
         let mut bus_events = Vec::new();
-        let regressed = matches!((mean_loss, prev_mean), (Some(m), Some(p)) if m > p);
+        // On a noisy suite a gain within the noise does not count: the update goes.
+        let (regressed, reason) = match gain {
+            Some(tree::Gain::Better { .. }) => (false, "training"),
+            Some(tree::Gain::WithinNoise { .. }) => (true, "noise"),
+            Some(tree::Gain::NotBetter { .. }) => (true, "training"),
+            None => (matches!((current_mean, prev_mean), (Some(m), Some(p)) if m > p), "training"),
+        };
         // The held-out gate: an update may lower the training loss and still
         // be overfitting the optimizer's evidence; held-out tasks never reach
         // the optimizer, so a rise there beyond noise is the tell.
-        let prev_holdout = match &prev {
-            Some(p) => self.holdout_mean_of(p.id).await?,
-            None => None,
-        };
         let holdout_regressed = matches!(
-            (holdout_mean, prev_holdout),
+            (current_holdout, prev_holdout),
             (Some(h), Some(p)) if h > p + self.config.holdout_tolerance
         );
         let roll_back =
             self.config.rollback_on_regression && (regressed || holdout_regressed) && !last_updates.is_empty();
         // What this epoch says about the previous epoch's applied proposal.
-        let observed = match (&prev, prev_mean, mean_loss) {
+        let observed = match (&decided, prev_mean, current_mean) {
             (Some(p), Some(before), Some(now)) if !last_updates.is_empty() => {
                 Some(ObservedEffect { epoch_id: p.id, loss_reduction: before - now, rolled_back: roll_back })
             }
             _ => None,
         };
+        if let (Some(v), Some(g), false) = (&series, gain, roll_back) {
+            let noise = match g {
+                tree::Gain::Better { noise, .. } | tree::Gain::WithinNoise { noise, .. } => Some(noise),
+                tree::Gain::NotBetter { .. } => None,
+            };
+            events.push(json!({
+                "type": "verified", "evaluations": v.child.len() + 1, "mean_loss_prev": prev_mean,
+                "mean_loss_current": current_mean, "noise": noise, "kept": true,
+            }));
+        }
         if roll_back {
-            let (m, p) = (mean_loss.unwrap_or_default(), prev_mean.unwrap_or_default());
+            let (m, p) = (current_mean.unwrap_or_default(), prev_mean.unwrap_or_default());
             *lr /= 2.0;
-            let reason = if regressed { "training" } else { "holdout" };
+            let reason = if regressed { reason } else { "holdout" };
             for (artifact, from, to) in &last_updates {
                 changes.push(ArtifactChange::Activate { name: artifact.clone(), version: *from });
-                events.push(json!({
+                let mut event = json!({
                     "type": "rollback", "artifact": artifact, "from_version": to, "to_version": from,
                     "mean_loss_prev": p, "mean_loss_current": m, "new_learning_rate": *lr,
-                    "reason": reason, "holdout_mean_prev": prev_holdout, "holdout_mean_current": holdout_mean,
-                }));
+                    "reason": reason, "holdout_mean_prev": prev_holdout, "holdout_mean_current": current_holdout,
+                });
+                if let (Some(v), Some(g)) = (&series, gain) {
+                    event["evaluations"] = json!(v.child.len() + 1);
+                    event["noise"] = json!(match g {
+                        tree::Gain::Better { noise, .. } | tree::Gain::WithinNoise { noise, .. } => Some(noise),
+                        tree::Gain::NotBetter { .. } => None,
+                    });
+                }
+                events.push(event);
                 bus_events.push(Event::ArtifactRolledBack {
                     suite_id,
                     epoch_id: epoch.id,
@@ -495,6 +590,7 @@ impl SuiteRunner {
                 candidates,
                 seed: epoch_seed,
                 history,
+                guidance: Vec::new(),
             };
             let optimizer = self.optimizer.as_ref().ok_or(RunnerError::NeedsModel("unknown"))?;
             let step = optimizer.propose(&evidence).await?;
@@ -579,6 +675,51 @@ impl SuiteRunner {
             learning_rate: *lr,
             resumed,
             events: final_events,
+        }))
+    }
+
+    /// Closes an epoch that is one more evaluation of a noisy suite's last
+    /// update: its mean is recorded, nothing is decided or proposed.
+    #[allow(clippy::too_many_arguments)]
+    async fn close_verify_sample(
+        &self,
+        suite_id: i64,
+        epoch: &EpochRow,
+        parent: &BTreeMap<String, i64>,
+        mean_loss: Option<f64>,
+        holdout_mean: Option<f64>,
+        v: &Verification,
+        repeats: u32,
+        learning_rate: f64,
+    ) -> Result<Option<EpochSummary>, RunnerError> {
+        let updates = updates_of(&v.update);
+        let events = vec![json!({
+            "type": "verify_sample", "sample": v.child.len() + 1, "of": repeats,
+            "update_epoch": v.update.epoch_num,
+            "artifacts": updates.iter().map(|(a, _, _)| a).collect::<Vec<_>>(),
+        })];
+        self.store
+            .complete_epoch(epoch.id, mean_loss, &EpochClose::default(), |_| {
+                json!({ "artifacts": parent, "events": events }).to_string()
+            })
+            .await?;
+        tracing::info!(suite = %self.suite.name, epoch = epoch.epoch_num, ?mean_loss, sample = v.child.len() + 1, of = repeats, "verification epoch");
+        self.bus.publish(Event::EpochFinished {
+            suite_id,
+            epoch_id: epoch.id,
+            epoch_num: epoch.epoch_num,
+            mean_loss,
+            holdout_mean_loss: holdout_mean,
+            learning_rate,
+        });
+        Ok(Some(EpochSummary {
+            epoch_id: epoch.id,
+            epoch_num: epoch.epoch_num,
+            mean_loss,
+            holdout_mean_loss: holdout_mean,
+            learning_rate,
+            resumed: false,
+            events,
         }))
     }
 
@@ -775,6 +916,57 @@ fn proposal_rows(step: &optimizer::Step, optimizer: &str, learning_rate: f64) ->
             }
         })
         .collect()
+}
+
+/// The state of a noisy suite's verification, read back from the store.
+#[derive(Debug, Clone)]
+struct Verification {
+    /// The epoch that applied the update being verified.
+    update: EpochRow,
+    /// (epoch id, mean loss) of the evaluations of the versions before the
+    /// update: the update epoch and the verification samples just before it.
+    parent: Vec<(i64, f64)>,
+    /// (epoch id, mean loss) of the verification samples since the update.
+    child: Vec<(i64, f64)>,
+}
+
+fn is_verify_sample(epoch: &EpochRow) -> bool {
+    epoch_events(epoch).iter().any(|e| e["type"] == "verify_sample")
+}
+
+fn epoch_events(epoch: &EpochRow) -> Vec<serde_json::Value> {
+    epoch
+        .child_artifacts_json
+        .as_deref()
+        .and_then(|c| serde_json::from_str::<serde_json::Value>(c).ok())
+        .and_then(|v| v["events"].as_array().cloned())
+        .unwrap_or_default()
+}
+
+/// An update still being verified, from the completed epochs (oldest
+/// first): the samples since the last update-applying epoch, and that
+/// epoch's own series. `None` when the last decision applied no update.
+fn pending_verification(completed: &[EpochRow]) -> Option<Verification> {
+    let mut i = completed.len();
+    let mut child = Vec::new();
+    while i > 0 && is_verify_sample(&completed[i - 1]) {
+        i -= 1;
+        child.push((completed[i].id, completed[i].mean_loss?));
+    }
+    child.reverse();
+    let update = completed.get(i.checked_sub(1)?)?.clone();
+    if updates_of(&update).is_empty() {
+        return None;
+    }
+    let mut parent = vec![(update.id, update.mean_loss?)];
+    let mut j = i - 1;
+    while j > 0 && is_verify_sample(&completed[j - 1]) {
+        j -= 1;
+        if let Some(m) = completed[j].mean_loss {
+            parent.push((completed[j].id, m));
+        }
+    }
+    Some(Verification { update, parent, child })
 }
 
 fn updates_of(epoch: &EpochRow) -> Vec<(String, i64, i64)> {

@@ -46,6 +46,10 @@ pub struct Evidence {
     pub seed: u64,
     /// Earlier applied proposals per artifact, oldest first.
     pub history: BTreeMap<String, Vec<PastProposal>>,
+    /// Direction from the tree search for this call: an ideation proposal
+    /// to follow and the analyst's hints about the artifact. Empty outside
+    /// the tree search.
+    pub guidance: Vec<String>,
 }
 
 /// A proposed new version of one artifact.
@@ -288,6 +292,7 @@ mod tests {
             tasks: vec![],
             seed,
             history: BTreeMap::new(),
+            guidance: Vec::new(),
             candidates: vec![Candidate {
                 def: ArtifactDef {
                     name: "p".into(),

@@ -5,7 +5,8 @@
 //! current content, the epoch's evidence (per-task losses with their
 //! breakdowns and errors; held-out tasks never appear), the learning rate
 //! verbatim, and — beyond the seed — what earlier applied proposals for that
-//! artifact predicted and what they actually did. Each reply is parsed
+//! artifact predicted and what they actually did, and in the tree search the
+//! direction of an ideation proposal and the analyst's hints. Each reply is parsed
 //! strictly, then leniently, then once more after telling the model what was
 //! wrong (the LLM client does that). The seed's rejection rules drop a reply;
 //! the winner is the argmax of expected loss reduction × confidence, so at
@@ -101,6 +102,12 @@ impl TextGrad {
                     one_line(&h.rationale, 300),
                     if h.rolled_back { ", rolled back" } else { "" }
                 );
+            }
+        }
+        if !ev.guidance.is_empty() {
+            let _ = writeln!(user, "\nDirection from the tree search (follow it where the evidence agrees):");
+            for g in &ev.guidance {
+                let _ = writeln!(user, "- {g}");
             }
         }
         let kind = match cand.def.kind {

@@ -3,20 +3,31 @@
 //! A node is a set of active artifact versions with its measured per-task
 //! losses. Each round picks parents from the frontier, writes up to `width`
 //! distinct briefs (a parent and the one artifact to change — never the same
-//! pair twice in a round), makes one child per brief with the proposer optimizer, checks
-//! it before spending runs on it, evaluates it, and commits it only if it
-//! beats its parent beyond noise without hurting the held-out tasks. A
-//! committed child joins the frontier, so a good branch deepens on the next
-//! round; a node whose three or more children all regressed is pruned. The
-//! search stops after `stall` rounds without a new best, at the evaluation
-//! budget, or when no brief is left.
+//! pair twice in a round), makes one child per brief with the proposer
+//! optimizer, checks it before spending runs on it ([`super::preverify`]),
+//! evaluates it, and commits it only if it beats its parent beyond noise
+//! without hurting the held-out tasks. A committed child joins the frontier,
+//! so a good branch deepens on the next round; a node whose three or more
+//! children all regressed is pruned.
+//!
+//! Two readers steer the briefs. The analyst ([`super::analyst`]) reads the
+//! tree after every round: a *dead direction* (a parent and artifact whose
+//! children all failed) is not briefed again, a *saturated axis* (an
+//! artifact whose recent changes stopped paying) goes last. Ideation
+//! ([`super::ideation`]) runs when the search is about to stop on stall: its
+//! best proposals become the first briefs of the next round. The search
+//! stops after `stall` rounds without a new best once its ideation rounds
+//! brought none either, at the evaluation budget, or when no brief is left.
 //!
 //! This module is the decision logic, free of I/O, so each rule is unit
-//! tested; the runner (outer/mod.rs) evaluates nodes and stores the tree.
+//! tested; the runner (outer/tree_run.rs) evaluates nodes and stores the tree.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
+
+use super::analyst::{AnalystConfig, Hint, HintKind};
+use super::ideation::Idea;
 
 /// How parents are picked from the frontier.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
@@ -39,16 +50,23 @@ pub enum Selection {
 pub struct TreeConfig {
     /// Children per round.
     pub width: usize,
-    /// Rounds in a row without a new best after which the search stops.
+    /// Rounds in a row without a new best after which the search stops
+    /// (once its ideation rounds brought no new best either).
     pub stall: u32,
-    /// Evaluations of each child before it counts (more than 1 on noisy suites).
-    pub verify_repeats: u32,
     pub selection: Selection,
     /// The smallest mean-loss improvement that counts when the repeats give
     /// no spread of their own.
     pub min_improvement: f64,
     /// Children after which a node whose children all regressed is pruned.
     pub prune_after: usize,
+    /// Ideation calls (and the round they feed) per stall episode before the
+    /// search gives up; 0 turns ideation off. Seed 001 ideates once per
+    /// stall episode. Needs a model.
+    pub ideation_rounds: u32,
+    /// Ideation proposals that become briefs of the next round (seed 001:
+    /// "the top 1-2"); the rest of the width is briefed as usual.
+    pub ideation_briefs: usize,
+    pub analyst: AnalystConfig,
 }
 
 impl Default for TreeConfig {
@@ -56,10 +74,12 @@ impl Default for TreeConfig {
         TreeConfig {
             width: 3,
             stall: 3,
-            verify_repeats: 1,
             selection: Selection::Pareto,
             min_improvement: 1e-9,
             prune_after: 3,
+            ideation_rounds: 1,
+            ideation_briefs: 2,
+            analyst: AnalystConfig::default(),
         }
     }
 }
@@ -103,13 +123,58 @@ pub struct Node {
     /// Per-evaluation mean losses (more than one with verify repeats).
     pub samples: Vec<f64>,
     pub status: NodeStatus,
+    /// The artifact it changed against its parent (`None` for a root).
+    pub focus: Option<String>,
+    /// The round that made it (0: the root).
+    pub round: u32,
+    /// The proposer's rationale for the change (evaluated nodes only).
+    pub rationale: Option<String>,
+    /// What a model may be told about how the change fared: never held-out
+    /// text or scores, never the text a pre-verify finding quoted.
+    pub feedback: Option<String>,
+}
+
+impl Node {
+    /// A node that evaluated (as opposed to one rejected before any run).
+    pub fn evaluated(&self) -> bool {
+        self.status != NodeStatus::Rejected
+    }
+
+    /// Kept: committed, or committed and later pruned.
+    pub fn kept(&self) -> bool {
+        matches!(self.status, NodeStatus::Committed | NodeStatus::Pruned)
+    }
 }
 
 /// One child to make: change `focus` starting from `parent`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Brief {
     pub parent: i64,
     pub focus: String,
+    /// The ideation proposal this brief follows, if any.
+    pub idea: Option<Idea>,
+}
+
+impl Brief {
+    /// A brief from the usual rotation, without an ideation proposal.
+    pub fn plain(parent: i64, focus: impl Into<String>) -> Brief {
+        Brief { parent, focus: focus.into(), idea: None }
+    }
+
+    fn same_direction(&self, parent: i64, focus: &str) -> bool {
+        self.parent == parent && self.focus == focus
+    }
+}
+
+/// What steers a round's briefs besides the frontier: the analyst's hints
+/// and the ranked ideation proposals.
+#[derive(Debug, Clone, Default)]
+pub struct Steering<'a> {
+    pub hints: &'a [Hint],
+    /// Best first (see [`super::ideation::rank`]).
+    pub ideas: &'a [Idea],
+    /// How many ideas may become briefs.
+    pub max_idea_briefs: usize,
 }
 
 /// The frontier: committed nodes, minus pruned ones, picked by `selection`,
@@ -149,76 +214,130 @@ pub fn dominates(a: &Node, b: &Node) -> bool {
     better
 }
 
-/// Up to `width` briefs for one round, round-robin over the parents, each
-/// parent taking the next artifact in order. No two briefs of a round share
-/// their parent and focus (the non-overlap rule); a later round may try the
-/// same pair again, from new evidence.
-pub fn write_briefs(parents: &[&Node], candidates: &[String], width: usize) -> Vec<Brief> {
-    let mut briefs = Vec::new();
-    for k in 0..candidates.len() {
-        for (pi, p) in parents.iter().enumerate() {
-            if briefs.len() >= width {
-                return briefs;
-            }
-            // Parents start at different artifacts so a round spreads its focus.
-            let focus = candidates[(k + pi) % candidates.len()].clone();
-            let brief = Brief { parent: p.id, focus };
-            if !briefs.contains(&brief) {
-                briefs.push(brief);
+/// Up to `width` briefs for one round. The best ideation proposals come
+/// first (from the parent they name when it is on the frontier, else from the
+/// first frontier parent that may still take that artifact); then the usual
+/// rotation, round-robin over the parents, each parent taking the next
+/// artifact in order, saturated artifacts last. No two briefs of a round
+/// share their parent and focus (the non-overlap rule), and a dead direction
+/// is never briefed; a later round may try a live pair again, from new
+/// evidence.
+pub fn write_briefs(parents: &[&Node], candidates: &[String], width: usize, steering: &Steering) -> Vec<Brief> {
+    let dead: BTreeSet<(i64, &str)> = steering
+        .hints
+        .iter()
+        .filter(|h| h.kind == HintKind::DeadDirection)
+        .filter_map(|h| Some((h.parent?, h.artifact.as_str())))
+        .collect();
+    let saturated: BTreeSet<&str> =
+        steering.hints.iter().filter(|h| h.kind == HintKind::SaturatedAxis).map(|h| h.artifact.as_str()).collect();
+    let open = |briefs: &[Brief], parent: i64, focus: &str| {
+        !dead.contains(&(parent, focus)) && !briefs.iter().any(|b| b.same_direction(parent, focus))
+    };
+
+    let mut briefs: Vec<Brief> = Vec::new();
+    for idea in steering.ideas.iter().take(steering.max_idea_briefs) {
+        if briefs.len() >= width {
+            return briefs;
+        }
+        if !candidates.contains(&idea.artifact) {
+            continue;
+        }
+        let named = idea.parent.and_then(|id| parents.iter().find(|p| p.id == id));
+        let parent = named.into_iter().chain(parents.iter()).find(|p| open(&briefs, p.id, &idea.artifact));
+        if let Some(p) = parent {
+            briefs.push(Brief { parent: p.id, focus: idea.artifact.clone(), idea: Some(idea.clone()) });
+        }
+    }
+
+    // Every live pair on a fresh artifact before any on a saturated one.
+    let (fresh, tired): (Vec<&String>, Vec<&String>) = candidates.iter().partition(|c| !saturated.contains(c.as_str()));
+    for group in [fresh, tired] {
+        for k in 0..group.len() {
+            for (pi, p) in parents.iter().enumerate() {
+                if briefs.len() >= width {
+                    return briefs;
+                }
+                // Parents start at different artifacts so a round spreads its focus.
+                let focus = group[(k + pi) % group.len()];
+                if open(&briefs, p.id, focus) {
+                    briefs.push(Brief::plain(p.id, focus.clone()));
+                }
             }
         }
     }
     briefs
 }
 
-/// Checks a child's new artifact content before any run is spent on it:
-/// content that quotes a held-out task (its name or its text) would let the
-/// optimizer teach to the test. Returns the reason to reject.
-pub fn pre_verify(content: &str, holdout_texts: &[String]) -> Option<String> {
-    let lower = content.to_lowercase();
-    holdout_texts
-        .iter()
-        .filter(|t| t.trim().chars().count() >= 6)
-        .find(|t| lower.contains(&t.trim().to_lowercase()))
-        .map(|t| format!("the content quotes held-out task text `{}`", t.chars().take(60).collect::<String>()))
-}
-
 /// How a child compares with its parent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Judgement {
     Commit,
-    /// Not better beyond noise, or held-out worse: why.
+    /// Not better beyond noise: why (training losses only).
     Discard(String),
+    /// Better on training, worse on the held-out tasks: why (with held-out
+    /// numbers — for people, never for a model).
+    HeldOutWorse(String),
 }
 
-/// Commits a child only if its mean loss beats the parent's by more than the
-/// noise (the standard error of the child's repeats, at least
-/// `min_improvement`) and its held-out mean does not rise beyond
+/// Commits a child only if its mean loss beats the parent's beyond the
+/// noise ([`beyond_noise`]) and its held-out mean does not rise beyond
 /// `holdout_tolerance`.
 pub fn judge(parent: &Node, child: &Node, min_improvement: f64, holdout_tolerance: f64) -> Judgement {
-    let noise = standard_error(&child.samples).max(standard_error(&parent.samples)).max(min_improvement);
-    let gain = parent.mean - child.mean;
-    if gain <= 0.0 {
-        return Judgement::Discard(format!(
-            "mean loss {:.4} is no better than the parent's {:.4} ({:+.4})",
-            child.mean, parent.mean, -gain
-        ));
-    }
-    if gain <= noise {
-        return Judgement::Discard(format!(
-            "mean loss {:.4} against the parent's {:.4}: a gain of {gain:+.4} is within the noise ({noise:.4})",
-            child.mean, parent.mean
-        ));
+    match beyond_noise(parent.mean, &parent.samples, child.mean, &child.samples, min_improvement) {
+        Gain::NotBetter { gain } => {
+            return Judgement::Discard(format!(
+                "mean loss {:.4} is no better than the parent's {:.4} ({:+.4})",
+                child.mean, parent.mean, -gain
+            ));
+        }
+        Gain::WithinNoise { gain, noise } => {
+            return Judgement::Discard(format!(
+                "mean loss {:.4} against the parent's {:.4}: a gain of {gain:+.4} is within the noise ({noise:.4})",
+                child.mean, parent.mean
+            ));
+        }
+        Gain::Better { .. } => {}
     }
     if let (Some(c), Some(p)) = (child.holdout_mean, parent.holdout_mean)
         && c > p + holdout_tolerance
     {
-        return Judgement::Discard(format!("held-out mean rose from {p:.4} to {c:.4}"));
+        return Judgement::HeldOutWorse(format!("held-out mean rose from {p:.4} to {c:.4}"));
     }
     Judgement::Commit
 }
 
-fn standard_error(xs: &[f64]) -> f64 {
+/// How a new mean loss compares with an old one, given the evaluations
+/// behind each.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Gain {
+    /// Lower by more than the noise.
+    Better { gain: f64, noise: f64 },
+    /// Lower, but by no more than the noise: not counted as an improvement.
+    WithinNoise { gain: f64, noise: f64 },
+    /// Equal or higher.
+    NotBetter { gain: f64 },
+}
+
+/// The one rule both the tree and the linear optimizers use on noisy suites:
+/// a gain (old mean − new mean) counts only when it exceeds the noise — the
+/// larger standard error of the two sets of evaluations, and at least
+/// `min_improvement`. With one evaluation on each side the noise is
+/// `min_improvement`.
+pub fn beyond_noise(old_mean: f64, old: &[f64], new_mean: f64, new: &[f64], min_improvement: f64) -> Gain {
+    let noise = standard_error(new).max(standard_error(old)).max(min_improvement);
+    let gain = old_mean - new_mean;
+    if gain <= 0.0 || gain.is_nan() {
+        Gain::NotBetter { gain }
+    } else if gain <= noise {
+        Gain::WithinNoise { gain, noise }
+    } else {
+        Gain::Better { gain, noise }
+    }
+}
+
+/// The standard error of the mean of `xs` (0 for fewer than two).
+pub fn standard_error(xs: &[f64]) -> f64 {
     if xs.len() < 2 {
         return 0.0;
     }
@@ -228,14 +347,15 @@ fn standard_error(xs: &[f64]) -> f64 {
     (var / n).sqrt()
 }
 
-/// Committed nodes to prune: `prune_after` or more children, every one of
-/// them discarded (none committed, none still to judge).
+/// Committed nodes to prune: `prune_after` or more evaluated children, every
+/// one of them discarded (none committed). Children rejected before any run
+/// did not regress and do not count.
 pub fn exhausted(nodes: &[Node], prune_after: usize) -> Vec<i64> {
     nodes
         .iter()
         .filter(|n| n.status == NodeStatus::Committed)
         .filter(|n| {
-            let children: Vec<&Node> = nodes.iter().filter(|c| c.parent == Some(n.id)).collect();
+            let children: Vec<&Node> = nodes.iter().filter(|c| c.parent == Some(n.id) && c.evaluated()).collect();
             children.len() >= prune_after.max(1) && children.iter().all(|c| c.status == NodeStatus::Discarded)
         })
         .map(|n| n.id)
@@ -244,18 +364,15 @@ pub fn exhausted(nodes: &[Node], prune_after: usize) -> Vec<i64> {
 
 /// The best committed (or pruned: it was once the best) node by mean loss.
 pub fn best(nodes: &[Node]) -> Option<&Node> {
-    nodes
-        .iter()
-        .filter(|n| matches!(n.status, NodeStatus::Committed | NodeStatus::Pruned))
-        .min_by(|a, b| a.mean.total_cmp(&b.mean).then(a.id.cmp(&b.id)))
+    nodes.iter().filter(|n| n.kept()).min_by(|a, b| a.mean.total_cmp(&b.mean).then(a.id.cmp(&b.id)))
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use std::collections::BTreeSet;
+    use crate::outer::ideation::IdeaSource;
 
-    fn node(id: i64, parent: Option<i64>, losses: &[(&str, f64)], status: NodeStatus) -> Node {
+    pub(crate) fn node(id: i64, parent: Option<i64>, losses: &[(&str, f64)], status: NodeStatus) -> Node {
         let task_losses: BTreeMap<String, f64> = losses.iter().map(|(t, l)| (t.to_string(), *l)).collect();
         let mean = task_losses.values().sum::<f64>() / task_losses.len().max(1) as f64;
         Node {
@@ -267,6 +384,10 @@ mod tests {
             holdout_mean: None,
             samples: vec![mean],
             status,
+            focus: parent.map(|_| "x".to_string()),
+            round: 0,
+            rationale: None,
+            feedback: None,
         }
     }
 
@@ -317,13 +438,13 @@ mod tests {
             [node(1, None, &[("a", 0.5)], NodeStatus::Committed), node(2, None, &[("a", 0.6)], NodeStatus::Committed)];
         let parents: Vec<&Node> = nodes.iter().collect();
         let cands = vec!["x".to_string(), "y".to_string()];
-        let briefs = write_briefs(&parents, &cands, 5);
+        let briefs = write_briefs(&parents, &cands, 5, &Steering::default());
         assert_eq!(briefs.len(), 4, "two parents × two artifacts; width 5 does not pad with repeats: {briefs:?}");
         let pairs: BTreeSet<(i64, String)> = briefs.iter().map(|b| (b.parent, b.focus.clone())).collect();
         assert_eq!(pairs.len(), 4);
         assert_ne!(briefs[0].focus, briefs[1].focus, "the first two briefs attack different artifacts");
-        let one = write_briefs(&parents[..1], &cands, 3);
-        assert_eq!(one, vec![Brief { parent: 1, focus: "x".into() }, Brief { parent: 1, focus: "y".into() }]);
+        let one = write_briefs(&parents[..1], &cands, 3, &Steering::default());
+        assert_eq!(one, vec![Brief::plain(1, "x"), Brief::plain(1, "y")]);
     }
 
     #[test]
@@ -342,7 +463,7 @@ mod tests {
         let mut child = node(2, Some(1), &[("a", 0.3)], NodeStatus::Committed);
         parent.holdout_mean = Some(0.2);
         child.holdout_mean = Some(0.4);
-        assert!(matches!(judge(&parent, &child, 1e-9, 0.01), Judgement::Discard(r) if r.contains("held-out")));
+        assert!(matches!(judge(&parent, &child, 1e-9, 0.01), Judgement::HeldOutWorse(r) if r.contains("held-out")));
     }
 
     #[test]
@@ -359,10 +480,74 @@ mod tests {
     }
 
     #[test]
-    fn pre_verify_rejects_content_that_quotes_a_held_out_task() {
-        let held = vec!["Score the knobs against gain 2.2".to_string(), "delta".to_string()];
-        assert!(pre_verify("Prefer gain 2.0.", &held).is_none());
-        assert!(pre_verify("Hint: SCORE THE KNOBS AGAINST GAIN 2.2, always", &held).is_some());
-        assert!(pre_verify("mentions delta only", &held).is_none(), "names under six characters are too common");
+    fn a_dead_direction_is_not_briefed_and_a_saturated_axis_goes_last() {
+        let nodes =
+            [node(1, None, &[("a", 0.5)], NodeStatus::Committed), node(2, None, &[("a", 0.6)], NodeStatus::Committed)];
+        let parents: Vec<&Node> = nodes.iter().collect();
+        let cands = vec!["x".to_string(), "y".to_string(), "z".to_string()];
+        let hints = vec![
+            Hint { kind: HintKind::DeadDirection, artifact: "x".into(), parent: Some(1), text: String::new() },
+            Hint { kind: HintKind::SaturatedAxis, artifact: "y".into(), parent: None, text: String::new() },
+        ];
+        let steering = Steering { hints: &hints, ..Steering::default() };
+        let briefs = write_briefs(&parents, &cands, 10, &steering);
+        assert!(!briefs.iter().any(|b| b.parent == 1 && b.focus == "x"), "dead: {briefs:?}");
+        assert!(briefs.iter().any(|b| b.parent == 2 && b.focus == "x"), "only that parent's direction is dead");
+        // x and z come before the saturated y for each parent.
+        let first_y = briefs.iter().position(|b| b.focus == "y").unwrap();
+        assert!(briefs[..first_y].iter().filter(|b| b.focus != "y").count() >= 3, "{briefs:?}");
+        assert_eq!(briefs.len(), 5, "six pairs minus the dead one: {briefs:?}");
+        let narrow = write_briefs(&parents, &cands, 3, &steering);
+        assert!(narrow.iter().all(|b| b.focus != "y"), "a narrow round spends its width elsewhere: {narrow:?}");
+    }
+
+    #[test]
+    fn the_best_ideas_become_the_first_briefs_without_reviving_a_dead_direction() {
+        let nodes =
+            [node(1, None, &[("a", 0.5)], NodeStatus::Committed), node(2, None, &[("a", 0.6)], NodeStatus::Committed)];
+        let parents: Vec<&Node> = nodes.iter().collect();
+        let cands = vec!["x".to_string(), "y".to_string()];
+        let idea = |artifact: &str, parent: Option<i64>| Idea {
+            source: IdeaSource::FrontierExtrapolation,
+            artifact: artifact.into(),
+            parent,
+            direction: format!("push {artifact}"),
+            expected_loss_reduction: 0.1,
+            confidence: 0.5,
+        };
+        let ideas = vec![idea("y", Some(2)), idea("x", Some(1)), idea("nope", None), idea("x", None)];
+        let hints =
+            vec![Hint { kind: HintKind::DeadDirection, artifact: "x".into(), parent: Some(1), text: String::new() }];
+        let steering = Steering { hints: &hints, ideas: &ideas, max_idea_briefs: 2 };
+        let briefs = write_briefs(&parents, &cands, 3, &steering);
+        assert_eq!((briefs[0].parent, briefs[0].focus.as_str()), (2, "y"));
+        assert_eq!(briefs[0].idea.as_ref().map(|i| i.direction.as_str()), Some("push y"));
+        // The second idea names a dead direction: it moves to the other parent.
+        assert_eq!((briefs[1].parent, briefs[1].focus.as_str()), (2, "x"));
+        assert!(briefs[1].idea.is_some());
+        // Only two ideas may brief; the rest is the usual rotation.
+        assert_eq!(briefs.len(), 3);
+        assert!(briefs[2].idea.is_none() && briefs[2].parent == 1 && briefs[2].focus == "y", "{briefs:?}");
+    }
+
+    #[test]
+    fn the_noise_rule_counts_a_gain_only_beyond_the_larger_standard_error() {
+        assert!(matches!(beyond_noise(0.5, &[0.5], 0.4, &[0.4], 1e-9), Gain::Better { .. }));
+        assert!(matches!(beyond_noise(0.5, &[0.5], 0.5, &[0.5], 1e-9), Gain::NotBetter { .. }));
+        // Repeats of 0.3, 0.5, 0.4: standard error 0.058 > a gain of 0.05.
+        assert!(matches!(beyond_noise(0.45, &[0.45], 0.4, &[0.3, 0.5, 0.4], 1e-9), Gain::WithinNoise { .. }));
+        // The old side's spread counts too.
+        assert!(matches!(beyond_noise(0.45, &[0.35, 0.55], 0.4, &[0.4], 1e-9), Gain::WithinNoise { .. }));
+        assert!(matches!(beyond_noise(0.5, &[0.5], 0.49, &[0.49], 0.02), Gain::WithinNoise { .. }));
+    }
+
+    #[test]
+    fn rejected_children_do_not_make_a_node_exhausted() {
+        let mut nodes = vec![node(1, None, &[("a", 0.5)], NodeStatus::Committed)];
+        for id in 2..=3 {
+            nodes.push(node(id, Some(1), &[("a", 0.6)], NodeStatus::Discarded));
+        }
+        nodes.push(node(4, Some(1), &[], NodeStatus::Rejected));
+        assert!(exhausted(&nodes, 3).is_empty());
     }
 }

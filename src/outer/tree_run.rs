@@ -1,20 +1,37 @@
 //! The runner side of `--optimizer tree`: evaluates nodes (every evaluation
 //! is an epoch, so runs, charts and resumption work as for any epoch),
-//! asks the proposer for children, and stores the tree. The decisions come
-//! from [`super::tree`].
+//! asks the proposer for children, checks each before it runs
+//! ([`super::preverify`]), reads the tree after every round
+//! ([`super::analyst`]), ideates when the search stalls
+//! ([`super::ideation`]), and stores the tree with the notes that steered
+//! each round. The decisions come from [`super::tree`].
+//!
+//! What reaches a model is built here, so this is where held-out tasks are
+//! kept out: node losses are training losses, a node's feedback never
+//! carries a held-out score or a pre-verify finding's quote, and a
+//! rationale that quotes a held-out task is not kept.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
+use super::analyst::{self, Hint, HintKind};
+use super::ideation::{self, Idea, IdeaSource};
 use super::optimizer::{self, OptimizerKind};
-use super::tree::{self, Judgement, Node, NodeStatus};
+use super::preverify::Guard;
+use super::tree::{self, Brief, Judgement, Node, NodeStatus, Steering};
 use super::{EpochSummary, RunnerError, SuiteRunner, TaskResult};
 use crate::bus::Event;
 use crate::loss;
-use crate::store::{EpochClose, NewTreeNode, StoreError};
+use crate::store::{EpochClose, NewTreeNode, NewTreeNote, StoreError};
+
+/// The longest artifact diff shown to the frontier extrapolation call.
+const MAX_DIFF_CHARS: usize = 1_500;
+/// Frontier nodes and failed children shown to the ideation calls.
+const IDEATION_FRONTIER: usize = 5;
+const IDEATION_FAILURES: usize = 8;
 
 /// One evaluation of an artifact set, as the tree sees it.
 struct Measured {
@@ -29,7 +46,37 @@ struct Measured {
     results: Vec<TaskResult>,
 }
 
+/// A node on its way into the store, with what it changed.
+struct NodeRecord {
+    parent: Option<i64>,
+    artifacts: BTreeMap<String, i64>,
+    /// (artifact, from version, to version).
+    change: Option<(String, i64, i64)>,
+    brief: Option<String>,
+    status: NodeStatus,
+    note: String,
+    round: u32,
+    rationale: Option<String>,
+    feedback: Option<String>,
+    guidance: Vec<String>,
+}
+
+/// What the search carries from round to round.
+struct Search {
+    nodes: Vec<Node>,
+    results_of: BTreeMap<i64, Vec<TaskResult>>,
+    best_mean: f64,
+    round: u32,
+    /// Analyst hints already stored (each is stored the round it first appears).
+    reported: BTreeSet<(HintKind, String, Option<i64>)>,
+}
+
 impl SuiteRunner {
+    /// Evaluations behind each decision: the command line's, else the suite's.
+    pub(super) fn verify_repeats(&self) -> u32 {
+        self.config.verify_repeats.unwrap_or_else(|| self.suite.verify_repeats()).max(1)
+    }
+
     /// Runs the tree search; `true` when interrupted. Evaluations stop at
     /// `--epochs`; the best node's artifact versions end up active.
     pub(super) async fn run_tree(
@@ -38,8 +85,11 @@ impl SuiteRunner {
         summaries: &mut Vec<EpochSummary>,
     ) -> Result<bool, RunnerError> {
         let cfg = self.config.tree.clone();
+        let repeats = self.verify_repeats();
         let budget = self.config.epochs as usize;
         let proposer = OptimizerKind::tree_proposer(self.optimizer_llm.clone());
+        // Ideation needs a model; without one the search stops on stall as before.
+        let ideator = self.optimizer_llm.clone().filter(|_| cfg.ideation_rounds > 0);
         let mut rng = ChaCha8Rng::seed_from_u64(self.config.seed);
         // What the proposer can change: artifacts the suite's tasks read
         // (evolve only moves tunable JSON fields).
@@ -52,58 +102,112 @@ impl SuiteRunner {
             .map(|d| d.name.clone())
             .collect();
         candidates.sort();
-        let holdout_texts: Vec<String> =
-            self.suite.tasks.iter().filter(|t| t.holdout).flat_map(|t| [t.name.clone(), t.task.clone()]).collect();
-
-        let mut nodes: Vec<Node> = Vec::new();
-        let mut results_of: BTreeMap<i64, Vec<TaskResult>> = BTreeMap::new();
+        let guard = Guard::for_suite(&self.suite);
         let mut evals = 0usize;
 
-        // A tree grown by an earlier invocation carries on from its nodes;
-        // otherwise the root is the active versions, measured like any child.
-        let mut best_mean = f64::INFINITY;
+        // A tree grown by an earlier invocation carries on from its nodes and
+        // notes; otherwise the root is the active versions, measured like any child.
+        let mut search = Search {
+            nodes: Vec::new(),
+            results_of: BTreeMap::new(),
+            best_mean: f64::INFINITY,
+            round: 0,
+            reported: BTreeSet::new(),
+        };
         for row in self.store.tree_nodes(suite_id).await? {
             if let Some((node, results)) = node_from_row(&row) {
-                if matches!(node.status, NodeStatus::Committed | NodeStatus::Pruned) {
-                    best_mean = best_mean.min(node.mean);
+                if node.kept() {
+                    search.best_mean = search.best_mean.min(node.mean);
                 }
-                results_of.insert(node.id, results);
-                nodes.push(node);
+                search.round = search.round.max(node.round);
+                if let Some(results) = results {
+                    search.results_of.insert(node.id, results);
+                }
+                search.nodes.push(node);
             }
         }
-        if nodes.is_empty() {
+        for note in self.store.tree_notes(suite_id).await? {
+            let kind = match note.kind.as_str() {
+                "dead_direction" => HintKind::DeadDirection,
+                "saturated_axis" => HintKind::SaturatedAxis,
+                _ => continue,
+            };
+            search.reported.insert((kind, note.artifact.unwrap_or_default(), note.parent_id));
+        }
+        if search.nodes.is_empty() {
             let root_artifacts = self.snapshot().await?;
-            let Some(root) = self.measure(suite_id, &root_artifacts, cfg.verify_repeats, &mut evals, summaries).await?
-            else {
+            let Some(root) = self.measure(suite_id, &root_artifacts, repeats, &mut evals, summaries).await? else {
                 return Ok(true);
             };
-            let (root_node, root_results) = self
-                .store_node(
-                    suite_id,
-                    None,
-                    root_artifacts,
-                    None,
-                    None,
-                    root,
-                    NodeStatus::Committed,
-                    "root: the active versions",
-                )
-                .await?;
-            results_of.insert(root_node.id, root_results);
-            best_mean = root_node.mean;
-            nodes.push(root_node);
+            let record = NodeRecord {
+                parent: None,
+                artifacts: root_artifacts,
+                change: None,
+                brief: None,
+                status: NodeStatus::Committed,
+                note: "root: the active versions".into(),
+                round: 0,
+                rationale: None,
+                feedback: None,
+                guidance: Vec::new(),
+            };
+            let (root_node, root_results) = self.store_node(suite_id, record, root).await?;
+            search.results_of.insert(root_node.id, root_results);
+            search.best_mean = root_node.mean;
+            search.nodes.push(root_node);
         }
 
         let mut stall = 0u32;
-        while evals < budget && stall < cfg.stall {
-            for id in tree::exhausted(&nodes, cfg.prune_after) {
+        let mut ideation_left = cfg.ideation_rounds;
+        // Ideation proposals for the next round, with the note each is stored as.
+        let mut ideas: Vec<(Idea, i64)> = Vec::new();
+        loop {
+            if evals >= budget || self.cancelled() {
+                break;
+            }
+            for id in tree::exhausted(&search.nodes, cfg.prune_after) {
                 self.store.set_tree_node_status(id, "pruned", "exhausted: every child regressed").await?;
-                if let Some(n) = nodes.iter_mut().find(|n| n.id == id) {
+                if let Some(n) = search.nodes.iter_mut().find(|n| n.id == id) {
                     n.status = NodeStatus::Pruned;
                 }
             }
-            let parents = tree::frontier(&nodes, cfg.selection, rng.random());
-            let briefs = tree::write_briefs(&parents, &candidates, cfg.width.max(1));
+            // The analyst reads the tree as the last round left it.
+            let hints = analyst::analyse(&search.nodes, &cfg.analyst);
+            if stall >= cfg.stall {
+                // About to stop: ideate first, a bounded number of times per stall episode.
+                let Some(client) = ideator.as_ref().filter(|_| ideation_left > 0) else { break };
+                ideation_left -= 1;
+                ideas = self.ideate(client, suite_id, &search, &hints, &candidates).await?;
+                if ideas.is_empty() {
+                    tracing::info!(suite = %self.suite.name, "ideation proposed nothing usable: the search stops");
+                    break;
+                }
+            }
+            search.round += 1;
+            let round = search.round;
+            for h in &hints {
+                if search.reported.insert(h.key()) {
+                    self.store
+                        .insert_tree_note(
+                            suite_id,
+                            &NewTreeNote {
+                                round: i64::from(round),
+                                source: "analyst".into(),
+                                kind: h.kind.as_str().into(),
+                                artifact: Some(h.artifact.clone()),
+                                parent_id: h.parent,
+                                text: h.text.clone(),
+                                ..NewTreeNote::default()
+                            },
+                        )
+                        .await?;
+                }
+            }
+            let parents = tree::frontier(&search.nodes, cfg.selection, rng.random());
+            let ranked: Vec<Idea> = ideas.iter().map(|(i, _)| i.clone()).collect();
+            let steering = Steering { hints: &hints, ideas: &ranked, max_idea_briefs: cfg.ideation_briefs };
+            let briefs = tree::write_briefs(&parents, &candidates, cfg.width.max(1), &steering);
+            let idea_notes = std::mem::take(&mut ideas);
             if briefs.is_empty() {
                 break;
             }
@@ -112,81 +216,37 @@ impl SuiteRunner {
                 if evals >= budget || self.cancelled() {
                     break;
                 }
-                let parent = nodes.iter().find(|n| n.id == brief.parent).cloned().ok_or_else(|| {
-                    RunnerError::Optimizer(optimizer::OptimizerError(format!("tree node {} vanished", brief.parent)))
-                })?;
-                let from_version = parent.artifacts.get(&brief.focus).copied().unwrap_or(0);
-                let content = self.registry.get(&brief.focus, from_version).await?.content;
-                let evidence = optimizer::Evidence {
-                    suite: self.suite.name.clone(),
-                    epoch_num: nodes.len() as i64,
-                    mean_loss: parent.mean,
-                    learning_rate: self.config.learning_rate,
-                    tasks: results_of.get(&parent.id).map(|rs| super::task_evidence(rs)).unwrap_or_default(),
-                    candidates: vec![optimizer::Candidate {
-                        def: self.registry.def(&brief.focus)?.clone(),
-                        version: from_version,
-                        content,
-                    }],
-                    seed: rng.random(),
-                    history: BTreeMap::new(),
-                };
-                let step = proposer.propose(&evidence).await?;
-                let brief_text = format!("change `{}` from node {}", brief.focus, parent.id);
-                let Some(p) = step.winner.clone() else {
-                    let reason = step
-                        .considered
-                        .iter()
-                        .find_map(|c| c.rejection.clone())
-                        .unwrap_or_else(|| "no proposal".into());
-                    self.store_rejected(suite_id, &parent, &brief.focus, &brief_text, &reason).await?;
-                    continue;
-                };
-                if let Some(reason) = tree::pre_verify(&p.content, &holdout_texts) {
-                    self.store_rejected(suite_id, &parent, &brief.focus, &brief_text, &reason).await?;
-                    continue;
-                }
-                let to_version = self.registry.put_version(&brief.focus, &p.content, from_version, None).await?;
-                let mut artifacts = parent.artifacts.clone();
-                artifacts.insert(brief.focus.clone(), to_version);
-                let Some(measured) =
-                    self.measure(suite_id, &artifacts, cfg.verify_repeats, &mut evals, summaries).await?
-                else {
-                    return Ok(true);
-                };
-                let first_epoch = measured.epoch_id;
-                let mut child = node_of(0, Some(parent.id), artifacts.clone(), &measured, NodeStatus::Committed);
-                let (status, note) =
-                    match tree::judge(&parent, &child, cfg.min_improvement, self.config.holdout_tolerance) {
-                        Judgement::Commit => (NodeStatus::Committed, format!("{brief_text}: {}", p.rationale)),
-                        Judgement::Discard(why) => (NodeStatus::Discarded, why),
-                    };
-                child.status = status;
-                let (child, results) = self
-                    .store_node(
+                let note = brief.idea.as_ref().and_then(|i| idea_notes.iter().find(|(n, _)| n == i)).map(|(_, id)| *id);
+                let child = self
+                    .make_child(
                         suite_id,
-                        Some(parent.id),
-                        artifacts,
-                        Some((brief.focus.clone(), from_version, to_version)),
-                        Some(brief_text.clone()),
-                        measured,
-                        status,
-                        &note,
+                        &mut search,
+                        &brief,
+                        &hints,
+                        &guard,
+                        &*proposer,
+                        repeats,
+                        &mut evals,
+                        &mut rng,
+                        summaries,
                     )
                     .await?;
-                self.store_proposals(first_epoch, proposer.name(), &step).await?;
-                if status == NodeStatus::Committed && child.mean < best_mean {
-                    best_mean = child.mean;
-                    improved = true;
+                let Some(child) = child else { return Ok(true) };
+                if let Some(note) = note {
+                    self.store.set_tree_note_node(note, child.id).await?;
                 }
-                results_of.insert(child.id, results);
-                nodes.push(child);
+                improved |= child.new_best;
             }
-            stall = if improved { 0 } else { stall + 1 };
+            if improved {
+                stall = 0;
+                ideation_left = cfg.ideation_rounds;
+            } else {
+                stall += 1;
+            }
         }
 
         // The best node's versions become the active ones.
-        if let Some(best) = tree::best(&nodes) {
+        if let Some(best) = tree::best(&search.nodes) {
             for (name, version) in &best.artifacts {
                 let active = self.registry.get_active(name).await?.version;
                 if active != *version {
@@ -198,9 +258,271 @@ impl SuiteRunner {
                     });
                 }
             }
-            tracing::info!(suite = %self.suite.name, node = best.id, mean = best.mean, evaluations = evals, "tree search finished");
+            tracing::info!(suite = %self.suite.name, node = best.id, mean = best.mean, evaluations = evals, rounds = search.round, "tree search finished");
         }
         Ok(self.cancelled())
+    }
+
+    /// Makes, checks, evaluates and judges one child; `None` when
+    /// interrupted mid-evaluation.
+    #[allow(clippy::too_many_arguments)]
+    async fn make_child(
+        &self,
+        suite_id: i64,
+        search: &mut Search,
+        brief: &Brief,
+        hints: &[Hint],
+        guard: &Guard,
+        proposer: &dyn optimizer::Optimizer,
+        repeats: u32,
+        evals: &mut usize,
+        rng: &mut ChaCha8Rng,
+        summaries: &mut Vec<EpochSummary>,
+    ) -> Result<Option<ChildOutcome>, RunnerError> {
+        let cfg = &self.config.tree;
+        let parent = search.nodes.iter().find(|n| n.id == brief.parent).cloned().ok_or_else(|| {
+            RunnerError::Optimizer(optimizer::OptimizerError(format!("tree node {} vanished", brief.parent)))
+        })?;
+        let from_version = parent.artifacts.get(&brief.focus).copied().unwrap_or(0);
+        let content = self.registry.get(&brief.focus, from_version).await?.content;
+        // The proposer hears the idea this brief follows and what the analyst
+        // said about this artifact.
+        let mut guidance: Vec<String> = brief.idea.iter().map(Idea::guidance).collect();
+        guidance.extend(hints.iter().filter(|h| h.artifact == brief.focus).map(|h| h.text.clone()));
+        let evidence = optimizer::Evidence {
+            suite: self.suite.name.clone(),
+            epoch_num: search.nodes.len() as i64,
+            mean_loss: parent.mean,
+            learning_rate: self.config.learning_rate,
+            tasks: search.results_of.get(&parent.id).map(|rs| super::task_evidence(rs)).unwrap_or_default(),
+            candidates: vec![optimizer::Candidate {
+                def: self.registry.def(&brief.focus)?.clone(),
+                version: from_version,
+                content: content.clone(),
+            }],
+            seed: rng.random(),
+            history: BTreeMap::new(),
+            guidance: guidance.clone(),
+        };
+        let step = proposer.propose(&evidence).await?;
+        let mut brief_text = format!("change `{}` from node {}", brief.focus, parent.id);
+        if let Some(idea) = &brief.idea {
+            brief_text.push_str(&format!(" — idea ({}): {}", idea.source.label(), idea.direction));
+        }
+        let rejected = |reason: String, feedback: String, guidance: Vec<String>| NodeRecord {
+            parent: Some(parent.id),
+            artifacts: parent.artifacts.clone(),
+            change: None,
+            brief: Some(brief_text.clone()),
+            status: NodeStatus::Rejected,
+            note: reason,
+            round: search.round,
+            rationale: None,
+            feedback: Some(feedback),
+            guidance,
+        };
+        let Some(p) = step.winner.clone() else {
+            let reason =
+                step.considered.iter().find_map(|c| c.rejection.clone()).unwrap_or_else(|| "no proposal".into());
+            let record = rejected(reason.clone(), format!("rejected before evaluation: {reason}"), guidance);
+            let id = self.store_rejected(suite_id, search, &brief.focus, from_version, record).await?;
+            return Ok(Some(ChildOutcome { id, new_best: false }));
+        };
+        if let Some(finding) = guard.check(&p.content, &content) {
+            tracing::info!(artifact = %brief.focus, reason = %finding.reason(), "pre-verify rejected a child");
+            let record = rejected(finding.reason(), finding.feedback(), guidance);
+            let id = self.store_rejected(suite_id, search, &brief.focus, from_version, record).await?;
+            return Ok(Some(ChildOutcome { id, new_best: false }));
+        }
+        let to_version = self.registry.put_version(&brief.focus, &p.content, from_version, None).await?;
+        let mut artifacts = parent.artifacts.clone();
+        artifacts.insert(brief.focus.clone(), to_version);
+        let Some(measured) = self.measure(suite_id, &artifacts, repeats, evals, summaries).await? else {
+            return Ok(None);
+        };
+        let first_epoch = measured.epoch_id;
+        let probe = node_of(0, Some(parent.id), artifacts.clone(), &measured, NodeStatus::Committed);
+        let (status, note, feedback) = match tree::judge(
+            &parent,
+            &probe,
+            cfg.min_improvement,
+            self.config.holdout_tolerance,
+        ) {
+            Judgement::Commit => (
+                NodeStatus::Committed,
+                format!("{brief_text}: {}", p.rationale),
+                format!("kept: mean loss {:.4} against the parent's {:.4}", probe.mean, parent.mean),
+            ),
+            Judgement::Discard(why) => (NodeStatus::Discarded, why.clone(), format!("discarded: {why}")),
+            // The numbers stay with the node for people; a model only hears that it did not generalise.
+            Judgement::HeldOutWorse(why) => (
+                NodeStatus::Discarded,
+                why,
+                format!(
+                    "discarded by the held-out gate: the training loss went from {:.4} to {:.4}, but the change did not generalise",
+                    parent.mean, probe.mean
+                ),
+            ),
+        };
+        // A rationale that quotes a held-out task would carry it into later calls.
+        let rationale = Some(p.rationale.clone()).filter(|r| !guard.quotes_holdout(r));
+        let record = NodeRecord {
+            parent: Some(parent.id),
+            artifacts,
+            change: Some((brief.focus.clone(), from_version, to_version)),
+            brief: Some(brief_text),
+            status,
+            note,
+            round: search.round,
+            rationale,
+            feedback: Some(feedback),
+            guidance,
+        };
+        let (child, results) = self.store_node(suite_id, record, measured).await?;
+        self.store_proposals(first_epoch, proposer.name(), &step).await?;
+        let new_best = status == NodeStatus::Committed && child.mean < search.best_mean;
+        if new_best {
+            search.best_mean = child.mean;
+        }
+        let id = child.id;
+        search.results_of.insert(child.id, results);
+        search.nodes.push(child);
+        Ok(Some(ChildOutcome { id, new_best }))
+    }
+
+    /// The two ideation calls on the tree as it stands; their proposals are
+    /// stored as notes of the coming round and returned best first, each
+    /// with its note's id.
+    async fn ideate(
+        &self,
+        client: &crate::llm::LlmClient,
+        suite_id: i64,
+        search: &Search,
+        hints: &[Hint],
+        candidates: &[String],
+    ) -> Result<Vec<(Idea, i64)>, RunnerError> {
+        let input = self.ideation_input(search, hints, candidates).await?;
+        let round = i64::from(search.round + 1);
+        let known: BTreeSet<i64> = search.nodes.iter().map(|n| n.id).collect();
+        let mut outcomes = Vec::new();
+        for source in IdeaSource::ALL {
+            outcomes.push(ideation::ideate(client, source, &input).await);
+        }
+        let mut out = Vec::new();
+        for idea in ideation::rank(outcomes.iter().flat_map(|o| o.ideas.clone()).collect()) {
+            let id = self
+                .store
+                .insert_tree_note(
+                    suite_id,
+                    &NewTreeNote {
+                        round,
+                        source: idea.source.as_str().into(),
+                        kind: "proposal".into(),
+                        artifact: Some(idea.artifact.clone()),
+                        parent_id: idea.parent.filter(|p| known.contains(p)),
+                        text: idea.direction.clone(),
+                        expected_loss_reduction: Some(idea.expected_loss_reduction),
+                        confidence: Some(idea.confidence),
+                    },
+                )
+                .await?;
+            out.push((idea, id));
+        }
+        // A call that gave nothing usable says why, once.
+        for o in outcomes.iter().filter(|o| o.ideas.is_empty()) {
+            let mut why = o.failure.clone().unwrap_or_else(|| "no usable proposal".into());
+            if !o.dropped.is_empty() {
+                why.push_str(&format!(" (dropped: {})", o.dropped.join("; ")));
+            }
+            self.store
+                .insert_tree_note(
+                    suite_id,
+                    &NewTreeNote {
+                        round,
+                        source: o.source.as_str().into(),
+                        kind: "nothing".into(),
+                        text: why,
+                        ..NewTreeNote::default()
+                    },
+                )
+                .await?;
+        }
+        tracing::info!(suite = %self.suite.name, round, proposals = out.len(), "ideation on stall");
+        Ok(out)
+    }
+
+    /// What the ideation calls may see: training losses, diffs of committed
+    /// versions, prompt-safe feedback; nothing held out.
+    async fn ideation_input(
+        &self,
+        search: &Search,
+        hints: &[Hint],
+        candidates: &[String],
+    ) -> Result<ideation::IdeationInput, RunnerError> {
+        let nodes = &search.nodes;
+        let mut artifacts = Vec::new();
+        for name in candidates {
+            artifacts.push((name.clone(), self.registry.def(name)?.description.clone()));
+        }
+        let best = tree::best(nodes);
+        let mut frontier = Vec::new();
+        for n in tree::frontier(nodes, tree::Selection::Pareto, 0.0).into_iter().take(IDEATION_FRONTIER) {
+            let parent = n.parent.and_then(|p| nodes.iter().find(|x| x.id == p));
+            let change = match (parent, n.focus.as_deref()) {
+                (Some(parent), Some(focus)) => {
+                    let from = parent.artifacts.get(focus).copied().unwrap_or(0);
+                    let to = n.artifacts.get(focus).copied().unwrap_or(0);
+                    let old = self.registry.get(focus, from).await?.content;
+                    let new = self.registry.get(focus, to).await?.content;
+                    let diff = similar::TextDiff::from_lines(&old, &new)
+                        .unified_diff()
+                        .context_radius(2)
+                        .header(&format!("{focus} v{from}"), &format!("{focus} v{to}"))
+                        .to_string();
+                    Some(ideation::Change {
+                        parent: parent.id,
+                        artifact: focus.to_string(),
+                        diff: truncate(&diff, MAX_DIFF_CHARS),
+                        rationale: n.rationale.clone().unwrap_or_default(),
+                        gain: parent.mean - n.mean,
+                    })
+                }
+                _ => None,
+            };
+            frontier.push(ideation::FrontierNode {
+                id: n.id,
+                mean: n.mean,
+                task_losses: n.task_losses.iter().map(|(t, l)| (t.clone(), *l)).collect(),
+                change,
+            });
+        }
+        let failures = nodes
+            .iter()
+            .rev()
+            .filter(|n| matches!(n.status, NodeStatus::Discarded | NodeStatus::Rejected))
+            .take(IDEATION_FAILURES)
+            .filter_map(|n| {
+                Some(ideation::Failure {
+                    id: n.id,
+                    parent: n.parent?,
+                    artifact: n.focus.clone()?,
+                    rationale: n.rationale.clone().filter(|_| n.evaluated()),
+                    feedback: n.feedback.clone().unwrap_or_else(|| n.status.as_str().to_string()),
+                })
+            })
+            .collect();
+        Ok(ideation::IdeationInput {
+            suite: self.suite.name.clone(),
+            artifacts,
+            best: best.map(|b| (b.id, b.mean)),
+            frontier,
+            failures,
+            tasks: best
+                .and_then(|b| search.results_of.get(&b.id))
+                .map(|rs| super::task_evidence(rs))
+                .unwrap_or_default(),
+            hints: hints.iter().map(|h| h.text.clone()).collect(),
+        })
     }
 
     /// Evaluates an artifact set `repeats` times (one epoch each), within
@@ -274,67 +596,89 @@ impl SuiteRunner {
         Ok(Some(Measured { epoch_id, tasks, mean, holdout_mean: loss::mean(&holdout), samples: means, results }))
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn store_node(
         &self,
         suite_id: i64,
-        parent: Option<i64>,
-        artifacts: BTreeMap<String, i64>,
-        change: Option<(String, i64, i64)>,
-        brief: Option<String>,
+        r: NodeRecord,
         m: Measured,
-        status: NodeStatus,
-        note: &str,
     ) -> Result<(Node, Vec<TaskResult>), RunnerError> {
         let id = self
             .store
             .insert_tree_node(
                 suite_id,
                 &NewTreeNode {
-                    parent_id: parent,
+                    parent_id: r.parent,
                     epoch_id: Some(m.epoch_id),
-                    artifacts_json: serde_json::to_string(&artifacts).map_err(StoreError::from)?,
-                    changed_artifact: change.as_ref().map(|c| c.0.clone()),
-                    from_version: change.as_ref().map(|c| c.1),
-                    to_version: change.as_ref().map(|c| c.2),
-                    brief,
+                    artifacts_json: serde_json::to_string(&r.artifacts).map_err(StoreError::from)?,
+                    changed_artifact: r.change.as_ref().map(|c| c.0.clone()),
+                    from_version: r.change.as_ref().map(|c| c.1),
+                    to_version: r.change.as_ref().map(|c| c.2),
+                    brief: r.brief,
                     mean_loss: Some(m.mean),
                     holdout_mean_loss: m.holdout_mean,
                     task_losses_json: Some(serde_json::to_string(&m.tasks).map_err(StoreError::from)?),
                     evaluations: m.samples.len().max(1) as i64,
-                    status: status.as_str().into(),
-                    note: Some(note.to_string()),
+                    status: r.status.as_str().into(),
+                    note: Some(r.note),
+                    round: Some(i64::from(r.round)),
+                    rationale: r.rationale.clone(),
+                    feedback: r.feedback.clone(),
+                    guidance: guidance_text(&r.guidance),
                 },
             )
             .await?;
-        let node = node_of(id, parent, artifacts, &m, status);
+        let mut node = node_of(id, r.parent, r.artifacts, &m, r.status);
+        node.focus = r.change.map(|c| c.0);
+        node.round = r.round;
+        node.rationale = r.rationale;
+        node.feedback = r.feedback;
         Ok((node, m.results))
     }
 
+    /// Stores a child rejected before evaluation and adds it to the tree
+    /// (the analyst counts it toward a dead direction).
     async fn store_rejected(
         &self,
         suite_id: i64,
-        parent: &Node,
+        search: &mut Search,
         focus: &str,
-        brief: &str,
-        reason: &str,
-    ) -> Result<(), RunnerError> {
-        self.store
+        from_version: i64,
+        r: NodeRecord,
+    ) -> Result<i64, RunnerError> {
+        let id = self
+            .store
             .insert_tree_node(
                 suite_id,
                 &NewTreeNode {
-                    parent_id: Some(parent.id),
-                    artifacts_json: serde_json::to_string(&parent.artifacts).map_err(StoreError::from)?,
+                    parent_id: r.parent,
+                    artifacts_json: serde_json::to_string(&r.artifacts).map_err(StoreError::from)?,
                     changed_artifact: Some(focus.to_string()),
-                    from_version: parent.artifacts.get(focus).copied(),
-                    brief: Some(brief.to_string()),
+                    from_version: Some(from_version),
+                    brief: r.brief,
                     status: NodeStatus::Rejected.as_str().into(),
-                    note: Some(reason.to_string()),
+                    note: Some(r.note),
+                    round: Some(i64::from(r.round)),
+                    feedback: r.feedback.clone(),
+                    guidance: guidance_text(&r.guidance),
                     ..NewTreeNode::default()
                 },
             )
             .await?;
-        Ok(())
+        search.nodes.push(Node {
+            id,
+            parent: r.parent,
+            artifacts: r.artifacts,
+            task_losses: BTreeMap::new(),
+            mean: f64::INFINITY,
+            holdout_mean: None,
+            samples: Vec::new(),
+            status: NodeStatus::Rejected,
+            focus: Some(focus.to_string()),
+            round: r.round,
+            rationale: None,
+            feedback: r.feedback,
+        });
+        Ok(id)
     }
 
     /// Keeps the proposer's proposals with the child's first evaluation.
@@ -343,6 +687,14 @@ impl SuiteRunner {
         self.store.insert_proposals(epoch_id, &rows).await?;
         Ok(())
     }
+}
+
+/// What became of one brief.
+struct ChildOutcome {
+    /// The stored node.
+    id: i64,
+    /// Committed with the lowest mean loss so far.
+    new_best: bool,
 }
 
 fn node_of(id: i64, parent: Option<i64>, artifacts: BTreeMap<String, i64>, m: &Measured, status: NodeStatus) -> Node {
@@ -355,20 +707,51 @@ fn node_of(id: i64, parent: Option<i64>, artifacts: BTreeMap<String, i64>, m: &M
         holdout_mean: m.holdout_mean,
         samples: if m.samples.is_empty() { vec![m.mean] } else { m.samples.clone() },
         status,
+        focus: None,
+        round: 0,
+        rationale: None,
+        feedback: None,
     }
 }
 
+fn guidance_text(lines: &[String]) -> Option<String> {
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max { s.to_string() } else { s.chars().take(max).collect::<String>() + "\n…" }
+}
+
 /// A stored node, for a search that carries on; its evidence is the stored
-/// per-task losses (the runs' details stay in their epoch). Rejected nodes
-/// were never measured and are left out.
-fn node_from_row(row: &crate::store::TreeNodeRow) -> Option<(Node, Vec<TaskResult>)> {
+/// per-task losses (the runs' details stay in their epoch). A rejected node
+/// was never measured: it comes back without losses or evidence.
+fn node_from_row(row: &crate::store::TreeNodeRow) -> Option<(Node, Option<Vec<TaskResult>>)> {
     let status = match row.status.as_str() {
         "committed" => NodeStatus::Committed,
         "discarded" => NodeStatus::Discarded,
         "pruned" => NodeStatus::Pruned,
+        "rejected" => NodeStatus::Rejected,
         _ => return None,
     };
     let artifacts: BTreeMap<String, i64> = serde_json::from_str(&row.artifacts_json).ok()?;
+    let round = row.round.and_then(|r| u32::try_from(r).ok()).unwrap_or(0);
+    let mut node = Node {
+        id: row.id,
+        parent: row.parent_id,
+        artifacts,
+        task_losses: BTreeMap::new(),
+        mean: f64::INFINITY,
+        holdout_mean: None,
+        samples: Vec::new(),
+        status,
+        focus: row.changed_artifact.clone(),
+        round,
+        rationale: row.rationale.clone(),
+        feedback: row.feedback.clone(),
+    };
+    if status == NodeStatus::Rejected {
+        return Some((node, None));
+    }
     let tasks: BTreeMap<String, f64> = serde_json::from_str(row.task_losses_json.as_deref()?).ok()?;
     let mean = row.mean_loss?;
     let results = tasks
@@ -382,15 +765,9 @@ fn node_from_row(row: &crate::store::TreeNodeRow) -> Option<(Node, Vec<TaskResul
             error: None,
         })
         .collect();
-    let node = Node {
-        id: row.id,
-        parent: row.parent_id,
-        artifacts,
-        task_losses: tasks,
-        mean,
-        holdout_mean: row.holdout_mean_loss,
-        samples: vec![mean],
-        status,
-    };
-    Some((node, results))
+    node.task_losses = tasks;
+    node.mean = mean;
+    node.holdout_mean = row.holdout_mean_loss;
+    node.samples = vec![mean];
+    Some((node, Some(results)))
 }

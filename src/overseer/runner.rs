@@ -32,7 +32,7 @@ use super::signals::{
     BuildResult, CustomCheckResult, FailureClass, LintResults, OverseerSignals, SecurityScanResult, TestResults,
     TypeCheckResult, Verdict,
 };
-use crate::process::{Capture, ProcessEnd, ShellCommand, ShellRun};
+use crate::process::{Capture, LeftProcess, ProcessEnd, ShellCommand, ShellRun};
 use crate::suite::{CostClass, Overseer, OverseerKind};
 
 /// How overseers are run.
@@ -94,6 +94,9 @@ pub struct OverseerRun {
     pub exit_code: Option<i32>,
     /// The test format recognised, for test overseers.
     pub test_format: Option<TestFormat>,
+    /// Processes the command left running behind it (killed; every attempt's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_running: Vec<LeftProcess>,
 }
 
 /// What one measurement of a workspace produced.
@@ -198,6 +201,7 @@ impl OverseerRunner {
                     ended: "skipped".to_string(),
                     exit_code: None,
                     test_format: None,
+                    left_running: Vec::new(),
                 });
                 continue;
             }
@@ -226,6 +230,7 @@ impl OverseerRunner {
                 ended: run.end.describe(),
                 exit_code: run.end.exit_code(),
                 test_format: assessment.format,
+                left_running: run.left_running.clone(),
             });
             merge(&mut m.signals, assessment.measured);
         }
@@ -248,10 +253,12 @@ impl OverseerRunner {
             cmd = cmd.env(k, v);
         }
         let mut attempts = 0;
+        let mut left_running = Vec::new();
         loop {
             attempts += 1;
             let started = SystemTime::now();
-            let run = cmd.run(cancel.clone()).await;
+            let mut run = cmd.run(cancel.clone()).await;
+            left_running.append(&mut run.left_running);
             let report = self.read_report(o, root, started);
             let assessment = assess(c, &run, report);
             let retry = assessment.class == Some(FailureClass::Environmental)
@@ -262,6 +269,7 @@ impl OverseerRunner {
                 if attempts > 1 {
                     assessment.summary.push_str(&format!(" ({attempts} attempts)"));
                 }
+                run.left_running = left_running;
                 return (assessment, run, attempts);
             }
             tracing::debug!(overseer = %o.name, attempts, reason = %assessment.summary, "environmental failure; retrying");

@@ -13,6 +13,12 @@
 //! - does not wait forever for a pipe a left-behind background process holds
 //!   open: after the command ends, stragglers get a short grace, then the
 //!   group is killed;
+//! - looks for processes of its group still alive once it is over — a
+//!   background job the command started and never waited for, whether it
+//!   kept the pipes open or not — kills them, and names them in
+//!   [`ShellRun::left_running`] so the caller can tell a person (the auditor's
+//!   zombie-process alert): a command that leaves work running behind it is
+//!   a bug in the harness, and a leak on a machine that runs thousands;
 //! - reports how it ended ([`ProcessEnd`]) without ever failing itself, so the
 //!   caller decides what a spawn error, a timeout or an exit code means.
 
@@ -23,6 +29,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::sync::watch;
@@ -32,6 +39,9 @@ use tokio::task::JoinHandle;
 /// background process it started may still hold them) before the process
 /// group is killed.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// How long processes of a group we killed may take to die before the ones
+/// still there count as left running (SIGKILL is delivered asynchronously).
+const KILL_GRACE: Duration = Duration::from_millis(500);
 
 /// How much of a stream is kept: the first `head` bytes and the last `tail`
 /// bytes; what lies between is counted and replaced by a marker.
@@ -120,6 +130,15 @@ pub struct ShellCommand {
     pub capture: Capture,
 }
 
+/// A process of a command's group that was still alive after the command
+/// itself had ended (or had been killed): it was killed, and is reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct LeftProcess {
+    pub pid: i32,
+    /// Its command line as the system shows it (`sleep 30`).
+    pub command: String,
+}
+
 /// What one run produced.
 #[derive(Debug, Clone)]
 pub struct ShellRun {
@@ -127,6 +146,9 @@ pub struct ShellRun {
     pub stdout: String,
     pub stderr: String,
     pub duration: Duration,
+    /// Processes of the command's group found alive after it ended; they have
+    /// been killed. Empty for a command that cleaned up after itself.
+    pub left_running: Vec<LeftProcess>,
 }
 
 impl ShellRun {
@@ -189,6 +211,7 @@ impl ShellCommand {
                     stdout: String::new(),
                     stderr: String::new(),
                     duration: started.elapsed(),
+                    left_running: Vec::new(),
                 };
             }
         };
@@ -219,7 +242,8 @@ impl ShellCommand {
             _ = tokio::time::sleep(self.timeout) => Stop::TimedOut,
             _ = cancelled => Stop::Cancelled,
         };
-        if !matches!(stop, Stop::Exited(_)) {
+        let killed = !matches!(stop, Stop::Exited(_));
+        if killed {
             kill_group(pgid);
             let _ = child.wait().await;
         }
@@ -227,10 +251,25 @@ impl ShellCommand {
         // them is gone too. A straggler holding them gets a grace period, then
         // the group is killed. (The group id cannot have been reused meanwhile:
         // a group id stays taken while any member lives, and the straggler is one.)
+        let mut left_running = Vec::new();
         if !(stdout.wait(DRAIN_GRACE).await && stderr.wait(DRAIN_GRACE).await) {
+            // Named before the kill: afterwards there is nothing left to name.
+            left_running = group_members(pgid).await;
             kill_group(pgid);
             stdout.wait(DRAIN_GRACE).await;
             stderr.wait(DRAIN_GRACE).await;
+        }
+        // A background job that let go of the pipes (`cmd >/dev/null &`) is
+        // still in the group; after our own kill, only one that outlived
+        // SIGKILL for a while is.
+        if left_running.is_empty() {
+            left_running = if killed { survivors(pgid).await } else { group_members(pgid).await };
+            if !left_running.is_empty() {
+                kill_group(pgid);
+            }
+        }
+        if !left_running.is_empty() {
+            tracing::warn!(command = %self.command, left = ?left_running, "the command left processes running; killed them");
         }
         let end = match stop {
             Stop::Exited(Ok(status)) => ProcessEnd::Exited(status),
@@ -238,7 +277,7 @@ impl ShellCommand {
             Stop::TimedOut => ProcessEnd::TimedOut(self.timeout),
             Stop::Cancelled => ProcessEnd::Cancelled,
         };
-        ShellRun { end, stdout: stdout.finish(), stderr: stderr.finish(), duration: started.elapsed() }
+        ShellRun { end, stdout: stdout.finish(), stderr: stderr.finish(), duration: started.elapsed(), left_running }
     }
 }
 
@@ -246,6 +285,82 @@ fn kill_group(pgid: Option<i32>) {
     if let Some(pgid) = pgid {
         let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
     }
+}
+
+/// Members of a group we just killed that are still alive after
+/// [`KILL_GRACE`] (a process stuck in the kernel, say).
+async fn survivors(pgid: Option<i32>) -> Vec<LeftProcess> {
+    let deadline = Instant::now() + KILL_GRACE;
+    loop {
+        let alive = group_members(pgid).await;
+        if alive.is_empty() || Instant::now() >= deadline {
+            return alive;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The live processes of process group `pgid` (zombies — dead, waiting to be
+/// reaped — do not count: they run nothing).
+async fn group_members(pgid: Option<i32>) -> Vec<LeftProcess> {
+    let Some(pgid) = pgid.filter(|p| *p > 1) else { return Vec::new() };
+    tokio::task::spawn_blocking(move || list_group(pgid)).await.unwrap_or_default()
+}
+
+/// Reads the process table: `/proc` where there is one (Linux), else `ps`.
+fn list_group(pgid: i32) -> Vec<LeftProcess> {
+    if let Ok(entries) = std::fs::read_dir("/proc")
+        && std::path::Path::new("/proc/self/stat").exists()
+    {
+        let mut found: Vec<LeftProcess> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter_map(|pid| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                let (state, group) = parse_stat(&stat)?;
+                (group == pgid && !matches!(state, 'Z' | 'X' | 'x')).then(|| LeftProcess { pid, command: cmdline(pid) })
+            })
+            .collect();
+        found.sort_by_key(|p| p.pid);
+        return found;
+    }
+    let Ok(out) = std::process::Command::new("ps").args(["-A", "-o", "pid=,pgid=,stat=,command="]).output() else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let mut parts = line.split_whitespace();
+            let pid: i32 = parts.next()?.parse().ok()?;
+            let group: i32 = parts.next()?.parse().ok()?;
+            let state = parts.next()?;
+            let command = parts.collect::<Vec<_>>().join(" ");
+            (group == pgid && !state.starts_with('Z')).then_some(LeftProcess { pid, command })
+        })
+        .collect()
+}
+
+/// The state letter and the process group of a `/proc/PID/stat` line. The
+/// command name in parentheses may itself hold spaces and parentheses, so
+/// the fields are counted from the last `)`.
+fn parse_stat(stat: &str) -> Option<(char, i32)> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    let group = fields.next()?.parse().ok()?;
+    Some((state, group))
+}
+
+/// A process's command line (`sleep 30`), or its name when the line is unreadable.
+fn cmdline(pid: i32) -> String {
+    let line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let words: Vec<String> =
+        line.split(|b| *b == 0).filter(|w| !w.is_empty()).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+    if !words.is_empty() {
+        return words.join(" ");
+    }
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).map(|c| c.trim().to_string()).unwrap_or_default()
 }
 
 /// Bytes kept from one stream.
@@ -394,6 +509,53 @@ mod tests {
     #[test]
     fn head_only_says_how_much_more_there_was() {
         assert_eq!(kept(&[b"abcdef"], Capture::head(4)), "abcd\n[… 2 more bytes not kept]");
+    }
+
+    #[test]
+    fn a_stat_line_is_read_from_the_last_parenthesis() {
+        assert_eq!(parse_stat("4242 (sleep) S 1 4240 4240 0 -1 4194560"), Some(('S', 4240)));
+        assert_eq!(parse_stat("77 (a (weird) name) Z 1 70 70 0"), Some(('Z', 70)));
+        assert_eq!(parse_stat("garbage"), None);
+    }
+
+    fn quick(command: &str, timeout: Duration) -> ShellCommand {
+        ShellCommand::new(command, std::env::temp_dir(), timeout)
+    }
+
+    #[tokio::test]
+    async fn a_background_job_that_lets_go_of_the_pipes_is_found_killed_and_named() {
+        let started = Instant::now();
+        let run = quick("sleep 30 >/dev/null 2>&1 & echo started", Duration::from_secs(20)).run(None).await;
+        assert!(run.end.success(), "{:?}", run.end);
+        assert_eq!(run.stdout.trim(), "started");
+        assert_eq!(run.left_running.len(), 1, "{:?}", run.left_running);
+        let left = &run.left_running[0];
+        assert_eq!(left.command, "sleep 30");
+        assert!(started.elapsed() < Duration::from_secs(10), "no wait for the job: {:?}", started.elapsed());
+        // It was killed: the pid is gone (or a zombie waiting for its reaper).
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let pid = left.pid;
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| parse_stat(&s));
+        assert!(state.is_none_or(|(st, _)| st == 'Z'), "pid {pid} still runs: {state:?}");
+    }
+
+    #[tokio::test]
+    async fn a_background_job_holding_the_pipes_is_named_before_it_is_killed() {
+        let run = quick("sleep 30 & echo started", Duration::from_secs(20)).run(None).await;
+        assert!(run.end.success(), "{:?}", run.end);
+        assert_eq!(run.stdout.trim(), "started");
+        let commands: Vec<&str> = run.left_running.iter().map(|p| p.command.as_str()).collect();
+        assert_eq!(commands, vec!["sleep 30"]);
+    }
+
+    #[tokio::test]
+    async fn a_command_that_waits_for_its_children_leaves_nothing() {
+        let run = quick("sleep 0.1 & wait; echo done", Duration::from_secs(20)).run(None).await;
+        assert!(run.end.success());
+        assert!(run.left_running.is_empty(), "{:?}", run.left_running);
+        let run = quick("sleep 30", Duration::from_millis(200)).run(None).await;
+        assert!(matches!(run.end, ProcessEnd::TimedOut(_)), "{:?}", run.end);
+        assert!(run.left_running.is_empty(), "what the timeout killed died: {:?}", run.left_running);
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! (`crate::watch`), whose runs are ordinary launches of this facade.
 
 mod diff;
+pub mod notify;
 pub mod settings;
 #[cfg(test)]
 mod ts_export;
@@ -169,6 +170,21 @@ pub struct Service {
     settings: Mutex<Settings>,
     /// The folder watcher, once [`Service::start_watching`] started it.
     watcher: Mutex<Option<Watcher>>,
+    /// What the keychain holds, read at open and after every change through
+    /// the facade (a key stored by `attractor key set` meanwhile shows after
+    /// the settings screen asks again: [`Service::refresh_keychain`]).
+    keychain: Mutex<KeychainState>,
+}
+
+/// The keychain as last read. The key stays in memory only, like one from the
+/// environment.
+#[derive(Debug, Clone)]
+enum KeychainState {
+    /// Turned off with `ATTRACTOR_KEYCHAIN=off`.
+    Off,
+    Unavailable(String),
+    Empty,
+    Holds(crate::llm::ApiKey),
 }
 
 impl Service {
@@ -181,7 +197,7 @@ impl Service {
         // The auditor watches every launch's trajectories and adds its
         // alerts to the bus; it ends when the bus closes.
         drop(crate::auditor::spawn(&bus, crate::auditor::AuditConfig::default()));
-        Ok(Arc::new(Service {
+        let service = Arc::new(Service {
             store,
             config,
             bus,
@@ -189,7 +205,74 @@ impl Service {
             launches: Mutex::new(BTreeMap::new()),
             settings: Mutex::new(settings),
             watcher: Mutex::new(None),
-        }))
+            keychain: Mutex::new(KeychainState::Empty),
+        });
+        service.refresh_keychain().await;
+        Ok(service)
+    }
+
+    /// Reads the keychain again (on the blocking pool: D-Bus round trips, or
+    /// a prompt to unlock the keyring).
+    pub async fn refresh_keychain(&self) {
+        let env = Arc::clone(&self.config.env);
+        let state = tokio::task::spawn_blocking(move || {
+            if !crate::secrets::keychain_enabled(&|n| env(n)) {
+                return KeychainState::Off;
+            }
+            match crate::secrets::Keychain::api_key().read() {
+                Ok(Some(key)) => KeychainState::Holds(crate::llm::ApiKey::new(key)),
+                Ok(None) => KeychainState::Empty,
+                Err(e) => KeychainState::Unavailable(e.to_string()),
+            }
+        })
+        .await
+        .unwrap_or_else(|e| KeychainState::Unavailable(e.to_string()));
+        *lock(&self.keychain) = state;
+    }
+
+    /// Keeps `key` in the operating system's keychain for the next launches.
+    pub async fn set_api_key(&self, req: &ApiKeyRequest) -> Result<SettingsView> {
+        let key = req.key.trim().to_string();
+        if key.is_empty() {
+            return Err(ServiceError::BadInput("the API key is empty: paste the whole key".into()));
+        }
+        self.keychain_call(move |k| k.store(&key)).await?;
+        self.refresh_keychain().await;
+        Ok(self.settings())
+    }
+
+    /// Removes the key from the keychain (nothing stored is not an error).
+    pub async fn delete_api_key(&self) -> Result<SettingsView> {
+        self.keychain_call(|k| k.delete().map(|_| ())).await?;
+        self.refresh_keychain().await;
+        Ok(self.settings())
+    }
+
+    async fn keychain_call(
+        &self,
+        f: impl FnOnce(&crate::secrets::Keychain) -> std::result::Result<(), crate::secrets::KeychainError> + Send + 'static,
+    ) -> Result<()> {
+        let env = Arc::clone(&self.config.env);
+        tokio::task::spawn_blocking(move || {
+            if !crate::secrets::keychain_enabled(&|n| env(n)) {
+                return Err(crate::secrets::KeychainError::Off);
+            }
+            f(&crate::secrets::Keychain::api_key())
+        })
+        .await
+        .map_err(|e| ServiceError::Internal(e.to_string()))?
+        .map_err(|e| ServiceError::BadInput(e.to_string()))
+    }
+
+    /// The keychain's key, when the environment holds none.
+    fn keychain_key(&self) -> Option<crate::llm::ApiKey> {
+        if crate::secrets::key_in_environment(&|n| (self.config.env)(n)).is_some() {
+            return None;
+        }
+        match &*lock(&self.keychain) {
+            KeychainState::Holds(k) => Some(k.clone()),
+            _ => None,
+        }
     }
 
     pub fn store(&self) -> &Store {
@@ -359,25 +442,26 @@ impl Service {
         Ok(SuiteEpochs { suite, tasks, artifacts, epochs: views })
     }
 
-    /// The chained-epoch graph of a suite.
+    /// The suite's graph: its experiment tree when it has one, else the
+    /// chain of its epochs.
     pub async fn suite_graph(&self, key: &str) -> Result<SuiteGraph> {
         let epochs = self.suite_epochs(key, false).await?;
+        let tree = self.store.tree_nodes(epochs.suite.id).await?;
+        if !tree.is_empty() {
+            let notes = self.store.tree_notes(epochs.suite.id).await?;
+            return Ok(tree_graph(epochs, &tree, notes));
+        }
         let nodes = epochs
             .epochs
             .iter()
             .map(|e| GraphNode {
                 id: format!("epoch-{}", e.epoch_num),
-                epoch_num: e.epoch_num,
+                epoch_num: Some(e.epoch_num),
                 mean_loss: e.mean_loss,
                 holdout_mean_loss: e.holdout_mean_loss,
-                label: e
-                    .parent_artifacts
-                    .iter()
-                    .filter(|(_, v)| **v != 0)
-                    .map(|(k, v)| format!("{k} v{v}"))
-                    .collect::<Vec<_>>()
-                    .join(" · "),
+                label: versions_label(&e.parent_artifacts),
                 artifacts: e.parent_artifacts.clone(),
+                tree: None,
             })
             .collect();
         let edges = epochs
@@ -390,7 +474,7 @@ impl Service {
                 events: w[0].events.clone(),
             })
             .collect();
-        Ok(SuiteGraph { suite: epochs.suite.name, nodes, edges })
+        Ok(SuiteGraph { suite: epochs.suite.name, kind: GraphKind::Epochs, nodes, edges, notes: Vec::new() })
     }
 
     /// Every proposal an optimizer considered for a suite, for the
@@ -447,6 +531,11 @@ impl Service {
             Some(experiment) => self.store.telemetry_of_experiment(experiment).await?.into_iter().map(step).collect(),
             None => Vec::new(),
         };
+        let mut trajectories = Vec::new();
+        for t in self.store.trajectories_of_run(run_id).await? {
+            let observations = self.store.observations_of_trajectory(&t.id).await?;
+            trajectories.push(trajectory_view(t, observations));
+        }
         let brief = RunBrief {
             id: run.id,
             suite_id: run.suite_id,
@@ -471,6 +560,7 @@ impl Service {
             stdout: tail(run.stdout.as_deref().unwrap_or("")),
             stderr: tail(run.stderr.as_deref().unwrap_or("")),
             telemetry,
+            trajectories,
         })
     }
 
@@ -574,6 +664,45 @@ impl Service {
             .await?
             .ok_or_else(|| ServiceError::NotFound(format!("no intervention {id}")))?;
         Ok(intervention_item(row))
+    }
+
+    // ----- the trajectory repository and memory (seed 002 §8, §10.2) ----------
+
+    /// Every aggregate of the agent trajectories: iterations by complexity,
+    /// strategy effectiveness, the attractor distribution, convergence by
+    /// category — over one category or all.
+    pub async fn trajectory_stats(&self, category: Option<&str>) -> Result<TrajectoryStats> {
+        let category = category.map(str::trim).filter(|c| !c.is_empty());
+        let threshold = crate::engine::EngineConfig::default().bandit.success_threshold;
+        Ok(crate::memory::repository::stats(&self.store, category, threshold).await?)
+    }
+
+    /// The finished trajectories whose task is most like a run's or a described one.
+    pub async fn similar_trajectories(&self, req: &SimilarRequest) -> Result<SimilarTrajectories> {
+        use crate::memory::{SimilarError, SimilarTo};
+        let to = match (req.run_id, req.task.as_deref().map(str::trim).filter(|t| !t.is_empty())) {
+            (Some(id), None) => SimilarTo::Run(id),
+            (None, Some(text)) => SimilarTo::Task(text.to_string()),
+            _ => {
+                return Err(ServiceError::BadInput(
+                    "give either `run_id` (an agent run) or `task` (a task's text), not both and not neither".into(),
+                ));
+            }
+        };
+        let limit = req.limit.unwrap_or(10).clamp(1, 200) as usize;
+        let category = req.category.as_deref().map(str::trim).filter(|c| !c.is_empty());
+        crate::memory::repository::similar(&self.store, &to, category, limit).await.map_err(|e| match e {
+            SimilarError::NoTrajectory(_) => ServiceError::NotFound(e.to_string()),
+            SimilarError::EmptyTask => ServiceError::BadInput(e.to_string()),
+            SimilarError::Store(s) => s.into(),
+        })
+    }
+
+    /// The newest convergence memories, of one category or of all.
+    pub async fn memories(&self, category: Option<&str>, limit: Option<u32>) -> Result<Vec<MemoryItem>> {
+        let category = category.map(str::trim).filter(|c| !c.is_empty());
+        let limit = limit.unwrap_or(50).clamp(1, 500) as usize;
+        Ok(crate::memory::repository::memories(&self.store, category, limit).await?)
     }
 
     // ----- watched folders ----------------------------------------------------
@@ -779,6 +908,7 @@ impl Service {
             seed,
             runs_root,
             holdout_tolerance: req.holdout_tolerance.unwrap_or(crate::outer::DEFAULT_HOLDOUT_TOLERANCE),
+            verify_repeats: None,
             tree: crate::outer::tree::TreeConfig::default(),
         };
 
@@ -920,8 +1050,12 @@ impl Service {
 
     fn llm_client(&self) -> Result<Option<crate::llm::LlmClient>> {
         let s = lock(&self.settings).clone();
-        let llm_settings =
-            crate::llm::LlmSettings { base_url: s.llm_base_url, model: s.llm_model, ..Default::default() };
+        let llm_settings = crate::llm::LlmSettings {
+            base_url: s.llm_base_url,
+            model: s.llm_model,
+            api_key: self.keychain_key(),
+            ..Default::default()
+        };
         let env = Arc::clone(&self.config.env);
         match crate::llm::LlmConfig::resolve(&llm_settings, |n| env(n)) {
             Ok(config) => {
@@ -1013,10 +1147,19 @@ impl Service {
         let effective_base_url = crate::llm::LlmConfig::resolve(&settings, env)
             .map_or_else(|_| s.llm_base_url.clone().unwrap_or_default(), |c| c.base_url);
         let effective_model = s.llm_model.clone().or_else(|| env(crate::llm::ENV_MODEL));
-        let api_key_source = [crate::llm::ENV_API_KEY, crate::llm::ENV_OPENAI_API_KEY]
-            .into_iter()
-            .find(|n| env(n).is_some())
-            .map(String::from);
+        let in_env = crate::secrets::key_in_environment(&|n| env(n));
+        let keychain = lock(&self.keychain).clone();
+        let api_key_source = match (in_env, &keychain) {
+            (Some(var), _) => Some(var.to_string()),
+            (None, KeychainState::Holds(_)) => Some("keychain".to_string()),
+            _ => None,
+        };
+        let (keychain_available, keychain_note) = match (&keychain, in_env) {
+            (KeychainState::Off, _) => (false, Some(crate::secrets::KeychainError::Off.to_string())),
+            (KeychainState::Unavailable(why), _) => (false, Some(why.clone())),
+            (_, Some(var)) => (true, Some(format!("{var} is set and wins over the keychain"))),
+            _ => (true, None),
+        };
         let current = self.config.db_path.display().to_string();
         SettingsView {
             db_path: current.clone(),
@@ -1027,6 +1170,8 @@ impl Service {
             effective_model,
             api_key_present: api_key_source.is_some(),
             api_key_source,
+            keychain_available,
+            keychain_note,
             settings_file: self.config.settings_path.display().to_string(),
         }
     }
@@ -1306,6 +1451,137 @@ fn parse_events(child: &Value) -> Vec<ArtifactEvent> {
             }
         })
         .collect()
+}
+
+fn trajectory_view(t: crate::store::TrajectoryRow, obs: Vec<crate::store::ObservationRow>) -> TrajectoryView {
+    TrajectoryView {
+        id: t.id,
+        task_name: t.task_name,
+        category: t.category,
+        status: t.status,
+        iterations: t.iterations,
+        tokens_used: t.tokens_used,
+        final_level: t.final_level,
+        best_sequence: t.best_sequence,
+        pending_intervention_id: t.pending_intervention_id,
+        started_at: t.started_at,
+        finished_at: t.finished_at,
+        observations: obs
+            .into_iter()
+            .map(|o| IterationView {
+                sequence: o.sequence,
+                strategy: o.strategy,
+                forced: o.forced,
+                attractor: o.attractor,
+                attractor_confidence: o.attractor_confidence,
+                level: o.level,
+                delta: o.delta,
+                loss: o.loss,
+                loss_d: o.loss_d,
+                loss_p: o.loss_p,
+                loss_omega: o.loss_omega,
+                grad_l: o.grad_l,
+                directive: o.directive,
+                rationale: o.rationale,
+                loop_control: o.loop_control,
+                next_strategy: o.next_strategy,
+                tokens: o.tokens,
+                wall_time_ms: o.wall_time_ms,
+                files_changed: o.files_changed,
+                lines_changed: o.lines_changed,
+                applied_edits: o.applied_edits,
+                rejected_edits: o.rejected_edits,
+                commit_id: o.commit_id,
+                summary: o.summary,
+                verdict_summary: o.verdict_summary,
+            })
+            .collect(),
+    }
+}
+
+/// `descent_settings v2 · supervisor_prompt v1`: the artifacts moved off v0.
+fn versions_label(artifacts: &BTreeMap<String, i64>) -> String {
+    artifacts.iter().filter(|(_, v)| **v != 0).map(|(k, v)| format!("{k} v{v}")).collect::<Vec<_>>().join(" · ")
+}
+
+/// The experiment tree as a graph. Stored rows that do not parse (a hand-edited
+/// database) still show, with what could be read.
+fn tree_graph(
+    epochs: SuiteEpochs,
+    rows: &[crate::store::TreeNodeRow],
+    notes: Vec<crate::store::TreeNoteRow>,
+) -> SuiteGraph {
+    let epoch_num: BTreeMap<i64, i64> = epochs.epochs.iter().map(|e| (e.epoch_id, e.epoch_num)).collect();
+    // Same rule as the search's own `best`: a pruned node was once the best.
+    let best = rows
+        .iter()
+        .filter(|n| (n.status == "committed" || n.status == "pruned") && n.mean_loss.is_some())
+        .min_by(|a, b| a.mean_loss.unwrap_or(f64::INFINITY).total_cmp(&b.mean_loss.unwrap_or(f64::INFINITY)))
+        .map(|n| n.id);
+    let nodes = rows
+        .iter()
+        .map(|r| {
+            let artifacts: BTreeMap<String, i64> = serde_json::from_str(&r.artifacts_json).unwrap_or_default();
+            let task_losses: BTreeMap<String, f64> =
+                r.task_losses_json.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default();
+            GraphNode {
+                id: format!("node-{}", r.id),
+                epoch_num: r.epoch_id.and_then(|id| epoch_num.get(&id).copied()),
+                mean_loss: r.mean_loss,
+                holdout_mean_loss: r.holdout_mean_loss,
+                label: versions_label(&artifacts),
+                artifacts,
+                tree: Some(TreeNodeView {
+                    node_id: r.id,
+                    parent_id: r.parent_id,
+                    status: r.status.clone(),
+                    changed_artifact: r.changed_artifact.clone(),
+                    from_version: r.from_version,
+                    to_version: r.to_version,
+                    brief: r.brief.clone(),
+                    note: r.note.clone(),
+                    round: r.round,
+                    rationale: r.rationale.clone(),
+                    guidance: r.guidance.clone(),
+                    evaluations: r.evaluations,
+                    task_losses,
+                    best: Some(r.id) == best,
+                }),
+            }
+        })
+        .collect();
+    let edges = rows
+        .iter()
+        .filter_map(|r| {
+            let parent = r.parent_id?;
+            let label = match (&r.changed_artifact, r.from_version, r.to_version) {
+                (Some(a), Some(f), Some(t)) => format!("{a} v{f}→v{t}"),
+                (Some(a), _, None) => format!("{a} (no version written)"),
+                _ => String::new(),
+            };
+            Some(GraphEdge {
+                source: format!("node-{parent}"),
+                target: format!("node-{}", r.id),
+                label,
+                events: Vec::new(),
+            })
+        })
+        .collect();
+    let notes = notes
+        .into_iter()
+        .map(|n| TreeNoteView {
+            round: n.round,
+            source: n.source,
+            kind: n.kind,
+            artifact: n.artifact,
+            parent_id: n.parent_id,
+            text: n.text,
+            expected_loss_reduction: n.expected_loss_reduction,
+            confidence: n.confidence,
+            node_id: n.node_id,
+        })
+        .collect();
+    SuiteGraph { suite: epochs.suite.name, kind: GraphKind::Tree, nodes, edges, notes }
 }
 
 fn event_label(e: &ArtifactEvent) -> String {

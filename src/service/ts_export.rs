@@ -43,12 +43,17 @@ fn export_all(cfg: &Config) {
         LaunchView,
         SettingsView,
         SettingsUpdate,
+        ApiKeyRequest,
         LlmCheck,
         ApiError,
         Envelope,
         WatchedFolders,
         WatchedFolderView,
         WatchFolderRequest,
+        TrajectoryStats,
+        SimilarTrajectories,
+        SimilarRequest,
+        MemoryItem,
     );
 }
 

@@ -166,25 +166,88 @@ pub struct SuiteEpochs {
     pub epochs: Vec<EpochView>,
 }
 
-/// The chained-epoch graph of a suite: one node per epoch, one edge per step
+/// A suite's graph (seed 004 §11's Graph view). For a suite grown with
+/// `--optimizer tree` it is the experiment tree: one node per tree node, one
+/// edge from a parent to each child labelled with the artifact it changed.
+/// Otherwise it is the chain of epochs: one node per epoch, one edge per step
 /// to the next epoch labelled with the artifact moves made in between.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct SuiteGraph {
     pub suite: String,
+    pub kind: GraphKind,
     pub nodes: Vec<GraphNode>,
     pub edges: Vec<GraphEdge>,
+    /// A tree search's notes, oldest first: the analyst's hints and the
+    /// ideation proposals of each round (empty for a chain of epochs).
+    pub notes: Vec<TreeNoteView>,
+}
+
+/// One analyst hint or ideation proposal of a tree search.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TreeNoteView {
+    pub round: i64,
+    /// `analyst` or `ideation`.
+    pub source: String,
+    /// e.g. `dead_direction`, `saturated_axis`, `frontier_extrapolation`, `failure_analysis`.
+    pub kind: String,
+    pub artifact: Option<String>,
+    pub parent_id: Option<i64>,
+    pub text: String,
+    pub expected_loss_reduction: Option<f64>,
+    pub confidence: Option<f64>,
+    /// The child this note led to, if any.
+    pub node_id: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum GraphKind {
+    Epochs,
+    Tree,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct GraphNode {
-    /// `epoch-{epoch_num}`.
+    /// `epoch-{epoch_num}`, or `node-{id}` in a tree.
     pub id: String,
-    pub epoch_num: i64,
+    /// The epoch (a tree node's first evaluation; none for a node rejected
+    /// before it was evaluated).
+    pub epoch_num: Option<i64>,
     pub mean_loss: Option<f64>,
     pub holdout_mean_loss: Option<f64>,
     /// Only the artifacts not at version 0, e.g. `descent_settings v2`.
     pub label: String,
     pub artifacts: BTreeMap<String, i64>,
+    /// Set on the nodes of an experiment tree.
+    pub tree: Option<TreeNodeView>,
+}
+
+/// What the Graph view shows about one node of an experiment tree.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TreeNodeView {
+    pub node_id: i64,
+    pub parent_id: Option<i64>,
+    /// committed, discarded, rejected or pruned.
+    pub status: String,
+    /// The artifact changed against the parent, with its versions (`to` is
+    /// missing when the child was rejected before a version was written).
+    pub changed_artifact: Option<String>,
+    pub from_version: Option<i64>,
+    pub to_version: Option<i64>,
+    pub brief: Option<String>,
+    /// Why it was committed, discarded, rejected or pruned.
+    pub note: Option<String>,
+    /// The search round that made it (none for a root).
+    pub round: Option<i64>,
+    /// The proposer's reason for the change.
+    pub rationale: Option<String>,
+    /// The direction ideation or the analyst gave the proposer, if any.
+    pub guidance: Option<String>,
+    pub evaluations: i64,
+    /// Mean loss of each training task.
+    pub task_losses: BTreeMap<String, f64>,
+    /// The best node of the tree (lowest mean loss among committed and pruned).
+    pub best: bool,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -343,6 +406,63 @@ pub struct RunDetail {
     pub stderr: OutputTail,
     /// Empty for runs without a coordinator (command tasks).
     pub telemetry: Vec<TelemetryStep>,
+    /// The convergence engine's trajectories of an agent run, oldest first
+    /// (empty for other kinds).
+    pub trajectories: Vec<TrajectoryView>,
+}
+
+/// One trajectory of an agent run with every iteration.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TrajectoryView {
+    pub id: String,
+    pub task_name: String,
+    pub category: String,
+    /// running, waiting, converged, partial, exhausted, abandoned, trapped, failed…
+    pub status: String,
+    pub iterations: i64,
+    pub tokens_used: i64,
+    pub final_level: Option<f64>,
+    /// The iteration whose work the trajectory's result is.
+    pub best_sequence: Option<i64>,
+    /// The question the trajectory waits on, when paused.
+    pub pending_intervention_id: Option<i64>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub observations: Vec<IterationView>,
+}
+
+/// One iteration: what was tried, what the overseers and the engine made of it.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct IterationView {
+    pub sequence: i64,
+    pub strategy: String,
+    /// Chosen by a rule (a directive, a fresh start) rather than the bandit.
+    pub forced: bool,
+    pub attractor: String,
+    pub attractor_confidence: f64,
+    /// Convergence level in [0, 1].
+    pub level: f64,
+    pub delta: Option<f64>,
+    /// The goal-gradient loss L = α·D + β·P + λ·Ω and its parts.
+    pub loss: f64,
+    pub loss_d: f64,
+    pub loss_p: f64,
+    pub loss_omega: f64,
+    pub grad_l: f64,
+    /// refine, change_path, change_approach, break_symmetry or abandon.
+    pub directive: String,
+    pub rationale: String,
+    pub loop_control: String,
+    pub next_strategy: Option<String>,
+    pub tokens: i64,
+    pub wall_time_ms: i64,
+    pub files_changed: i64,
+    pub lines_changed: i64,
+    pub applied_edits: i64,
+    pub rejected_edits: i64,
+    pub commit_id: String,
+    pub summary: String,
+    pub verdict_summary: String,
 }
 
 /// What the system wants a person to know about a question it asks.
@@ -544,11 +664,29 @@ pub struct SettingsView {
     /// What a launch would use now: the settings over the environment.
     pub effective_base_url: String,
     pub effective_model: Option<String>,
-    /// Whether an API key is in the environment, and in which variable. The
-    /// key itself is never read back, stored or sent.
+    /// Whether a launch would send an API key, and where it comes from: an
+    /// environment variable's name or `keychain`. The key itself is never
+    /// read back, stored or sent anywhere but the model server.
     pub api_key_present: bool,
     pub api_key_source: Option<String>,
+    /// Whether the operating system's keychain can hold the key here.
+    pub keychain_available: bool,
+    /// Why it cannot, with what to do (or that the environment wins over it).
+    pub keychain_note: Option<String>,
     pub settings_file: String,
+}
+
+/// A key to keep in the keychain. Its `Debug` never shows the key.
+#[derive(Clone, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ApiKeyRequest {
+    pub key: String,
+}
+
+impl std::fmt::Debug for ApiKeyRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKeyRequest { key: <redacted> }")
+    }
 }
 
 /// A change to the settings; a missing field keeps its value, an empty
@@ -676,4 +814,31 @@ pub struct WatchedFolders {
 #[serde(deny_unknown_fields)]
 pub struct WatchFolderRequest {
     pub path: String,
+}
+
+// ----- the trajectory repository (seed 002 §10.2) and memory -------------------
+
+pub use crate::memory::repository::{MemoryItem, SimilarTrajectories, SimilarTrajectory, TrajectoryStats};
+pub use crate::store::{AttractorCount, CategoryStats, ComplexityStats, StrategyStats, TrajectoryBrief};
+
+/// What to find similar trajectories to: a run's (agent task's) trajectory,
+/// or a task described in words — exactly one of the two. (Also read from a
+/// URL's query, which may carry `access_token`: unknown keys are ignored.)
+#[derive(Debug, Clone, Default, Deserialize, TS)]
+pub struct SimilarRequest {
+    #[serde(default)]
+    #[ts(optional)]
+    pub run_id: Option<i64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub task: Option<String>,
+    /// Trajectories of this category count as more similar (a run's own
+    /// category when the question is a run and this is not given).
+    #[serde(default)]
+    #[ts(optional)]
+    pub category: Option<String>,
+    /// At most this many answers [default 10, at most 200].
+    #[serde(default)]
+    #[ts(optional)]
+    pub limit: Option<u32>,
 }

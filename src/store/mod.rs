@@ -13,6 +13,7 @@
 mod agent;
 mod aso;
 mod llm_cache;
+mod memory;
 mod proposals;
 mod records;
 mod tree;
@@ -21,6 +22,7 @@ mod watch;
 
 pub use agent::*;
 pub use aso::*;
+pub use memory::*;
 pub use proposals::*;
 pub use records::*;
 pub use tree::*;

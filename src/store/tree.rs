@@ -1,4 +1,5 @@
-//! Rows of the experiment tree (`--optimizer tree`).
+//! Rows of the experiment tree (`--optimizer tree`): its nodes, and the
+//! notes that steered each round (the analyst's hints, ideation proposals).
 
 use serde::Serialize;
 
@@ -23,6 +24,11 @@ pub struct TreeNodeRow {
     pub status: String,
     pub note: Option<String>,
     pub created_at: String,
+    /// The round that made it (0: the root; `None` before rounds were kept).
+    pub round: Option<i64>,
+    pub rationale: Option<String>,
+    pub feedback: Option<String>,
+    pub guidance: Option<String>,
 }
 
 /// A node on its way into the store.
@@ -41,14 +47,49 @@ pub struct NewTreeNode {
     pub evaluations: i64,
     pub status: String,
     pub note: Option<String>,
+    pub round: Option<i64>,
+    pub rationale: Option<String>,
+    pub feedback: Option<String>,
+    pub guidance: Option<String>,
+}
+
+/// An analyst hint or an ideation proposal, and the round it fed.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct TreeNoteRow {
+    pub id: i64,
+    pub suite_id: i64,
+    pub round: i64,
+    pub source: String,
+    pub kind: String,
+    pub artifact: Option<String>,
+    pub parent_id: Option<i64>,
+    pub text: String,
+    pub expected_loss_reduction: Option<f64>,
+    pub confidence: Option<f64>,
+    pub node_id: Option<i64>,
+    pub created_at: String,
+}
+
+/// A note on its way into the store.
+#[derive(Debug, Clone, Default)]
+pub struct NewTreeNote {
+    pub round: i64,
+    pub source: String,
+    pub kind: String,
+    pub artifact: Option<String>,
+    pub parent_id: Option<i64>,
+    pub text: String,
+    pub expected_loss_reduction: Option<f64>,
+    pub confidence: Option<f64>,
 }
 
 impl Store {
     pub async fn insert_tree_node(&self, suite_id: i64, n: &NewTreeNode) -> Result<i64> {
         Ok(sqlx::query_scalar(
             "INSERT INTO tree_nodes (suite_id, parent_id, epoch_id, artifacts_json, changed_artifact, from_version,
-                to_version, brief, mean_loss, holdout_mean_loss, task_losses_json, evaluations, status, note, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                to_version, brief, mean_loss, holdout_mean_loss, task_losses_json, evaluations, status, note, created_at,
+                round, rationale, feedback, guidance)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(suite_id)
         .bind(n.parent_id)
@@ -65,6 +106,10 @@ impl Store {
         .bind(&n.status)
         .bind(&n.note)
         .bind(now_rfc3339())
+        .bind(n.round)
+        .bind(&n.rationale)
+        .bind(&n.feedback)
+        .bind(&n.guidance)
         .fetch_one(&self.pool)
         .await?)
     }
@@ -83,6 +128,44 @@ impl Store {
     /// Every node of a suite's tree, oldest first.
     pub async fn tree_nodes(&self, suite_id: i64) -> Result<Vec<TreeNodeRow>> {
         Ok(sqlx::query_as("SELECT * FROM tree_nodes WHERE suite_id = ? ORDER BY id")
+            .bind(suite_id)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    pub async fn insert_tree_note(&self, suite_id: i64, n: &NewTreeNote) -> Result<i64> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO tree_notes (suite_id, round, source, kind, artifact, parent_id, text, expected_loss_reduction,
+                confidence, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(suite_id)
+        .bind(n.round)
+        .bind(&n.source)
+        .bind(&n.kind)
+        .bind(&n.artifact)
+        .bind(n.parent_id)
+        .bind(&n.text)
+        .bind(n.expected_loss_reduction)
+        .bind(n.confidence)
+        .bind(now_rfc3339())
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    /// Links an ideation proposal to the child it led to.
+    pub async fn set_tree_note_node(&self, note_id: i64, node_id: i64) -> Result<()> {
+        sqlx::query("UPDATE tree_notes SET node_id = ? WHERE id = ?")
+            .bind(node_id)
+            .bind(note_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Every note of a suite's tree, by round.
+    pub async fn tree_notes(&self, suite_id: i64) -> Result<Vec<TreeNoteRow>> {
+        Ok(sqlx::query_as("SELECT * FROM tree_notes WHERE suite_id = ? ORDER BY round, id")
             .bind(suite_id)
             .fetch_all(&self.pool)
             .await?)

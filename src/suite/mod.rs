@@ -4,7 +4,9 @@
 //! with name, task, workflow, model, budget, weights) plus Attractor's
 //! extensions: a task `kind` (command, agent, optimize) with its own fields,
 //! `holdout`, `priority`, `hints`, `constraints`, `anti_patterns`,
-//! `parallel_samples`, and the suite's own learnable `artifacts`.
+//! `parallel_samples`, the suite's own learnable `artifacts`, and `noisy` /
+//! `verify_repeats` (runs with the same artifacts give different losses, so
+//! a change is judged on the mean of several evaluations and their spread).
 //!
 //! Loading is strict: unknown keys, wrong types, duplicate task names, weights
 //! outside [0, 1] and empty suites are errors that name the file, line,
@@ -28,6 +30,12 @@ use serde_saphyr::{Location, MessageFormatter, Spanned};
 use crate::artifact::{ArtifactDef, ArtifactKind, Origin, builtin};
 use crate::loss::{DEFAULT_MAX_REJECTIONS, LossWeights};
 
+/// Evaluations behind each decision on a suite marked `noisy: true` that
+/// does not say `verify_repeats` (seed 001: 3 when variance is expected).
+pub const DEFAULT_NOISY_VERIFY_REPEATS: u32 = 3;
+/// The most evaluations a suite may ask for per decision.
+pub const MAX_VERIFY_REPEATS: u32 = 20;
+
 /// How long a command task may run when neither `timeout` nor
 /// `budget.max_wall_time` says.
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
@@ -47,6 +55,10 @@ pub struct Suite {
     pub tasks: Vec<Task>,
     /// Whether the folder watcher runs it by itself once registered (`run: auto`).
     pub run: RunMode,
+    /// Runs with the same artifacts give different losses (`noisy: true`).
+    pub noisy: bool,
+    /// `verify_repeats:` as written (only on a noisy suite).
+    pub verify_repeats: Option<u32>,
 }
 
 /// One task of a suite.
@@ -74,6 +86,17 @@ pub struct Task {
 }
 
 impl Suite {
+    /// Evaluations behind each keep/commit decision when the command line
+    /// does not say: the suite's `verify_repeats`, else 3 on a noisy suite,
+    /// else 1.
+    pub fn verify_repeats(&self) -> u32 {
+        match (self.noisy, self.verify_repeats) {
+            (_, Some(n)) => n,
+            (true, None) => DEFAULT_NOISY_VERIFY_REPEATS,
+            (false, None) => 1,
+        }
+    }
+
     /// The kinds of its tasks (`command`, `agent`, `optimize`), each once.
     pub fn task_kinds(&self) -> Vec<&'static str> {
         let mut kinds: Vec<&'static str> = self.tasks.iter().map(Task::kind_name).collect();
@@ -442,6 +465,8 @@ impl Validator {
             }
         }
 
+        let (noisy, verify_repeats) = self.noise(raw.noisy, raw.verify_repeats);
+
         if raw.tasks.value.is_empty() {
             self.issue(raw.tasks.referenced, "tasks", "the suite has no tasks", "add at least one task under `tasks:`");
         }
@@ -495,11 +520,40 @@ impl Validator {
                 artifacts,
                 tasks,
                 run: raw.run.unwrap_or_default(),
+                noisy,
+                verify_repeats,
             })
         } else {
             self.issues.sort_by_key(|i| (i.location.line, i.location.column));
             Err(SuiteError { issues: self.issues })
         }
+    }
+
+    /// `noisy` and `verify_repeats`: repeats only mean something on a noisy
+    /// suite, and one evaluation cannot show its own spread.
+    fn noise(&mut self, noisy: Option<Spanned<bool>>, repeats: Option<Spanned<u32>>) -> (bool, Option<u32>) {
+        let is_noisy = noisy.as_ref().is_some_and(|n| n.value);
+        let Some(r) = repeats else { return (is_noisy, None) };
+        if !is_noisy {
+            let said = if noisy.is_some() { "`noisy: false`" } else { "no `noisy: true`" };
+            self.issue(
+                r.referenced,
+                "verify_repeats",
+                format!("`verify_repeats` is set on a suite with {said}"),
+                "add `noisy: true` (runs with the same artifacts give different losses), or remove `verify_repeats`",
+            );
+            return (is_noisy, None);
+        }
+        if !(2..=MAX_VERIFY_REPEATS).contains(&r.value) {
+            self.issue(
+                r.referenced,
+                "verify_repeats",
+                format!("{} is outside 2..={MAX_VERIFY_REPEATS}", r.value),
+                "one evaluation cannot show its own noise: use e.g. `verify_repeats: 3`",
+            );
+            return (is_noisy, None);
+        }
+        (is_noisy, Some(r.value))
     }
 
     /// A task file: one task that is a whole suite (see [`taskfile`]).
@@ -530,6 +584,8 @@ impl Validator {
                 artifacts: Vec::new(),
                 tasks: vec![task],
                 run,
+                noisy: false,
+                verify_repeats: None,
             }),
             _ => {
                 self.issues.sort_by_key(|i| (i.location.line, i.location.column));

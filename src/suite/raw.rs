@@ -17,6 +17,12 @@ pub struct Suite {
     /// What the folder watcher does once the suite is registered.
     #[serde(default)]
     pub run: Option<RunMode>,
+    /// The tasks' losses vary from run to run with the same artifacts.
+    #[serde(default)]
+    pub noisy: Option<Spanned<bool>>,
+    /// Evaluations behind each keep/commit decision on a noisy suite.
+    #[serde(default)]
+    pub verify_repeats: Option<Spanned<u32>>,
     #[serde(default)]
     pub baseline_artifacts: BTreeMap<String, Spanned<i64>>,
     #[serde(default)]

@@ -426,3 +426,36 @@ fn a_command_executor_needs_its_command() {
     let i = one(&format!("{AGENT}    executor: {{ type: llm, command: aider }}\n"));
     assert!(i.message.contains("`type: command`"), "{}", i.message);
 }
+
+#[test]
+fn a_noisy_suite_takes_three_repeats_unless_it_says_how_many() {
+    let quiet = ok(CMD);
+    assert!(!quiet.noisy);
+    assert_eq!(quiet.verify_repeats(), 1);
+    let noisy = ok(&format!("noisy: true\n{CMD}"));
+    assert!(noisy.noisy);
+    assert_eq!(noisy.verify_repeats(), DEFAULT_NOISY_VERIFY_REPEATS);
+    let five = ok(&format!("noisy: true\nverify_repeats: 5\n{CMD}"));
+    assert_eq!((five.noisy, five.verify_repeats()), (true, 5));
+}
+
+#[test]
+fn a_bad_noisy_or_verify_repeats_value_is_rejected_with_its_place() {
+    let i = one(&format!("{CMD}noisy: often\n"));
+    assert_eq!(i.location.line, 5);
+    assert_eq!(i.field, "noisy");
+
+    let i = one(&format!("{CMD}noisy: true\nverify_repeats: 1\n"));
+    assert_eq!((i.location.line, i.location.column), (6, 17));
+    assert_eq!(i.field, "verify_repeats");
+    assert!(i.message.contains("outside 2..=20"), "{}", i.message);
+    assert!(i.to_string().starts_with("suites/s.yaml:6:17: field `verify_repeats`: "), "{i}");
+
+    let i = one(&format!("{CMD}noisy: true\nverify_repeats: three\n"));
+    assert_eq!((i.location.line, i.field.as_str()), (6, "verify_repeats"));
+
+    let i = one(&format!("{CMD}verify_repeats: 3\n"));
+    assert_eq!(i.location.line, 5);
+    assert!(i.message.contains("no `noisy: true`"), "{}", i.message);
+    assert!(i.hint.as_deref().unwrap_or_default().contains("noisy: true"), "{i}");
+}

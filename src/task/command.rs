@@ -141,6 +141,16 @@ async fn execute(r: &CommandRun<'_>) -> RunOutcome {
     };
     outcome.stdout = run.stdout;
     outcome.stderr = run.stderr;
+    // A command task has no trajectory for the auditor to file an alert
+    // under; what it left running (and was killed) is said in its stderr.
+    if !run.left_running.is_empty() {
+        let listed: Vec<String> = run.left_running.iter().map(|p| format!("pid {} `{}`", p.pid, p.command)).collect();
+        outcome.stderr.push_str(&format!(
+            "\n[attractor: the command left {} process(es) running after it ended, now killed: {}]\n",
+            run.left_running.len(),
+            listed.join(", ")
+        ));
+    }
     outcome
 }
 

@@ -2,6 +2,8 @@
 //! written to disk, and a runner wired the way the CLI wires it.
 #![allow(dead_code)]
 
+pub mod crafted;
+
 use std::path::{Path, PathBuf};
 
 use attractor::artifact::Registry;
@@ -43,6 +45,7 @@ impl Env {
             seed: 7,
             runs_root: self.path("runs"),
             holdout_tolerance: attractor::outer::DEFAULT_HOLDOUT_TOLERANCE,
+            verify_repeats: None,
             tree: attractor::outer::tree::TreeConfig::default(),
         }
     }

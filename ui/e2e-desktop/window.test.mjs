@@ -244,6 +244,27 @@ describe("the Attractor desktop app", () => {
     await shot("desktop-02-charts.png");
   });
 
+  it("draws the suite's graph and offers the native picker and the keychain through the shell", async () => {
+    await run(`location.hash = "/graph/knobs"`);
+    const graph = await find("[data-testid=suite-graph]");
+    await until("one node per epoch", async () => (await attr(graph, "data-points")) === "8");
+    // The Launch screen's Browse… button is the desktop app's own (a browser types the path).
+    await run(`location.hash = "/launch"`);
+    await find("[data-testid=browse]");
+    // The picker command is granted and answers (a bad kind, so no dialog opens).
+    const picked = await wd("POST", s("/execute/async"), {
+      script: `const done = arguments[0];
+        window.__TAURI_INTERNALS__.invoke("pick_path", { kind: "nothing" }).then((p) => done("picked " + p), (e) => done(e.error ?? String(e)));`,
+      args: [],
+    });
+    assert.match(picked, /no picker for `nothing`/);
+    // The settings screen says where a key would come from, or why the keychain cannot hold one.
+    await run(`location.hash = "/settings"`);
+    const note = await find("[data-testid=keychain-note]");
+    assert.ok((await text(note)).length > 20);
+    await shot("desktop-02b-settings.png");
+  });
+
   it("launches a suite and follows it live through forwarded bus events", async () => {
     const suite = join(fixtures, "knobs.suite.yaml");
     await run(`location.hash = "/launch?path=" + encodeURIComponent(arguments[0])`, suite);

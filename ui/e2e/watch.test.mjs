@@ -5,73 +5,31 @@
 // reads that exact command in the inbox, approves it, and sees the run finish.
 //
 // Run with `npm run e2e` after `cargo build` and `npm run build` (see
-// app.test.mjs for ATTRACTOR_BIN, CHROMIUM and E2E_SHOTS).
+// harness.mjs for ATTRACTOR_BIN, CHROMIUM and E2E_SHOTS).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { chromium } from "playwright-core";
-
-const root = resolve(import.meta.dirname, "../..");
-const targetDir = process.env.CARGO_TARGET_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "attractor/target");
-const bin = process.env.ATTRACTOR_BIN ?? join(targetDir, "debug/attractor");
-const browserPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
-const shots = process.env.E2E_SHOTS ?? "/tmp/attractor-e2e";
-const WAIT = 90_000;
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { baseEnv, browser, checkPrerequisites, serve, shot as save } from "./harness.mjs";
 
 const work = realpathSync(mkdtempSync(join(tmpdir(), "attractor-e2e-watch-")));
 const drop = join(work, "drop");
 const marks = join(work, "marks");
-const env = { ...process.env, ATTRACTOR_SETTINGS: join(work, "settings.json"), ATTRACTOR_RUNS_DIR: join(work, "runs") };
-delete env.ATTRACTOR_DB;
-delete env.ATTRACTOR_TOKEN;
-delete env.ATTRACTOR_LLM_MODEL;
+const env = baseEnv(work);
 
 let server, context, page;
 
-function serve() {
-  const child = spawn(bin, ["--db", join(work, "watch.db"), "serve", "--port", "0", "--ui-dir", join(root, "ui/dist")], {
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let errors = "";
-  child.stderr.on("data", (d) => (errors += d));
-  return new Promise((ok, fail) => {
-    let out = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-      const m = out.match(/listening on (http:\/\/\S+)/);
-      if (m) ok({ child, url: m[1] });
-    });
-    child.on("exit", (code) => fail(new Error(`attractor serve exited with ${code}: ${errors}`)));
-  });
-}
-
-async function shot(name) {
-  await page.waitForTimeout(300);
-  await page.screenshot({ path: join(shots, name), fullPage: true });
-}
+const shot = (name) => save(page, name, true);
 
 before(async () => {
-  assert.ok(existsSync(bin), `no attractor binary at ${bin}: run \`cargo build\` first (or set ATTRACTOR_BIN)`);
-  assert.ok(existsSync(join(root, "ui/dist/index.html")), "no ui/dist: run `npm run build` first");
-  mkdirSync(shots, { recursive: true });
+  checkPrerequisites();
   mkdirSync(drop, { recursive: true });
   mkdirSync(marks, { recursive: true });
   writeFileSync(join(drop, "numbers.task.yaml"), "task: Minimise g06.\nproblem: g06\n");
   writeFileSync(join(drop, "broken.suite.yaml"), "name: broken\ntasks:\n  - name: a\n    problem: g06\n    weights: { eval: 7 }\n");
-  server = await serve();
-  context = await chromium.launchPersistentContext(join(work, "profile"), {
-    executablePath: browserPath,
-    headless: true,
-    viewport: { width: 1360, height: 900 },
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(WAIT);
-  page.on("pageerror", (e) => console.error("page error:", e.message));
+  server = await serve(join(work, "watch.db"), env);
+  ({ context, page } = await browser(work));
 });
 
 after(async () => {

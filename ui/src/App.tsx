@@ -8,6 +8,7 @@ import { progressReducer, type ProgressState } from "./lib/progress";
 import { ErrorBoundary } from "./components/ErrorBoundary";
 import { Artifacts } from "./screens/Artifacts";
 import { Charts } from "./screens/Charts";
+import { Graph } from "./screens/Graph";
 import { Inbox } from "./screens/Inbox";
 import { Launch } from "./screens/Launch";
 import { Live } from "./screens/Live";
@@ -32,6 +33,7 @@ function readRoute(): Route {
 const SHORTCUTS: Record<string, [string, string]> = {
   s: ["/suites", "Suites"],
   c: ["/charts", "Charts of the suite you last looked at"],
+  g: ["/graph", "Graph of the suite you last looked at"],
   l: ["/launch", "Launch a suite"],
   v: ["/live", "Live progress"],
   a: ["/artifacts", "Artifacts"],
@@ -175,7 +177,7 @@ export function App() {
   const [lastSuite, setLastSuite] = useState<string | null>(null);
   useEffect(() => {
     const [where, suite] = route.parts;
-    if ((where === "charts" || (where === "runs" && suite !== "run")) && suite) setLastSuite(suite);
+    if ((where === "charts" || where === "graph" || (where === "runs" && suite !== "run")) && suite) setLastSuite(suite);
   }, [route]);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -184,7 +186,10 @@ export function App() {
       if (t && (["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName) || t.isContentEditable)) return;
       if (e.key === "?") return setHelp((h) => !h);
       if (e.key === "Escape") return setHelp(false);
-      const to = e.key === "c" ? `/charts/${lastSuite ? encodeURIComponent(lastSuite) : ""}` : SHORTCUTS[e.key]?.[0];
+      const to =
+        e.key === "c" || e.key === "g"
+          ? `${SHORTCUTS[e.key][0]}/${lastSuite ? encodeURIComponent(lastSuite) : ""}`
+          : SHORTCUTS[e.key]?.[0];
       if (to) {
         e.preventDefault();
         setHelp(false);
@@ -213,6 +218,9 @@ export function App() {
   switch (current) {
     case "charts":
       body = <Charts suite={rest[0]} />;
+      break;
+    case "graph":
+      body = <Graph suite={rest[0]} />;
       break;
     case "launch":
       body = <Launch initialPath={route.query.get("path") ?? ""} />;
@@ -250,7 +258,7 @@ export function App() {
             <a
               key={id}
               href={`#/${id}`}
-              className={current === id || (id === "suites" && current === "charts") ? "active" : ""}
+              className={current === id || (id === "suites" && (current === "charts" || current === "graph")) ? "active" : ""}
               title={`${label} (${Object.entries(SHORTCUTS).find(([, [to]]) => to === `/${id}`)?.[0] ?? ""})`}
             >
               {label}

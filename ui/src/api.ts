@@ -172,6 +172,12 @@ export const api = {
   saveSettings: (update: SettingsUpdate) =>
     request<SettingsView>(["update_settings", { update }], ["PUT", "/settings", update]),
   testLlm: () => request<LlmCheck>(["test_llm"], ["POST", "/settings/test-llm", {}]),
+  /** Keeps the API key in the operating system's keychain; the answer only says where a key comes from. */
+  setApiKey: (key: string) =>
+    request<SettingsView>(["set_api_key", { request: { key } }], ["PUT", "/settings/api-key", { key }]),
+  deleteApiKey: () => request<SettingsView>(["delete_api_key"], ["DELETE", "/settings/api-key"]),
+  /** The desktop app's native picker (`null` when cancelled); a browser types the path instead. */
+  pickPath: (kind: "suite" | "folder") => command<string | null>("pick_path", { kind }),
   watched: () => request<WatchedFolders>(["watched"], ["GET", "/watch"]),
   watchFolder: (path: string) =>
     request<WatchedFolderView>(["add_watched_folder", { path }], ["POST", "/watch/folders", { path }]),

@@ -40,6 +40,13 @@
 //! `tree` says where a trajectory sits (its placement and role) and what it
 //! hands back when it ends (its report).
 //!
+//! Around the loop, convergence memory ([`crate::memory`], via `remember`):
+//! a new trajectory is primed from what earlier ones of its category left
+//! (bandit nudges, prompt lessons, the category's convergence rate in
+//! SETUP), and every trajectory that ends leaves a memory of its own. A
+//! command of an iteration that leaves processes running behind it is
+//! reported on the bus (`leftovers`) for the auditor.
+//!
 //! The run ends in a [`RunOutcome`]: the eval score is the final convergence
 //! level, gate rejections count refused edits and replies, the remaining
 //! budget is the scarcest dimension's share left, and the status is complete
@@ -53,7 +60,9 @@
 
 mod decompose;
 mod intervene;
+mod leftovers;
 mod parallel;
+mod remember;
 mod split;
 mod state;
 mod tree;
@@ -88,11 +97,12 @@ use crate::engine::{
 };
 use crate::executor::{
     CommandExecutor, CommandExecutorConfig, Execution, ExecutionRequest, ExecutionStatus, Executor, ExecutorError,
-    LlmExecutor, LlmExecutorConfig, PromptTexts, PromptTextsError,
+    LlmExecutor, LlmExecutorConfig, PromptInputs, PromptTexts, PromptTextsError,
 };
 use crate::ggs::PartialResult;
 use crate::llm::{LlmClient, LlmError};
 use crate::loss::{LossSignals, RunStatus};
+use crate::memory::{MemoryConfig, Recall};
 use crate::overseer::OverseerRunner;
 use crate::overseer::runner::{MeasurePolicy, Measurement, OverseerError, RunnerConfig};
 use crate::store::{
@@ -129,6 +139,8 @@ pub struct AgentConfig {
     /// Executor replies in a row that cannot be used at all before the run
     /// fails (each one is a refused reply, counted as a gate rejection).
     pub max_unusable_replies: u32,
+    /// How the category's memories prime a new trajectory.
+    pub memory: MemoryConfig,
 }
 
 #[cfg(test)]
@@ -172,6 +184,7 @@ impl Default for AgentConfig {
             intervention_poll_ms: 1000,
             intervention_timeout_secs: None,
             max_unusable_replies: 2,
+            memory: MemoryConfig::default(),
         }
     }
 }
@@ -248,7 +261,7 @@ pub enum AgentError {
 /// Runs one agent task once and reports how it went.
 pub async fn run(r: AgentRun<'_>) -> RunOutcome {
     let started = Instant::now();
-    let report = match Kit::build(&r) {
+    let report = match Kit::build(&r).await {
         Ok(kit) => drive_run(&r, &kit).await,
         Err(e) => Err(e),
     };
@@ -344,11 +357,13 @@ impl Setup {
                 acceptance_tests: r.spec.overseers.iter().filter(|o| o.kind == OverseerKind::Test).count(),
                 invariants: t.constraints.len(),
                 anti_examples: t.anti_patterns.len(),
+                // What the category's memories say, PREPARE's recall done first.
+                historical_convergence_rate: kit.recall.historical_convergence_rate,
                 ..BasinInputs::default()
             },
             priority: t.priority,
             parallel_samples: Some(t.parallel_samples),
-            history: Vec::new(),
+            history: kit.recall.history.clone(),
         };
         let plan = kit.engine.setup(&inputs);
         let mut budget = plan.budget.clone();
@@ -370,6 +385,7 @@ impl Setup {
             "mode": plan.mode,
             "budget": budget,
             "policy": plan.policy,
+            "memory": kit.recall.to_json(),
         });
         Setup { plan, budget, json }
     }
@@ -384,11 +400,15 @@ struct Kit {
     category: String,
     /// The model a split is asked of, when splitting is possible at all.
     planner: Option<LlmClient>,
+    /// What the category's memories say (PREPARE's recall): it primes every
+    /// new trajectory of the run.
+    recall: Recall,
 }
 
 impl Kit {
-    /// Builds the executor, checks the overseers and builds the verifier.
-    fn build(r: &AgentRun<'_>) -> Result<Kit, AgentError> {
+    /// Builds the executor, checks the overseers, builds the verifier and
+    /// recalls the category's memories.
+    async fn build(r: &AgentRun<'_>) -> Result<Kit, AgentError> {
         let task = &r.task.name;
         let texts = PromptTexts::from_artifacts(|name| {
             r.artifacts.iter().find(|a| a.name == name).map(|a| (a.content.as_str(), a.version))
@@ -440,7 +460,8 @@ impl Kit {
         {
             engine_config.disabled_strategies.push(StrategyKind::Decompose);
         }
-        Ok(Kit { engine: Engine::new(engine_config), executor, verifier, texts, category, planner })
+        let recall = remember::recall(r, &category).await;
+        Ok(Kit { engine: Engine::new(engine_config), executor, verifier, texts, category, planner, recall })
     }
 }
 
@@ -559,7 +580,8 @@ impl<'r> Driver<'r> {
             trajectory.unavailable.insert(StrategyKind::Decompose);
         }
         let initial = s.ws.head().unwrap_or_default().to_string();
-        let bandit = primed_bandit(&r.store, &kit.category).await?;
+        let mut bandit = primed_bandit(&r.store, &kit.category).await?;
+        kit.recall.prime(&mut bandit);
         let next = kit.engine.start(&mut trajectory, &bandit, &mut rng_at(s.seed, 0))?;
         let state = AgentState {
             trajectory,
@@ -593,6 +615,7 @@ impl<'r> Driver<'r> {
                 ordinal: i64::from(s.place.ordinal),
             })
             .await?;
+        remember::announce(r, &s.place.id, &kit.recall);
         Ok(Driver {
             r,
             kit,
@@ -871,7 +894,10 @@ impl<'r> Driver<'r> {
         let request = ExecutionRequest {
             sequence,
             strategy: choice.kind,
-            inputs: state::prompt_inputs(&self.task, &self.state, &choice, revert_carry.as_ref()),
+            inputs: PromptInputs {
+                lessons: Recall::lessons_of_setup(&self.setup),
+                ..state::prompt_inputs(&self.task, &self.state, &choice, revert_carry.as_ref())
+            },
             texts: self.kit.texts.clone(),
             revert_to: choice.revert_to.as_ref().map(state::revert_target),
             cancel: Some(self.place.cancel.clone()),
@@ -902,6 +928,7 @@ impl<'r> Driver<'r> {
                     status: ExecutionStatus::Rejected { reason: e.to_string() },
                     subtasks: Vec::new(),
                     amendments: Vec::new(),
+                    left_running: Vec::new(),
                 }
             }
             Err(e) => return Err(e.into()),
@@ -912,6 +939,14 @@ impl<'r> Driver<'r> {
 
         let policy = MeasurePolicy { skip_expensive: self.state.trajectory.policy.skip_expensive_overseers };
         let measurement = self.overseers.measure(self.ws.root(), policy, Some(self.place.cancel.clone())).await;
+        let scope = leftovers::Scope {
+            bus: &self.r.bus,
+            suite_id: self.r.suite_id,
+            run_id: self.r.run_id,
+            trajectory_id: &self.place.id,
+            sequence,
+        };
+        leftovers::report(&scope, self.r.spec, &execution, &measurement);
         if self.cancelled() {
             return Ok(Some(self.stopped()));
         }
@@ -1285,6 +1320,7 @@ impl<'r> Driver<'r> {
             tokens: obs.tokens_used,
             budget_remaining: t.budget.remaining_fraction().clamp(0.0, 1.0),
             loop_control: d.loop_control.name().to_string(),
+            thrashing: d.thrashing.clone(),
         });
         Ok(())
     }
@@ -1300,8 +1336,9 @@ impl<'r> Driver<'r> {
     }
 
     /// RESOLVE: the result in the workspace, the terminal event, the bandit's
-    /// learning merged into its category, the trajectory's end recorded, and
-    /// the report for whoever started it.
+    /// learning merged into its category, the trajectory's end recorded, its
+    /// memory stored (unless a sibling's win stopped it: that teaches nothing
+    /// about the task), and the report for whoever started it.
     async fn finish(mut self, ending: Ending, error: Option<String>) -> Report {
         let (suite_id, run_id, id) = (self.r.suite_id, self.r.run_id, self.place.id.clone());
         let iterations = self.state.trajectory.observations.len() as u32;
@@ -1481,6 +1518,9 @@ impl<'r> Driver<'r> {
         };
         if let Err(e) = self.r.store.finish_trajectory(&id, &end).await {
             tracing::warn!(error = %e, "could not record the trajectory's end");
+        }
+        if !matches!(ending, Ending::Superseded { .. }) {
+            self.remember(&status, level, partial.as_ref(), error.as_deref()).await;
         }
 
         let t = &self.state.trajectory;

@@ -45,6 +45,7 @@ use crate::engine::basin::{BasinInputs, estimate_basin_width, estimate_convergen
 use crate::engine::decompose::{allocate, evaluate, should_propose, subtask_complexity};
 use crate::engine::{ConvergencePhase, DecomposedBudget, ProactiveDecomposition, StrategyChoice, StrategyKind};
 use crate::executor::{PromptInputs, Specification};
+use crate::memory::Recall;
 use crate::suite::{Overseer, OverseerKind, Task};
 use crate::workspace::Workspace;
 
@@ -161,7 +162,7 @@ pub(super) async fn propose_at_setup(
         fail(setup, "no model is configured to propose a split".to_string(), 0);
         return None;
     };
-    let inputs = task_inputs(r.task);
+    let inputs = PromptInputs { lessons: Recall::lessons_of_setup(&setup.json), ..task_inputs(r.task) };
     let request = ProposalRequest {
         client,
         executor: &r.config.executor,
@@ -279,7 +280,10 @@ impl<'r> Driver<'r> {
             self.fall_through("no model is configured to propose a split".to_string()).await?;
             return Ok(None);
         };
-        let inputs = state::prompt_inputs(&self.task, &self.state, &choice, None);
+        let inputs = PromptInputs {
+            lessons: Recall::lessons_of_setup(&self.setup),
+            ..state::prompt_inputs(&self.task, &self.state, &choice, None)
+        };
         let request = ProposalRequest {
             client: &client,
             executor: &self.r.config.executor,
@@ -444,6 +448,8 @@ impl<'r> Driver<'r> {
             "policy": policy,
             "basin": self.setup["basin"],
             "category": self.kit.category,
+            // The category's memories, for the prompts' lessons.
+            "memory": self.setup["memory"],
         });
         let driver = Driver::create(
             self.r,

@@ -238,6 +238,7 @@ pub fn prompt_inputs(
         blocked_tools: choice.blocked_tools.clone(),
         available_tools: Vec::new(),
         include_rubric: None,
+        lessons: Default::default(),
     }
 }
 

@@ -11,6 +11,8 @@ export interface Transition {
   to: number;
   epoch: number;
   type: "update" | "rollback";
+  /** Replaces "Updated at the end of epoch N" where that is not what happened (a tree node). */
+  caption?: string;
 }
 
 export function DiffDrawer({ transition, onClose, load = api.diff }: {
@@ -50,7 +52,8 @@ export function DiffDrawer({ transition, onClose, load = api.diff }: {
             {transition.artifact} v{transition.from}→v{transition.to}
           </h3>
           <p className="muted">
-            {transition.type === "rollback" ? "Rolled back" : "Updated"} at the end of epoch {transition.epoch}
+            {transition.caption ??
+              `${transition.type === "rollback" ? "Rolled back" : "Updated"} at the end of epoch ${transition.epoch}`}
             {diff && (
               <>
                 {" · "}

@@ -2,6 +2,7 @@
 import type { OutputTail } from "./OutputTail";
 import type { RunItem } from "./RunItem";
 import type { TelemetryStep } from "./TelemetryStep";
+import type { TrajectoryView } from "./TrajectoryView";
 
 /**
  * A run with everything the run detail screen shows.
@@ -14,4 +15,9 @@ result: unknown, stdout: OutputTail, stderr: OutputTail,
 /**
  * Empty for runs without a coordinator (command tasks).
  */
-telemetry: Array<TelemetryStep>, };
+telemetry: Array<TelemetryStep>, 
+/**
+ * The convergence engine's trajectories of an agent run, oldest first
+ * (empty for other kinds).
+ */
+trajectories: Array<TrajectoryView>, };

@@ -22,7 +22,16 @@ llm_base_url: string | null, llm_model: string | null,
  */
 effective_base_url: string, effective_model: string | null, 
 /**
- * Whether an API key is in the environment, and in which variable. The
- * key itself is never read back, stored or sent.
+ * Whether a launch would send an API key, and where it comes from: an
+ * environment variable's name or `keychain`. The key itself is never
+ * read back, stored or sent anywhere but the model server.
  */
-api_key_present: boolean, api_key_source: string | null, settings_file: string, };
+api_key_present: boolean, api_key_source: string | null, 
+/**
+ * Whether the operating system's keychain can hold the key here.
+ */
+keychain_available: boolean, 
+/**
+ * Why it cannot, with what to do (or that the environment wins over it).
+ */
+keychain_note: string | null, settings_file: string, };

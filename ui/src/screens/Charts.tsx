@@ -98,6 +98,9 @@ export function Charts({ suite }: { suite?: string }) {
         {picker}
         {data && <Status status={data.suite.status} />}
         <span className="spacer" />
+        <a className="button" href={`#/graph/${encodeURIComponent(suite)}`}>
+          Graph
+        </a>
         <a className="button" href={`#/runs/${encodeURIComponent(suite)}`}>
           Runs
         </a>

@@ -5,6 +5,7 @@ import { useEffect, useState } from "react";
 import { api, RequestError } from "../api";
 import { go } from "../App";
 import { ErrorNote } from "../components/common";
+import { PathInput } from "../components/PathInput";
 import type { OptimizerName } from "../generated/OptimizerName";
 import type { Validation } from "../generated/Validation";
 
@@ -74,14 +75,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
       <div className="card form">
         <label>
           Suite file
-          <input
-            data-testid="suite-path"
-            value={path}
-            onChange={(e) => setPath(e.target.value)}
-            placeholder="examples/descent.suite.yaml"
-            spellCheck={false}
-            autoFocus
-          />
+          <PathInput kind="suite" testId="suite-path" value={path} onChange={setPath} placeholder="examples/descent.suite.yaml" autoFocus />
           <span className="hint">A path on the machine running Attractor, absolute or relative to where it was started.</span>
         </label>
         <div className="validation" data-testid="validation">

@@ -1,6 +1,7 @@
 // One run: its loss breakdown, what it reported, stdout/stderr, and for
 // optimize tasks the ASO telemetry timeline (directive, source, LLM call,
-// objective and violation per step).
+// objective and violation per step), and for agent tasks the convergence
+// engine's trajectories iteration by iteration.
 import { useEffect, useMemo, useState } from "react";
 import { api } from "../api";
 import { EChart } from "../components/EChart";
@@ -8,6 +9,8 @@ import { ErrorNote, Status } from "../components/common";
 import type { LossParts } from "../generated/LossParts";
 import type { RunDetail } from "../generated/RunDetail";
 import { telemetryOption } from "../lib/telemetry";
+import { DIRECTIVE_SYMBOL, strategyCounts, trajectoryOption } from "../lib/trajectory";
+import type { TrajectoryView } from "../generated/TrajectoryView";
 import { fmtDuration, fmtLoss, fmtTime } from "../lib/format";
 import { useDark } from "../lib/theme";
 
@@ -125,6 +128,9 @@ export function RunDetailScreen({ id }: { id: number }) {
           </details>
         </div>
       )}
+      {d.trajectories.map((t) => (
+        <Trajectory key={t.id} t={t} dark={dark} />
+      ))}
       <div className="card">
         <h3>stdout{d.stdout.truncated && <span className="muted small"> (last part)</span>}</h3>
         <pre className="output" data-testid="stdout">{d.stdout.text || "(nothing)"}</pre>
@@ -139,5 +145,98 @@ export function RunDetailScreen({ id }: { id: number }) {
         </details>
       )}
     </section>
+  );
+}
+
+function Trajectory({ t, dark }: { t: TrajectoryView; dark: boolean }) {
+  const option = useMemo(() => trajectoryOption(t), [t]);
+  return (
+    <div className="card" data-testid="trajectory">
+      <h3>
+        Trajectory {t.id} <Status status={t.status} />
+      </h3>
+      <div className="stats">
+        <div>
+          <span className="muted">iterations</span> <b>{t.iterations}</b>
+        </div>
+        <div>
+          <span className="muted">final level</span> <b>{t.final_level?.toFixed(3) ?? "–"}</b>
+        </div>
+        <div>
+          <span className="muted">tokens</span> <b>{t.tokens_used}</b>
+        </div>
+        {t.best_sequence !== null && (
+          <div>
+            <span className="muted">best iteration</span> <b>{t.best_sequence}</b>
+          </div>
+        )}
+        <div>
+          <span className="muted">category</span> {t.category}
+        </div>
+        {t.pending_intervention_id !== null && (
+          <div>
+            <a href="#/inbox">waiting on question {t.pending_intervention_id}</a>
+          </div>
+        )}
+        <div className="legend-note">
+          strategies: {strategyCounts(t).map(([s, n]) => `${s} ×${n}`).join(", ")}
+        </div>
+      </div>
+      {t.observations.length > 0 && (
+        <EChart id={`trajectory-${t.id}`} option={option} points={t.observations.length} height={260} dark={dark} />
+      )}
+      <p className="muted small">
+        symbols: {Object.entries(DIRECTIVE_SYMBOL).map(([d, sym]) => `${d} ${sym}`).join(" · ")}; a larger point is a
+        forced strategy
+      </p>
+      <details>
+        <summary>every iteration</summary>
+        <table className="table compact" data-testid="trajectory-iterations">
+          <thead>
+            <tr>
+              <th>#</th>
+              <th>strategy</th>
+              <th className="num">level</th>
+              <th className="num">L</th>
+              <th>attractor</th>
+              <th>directive</th>
+              <th>then</th>
+              <th className="num">edits</th>
+              <th className="num">tokens</th>
+              <th>commit</th>
+              <th>outcome</th>
+            </tr>
+          </thead>
+          <tbody>
+            {t.observations.map((o) => (
+              <tr key={o.sequence} className={o.sequence === t.best_sequence ? "best-row" : ""}>
+                <td>{o.sequence}</td>
+                <td>
+                  {o.strategy}
+                  {o.forced && <span className="muted small"> forced</span>}
+                </td>
+                <td className="num">{o.level.toFixed(3)}</td>
+                <td className="num">{o.loss.toFixed(3)}</td>
+                <td>{o.attractor}</td>
+                <td title={o.rationale}>{o.directive}</td>
+                <td>
+                  {o.loop_control}
+                  {o.next_strategy && <span className="muted small"> → {o.next_strategy}</span>}
+                </td>
+                <td className="num">
+                  {o.applied_edits}
+                  {o.rejected_edits > 0 && <span className="removed"> −{o.rejected_edits}</span>}
+                </td>
+                <td className="num">{o.tokens}</td>
+                <td>
+                  <code>{o.commit_id.slice(0, 8)}</code>
+                </td>
+                <td className="small">{o.verdict_summary}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
+    </div>
   );
 }

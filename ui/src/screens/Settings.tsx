@@ -1,6 +1,7 @@
 // Settings: the database path (applies at the next start), the LLM endpoint
-// and model (apply to the next launch), and whether an API key is present in
-// the environment. The key is never typed here, stored or shown.
+// and model (apply to the next launch), and the API key: kept in the
+// operating system's keychain (or taken from the environment), never in the
+// database or the settings file, and never shown again once saved.
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import { ErrorNote } from "../components/common";
@@ -16,6 +17,7 @@ export function Settings() {
   const [saved, setSaved] = useState(false);
   const [check, setCheck] = useState<LlmCheck | null>(null);
   const [testing, setTesting] = useState(false);
+  const [key, setKey] = useState("");
 
   const show = (v: SettingsView) => {
     setS(v);
@@ -33,6 +35,25 @@ export function Settings() {
     try {
       show(await api.saveSettings({ db_path: db, llm_base_url: url, llm_model: model }));
       setSaved(true);
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+
+  const storeKey = async () => {
+    setError(null);
+    try {
+      show(await api.setApiKey(key));
+      setKey("");
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+
+  const removeKey = async () => {
+    setError(null);
+    try {
+      show(await api.deleteApiKey());
     } catch (e) {
       setError((e as Error).message);
     }
@@ -87,17 +108,41 @@ export function Settings() {
         <div className="field">
           API key
           <p data-testid="api-key">
-            {s.api_key_present ? (
+            {s.api_key_source === "keychain" ? (
+              <>✓ kept in the keychain</>
+            ) : s.api_key_present ? (
               <>
-                ✓ present in the environment (<code>{s.api_key_source}</code>)
+                ✓ from the environment (<code>{s.api_key_source}</code>)
               </>
             ) : (
-              <>
-                none — set <code>ATTRACTOR_LLM_API_KEY</code> (or <code>OPENAI_API_KEY</code>) before starting Attractor if your server needs one
-              </>
+              <>none — local servers such as Ollama need none</>
             )}
           </p>
-          <span className="hint">Keys are read from the environment only: never stored in the database or the settings file.</span>
+          {s.keychain_available ? (
+            <div className="inline-form">
+              <input
+                type="password"
+                autoComplete="off"
+                value={key}
+                onChange={(e) => setKey(e.target.value)}
+                placeholder={s.api_key_source === "keychain" ? "paste a new key to replace it" : "paste the key"}
+                aria-label="API key"
+                data-testid="api-key-input"
+              />
+              <button onClick={storeKey} disabled={!key.trim()} data-testid="api-key-save">
+                Save in keychain
+              </button>
+              {s.api_key_source === "keychain" && (
+                <button onClick={removeKey} data-testid="api-key-remove">
+                  Remove
+                </button>
+              )}
+            </div>
+          ) : null}
+          <span className="hint" data-testid="keychain-note">
+            {s.keychain_note ??
+              "Kept by the operating system's keychain, never in the database or the settings file; ATTRACTOR_LLM_API_KEY in the environment wins over it."}
+          </span>
         </div>
         <ErrorNote error={error} />
         {saved && <p className="notice">Saved to {s.settings_file}.</p>}

@@ -94,6 +94,9 @@ export function Suites() {
                   <a className="button" href={`#/charts/${encodeURIComponent(s.name)}`}>
                     Charts
                   </a>
+                  <a className="button" href={`#/graph/${encodeURIComponent(s.name)}`}>
+                    Graph
+                  </a>
                   <a className="button" href={`#/runs/${encodeURIComponent(s.name)}`}>
                     Runs
                   </a>

@@ -6,6 +6,7 @@ import { api } from "../api";
 import { useLive } from "../App";
 import { Commands } from "../components/Commands";
 import { Confirm, Empty, ErrorNote } from "../components/common";
+import { PathInput } from "../components/PathInput";
 import type { WatchedFileView } from "../generated/WatchedFileView";
 import type { WatchedFolders } from "../generated/WatchedFolders";
 import type { WatchedFolderView } from "../generated/WatchedFolderView";
@@ -205,10 +206,11 @@ export function Watch() {
       >
         <label>
           Folder to watch
-          <input
-            data-testid="watch-path"
+          <PathInput
+            kind="folder"
+            testId="watch-path"
             value={path}
-            onChange={(e) => setPath(e.target.value)}
+            onChange={setPath}
             placeholder="/path/to/a/folder of *.suite.yaml and *.task.yaml files"
           />
           <span className="hint">

@@ -5,7 +5,7 @@ import type { WatchedFolders } from "../generated/WatchedFolders";
 import { folderCounts, issueText, relativePath, sortFiles, statusText } from "../lib/watch";
 
 const api = vi.hoisted(() => ({ watched: vi.fn(), watchFolder: vi.fn(), unwatchFolder: vi.fn() }));
-vi.mock("../api", () => ({ api }));
+vi.mock("../api", () => ({ api, inDesktopApp: () => false }));
 import { Watch } from "../screens/Watch";
 
 afterEach(cleanup);

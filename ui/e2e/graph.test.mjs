@@ -1,0 +1,116 @@
+// End to end: the Graph view of a real tree search and the trajectory view of
+// a real agent run, in Debian's Chromium against `attractor serve`.
+// A person opens the suite's graph from the Suites screen, sees the
+// experiment tree coloured by verdict, clicks a child, reads its losses
+// against its parent and opens the diff it wrote; then opens an agent run and
+// reads its trajectory iteration by iteration.
+//
+// Run with `npm run e2e` after `cargo build` and `npm run build` (see
+// harness.mjs for ATTRACTOR_BIN, CHROMIUM and E2E_SHOTS).
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { baseEnv, bin, browser, checkPrerequisites, fixtures, scriptedModel, serve, shot } from "./harness.mjs";
+
+const work = realpathSync(mkdtempSync(join(tmpdir(), "attractor-e2e-graph-")));
+const env = baseEnv(work);
+const db = join(work, "graph.db");
+const run = (args, extra = {}) => promisify(execFile)(bin, ["--db", db, ...args], { env: { ...env, KNOBS_DELAY: "0", ...extra } });
+
+let server, model, context, page;
+
+before(async () => {
+  checkPrerequisites();
+  await run(["run", join(fixtures, "knobs.suite.yaml"), "--epochs", "8", "--optimizer", "tree", "--seed", "3", "--quiet"]);
+  // An agent task: write `done` into answer.txt; the model gets it right at the second try.
+  const ws = join(work, "ws");
+  mkdirSync(ws, { recursive: true });
+  writeFileSync(join(ws, "answer.txt"), "todo\n");
+  writeFileSync(
+    join(work, "agent.suite.yaml"),
+    "name: answer\ntasks:\n  - name: write-it\n    kind: agent\n    task: Write the word done into answer.txt.\n    workspace: ws\n" +
+      "    budget:\n      max_loops: 4\n    overseers:\n      - name: check\n        kind: test\n        command: grep -qx done answer.txt\n",
+  );
+  writeFileSync(join(work, "agent.json"), JSON.stringify({ verifier: { enabled: false } }));
+  model = await scriptedModel((_req, n) =>
+    JSON.stringify({ summary: "write the answer", tools_used: [], edits: [{ path: "answer.txt", action: "write", content: n === 1 ? "nearly\n" : "done\n" }] }),
+  );
+  await run(["run", join(work, "agent.suite.yaml"), "--agent-config", join(work, "agent.json"), "--quiet"], {
+    ATTRACTOR_LLM_BASE_URL: model.url,
+    ATTRACTOR_LLM_MODEL: "scripted",
+  });
+  server = await serve(db, env);
+  ({ context, page } = await browser(work));
+});
+
+after(async () => {
+  await context?.close();
+  server?.child.kill("SIGINT");
+  model?.http.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** Viewport centre of tree node `name` (`node-7`) as ECharts laid it out. */
+async function nodeCentre(name) {
+  return page.evaluate((n) => {
+    const chart = window.attractorCharts["suite-graph"];
+    const data = chart.getModel().getSeriesByIndex(0).getData();
+    const idx = data.indexOfName(n);
+    // The symbol's own origin, through the series' roam transform, in canvas pixels.
+    const [x, y] = data.getItemGraphicEl(idx).transformCoordToGlobal(0, 0);
+    const box = chart.getDom().getBoundingClientRect();
+    return { x: box.left + x, y: box.top + y };
+  }, name);
+}
+
+describe("the Graph view", () => {
+  it("shows the experiment tree of a tree search and a node's details and diff", async () => {
+    const graph = await (await fetch(`${server.url}api/suites/knobs/graph`)).json();
+    assert.equal(graph.kind, "tree");
+    await page.goto(`${server.url}#/suites`);
+    await page.locator("tr", { hasText: "knobs" }).getByRole("link", { name: "Graph" }).click();
+    await page.getByTestId("graph-suite").filter({ hasText: "knobs" }).waitFor();
+    const chart = page.getByTestId("suite-graph");
+    await chart.waitFor();
+    assert.equal(Number(await chart.getAttribute("data-points")), graph.nodes.length);
+    // The legend counts nodes by verdict; the counts add up to the tree.
+    const legend = await page.getByTestId("graph-legend").innerText();
+    const counted = [...legend.matchAll(/\((\d+)\)/g)].reduce((s, m) => s + Number(m[1]), 0);
+    assert.equal(counted, graph.nodes.length, legend);
+    await shot(page, "graph-tree.png", true);
+
+    // Click a child that wrote a version: its panel compares it with its parent.
+    const child = graph.nodes.find((n) => n.tree.parent_id !== null && n.tree.to_version !== null);
+    assert.ok(child, "a tree search on knobs makes at least one evaluated child");
+    const at = await nodeCentre(child.id);
+    await page.mouse.click(at.x, at.y);
+    const panel = page.getByTestId("node-panel");
+    await panel.getByText(`Node #${child.tree.node_id}`).waitFor();
+    const rows = panel.getByTestId("node-tasks").locator("tbody tr");
+    assert.equal(await rows.count(), Object.keys(child.tree.task_losses).length);
+    await panel.getByTestId("node-diff").click();
+    const drawer = page.getByTestId("diff-drawer");
+    await drawer.getByText(`knobs v${child.tree.from_version}→v${child.tree.to_version}`).waitFor();
+    await shot(page, "graph-node-diff.png");
+    await page.keyboard.press("Escape");
+  });
+
+  it("shows an agent run's trajectory iteration by iteration", async () => {
+    const epochs = await (await fetch(`${server.url}api/suites/answer/epochs`)).json();
+    const id = epochs.epochs[0].runs[0].id;
+    await page.goto(`${server.url}#/runs/run/${id}`);
+    const card = page.getByTestId("trajectory");
+    await card.waitFor();
+    assert.match(await card.innerText(), /converged/);
+    assert.equal(Number(await page.locator("[data-testid^='trajectory-run']").first().getAttribute("data-points")), 2);
+    await card.getByText("every iteration").click();
+    const rows = card.getByTestId("trajectory-iterations").locator("tbody tr");
+    assert.equal(await rows.count(), 2);
+    assert.match(await rows.nth(1).innerText(), /converged/);
+    await shot(page, "run-trajectory.png", true);
+  });
+});
