@@ -781,7 +781,10 @@ async fn a_trapped_trajectory_asks_a_person_and_a_hint_reopens_it_with_a_fresh_s
         server.push(passing(10, "computed"));
         f.store.answer_intervention(q.id, "hint", Some("Return n * n; the table is the trap.")).await.unwrap();
     };
-    let (_, ()) = tokio::join!(f.run(&suite, &server, quick(), 1), answerer);
+    // Without decomposition (a split would be the last escape from the cycle).
+    let mut config = quick();
+    config.engine.decomposition.reactive = false;
+    let (_, ()) = tokio::join!(f.run(&suite, &server, config, 1), answerer);
 
     let (run, t, obs) = f.last_trajectory().await;
     let trapped = obs.iter().position(|o| o.loop_control == "trapped").expect("trapped");
@@ -907,7 +910,9 @@ async fn an_architect_review_amends_the_specification_every_later_prompt_carries
     })));
     script.push(passing(10, "all"));
     let server = ScriptedServer::start(script).await.unwrap();
-    f.run(&suite, &server, quick(), 1).await;
+    let mut config = quick();
+    config.engine.decomposition.reactive = false;
+    f.run(&suite, &server, config, 1).await;
 
     let (_, t, obs) = f.last_trajectory().await;
     // Stalled at a low level: with decomposition off, a review is what is left.

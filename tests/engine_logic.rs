@@ -199,6 +199,44 @@ fn a_cycle_with_every_escape_already_tried_is_trapped_with_next_moves() {
     assert_eq!(run.t.phase, ConvergencePhase::Trapped);
 }
 
+#[test]
+fn a_cycle_whose_last_escape_is_a_split_offers_it_and_once_set_aside_is_trapped() {
+    let mut run = Run::default();
+    let a = named(&["t1", "t2"], &["t3", "t4", "t5"]);
+    let b = named(&["t4"], &["t1", "t2", "t3", "t5"]);
+    run.observe(a.clone());
+    run.observe_with(b.clone(), |o| o.strategy_used = Reframe);
+    run.observe_with(a.clone(), |o| o.strategy_used = AlternativeApproach);
+    let d = run.observe(b.clone());
+    // Every other escape was used inside the cycle: a split is what is left.
+    assert_eq!(d.loop_control, LoopControl::Continue);
+    assert_eq!(d.eligible, vec![Decompose]);
+    assert_eq!(d.next.as_ref().map(|n| n.kind), Some(Decompose));
+
+    // The caller could not get a usable split: it is never offered again.
+    let again = run.engine.set_aside(&mut run.t, &run.bandit, Decompose, &mut run.rng).expect("set aside");
+    assert_ne!(again.kind, Decompose);
+    assert!(run.t.unavailable.contains(&Decompose));
+    run.next = again;
+    let d = run.observe(a);
+    assert!(matches!(d.loop_control, LoopControl::Trapped { .. }), "{:?}", d.loop_control);
+    assert!(!d.eligible.contains(&Decompose));
+}
+
+#[test]
+fn a_trajectory_whose_shared_budget_is_spent_elsewhere_concludes_like_an_exhausted_one() {
+    let mut run = Run::default();
+    run.observe(passing_of_ten(8));
+    // Its siblings took the rest of the budget: it cannot start another iteration.
+    let control = run.engine.conclude_out_of_budget(&mut run.t).expect("conclude");
+    match control {
+        LoopControl::AcceptedPartial { result } => assert_eq!(result.sequence, 0),
+        other => panic!("expected the best result accepted, got {other:?}"),
+    }
+    assert_eq!(run.t.phase, ConvergencePhase::Converged);
+    assert!(matches!(run.engine.conclude_out_of_budget(&mut run.t), Err(EngineError::Finished { .. })));
+}
+
 /// Ten tests, `failing` of them failing; `lint` lint errors (a wobble that
 /// keeps the state recognisable).
 fn state(failing: &[&str], lint: u32) -> OverseerSignals {

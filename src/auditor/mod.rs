@@ -147,7 +147,9 @@ impl Auditor {
                 self.live.remove(trajectory_id);
                 self.finished.entry(*suite_id).or_default().push(*iterations);
             }
-            Event::TrajectoryExhausted { trajectory_id, .. } | Event::TrajectoryTrapped { trajectory_id, .. } => {
+            Event::TrajectoryExhausted { trajectory_id, .. }
+            | Event::TrajectoryTrapped { trajectory_id, .. }
+            | Event::TrajectorySuperseded { trajectory_id, .. } => {
                 self.live.remove(trajectory_id);
             }
             _ => {}

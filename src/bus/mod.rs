@@ -303,6 +303,67 @@ pub enum Event {
         cycle_period: u32,
         escape_attempts: u32,
     },
+    /// A task runs as several samples side by side on one shared budget
+    /// (seed 002 §6.6); `trajectory_id` is the group's, `samples` its members'.
+    ParallelSamplingStarted {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        samples: Vec<String>,
+        resumed: bool,
+        max_tokens: u64,
+        max_iterations: u32,
+    },
+    /// A sample was stopped because another one converged first.
+    TrajectorySuperseded {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        by: String,
+    },
+    /// A parallel group ended; `result_trajectory` is the sample whose result
+    /// is the task's (the first to converge, else the best observation).
+    ParallelSamplingFinished {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        result_trajectory: Option<String>,
+        status: String,
+        level: f64,
+        /// Iterations of all samples together.
+        iterations: u32,
+    },
+    /// A split of the task into subtasks was proposed before its first
+    /// attempt and judged (seed 002 §9.1); `applied`: the task is split.
+    DecompositionRecommended {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        subtask_count: u32,
+        savings_estimate: f64,
+        applied: bool,
+    },
+    /// The trajectory was split (`proactive`: before its first attempt; else
+    /// the engine chose `decompose`): the subtasks' trajectories run in
+    /// order, then the integration trajectory, whose result is this one's.
+    DecompositionStarted {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        proactive: bool,
+        subtasks: Vec<String>,
+        children: Vec<String>,
+        integration: String,
+    },
+    /// A split could not be used (an unusable proposal, too little budget
+    /// left): the trajectory goes on without it, for the reason given.
+    DecompositionFailed {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        proactive: bool,
+        reason: String,
+    },
     /// The auditor saw something a person should look at (thrashing, a
     /// token overrun, a stuck trajectory, a process left running); it
     /// changes nothing itself.
@@ -392,6 +453,12 @@ impl Event {
             | Event::TrajectoryConverged { suite_id, run_id, .. }
             | Event::TrajectoryExhausted { suite_id, run_id, .. }
             | Event::TrajectoryTrapped { suite_id, run_id, .. }
+            | Event::ParallelSamplingStarted { suite_id, run_id, .. }
+            | Event::TrajectorySuperseded { suite_id, run_id, .. }
+            | Event::ParallelSamplingFinished { suite_id, run_id, .. }
+            | Event::DecompositionRecommended { suite_id, run_id, .. }
+            | Event::DecompositionStarted { suite_id, run_id, .. }
+            | Event::DecompositionFailed { suite_id, run_id, .. }
             | Event::AuditAlert { suite_id, run_id, .. } => (Some(*suite_id), None, Some(*run_id)),
         }
     }

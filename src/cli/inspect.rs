@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{ExportFormat, Failure, Global};
 use crate::artifact::Registry;
-use crate::store::{EpochRow, Store, SuiteRow};
+use crate::store::{EpochRow, Store, SuiteRow, TrajectoryRow};
 
 /// Every suite with its epoch count and latest mean loss.
 pub async fn suites(g: &Global, store: &Store) -> Result<(), Failure> {
@@ -288,7 +288,49 @@ pub async fn telemetry(g: &Global, store: &Store, run_id: i64) -> Result<(), Fai
     Ok(())
 }
 
-/// An agent run's trajectory: one line per iteration, then how it ended.
+/// The trajectories of a run in tree order: each one followed by those
+/// under it (by their place), with its depth.
+fn tree_order(rows: &[TrajectoryRow]) -> Vec<(usize, &TrajectoryRow)> {
+    fn visit<'a>(
+        rows: &'a [TrajectoryRow],
+        parent: Option<&str>,
+        depth: usize,
+        out: &mut Vec<(usize, &'a TrajectoryRow)>,
+    ) {
+        let mut children: Vec<&TrajectoryRow> = rows
+            .iter()
+            .filter(|t| match parent {
+                // A row whose parent belongs to another run's tree counts as a root here.
+                None => t.parent_id.as_deref().is_none_or(|p| !rows.iter().any(|o| o.id == p)),
+                Some(p) => t.parent_id.as_deref() == Some(p),
+            })
+            .collect();
+        children.sort_by(|a, b| (a.ordinal, &a.started_at, &a.id).cmp(&(b.ordinal, &b.started_at, &b.id)));
+        for t in children {
+            out.push((depth, t));
+            visit(rows, Some(&t.id), depth + 1, out);
+        }
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    visit(rows, None, 0, &mut out);
+    out
+}
+
+/// How a trajectory is named in the tree: its role and place.
+fn tree_label(t: &TrajectoryRow, siblings: usize) -> String {
+    match t.role.as_str() {
+        "sample" => format!("sample {} of {siblings}", t.ordinal),
+        "subtask" => format!("subtask {}", t.ordinal),
+        "integration" => "integration".to_string(),
+        "parallel" => format!("parallel samples ({siblings})"),
+        _ => "trajectory".to_string(),
+    }
+}
+
+/// An agent run's trajectories: for each, one line per iteration, then how
+/// it ended. A run whose task was sampled in parallel or split into subtasks
+/// shows its trajectories as a tree: the run's own first, the samples, or
+/// the subtasks and the integration, under it.
 pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Failure> {
     let Some(run) = store.run(run_id).await? else {
         return Err(Failure::input(format!("no run {run_id}\n  hint: `attractor inspect SUITE --json` lists run ids")));
@@ -302,17 +344,19 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
             if run.kind == "optimize" { "\n  hint: `attractor telemetry RUN_ID` shows an optimize run" } else { "" }
         )));
     }
+    let ordered = tree_order(&trajectories);
     let mut out = Vec::new();
-    for t in &trajectories {
-        out.push((t, store.observations_of_trajectory(&t.id).await?));
+    for (depth, t) in &ordered {
+        out.push((*depth, *t, store.observations_of_trajectory(&t.id).await?));
     }
     if g.json {
         let v: Vec<Value> = out
             .iter()
-            .map(|(t, obs)| {
+            .map(|(depth, t, obs)| {
                 json!({
                     "trajectory": {
                         "id": t.id, "run_id": t.run_id, "task": t.task_name, "category": t.category,
+                        "role": t.role, "parent_id": t.parent_id, "ordinal": t.ordinal, "depth": depth,
                         "status": t.status, "workspace": t.workspace_dir, "iterations": t.iterations,
                         "tokens_used": t.tokens_used, "final_level": t.final_level, "best_sequence": t.best_sequence,
                         "pending_intervention_id": t.pending_intervention_id,
@@ -335,25 +379,54 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         return Ok(());
     }
-    for (t, obs) in out {
+    for (i, (depth, t, obs)) in out.iter().enumerate() {
+        // The tree's guide: `├─`/`└─` before a trajectory under another, `│`
+        // in front of the lines that belong to it.
+        let last_sibling = !out[i + 1..].iter().take_while(|(d, _, _)| d >= depth).any(|(d, _, _)| d == depth);
+        let (head, body) = match depth {
+            0 => (String::new(), String::new()),
+            d => {
+                let pad = "   ".repeat(d - 1);
+                (
+                    format!("{pad}{} ", if last_sibling { "└─" } else { "├─" }),
+                    format!("{pad}{}  ", if last_sibling { " " } else { "│" }),
+                )
+            }
+        };
+        let siblings = trajectories.iter().filter(|o| o.parent_id == t.parent_id && o.role == t.role).count();
+        let label = if *depth == 0 && t.role == "parallel" {
+            format!(
+                "parallel samples ({} of them)",
+                trajectories.iter().filter(|o| o.parent_id.as_deref() == Some(&t.id)).count()
+            )
+        } else {
+            tree_label(t, siblings)
+        };
         let level = t.final_level.map_or_else(|| "-".into(), |l| format!("{l:.3}"));
         println!(
-            "trajectory {} — task `{}` (run {run_id}): {}, {} iteration(s), {} tokens, final level {level}",
+            "{head}{label} {} — task `{}` (run {run_id}): {}, {} iteration(s), {} tokens, final level {level}",
             t.id, t.task_name, t.status, t.iterations, t.tokens_used
         );
-        println!("workspace: {}", t.workspace_dir);
+        println!("{body}workspace: {}", t.workspace_dir);
         if let Some(id) = t.pending_intervention_id {
-            println!("waiting for an answer: `attractor interventions` shows #{id}");
+            println!("{body}waiting for an answer: `attractor interventions` shows #{id}");
         }
-        println!(
-            "{:>4} {:<22} {:>6} {:>7} {:<14} {:<15} {:>6} {:<18} verdicts",
-            "#", "strategy", "level", "delta", "attractor", "directive", "L", "control"
-        );
-        for o in &obs {
+        let result = parse(t.result_json.as_deref());
+        let setup = parse(Some(&t.setup_json));
+        if let Some(d) = setup.get("decomposition").filter(|d| d["applied"] == false) {
+            println!("{body}not split: {}", d["reason"].as_str().unwrap_or("-"));
+        }
+        if !obs.is_empty() {
+            println!(
+                "{body}{:>4} {:<22} {:>6} {:>7} {:<14} {:<15} {:>6} {:<18} verdicts",
+                "#", "strategy", "level", "delta", "attractor", "directive", "L", "control"
+            );
+        }
+        for o in obs {
             let delta = o.delta.map_or_else(|| "-".into(), |d| format!("{d:+.3}"));
             let strategy = if o.forced { format!("{} (forced)", o.strategy) } else { o.strategy.clone() };
             println!(
-                "{:>4} {:<22} {:>6.3} {:>7} {:<14} {:<15} {:>6.3} {:<18} {}",
+                "{body}{:>4} {:<22} {:>6.3} {:>7} {:<14} {:<15} {:>6.3} {:<18} {}",
                 o.sequence,
                 strategy,
                 o.level,
@@ -365,15 +438,35 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
                 o.verdict_summary
             );
         }
-        let result = parse(t.result_json.as_deref());
+        if let Some(d) = result.get("decomposition").filter(|d| d.is_object()) {
+            let how =
+                if d["proactive"] == true { "before its first attempt" } else { "when the engine chose decompose" };
+            let n = d["subtasks"].as_array().map_or(0, Vec::len);
+            println!(
+                "{body}split {how} into {n} subtask(s) and an integration; the integration's result is this one's"
+            );
+        }
+        if let Some(winner) = result["winner"].as_str() {
+            println!("{body}first to converge: {winner}; the others were stopped");
+        } else if let Some(by) = result["result"]["trajectory_id"].as_str().filter(|_| t.role == "parallel") {
+            println!("{body}no sample converged; the best observation across them is {by}'s");
+        }
+        if let Some(by) = result["superseded_by"].as_str() {
+            println!("{body}stopped: {by} converged first");
+        }
+        if let Some(notes) = result["notes"].as_array().filter(|n| !n.is_empty()) {
+            for n in notes.iter().filter_map(Value::as_str) {
+                println!("{body}note: {n}");
+            }
+        }
         if let Some(moves) = result["partial_result"]["next_moves"].as_array().filter(|m| !m.is_empty()) {
-            println!("next moves:");
+            println!("{body}next moves:");
             for m in moves.iter().filter_map(Value::as_str) {
-                println!("  - {m}");
+                println!("{body}  - {m}");
             }
         }
         if let Some(e) = result["error"].as_str() {
-            println!("error: {e}");
+            println!("{body}error: {e}");
         }
     }
     Ok(())

@@ -65,6 +65,32 @@ impl ConvergenceBudget {
         self.max_iterations = self.max_iterations.saturating_add(extension.additional_iterations);
         self.max_wall_time_ms = self.max_wall_time_ms.saturating_add(extension.additional_wall_time_ms);
     }
+
+    /// What is left of this budget, as a fresh envelope: maxima are the
+    /// unspent amounts, nothing used yet, the extensions still allowed kept.
+    /// A reactive decomposition splits this, not the original budget.
+    pub fn remaining(&self) -> ConvergenceBudget {
+        ConvergenceBudget {
+            max_tokens: self.max_tokens.saturating_sub(self.tokens_used),
+            max_wall_time_ms: self.max_wall_time_ms.saturating_sub(self.wall_time_used_ms),
+            max_iterations: self.max_iterations.saturating_sub(self.iterations_used),
+            max_extensions: self.max_extensions.saturating_sub(self.extensions_requested),
+            ..Default::default()
+        }
+    }
+
+    /// This budget's maxima scaled by `factor` (rounded down, so shares
+    /// never add up to more than the whole), nothing used yet.
+    pub fn scale(&self, factor: f64) -> ConvergenceBudget {
+        let f = if factor.is_finite() { factor.max(0.0) } else { 0.0 };
+        ConvergenceBudget {
+            max_tokens: (self.max_tokens as f64 * f).floor() as u64,
+            max_wall_time_ms: (self.max_wall_time_ms as f64 * f).floor() as u64,
+            max_iterations: (f64::from(self.max_iterations) * f).floor() as u32,
+            max_extensions: self.max_extensions,
+            ..Default::default()
+        }
+    }
 }
 
 /// More budget for a trajectory that is converging when it runs out.

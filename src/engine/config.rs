@@ -11,8 +11,10 @@ use super::bandit::BanditConfig;
 use super::basin::{BasinConfig, EstimateConfig};
 use super::budget::BudgetConfig;
 use super::context::ContextThresholds;
+use super::decompose::DecompositionConfig;
 use super::effectiveness::RotationConfig;
 use super::metrics::{DeltaWeights, LevelWeights};
+use super::parallel::ParallelConfig;
 use super::policy::{ConvergencePolicy, PriorityConfig};
 use super::strategy::StrategyKind;
 use crate::ggs::GgsConfig;
@@ -33,6 +35,10 @@ pub struct EngineConfig {
     /// The policy a trajectory starts from before basin width and priority shape it.
     pub policy: ConvergencePolicy,
     pub ggs: GgsConfig,
+    /// Splitting a task into subtasks and an integration (seed 002 Part 9).
+    pub decomposition: DecompositionConfig,
+    /// Several samples of one task on a shared budget (seed 002 §6.6).
+    pub parallel: ParallelConfig,
     /// Strategies the surrounding system cannot execute (say, `decompose`
     /// without child trajectories, `architect_review` without an architect);
     /// they are never offered.
@@ -55,6 +61,8 @@ mod tests {
         assert_eq!(c.policy.max_fresh_starts, 3);
         assert_eq!((c.ggs.alpha, c.ggs.beta, c.ggs.lambda), (0.6, 0.3, 0.4));
         assert_eq!((c.ggs.epsilon, c.ggs.delta, c.ggs.abandon_omega), (0.1, 0.3, 0.8));
+        assert_eq!(c.decomposition.integration_share, 0.25);
+        assert_eq!((c.decomposition.overhead_per_subtask, c.decomposition.savings_ratio), (0.5, 0.8));
     }
 
     #[test]

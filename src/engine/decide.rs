@@ -348,11 +348,44 @@ impl Engine {
         Ok(())
     }
 
-    /// The attractor's eligible strategies, minus those the system cannot run.
+    /// Sets a chosen strategy aside for good — the caller found it cannot
+    /// carry it out (say, the model proposed no usable split for
+    /// `Decompose`) — and chooses again under the same directive.
+    pub fn set_aside<R: Rng + ?Sized>(
+        &self,
+        trajectory: &mut Trajectory,
+        bandit: &StrategyBandit,
+        strategy: StrategyKind,
+        rng: &mut R,
+    ) -> Result<StrategyChoice, EngineError> {
+        self.check_open(trajectory)?;
+        trajectory.unavailable.insert(strategy);
+        trajectory.pending = None;
+        if trajectory.forced_strategy == Some(strategy) {
+            trajectory.forced_strategy = None;
+        }
+        let plan = trajectory.last_directive.clone();
+        let eligible = self.eligible(trajectory);
+        Ok(self.select_next(trajectory, bandit, plan.as_ref(), &eligible, rng))
+    }
+
+    /// Ends a trajectory that cannot start another iteration because the
+    /// budget it draws on is spent elsewhere (siblings sharing it took the
+    /// last iterations): partial acceptance or exhausted, as when its own
+    /// step finds the budget gone.
+    pub fn conclude_out_of_budget(&self, trajectory: &mut Trajectory) -> Result<LoopControl, EngineError> {
+        self.check_open(trajectory)?;
+        trajectory.pending = None;
+        let plan = trajectory.last_directive.clone();
+        Ok(self.conclude(trajectory, plan.as_ref(), false))
+    }
+
+    /// The attractor's eligible strategies, minus those the system cannot run
+    /// and those this trajectory set aside.
     fn eligible(&self, trajectory: &Trajectory) -> Vec<StrategyKind> {
         eligible_strategies(trajectory, &trajectory.attractor_state.classification)
             .into_iter()
-            .filter(|s| !self.config.disabled_strategies.contains(s))
+            .filter(|s| !self.config.disabled_strategies.contains(s) && !trajectory.unavailable.contains(s))
             .collect()
     }
 
@@ -543,7 +576,7 @@ impl Engine {
                 candidates =
                     [StrategyKind::RetryWithFeedback, StrategyKind::RetryAugmented, StrategyKind::FocusedRepair]
                         .into_iter()
-                        .filter(|s| !c.disabled_strategies.contains(s))
+                        .filter(|s| !c.disabled_strategies.contains(s) && !trajectory.unavailable.contains(s))
                         .collect();
                 if candidates.is_empty() {
                     candidates.push(StrategyKind::RetryWithFeedback);

@@ -24,6 +24,8 @@
 //! - [`eligibility`], [`bandit`], [`effectiveness`]: choosing strategies.
 //! - [`criteria`]: overseer verdicts as goal-gradient criteria.
 //! - [`carry_forward`], [`control`], [`decide`]: fresh starts, loop control, the step.
+//! - [`parallel`]: several samples of one task on a shared budget;
+//!   [`decompose`]: splitting a task into subtasks and an integration.
 
 pub mod attractor;
 pub mod bandit;
@@ -35,10 +37,12 @@ pub mod context;
 pub mod control;
 pub mod criteria;
 pub mod decide;
+pub mod decompose;
 pub mod effectiveness;
 pub mod eligibility;
 pub mod metrics;
 pub mod model;
+pub mod parallel;
 pub mod policy;
 pub mod spec;
 pub mod strategy;
@@ -52,10 +56,12 @@ pub use config::EngineConfig;
 pub use context::{ContextHealth, Degradation};
 pub use control::{BestObservation, LoopControl};
 pub use decide::{AttractorTransition, Decision, Engine, EngineError, RevertTarget, StrategyChoice};
+pub use decompose::{DecomposedBudget, DecompositionConfig, DecompositionDecision, ProactiveDecomposition};
 pub use model::{
     ConvergencePhase, FlowStage, GapCategory, IntentGap, Observation, ObservationMetrics, StrategyEntry, Trajectory,
     VerificationResult,
 };
+pub use parallel::{ParallelConfig, SampleEnd, SharedBudget};
 pub use policy::{ConvergencePolicy, PriorityHint};
 pub use spec::{AmendmentSource, SpecificationEvolution, SpecificationSnapshot};
 pub use strategy::StrategyKind;

@@ -219,6 +219,10 @@ pub struct Trajectory {
     pub pending: Option<PendingSelection>,
     /// An extension waiting for a person's approval.
     pub pending_extension: Option<BudgetExtension>,
+    /// Strategies this trajectory found it cannot carry out (a split the
+    /// model could not propose): never offered to it again.
+    #[serde(default)]
+    pub unavailable: BTreeSet<StrategyKind>,
 }
 
 impl Trajectory {
@@ -249,6 +253,7 @@ impl Trajectory {
             blocked_tools: BTreeSet::new(),
             pending: None,
             pending_extension: None,
+            unavailable: BTreeSet::new(),
         }
     }
 

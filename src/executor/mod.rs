@@ -37,7 +37,9 @@ pub use defaults::{
     PROMPT_ARTIFACTS, PromptTexts, PromptTextsError, StrategyTemplates, TemplateError, check_prompt_artifact,
 };
 pub use llm::{LlmExecutor, LlmExecutorConfig};
-pub use prompt::{AttemptNote, CarryForwardInputs, MemoryLessons, Prompt, PromptInputs, Specification, build_prompt};
+pub use prompt::{
+    AttemptNote, CarryForwardInputs, MemoryLessons, Prompt, PromptInputs, Specification, build_prompt, view_for,
+};
 pub use view::{Focus, ViewBudget, WorkspaceView};
 
 use crate::engine::StrategyKind;

@@ -14,7 +14,7 @@
 //! | focused_repair         | only the failing tests (and their evidence), related files  |
 //! | incremental_refinement | one gap to close now; the others named as "later"           |
 //! | reframe                | requirements and lessons learned, no raw failure output     |
-//! | decompose              | the failing checks; asks for subtasks                       |
+//! | decompose              | the failing checks; asks for an ordered split into subtasks |
 //! | alternative_approach   | the approaches already tried, to be avoided                 |
 //! | architect_review       | everything, and a request for specification amendments      |
 //! | revert_and_branch      | "reset to observation N", what came after it                |
@@ -439,8 +439,11 @@ fn strategy_sections(
             section(
                 u,
                 "Decomposition",
-                "Put the subtasks in `subtasks`, each one sentence that says what is done when it is done, \
-                 smallest first. Make the edits for the first subtask only.",
+                "Split the task into subtasks and list them in `subtasks`, in the order they are to be done: \
+                 each is carried out and checked on its own, one after another in this workspace, and then one \
+                 integration pass makes the whole work and checks it against every check of the task. Describe \
+                 each subtask precisely enough to be done alone, name the checks that measure it, and say when it \
+                 is done. Do not edit any file now.",
             );
         }
         StrategyKind::AlternativeApproach => {

@@ -1530,6 +1530,9 @@ fn parse_events(child: &Value) -> Vec<ArtifactEvent> {
 fn trajectory_view(t: crate::store::TrajectoryRow, obs: Vec<crate::store::ObservationRow>) -> TrajectoryView {
     TrajectoryView {
         id: t.id,
+        parent_id: t.parent_id,
+        role: t.role,
+        ordinal: t.ordinal,
         task_name: t.task_name,
         category: t.category,
         status: t.status,

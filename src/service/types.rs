@@ -415,9 +415,17 @@ pub struct RunDetail {
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct TrajectoryView {
     pub id: String,
+    /// The trajectory this one belongs to (a parallel group, a split task).
+    pub parent_id: Option<String>,
+    /// `root`, `parallel`, `sample`, `subtask` or `integration`.
+    pub role: String,
+    /// Its place among its siblings (1, 2, …; 0 for a root).
+    pub ordinal: i64,
     pub task_name: String,
     pub category: String,
-    /// running, waiting, converged, partial, exhausted, abandoned, trapped, failed…
+    /// running, waiting, converged, partial, exhausted, abandoned, trapped,
+    /// failed, coordinating (a group or split waiting on its children),
+    /// superseded (a sample another one beat), cancelled…
     pub status: String,
     pub iterations: i64,
     pub tokens_used: i64,

@@ -4,6 +4,11 @@
 //! A trajectory row carries its resumable state (`state_json`), rewritten in
 //! the same transaction as each new observation row, so what is stored is
 //! always a consistent point to continue from.
+//!
+//! The trajectories of one run form a tree (`parent_id`, `role`, `ordinal`):
+//! the run's own at the root, its parallel samples or its subtasks and
+//! integration trajectory under it. Only a root is resumed directly; the
+//! rest come with it.
 
 use serde::Serialize;
 
@@ -32,6 +37,12 @@ pub struct TrajectoryRow {
     pub started_at: String,
     pub updated_at: String,
     pub finished_at: Option<String>,
+    /// The trajectory this one belongs to (a parallel group, a split task).
+    pub parent_id: Option<String>,
+    /// `root`, `parallel`, `sample`, `subtask` or `integration`.
+    pub role: String,
+    /// Its place among its siblings (1, 2, …; 0 for a root).
+    pub ordinal: i64,
 }
 
 /// A trajectory on its way in.
@@ -46,6 +57,10 @@ pub struct NewTrajectory {
     pub workspace_dir: String,
     pub setup_json: String,
     pub state_json: String,
+    pub parent_id: Option<String>,
+    /// `root`, `parallel`, `sample`, `subtask` or `integration`.
+    pub role: String,
+    pub ordinal: i64,
 }
 
 /// One iteration as stored.
@@ -158,8 +173,8 @@ impl Store {
         let now = now_rfc3339();
         sqlx::query(
             "INSERT INTO trajectories (id, run_id, suite_id, epoch_id, task_name, category, workspace_dir, status,
-                 setup_json, state_json, started_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+                 setup_json, state_json, started_at, updated_at, parent_id, role, ordinal)
+             VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&t.id)
         .bind(t.run_id)
@@ -172,6 +187,9 @@ impl Store {
         .bind(&t.state_json)
         .bind(&now)
         .bind(&now)
+        .bind(&t.parent_id)
+        .bind(&t.role)
+        .bind(t.ordinal)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -181,7 +199,6 @@ impl Store {
         Ok(sqlx::query_as("SELECT * FROM trajectories WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
     }
 
-    /// The trajectories a run drove (one today), oldest first.
     /// Every trajectory's id, start and finish (benchmarks time iterations by them).
     pub async fn trajectory_spans(&self) -> Result<Vec<(String, String, Option<String>)>> {
         Ok(sqlx::query_as("SELECT id, started_at, finished_at FROM trajectories ORDER BY started_at")
@@ -189,6 +206,8 @@ impl Store {
             .await?)
     }
 
+    /// The trajectories a run drove — its own, then the samples, subtasks
+    /// and integration trajectories under it — oldest first.
     pub async fn trajectories_of_run(&self, run_id: i64) -> Result<Vec<TrajectoryRow>> {
         Ok(sqlx::query_as("SELECT * FROM trajectories WHERE run_id = ? ORDER BY started_at, id")
             .bind(run_id)
@@ -196,13 +215,23 @@ impl Store {
             .await?)
     }
 
-    /// An unfinished trajectory of this task in this epoch whose run is over
-    /// (it was cancelled or the process stopped): the one a new run of the
-    /// task continues instead of starting afresh.
+    /// The trajectories directly under `parent_id`, in their order.
+    pub async fn child_trajectories(&self, parent_id: &str) -> Result<Vec<TrajectoryRow>> {
+        Ok(sqlx::query_as("SELECT * FROM trajectories WHERE parent_id = ? ORDER BY ordinal, started_at, id")
+            .bind(parent_id)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// An unfinished run-level trajectory of this task in this epoch whose
+    /// run is over (it was cancelled or the process stopped): the one a new
+    /// run of the task continues instead of starting afresh (its samples or
+    /// subtasks come with it).
     pub async fn resumable_trajectory(&self, epoch_id: i64, task_name: &str) -> Result<Option<TrajectoryRow>> {
         Ok(sqlx::query_as(
             "SELECT t.* FROM trajectories t JOIN runs r ON r.id = t.run_id
-             WHERE t.epoch_id = ? AND t.task_name = ? AND t.status IN ('running', 'paused')
+             WHERE t.epoch_id = ? AND t.task_name = ? AND t.parent_id IS NULL
+               AND t.status IN ('running', 'paused', 'coordinating')
                AND r.status <> 'running'
              ORDER BY t.updated_at DESC, t.id DESC LIMIT 1",
         )
@@ -212,14 +241,19 @@ impl Store {
         .await?)
     }
 
-    /// Hands a trajectory to the run that continues it.
+    /// Hands a trajectory, and every trajectory under it, to the run that
+    /// continues it.
     pub async fn adopt_trajectory(&self, id: &str, run_id: i64) -> Result<()> {
-        sqlx::query("UPDATE trajectories SET run_id = ?, updated_at = ? WHERE id = ?")
-            .bind(run_id)
-            .bind(now_rfc3339())
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query(
+            "WITH RECURSIVE tree(id) AS (
+                 SELECT ? UNION ALL SELECT t.id FROM trajectories t JOIN tree ON t.parent_id = tree.id)
+             UPDATE trajectories SET run_id = ?, updated_at = ? WHERE id IN (SELECT id FROM tree)",
+        )
+        .bind(id)
+        .bind(run_id)
+        .bind(now_rfc3339())
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 

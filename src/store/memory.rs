@@ -131,8 +131,12 @@ pub struct TrajectoryBrief {
     pub finished_at: Option<String>,
 }
 
-/// `status` of a trajectory that is over.
-const FINISHED: &str = "status NOT IN ('running', 'paused')";
+/// Trajectories that ended on their own: not running, paused or waiting for
+/// subtasks, not stopped by their coordinator (a sample superseded by a
+/// sibling, a cancelled one), and not a parallel group's own row (its
+/// samples are counted).
+const FINISHED: &str =
+    "status NOT IN ('running', 'paused', 'coordinating', 'superseded', 'cancelled') AND role <> 'parallel'";
 
 impl Store {
     /// Stores (or rewrites) the memory of a trajectory; returns its id.

@@ -325,6 +325,41 @@ impl Workspace {
         Ok(())
     }
 
+    /// Makes this workspace's files those of `source` — another workspace's
+    /// result — and commits that as the next state: everything but `.git` is
+    /// removed, then `source` (everything but its `.git`) is copied in. A
+    /// split task's own workspace receives its integration trajectory's
+    /// result this way, a parallel group's the winning sample's.
+    pub async fn replace_with(&mut self, source: &Path, message: &str) -> Result<ArtifactReference, WorkspaceError> {
+        if !source.is_dir() {
+            return Err(WorkspaceError::SourceNotADirectory(source.to_path_buf()));
+        }
+        let source = tokio::fs::canonicalize(source).await.map_err(io_err("resolve", source))?;
+        if source != self.root {
+            let root = self.root.clone();
+            tokio::task::spawn_blocking(move || {
+                for entry in std::fs::read_dir(&root).map_err(io_err("read", &root))? {
+                    let entry = entry.map_err(io_err("read", &root))?;
+                    if entry.file_name().to_string_lossy().eq_ignore_ascii_case(".git") {
+                        continue;
+                    }
+                    let path = entry.path();
+                    let is_dir = entry.file_type().map_err(io_err("inspect", &path))?.is_dir();
+                    let removed = if is_dir { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+                    removed.map_err(io_err("remove", &path))?;
+                }
+                copy_tree(&source, &root, &root)
+            })
+            .await
+            .map_err(|e| WorkspaceError::Io {
+                action: "copy into",
+                path: self.root.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })??;
+        }
+        self.commit(message).await
+    }
+
     /// The unified diff between two commits, cut at `max_diff_bytes`.
     pub async fn diff(&self, from: &str, to: &str) -> Result<String, WorkspaceError> {
         check_commit_id(from)?;

@@ -41,6 +41,9 @@ pub async fn write(store: &Store, task: &str, t: &Crafted) -> (i64, String) {
             workspace_dir: "/tmp/crafted/workspace".into(),
             setup_json: json!({"complexity": t.complexity, "category": t.category}).to_string(),
             state_json: state.clone(),
+            parent_id: None,
+            role: "root".into(),
+            ordinal: 0,
         })
         .await
         .expect("trajectory");

@@ -20,6 +20,26 @@
 //! 5. record the iteration (store + bus) and act on the loop control — go on,
 //!    pause for a person at an intervention point (`intervene`), or end.
 //!
+//! A run usually drives one trajectory. Two things make it a tree of them
+//! (every node a row of `trajectories` with its parent, role and place):
+//!
+//! - **Parallel samples** (`parallel`): a task with `parallel_samples: K`
+//!   (or a narrow basin, when the engine's `parallel.follow_basin` is on)
+//!   runs K trajectories side by side, each in its own workspace copy, all
+//!   drawing on one shared budget. The first to converge wins and the others
+//!   are stopped (their processes killed, their rows `superseded`); if none
+//!   converges, the best observation across them is the result.
+//! - **Decomposition** (`split`, `decompose`): before the first attempt
+//!   (proactive) or when the engine chooses `decompose` (reactive), the model
+//!   is asked for an ordered split into subtasks, each run as a child
+//!   trajectory on its share of the budget, then the mandatory integration
+//!   trajectory (a quarter of the budget) measures the whole with the task's
+//!   own overseers; its result is the task's. A split that cannot be used
+//!   is recorded and the trajectory goes on without it.
+//!
+//! `tree` says where a trajectory sits (its placement and role) and what it
+//! hands back when it ends (its report).
+//!
 //! Around the loop, convergence memory ([`crate::memory`], via `remember`):
 //! a new trajectory is primed from what earlier ones of its category left
 //! (bandit nudges, prompt lessons, the category's convergence rate in
@@ -35,35 +55,45 @@
 //!
 //! A run stopped while a trajectory is unfinished (Ctrl-C, a crash, a pause
 //! waiting for a person) leaves its state stored; the next run of the same
-//! task in the same epoch continues it — same workspace, same question.
+//! task in the same epoch continues it — same workspace, same question, and
+//! for a tree the unfinished samples or the remaining subtasks.
 
+mod decompose;
 mod intervene;
 mod leftovers;
+mod parallel;
 mod remember;
+mod split;
 mod state;
+mod tree;
 pub mod verify;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::sync::watch;
 
+pub use decompose::{Coordination, DECOMPOSITION_CONTRACT, Decomposition, Subtask, parse_proposal};
 pub use intervene::{Answer, BUDGET_EXTENSION, HUMAN_ESCALATION};
 pub use state::{AgentState, AttemptRecord, Waiting};
+pub use tree::Role;
+use tree::{Placement, Report, is_terminal_status};
 pub use verify::{IntentVerifier, VerifierConfig};
 
 use super::{ActiveArtifact, RunOutcome};
 use crate::bus::{Bus, Event};
-use crate::engine::basin::BasinInputs;
+use crate::engine::basin::{BasinInputs, SetupPlan};
 use crate::engine::policy::{InterventionKind, InterventionMode, intervention_mode};
 use crate::engine::spec::AmendmentSource;
 use crate::engine::{
-    AttractorType, BestObservation, Complexity, Decision, Engine, EngineConfig, EngineError, LoopControl, Observation,
-    SetupInputs, SpecificationEvolution, StrategyBandit, StrategyChoice, StrategyKind, Trajectory,
+    AttractorType, BestObservation, Complexity, ConvergenceBudget, ConvergencePhase, ConvergencePolicy, Decision,
+    Engine, EngineConfig, EngineError, LoopControl, Observation, SetupInputs, SpecificationEvolution, StrategyBandit,
+    StrategyChoice, StrategyKind, Trajectory,
 };
 use crate::executor::{
     CommandExecutor, CommandExecutorConfig, Execution, ExecutionRequest, ExecutionStatus, Executor, ExecutorError,
@@ -75,8 +105,10 @@ use crate::loss::{LossSignals, RunStatus};
 use crate::memory::{MemoryConfig, Recall};
 use crate::overseer::OverseerRunner;
 use crate::overseer::runner::{MeasurePolicy, Measurement, OverseerError, RunnerConfig};
-use crate::store::{NewObservation, NewTrajectory, Store, StoreError, TrajectoryEnd, TrajectoryProgress};
-use crate::suite::{AgentTask, ExecutorKind, OverseerKind, Task};
+use crate::store::{
+    NewObservation, NewTrajectory, Store, StoreError, TrajectoryEnd, TrajectoryProgress, TrajectoryRow,
+};
+use crate::suite::{AgentTask, ExecutorKind, Overseer, OverseerKind, Task};
 use crate::workspace::{ArtifactReference, Workspace, WorkspaceConfig, WorkspaceError};
 
 /// The bandit category of a task without a `workflow:`.
@@ -88,9 +120,10 @@ pub const RESULT_FILE: &str = "agent_result.json";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
-    /// The convergence engine's numbers (seed 002's constants by default).
-    /// `decompose` is always among its disabled strategies: child
-    /// trajectories are not built, so nothing could carry it out.
+    /// The convergence engine's numbers (seed 002's constants by default),
+    /// with when to split a task (`decomposition`) and when to sample in
+    /// parallel (`parallel`). Without a model to ask for a split,
+    /// `decompose` is never offered.
     pub engine: EngineConfig,
     pub overseers: RunnerConfig,
     pub executor: LlmExecutorConfig,
@@ -123,6 +156,19 @@ mod tests {
         assert!(c.verifier.enabled);
         let err = AgentConfig::from_json(r#"{"verifier": {"modle": "x"}}"#).unwrap_err();
         assert!(err.contains("verifier") && err.contains("modle"), "{err}");
+    }
+
+    #[test]
+    fn decomposition_and_parallel_sampling_are_configured_under_the_engine() {
+        let c = AgentConfig::from_json(
+            r#"{"engine": {"decomposition": {"proactive": "always", "integration_share": 0.3},
+                           "parallel": {"follow_basin": true}}}"#,
+        )
+        .unwrap();
+        assert_eq!(c.engine.decomposition.integration_share, 0.3);
+        assert!(c.engine.parallel.follow_basin);
+        let err = AgentConfig::from_json(r#"{"engine": {"decomposition": {"proactive": "sometimes"}}}"#).unwrap_err();
+        assert!(err.contains("engine.decomposition.proactive"), "{err}");
     }
 }
 
@@ -215,130 +261,95 @@ pub enum AgentError {
 /// Runs one agent task once and reports how it went.
 pub async fn run(r: AgentRun<'_>) -> RunOutcome {
     let started = Instant::now();
-    let mut outcome = match Driver::prepare(&r).await {
-        Ok(driver) => driver.drive().await,
+    let report = match Kit::build(&r).await {
+        Ok(kit) => drive_run(&r, &kit).await,
+        Err(e) => Err(e),
+    };
+    let mut outcome = match report {
+        Ok(report) => outcome_of(&r, report).await,
         Err(e) => RunOutcome::failed(e.to_string()),
     };
     outcome.duration = started.elapsed();
     outcome
 }
 
-/// How the loop stopped.
-enum End {
-    Finished(LoopControl),
-    Cancelled,
-}
-
-/// One deterministic generator per step, derived from the trajectory's seed:
-/// a resumed trajectory draws exactly what an uninterrupted one would have.
-fn rng_at(seed: u64, step: u64) -> ChaCha8Rng {
-    ChaCha8Rng::seed_from_u64(crate::outer::epoch_seed(seed, i64::try_from(step).unwrap_or(i64::MAX)))
-}
-
-/// Steps of the generators used outside `decide` (answers to questions).
-const ANSWER_STEP: u64 = 1 << 40;
-
-struct Driver<'r> {
-    r: &'r AgentRun<'r>,
-    engine: Engine,
-    executor: Box<dyn Executor>,
-    overseers: OverseerRunner,
-    verifier: Option<IntentVerifier>,
-    texts: PromptTexts,
-    ws: Workspace,
-    state: AgentState,
-    trajectory_id: String,
-    category: String,
-    resumed: bool,
-    setup: serde_json::Value,
-    /// Why the next fresh start happens (for its event).
-    fresh_start_reason: Option<String>,
-    /// The latest verifier failure, kept with the iteration.
-    verification_error: Option<String>,
-}
-
-impl<'r> Driver<'r> {
-    /// Builds the executor, the overseers and the verifier, then starts a
-    /// new trajectory (SETUP: basin, budget, policy; a workspace copied from
-    /// the task's folder; the bandit primed from its category and, with the
-    /// prompts, from its memories) or continues
-    /// the one an earlier run of this task left unfinished.
-    async fn prepare(r: &'r AgentRun<'r>) -> Result<Driver<'r>, AgentError> {
-        let task = &r.task.name;
-        let texts = PromptTexts::from_artifacts(|name| {
-            r.artifacts.iter().find(|a| a.name == name).map(|a| (a.content.as_str(), a.version))
-        })?;
-        let executor: Box<dyn Executor> = match &r.spec.executor {
-            Some(spec) if spec.kind == ExecutorKind::Command => {
-                let config =
-                    CommandExecutorConfig::from_spec(spec).ok_or(AgentError::NoCommand { task: task.clone() })?;
-                Box::new(CommandExecutor::new(config))
+/// Continues the run-level trajectory an earlier run of this task left
+/// unfinished, or starts one: SETUP, then DECIDE (a split before the first
+/// attempt, parallel samples, or one trajectory).
+async fn drive_run<'r>(r: &'r AgentRun<'r>, kit: &'r Kit) -> Result<Report, AgentError> {
+    let task = &r.task.name;
+    if let Some(row) = r.store.resumable_trajectory(r.epoch_id, task).await? {
+        if row.role == Role::Parallel.as_str() {
+            if let Some(report) = parallel::resume(r, kit, &row).await? {
+                return Ok(report);
             }
-            spec => {
-                let client = r.llm.clone().ok_or(AgentError::NoModel { task: task.clone() })?;
-                let mut config = r.config.executor.clone();
-                if let Some(model) = &r.task.model {
-                    config.model = Some(model.clone());
-                }
-                if let Some(secs) = spec.as_ref().and_then(|s| s.timeout) {
-                    config.timeout_secs = Some(secs);
-                }
-                Box::new(LlmExecutor::new(client, config))
-            }
-        };
-        let overseers = OverseerRunner::new(r.spec.overseers.clone(), r.config.overseers.clone())
-            .map_err(|source| AgentError::Overseer { task: task.clone(), source })?;
-        let verifier = match &r.llm {
-            Some(client) if r.config.verifier.enabled => {
-                let executor_model = r.task.model.clone().unwrap_or_else(|| client.config().model.clone());
-                let (model, warning) = verify::verifier_model(&r.config.verifier, &executor_model);
-                if let Some(w) = warning {
-                    tracing::warn!(task = %task, "{w}");
-                }
-                Some(IntentVerifier::new(
-                    client.clone(),
-                    model,
-                    texts.verification_rubric.clone(),
-                    r.config.verifier.clone(),
-                ))
-            }
-            _ => None,
-        };
-        let category =
-            r.task.workflow.clone().filter(|w| !w.trim().is_empty()).unwrap_or_else(|| DEFAULT_CATEGORY.to_string());
-        let mut engine_config = r.config.engine.clone();
-        if !engine_config.disabled_strategies.contains(&StrategyKind::Decompose) {
-            engine_config.disabled_strategies.push(StrategyKind::Decompose);
-        }
-        let engine = Engine::new(engine_config);
-
-        if let Some(row) = r.store.resumable_trajectory(r.epoch_id, task).await?
-            && let Some((state, ws)) = Self::reopen(r, &row).await?
-        {
+        } else if let Some(driver) = Driver::reopen(r, kit, Placement::root(r, &row.id), &row).await? {
             r.store.adopt_trajectory(&row.id, r.run_id).await?;
-            tracing::info!(task = %task, trajectory = %row.id, observations = state.trajectory.observations.len(), "resuming a trajectory");
-            let setup = serde_json::from_str(&row.setup_json).unwrap_or_default();
-            return Ok(Driver {
-                r,
-                engine,
-                executor,
-                overseers,
-                verifier,
-                texts,
-                ws,
-                state,
-                trajectory_id: row.id,
-                category,
-                resumed: true,
-                setup,
-                fresh_start_reason: None,
-                verification_error: None,
-            });
+            tracing::info!(task = %task, trajectory = %row.id, observations = driver.state.trajectory.observations.len(), "resuming a trajectory");
+            return Ok(driver.drive().await);
         }
+    }
 
-        // SETUP, with what the category's memories say (PREPARE's recall, done first).
+    // SETUP.
+    let mut setup = Setup::plan(r, kit);
+    let dest = workspace_dir(r.run_dir);
+    let ws = match &r.spec.workspace {
+        Some(folder) => Workspace::create(&r.suite_dir.join(folder), &dest, r.config.workspace.clone()).await?,
+        None => Workspace::init(&dest, r.config.workspace.clone()).await?,
+    };
+    let id = format!("run-{}", r.run_id);
+
+    // DECIDE: a split before the first attempt, then sequential or parallel.
+    let split = split::propose_at_setup(r, kit, &id, &mut setup, &ws).await;
+    let samples = crate::engine::parallel::sample_count(
+        r.task.parallel_samples,
+        &setup.plan.basin,
+        r.task.priority,
+        &kit.engine.config.parallel,
+    );
+    // What runs, next to what the seed's basin rule would have chosen.
+    setup.json["basin_mode"] = setup.json["mode"].take();
+    setup.json["mode"] = json!(match samples {
+        1 => crate::engine::ConvergenceMode::Sequential,
+        k => crate::engine::ConvergenceMode::Parallel { initial_samples: k },
+    });
+    setup.json["samples"] = json!(samples);
+    if split.is_none() && samples > 1 {
+        return parallel::run(r, kit, &id, setup, ws, samples).await;
+    }
+    let mut driver = Driver::create(
+        r,
+        kit,
+        Start {
+            place: Placement::root(r, &id),
+            task: r.task.clone(),
+            overseers: r.spec.overseers.clone(),
+            ws,
+            budget: setup.budget.clone(),
+            policy: setup.plan.policy.clone(),
+            hints: r.task.hints.clone(),
+            setup: setup.json.clone(),
+            seed: r.seed,
+        },
+    )
+    .await?;
+    if let Some(split) = split {
+        driver.begin_split(split, true).await?;
+    }
+    Ok(driver.drive().await)
+}
+
+/// What SETUP decided for a task: the plan, the budget after the task's
+/// own `budget:`, and the record of both.
+struct Setup {
+    plan: SetupPlan,
+    budget: ConvergenceBudget,
+    json: Value,
+}
+
+impl Setup {
+    fn plan(r: &AgentRun<'_>, kit: &Kit) -> Setup {
         let t = r.task;
-        let recall = remember::recall(r, &category).await;
         let inputs = SetupInputs {
             complexity: r.config.complexity,
             basin: BasinInputs {
@@ -346,14 +357,15 @@ impl<'r> Driver<'r> {
                 acceptance_tests: r.spec.overseers.iter().filter(|o| o.kind == OverseerKind::Test).count(),
                 invariants: t.constraints.len(),
                 anti_examples: t.anti_patterns.len(),
-                historical_convergence_rate: recall.historical_convergence_rate,
+                // What the category's memories say, PREPARE's recall done first.
+                historical_convergence_rate: kit.recall.historical_convergence_rate,
                 ..BasinInputs::default()
             },
             priority: t.priority,
             parallel_samples: Some(t.parallel_samples),
-            history: recall.history.clone(),
+            history: kit.recall.history.clone(),
         };
-        let plan = engine.setup(&inputs);
+        let plan = kit.engine.setup(&inputs);
         let mut budget = plan.budget.clone();
         // What the task file says about its budget wins over SETUP's sizing.
         if let Some(n) = t.budget.max_loops {
@@ -365,32 +377,212 @@ impl<'r> Driver<'r> {
         if let Some(secs) = t.budget.max_wall_time.filter(|s| s.is_finite() && *s > 0.0) {
             budget.max_wall_time_ms = (secs * 1000.0) as u64;
         }
-        if matches!(plan.mode, crate::engine::ConvergenceMode::Parallel { .. }) {
-            tracing::info!(task = %task, mode = ?plan.mode, "parallel sampling is not built yet; running one trajectory");
+        let json = json!({
+            "complexity": r.config.complexity,
+            "category": kit.category,
+            "basin": plan.basin,
+            "estimate": plan.estimate,
+            "mode": plan.mode,
+            "budget": budget,
+            "policy": plan.policy,
+            "memory": kit.recall.to_json(),
+        });
+        Setup { plan, budget, json }
+    }
+}
+
+/// The parts every trajectory of one run shares.
+struct Kit {
+    engine: Engine,
+    executor: Arc<dyn Executor>,
+    verifier: Option<Arc<IntentVerifier>>,
+    texts: PromptTexts,
+    category: String,
+    /// The model a split is asked of, when splitting is possible at all.
+    planner: Option<LlmClient>,
+    /// What the category's memories say (PREPARE's recall): it primes every
+    /// new trajectory of the run.
+    recall: Recall,
+}
+
+impl Kit {
+    /// Builds the executor, checks the overseers, builds the verifier and
+    /// recalls the category's memories.
+    async fn build(r: &AgentRun<'_>) -> Result<Kit, AgentError> {
+        let task = &r.task.name;
+        let texts = PromptTexts::from_artifacts(|name| {
+            r.artifacts.iter().find(|a| a.name == name).map(|a| (a.content.as_str(), a.version))
+        })?;
+        let executor: Arc<dyn Executor> = match &r.spec.executor {
+            Some(spec) if spec.kind == ExecutorKind::Command => {
+                let config =
+                    CommandExecutorConfig::from_spec(spec).ok_or(AgentError::NoCommand { task: task.clone() })?;
+                Arc::new(CommandExecutor::new(config))
+            }
+            spec => {
+                let client = r.llm.clone().ok_or(AgentError::NoModel { task: task.clone() })?;
+                let mut config = r.config.executor.clone();
+                if let Some(model) = &r.task.model {
+                    config.model = Some(model.clone());
+                }
+                if let Some(secs) = spec.as_ref().and_then(|s| s.timeout) {
+                    config.timeout_secs = Some(secs);
+                }
+                Arc::new(LlmExecutor::new(client, config))
+            }
+        };
+        // Checked once here so a bad pattern fails the run before anything starts.
+        OverseerRunner::new(r.spec.overseers.clone(), r.config.overseers.clone())
+            .map_err(|source| AgentError::Overseer { task: task.clone(), source })?;
+        let verifier = match &r.llm {
+            Some(client) if r.config.verifier.enabled => {
+                let executor_model = r.task.model.clone().unwrap_or_else(|| client.config().model.clone());
+                let (model, warning) = verify::verifier_model(&r.config.verifier, &executor_model);
+                if let Some(w) = warning {
+                    tracing::warn!(task = %task, "{w}");
+                }
+                Some(Arc::new(IntentVerifier::new(
+                    client.clone(),
+                    model,
+                    texts.verification_rubric.clone(),
+                    r.config.verifier.clone(),
+                )))
+            }
+            _ => None,
+        };
+        let category =
+            r.task.workflow.clone().filter(|w| !w.trim().is_empty()).unwrap_or_else(|| DEFAULT_CATEGORY.to_string());
+        let mut engine_config = r.config.engine.clone();
+        // Splitting needs a model to propose the split.
+        let planner = r.llm.clone();
+        if (planner.is_none() || !engine_config.decomposition.reactive)
+            && !engine_config.disabled_strategies.contains(&StrategyKind::Decompose)
+        {
+            engine_config.disabled_strategies.push(StrategyKind::Decompose);
         }
-        let trajectory_id = format!("run-{}", r.run_id);
+        let recall = remember::recall(r, &category).await;
+        Ok(Kit { engine: Engine::new(engine_config), executor, verifier, texts, category, planner, recall })
+    }
+}
+
+/// The run's outcome from its run-level trajectory's report; writes the
+/// result file.
+async fn outcome_of(r: &AgentRun<'_>, report: Report) -> RunOutcome {
+    if report.cancelled {
+        // The stored state is the last consistent point; the next run continues from it.
+        return RunOutcome { cancelled: true, ..RunOutcome::failed("cancelled (interrupted by the user)") };
+    }
+    let result_text = serde_json::to_string_pretty(&report.summary).unwrap_or_default();
+    if let Err(e) = tokio::fs::write(r.run_dir.join(RESULT_FILE), &result_text).await {
+        tracing::warn!(error = %e, "could not write {RESULT_FILE}");
+    }
+    RunOutcome {
+        signals: LossSignals {
+            eval_score: Some(report.level),
+            critique_score: report.critique_score,
+            gate_rejection_count: Some(f64::from(report.gate_rejections)),
+            budget_remaining_pct: Some(100.0 * report.budget_remaining),
+            status: Some(report.run_status),
+        },
+        metrics: Some(report.summary),
+        result_json: Some(result_text),
+        error: report.error,
+        stdout: report.table,
+        ..RunOutcome::default()
+    }
+}
+
+/// How the loop stopped.
+enum End {
+    Finished(LoopControl),
+    /// Stopped by the user (or a crash): resumable.
+    Cancelled,
+    /// Stopped because a sibling sample converged first.
+    Superseded {
+        by: String,
+    },
+    /// The trajectory was split; its subtasks and integration decided.
+    Decided(Box<split::Decided>),
+}
+
+/// How a trajectory ended, as its end is recorded.
+enum Ending {
+    Control(LoopControl),
+    Superseded { by: String },
+    Decided(Box<split::Decided>),
+}
+
+/// One deterministic generator per step, derived from the trajectory's seed:
+/// a resumed trajectory draws exactly what an uninterrupted one would have.
+fn rng_at(seed: u64, step: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(crate::outer::epoch_seed(seed, i64::try_from(step).unwrap_or(i64::MAX)))
+}
+
+/// A seed of its own for the `salt`-th trajectory under one with `seed`.
+fn derived_seed(seed: u64, salt: u64) -> u64 {
+    crate::outer::epoch_seed(seed ^ 0xA5A5_5A5A_0F0F_F0F0, i64::try_from(salt).unwrap_or(i64::MAX))
+}
+
+/// Steps of the generators used outside `decide` (answers to questions).
+const ANSWER_STEP: u64 = 1 << 40;
+/// Steps of the generators used when a split falls through.
+const SPLIT_STEP: u64 = 1 << 41;
+
+/// What a new trajectory starts from.
+struct Start {
+    place: Placement,
+    /// The task as this trajectory sees it (a subtask's specification).
+    task: Task,
+    overseers: Vec<Overseer>,
+    ws: Workspace,
+    budget: ConvergenceBudget,
+    policy: ConvergencePolicy,
+    hints: Vec<String>,
+    setup: Value,
+    seed: u64,
+}
+
+struct Driver<'r> {
+    r: &'r AgentRun<'r>,
+    kit: &'r Kit,
+    place: Placement,
+    /// The task as this trajectory sees it.
+    task: Task,
+    /// Its overseers (a subtask's are some of the task's).
+    overseer_specs: Vec<Overseer>,
+    overseers: OverseerRunner,
+    ws: Workspace,
+    state: AgentState,
+    resumed: bool,
+    setup: Value,
+    /// Why the next fresh start happens (for its event).
+    fresh_start_reason: Option<String>,
+    /// The latest verifier failure, kept with the iteration.
+    verification_error: Option<String>,
+}
+
+impl<'r> Driver<'r> {
+    /// Starts a new trajectory in `s.ws`: the specification (with the
+    /// hints), the bandit primed from its category, the first strategy, and
+    /// its row.
+    async fn create(r: &'r AgentRun<'r>, kit: &'r Kit, s: Start) -> Result<Driver<'r>, AgentError> {
+        let overseers = OverseerRunner::new(s.overseers.clone(), r.config.overseers.clone())
+            .map_err(|source| AgentError::Overseer { task: r.task.name.clone(), source })?;
+        let t = &s.task;
         let spec = SpecificationEvolution::from_submission(&t.task, &t.constraints, &t.anti_patterns);
-        let mut trajectory = Trajectory::new(&trajectory_id, task, spec, budget.clone(), plan.policy.clone());
-        for hint in &t.hints {
+        let mut trajectory = Trajectory::new(&s.place.id, &r.task.name, spec, s.budget.clone(), s.policy);
+        for hint in &s.hints {
             trajectory.add_hint(hint.clone());
         }
-
-        let dest = workspace_dir(r.run_dir);
-        let ws = match &r.spec.workspace {
-            Some(folder) => Workspace::create(&r.suite_dir.join(folder), &dest, r.config.workspace.clone()).await?,
-            None => Workspace::init(&dest, r.config.workspace.clone()).await?,
-        };
-        let initial = ws.head().unwrap_or_default().to_string();
-
-        let mut bandit = match r.store.bandit_state(&category).await? {
-            Some(row) => StrategyBandit::from_json(&row.state_json).unwrap_or_else(|e| {
-                tracing::warn!(category = %category, "ignoring the stored bandit state: {e}");
-                StrategyBandit::default()
-            }),
-            None => StrategyBandit::default(),
-        };
-        recall.prime(&mut bandit);
-        let next = engine.start(&mut trajectory, &bandit, &mut rng_at(r.seed, 0))?;
+        // Samples do not split (their group would lose its shared budget),
+        // nor does a trajectory as deep as splits may nest.
+        if s.place.role == Role::Sample || s.place.depth >= kit.engine.config.decomposition.max_depth {
+            trajectory.unavailable.insert(StrategyKind::Decompose);
+        }
+        let initial = s.ws.head().unwrap_or_default().to_string();
+        let mut bandit = primed_bandit(&r.store, &kit.category).await?;
+        kit.recall.prime(&mut bandit);
+        let next = kit.engine.start(&mut trajectory, &bandit, &mut rng_at(s.seed, 0))?;
         let state = AgentState {
             trajectory,
             bandit_prior: bandit.clone(),
@@ -403,45 +595,38 @@ impl<'r> Driver<'r> {
             unusable_replies: 0,
             waiting: None,
             ended: None,
-            seed: r.seed,
+            seed: s.seed,
+            coordination: None,
+            notes: Vec::new(),
         };
-        let setup = json!({
-            "complexity": r.config.complexity,
-            "category": category,
-            "basin": plan.basin,
-            "estimate": plan.estimate,
-            "mode": plan.mode,
-            "budget": budget,
-            "policy": plan.policy,
-            "memory": recall.to_json(),
-        });
         r.store
             .insert_trajectory(&NewTrajectory {
-                id: trajectory_id.clone(),
+                id: s.place.id.clone(),
                 run_id: r.run_id,
                 suite_id: r.suite_id,
                 epoch_id: r.epoch_id,
-                task_name: task.clone(),
-                category: category.clone(),
-                workspace_dir: ws.root().to_string_lossy().into_owned(),
-                setup_json: setup.to_string(),
+                task_name: r.task.name.clone(),
+                category: kit.category.clone(),
+                workspace_dir: s.ws.root().to_string_lossy().into_owned(),
+                setup_json: s.setup.to_string(),
                 state_json: state.to_json(),
+                parent_id: s.place.parent_id.clone(),
+                role: s.place.role.as_str().to_string(),
+                ordinal: i64::from(s.place.ordinal),
             })
             .await?;
-        remember::announce(r, &trajectory_id, &recall);
+        remember::announce(r, &s.place.id, &kit.recall);
         Ok(Driver {
             r,
-            engine,
-            executor,
+            kit,
+            place: s.place,
+            task: s.task,
+            overseer_specs: s.overseers,
             overseers,
-            verifier,
-            texts,
-            ws,
+            ws: s.ws,
             state,
-            trajectory_id,
-            category,
             resumed: false,
-            setup,
+            setup: s.setup,
             fresh_start_reason: None,
             verification_error: None,
         })
@@ -450,11 +635,13 @@ impl<'r> Driver<'r> {
     /// The stored state and workspace of an unfinished trajectory, put back
     /// to its last recorded point. One that cannot be reopened (its state or
     /// its folder is gone or damaged) is closed as failed, with the reason,
-    /// and the run starts afresh instead of failing on it every time.
+    /// and `None` says to start afresh instead of failing on it every time.
     async fn reopen(
-        r: &AgentRun<'_>,
-        row: &crate::store::TrajectoryRow,
-    ) -> Result<Option<(AgentState, Workspace)>, AgentError> {
+        r: &'r AgentRun<'r>,
+        kit: &'r Kit,
+        place: Placement,
+        row: &TrajectoryRow,
+    ) -> Result<Option<Driver<'r>>, AgentError> {
         let attempt = async {
             let state: AgentState =
                 serde_json::from_str(&row.state_json).map_err(|e| format!("its stored state is invalid: {e}"))?;
@@ -467,8 +654,8 @@ impl<'r> Driver<'r> {
                 .map_err(|e| format!("its workspace could not be put back to {}: {e}", state.head_commit))?;
             Ok::<_, String>((state, ws))
         };
-        match attempt.await {
-            Ok(found) => Ok(Some(found)),
+        let (state, ws) = match attempt.await {
+            Ok(found) => found,
             Err(reason) => {
                 tracing::warn!(trajectory = %row.id, %reason, "cannot resume the trajectory; starting afresh");
                 let result = json!({"status": "failed", "error": format!("could not be resumed: {reason}")});
@@ -486,21 +673,47 @@ impl<'r> Driver<'r> {
                         },
                     )
                     .await?;
-                Ok(None)
+                return Ok(None);
             }
-        }
+        };
+        let setup: Value = serde_json::from_str(&row.setup_json).unwrap_or_default();
+        let (task, overseer_specs) = task_of(r, &setup);
+        let overseers = OverseerRunner::new(overseer_specs.clone(), r.config.overseers.clone())
+            .map_err(|source| AgentError::Overseer { task: r.task.name.clone(), source })?;
+        Ok(Some(Driver {
+            r,
+            kit,
+            place,
+            task,
+            overseer_specs,
+            overseers,
+            ws,
+            state,
+            resumed: true,
+            setup,
+            fresh_start_reason: None,
+            verification_error: None,
+        }))
     }
 
     fn cancelled(&self) -> bool {
-        *self.r.cancel.borrow()
+        *self.place.cancel.borrow()
     }
 
-    async fn drive(mut self) -> RunOutcome {
+    /// Why this trajectory was told to stop: a sibling's win, or the user.
+    fn stopped(&self) -> End {
+        match self.place.group.as_ref().and_then(|g| g.superseded(&self.place.id)) {
+            Some(by) => End::Superseded { by },
+            None => End::Cancelled,
+        }
+    }
+
+    async fn drive(mut self) -> Report {
         let b = &self.state.trajectory.budget;
         self.r.bus.publish(Event::TrajectoryStarted {
             suite_id: self.r.suite_id,
             run_id: self.r.run_id,
-            trajectory_id: self.trajectory_id.clone(),
+            trajectory_id: self.place.id.clone(),
             task: self.r.task.name.clone(),
             resumed: self.resumed,
             max_tokens: b.max_tokens,
@@ -509,13 +722,18 @@ impl<'r> Driver<'r> {
             basin: self.setup["basin"]["classification"].as_str().unwrap_or("unknown").to_string(),
         });
         match self.iterate().await {
-            Ok(End::Finished(control)) => self.finalize(control, None).await,
-            Ok(End::Cancelled) => {
-                // The stored state is the last consistent point; the next run continues from it.
-                RunOutcome { cancelled: true, ..RunOutcome::failed("cancelled (interrupted by the user)") }
+            Ok(End::Finished(control)) => {
+                if let (LoopControl::Converged { .. }, Some(group)) = (&control, &self.place.group) {
+                    // The siblings are stopped now, before this one's bookkeeping.
+                    group.converged(&self.place.id);
+                }
+                self.finish(Ending::Control(control), None).await
             }
+            Ok(End::Superseded { by }) => self.finish(Ending::Superseded { by }, None).await,
+            Ok(End::Decided(decided)) => self.finish(Ending::Decided(decided), None).await,
+            Ok(End::Cancelled) => Report::cancelled(&self.place.id, self.ws.root()),
             Err(e) => {
-                tracing::warn!(task = %self.r.task.name, error = %e, "the agent run failed");
+                tracing::warn!(task = %self.r.task.name, trajectory = %self.place.id, error = %e, "the agent run failed");
                 let best = self.best();
                 let control = LoopControl::Exhausted {
                     best,
@@ -529,13 +747,12 @@ impl<'r> Driver<'r> {
                         next_moves: Vec::new(),
                     },
                 };
-                self.finalize(control, Some(e.to_string())).await
+                self.finish(Ending::Control(control), Some(e.to_string())).await
             }
         }
     }
-
     fn best(&self) -> Option<BestObservation> {
-        let weights = &self.engine.config.level;
+        let weights = &self.kit.engine.config.level;
         self.state.trajectory.best_observation(weights).map(|o| BestObservation {
             sequence: o.sequence,
             artifact: o.artifact.clone(),
@@ -554,7 +771,7 @@ impl<'r> Driver<'r> {
                         self.save("running").await?;
                         return Ok(End::Finished(control));
                     }
-                    Some(End::Cancelled) => return Ok(End::Cancelled),
+                    Some(other) => return Ok(other),
                     None => continue,
                 }
             }
@@ -562,11 +779,15 @@ impl<'r> Driver<'r> {
                 return Ok(End::Finished(control));
             }
             if self.cancelled() {
-                return Ok(End::Cancelled);
+                return Ok(self.stopped());
+            }
+            if self.state.coordination.is_some() {
+                // Split: the subtasks and the integration decide.
+                return self.coordinate().await;
             }
             let Some(choice) = self.state.next.clone() else {
                 return Err(AgentError::Resume {
-                    id: self.trajectory_id.clone(),
+                    id: self.place.id.clone(),
                     reason: "its state has neither a next strategy nor an open question".to_string(),
                 });
             };
@@ -578,7 +799,7 @@ impl<'r> Driver<'r> {
 
     /// Tells the bus what is about to run.
     fn announce(&mut self, choice: &StrategyChoice, sequence: u32) {
-        let (suite_id, run_id, id) = (self.r.suite_id, self.r.run_id, self.trajectory_id.clone());
+        let (suite_id, run_id, id) = (self.r.suite_id, self.r.run_id, self.place.id.clone());
         let t = &self.state.trajectory;
         self.r.bus.publish(Event::StrategySelected {
             suite_id,
@@ -626,32 +847,67 @@ impl<'r> Driver<'r> {
         }
     }
 
-    /// One iteration: execute, measure, verify, decide, record.
+    /// One iteration: execute, measure, verify, decide, record. A split
+    /// (`decompose`) is no iteration: the model is asked for subtasks instead.
     async fn step(&mut self, choice: StrategyChoice) -> Result<Option<End>, AgentError> {
+        if choice.kind == StrategyKind::Decompose {
+            return self.split(choice).await;
+        }
+        // A sample claims its iteration from the group's budget first; when
+        // the siblings took the last ones, it ends as out of budget.
+        let reservation = match &self.place.group {
+            Some(group) => match parallel::Group::reserve(group) {
+                Some(reservation) => Some(reservation),
+                None => {
+                    let mut control = None;
+                    group.with_ledger(|ledger| ledger.lend(&mut self.state.trajectory));
+                    if !self.state.trajectory.phase.is_terminal() {
+                        control = Some(self.kit.engine.conclude_out_of_budget(&mut self.state.trajectory)?);
+                    }
+                    let control = control.unwrap_or_else(|| LoopControl::Exhausted {
+                        best: self.best(),
+                        partial: PartialResult {
+                            summary: "the shared budget ran out".to_string(),
+                            accomplished: Vec::new(),
+                            remaining: Vec::new(),
+                            loss: Default::default(),
+                            grad_l: 0.0,
+                            replans: 0,
+                            next_moves: Vec::new(),
+                        },
+                    });
+                    self.state.next = None;
+                    self.state.ended = Some(control.clone());
+                    self.save("running").await?;
+                    return Ok(Some(End::Finished(control)));
+                }
+            },
+            None => None,
+        };
         let sequence = self.state.trajectory.observations.len() as u32;
         self.announce(&choice, sequence);
         let started = Instant::now();
 
         let revert_carry = (choice.kind == StrategyKind::RevertAndBranch)
-            .then(|| self.engine.carry_forward(&self.state.trajectory))
+            .then(|| self.kit.engine.carry_forward(&self.state.trajectory))
             .flatten();
         let request = ExecutionRequest {
             sequence,
             strategy: choice.kind,
             inputs: PromptInputs {
                 lessons: Recall::lessons_of_setup(&self.setup),
-                ..state::prompt_inputs(self.r.task, &self.state, &choice, revert_carry.as_ref())
+                ..state::prompt_inputs(&self.task, &self.state, &choice, revert_carry.as_ref())
             },
-            texts: self.texts.clone(),
+            texts: self.kit.texts.clone(),
             revert_to: choice.revert_to.as_ref().map(state::revert_target),
-            cancel: Some(self.r.cancel.clone()),
+            cancel: Some(self.place.cancel.clone()),
         };
-        let execution = match self.executor.execute(&request, &mut self.ws).await {
+        let execution = match self.kit.executor.execute(&request, &mut self.ws).await {
             Ok(e) => {
                 self.state.unusable_replies = 0;
                 e
             }
-            Err(ExecutorError::Cancelled) => return Ok(Some(End::Cancelled)),
+            Err(ExecutorError::Cancelled) => return Ok(Some(self.stopped())),
             Err(ExecutorError::Llm(e @ LlmError::InvalidJson { .. }))
                 if self.state.unusable_replies < self.r.config.max_unusable_replies =>
             {
@@ -678,24 +934,24 @@ impl<'r> Driver<'r> {
             Err(e) => return Err(e.into()),
         };
         if self.cancelled() {
-            return Ok(Some(End::Cancelled));
+            return Ok(Some(self.stopped()));
         }
 
         let policy = MeasurePolicy { skip_expensive: self.state.trajectory.policy.skip_expensive_overseers };
-        let measurement = self.overseers.measure(self.ws.root(), policy, Some(self.r.cancel.clone())).await;
+        let measurement = self.overseers.measure(self.ws.root(), policy, Some(self.place.cancel.clone())).await;
         let scope = leftovers::Scope {
             bus: &self.r.bus,
             suite_id: self.r.suite_id,
             run_id: self.r.run_id,
-            trajectory_id: &self.trajectory_id,
+            trajectory_id: &self.place.id,
             sequence,
         };
         leftovers::report(&scope, self.r.spec, &execution, &measurement);
         if self.cancelled() {
-            return Ok(Some(End::Cancelled));
+            return Ok(Some(self.stopped()));
         }
-        let verified = match &self.verifier {
-            Some(_) if self.engine.should_verify(&self.state.trajectory) => {
+        let verified = match &self.kit.verifier {
+            Some(_) if self.kit.engine.should_verify(&self.state.trajectory) => {
                 self.verify(&measurement, &execution.artifact).await
             }
             _ => None,
@@ -721,7 +977,12 @@ impl<'r> Driver<'r> {
         }
 
         let mut rng = rng_at(self.state.seed, u64::from(sequence) + 1);
-        let decision = self.engine.decide(&mut self.state.trajectory, &mut self.state.bandit, observation, &mut rng)?;
+        let (engine, trajectory, bandit) = (&self.kit.engine, &mut self.state.trajectory, &mut self.state.bandit);
+        let decision = match reservation {
+            // A sample records against the group's budget, under its lock.
+            Some(reservation) => reservation.record(trajectory, |t| engine.decide(t, bandit, observation, &mut rng))?,
+            None => engine.decide(trajectory, bandit, observation, &mut rng)?,
+        };
         self.state.head_commit = execution.artifact.commit.clone();
         self.state.next = decision.next.clone();
         if let Some(attempt) = self.state.attempts.last_mut() {
@@ -738,7 +999,7 @@ impl<'r> Driver<'r> {
 
     /// Events and intervention points of a decision; the end, if it is one.
     async fn act_on(&mut self, d: &Decision) -> Result<Option<End>, AgentError> {
-        let (suite_id, run_id, id) = (self.r.suite_id, self.r.run_id, self.trajectory_id.clone());
+        let (suite_id, run_id, id) = (self.r.suite_id, self.r.run_id, self.place.id.clone());
         match &d.loop_control {
             LoopControl::Continue => Ok(None),
             LoopControl::ForceFreshStart { reason } => {
@@ -810,7 +1071,7 @@ impl<'r> Driver<'r> {
                     AttractorType::LimitCycle { period, .. } => *period,
                     _ => 0,
                 };
-                let carry = self.engine.carry_forward(&self.state.trajectory);
+                let carry = self.kit.engine.carry_forward(&self.state.trajectory);
                 let question = intervene::Question {
                     kind: HUMAN_ESCALATION,
                     suite_id,
@@ -857,9 +1118,9 @@ impl<'r> Driver<'r> {
         let timeout =
             self.r.config.intervention_timeout_secs.filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64);
         tracing::info!(task = %self.r.task.name, intervention = id, "waiting for a person's answer");
-        let answer = intervene::wait(&self.r.store, id, poll, timeout, self.r.cancel.clone()).await?;
+        let answer = intervene::wait(&self.r.store, id, poll, timeout, self.place.cancel.clone()).await?;
         if answer == Answer::Cancelled {
-            return Ok(Some(End::Cancelled));
+            return Ok(Some(self.stopped()));
         }
         let step = ANSWER_STEP + self.state.trajectory.observations.len() as u64;
         self.state.waiting = None;
@@ -871,17 +1132,19 @@ impl<'r> Driver<'r> {
                     self.state.trajectory.add_hint(h.trim());
                 }
                 let approved = matches!(answer, Answer::Approve | Answer::Hint(_));
-                let (control, next) = self.engine.resolve_extension(
-                    &mut self.state.trajectory,
-                    &self.state.bandit,
-                    approved,
-                    &mut rng_at(self.state.seed, step),
-                )?;
+                let (engine, trajectory, bandit) = (&self.kit.engine, &mut self.state.trajectory, &self.state.bandit);
+                let mut rng = rng_at(self.state.seed, step);
+                let mut resolve = |t: &mut Trajectory| engine.resolve_extension(t, bandit, approved, &mut rng);
+                let (control, next) = match &self.place.group {
+                    // A sample's extension is its group's.
+                    Some(group) => group.with_ledger(|ledger| ledger.apply(trajectory, resolve))?,
+                    None => resolve(trajectory)?,
+                };
                 if let LoopControl::ExtensionGranted { extension } = &control {
                     self.r.bus.publish(Event::BudgetExtensionGranted {
                         suite_id: self.r.suite_id,
                         run_id: self.r.run_id,
-                        trajectory_id: self.trajectory_id.clone(),
+                        trajectory_id: self.place.id.clone(),
                         additional_tokens: extension.additional_tokens,
                         additional_iterations: extension.additional_iterations,
                         by: "person".to_string(),
@@ -894,7 +1157,7 @@ impl<'r> Driver<'r> {
             }
             Waiting::HumanEscalation { control, .. } => match answer {
                 Answer::Hint(h) if !h.trim().is_empty() => {
-                    let next = self.engine.reopen_with_hint(
+                    let next = self.kit.engine.reopen_with_hint(
                         &mut self.state.trajectory,
                         &self.state.bandit,
                         h.trim(),
@@ -913,7 +1176,7 @@ impl<'r> Driver<'r> {
     /// Asks the intent verifier about the state just measured; a failure
     /// leaves the observation unverified (and is kept with the iteration).
     async fn verify(&mut self, m: &Measurement, head: &ArtifactReference) -> Option<verify::Verified> {
-        let verifier = self.verifier.as_ref()?;
+        let verifier = self.kit.verifier.as_ref()?;
         let diff = match self.ws.diff(&self.state.initial_commit, &head.commit).await {
             Ok(d) => d,
             Err(e) => format!("(the diff could not be read: {e})"),
@@ -921,7 +1184,7 @@ impl<'r> Driver<'r> {
         let files = self.ws.list_files().await.map(|l| l.files).unwrap_or_default();
         let spec = self.state.trajectory.specification.effective.render();
         let evidence = verify::Evidence {
-            task_name: &self.r.task.name,
+            task_name: &self.task.name,
             specification: &spec,
             signals: Some(&m.signals),
             diff: &diff,
@@ -946,13 +1209,13 @@ impl<'r> Driver<'r> {
         self.r
             .store
             .update_trajectory(
-                &self.trajectory_id,
+                &self.place.id,
                 &TrajectoryProgress {
                     status,
                     state_json: &self.state.to_json(),
                     pending_intervention_id: self.state.waiting.as_ref().map(Waiting::intervention_id),
                     iterations: t.observations.len() as i64,
-                    tokens_used: i64::try_from(t.budget.tokens_used).unwrap_or(i64::MAX),
+                    tokens_used: i64::try_from(self.tokens_spent()).unwrap_or(i64::MAX),
                 },
             )
             .await?;
@@ -1020,18 +1283,18 @@ impl<'r> Driver<'r> {
         self.r
             .store
             .record_iteration(
-                &self.trajectory_id,
+                &self.place.id,
                 &row,
                 &TrajectoryProgress {
                     status,
                     state_json: &self.state.to_json(),
                     pending_intervention_id: self.state.waiting.as_ref().map(Waiting::intervention_id),
                     iterations: t.observations.len() as i64,
-                    tokens_used: i64::try_from(t.budget.tokens_used).unwrap_or(i64::MAX),
+                    tokens_used: i64::try_from(self.tokens_spent()).unwrap_or(i64::MAX),
                 },
             )
             .await?;
-        let (suite_id, run_id, id) = (self.r.suite_id, self.r.run_id, self.trajectory_id.clone());
+        let (suite_id, run_id, id) = (self.r.suite_id, self.r.run_id, self.place.id.clone());
         if let Some(tr) = d.transition {
             self.r.bus.publish(Event::AttractorTransition {
                 suite_id,
@@ -1062,45 +1325,87 @@ impl<'r> Driver<'r> {
         Ok(())
     }
 
+    /// Tokens this trajectory spent itself (a sample's budget shows its group's).
+    fn tokens_spent(&self) -> u64 {
+        let t = &self.state.trajectory;
+        if self.place.group.is_some() {
+            t.observations.iter().map(|o| o.tokens_used).fold(0, u64::saturating_add)
+        } else {
+            t.budget.tokens_used
+        }
+    }
+
     /// RESOLVE: the result in the workspace, the terminal event, the bandit's
     /// learning merged into its category, the trajectory's end recorded, its
-    /// memory stored, and the outcome the loss is computed from.
-    async fn finalize(mut self, control: LoopControl, error: Option<String>) -> RunOutcome {
-        let (suite_id, run_id, id) = (self.r.suite_id, self.r.run_id, self.trajectory_id.clone());
-        let t = &self.state.trajectory;
-        let iterations = t.observations.len() as u32;
-        let tokens = t.budget.tokens_used;
-        let (status, run_status, result, partial): (&str, RunStatus, Option<BestObservation>, Option<&PartialResult>) =
-            match &control {
-                _ if error.is_some() => ("failed", RunStatus::Failed, self.best(), None),
-                LoopControl::Converged { result } => ("converged", RunStatus::Complete, Some(result.clone()), None),
-                LoopControl::AcceptedPartial { result } => {
-                    ("accepted_partial", RunStatus::Partial, Some(result.clone()), None)
+    /// memory stored (unless a sibling's win stopped it: that teaches nothing
+    /// about the task), and the report for whoever started it.
+    async fn finish(mut self, ending: Ending, error: Option<String>) -> Report {
+        let (suite_id, run_id, id) = (self.r.suite_id, self.r.run_id, self.place.id.clone());
+        let iterations = self.state.trajectory.observations.len() as u32;
+        let tokens = self.tokens_spent();
+        let (status, run_status, result, partial): (String, RunStatus, Option<BestObservation>, Option<PartialResult>) =
+            match &ending {
+                _ if error.is_some() => ("failed".into(), RunStatus::Failed, self.best(), None),
+                Ending::Control(LoopControl::Converged { result }) => {
+                    ("converged".into(), RunStatus::Complete, Some(result.clone()), None)
                 }
-                LoopControl::Exhausted { best, partial } => {
-                    ("exhausted", RunStatus::Failed, best.clone(), Some(partial))
+                Ending::Control(LoopControl::AcceptedPartial { result }) => {
+                    ("accepted_partial".into(), RunStatus::Partial, Some(result.clone()), None)
                 }
-                LoopControl::Abandoned { best, partial } => {
-                    ("abandoned", RunStatus::Failed, best.clone(), Some(partial))
+                Ending::Control(LoopControl::Exhausted { best, partial }) => {
+                    ("exhausted".into(), RunStatus::Failed, best.clone(), Some(partial.clone()))
                 }
-                LoopControl::Trapped { best, partial } => ("trapped", RunStatus::Failed, best.clone(), Some(partial)),
-                _ => ("failed", RunStatus::Failed, self.best(), None),
+                Ending::Control(LoopControl::Abandoned { best, partial }) => {
+                    ("abandoned".into(), RunStatus::Failed, best.clone(), Some(partial.clone()))
+                }
+                Ending::Control(LoopControl::Trapped { best, partial }) => {
+                    ("trapped".into(), RunStatus::Failed, best.clone(), Some(partial.clone()))
+                }
+                Ending::Control(_) => ("failed".into(), RunStatus::Failed, self.best(), None),
+                Ending::Superseded { .. } => ("superseded".into(), RunStatus::Failed, self.best(), None),
+                Ending::Decided(d) => (d.integration.status.clone(), d.integration.run_status, None, None),
             };
-        let level = result.as_ref().map_or(0.0, |r| r.level);
+        let decided = match &ending {
+            Ending::Decided(d) if error.is_none() => Some(d.as_ref()),
+            _ => None,
+        };
+        let level = decided.map_or_else(|| result.as_ref().map_or(0.0, |r| r.level), |d| d.integration.level);
 
-        // The workspace is left holding the result (the best state, which a
-        // partial acceptance or an exhausted budget may have left behind).
-        let mut notes = Vec::new();
-        if let Some(r) = &result
+        // The workspace is left holding the result: the best state (which a
+        // partial acceptance or an exhausted budget may have left behind), or
+        // for a split trajectory what its integration trajectory made.
+        let mut notes = std::mem::take(&mut self.state.notes);
+        let mut adopted = None;
+        if let Some(d) = decided {
+            match self.ws.replace_with(&d.integration.workspace, "the integration trajectory's result").await {
+                Ok(commit) => {
+                    self.state.head_commit = commit.commit.clone();
+                    adopted = Some(commit);
+                }
+                Err(e) => notes.push(format!("could not bring the integration's result into the workspace: {e}")),
+            }
+            self.state.trajectory.phase =
+                if d.integration.converged { ConvergencePhase::Converged } else { ConvergencePhase::Exhausted };
+        } else if let Some(r) = &result
             && self.ws.head() != Some(r.artifact.commit.as_str())
             && let Err(e) = self.ws.reset_to(&r.artifact.commit).await
         {
             notes.push(format!("could not put the result back into the workspace: {e}"));
         }
 
+        // A superseded sample's open question no longer needs an answer.
+        if let (Ending::Superseded { by }, Some(waiting)) = (&ending, self.state.waiting.take()) {
+            let text = format!("no longer needed: sample `{by}` converged first");
+            if let Err(e) = self.r.store.answer_intervention(waiting.intervention_id(), "reject", Some(&text)).await {
+                notes.push(format!("could not close question #{}: {e}", waiting.intervention_id()));
+            }
+        }
+
+        let tree = decided.map(|d| d.totals()).unwrap_or_default();
         if error.is_none() {
-            match &control {
-                LoopControl::Converged { .. } | LoopControl::AcceptedPartial { .. } => {
+            let t = &self.state.trajectory;
+            match &ending {
+                Ending::Control(control @ (LoopControl::Converged { .. } | LoopControl::AcceptedPartial { .. })) => {
                     self.r.bus.publish(Event::TrajectoryConverged {
                         suite_id,
                         run_id,
@@ -1111,17 +1416,17 @@ impl<'r> Driver<'r> {
                         partial: matches!(control, LoopControl::AcceptedPartial { .. }),
                     })
                 }
-                LoopControl::Exhausted { best, .. } | LoopControl::Abandoned { best, .. } => {
-                    self.r.bus.publish(Event::TrajectoryExhausted {
-                        suite_id,
-                        run_id,
-                        trajectory_id: id.clone(),
-                        best_sequence: best.as_ref().map(|b| b.sequence),
-                        budget_consumed: tokens,
-                        abandoned: matches!(control, LoopControl::Abandoned { .. }),
-                    })
-                }
-                LoopControl::Trapped { .. } => self.r.bus.publish(Event::TrajectoryTrapped {
+                Ending::Control(
+                    control @ (LoopControl::Exhausted { best, .. } | LoopControl::Abandoned { best, .. }),
+                ) => self.r.bus.publish(Event::TrajectoryExhausted {
+                    suite_id,
+                    run_id,
+                    trajectory_id: id.clone(),
+                    best_sequence: best.as_ref().map(|b| b.sequence),
+                    budget_consumed: tokens,
+                    abandoned: matches!(control, LoopControl::Abandoned { .. }),
+                }),
+                Ending::Control(LoopControl::Trapped { .. }) => self.r.bus.publish(Event::TrajectoryTrapped {
                     suite_id,
                     run_id,
                     trajectory_id: id.clone(),
@@ -1131,7 +1436,35 @@ impl<'r> Driver<'r> {
                     },
                     escape_attempts: t.strategy_log.len() as u32,
                 }),
-                _ => {}
+                Ending::Control(_) => {}
+                Ending::Superseded { by } => self.r.bus.publish(Event::TrajectorySuperseded {
+                    suite_id,
+                    run_id,
+                    trajectory_id: id.clone(),
+                    by: by.clone(),
+                }),
+                Ending::Decided(d) => {
+                    if run_status != RunStatus::Failed {
+                        self.r.bus.publish(Event::TrajectoryConverged {
+                            suite_id,
+                            run_id,
+                            trajectory_id: id.clone(),
+                            iterations: iterations + tree.iterations,
+                            total_tokens: tokens.saturating_add(tree.tokens),
+                            level,
+                            partial: !d.integration.converged,
+                        })
+                    } else {
+                        self.r.bus.publish(Event::TrajectoryExhausted {
+                            suite_id,
+                            run_id,
+                            trajectory_id: id.clone(),
+                            best_sequence: None,
+                            budget_consumed: tokens.saturating_add(tree.tokens),
+                            abandoned: false,
+                        })
+                    }
+                }
             }
         }
 
@@ -1140,7 +1473,7 @@ impl<'r> Driver<'r> {
         let merged = self
             .r
             .store
-            .merge_bandit_state(&self.category, |stored| {
+            .merge_bandit_state(&self.kit.category, |stored| {
                 let mut base = match stored {
                     Some(text) => StrategyBandit::from_json(text).map_err(|e| e.to_string())?,
                     None => StrategyBandit::default(),
@@ -1151,14 +1484,31 @@ impl<'r> Driver<'r> {
             .await;
         match merged {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => notes.push(format!("the stored bandit state of `{}` is unusable: {e}", self.category)),
+            Ok(Err(e)) => notes.push(format!("the stored bandit state of `{}` is unusable: {e}", self.kit.category)),
             Err(e) => notes.push(format!("could not save the bandit state: {e}")),
         }
 
-        let summary = self.summary(&control, status, level, result.as_ref(), partial, error.as_deref(), &notes);
+        let end_name = match &ending {
+            Ending::Control(c) => c.name(),
+            Ending::Superseded { .. } => "superseded",
+            Ending::Decided(_) => "decomposed",
+        };
+        let mut summary =
+            self.summary(end_name, &status, level, result.as_ref(), partial.as_ref(), error.as_deref(), &notes);
+        if let Ending::Superseded { by } = &ending {
+            summary["superseded_by"] = json!(by);
+        }
+        if let Some(d) = decided {
+            summary["decomposition"] = d.summary();
+            summary["result"] = json!({
+                "trajectory_id": d.integration.id,
+                "level": d.integration.level,
+                "commit": adopted.as_ref().map(|a| a.commit.clone()),
+            });
+        }
         let result_text = serde_json::to_string_pretty(&summary).unwrap_or_default();
         let end = TrajectoryEnd {
-            status,
+            status: &status,
             state_json: &self.state.to_json(),
             iterations: i64::from(iterations),
             tokens_used: i64::try_from(tokens).unwrap_or(i64::MAX),
@@ -1169,29 +1519,46 @@ impl<'r> Driver<'r> {
         if let Err(e) = self.r.store.finish_trajectory(&id, &end).await {
             tracing::warn!(error = %e, "could not record the trajectory's end");
         }
-        self.remember(status, level, partial, error.as_deref()).await;
-        if let Err(e) = tokio::fs::write(self.r.run_dir.join(RESULT_FILE), &result_text).await {
-            tracing::warn!(error = %e, "could not write {RESULT_FILE}");
+        if !matches!(ending, Ending::Superseded { .. }) {
+            self.remember(&status, level, partial.as_ref(), error.as_deref()).await;
         }
 
         let t = &self.state.trajectory;
-        let critique_score = t.observations.iter().rev().find_map(|o| o.verification.as_ref()).and_then(|v| {
+        let own_critique = t.observations.iter().rev().find_map(|o| o.verification.as_ref()).and_then(|v| {
             (!v.verdicts.is_empty())
                 .then(|| v.verdicts.iter().filter(|c| c.passed).count() as f64 / v.verdicts.len() as f64)
         });
-        RunOutcome {
-            signals: LossSignals {
-                eval_score: Some(level),
-                critique_score,
-                gate_rejection_count: Some(f64::from(self.state.gate_rejections)),
-                budget_remaining_pct: Some(100.0 * t.budget.remaining_fraction().clamp(0.0, 1.0)),
-                status: Some(run_status),
-            },
-            metrics: Some(summary),
-            result_json: Some(result_text),
+        let mut budget = t.budget.clone();
+        budget.tokens_used = budget.tokens_used.saturating_add(tree.tokens);
+        budget.iterations_used = budget.iterations_used.saturating_add(tree.iterations);
+        budget.wall_time_used_ms = budget.wall_time_used_ms.saturating_add(tree.wall_time_ms);
+        let weights = &self.kit.engine.config.level;
+        let mut table = self.table();
+        if let Some(d) = decided {
+            for child in d.children.iter().chain(std::iter::once(&d.integration)) {
+                table.push_str(&child.table);
+            }
+        }
+        Report {
+            id,
+            status,
+            run_status,
+            converged: decided
+                .map_or(matches!(ending, Ending::Control(LoopControl::Converged { .. })), |d| d.integration.converged),
+            level,
+            best_level: decided
+                .map_or_else(|| t.best_observation(weights).map(|o| o.level(weights)), |d| d.integration.best_level),
+            iterations: iterations + tree.iterations,
+            tokens: tokens.saturating_add(tree.tokens),
+            wall_time_ms: t.observations.iter().map(|o| o.wall_time_ms).fold(0, u64::saturating_add),
+            gate_rejections: self.state.gate_rejections + tree.gate_rejections,
+            critique_score: decided.map_or(own_critique, |d| d.integration.critique_score),
+            budget_remaining: budget.remaining_fraction().clamp(0.0, 1.0),
+            summary,
+            table,
             error,
-            stdout: self.table(),
-            ..RunOutcome::default()
+            workspace: self.ws.root().to_path_buf(),
+            cancelled: false,
         }
     }
 
@@ -1199,16 +1566,16 @@ impl<'r> Driver<'r> {
     #[allow(clippy::too_many_arguments)]
     fn summary(
         &self,
-        control: &LoopControl,
+        end: &str,
         status: &str,
         level: f64,
         result: Option<&BestObservation>,
         partial: Option<&PartialResult>,
         error: Option<&str>,
         notes: &[String],
-    ) -> serde_json::Value {
+    ) -> Value {
         let t = &self.state.trajectory;
-        let observations: Vec<serde_json::Value> = t
+        let observations: Vec<Value> = t
             .observations
             .iter()
             .map(|o| {
@@ -1218,7 +1585,7 @@ impl<'r> Driver<'r> {
                     "strategy": o.strategy_used,
                     "attractor": attempt.and_then(|a| a.attractor),
                     "summary": attempt.map(|a| a.summary.as_str()),
-                    "level": o.level(&self.engine.config.level),
+                    "level": o.level(&self.kit.engine.config.level),
                     "delta": o.metrics.map(|m| m.convergence_delta),
                     "commit": o.artifact.commit,
                     "tokens": o.tokens_used,
@@ -1227,9 +1594,12 @@ impl<'r> Driver<'r> {
             .collect();
         let directives: Vec<&str> = t.gradient.history.iter().map(|r| r.directive.as_str()).collect();
         json!({
-            "trajectory_id": self.trajectory_id,
+            "trajectory_id": self.place.id,
+            "role": self.place.role,
+            "parent_id": self.place.parent_id,
+            "ordinal": self.place.ordinal,
             "status": status,
-            "end": control.name(),
+            "end": end,
             "error": error,
             "resumed": self.resumed,
             "iterations": t.observations.len(),
@@ -1245,11 +1615,11 @@ impl<'r> Driver<'r> {
             "reverts": t.strategy_log.iter().filter(|e| e.strategy_kind == StrategyKind::RevertAndBranch).count(),
             "extensions_granted": t.budget.extensions_granted,
             "gate_rejections": self.state.gate_rejections,
-            "tokens_used": t.budget.tokens_used,
+            "tokens_used": self.tokens_spent(),
             "budget": t.budget,
             "blocked_tools": t.blocked_tools,
             "hints": t.hints,
-            "category": self.category,
+            "category": self.kit.category,
             "setup": self.setup,
             "workspace": self.ws.root(),
             "notes": notes,
@@ -1259,19 +1629,54 @@ impl<'r> Driver<'r> {
     /// One line per iteration, for the run's stdout.
     fn table(&self) -> String {
         let t = &self.state.trajectory;
-        let mut out = format!("trajectory {} ({} iteration(s))\n", self.trajectory_id, t.observations.len());
+        let mut out = format!("trajectory {} ({} iteration(s))\n", self.place.id, t.observations.len());
         for (o, plan) in t.observations.iter().zip(&t.gradient.history) {
             out.push_str(&format!(
                 "#{:<3} {:<22} level {:.3}  {:<14} {}\n",
                 o.sequence,
                 o.strategy_used.as_str(),
-                o.level(&self.engine.config.level),
+                o.level(&self.kit.engine.config.level),
                 plan.directive.as_str(),
                 state::outcome_line(&o.overseer_signals),
             ));
         }
         out
     }
+}
+
+/// The bandit a new trajectory starts from: its category's stored state, or
+/// the uniform priors (a stored state that does not parse is ignored).
+async fn primed_bandit(store: &Store, category: &str) -> Result<StrategyBandit, AgentError> {
+    Ok(match store.bandit_state(category).await? {
+        Some(row) => StrategyBandit::from_json(&row.state_json).unwrap_or_else(|e| {
+            tracing::warn!(category = %category, "ignoring the stored bandit state: {e}");
+            StrategyBandit::default()
+        }),
+        None => StrategyBandit::default(),
+    })
+}
+
+/// The task and overseers a stored trajectory works with: a subtask's name,
+/// specification and checks are in its setup record; the others have the run's.
+fn task_of(r: &AgentRun<'_>, setup: &Value) -> (Task, Vec<Overseer>) {
+    let mut task = r.task.clone();
+    if let Some(name) = setup["task_name"].as_str() {
+        task.name = name.to_string();
+    }
+    if let Some(text) = setup["specification"].as_str() {
+        task.task = text.to_string();
+    }
+    let overseers = match setup["overseers"].as_array() {
+        Some(names) => r
+            .spec
+            .overseers
+            .iter()
+            .filter(|o| names.iter().any(|n| n.as_str() == Some(o.name.as_str())))
+            .cloned()
+            .collect(),
+        None => r.spec.overseers.clone(),
+    };
+    (task, overseers)
 }
 
 /// A record of an iteration as JSON text (plain data: serializing it cannot fail).
@@ -1282,4 +1687,9 @@ fn to_json<T: Serialize + ?Sized>(value: &T) -> String {
 /// Where a run's trajectory workspace goes.
 pub fn workspace_dir(run_dir: &Path) -> PathBuf {
     run_dir.join("workspace")
+}
+
+/// Where the workspace of a trajectory under the run's own goes.
+fn nested_workspace_dir(run_dir: &Path, id: &str) -> PathBuf {
+    run_dir.join("trajectories").join(id)
 }

@@ -56,27 +56,27 @@ impl Driver<'_> {
         }
         let ending = Ending {
             trajectory: t,
-            category: &self.category,
+            category: &self.kit.category,
             task_name: &self.r.task.name,
-            description: &self.r.task.task,
+            description: &self.task.task,
             complexity: self.setup["complexity"].as_str().map(str::to_string),
             status,
             final_level: level,
             remaining: partial.map(|p| p.remaining.as_slice()).unwrap_or_default(),
             error,
         };
-        let owner = Owner { trajectory_id: &self.trajectory_id, run_id: self.r.run_id, suite_id: self.r.suite_id };
+        let owner = Owner { trajectory_id: &self.place.id, run_id: self.r.run_id, suite_id: self.r.suite_id };
         match memory::remember(&self.r.store, owner, &ending).await {
             Ok((memory_id, m)) => self.r.bus.publish(Event::MemoryStored {
                 suite_id: self.r.suite_id,
                 run_id: self.r.run_id,
-                trajectory_id: self.trajectory_id.clone(),
-                category: self.category.clone(),
+                trajectory_id: self.place.id.clone(),
+                category: self.kit.category.clone(),
                 outcome: m.outcome.as_str().to_string(),
                 memory_id,
             }),
             Err(e) => {
-                tracing::warn!(trajectory = %self.trajectory_id, error = %e, "could not store the trajectory's memory")
+                tracing::warn!(trajectory = %self.place.id, error = %e, "could not store the trajectory's memory")
             }
         }
     }

@@ -6,10 +6,12 @@
 //! for a person continues from the last recorded point: the engine's
 //! trajectory, the bandit (and the prior it was primed with), the strategy
 //! chosen next, the executor's notes of earlier attempts, the workspace
-//! commit to continue from, and the question being waited on.
+//! commit to continue from, the question being waited on, and — for a
+//! trajectory split into subtasks — the split and where it stands.
 
 use serde::{Deserialize, Serialize};
 
+use super::decompose::Coordination;
 use crate::engine::spec::AmendmentSource;
 use crate::engine::{
     AttractorKind, BudgetExtension, CarryForward, LoopControl, StrategyBandit, StrategyChoice, StrategyKind, Trajectory,
@@ -105,6 +107,13 @@ pub struct AgentState {
     pub ended: Option<LoopControl>,
     /// Base of every random choice of this trajectory.
     pub seed: u64,
+    /// The split in progress, once the trajectory is split into subtasks.
+    #[serde(default)]
+    pub coordination: Option<Coordination>,
+    /// What went differently than asked, for the record (a split that could
+    /// not be used, and why).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 impl AgentState {
@@ -295,6 +304,8 @@ mod tests {
             waiting: None,
             ended: None,
             seed: 1,
+            coordination: None,
+            notes: Vec::new(),
         }
     }
 

@@ -4,9 +4,23 @@ import type { IterationView } from "./IterationView";
 /**
  * One trajectory of an agent run with every iteration.
  */
-export type TrajectoryView = { id: string, task_name: string, category: string, 
+export type TrajectoryView = { id: string, 
 /**
- * running, waiting, converged, partial, exhausted, abandoned, trapped, failed…
+ * The trajectory this one belongs to (a parallel group, a split task).
+ */
+parent_id: string | null, 
+/**
+ * `root`, `parallel`, `sample`, `subtask` or `integration`.
+ */
+role: string, 
+/**
+ * Its place among its siblings (1, 2, …; 0 for a root).
+ */
+ordinal: number, task_name: string, category: string, 
+/**
+ * running, waiting, converged, partial, exhausted, abandoned, trapped,
+ * failed, coordinating (a group or split waiting on its children),
+ * superseded (a sample another one beat), cancelled…
  */
 status: string, iterations: number, tokens_used: number, final_level: number | null, 
 /**

@@ -148,12 +148,27 @@ export function RunDetailScreen({ id }: { id: number }) {
   );
 }
 
+/** How a trajectory's role reads in its card's title. */
+const ROLE: Record<string, string> = {
+  parallel: "parallel group",
+  sample: "sample",
+  subtask: "subtask",
+  integration: "integration",
+};
+
 function Trajectory({ t, dark }: { t: TrajectoryView; dark: boolean }) {
   const option = useMemo(() => trajectoryOption(t), [t]);
   return (
     <div className="card" data-testid="trajectory">
       <h3>
         Trajectory {t.id} <Status status={t.status} />
+        {t.role !== "root" && (
+          <span className="badge" data-testid="trajectory-role">
+            {ROLE[t.role] ?? t.role}
+            {t.ordinal > 0 && ` ${t.ordinal}`}
+          </span>
+        )}
+        {t.parent_id && <span className="muted small"> under {t.parent_id}</span>}
       </h3>
       <div className="stats">
         <div>

@@ -166,6 +166,9 @@ function it_(sequence: number, strategy: string, directive: string, level: numbe
 describe("trajectory", () => {
   const t: TrajectoryView = {
     id: "run-1",
+    parent_id: null,
+    role: "root",
+    ordinal: 0,
     task_name: "squares",
     category: "general",
     status: "converged",
