@@ -86,7 +86,7 @@ ensure_desktop_toolchain() {
 # session bus and GNOME Keyring's Secret Service, which the keychain tests run
 # privately to store, use and delete an API key.
 ensure_test_services() {
-  apt_install_missing dbus-daemon gnome-keyring
+  apt_install_missing dbus-daemon dbus-bin gnome-keyring
 }
 
 # Installs the named Debian packages that are not installed yet.

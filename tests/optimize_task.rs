@@ -109,6 +109,14 @@ async fn a_task_without_a_feasible_point_asks_a_person_and_an_approval_doubles_i
         assert!(context.get(key).is_some(), "context lacks `{key}`: {context}");
     }
     assert_eq!(context["proposed_action"], "double_budget");
+    // The question is announced on the bus (the app's badge, the desktop notification) with its suite.
+    assert_eq!(i.suite_id, Some(run.suite_id));
+    let announced = format!(
+        "SELECT COUNT(*) FROM events WHERE kind = 'intervention_raised' AND json_extract(payload_json, \
+         '$.intervention_id') = {} AND json_extract(payload_json, '$.run_id') = {}",
+        i.id, run.id
+    );
+    assert_eq!(count(&env.store, &announced).await, 1);
 
     assert!(env.store.answer_intervention(i.id, "approve", None).await.unwrap());
     assert!(!env.store.answer_intervention(i.id, "reject", None).await.unwrap(), "answers are never overwritten");

@@ -41,12 +41,16 @@ pub const GAP_TOLERANCE: f64 = 1e-4;
 pub struct OptimizeRun<'a> {
     pub task: &'a Task,
     pub spec: &'a OptimizeTask,
+    pub suite_id: i64,
     pub run_id: i64,
     pub run_dir: &'a Path,
     pub suite_dir: &'a Path,
     pub epoch_num: i64,
     pub artifacts: &'a [ActiveArtifact],
     pub store: Store,
+    /// Where a question raised for a person is announced (the inbox badge,
+    /// the desktop notification).
+    pub bus: crate::bus::Bus,
     pub seed: u64,
     /// The LLM for tier 2; `None` runs on heuristics alone.
     pub llm: Option<LlmClient>,
@@ -284,14 +288,21 @@ async fn escalate(
     for (subject, context) in raise {
         let new = crate::store::NewIntervention {
             kind: ESCALATION.to_string(),
-            suite_id: None,
+            suite_id: Some(r.suite_id),
             run_id: Some(r.run_id),
             task_name: Some(r.task.name.clone()),
-            subject,
+            subject: subject.clone(),
             context_json: context.to_string(),
         };
-        if let Err(e) = r.store.insert_intervention(&new).await {
-            tracing::warn!(error = %e, "could not record an intervention");
+        match r.store.insert_intervention(&new).await {
+            Ok(id) => r.bus.publish(crate::bus::Event::InterventionRaised {
+                intervention_id: id,
+                kind: ESCALATION.to_string(),
+                suite_id: Some(r.suite_id),
+                run_id: Some(r.run_id),
+                subject,
+            }),
+            Err(e) => tracing::warn!(error = %e, "could not record an intervention"),
         }
     }
 }

@@ -67,7 +67,24 @@ function startXvfb() {
   });
 }
 
-let xvfb, driver, base, session;
+let xvfb, driver, base, session, bus, monitor;
+let notifications = "";
+
+/**
+ * A private D-Bus session bus for the app, with dbus-monitor recording every
+ * call to the desktop's notification service on it: what the app asks the
+ * desktop to show is read from there (no notification daemon is needed for
+ * the call to be seen).
+ */
+function startBus() {
+  const out = execFileSync("dbus-daemon", ["--session", "--fork", "--print-address=1", "--print-pid=1"], { encoding: "utf8" });
+  const [address, pid] = out.trim().split("\n");
+  const mon = spawn("dbus-monitor", ["--address", address, "interface='org.freedesktop.Notifications'"], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  mon.stdout.on("data", (d) => (notifications += d));
+  return { address, pid: Number(pid), monitor: mon };
+}
 
 /** One WebDriver call; a WebDriver error becomes an exception with its message. */
 async function wd(method, path, body) {
@@ -177,6 +194,8 @@ before(async () => {
     env: { ...appEnv, KNOBS_DELAY: "0" },
   });
 
+  ({ address: appEnv.DBUS_SESSION_BUS_ADDRESS, ...bus } = startBus());
+  monitor = bus.monitor;
   xvfb = await startXvfb();
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
@@ -196,6 +215,8 @@ after(async () => {
   if (session) await wd("DELETE", s("")).catch(() => undefined);
   driver?.kill();
   xvfb?.child.kill();
+  monitor?.kill();
+  if (bus?.pid) process.kill(bus.pid);
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -297,6 +318,21 @@ describe("the Attractor desktop app", () => {
     const rows = await wd("POST", s(`/element/${card}/elements`), { using: "css selector", value: "[data-testid=finished-runs] tbody tr" });
     assert.equal(rows.length, 12, "4 tasks × 3 epochs");
     await shot("desktop-03-live.png");
+  });
+
+  it("asks the desktop to show a notification when a question waits in the inbox", async () => {
+    const suite = join(fixtures, "inbox.suite.yaml");
+    await run(`location.hash = "/launch?path=" + encodeURIComponent(arguments[0])`, suite);
+    const start = await find("[data-testid=start]");
+    await until("the suite to validate", async () => (await attr(start, "disabled")) === null);
+    await click(start);
+    await find("[data-testid=launch][data-suite=inbox][data-status=finished]");
+    // Every run of this suite raises an intervention; each reaches the desktop.
+    const raised = recordedEvents("intervention_raised");
+    assert.ok(raised.length >= 1);
+    await until("the Notify call", async () => notifications.includes("Attractor is waiting for an answer"), 20_000);
+    assert.match(notifications, new RegExp(`\\(question ${raised[0].intervention_id}, in the Inbox\\)`));
+    assert.match(notifications, /member=Notify/);
   });
 
   it("stops on SIGTERM like a closed window: a running launch is cancelled and its books closed", async () => {
