@@ -714,6 +714,17 @@ async fn a_budget_extension_answered_after_a_restart_resumes_the_same_trajectory
     assert_eq!((run1.status.as_str(), t1.status.as_str()), ("cancelled", "paused"));
     assert_eq!(t1.pending_intervention_id, Some(question.id));
     assert_eq!(obs.len(), 3);
+    // The app lists the suite as paused: it waits on a person.
+    let service = attractor::service::Service::open(attractor::service::ServiceConfig {
+        db_path: f.path("attractor.db"),
+        settings_path: f.path("settings.json"),
+        runs_root: Some(f.path("runs")),
+        env: std::sync::Arc::new(|_| None),
+    })
+    .await
+    .unwrap();
+    let status = || async { service.suites().await.unwrap()[0].status };
+    assert_eq!(status().await, attractor::service::types::SuiteStatus::Paused);
 
     // Second process: resumes the epoch, re-attaches to the same question,
     // and goes on once `attractor answer` (a third process) approves it.
@@ -754,6 +765,8 @@ async fn a_budget_extension_answered_after_a_restart_resumes_the_same_trajectory
     let started = f.events("trajectory_started").await;
     assert_eq!(started.iter().map(|e| e["resumed"].as_bool().unwrap()).collect::<Vec<_>>(), vec![false, true]);
     assert_eq!(server.requests().len(), 5, "no iteration was repeated");
+    assert_eq!(status().await, attractor::service::types::SuiteStatus::Idle, "answered and finished");
+    service.shutdown().await;
     server.shutdown().await;
 }
 

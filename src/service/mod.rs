@@ -336,11 +336,14 @@ impl Service {
     /// Every suite with its epoch count, latest mean loss and status.
     pub async fn suites(&self) -> Result<Vec<SuiteItem>> {
         let summaries = self.store.suite_summaries().await?;
+        let paused = self.store.suites_waiting_on_a_person().await?;
         let mut out = Vec::with_capacity(summaries.len());
         for s in summaries {
             let row = self.store.suite_by_id(s.id).await?;
             let tasks = row.as_ref().map(task_infos).unwrap_or_default();
-            out.push(self.suite_item(&s.name, s.id, &s.created_at, s.epochs, s.latest_mean_loss, s.unfinished, &tasks));
+            let waiting = paused.contains(&s.id);
+            let status = (s.epochs, s.latest_mean_loss, s.unfinished, waiting);
+            out.push(self.suite_item(&s.name, s.id, &s.created_at, status, &tasks));
         }
         // A suite the watcher registered is launched from its watched file.
         if out.iter().any(|s| s.suite_path.is_none()) {
@@ -355,22 +358,25 @@ impl Service {
         Ok(out)
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// `counts`: finished epochs, the latest mean loss, open epochs, and
+    /// whether a trajectory of the suite waits on a person.
     fn suite_item(
         &self,
         name: &str,
         id: i64,
         created_at: &str,
-        epochs: i64,
-        latest_mean_loss: Option<f64>,
-        unfinished: i64,
+        counts: (i64, Option<f64>, i64, bool),
         tasks: &[TaskInfo],
     ) -> SuiteItem {
+        let (epochs, latest_mean_loss, unfinished, waiting) = counts;
         let launches = lock(&self.launches);
         let latest = launches.values().rev().find(|l| l.view.suite == name);
         let running = latest.filter(|l| l.view.status == LaunchStatus::Running);
         let failed = latest.filter(|l| l.view.status == LaunchStatus::Failed);
-        let status = if running.is_some() {
+        // Waiting on a person comes first: it is what someone must act on.
+        let status = if waiting {
+            SuiteStatus::Paused
+        } else if running.is_some() {
             SuiteStatus::Running
         } else if failed.is_some() {
             SuiteStatus::Failed
@@ -445,7 +451,9 @@ impl Service {
         let completed = epochs.iter().filter(|e| e.completed_at.is_some()).count() as i64;
         let latest = epochs.iter().rev().find(|e| e.completed_at.is_some()).and_then(|e| e.mean_loss);
         let unfinished = epochs.iter().filter(|e| e.completed_at.is_none()).count() as i64;
-        let suite = self.suite_item(&row.name, row.id, &row.created_at, completed, latest, unfinished, &tasks);
+        let waiting = self.store.suites_waiting_on_a_person().await?.contains(&row.id);
+        let suite =
+            self.suite_item(&row.name, row.id, &row.created_at, (completed, latest, unfinished, waiting), &tasks);
         Ok(SuiteEpochs { suite, tasks, artifacts, epochs: views })
     }
 

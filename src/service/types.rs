@@ -26,6 +26,10 @@ pub enum SuiteStatus {
     Unfinished,
     /// The last launch of this service ended with an error.
     Failed,
+    /// A trajectory of the suite waits for a person's answer in the inbox
+    /// (a budget extension, a trapped trajectory); the run goes on once
+    /// it is answered, from the app or `attractor answer`.
+    Paused,
 }
 
 /// One row of the suites screen.

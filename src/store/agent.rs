@@ -199,6 +199,16 @@ impl Store {
         Ok(sqlx::query_as("SELECT * FROM trajectories WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
     }
 
+    /// Suites with an unfinished trajectory paused on a question to a person.
+    pub async fn suites_waiting_on_a_person(&self) -> Result<Vec<i64>> {
+        Ok(sqlx::query_scalar(
+            "SELECT DISTINCT t.suite_id FROM trajectories t JOIN interventions i ON i.id = t.pending_intervention_id
+             WHERE t.finished_at IS NULL AND i.status = 'pending'",
+        )
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     /// Every trajectory's id, start and finish (benchmarks time iterations by them).
     pub async fn trajectory_spans(&self) -> Result<Vec<(String, String, Option<String>)>> {
         Ok(sqlx::query_as("SELECT id, started_at, finished_at FROM trajectories ORDER BY started_at")

@@ -74,7 +74,9 @@ export function Suites() {
                     title={
                       s.status === "unfinished"
                         ? "An epoch is open: another process is running it, or it was interrupted. Launching the suite resumes it."
-                        : undefined
+                        : s.status === "paused"
+                          ? "A trajectory waits for your answer in the Inbox; it goes on once answered."
+                          : undefined
                     }
                   >
                     <Status status={s.status} />
