@@ -87,6 +87,43 @@ async fn the_tree_search_improves_on_the_root_and_activates_its_best_node() {
 }
 
 #[tokio::test]
+async fn a_committed_child_deepens_its_branch_in_the_same_round_up_to_the_branch_budget() {
+    let env = Env::new().await;
+    let path = suite(&env, 1.0);
+    let deep = TreeConfig { stall: 10, width: 1, branch_depth: 3, ..TreeConfig::default() };
+    env.run(&path, config(&env, 12, deep)).await;
+    let s = env.store.suite_by_name("knob").await.unwrap().unwrap();
+    let nodes = env.store.tree_nodes(s.id).await.unwrap();
+    let by_id = |id: i64| nodes.iter().find(|n| n.id == id).unwrap();
+    // A child of a committed child made in the same round: the lane went on.
+    let deepened = nodes.iter().filter(|n| {
+        n.parent_id.map(by_id).is_some_and(|p| p.parent_id.is_some() && p.round == n.round && p.status != "discarded")
+    });
+    assert!(deepened.count() >= 1, "{nodes:#?}");
+    // Never more than three children of one lane in a round: no chain of four in one round.
+    for n in &nodes {
+        let mut depth = 0;
+        let mut at = n;
+        while let Some(p) = at.parent_id.map(by_id).filter(|p| p.round == n.round && p.parent_id.is_some()) {
+            depth += 1;
+            at = p;
+        }
+        assert!(depth < 3, "node {} is {} deep in round {:?}", n.id, depth + 1, n.round);
+    }
+    // With a budget of one, every child of a round hangs from an earlier round's node.
+    let env = Env::new().await;
+    let path = suite(&env, 1.0);
+    env.run(&path, config(&env, 12, TreeConfig { stall: 10, width: 1, branch_depth: 1, ..TreeConfig::default() }))
+        .await;
+    let s = env.store.suite_by_name("knob").await.unwrap().unwrap();
+    let nodes = env.store.tree_nodes(s.id).await.unwrap();
+    for n in nodes.iter().filter(|n| n.parent_id.is_some()) {
+        let p = nodes.iter().find(|p| Some(p.id) == n.parent_id).unwrap();
+        assert!(p.round < n.round, "node {} and its parent {} are of one round", n.id, p.id);
+    }
+}
+
+#[tokio::test]
 async fn a_node_whose_children_all_regress_is_pruned_and_the_search_stops() {
     let env = Env::new().await;
     // x = 5 is already perfect for the held-out task and near-perfect for
@@ -256,7 +293,12 @@ tasks:
         ];
         let calls = script.len();
         let server = ScriptedServer::start(script).await.unwrap();
-        let cfg = config(&env, 20, TreeConfig { stall: 1, width: 1, ideation_rounds: 1, ..TreeConfig::default() });
+        // One child per brief: the script follows the rounds.
+        let cfg = config(
+            &env,
+            20,
+            TreeConfig { stall: 1, width: 1, ideation_rounds: 1, branch_depth: 1, ..TreeConfig::default() },
+        );
         let summary = env.run_with_model(&path, cfg, client(&server)).await.unwrap();
 
         let requests = server.requests();
@@ -358,8 +400,11 @@ tasks:
         ];
         let server = ScriptedServer::start(script).await.unwrap();
         let analyst = AnalystConfig { saturation_window: 2, ..AnalystConfig::default() };
-        let cfg =
-            config(&env, 20, TreeConfig { stall: 3, width: 1, ideation_rounds: 0, analyst, ..TreeConfig::default() });
+        let cfg = config(
+            &env,
+            20,
+            TreeConfig { stall: 3, width: 1, ideation_rounds: 0, analyst, branch_depth: 1, ..TreeConfig::default() },
+        );
         env.run_with_model(&path, cfg, client(&server)).await.unwrap();
 
         let requests = server.requests();

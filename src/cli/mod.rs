@@ -202,6 +202,10 @@ pub struct RunArgs {
     /// Tree search: how parents are picked from the frontier.
     #[arg(long, value_enum, default_value_t = SelectionArg::Pareto)]
     pub selection: SelectionArg,
+    /// Tree search: children one brief may make in a round, each from the
+    /// last one committed (the per-branch budget); 1 turns deepening off.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub branch_depth: u32,
 }
 
 /// `--selection` of the tree search.
@@ -526,6 +530,7 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
             width: args.width as usize,
             stall: args.stall,
             ideation_rounds: args.ideation_rounds,
+            branch_depth: args.branch_depth,
             selection: args.selection.into(),
             ..crate::outer::tree::TreeConfig::default()
         },

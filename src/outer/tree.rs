@@ -6,9 +6,10 @@
 //! pair twice in a round), makes one child per brief with the proposer
 //! optimizer, checks it before spending runs on it ([`super::preverify`]),
 //! evaluates it, and commits it only if it beats its parent beyond noise
-//! without hurting the held-out tasks. A committed child joins the frontier,
-//! so a good branch deepens on the next round; a node whose three or more
-//! children all regressed is pruned.
+//! without hurting the held-out tasks. A committed child becomes the parent
+//! of the brief's next child at once, up to `branch_depth` children a brief,
+//! and joins the frontier; a node whose three or more children all regressed
+//! is pruned.
 //!
 //! Two readers steer the briefs. The analyst ([`super::analyst`]) reads the
 //! tree after every round: a *dead direction* (a parent and artifact whose
@@ -67,6 +68,16 @@ pub struct TreeConfig {
     /// "the top 1-2"); the rest of the width is briefed as usual.
     pub ideation_briefs: usize,
     pub analyst: AnalystConfig,
+    /// Children one brief may make in a round (seed 001's per-branch
+    /// budget): each child that is committed becomes the parent of the next,
+    /// with the same focus, so a branch that keeps improving deepens at once
+    /// instead of waiting for the next round. 1 makes one child per brief.
+    #[serde(default = "default_branch_depth")]
+    pub branch_depth: u32,
+}
+
+fn default_branch_depth() -> u32 {
+    5
 }
 
 impl Default for TreeConfig {
@@ -80,6 +91,7 @@ impl Default for TreeConfig {
             ideation_rounds: 1,
             ideation_briefs: 2,
             analyst: AnalystConfig::default(),
+            branch_depth: default_branch_depth(),
         }
     }
 }

@@ -213,29 +213,41 @@ impl SuiteRunner {
             }
             let mut improved = false;
             for brief in briefs {
-                if evals >= budget || self.cancelled() {
-                    break;
-                }
                 let note = brief.idea.as_ref().and_then(|i| idea_notes.iter().find(|(n, _)| n == i)).map(|(_, id)| *id);
-                let child = self
-                    .make_child(
-                        suite_id,
-                        &mut search,
-                        &brief,
-                        &hints,
-                        &guard,
-                        &*proposer,
-                        repeats,
-                        &mut evals,
-                        &mut rng,
-                        summaries,
-                    )
-                    .await?;
-                let Some(child) = child else { return Ok(true) };
-                if let Some(note) = note {
-                    self.store.set_tree_note_node(note, child.id).await?;
+                // The brief's lane: a committed child is the next child's
+                // parent, same focus, up to the per-branch budget.
+                let mut lane = brief;
+                for depth in 0..cfg.branch_depth.max(1) {
+                    if evals >= budget || self.cancelled() {
+                        break;
+                    }
+                    let child = self
+                        .make_child(
+                            suite_id,
+                            &mut search,
+                            &lane,
+                            &hints,
+                            &guard,
+                            &*proposer,
+                            repeats,
+                            &mut evals,
+                            &mut rng,
+                            summaries,
+                        )
+                        .await?;
+                    let Some(child) = child else { return Ok(true) };
+                    if depth == 0
+                        && let Some(note) = note
+                    {
+                        self.store.set_tree_note_node(note, child.id).await?;
+                    }
+                    improved |= child.new_best;
+                    let committed = search.nodes.iter().any(|n| n.id == child.id && n.status == NodeStatus::Committed);
+                    if !committed {
+                        break;
+                    }
+                    lane = Brief { parent: child.id, focus: lane.focus.clone(), idea: None };
                 }
-                improved |= child.new_best;
             }
             if improved {
                 stall = 0;
