@@ -10,10 +10,10 @@
 //! iterations per second with 1, 8 and 32 trajectories at once.
 //!
 //! Part two, the engine's decisions on a simulated population: tasks whose
-//! overseer signals follow one of three shapes — converging (every attempt
+//! overseer signals follow one of four shapes — converging (every attempt
 //! gains), oscillating (two wrong answers in turn until an exploring strategy
-//! breaks the cycle) and plateauing (stuck until a fresh start or another
-//! approach) — run by the real [`Engine`] (attractor classification, bandit,
+//! breaks the cycle, far apart or close) and plateauing (stuck until a fresh
+//! start or another approach) — run by the real [`Engine`] (attractor classification, bandit,
 //! goal gradient, loop control) and by a plain loop of five retries with
 //! feedback. Tokens per attempt are each strategy's estimated cost. The
 //! shapes' rules are this module's model of how tasks respond to strategies,
@@ -206,18 +206,22 @@ pub enum Shape {
     /// after an exploring strategy (reframe, another approach, an architect
     /// review, a fresh start, a decomposition) every attempt gains three.
     Oscillating,
+    /// Like `Oscillating`, but the two wrong answers are close: 6 and 7 of
+    /// 10, with three failures shared.
+    CloseOscillating,
     /// Stuck at 5 to 8 of 10 whatever is retried; a fresh start or another
     /// approach unlocks it, after which every attempt gains three.
     Plateauing,
 }
 
 impl Shape {
-    pub const ALL: [Shape; 3] = [Shape::Converging, Shape::Oscillating, Shape::Plateauing];
+    pub const ALL: [Shape; 4] = [Shape::Converging, Shape::Oscillating, Shape::CloseOscillating, Shape::Plateauing];
 
     pub fn name(self) -> &'static str {
         match self {
             Shape::Converging => "converging",
             Shape::Oscillating => "oscillating",
+            Shape::CloseOscillating => "close oscillation",
             Shape::Plateauing => "plateauing",
         }
     }
@@ -226,7 +230,7 @@ impl Shape {
         use StrategyKind::*;
         match self {
             Shape::Converging => true,
-            Shape::Oscillating => {
+            Shape::Oscillating | Shape::CloseOscillating => {
                 matches!(s, Reframe | AlternativeApproach | ArchitectReview | FreshStart | Decompose)
             }
             Shape::Plateauing => matches!(s, FreshStart | AlternativeApproach),
@@ -266,6 +270,10 @@ impl SimTask {
                 self.flip = !self.flip;
                 return signals(6, self.flip);
             }
+            (Shape::CloseOscillating, false) => {
+                self.flip = !self.flip;
+                return close(self.flip);
+            }
             (Shape::Plateauing, false) => self.passed = self.plateau,
         }
         signals(self.passed, false)
@@ -291,6 +299,19 @@ fn signals(passed: u32, shifted: bool) -> OverseerSignals {
         build_result: Some(BuildResult { success: true, error_count: 0, warning_count: 0 }),
         ..Default::default()
     }
+}
+
+/// One side of a close oscillation: 6 of 10 (t1, t8–t10 failing) or 7 of
+/// 10 (t8–t10 failing).
+fn close(six: bool) -> OverseerSignals {
+    let mut s = signals(7, false);
+    if six && let Some(t) = s.test_results.as_mut() {
+        t.passing.retain(|n| n != "t1");
+        t.failing.insert(0, "t1".into());
+        t.passed = 6;
+        t.failed = 4;
+    }
+    s
 }
 
 /// One simulated trajectory's end.
@@ -406,7 +427,7 @@ pub fn report(timings: &[LoopTiming], rows: &[PopulationRow], max_iterations: u3
             t.latency_ms
         ));
     }
-    out.push_str("| trajectories at once | iterations | iteration (ms) | model + edits (ms) | overseers (ms) | control overhead (ms) | overhead share | iterations / s |\n");
+    out.push_str("| trajectories at once | iterations | iteration (ms) | executor (ms) | overseers (ms) | control overhead (ms) | overhead share | iterations / s |\n");
     out.push_str("|---|---|---|---|---|---|---|---|\n");
     for t in timings {
         out.push_str(&format!(
@@ -450,6 +471,7 @@ mod tests {
             assert!(simulate_engine(Shape::Converging, seed, 10).solved);
             // Retrying never leaves the cycle.
             assert!(!simulate_retry(Shape::Oscillating, seed, 5).solved);
+            assert!(!simulate_retry(Shape::CloseOscillating, seed, 5).solved);
             assert!(!simulate_retry(Shape::Plateauing, seed, 5).solved);
         }
     }
@@ -466,7 +488,7 @@ mod tests {
     #[test]
     fn the_population_table_has_a_row_per_shape_and_method() {
         let rows = population(3, 10);
-        assert_eq!(rows.len(), 6);
+        assert_eq!(rows.len(), 8);
         assert!(rows.iter().all(|r| r.runs == 3 && (0.0..=1.0).contains(&r.success_rate)));
         let text = report(&[], &rows, 10);
         assert!(text.contains("| oscillating | retry ×5 | 3 | 0% |"), "{text}");

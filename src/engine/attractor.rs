@@ -314,8 +314,9 @@ impl fmt::Display for Signature {
 }
 
 /// The shortest period (2 up to `max_period`) whose last two laps match pair
-/// by pair at `threshold`, with at least two distinct states in a lap;
-/// returns it with the mean similarity of the matched pairs.
+/// by pair at `threshold`, with at least two distinct states in a lap (any
+/// difference counts when the laps repeat exactly); returns it with the mean
+/// similarity of the matched pairs.
 pub fn detect_cycle(signatures: &[Signature], threshold: f64, max_period: usize) -> Option<(u32, f64)> {
     for period in 2..=max_period.max(2) {
         if signatures.len() < period * 2 {
@@ -327,8 +328,16 @@ pub fn detect_cycle(signatures: &[Signature], threshold: f64, max_period: usize)
         if sims.iter().any(|s| *s < threshold) {
             continue;
         }
-        let distinct_states =
-            first.iter().enumerate().any(|(i, a)| first[i + 1..].iter().any(|b| a.similarity(b) < threshold));
+        // States in a lap are distinct when they differ by more than a
+        // wobble — or, when the laps repeat exactly, when they differ at all:
+        // two close wrong answers visited in turn (6 and 7 of 10 tests, most
+        // failures shared) are a cycle too, not progress and not a stall.
+        let exact = sims.iter().all(|s| *s >= 1.0 - 1e-9);
+        let distinct = |a: &Signature, b: &Signature| {
+            let s = a.similarity(b);
+            s < threshold || (exact && s < 1.0 - 1e-9)
+        };
+        let distinct_states = first.iter().enumerate().any(|(i, a)| first[i + 1..].iter().any(|b| distinct(a, b)));
         if distinct_states {
             return Some((period as u32, sims.iter().sum::<f64>() / sims.len() as f64));
         }
@@ -510,6 +519,19 @@ mod tests {
     fn a_constant_signature_is_not_a_cycle() {
         let a = failing(&["x"], 5, 0);
         assert_eq!(detect_cycle(&vec![a; 8], 0.85, 4), None);
+    }
+
+    #[test]
+    fn two_close_states_visited_in_turn_exactly_are_a_cycle_but_a_wobbling_climb_is_not() {
+        let six = failing(&["t1", "t8", "t9", "t10"], 10, 0);
+        let seven = failing(&["t8", "t9", "t10"], 10, 0);
+        assert!(six.similarity(&seven) >= 0.85, "close enough to be one state alone");
+        let sigs = vec![six.clone(), seven.clone(), six.clone(), seven.clone()];
+        assert_eq!(detect_cycle(&sigs, 0.85, 4).map(|(p, _)| p), Some(2));
+        // Small steps that never repeat exactly are not a cycle.
+        let eight = failing(&["t9", "t10"], 10, 0);
+        let nine = failing(&["t10"], 10, 0);
+        assert_eq!(detect_cycle(&[six, seven, eight, nine], 0.85, 4), None);
     }
 
     #[test]
