@@ -289,6 +289,13 @@ impl Coordinator {
                 _ => false,
             };
             stalled_rounds = if improved || !feasible { 0 } else { stalled_rounds + 1 };
+            tracing::debug!(
+                round,
+                evaluations = budget - shared.pool.load(Ordering::Acquire),
+                best = best.as_ref().map(|b| b.objective),
+                stalled_rounds,
+                "round finished"
+            );
             if stalled_rounds >= self.config.max_stalled_rounds.max(1) {
                 break;
             }
