@@ -214,7 +214,8 @@ progress is steady; ADJUST penalties when a constraint stays violated; RESTART o
   "population_scale_factor": 0.5,
   "population_crossover_rate": 0.9,
   "population_chunk_generations": 25,
-  "population_polish_gain": 0.01
+  "population_polish_gain": 0.01,
+  "population_repair_probability": 0.1
 }
 "#,
         fields: &[
@@ -236,6 +237,7 @@ progress is steady; ADJUST penalties when a constraint stays violated; RESTART o
             ("population_crossover_rate", real(0.0, 1.0)),
             ("population_chunk_generations", int(1.0, 200.0)),
             ("population_polish_gain", real(0.0, 0.5)),
+            ("population_repair_probability", real(0.0, 1.0)),
         ],
     },
 ];

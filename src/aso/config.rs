@@ -80,6 +80,8 @@ pub struct AsoConfig {
     /// Relative improvement of the population's best since its last polish
     /// that earns it a new SQP polish.
     pub population_polish_gain: f64,
+    /// Probability that an infeasible child gets a gradient repair.
+    pub population_repair_probability: f64,
 }
 
 impl Default for AsoConfig {
@@ -113,6 +115,7 @@ impl Default for AsoConfig {
             population_crossover_rate: 0.9,
             population_chunk_generations: 25,
             population_polish_gain: 0.01,
+            population_repair_probability: 0.1,
         }
     }
 }
@@ -130,8 +133,9 @@ impl AsoConfig {
     }
 
     /// The population optimizer's settings under this configuration: the
-    /// published defaults with this configuration's size, F and CR (each
-    /// brought into its meaningful range), and the ALM's feasibility tolerance.
+    /// published defaults with this configuration's size, F, CR and repair
+    /// probability (each brought into its meaningful range), and the ALM's
+    /// feasibility tolerance.
     pub fn population_settings(&self) -> crate::numeric::population::PopulationSettings {
         let defaults = crate::numeric::population::PopulationSettings::default();
         let finite_or = |v: f64, d: f64| if v.is_finite() { v } else { d };
@@ -140,6 +144,8 @@ impl AsoConfig {
                 .clamp(0.0, 100.0),
             scale_factor: finite_or(self.population_scale_factor, defaults.scale_factor).clamp(0.05, 2.0),
             crossover_rate: finite_or(self.population_crossover_rate, defaults.crossover_rate).clamp(0.0, 1.0),
+            repair_probability: finite_or(self.population_repair_probability, defaults.repair_probability)
+                .clamp(0.0, 1.0),
             feasibility_tolerance: self.alm_settings().feasibility_tolerance,
             ..defaults
         }
