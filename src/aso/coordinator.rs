@@ -977,3 +977,18 @@ pub fn apply_directive(
     traj.settings.max_penalty = config.max_penalty_parameter;
     rejected
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn optima_count_as_distinct_beyond_a_relative_thousandth() {
+        assert!(distinct_optima(&[-0.30, -0.24, -0.21]));
+        assert!(!distinct_optima(&[-30665.5387, -30665.5386]), "rounding, not another optimum");
+        assert!(!distinct_optima(&[1.0]), "one end proves nothing");
+        assert!(!distinct_optima(&[]));
+        assert!(distinct_optima(&[0.0, 1e-3]));
+        assert!(!distinct_optima(&[0.0, 0.0]));
+    }
+}
