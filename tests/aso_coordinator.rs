@@ -247,7 +247,7 @@ async fn a_rugged_problem_in_many_variables_gets_a_population_after_its_first_ro
     assert_eq!(position, 3, "right after the first round of three local trajectories");
     assert!(populations[0].feasible);
     assert!(populations[0].steps > 1, "not stopped on its first step: {:?}", populations[0]);
-    // It had most of what the first round left: 80 % of it.
+    // It had all that the first round left.
     assert!(populations[0].evals_used > 15_000, "{:?}", populations[0]);
 
     // Off when the problem has fewer variables than the threshold.

@@ -643,7 +643,8 @@ impl Coordinator {
                 traj.status = TrajectoryStatus::Abandoned;
                 break;
             };
-            if let Some(b) = state.best.as_ref().filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol)))
+            if let Some(b) =
+                state.best.as_ref().filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol)))
             {
                 traj.best = Some(b.clone());
             }
@@ -703,8 +704,13 @@ impl Coordinator {
                 polished = Some(b.objective);
                 if let Some(p) = self.polish_from(&b.x, &shared).await {
                     traj.evals_used += p.evals_used;
-                    if let Some(pb) = p.best.filter(|pb| traj.best.as_ref().is_none_or(|cur| pb.better_than(cur, tol))) {
-                        tracing::debug!(trajectory = traj.id, objective = pb.objective, "polish improved the population's best");
+                    if let Some(pb) = p.best.filter(|pb| traj.best.as_ref().is_none_or(|cur| pb.better_than(cur, tol)))
+                    {
+                        tracing::debug!(
+                            trajectory = traj.id,
+                            objective = pb.objective,
+                            "polish improved the population's best"
+                        );
                         traj.best = Some(pb);
                     }
                 }

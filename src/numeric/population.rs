@@ -207,7 +207,8 @@ impl PopulationState {
     pub fn snapshot(&self, ineq_names: &[String], eq_names: &[String]) -> Snapshot {
         let ranked = self.ranked();
         let median = ranked.get(ranked.len() / 2).map(|&i| &self.members[i]);
-        let value = |values: Option<&Vec<f64>>, i: usize| values.and_then(|v| v.get(i)).copied().unwrap_or(f64::INFINITY);
+        let value =
+            |values: Option<&Vec<f64>>, i: usize| values.and_then(|v| v.get(i)).copied().unwrap_or(f64::INFINITY);
         let mut constraints = Vec::with_capacity(ineq_names.len() + eq_names.len());
         for (i, name) in ineq_names.iter().enumerate() {
             constraints.push(ConstraintReading {
@@ -269,7 +270,11 @@ pub enum PopulationStart {
     /// A new population on these points (one member each). The planned
     /// budget of the whole run sets how fast ε falls; the seed makes the run
     /// reproducible.
-    Fresh { points: Vec<Vec<f64>>, planned_evaluations: u64, seed: u64 },
+    Fresh {
+        points: Vec<Vec<f64>>,
+        planned_evaluations: u64,
+        seed: u64,
+    },
     Continue(Box<PopulationState>),
 }
 
@@ -378,17 +383,14 @@ pub fn run_chunk(
                 );
             }
             if let Some(p) = points.iter().find(|p| p.len() != n) {
-                return skipped(
-                    None,
-                    Some(format!("a starting point has {} coordinates, the problem {n}", p.len())),
-                );
+                return skipped(None, Some(format!("a starting point has {} coordinates, the problem {n}", p.len())));
             }
             let mut pending: Vec<Vec<f64>> = points
                 .into_iter()
                 .map(|p| p.iter().zip(&bounds).map(|(v, (lo, hi))| v.clamp(*lo, *hi)).collect())
                 .collect();
             pending.reverse();
-            let state = PopulationState {
+            PopulationState {
                 members: Vec::with_capacity(pending.len()),
                 pending,
                 next: vec![],
@@ -401,8 +403,7 @@ pub fn run_chunk(
                 evaluations: 0,
                 best: None,
                 rng: ChaCha8Rng::seed_from_u64(seed),
-            };
-            state
+            }
         }
     };
     if budget == 0 || n == 0 {
@@ -610,10 +611,12 @@ fn minimum_norm_step(jacobian: &[Vec<f64>], c: &[f64]) -> Option<Vec<f64>> {
             return None;
         }
         a.swap(col, pivot);
-        for r in col + 1..m {
-            let factor = a[r][col] / a[col][col];
-            for k in col..=m {
-                a[r][k] -= factor * a[col][k];
+        let (upper, lower) = a.split_at_mut(col + 1);
+        let pivot_row = &upper[col];
+        for row in lower.iter_mut() {
+            let factor = row[col] / pivot_row[col];
+            for (v, p) in row[col..].iter_mut().zip(&pivot_row[col..]) {
+                *v -= factor * p;
             }
         }
     }
@@ -773,7 +776,15 @@ mod tests {
     #[test]
     fn a_repair_step_lands_on_a_linear_equality() {
         let settings = PopulationSettings::default();
-        let mut ev = Evaluator { problem: &Plane, evals: 0, budget: 100, tol: 1e-4, best: None, consecutive_errors: 0, error: None };
+        let mut ev = Evaluator {
+            problem: &Plane,
+            evals: 0,
+            budget: 100,
+            tol: 1e-4,
+            best: None,
+            consecutive_errors: 0,
+            error: None,
+        };
         let start = ev.member(vec![4.0, -2.0, 5.0], 0.5, 0.9);
         assert!(start.violation > 3.0);
         let repaired = repair(&mut ev, start, &Plane.bounds(), &settings, 1e-4);
