@@ -57,7 +57,8 @@ pub struct AsoConfig {
     /// Beyond the seed: rounds in a row without a better feasible point after
     /// which a population trajectory (εDE, [`crate::numeric::population`])
     /// takes over; 0 never. Equal to `max_stalled_rounds` by default, so the
-    /// population spends budget the rounds would have left unused.
+    /// population spends budget the rounds would have left unused (above
+    /// `max_stalled_rounds` it never comes: the rounds stop first).
     pub population_after_stalled_rounds: u32,
     /// Problems with at least this many variables start a population
     /// trajectory once a round's trajectories end in different optima (a
