@@ -1,10 +1,10 @@
-//! The coordinator on a real SQLite file: trajectories, budget, telemetry
-//! rows, directive clamps, evaluator failures.
+//! The coordinator on a real SQLite file: trajectories (local and
+//! population), budget, telemetry rows, directive clamps, evaluator failures.
 
 use std::sync::Arc;
 
 use attractor::aso::config::{AsoConfig, BudgetSplit};
-use attractor::aso::coordinator::{TrajectoryState, apply_directive};
+use attractor::aso::coordinator::{TrajectoryKind, TrajectoryState, TrajectorySummary, apply_directive};
 use attractor::aso::directive::{AlmSettingsOverride, ConfigOverrides, Directive, DirectiveAction, DirectiveSource};
 use attractor::aso::{Coordinator, SupervisionContext, TieredSupervisor};
 use attractor::numeric::alm::{self, AlmSettings, Start};
@@ -178,4 +178,99 @@ fn directives_are_clamped_and_bad_parts_are_refused_not_fatal() {
     assert_eq!(traj.settings.penalty_parameters_increase_factor, 100.0);
     assert_eq!(traj.settings.bounds_reduction_factor, 0.5);
     assert!(state.eq_penalties[0] < 1000.0, "the refused weight changed nothing");
+}
+
+/// The coordinator's summaries of one kind.
+fn of_kind(out: &attractor::aso::CoordinatorOutcome, kind: TrajectoryKind) -> Vec<&TrajectorySummary> {
+    out.trajectories.iter().filter(|t| t.kind == kind).collect()
+}
+
+#[tokio::test]
+async fn a_stalled_run_starts_a_population_trajectory_and_records_its_telemetry() {
+    let (_dir, store) = store().await;
+    let exp = store.insert_experiment(None, "small", "{}").await.unwrap();
+    let config = AsoConfig {
+        population_after_stalled_rounds: 2,
+        max_stalled_rounds: 4,
+        population_min_dimension: 0,
+        ..AsoConfig::default()
+    };
+    let c = coordinator(Arc::new(Small), config, Some((store.clone(), exp)));
+    let out = c.produce_candidates(20_000).await;
+    assert!(out.error.is_none(), "{:?}", out.error);
+    assert!(out.evals_used <= 20_000, "{}", out.evals_used);
+    let best = out.best.clone().unwrap();
+    assert!(best.max_violation <= 1e-4 && (best.objective - 1.0).abs() < 1e-3, "{best:?}");
+
+    // One population, after the local rounds that stalled (two at least, three trajectories each).
+    let populations = of_kind(&out, TrajectoryKind::Population);
+    assert_eq!(populations.len(), 1, "{:?}", out.trajectories);
+    let pop = populations[0];
+    let position = out.trajectories.iter().position(|t| t.id == pop.id).unwrap();
+    assert!(position >= 6, "the population came after stalled rounds, not at {position}");
+    assert!(out.trajectories[..position].iter().all(|t| t.kind == TrajectoryKind::Local));
+    assert!(pop.steps >= 1 && pop.evals_used > 20 * 10, "{pop:?}");
+    assert!(pop.feasible, "{pop:?}");
+
+    // Its steps are in the telemetry like any trajectory's, marked as a population's.
+    let rows = store.telemetry_of_experiment(exp).await.unwrap();
+    assert_eq!(rows.len() as u32, out.steps, "one row per step, population steps included");
+    let mine: Vec<_> = rows.iter().filter(|r| r.trajectory_id == i64::from(pop.id)).collect();
+    assert_eq!(mine.len() as u32, pop.steps);
+    let steps: Vec<i64> = mine.iter().map(|r| r.step).collect();
+    assert_eq!(steps, (1..=steps.len() as i64).collect::<Vec<_>>());
+    assert!(mine.windows(2).all(|w| w[0].evals_used < w[1].evals_used));
+    for r in &mine {
+        let d: serde_json::Value = serde_json::from_str(r.diagnostics_json.as_deref().unwrap()).unwrap();
+        // Small has two variables: the population is at its minimum size, 20.
+        assert_eq!(d["optimizer_health"]["population_size"], 20.0);
+        assert!(d["optimizer_health"]["epsilon_level"].as_f64().unwrap() >= 1e-4);
+        assert!(d["narrative"].to_string().contains("Population trajectory"), "{}", d["narrative"]);
+        assert_eq!(d["constraint_diagnostics"].as_array().unwrap().len(), 2);
+        assert_eq!(r.directive_source, "heuristic");
+    }
+    // Local trajectories' rows carry no population fields.
+    let local = rows.iter().find(|r| r.trajectory_id == 0).unwrap();
+    assert!(!local.diagnostics_json.as_deref().unwrap().contains("population_size"));
+}
+
+#[tokio::test]
+async fn a_rugged_problem_in_many_variables_gets_a_population_after_its_first_round() {
+    // g02: twenty variables, local trajectories ending in different optima.
+    let g02: Arc<dyn Problem> = Arc::from(attractor::numeric::builtin("g02").unwrap());
+    let config = AsoConfig { population_after_stalled_rounds: 0, ..AsoConfig::default() };
+    let out = coordinator(g02.clone(), config.clone(), None).produce_candidates(30_000).await;
+    assert!(out.evals_used <= 30_000, "{}", out.evals_used);
+    let populations = of_kind(&out, TrajectoryKind::Population);
+    assert_eq!(populations.len(), 1, "{:?}", out.trajectories);
+    let position = out.trajectories.iter().position(|t| t.id == populations[0].id).unwrap();
+    assert_eq!(position, 3, "right after the first round of three local trajectories");
+    assert!(populations[0].feasible);
+    assert!(populations[0].steps > 1, "not stopped on its first step: {:?}", populations[0]);
+    // It had all that the first round left.
+    assert!(populations[0].evals_used > 15_000, "{:?}", populations[0]);
+
+    // Off when the problem has fewer variables than the threshold.
+    let off = AsoConfig { population_min_dimension: 21, ..config };
+    let out = coordinator(g02, off, None).produce_candidates(30_000).await;
+    assert!(of_kind(&out, TrajectoryKind::Population).is_empty());
+}
+
+#[tokio::test]
+async fn the_budget_is_never_exceeded_with_a_population_trajectory() {
+    for budget in [300, 1_000, 5_000] {
+        let config = AsoConfig {
+            population_after_stalled_rounds: 1,
+            max_stalled_rounds: 2,
+            population_budget_share: 1.0,
+            ..AsoConfig::default()
+        };
+        let out = coordinator(Arc::new(Small), config, None).produce_candidates(budget).await;
+        assert!(out.evals_used <= budget, "{budget}: used {}", out.evals_used);
+        let sum: u64 = out.trajectories.iter().map(|t| t.evals_used).sum();
+        assert!(sum <= out.evals_used);
+        if budget == 5_000 {
+            assert_eq!(of_kind(&out, TrajectoryKind::Population).len(), 1);
+        }
+    }
 }

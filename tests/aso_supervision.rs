@@ -213,3 +213,48 @@ async fn a_restart_directive_replaces_the_trajectory_seed() {
     assert!(after.iter().all(|p| (p[0] + 4.25).abs() < 0.1 && (p[1] - 4.75).abs() < 0.1), "{after:?}");
     assert!(server.requests().len() >= 2, "supervised after the restart too");
 }
+
+#[tokio::test]
+async fn a_restart_directive_draws_a_new_population() {
+    // One local trajectory per round, every step asked: round 1 (request 1)
+    // finds the optimum, round 2 (request 2) cannot better it and stalls, and
+    // the population that starts then is told to restart on its first step.
+    let stop = r#"{"action": "STOP", "reasoning": "enough"}"#;
+    let restart = r#"{"action": "RESTART", "reasoning": "draw a new population"}"#;
+    let script = vec![Scripted::reply(stop), Scripted::reply(stop), Scripted::reply(restart)];
+    let server = ScriptedServer::start_repeating(script, Scripted::reply(stop)).await.unwrap();
+    let config = AsoConfig {
+        n_trajectories: 1,
+        supervision_mode: attractor::aso::SupervisionMode::EveryStep,
+        population_after_stalled_rounds: 1,
+        population_min_dimension: 0,
+        ..AsoConfig::default()
+    };
+    let problem = Arc::new(Recording { points: Default::default() });
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    let coordinator = attractor::aso::Coordinator {
+        problem: problem.clone(),
+        supervisor: Arc::new(tiered(&server.base_url(), config.clone())),
+        config,
+        alm: attractor::numeric::alm::AlmSettings::default(),
+        context: ctx(),
+        telemetry: None,
+        seed: 5,
+        chunk_evaluations: 0,
+        cancel: rx,
+    };
+    let out = coordinator.produce_candidates(6000).await;
+    let asked: Vec<String> = server.requests().iter().map(|r| r.json().to_string()).collect();
+    assert!(asked.len() >= 4, "{} requests", asked.len());
+    assert!(!asked[1].contains("Population trajectory"), "the second request is the second round's");
+    assert!(asked[2].contains("Population trajectory"), "the third request is the population's first step");
+    assert!(asked[3].contains("Population trajectory"), "and the restarted population is asked again");
+    let pop = out.trajectories.iter().find(|t| t.kind == attractor::aso::TrajectoryKind::Population).unwrap();
+    assert_eq!(pop.restarts, 1, "{pop:?}");
+    assert_eq!(pop.steps, 2, "one step, the restart, one step and STOP: {pop:?}");
+    // A new population is a new Latin hypercube: twenty fresh points of the
+    // whole box evaluated after the restart (the 2-variable problem's minimum
+    // population), before any child.
+    assert!(pop.evals_used >= 2 * 20, "{pop:?}");
+    assert!(out.evals_used <= 6000);
+}

@@ -185,7 +185,7 @@ progress is steady; ADJUST penalties when a constraint stays violated; RESTART o
     Builtin {
         name: "aso_config",
         kind: ArtifactKind::Json,
-        purpose: "Thresholds of the ASO coordinator's heuristic tier.",
+        purpose: "Thresholds of the ASO coordinator's heuristic tier, and when and how it runs a population trajectory.",
         content: r#"{
   "supervision_mode": "event_triggered",
   "supervision_interval": 5,
@@ -204,7 +204,18 @@ progress is steady; ADJUST penalties when a constraint stays violated; RESTART o
   "llm_max_retries": 2,
   "use_heuristic_fallback": true,
   "llm_failures_before_human": 3,
-  "max_stalled_rounds": 40
+  "max_stalled_rounds": 40,
+  "population_after_stalled_rounds": 40,
+  "population_min_dimension": 15,
+  "population_after_rounds": 1,
+  "population_budget_share": 1.0,
+  "max_population_trajectories": 1,
+  "population_size_per_dimension": 5.0,
+  "population_scale_factor": 0.5,
+  "population_crossover_rate": 0.9,
+  "population_chunk_generations": 25,
+  "population_polish_gain": 0.01,
+  "population_repair_probability": 0.1
 }
 "#,
         fields: &[
@@ -218,6 +229,15 @@ progress is steady; ADJUST penalties when a constraint stays violated; RESTART o
             ("n_trajectories", int(1.0, 16.0)),
             ("supervision_interval", int(1.0, 100.0)),
             ("max_stalled_rounds", int(1.0, 100.0)),
+            ("population_after_stalled_rounds", int(0.0, 100.0)),
+            ("population_min_dimension", int(0.0, 100.0)),
+            ("population_budget_share", real(0.1, 1.0)),
+            ("population_size_per_dimension", real(1.0, 20.0)),
+            ("population_scale_factor", real(0.1, 1.0)),
+            ("population_crossover_rate", real(0.0, 1.0)),
+            ("population_chunk_generations", int(1.0, 200.0)),
+            ("population_polish_gain", real(0.0, 0.5)),
+            ("population_repair_probability", real(0.0, 1.0)),
         ],
     },
 ];

@@ -4,9 +4,19 @@
 //! supervisor for a directive, apply it under the safety clamps, and record
 //! one `aso_telemetry` row.
 //!
-//! In argmin's terms the ALM chunk is the solver step, [`TrajectoryState`]
-//! is the state, this module is the executor (budgets, termination) and the
-//! telemetry writer is the observer.
+//! Trajectories are of two kinds. *Local* ones run the ALM from a seed (and
+//! polish with SQP); rounds of them are a multistart, later an iterated local
+//! search around the best point. A *population* trajectory runs differential
+//! evolution with the ε comparison ([`crate::numeric::population`]), polishing
+//! its best point as it improves; the coordinator starts one when the rounds
+//! stall, or early on a problem in many variables whose local trajectories end
+//! in different optima — a rugged landscape, where one basin per start is a
+//! losing rate. Both kinds report the same diagnostics, take the same
+//! directives and write the same telemetry.
+//!
+//! In argmin's terms the ALM chunk (or a chunk of generations) is the solver
+//! step, [`TrajectoryState`] is the state, this module is the executor
+//! (budgets, termination) and the telemetry writer is the observer.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,6 +33,7 @@ use super::directive::{Directive, DirectiveAction};
 use super::seeds;
 use super::supervisor::{SupervisionContext, TieredSupervisor};
 use crate::numeric::alm::{self, AlmSettings, AlmState, Candidate, ChunkStatus, Start};
+use crate::numeric::population::{self, PopulationStart, PopulationState};
 use crate::numeric::problem::Problem;
 use crate::store::{Store, TelemetryRow};
 
@@ -35,12 +46,25 @@ pub enum TrajectoryStatus {
     Abandoned,
 }
 
+/// What drives a trajectory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrajectoryKind {
+    /// The ALM from one seed, finished with an SQP polish.
+    Local,
+    /// Differential evolution with the ε comparison, its best point polished.
+    Population,
+}
+
 /// One trajectory's state between steps.
 #[derive(Debug, Clone)]
 pub struct TrajectoryState {
     pub id: u32,
+    pub kind: TrajectoryKind,
     pub seed: Vec<f64>,
     pub alm: Option<AlmState>,
+    /// The population of a population trajectory, after its last chunk.
+    pub population: Option<PopulationState>,
     pub history: Vec<Snapshot>,
     pub evals_used: u64,
     pub steps: u32,
@@ -62,8 +86,10 @@ impl TrajectoryState {
     pub fn new(id: u32, seed: Vec<f64>, settings: AlmSettings) -> Self {
         TrajectoryState {
             id,
+            kind: TrajectoryKind::Local,
             seed,
             alm: None,
+            population: None,
             history: Vec::new(),
             evals_used: 0,
             steps: 0,
@@ -79,12 +105,18 @@ impl TrajectoryState {
             exploration_ratio: 1.0,
         }
     }
+
+    /// A population trajectory (its members are drawn when it starts).
+    pub fn population(id: u32, settings: AlmSettings) -> Self {
+        TrajectoryState { kind: TrajectoryKind::Population, ..TrajectoryState::new(id, vec![], settings) }
+    }
 }
 
 /// How one trajectory ended.
 #[derive(Debug, Clone, Serialize)]
 pub struct TrajectorySummary {
     pub id: u32,
+    pub kind: TrajectoryKind,
     pub status: TrajectoryStatus,
     pub steps: u32,
     pub evals_used: u64,
@@ -171,6 +203,7 @@ impl Coordinator {
         let (mut evals, mut steps) = (0, 0);
         let mut stalled_rounds = 0;
         let mut next_id = 0u32;
+        let mut populations = 0u32;
 
         // Rounds of trajectories: when every trajectory of a round has stopped
         // and budget is left, a new round starts from fresh seeds (multi-start).
@@ -178,7 +211,9 @@ impl Coordinator {
         // starts around it (iterated local search); the last one keeps
         // exploring the box. The rounds end with the budget, on an evaluator
         // failure, or after `max_stalled_rounds` rounds in a row that did not
-        // improve a feasible best.
+        // improve a feasible best. Between rounds a population trajectory may
+        // run on its own (see the module doc); the rounds then go on around
+        // the best point it found.
         let mut round = 0usize;
         loop {
             let left = shared.pool.load(Ordering::Acquire);
@@ -257,24 +292,15 @@ impl Coordinator {
             }
 
             let before = best.clone();
+            // Whether the round's local trajectories ended in different
+            // optima: the landscape evidence for a population.
+            let ends: Vec<f64> = finished
+                .iter()
+                .filter_map(|t| t.best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.objective))
+                .collect();
+            let rugged = distinct_optima(&ends);
             for t in finished {
-                evals += t.evals_used;
-                steps += t.steps;
-                if let Some(b) = &t.best
-                    && best.as_ref().is_none_or(|cur| b.better_than(cur, tol))
-                {
-                    best = Some(b.clone());
-                }
-                summaries.push(TrajectorySummary {
-                    id: t.id,
-                    status: t.status,
-                    steps: t.steps,
-                    evals_used: t.evals_used,
-                    restarts: t.restarts,
-                    restarts_recovered: t.restarts_recovered,
-                    feasible: t.best.as_ref().is_some_and(|b| b.max_violation <= tol),
-                    best: t.best,
-                });
+                absorb(t, tol, &mut best, &mut summaries, &mut evals, &mut steps);
             }
             if shared.errors.lock().map(|e| e.is_some()).unwrap_or(true) {
                 break;
@@ -289,6 +315,47 @@ impl Coordinator {
                 _ => false,
             };
             stalled_rounds = if improved || !feasible { 0 } else { stalled_rounds + 1 };
+            tracing::debug!(
+                round,
+                evaluations = budget - shared.pool.load(Ordering::Acquire),
+                best = best.as_ref().map(|b| b.objective),
+                stalled_rounds,
+                "round finished"
+            );
+            let c = &self.config;
+            let by_stall = c.population_after_stalled_rounds > 0 && stalled_rounds >= c.population_after_stalled_rounds;
+            let by_landscape = c.population_min_dimension > 0
+                && self.problem.dimension() >= c.population_min_dimension as usize
+                && round >= c.population_after_rounds as usize
+                && rugged;
+            if populations < c.max_population_trajectories && (by_stall || by_landscape) {
+                let left = shared.pool.load(Ordering::Acquire);
+                let allocation = (c.population_budget_share.clamp(0.0, 1.0) * left as f64) as u64;
+                let size = c.population_settings().population_size(self.problem.dimension()) as u64;
+                // Fewer than ten generations would not be a search.
+                if allocation >= 10 * size && !*self.cancel.borrow() {
+                    populations += 1;
+                    tracing::debug!(round, allocation, by_stall, by_landscape, "starting a population trajectory");
+                    let traj = TrajectoryState::population(next_id, self.alm.clone());
+                    next_id += 1;
+                    let prng = ChaCha8Rng::seed_from_u64(rng.random());
+                    let t = self.run_population_trajectory(traj, allocation, shared.clone(), prng).await;
+                    let before = best.clone();
+                    absorb(t, tol, &mut best, &mut summaries, &mut evals, &mut steps);
+                    if shared.errors.lock().map(|e| e.is_some()).unwrap_or(true) {
+                        if let Some(s) = summaries.last_mut() {
+                            s.status = TrajectoryStatus::Abandoned;
+                        }
+                        break;
+                    }
+                    // The rounds take a fresh look around whatever it found.
+                    stalled_rounds = 0;
+                    if best != before {
+                        tracing::debug!(best = best.as_ref().map(|b| b.objective), "the population improved the best");
+                    }
+                    continue;
+                }
+            }
             if stalled_rounds >= self.config.max_stalled_rounds.max(1) {
                 break;
             }
@@ -499,6 +566,228 @@ impl Coordinator {
         traj
     }
 
+    /// A population trajectory: εDE on `allocation` evaluations from the
+    /// shared pool, in chunks of `population_chunk_generations` generations,
+    /// each followed by diagnostics, a directive and a telemetry row like an
+    /// ALM chunk. Whenever the population's best feasible point has improved
+    /// by `population_polish_gain` since the last polish it is polished with
+    /// SQP (the population finds the basin, SQP its bottom), and once more at
+    /// the end. STOP ends it, RESTART draws a new population; ALM overrides
+    /// (penalties, constraint weights) do not apply to it.
+    ///
+    /// The population starts from a Latin hypercube of the whole box, not
+    /// from the rounds' best point: one good member would pull the whole
+    /// population into the basin the local searches already know.
+    async fn run_population_trajectory(
+        &self,
+        mut traj: TrajectoryState,
+        allocation: u64,
+        shared: Arc<Shared>,
+        mut rng: ChaCha8Rng,
+    ) -> TrajectoryState {
+        let tol = self.alm.feasibility_tolerance;
+        let names = (self.problem.inequality_names(), self.problem.equality_names());
+        let thresholds = self.config.thresholds();
+        let settings = self.config.population_settings();
+        let bounds = self.problem.bounds();
+        let size = settings.population_size(self.problem.dimension());
+        let chunk = u64::from(self.config.population_chunk_generations.max(1)) * size as u64;
+        let gain = self.config.population_polish_gain.max(0.0);
+        let fresh = |rng: &mut ChaCha8Rng, planned: u64| PopulationStart::Fresh {
+            points: seeds::latin_hypercube(&bounds, size, rng),
+            planned_evaluations: planned,
+            seed: rng.random(),
+        };
+        let mut start = fresh(&mut rng, allocation);
+        // The objective of the last point polished, so a polish is spent only
+        // on a best point that moved on since.
+        let mut polished: Option<f64> = None;
+        while traj.status == TrajectoryStatus::Active && traj.evals_used < allocation && !*self.cancel.borrow() {
+            // A new population is first evaluated on its own, without a
+            // directive: its snapshot is what the first step is measured
+            // against (measured against nothing, a first step looks
+            // converged to the heuristic and would be stopped at once).
+            let initializing = matches!(start, PopulationStart::Fresh { .. });
+            let want = if initializing { size as u64 } else { chunk }.min(allocation - traj.evals_used);
+            let granted = Self::reserve(&shared, want);
+            if granted == 0 {
+                break;
+            }
+            let started = Instant::now();
+            let problem = self.problem.clone();
+            let step_settings = settings.clone();
+            let chunk_start = start;
+            let result = tokio::task::spawn_blocking(move || {
+                population::run_chunk(problem.as_ref(), chunk_start, granted, &step_settings)
+            })
+            .await;
+            let result = match result {
+                Ok(r) => r,
+                Err(e) => {
+                    traj.status = TrajectoryStatus::Abandoned;
+                    *shared.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!("optimizer crashed: {e}"));
+                    break;
+                }
+            };
+            traj.evals_used += result.evals_used;
+            shared.pool.fetch_add(granted.saturating_sub(result.evals_used), Ordering::AcqRel);
+            if result.status == ChunkStatus::Failed {
+                traj.status = TrajectoryStatus::Abandoned;
+                let e = result.error.unwrap_or_else(|| "the problem could not be evaluated".into());
+                *shared.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                break;
+            }
+            let Some(state) = result.state else {
+                // Nothing to start from (e.g. a population below four members).
+                tracing::warn!(trajectory = traj.id, error = ?result.error, "the population could not start");
+                traj.status = TrajectoryStatus::Abandoned;
+                break;
+            };
+            if let Some(b) =
+                state.best.as_ref().filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol)))
+            {
+                traj.best = Some(b.clone());
+            }
+            let snapshot = state.snapshot(&names.0, &names.1);
+            if initializing && state.pending.is_empty() {
+                traj.history.push(snapshot);
+                traj.population = Some(state.clone());
+                start = PopulationStart::Continue(Box::new(state));
+                continue;
+            }
+            if initializing {
+                // The budget ran out before the population was complete.
+                traj.population = Some(state);
+                break;
+            }
+            traj.steps += 1;
+            let mut diag = diagnostics::generate(
+                &snapshot,
+                traj.history.last(),
+                TrajectoryView {
+                    id: traj.id,
+                    step: traj.steps,
+                    stagnation_count: traj.stagnation_count,
+                    steps_in_feasible_region: traj.steps_in_feasible_region,
+                },
+                &thresholds,
+            );
+            diag.optimizer_health.insert("population_size".into(), state.members.len() as f64);
+            diag.optimizer_health.insert("generation".into(), f64::from(state.generation));
+            diag.optimizer_health.insert("epsilon_level".into(), state.epsilon);
+            diag.narrative.push(format!(
+                "Population trajectory (εDE): generation {}, {} members, ε = {:.3e}; objective and constraints \
+                 are the median member's.",
+                state.generation,
+                state.members.len(),
+                state.epsilon
+            ));
+            if diag.max_violation < traj.best_violation {
+                traj.best_violation = diag.max_violation;
+                traj.stagnation_count = 0;
+            } else if diag.objective < traj.best_objective && diag.max_violation <= traj.best_violation {
+                traj.best_objective = diag.objective;
+                traj.stagnation_count = 0;
+            } else {
+                traj.stagnation_count += 1;
+            }
+            if diag.status == Status::FeasibleFound {
+                traj.steps_in_feasible_region += 1;
+            }
+            traj.history.push(snapshot);
+
+            // Polish the population's best when it has moved on far enough.
+            let due = state.best.as_ref().filter(|b| {
+                b.max_violation <= tol && polished.is_none_or(|p| b.objective < p - gain * p.abs().max(1e-12))
+            });
+            if let Some(b) = due.cloned() {
+                polished = Some(b.objective);
+                if let Some(p) = self.polish_from(&b.x, &shared).await {
+                    traj.evals_used += p.evals_used;
+                    if let Some(pb) = p.best.filter(|pb| traj.best.as_ref().is_none_or(|cur| pb.better_than(cur, tol)))
+                    {
+                        tracing::debug!(
+                            trajectory = traj.id,
+                            objective = pb.objective,
+                            "polish improved the population's best"
+                        );
+                        traj.best = Some(pb);
+                    }
+                }
+            }
+
+            let supervised = self.supervisor.supervise(&diag, &self.context).await;
+            self.record(&traj, &diag, &supervised.directive, supervised.llm_call_made, started).await;
+            let directive = supervised.directive;
+            let converged = result.converged;
+            tracing::debug!(
+                trajectory = traj.id,
+                step = traj.steps,
+                generation = state.generation,
+                status = diag.status.as_str(),
+                median = diag.objective,
+                best = traj.best.as_ref().map(|b| b.objective),
+                action = directive.action.as_str(),
+                "population step"
+            );
+            match directive.action {
+                DirectiveAction::Stop => {
+                    traj.status = if diag.status == Status::FeasibleFound {
+                        TrajectoryStatus::Converged
+                    } else {
+                        TrajectoryStatus::Stagnated
+                    };
+                    traj.population = Some(state);
+                    break;
+                }
+                DirectiveAction::Restart => {
+                    traj.history.clear();
+                    traj.stagnation_count = 0;
+                    traj.restarts += 1;
+                    traj.population = None;
+                    start = fresh(&mut rng, allocation.saturating_sub(traj.evals_used));
+                    continue;
+                }
+                DirectiveAction::Adjust | DirectiveAction::Continue => {
+                    if directive.config_overrides.is_some() {
+                        tracing::debug!(trajectory = traj.id, "ALM overrides do not apply to a population; continuing");
+                    }
+                    traj.population = Some(state.clone());
+                    start = PopulationStart::Continue(Box::new(state));
+                }
+            }
+            if converged {
+                // The population collapsed onto one point.
+                traj.status = TrajectoryStatus::Converged;
+                break;
+            }
+            if traj.stagnation_count >= self.config.max_stagnation_steps {
+                traj.status = TrajectoryStatus::Stagnated;
+                break;
+            }
+        }
+        // The final polish, unless the best point is the one polished last.
+        if let Some(best) = traj.best.clone().filter(|b| {
+            !*self.cancel.borrow()
+                && traj.status != TrajectoryStatus::Abandoned
+                && polished.is_none_or(|p| b.objective < p || b.max_violation > tol)
+        }) && let Some(p) = self.polish_from(&best.x, &shared).await
+        {
+            traj.evals_used += p.evals_used;
+            if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
+                traj.best = Some(b);
+            }
+        }
+        if traj.status == TrajectoryStatus::Active {
+            traj.status = if traj.best.as_ref().is_some_and(|b| b.max_violation <= tol) {
+                TrajectoryStatus::Converged
+            } else {
+                TrajectoryStatus::Stagnated
+            };
+        }
+        traj
+    }
+
     /// An SQP polish on the original problem from `x`, with up to
     /// `POLISH_ITERATIONS` iterations' worth of evaluations from the shared
     /// pool (what it does not use goes back).
@@ -602,6 +891,42 @@ impl Coordinator {
     }
 }
 
+/// Adds a finished trajectory to the run's totals, best point and summaries.
+fn absorb(
+    t: TrajectoryState,
+    tol: f64,
+    best: &mut Option<Candidate>,
+    summaries: &mut Vec<TrajectorySummary>,
+    evals: &mut u64,
+    steps: &mut u32,
+) {
+    *evals += t.evals_used;
+    *steps += t.steps;
+    if let Some(b) = &t.best
+        && best.as_ref().is_none_or(|cur| b.better_than(cur, tol))
+    {
+        *best = Some(b.clone());
+    }
+    summaries.push(TrajectorySummary {
+        id: t.id,
+        kind: t.kind,
+        status: t.status,
+        steps: t.steps,
+        evals_used: t.evals_used,
+        restarts: t.restarts,
+        restarts_recovered: t.restarts_recovered,
+        feasible: t.best.as_ref().is_some_and(|b| b.max_violation <= tol),
+        best: t.best,
+    });
+}
+
+/// Whether feasible end values of local trajectories disagree beyond
+/// rounding (relative 1e-3): they found different optima.
+fn distinct_optima(ends: &[f64]) -> bool {
+    let (min, max) = ends.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
+    ends.len() >= 2 && max - min > 1e-3 * min.abs().max(max.abs()).max(1e-9)
+}
+
 /// Applies a directive's overrides under the safety clamps (seed 000
 /// `_apply_directive`). A part that cannot be applied is logged and skipped,
 /// never fatal; returns how many parts were refused.
@@ -657,4 +982,19 @@ pub fn apply_directive(
     }
     traj.settings.max_penalty = config.max_penalty_parameter;
     rejected
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn optima_count_as_distinct_beyond_a_relative_thousandth() {
+        assert!(distinct_optima(&[-0.30, -0.24, -0.21]));
+        assert!(!distinct_optima(&[-30665.5387, -30665.5386]), "rounding, not another optimum");
+        assert!(!distinct_optima(&[1.0]), "one end proves nothing");
+        assert!(!distinct_optima(&[]));
+        assert!(distinct_optima(&[0.0, 1e-3]));
+        assert!(!distinct_optima(&[0.0, 0.0]));
+    }
 }

@@ -21,7 +21,7 @@ pub mod seeds;
 pub mod supervisor;
 
 pub use config::{AsoConfig, DiagnosticThresholds, SupervisionMode};
-pub use coordinator::{Coordinator, CoordinatorOutcome};
+pub use coordinator::{Coordinator, CoordinatorOutcome, TrajectoryKind};
 pub use diagnostics::{OptimizerDiagnostics, Snapshot, Status, Trend};
 pub use directive::{Directive, DirectiveAction, DirectiveSource};
 pub use heuristic::HeuristicSupervisor;

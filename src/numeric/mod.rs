@@ -4,13 +4,15 @@
 //! minimisation with box bounds, inequalities g ≤ 0 and equalities h = 0,
 //! behind the [`Problem`] trait; [`builtin`] finds the built-in ones by name.
 //! [`alm`] is the augmented-Lagrangian optimizer that solves them; [`polish`]
-//! finishes a point with SQP.
+//! finishes a point with SQP; [`population`] is the differential evolution
+//! (εDE) the coordinator turns to on rugged problems.
 
 pub mod alm;
 pub mod cec2006;
 pub mod engineering;
 pub mod external;
 pub mod polish;
+pub mod population;
 pub mod problem;
 
 pub use cec2006::feasible_reference;

@@ -318,6 +318,7 @@ mod tests {
         CoordinatorOutcome {
             trajectories: vec![TrajectorySummary {
                 id: 0,
+                kind: crate::aso::coordinator::TrajectoryKind::Local,
                 status: crate::aso::coordinator::TrajectoryStatus::Converged,
                 steps: 3,
                 evals_used: 100,
