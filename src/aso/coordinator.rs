@@ -183,6 +183,18 @@ struct Shared {
     errors: std::sync::Mutex<Option<String>>,
 }
 
+impl Shared {
+    /// Records why the problem cannot be optimized (every trajectory stops).
+    fn fail(&self, error: String) {
+        *self.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
+    }
+
+    /// Whether a trajectory recorded such an error (a poisoned lock counts).
+    fn failed(&self) -> bool {
+        self.errors.lock().map(|e| e.is_some()).unwrap_or(true)
+    }
+}
+
 impl Coordinator {
     fn chunk(&self) -> u64 {
         if self.chunk_evaluations > 0 { self.chunk_evaluations } else { 30 * (self.problem.dimension() as u64 + 1) }
@@ -249,7 +261,7 @@ impl Coordinator {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) if summaries.is_empty() => return self.failed_outcome(budget, e.0),
                 Ok(Err(e)) => {
-                    *shared.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.0);
+                    shared.fail(e.0);
                     break;
                 }
                 Err(e) => return self.failed_outcome(budget, e.to_string()),
@@ -287,7 +299,7 @@ impl Coordinator {
             // The evaluator broke during this round: every trajectory of the
             // round ends abandoned, however far it got — which one met the
             // failure first is only a matter of scheduling.
-            if shared.errors.lock().map(|e| e.is_some()).unwrap_or(true) {
+            if shared.failed() {
                 finished.iter_mut().for_each(|t| t.status = TrajectoryStatus::Abandoned);
             }
 
@@ -302,7 +314,7 @@ impl Coordinator {
             for t in finished {
                 absorb(t, tol, &mut best, &mut summaries, &mut evals, &mut steps);
             }
-            if shared.errors.lock().map(|e| e.is_some()).unwrap_or(true) {
+            if shared.failed() {
                 break;
             }
             let feasible = best.as_ref().is_some_and(|b| b.max_violation <= tol);
@@ -342,7 +354,7 @@ impl Coordinator {
                     let t = self.run_population_trajectory(traj, allocation, shared.clone(), prng).await;
                     let before = best.clone();
                     absorb(t, tol, &mut best, &mut summaries, &mut evals, &mut steps);
-                    if shared.errors.lock().map(|e| e.is_some()).unwrap_or(true) {
+                    if shared.failed() {
                         if let Some(s) = summaries.last_mut() {
                             s.status = TrajectoryStatus::Abandoned;
                         }
@@ -423,7 +435,7 @@ impl Coordinator {
                 // unevaluable point — ends it too; EvalError should tell the two apart.)
                 traj.status = TrajectoryStatus::Abandoned;
                 traj.best = p.best.or(traj.best.take());
-                *shared.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                shared.fail(e);
                 return traj;
             }
             if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
@@ -451,7 +463,7 @@ impl Coordinator {
                 Ok(r) => r,
                 Err(e) => {
                     traj.status = TrajectoryStatus::Abandoned;
-                    *shared.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!("optimizer crashed: {e}"));
+                    shared.fail(format!("optimizer crashed: {e}"));
                     break;
                 }
             };
@@ -461,7 +473,7 @@ impl Coordinator {
             if result.status == ChunkStatus::Failed {
                 traj.status = TrajectoryStatus::Abandoned;
                 let e = result.error.unwrap_or_else(|| "the problem could not be evaluated".into());
-                *shared.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                shared.fail(e);
                 break;
             }
             let Some(state) = result.state else {
@@ -625,7 +637,7 @@ impl Coordinator {
                 Ok(r) => r,
                 Err(e) => {
                     traj.status = TrajectoryStatus::Abandoned;
-                    *shared.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!("optimizer crashed: {e}"));
+                    shared.fail(format!("optimizer crashed: {e}"));
                     break;
                 }
             };
@@ -634,7 +646,7 @@ impl Coordinator {
             if result.status == ChunkStatus::Failed {
                 traj.status = TrajectoryStatus::Abandoned;
                 let e = result.error.unwrap_or_else(|| "the problem could not be evaluated".into());
-                *shared.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                shared.fail(e);
                 break;
             }
             let Some(state) = result.state else {

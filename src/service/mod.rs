@@ -170,9 +170,12 @@ pub struct Service {
     settings: Mutex<Settings>,
     /// The folder watcher, once [`Service::start_watching`] started it.
     watcher: Mutex<Option<Watcher>>,
-    /// What the keychain holds, read at open and after every change through
-    /// the facade (a key stored by `attractor key set` meanwhile shows after
-    /// the settings screen asks again: [`Service::refresh_keychain`]).
+    /// What the keychain holds: read when first needed (a launch or a test
+    /// of the model connection with a model configured, the settings screen)
+    /// and after every change through the facade; a key stored by `attractor
+    /// key set` meanwhile shows when the settings screen asks again
+    /// ([`Service::refresh_keychain`]). Not read at start: a locked keyring
+    /// would prompt people who never use a key.
     keychain: Mutex<KeychainState>,
 }
 
@@ -180,6 +183,8 @@ pub struct Service {
 /// environment.
 #[derive(Debug, Clone)]
 enum KeychainState {
+    /// Not read yet.
+    Unread,
     /// Turned off with `ATTRACTOR_KEYCHAIN=off`.
     Off,
     Unavailable(String),
@@ -205,9 +210,8 @@ impl Service {
             launches: Mutex::new(BTreeMap::new()),
             settings: Mutex::new(settings),
             watcher: Mutex::new(None),
-            keychain: Mutex::new(KeychainState::Empty),
+            keychain: Mutex::new(KeychainState::Unread),
         });
-        service.refresh_keychain().await;
         Ok(service)
     }
 
@@ -262,6 +266,17 @@ impl Service {
         .await
         .map_err(|e| ServiceError::Internal(e.to_string()))?
         .map_err(|e| ServiceError::BadInput(e.to_string()))
+    }
+
+    /// Reads the keychain once, before a model call may need its key: only
+    /// when a model is configured and the environment holds no key.
+    async fn ensure_keychain(&self) {
+        let env = |n: &str| (self.config.env)(n).filter(|v| !v.trim().is_empty());
+        let model = lock(&self.settings).llm_model.is_some() || env(crate::llm::ENV_MODEL).is_some();
+        let unread = matches!(*lock(&self.keychain), KeychainState::Unread);
+        if unread && model && crate::secrets::key_in_environment(&env).is_none() {
+            self.refresh_keychain().await;
+        }
     }
 
     /// The keychain's key, when the environment holds none.
@@ -914,6 +929,7 @@ impl Service {
     /// Validates the suite file, then runs it in the background. Progress
     /// arrives on the bus; the returned launch can be polled or cancelled.
     pub async fn launch(self: &Arc<Self>, req: &LaunchRequest) -> Result<LaunchView> {
+        self.ensure_keychain().await;
         if req.epochs == 0 {
             return Err(ServiceError::BadInput("epochs must be at least 1".into()));
         }
@@ -1136,6 +1152,7 @@ impl Service {
     /// Sends one tiny chat request to the configured model server (no retry,
     /// no cache, 30 s at most) and says whether and how it answered.
     pub async fn test_llm(&self) -> LlmCheck {
+        self.ensure_keychain().await;
         let settings = self.settings();
         let base_url = settings.effective_base_url.clone();
         let model = settings.effective_model.clone();
@@ -1281,6 +1298,7 @@ impl Launcher for WatchLauncher {
         let Some(service) = self.0.upgrade() else {
             return Err(LaunchRefusal::Busy("the service is shutting down".into()));
         };
+        service.ensure_keychain().await;
         // One epoch with every other setting at its default, exactly as a
         // launch request naming only the file would get.
         let req: LaunchRequest =

@@ -8,52 +8,24 @@
 // E2E_SHOTS (default /tmp/attractor-e2e) — look at them.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync, execFile } from "node:child_process";
-import { createServer } from "node:http";
+import { execFileSync, execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtempSync, mkdirSync, existsSync, rmSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, rmSync, readFileSync, writeFileSync } from "node:fs";
 import { inflateRawSync } from "node:zlib";
-import { tmpdir, homedir } from "node:os";
-import { join, resolve } from "node:path";
-import { chromium } from "playwright-core";
-
-const root = resolve(import.meta.dirname, "../..");
-const targetDir = process.env.CARGO_TARGET_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "attractor/target");
-const bin = process.env.ATTRACTOR_BIN ?? join(targetDir, "debug/attractor");
-const browserPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
-const shots = process.env.E2E_SHOTS ?? "/tmp/attractor-e2e";
-const fixtures = join(root, "tests/fixtures/app");
-const WAIT = 90_000;
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { WAIT, baseEnv, bin, browser, checkPrerequisites, fixtures, scriptedModel, serve as serveDb, shot as save, shots } from "./harness.mjs";
 
 const work = mkdtempSync(join(tmpdir(), "attractor-e2e-"));
 const db = join(work, "attractor.db");
-const env = { ...process.env, ATTRACTOR_SETTINGS: join(work, "settings.json"), ATTRACTOR_RUNS_DIR: join(work, "runs") };
-delete env.ATTRACTOR_DB;
-delete env.ATTRACTOR_TOKEN;
-delete env.ATTRACTOR_LLM_MODEL;
+const env = baseEnv(work);
 
 function cli(...args) {
   return execFileSync(bin, ["--db", db, ...args], { env: { ...env, KNOBS_DELAY: "0" }, encoding: "utf8" });
 }
 
-/** Starts `attractor serve` on a free port and resolves with its base URL. */
-function serve(database, extraEnv = {}, extraArgs = []) {
-  const child = spawn(bin, ["--db", database, "serve", "--port", "0", "--ui-dir", join(root, "ui/dist"), ...extraArgs], {
-    env: { ...env, ...extraEnv },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let errors = "";
-  child.stderr.on("data", (d) => (errors += d));
-  return new Promise((ok, fail) => {
-    let out = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-      const m = out.match(/listening on (http:\/\/\S+)/);
-      if (m) ok({ child, url: m[1] });
-    });
-    child.on("exit", (code) => fail(new Error(`attractor serve exited with ${code}: ${errors}`)));
-  });
-}
+/** `attractor serve` on `database` with this file's environment (plus `extraEnv`). */
+const serve = (database, extraEnv = {}, extraArgs = []) => serveDb(database, { ...env, ...extraEnv }, extraArgs);
 
 let server, emptyServer, tokenServer, textgradServer, model, context, page;
 
@@ -62,38 +34,24 @@ let server, emptyServer, tokenServer, textgradServer, model, context, page;
  * artifact it proposes raising the gain by 0.5 (predicting a 0.05 fall of the
  * loss with confidence 0.8), except every third call, when it proposes nothing.
  */
-function scriptedModel() {
+function textgradModel() {
   let calls = 0;
-  const http = createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => (body += d));
-    req.on("end", () => {
-      const user = JSON.parse(body).messages.at(-1).content;
-      let reply = { artifact_name: null, proposed_content: "", rationale: "nothing to change", expected_loss_reduction: 0, confidence: 0 };
-      const current = user.match(/Artifact `knobs`[\s\S]*<<<\n([\s\S]*)\n>>>/);
-      // Every third call declines, so the list has a rejected proposal too.
-      if (current && ++calls % 3 !== 0) {
-        const knobs = JSON.parse(current[1]);
-        knobs.gain = Math.min(5, knobs.gain + 0.5);
-        reply = { artifact_name: "knobs", proposed_content: JSON.stringify(knobs), rationale: "raise the gain towards the tasks' targets", expected_loss_reduction: 0.05, confidence: 0.8 };
-      }
-      res.setHeader("Content-Type", "application/json");
-      res.end(JSON.stringify({
-        id: "x", object: "chat.completion", model: "scripted",
-        choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: JSON.stringify(reply) } }],
-        usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
-      }));
-    });
+  return scriptedModel((request) => {
+    const user = request.messages.at(-1).content;
+    let reply = { artifact_name: null, proposed_content: "", rationale: "nothing to change", expected_loss_reduction: 0, confidence: 0 };
+    const current = user.match(/Artifact `knobs`[\s\S]*<<<\n([\s\S]*)\n>>>/);
+    // Every third call declines, so the list has a rejected proposal too.
+    if (current && ++calls % 3 !== 0) {
+      const knobs = JSON.parse(current[1]);
+      knobs.gain = Math.min(5, knobs.gain + 0.5);
+      reply = { artifact_name: "knobs", proposed_content: JSON.stringify(knobs), rationale: "raise the gain towards the tasks' targets", expected_loss_reduction: 0.05, confidence: 0.8 };
+    }
+    return JSON.stringify(reply);
   });
-  return new Promise((ok) => http.listen(0, "127.0.0.1", () => ok({ http, url: `http://127.0.0.1:${http.address().port}/v1` })));
 }
 
 /** What a person sees in the window (the whole page with `full`). */
-async function shot(name, full = false) {
-  // A frame drawn right after a DOM change can lag: let the charts settle.
-  await page.waitForTimeout(400);
-  await page.screenshot({ path: join(shots, name), fullPage: full });
-}
+const shot = (name, full = false) => save(page, name, full);
 
 /** Viewport coordinates of a data value of a chart's series. */
 async function pixel(chartId, seriesIndex, value) {
@@ -137,15 +95,13 @@ function unzip(buf) {
 }
 
 before(async () => {
-  assert.ok(existsSync(bin), `no attractor binary at ${bin}: run \`cargo build\` first (or set ATTRACTOR_BIN)`);
-  assert.ok(existsSync(join(root, "ui/dist/index.html")), "no ui/dist: run `npm run build` first");
-  assert.ok(existsSync(browserPath), `no Chromium at ${browserPath}: scripts/setup.sh installs it`);
+  checkPrerequisites();
   rmSync(shots, { recursive: true, force: true });
   mkdirSync(shots, { recursive: true });
   cli("run", join(fixtures, "knobs.suite.yaml"), "--epochs", "8", "--optimizer", "evolve", "--seed", "1", "--quiet");
   cli("run", join(fixtures, "inbox.suite.yaml"), "--seed", "1", "--quiet");
   // textgrad on its own database, against the scripted model.
-  model = await scriptedModel();
+  model = await textgradModel();
   const tgDb = join(work, "textgrad.db");
   await promisify(execFile)(bin, ["--db", tgDb, "run", join(fixtures, "knobs.suite.yaml"), "--epochs", "4", "--optimizer", "textgrad", "--no-rollback", "--seed", "1", "--quiet"], {
     env: { ...env, KNOBS_DELAY: "0", ATTRACTOR_LLM_BASE_URL: model.url, ATTRACTOR_LLM_MODEL: "scripted" },
@@ -155,15 +111,7 @@ before(async () => {
   server = await serve(db, { KNOBS_DELAY: "0.4" });
   emptyServer = await serve(join(work, "empty.db"));
   tokenServer = await serve(db, {}, ["--token", "e2e-s3cret"]);
-  context = await chromium.launchPersistentContext(join(work, "profile"), {
-    executablePath: browserPath,
-    headless: true,
-    viewport: { width: 1360, height: 900 },
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(WAIT);
-  page.on("pageerror", (e) => console.error("page error:", e.message));
+  ({ context, page } = await browser(work));
 });
 
 after(async () => {

@@ -658,21 +658,7 @@ impl<'r> Driver<'r> {
             Ok(found) => found,
             Err(reason) => {
                 tracing::warn!(trajectory = %row.id, %reason, "cannot resume the trajectory; starting afresh");
-                let result = json!({"status": "failed", "error": format!("could not be resumed: {reason}")});
-                r.store
-                    .finish_trajectory(
-                        &row.id,
-                        &TrajectoryEnd {
-                            status: "failed",
-                            state_json: &row.state_json,
-                            iterations: row.iterations,
-                            tokens_used: row.tokens_used,
-                            final_level: None,
-                            best_sequence: None,
-                            result_json: Some(&result.to_string()),
-                        },
-                    )
-                    .await?;
+                close_unresumable(&r.store, row, &reason).await?;
                 return Ok(None);
             }
         };
@@ -1685,6 +1671,26 @@ fn to_json<T: Serialize + ?Sized>(value: &T) -> String {
 }
 
 /// Where a run's trajectory workspace goes.
+/// Closes a stored trajectory that cannot be resumed (its state or its
+/// workspace is gone) as failed, saying why, so the task starts afresh.
+pub(super) async fn close_unresumable(store: &Store, row: &TrajectoryRow, reason: &str) -> Result<(), StoreError> {
+    let result = json!({"status": "failed", "error": format!("could not be resumed: {reason}")});
+    store
+        .finish_trajectory(
+            &row.id,
+            &TrajectoryEnd {
+                status: "failed",
+                state_json: &row.state_json,
+                iterations: row.iterations,
+                tokens_used: row.tokens_used,
+                final_level: None,
+                best_sequence: None,
+                result_json: Some(&result.to_string()),
+            },
+        )
+        .await
+}
+
 pub fn workspace_dir(run_dir: &Path) -> PathBuf {
     run_dir.join("workspace")
 }

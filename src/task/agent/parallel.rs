@@ -31,8 +31,8 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::{
-    AgentError, AgentRun, AgentState, Driver, Kit, Placement, Report, Role, Setup, Start, derived_seed,
-    is_terminal_status, nested_workspace_dir,
+    AgentError, AgentRun, AgentState, Driver, Kit, Placement, Report, Role, Setup, Start, close_unresumable,
+    derived_seed, is_terminal_status, nested_workspace_dir,
 };
 use crate::bus::Event;
 use crate::engine::parallel::deciding_sample;
@@ -298,21 +298,7 @@ pub(super) async fn resume<'r>(
         Ok(found) => found,
         Err(reason) => {
             tracing::warn!(trajectory = %row.id, %reason, "cannot resume the parallel samples; starting afresh");
-            let result = json!({"status": "failed", "error": format!("could not be resumed: {reason}")});
-            r.store
-                .finish_trajectory(
-                    &row.id,
-                    &TrajectoryEnd {
-                        status: "failed",
-                        state_json: &row.state_json,
-                        iterations: row.iterations,
-                        tokens_used: row.tokens_used,
-                        final_level: None,
-                        best_sequence: None,
-                        result_json: Some(&result.to_string()),
-                    },
-                )
-                .await?;
+            close_unresumable(&r.store, row, &reason).await?;
             return Ok(None);
         }
     };
