@@ -171,9 +171,10 @@ fn directives_are_clamped_and_bad_parts_are_refused_not_fatal() {
             bounds_reduction_factor: Some(0.1),
         }),
         proposal_mix: None,
+        agent: Some(Default::default()),
     });
     let rejected = apply_directive(&d, &mut state, &mut traj, &config, &names);
-    assert_eq!(rejected, 2, "unknown constraint and negative weight");
+    assert_eq!(rejected, 3, "unknown constraint, negative weight, and agent overrides on a numeric trajectory");
     assert_eq!(state.ineq_penalties[0], config.max_constraint_weight, "weight clamped to max_constraint_weight");
     assert_eq!(traj.settings.penalty_parameters_increase_factor, 100.0);
     assert_eq!(traj.settings.bounds_reduction_factor, 0.5);

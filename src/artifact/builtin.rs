@@ -44,7 +44,8 @@ pub struct Builtin {
 /// external harness run as a command task.
 pub fn task_kinds_steered(name: &str) -> &'static [&'static str] {
     match name {
-        "supervisor_prompt" | "aso_config" => &["optimize"],
+        // Agent tasks read them only under `supervision: aso`.
+        "supervisor_prompt" | "aso_config" => &["optimize", crate::suite::ASO_AGENT_KIND],
         _ => &["agent"],
     }
 }
@@ -177,9 +178,11 @@ Name each defect you find in one line.\n",
         name: "supervisor_prompt",
         kind: ArtifactKind::Text,
         purpose: "System prompt of the ASO coordinator's LLM supervision tier.",
-        content: "You supervise a numerical optimizer. Read the diagnostics and answer with one \
-directive (CONTINUE, ADJUST, STOP or RESTART) in the JSON schema given. Prefer CONTINUE when \
-progress is steady; ADJUST penalties when a constraint stays violated; RESTART on divergence.\n",
+        content: "You supervise the trajectories of an optimizer: a numerical solver, or a coding agent \
+working until its checks pass. Read the diagnostics and answer with one directive (CONTINUE, ADJUST, \
+STOP or RESTART) in the JSON schema given. Prefer CONTINUE when progress is steady; ADJUST when a \
+constraint (a failing check) stays violated; RESTART when a trajectory is stuck or diverging; STOP \
+when it is done or hopeless.\n",
         fields: &[],
     },
     Builtin {

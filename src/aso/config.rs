@@ -17,6 +17,10 @@ pub enum SupervisionMode {
     Periodic,
     /// Only on significant events (stagnation, feasibility, divergence, a worsening constraint).
     EventTriggered,
+    /// Never: tier 1 answers every step (beyond the seed — for a task whose
+    /// model should do the work, not the supervising, and to measure the
+    /// heuristics alone).
+    HeuristicsOnly,
 }
 
 /// How the evaluation budget is split across trajectories.

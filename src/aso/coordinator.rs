@@ -951,6 +951,10 @@ pub fn apply_directive(
 ) -> u32 {
     let Some(o) = &d.config_overrides else { return 0 };
     let mut rejected = 0;
+    if o.agent.is_some() {
+        tracing::warn!("ignoring agent overrides in a directive for a numeric trajectory");
+        rejected += 1;
+    }
     if let Some(weights) = &o.constraint_weights {
         for (name, w) in weights {
             if !w.is_finite() || *w <= 0.0 {

@@ -202,6 +202,7 @@ impl OptimizerDiagnostics {
     /// Whether this step warrants the LLM tier (seed 000 §2.2).
     pub fn requires_llm_supervision(&self, config: &AsoConfig) -> bool {
         match config.supervision_mode {
+            SupervisionMode::HeuristicsOnly => false,
             SupervisionMode::EveryStep => true,
             SupervisionMode::Periodic => self.step % config.supervision_interval.max(1) == 0,
             // The seed's events, with one change measured by `attractor bench
@@ -349,5 +350,9 @@ mod tests {
         assert!(d.requires_llm_supervision(&c));
         d.step = 11;
         assert!(!d.requires_llm_supervision(&c));
+        c.supervision_mode = SupervisionMode::HeuristicsOnly;
+        d.status = Status::Stagnation;
+        d.step = 10;
+        assert!(!d.requires_llm_supervision(&c), "heuristics only never asks");
     }
 }

@@ -82,12 +82,35 @@ pub struct ConfigOverrides {
     pub alm_settings: Option<AlmSettingsOverride>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal_mix: Option<ProposalMix>,
+    /// Policy changes for an agent trajectory (see [`crate::aso::agent`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentOverrides>,
 }
 
 impl ConfigOverrides {
     pub fn is_empty(&self) -> bool {
-        self.constraint_weights.is_none() && self.alm_settings.is_none() && self.proposal_mix.is_none()
+        self.constraint_weights.is_none()
+            && self.alm_settings.is_none()
+            && self.proposal_mix.is_none()
+            && self.agent.is_none()
     }
+}
+
+/// What a directive may change in an agent trajectory's policy: the
+/// convergence engine's own levers, named as the engine names them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentOverrides {
+    /// The bandit's exploration weight, 0.0–1.0 (higher favours exploring strategies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exploration_weight: Option<f64>,
+    /// The strategy of the next attempt, e.g. `focused_repair`, `reframe`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forced_strategy: Option<crate::engine::StrategyKind>,
+    /// A check to concentrate on (a constraint's name, e.g. `tests`), told
+    /// to the executor as a hint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
 }
 
 /// A supervisor's decision for one trajectory step.
@@ -158,6 +181,38 @@ pub fn control_schema_v1() -> serde_json::Value {
                 "exploration_ratio": "0.0-1.0"
             }
         },
+        "output_format": {
+            "action": "CONTINUE | ADJUST | STOP | RESTART",
+            "config_overrides": "optional object, keys as above",
+            "reasoning": "brief explanation",
+            "confidence": "0.0-1.0"
+        }
+    })
+}
+
+/// The control schema the LLM tier answers in when it supervises agent
+/// trajectories: the same actions and output, with the engine's levers as
+/// the overrides.
+pub fn control_schema_agent_v1() -> serde_json::Value {
+    serde_json::json!({
+        "version": "1.0-agent",
+        "actions": {
+            "CONTINUE": "Proceed with the engine's choice of the next strategy",
+            "ADJUST": "Change the trajectory's policy (config_overrides.agent), then proceed",
+            "STOP": "End this trajectory with its best result (done, or hopeless)",
+            "RESTART": "Fresh start: a clean context carrying only the hints and the best result's signals"
+        },
+        "config_overrides": {
+            "agent": {
+                "exploration_weight": "0.0-1.0: how strongly the strategy bandit favours exploring strategies",
+                "forced_strategy": "the next attempt's strategy: retry_with_feedback, retry_augmented, \
+                    focused_repair, incremental_refinement, reframe, alternative_approach, architect_review, \
+                    revert_and_branch",
+                "focus": "the name of a constraint (a check) the executor should concentrate on"
+            }
+        },
+        "constraints": "one per kind of check (tests, build, type_check, security, check:NAME, intent); \
+            violation = the share of its criteria failing",
         "output_format": {
             "action": "CONTINUE | ADJUST | STOP | RESTART",
             "config_overrides": "optional object, keys as above",

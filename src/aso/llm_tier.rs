@@ -7,25 +7,32 @@
 //! the heuristic.
 
 use super::diagnostics::OptimizerDiagnostics;
-use super::directive::{Directive, control_schema_v1};
+use super::directive::{Directive, control_schema_agent_v1, control_schema_v1};
 use super::supervisor::{ModelSupervisor, SupervisionContext};
 use crate::llm::{ChatMessage, ChatRequest, LlmClient};
 
 pub struct LlmSupervisor {
     client: LlmClient,
     prompt: String,
+    /// The control schema shown: the numeric one, or the agent one.
+    schema: serde_json::Value,
 }
 
 impl LlmSupervisor {
     /// `prompt` is the active `supervisor_prompt` artifact's content.
     pub fn new(client: LlmClient, prompt: impl Into<String>) -> Self {
-        LlmSupervisor { client, prompt: prompt.into() }
+        LlmSupervisor { client, prompt: prompt.into(), schema: control_schema_v1() }
+    }
+
+    /// The tier over agent trajectories: the same prompt, the agent control schema.
+    pub fn for_agents(client: LlmClient, prompt: impl Into<String>) -> Self {
+        LlmSupervisor { client, prompt: prompt.into(), schema: control_schema_agent_v1() }
     }
 
     /// The messages of one supervision call (public so tests and the app can
     /// show exactly what is sent).
     pub fn messages(&self, d: &OptimizerDiagnostics, ctx: &SupervisionContext) -> Vec<ChatMessage> {
-        let schema = serde_json::to_string_pretty(&control_schema_v1()).unwrap_or_default();
+        let schema = serde_json::to_string_pretty(&self.schema).unwrap_or_default();
         let system = format!(
             "{}\n\nControl schema:\n{schema}\n\nAnswer with exactly one JSON object with the keys \
              \"action\", \"config_overrides\" (optional), \"reasoning\" and \"confidence\".",

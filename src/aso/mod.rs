@@ -9,8 +9,11 @@
 //! - [`heuristic`]: the tier-1 decision tree;
 //! - [`supervisor`]: tiers 1 and 2 together, with the fallback;
 //! - [`seeds`]: where trajectories start;
-//! - [`coordinator`]: the trajectories, their budget, directives, telemetry.
+//! - [`coordinator`]: the trajectories, their budget, directives, telemetry;
+//! - [`agent`]: the same supervision over agent trajectories (diagnostics
+//!   from the convergence engine, directives as policy changes).
 
+pub mod agent;
 pub mod config;
 pub mod coordinator;
 pub mod diagnostics;

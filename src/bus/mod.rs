@@ -245,6 +245,23 @@ pub enum Event {
         reason: String,
         best_sequence: Option<u32>,
     },
+    /// The ASO coordinator judged an agent trajectory's iteration
+    /// (`supervision: aso`): the diagnostics' status, the directive, who
+    /// decided it, and what it changed (`applied`: none when the engine's
+    /// choice stood).
+    SupervisorDirective {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        sequence: u32,
+        status: String,
+        action: String,
+        source: String,
+        reasoning: String,
+        llm_call_made: bool,
+        applied: Option<String>,
+        refused: Vec<String>,
+    },
     /// The workspace was reset to an earlier observation (RevertAndBranch).
     Reverted {
         suite_id: i64,
@@ -447,6 +464,7 @@ impl Event {
             | Event::MemoryStored { suite_id, run_id, .. }
             | Event::AttractorTransition { suite_id, run_id, .. }
             | Event::FreshStart { suite_id, run_id, .. }
+            | Event::SupervisorDirective { suite_id, run_id, .. }
             | Event::Reverted { suite_id, run_id, .. }
             | Event::BudgetExtensionRequested { suite_id, run_id, .. }
             | Event::BudgetExtensionGranted { suite_id, run_id, .. }

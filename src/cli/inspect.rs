@@ -256,7 +256,8 @@ pub async fn telemetry(g: &Global, store: &Store, run_id: i64) -> Result<(), Fai
     };
     let Some(experiment) = store.experiment_of_run(run_id).await? else {
         return Err(Failure::input(format!(
-            "run {run_id} (task `{}`, kind {}) has no ASO telemetry: only optimize tasks do",
+            "run {run_id} (task `{}`, kind {}) has no ASO telemetry: only optimize tasks and agent tasks with \
+             `supervision: aso` have it",
             run.task_name, run.kind
         )));
     };
@@ -266,14 +267,24 @@ pub async fn telemetry(g: &Global, store: &Store, run_id: i64) -> Result<(), Fai
         return Ok(());
     }
     println!("run {run_id}: task `{}`, {} step(s)", run.task_name, rows.len());
+    // An agent's objective is the distance D to the intent, its evaluations are iterations.
+    let agent = run.kind == "agent";
     println!(
-        "{:>4} {:>4} {:<15} {:>14} {:>11} {:<9} {:<10} {:>4} {:>8}",
-        "traj", "step", "status", "objective", "violation", "directive", "source", "llm", "evals"
+        "{:>4} {:>4} {:<15} {:>14} {:>11} {:<9} {:<11} {:>4} {:>8}",
+        "traj",
+        "step",
+        "status",
+        if agent { "distance D" } else { "objective" },
+        "violation",
+        "directive",
+        "source",
+        "llm",
+        if agent { "iters" } else { "evals" }
     );
     for r in rows {
         let num = |v: Option<f64>, p: usize| v.map_or_else(|| "-".into(), |x| format!("{x:.p$e}"));
         println!(
-            "{:>4} {:>4} {:<15} {:>14} {:>11} {:<9} {:<10} {:>4} {:>8}",
+            "{:>4} {:>4} {:<15} {:>14} {:>11} {:<9} {:<11} {:>4} {:>8}",
             r.trajectory_id,
             r.step,
             r.status,

@@ -34,6 +34,17 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                 Event::IterationCompleted { sequence, strategy, level, attractor, .. } => {
                     run_bar.set_message(format!("#{sequence} {strategy}: level {level:.2}, {attractor}"));
                 }
+                // The ASO coordinator changed an agent trajectory's course.
+                Event::SupervisorDirective { trajectory_id, sequence, action, source, reasoning, applied, .. }
+                    if show && applied.is_some() =>
+                {
+                    let applied = applied.unwrap_or_default();
+                    multi.suspend(|| {
+                        eprintln!(
+                            "  supervisor ({source}) {trajectory_id} #{sequence}: {action} → {applied}: {reasoning}"
+                        )
+                    });
+                }
                 // A trajectory waits for a person: say how to answer.
                 Event::InterventionRaised { intervention_id, subject, .. } if show => {
                     multi.suspend(|| {

@@ -380,6 +380,64 @@ impl Engine {
         Ok(self.conclude(trajectory, plan.as_ref(), false))
     }
 
+    /// Replaces the chosen next strategy by `kind` — a supervisor's
+    /// directive applied as a policy change (the ASO coordinator over agent
+    /// trajectories). Refused, leaving the choice as it was, when the
+    /// trajectory cannot run `kind`: it is disabled or set aside, a fresh
+    /// start with none left, or a split where splitting is off.
+    pub fn force_next<R: Rng + ?Sized>(
+        &self,
+        trajectory: &mut Trajectory,
+        bandit: &StrategyBandit,
+        kind: StrategyKind,
+        rng: &mut R,
+    ) -> Result<StrategyChoice, String> {
+        self.check_open(trajectory).map_err(|e| e.to_string())?;
+        if self.config.disabled_strategies.contains(&kind) || trajectory.unavailable.contains(&kind) {
+            return Err(format!("`{kind}` is not available to this trajectory"));
+        }
+        if kind == StrategyKind::FreshStart && trajectory.total_fresh_starts >= trajectory.policy.max_fresh_starts {
+            return Err(format!("no fresh start left ({} used)", trajectory.total_fresh_starts));
+        }
+        trajectory.pending = None;
+        trajectory.forced_strategy = Some(kind);
+        let plan = trajectory.last_directive.clone();
+        let eligible = self.eligible(trajectory);
+        Ok(self.select_next(trajectory, bandit, plan.as_ref(), &eligible, rng))
+    }
+
+    /// Chooses the next strategy again under the same directive — after a
+    /// policy change such as a new exploration weight, so it applies now.
+    pub fn rechoose<R: Rng + ?Sized>(
+        &self,
+        trajectory: &mut Trajectory,
+        bandit: &StrategyBandit,
+        rng: &mut R,
+    ) -> Result<StrategyChoice, EngineError> {
+        self.check_open(trajectory)?;
+        trajectory.pending = None;
+        let plan = trajectory.last_directive.clone();
+        let eligible = self.eligible(trajectory);
+        Ok(self.select_next(trajectory, bandit, plan.as_ref(), &eligible, rng))
+    }
+
+    /// Ends a trajectory a supervisor stopped: its best result is accepted
+    /// when partial acceptance allows it, else it ends abandoned with a
+    /// partial-result record that says `reason`.
+    pub fn stop(&self, trajectory: &mut Trajectory, reason: &str) -> Result<LoopControl, EngineError> {
+        self.check_open(trajectory)?;
+        trajectory.pending = None;
+        trajectory.forced_strategy = None;
+        let plan = trajectory.last_directive.clone();
+        Ok(match self.conclude(trajectory, plan.as_ref(), true) {
+            LoopControl::Abandoned { best, .. } => {
+                let partial = self.partial_result(trajectory, plan.as_ref(), reason);
+                LoopControl::Abandoned { best, partial }
+            }
+            other => other,
+        })
+    }
+
     /// The attractor's eligible strategies, minus those the system cannot run
     /// and those this trajectory set aside.
     fn eligible(&self, trajectory: &Trajectory) -> Vec<StrategyKind> {

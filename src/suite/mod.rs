@@ -97,14 +97,22 @@ impl Suite {
         }
     }
 
-    /// The kinds of its tasks (`command`, `agent`, `optimize`), each once.
+    /// The kinds of its tasks (`command`, `agent`, `optimize`), each once,
+    /// plus `agent:aso` when an agent task runs under the ASO coordinator
+    /// (it then reads the coordinator's artifacts too).
     pub fn task_kinds(&self) -> Vec<&'static str> {
         let mut kinds: Vec<&'static str> = self.tasks.iter().map(Task::kind_name).collect();
+        if self.tasks.iter().any(|t| matches!(&t.kind, TaskKind::Agent(a) if a.supervision == Supervision::Aso)) {
+            kinds.push(ASO_AGENT_KIND);
+        }
         kinds.sort_unstable();
         kinds.dedup();
         kinds
     }
 }
+
+/// The pseudo-kind of [`Suite::task_kinds`] for agent tasks under the ASO coordinator.
+pub const ASO_AGENT_KIND: &str = "agent:aso";
 
 impl Task {
     pub fn kind_name(&self) -> &'static str {
@@ -149,6 +157,9 @@ pub struct AgentTask {
     pub workspace: Option<String>,
     pub executor: Option<raw::Executor>,
     pub overseers: Vec<Overseer>,
+    /// `aso`: the ASO coordinator supervises the trajectories (seed 000 over
+    /// agent tasks); `engine` (the default): the convergence engine alone.
+    pub supervision: Supervision,
 }
 
 /// A validated overseer: a command that measures the workspace.
@@ -220,7 +231,7 @@ pub struct OptimizeTask {
     pub problem: String,
 }
 
-pub use raw::{CostClass, Executor, ExecutorKind, OverseerKind, Priority, RunMode};
+pub use raw::{CostClass, Executor, ExecutorKind, OverseerKind, Priority, RunMode, Supervision};
 
 /// Per-task budget overrides (seed 004 §9) plus the gate-rejection scale.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -1040,6 +1051,9 @@ impl Validator {
             if let Some(c) = &t.overseers {
                 wrong_kind(self, c.referenced, "overseers", "agent");
             }
+            if let Some(c) = &t.supervision {
+                wrong_kind(self, c.referenced, "supervision", "agent");
+            }
         }
         if kind_name != raw::KindName::Optimize
             && let Some(c) = &t.problem
@@ -1107,6 +1121,7 @@ impl Validator {
                     workspace: t.workspace.map(|w| w.value),
                     executor: t.executor.map(|e| e.value),
                     overseers,
+                    supervision: t.supervision.map(|s| s.value).unwrap_or_default(),
                 })
             }
             raw::KindName::Optimize => {

@@ -73,6 +73,19 @@ pub enum Priority {
     Cheap,
 }
 
+/// Who steers an agent task's trajectories.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Supervision {
+    /// The convergence engine alone, one trajectory (or the task's
+    /// `parallel_samples`).
+    #[default]
+    Engine,
+    /// The ASO coordinator: `n_trajectories` of them (the `aso_config`
+    /// artifact), each step judged by the tiered supervisor.
+    Aso,
+}
+
 /// Whether the folder watcher runs a file it registered by itself.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -143,6 +156,8 @@ pub struct Task {
     pub executor: Option<Spanned<Executor>>,
     #[serde(default)]
     pub overseers: Option<Spanned<Vec<Spanned<Overseer>>>>,
+    #[serde(default)]
+    pub supervision: Option<Spanned<Supervision>>,
     // kind: optimize
     #[serde(default)]
     pub problem: Option<Spanned<String>>,

@@ -65,6 +65,7 @@ mod parallel;
 mod remember;
 mod split;
 mod state;
+mod supervise;
 mod tree;
 pub mod verify;
 
@@ -256,13 +257,26 @@ pub enum AgentError {
     Engine(#[from] EngineError),
     #[error("the executor failed: {0}")]
     Executor(#[from] ExecutorError),
+    #[error(
+        "aso_config v{version} is not valid: {error}\n  hint: fix the artifact's JSON (`attractor artifacts show \
+         aso_config`), or activate another version"
+    )]
+    AsoConfig { version: i64, error: String },
 }
 
 /// Runs one agent task once and reports how it went.
 pub async fn run(r: AgentRun<'_>) -> RunOutcome {
     let started = Instant::now();
     let report = match Kit::build(&r).await {
-        Ok(kit) => drive_run(&r, &kit).await,
+        Ok(kit) => {
+            let report = drive_run(&r, &kit).await;
+            if let Some(sup) = &kit.supervision
+                && !*r.cancel.borrow()
+            {
+                supervise::escalate(&r, sup).await;
+            }
+            report
+        }
         Err(e) => Err(e),
     };
     let mut outcome = match report {
@@ -301,12 +315,17 @@ async fn drive_run<'r>(r: &'r AgentRun<'r>, kit: &'r Kit) -> Result<Report, Agen
 
     // DECIDE: a split before the first attempt, then sequential or parallel.
     let split = split::propose_at_setup(r, kit, &id, &mut setup, &ws).await;
-    let samples = crate::engine::parallel::sample_count(
+    let mut samples = crate::engine::parallel::sample_count(
         r.task.parallel_samples,
         &setup.plan.basin,
         r.task.priority,
         &kit.engine.config.parallel,
     );
+    if let Some(sup) = &kit.supervision {
+        // The coordinator runs its trajectories side by side, as for numeric tasks.
+        samples = samples.max(supervise::trajectories(r, sup));
+        setup.json["supervision"] = json!("aso");
+    }
     // What runs, next to what the seed's basin rule would have chosen.
     setup.json["basin_mode"] = setup.json["mode"].take();
     setup.json["mode"] = json!(match samples {
@@ -403,6 +422,8 @@ struct Kit {
     /// What the category's memories say (PREPARE's recall): it primes every
     /// new trajectory of the run.
     recall: Recall,
+    /// The ASO coordinator's supervision (`supervision: aso`).
+    supervision: Option<crate::aso::agent::AgentSupervision>,
 }
 
 impl Kit {
@@ -461,7 +482,17 @@ impl Kit {
             engine_config.disabled_strategies.push(StrategyKind::Decompose);
         }
         let recall = remember::recall(r, &category).await;
-        Ok(Kit { engine: Engine::new(engine_config), executor, verifier, texts, category, planner, recall })
+        let supervision = supervise::build(r).await?;
+        Ok(Kit {
+            engine: Engine::new(engine_config),
+            executor,
+            verifier,
+            texts,
+            category,
+            planner,
+            recall,
+            supervision,
+        })
     }
 }
 
@@ -598,6 +629,8 @@ impl<'r> Driver<'r> {
             seed: s.seed,
             coordination: None,
             notes: Vec::new(),
+            supervision: Default::default(),
+            focus: None,
         };
         r.store
             .insert_trajectory(&NewTrajectory {
@@ -888,6 +921,8 @@ impl<'r> Driver<'r> {
             revert_to: choice.revert_to.as_ref().map(state::revert_target),
             cancel: Some(self.place.cancel.clone()),
         };
+        // A supervisor's focus is for this attempt only.
+        self.state.focus = None;
         let execution = match self.kit.executor.execute(&request, &mut self.ws).await {
             Ok(e) => {
                 self.state.unusable_replies = 0;
@@ -964,13 +999,21 @@ impl<'r> Driver<'r> {
 
         let mut rng = rng_at(self.state.seed, u64::from(sequence) + 1);
         let (engine, trajectory, bandit) = (&self.kit.engine, &mut self.state.trajectory, &mut self.state.bandit);
-        let decision = match reservation {
+        let mut decision = match reservation {
             // A sample records against the group's budget, under its lock.
             Some(reservation) => reservation.record(trajectory, |t| engine.decide(t, bandit, observation, &mut rng))?,
             None => engine.decide(trajectory, bandit, observation, &mut rng)?,
         };
         self.state.head_commit = execution.artifact.commit.clone();
         self.state.next = decision.next.clone();
+        let kit = self.kit;
+        if let Some(sup) = &kit.supervision {
+            if decision.loop_control.continues() {
+                self.supervise(sup, &mut decision, started).await;
+            } else {
+                self.observe_engine_control(sup, &decision, started).await;
+            }
+        }
         if let Some(attempt) = self.state.attempts.last_mut() {
             attempt.attractor = Some(decision.attractor.kind());
         }

@@ -114,6 +114,13 @@ pub struct AgentState {
     /// not be used, and why).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// What the ASO coordinator knows of this trajectory (under `supervision: aso`).
+    #[serde(default)]
+    pub supervision: crate::aso::agent::SupervisionTrack,
+    /// A check the supervisor asked the next attempt to concentrate on: told
+    /// to that attempt only, then cleared.
+    #[serde(default)]
+    pub focus: Option<String>,
 }
 
 impl AgentState {
@@ -228,7 +235,7 @@ pub fn prompt_inputs(
     PromptInputs {
         task_name: task.name.clone(),
         specification: specification(t),
-        hints: t.hints.clone(),
+        hints: t.hints.iter().chain(&state.focus).cloned().collect(),
         constraints: task.constraints.clone(),
         anti_patterns: task.anti_patterns.clone(),
         latest_sequence: t.latest().map(|o| o.sequence),
@@ -256,7 +263,12 @@ mod tests {
         Task {
             name: "t".into(),
             task: "Do it.".into(),
-            kind: TaskKind::Agent(AgentTask { workspace: None, executor: None, overseers: vec![] }),
+            kind: TaskKind::Agent(AgentTask {
+                workspace: None,
+                executor: None,
+                overseers: vec![],
+                supervision: Default::default(),
+            }),
             workflow: None,
             model: None,
             budget: Budget::default(),
@@ -306,6 +318,8 @@ mod tests {
             seed: 1,
             coordination: None,
             notes: Vec::new(),
+            supervision: Default::default(),
+            focus: None,
         }
     }
 
