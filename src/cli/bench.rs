@@ -20,7 +20,7 @@ use crate::aso::llm_tier::LlmSupervisor;
 use crate::aso::{AsoConfig, ModelSupervisor, SupervisionMode};
 use crate::bench::numeric::{self, OURS, OursSettings, RunRecord, TARGET_PROBLEMS};
 use crate::bench::report::{Report, SupervisionMetrics};
-use crate::llm::scripted::{Scripted, ScriptedServer};
+use crate::llm::scripted::{RecordedRequest, Scripted, ScriptedServer};
 use crate::llm::{LlmClient, LlmConfig};
 
 #[derive(Debug, Subcommand)]
@@ -421,10 +421,51 @@ fn check_settings(a: &NumericArgs, config_text: &str) -> Result<(), Failure> {
 /// The model tier's reply in the supervision runs: always a valid CONTINUE,
 /// so what is counted is how often each mode asks, not what a model says.
 const SCRIPTED_DIRECTIVE: &str = r#"{"action": "CONTINUE", "reasoning": "scripted benchmark reply"}"#;
+/// The reply of the restarting model to a stagnating trajectory.
+const SCRIPTED_RESTART: &str = r#"{"action": "RESTART", "reasoning": "scripted benchmark reply: stagnation"}"#;
 
-fn mode_method(mode: SupervisionMode) -> String {
-    let name = serde_json::to_value(mode).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    format!("{OURS}+llm:{name}")
+/// One supervision row of the benchmark: when the model tier is asked, and
+/// what the scripted model answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SupervisionRow {
+    /// Asked on events, answers CONTINUE: how often events happen.
+    EventTriggered,
+    /// Asked every step, answers CONTINUE: the cost the tiers avoid.
+    EveryStep,
+    /// Asked on events, answers RESTART to every STAGNATION: the seed's
+    /// stagnation recovery rate. (The heuristic tier alone never restarts:
+    /// its diagnostics call STAGNATION only above the violation threshold
+    /// that sends case 3 to ADJUST, so case 4 is the model's to reach.)
+    RestartOnStagnation,
+}
+
+const SUPERVISION_ROWS: [SupervisionRow; 3] =
+    [SupervisionRow::EventTriggered, SupervisionRow::EveryStep, SupervisionRow::RestartOnStagnation];
+
+impl SupervisionRow {
+    fn mode(self) -> SupervisionMode {
+        match self {
+            SupervisionRow::EveryStep => SupervisionMode::EveryStep,
+            SupervisionRow::EventTriggered | SupervisionRow::RestartOnStagnation => SupervisionMode::EventTriggered,
+        }
+    }
+
+    fn method(self) -> String {
+        let name = match self {
+            SupervisionRow::EventTriggered => "event_triggered",
+            SupervisionRow::EveryStep => "every_step",
+            SupervisionRow::RestartOnStagnation => "restart_on_stagnation",
+        };
+        format!("{OURS}+llm:{name}")
+    }
+}
+
+/// The scripted model of the restarting row: RESTART when the diagnostics it
+/// is shown say STAGNATION, CONTINUE otherwise.
+fn restart_on_stagnation(request: &RecordedRequest) -> Scripted {
+    let stagnating =
+        request.messages().iter().any(|(role, c)| role == "user" && c.contains(r#""status":"STAGNATION""#));
+    Scripted::reply(if stagnating { SCRIPTED_RESTART } else { SCRIPTED_DIRECTIVE })
 }
 
 async fn supervision_runs(
@@ -434,16 +475,15 @@ async fn supervision_runs(
     path: &Path,
     show: bool,
 ) -> Result<(), Failure> {
-    let modes = [SupervisionMode::EventTriggered, SupervisionMode::EveryStep];
     let done: HashSet<(String, String, u64)> =
         read_records(path).into_iter().map(|r| (r.method, r.problem, r.seed)).collect();
     let seeds: Vec<u64> = (0..u64::from(a.llm_runs)).map(|r| a.seed_base + r).collect();
-    let mut todo: Vec<(SupervisionMode, &String, u64)> = Vec::new();
-    for &m in &modes {
+    let mut todo: Vec<(SupervisionRow, &String, u64)> = Vec::new();
+    for &row in &SUPERVISION_ROWS {
         for p in problems {
             for &s in &seeds {
-                if !done.contains(&(mode_method(m), p.clone(), s)) {
-                    todo.push((m, p, s));
+                if !done.contains(&(row.method(), p.clone(), s)) {
+                    todo.push((row, p, s));
                 }
             }
         }
@@ -451,24 +491,31 @@ async fn supervision_runs(
     if todo.is_empty() {
         return Ok(());
     }
-    let server = ScriptedServer::start_repeating(vec![], Scripted::reply(SCRIPTED_DIRECTIVE))
-        .await
-        .map_err(|e| Failure::runtime(format!("cannot start the scripted model server on loopback: {e}")))?;
-    let client = LlmClient::new(LlmConfig::new(server.base_url(), "scripted-supervisor").with_cache(false))
-        .map_err(|e| Failure::runtime(e.to_string()))?;
-    let model: Arc<dyn ModelSupervisor> = Arc::new(LlmSupervisor::new(client, ""));
+    let unreachable =
+        |e: std::io::Error| Failure::runtime(format!("cannot start the scripted model server on loopback: {e}"));
+    let continuing =
+        ScriptedServer::start_repeating(vec![], Scripted::reply(SCRIPTED_DIRECTIVE)).await.map_err(unreachable)?;
+    let restarting = ScriptedServer::start_responding(restart_on_stagnation).await.map_err(unreachable)?;
+    let model_of = |server: &ScriptedServer| -> Result<Arc<dyn ModelSupervisor>, Failure> {
+        let client = LlmClient::new(LlmConfig::new(server.base_url(), "scripted-supervisor").with_cache(false))
+            .map_err(|e| Failure::runtime(e.to_string()))?;
+        Ok(Arc::new(LlmSupervisor::new(client, "")))
+    };
+    let (continue_model, restart_model) = (model_of(&continuing)?, model_of(&restarting)?);
     let pb = bar(show, todo.len() as u64, "supervision");
-    for (mode, p, s) in todo {
-        pb.set_message(format!("{} {p} seed {s}", mode_method(mode)));
-        let config = AsoConfig { supervision_mode: mode, ..base.clone() };
+    for (row, p, s) in todo {
+        pb.set_message(format!("{} {p} seed {s}", row.method()));
+        let config = AsoConfig { supervision_mode: row.mode(), ..base.clone() };
+        let model = if row == SupervisionRow::RestartOnStagnation { &restart_model } else { &continue_model };
         let settings = OursSettings { budget: a.budget, tol: a.tol, config, model: Some(model.clone()) };
         let mut record = numeric::run_ours(p, s, &settings).await;
-        record.method = mode_method(mode);
+        record.method = row.method();
         append(path, &record)?;
         pb.inc(1);
     }
     pb.finish_and_clear();
-    server.shutdown().await;
+    continuing.shutdown().await;
+    restarting.shutdown().await;
     Ok(())
 }
 
@@ -572,8 +619,8 @@ fn render(a: &NumericArgs, problems: &[String], records: &[RunRecord], supervisi
 
     let ours: Vec<&RunRecord> = records.iter().filter(|r| r.method == OURS).collect();
     let mut rows = vec![("heuristics only".to_string(), SupervisionMetrics::of(ours.iter().copied()))];
-    for mode in [SupervisionMode::EventTriggered, SupervisionMode::EveryStep] {
-        let m = mode_method(mode);
+    for row in SUPERVISION_ROWS {
+        let m = row.method();
         let rs: Vec<&RunRecord> = supervision.iter().filter(|r| r.method == m).collect();
         if !rs.is_empty() {
             rows.push((m.trim_start_matches(&format!("{OURS}+")).to_string(), SupervisionMetrics::of(rs)));
@@ -582,7 +629,10 @@ fn render(a: &NumericArgs, problems: &[String], records: &[RunRecord], supervisi
     let _ = writeln!(
         s,
         "## Supervision (seed 000 §8)\n\nThe model tier in the `llm:` rows is a scripted OpenAI-compatible server on \
-         loopback that always answers CONTINUE: the rows count how often each mode asks.\n\n\
+         loopback. In `event_triggered` and `every_step` it always answers CONTINUE: the rows count how often each \
+         mode asks. In `restart_on_stagnation` (asked on events) it answers RESTART whenever the diagnostics say \
+         STAGNATION: the heuristic tier alone never restarts (its STAGNATION needs a violation above the threshold \
+         that sends case 3 of the tree to ADJUST), so this row measures the seed's stagnation recovery rate.\n\n\
          | supervision | runs | LLM calls per run | LLM calls per step | convergence rate | restarts | stagnation recovery | seconds per run |\n\
          |---|---|---|---|---|---|---|---|"
     );

@@ -156,8 +156,14 @@ struct Shared {
     /// Answer once the script is used up; without one, the server answers 500
     /// "script exhausted" so a test that makes too many calls fails loudly.
     repeat: Option<Scripted>,
+    /// Answers from the request itself once the script is used up.
+    responder: Option<Responder>,
     requests: Mutex<Vec<RecordedRequest>>,
 }
+
+/// Chooses the answer to a request from its content (a model that reacts to
+/// what it is shown, for benchmarks whose calls depend on the run).
+pub type Responder = Arc<dyn Fn(&RecordedRequest) -> Scripted + Send + Sync>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic elsewhere while holding the lock leaves plain data intact.
@@ -176,19 +182,32 @@ impl ScriptedServer {
     /// Starts a server that answers with `script`, one step per request, then
     /// with 500 "script exhausted".
     pub async fn start(script: Vec<Scripted>) -> std::io::Result<ScriptedServer> {
-        ScriptedServer::launch(script, None).await
+        ScriptedServer::launch(script, None, None).await
     }
 
     /// Starts a server that answers with `script`, then with `repeat` forever
     /// (benchmarks that make an unknown number of calls).
     pub async fn start_repeating(script: Vec<Scripted>, repeat: Scripted) -> std::io::Result<ScriptedServer> {
-        ScriptedServer::launch(script, Some(repeat)).await
+        ScriptedServer::launch(script, Some(repeat), None).await
     }
 
-    async fn launch(script: Vec<Scripted>, repeat: Option<Scripted>) -> std::io::Result<ScriptedServer> {
+    /// Starts a server that answers every request with what `respond` makes
+    /// of it.
+    pub async fn start_responding(
+        respond: impl Fn(&RecordedRequest) -> Scripted + Send + Sync + 'static,
+    ) -> std::io::Result<ScriptedServer> {
+        ScriptedServer::launch(Vec::new(), None, Some(Arc::new(respond))).await
+    }
+
+    async fn launch(
+        script: Vec<Scripted>,
+        repeat: Option<Scripted>,
+        responder: Option<Responder>,
+    ) -> std::io::Result<ScriptedServer> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared { script: Mutex::new(script.into()), repeat, requests: Mutex::new(Vec::new()) });
+        let shared =
+            Arc::new(Shared { script: Mutex::new(script.into()), repeat, responder, requests: Mutex::new(Vec::new()) });
         let router = Router::new().fallback(handle).with_state(shared.clone());
         let task = tokio::spawn(serve(listener, router));
         Ok(ScriptedServer { addr, shared, task })
@@ -307,6 +326,7 @@ async fn handle(
         body: String::from_utf8_lossy(&body).into_owned(),
     };
     let request_json = recorded.json();
+    let responded = shared.responder.as_ref().map(|respond| respond(&recorded));
     let number = {
         let mut requests = lock(&shared.requests);
         requests.push(recorded);
@@ -317,7 +337,7 @@ async fn handle(
         return error_response(404, &message, None);
     }
 
-    let next = lock(&shared.script).pop_front().or_else(|| shared.repeat.clone());
+    let next = lock(&shared.script).pop_front().or(responded).or_else(|| shared.repeat.clone());
     let mut step = match next {
         Some(step) => step,
         None => return error_response(500, "scripted server: the script is exhausted", None),
