@@ -502,3 +502,20 @@ async fn raw_strings(store: &Store, sql: &str) -> Vec<String> {
     pool.close().await;
     rows
 }
+
+#[tokio::test]
+async fn a_responding_server_answers_each_request_from_what_it_was_shown() {
+    let server = ScriptedServer::start_responding(|request| {
+        let user = request.messages().into_iter().find(|(role, _)| role == "user").map(|(_, c)| c).unwrap_or_default();
+        let score = if user.contains('4') { 0.75 } else { 0.25 };
+        Scripted::json(&json!({"score": score, "reason": "clear"}))
+    })
+    .await
+    .expect("start scripted server");
+    let client = client(&server);
+    let four = client.chat_json::<Score>(ask()).await.expect("chat_json");
+    assert_eq!(four.value, good());
+    let other = ChatRequest::new(vec![ChatMessage::user("The answer is 5.")]);
+    assert_eq!(client.chat_json::<Score>(other).await.expect("chat_json").value.score, 0.25);
+    assert_eq!(server.requests().len(), 2);
+}
