@@ -6,6 +6,17 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = attractor::cli::Cli::parse();
+    // Output piped into `head` or `less` should end the command quietly when
+    // the reader goes away, as for any Unix tool, not with a panic about a
+    // broken pipe. The server keeps Rust's default (SIGPIPE ignored): whoever
+    // read its banner may be long gone while it serves.
+    #[cfg(unix)]
+    if !matches!(cli.command, attractor::cli::Command::Serve(_)) {
+        // SAFETY: called before any thread starts; SIG_DFL installs no handler code.
+        unsafe {
+            let _ = nix::sys::signal::signal(nix::sys::signal::Signal::SIGPIPE, nix::sys::signal::SigHandler::SigDfl);
+        }
+    }
     // Logs go to stderr, filtered by RUST_LOG (warnings and errors by default).
     tracing_subscriber::fmt()
         .with_env_filter(

@@ -13,6 +13,16 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{Failure, Global};
+
+/// Prints a line of the banner. The server must outlive whoever reads its
+/// output: a reader that went away (`attractor serve | head -1`) is not a
+/// reason to stop serving, so a failed write is ignored rather than a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
 use crate::http;
 use crate::service::{Service, ServiceConfig};
 use crate::watch::WatchConfig;
@@ -72,18 +82,18 @@ pub async fn serve(g: &Global, args: &ServeArgs) -> Result<u8, Failure> {
     let host = if local.ip().is_unspecified() { "127.0.0.1".to_string() } else { local.ip().to_string() };
     let host = if host.contains(':') { format!("[{host}]") } else { host };
     if !g.quiet {
-        println!("attractor serve: listening on http://{host}:{}/", local.port());
-        println!("database: {}", service.store().path().display());
+        say!("attractor serve: listening on http://{host}:{}/", local.port());
+        say!("database: {}", service.store().path().display());
         let folders = service.store().watched_folders().await.map(|f| f.len()).unwrap_or(0);
         if folders > 0 {
-            println!("watching {folders} folder(s) for suite and task files");
+            say!("watching {folders} folder(s) for suite and task files");
         }
         match &ui_dir {
-            Some(dir) => println!("web UI: {}", dir.display()),
-            None => println!("web UI: not built (run `npm run build`); the API is under /api"),
+            Some(dir) => say!("web UI: {}", dir.display()),
+            None => say!("web UI: not built (run `npm run build`); the API is under /api"),
         }
         if args.token.is_some() {
-            println!("API requests need `Authorization: Bearer TOKEN`; open the UI as http://…/?token=TOKEN");
+            say!("API requests need `Authorization: Bearer TOKEN`; open the UI as http://…/?token=TOKEN");
         }
     }
     use std::io::Write;
@@ -93,7 +103,11 @@ pub async fn serve(g: &Global, args: &ServeArgs) -> Result<u8, Failure> {
     let on_stop = service.clone();
     let shutdown = async move {
         let _ = tokio::signal::ctrl_c().await;
-        eprintln!("\nstopping: cancelling running launches (they resume on the next launch)");
+        {
+            use std::io::Write as _;
+            let _ =
+                writeln!(std::io::stderr(), "\nstopping: cancelling running launches (they resume on the next launch)");
+        }
         // Closing the bus ends every event stream, which lets the server's
         // graceful shutdown finish instead of waiting on open SSE clients.
         on_stop.shutdown().await;
