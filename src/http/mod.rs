@@ -36,6 +36,7 @@ use axum::{Json, Router};
 use futures::Stream;
 use serde::Deserialize;
 use tower_http::compression::CompressionLayer;
+use tower_http::compression::predicate::{DefaultPredicate, NotForContentType, Predicate};
 use tower_http::services::{ServeDir, ServeFile};
 
 use crate::service::types::*;
@@ -125,8 +126,10 @@ pub fn router(service: Arc<Service>, token: Option<String>, ui_dir: Option<PathB
     };
     // JSON shrinks about tenfold under gzip: a 500-epoch suite's epochs go
     // from megabytes to a few hundred kilobytes for a remote browser. Event
-    // streams are left alone (tower-http never compresses text/event-stream).
-    app.layer(CompressionLayer::new())
+    // streams are left alone (tower-http never compresses text/event-stream),
+    // and so are zips: compressed already, gzip would only cost time.
+    let compressible = DefaultPredicate::new().and(NotForContentType::const_new("application/zip"));
+    app.layer(CompressionLayer::new().compress_when(compressible))
 }
 
 /// Serves until `shutdown` resolves, then lets open requests finish.
