@@ -369,7 +369,9 @@ pub struct ArtifactHistory {
     pub versions: Vec<VersionView>,
 }
 
-/// One step of an optimize run's ASO telemetry (seed 000 §2.3).
+/// One step of a run's ASO telemetry (seed 000 §2.3): an optimize run's, or
+/// a supervised agent run's (objective = the distance D, evaluations =
+/// iterations, trajectory = its place among the run's samples).
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct TelemetryStep {
     pub timestamp: String,
@@ -381,7 +383,8 @@ pub struct TelemetryStep {
     pub max_violation: Option<f64>,
     /// CONTINUE, ADJUST, STOP or RESTART.
     pub directive_action: String,
-    /// heuristic, llm or human.
+    /// heuristic, llm, fallback (the heuristic after a failed model call),
+    /// human, or convergence (the engine ended or paused the trajectory itself).
     pub directive_source: String,
     pub evals_used: i64,
     pub wall_time_ms: Option<f64>,

@@ -1,5 +1,5 @@
 // One run: its loss breakdown, what it reported, stdout/stderr, and for
-// optimize tasks the ASO telemetry timeline (directive, source, LLM call,
+// optimize tasks and supervised agent tasks the ASO telemetry timeline (directive, source, LLM call,
 // objective and violation per step), and for agent tasks the convergence
 // engine's trajectories iteration by iteration.
 import { useEffect, useMemo, useState } from "react";
@@ -8,7 +8,7 @@ import { EChart } from "../components/EChart";
 import { ErrorNote, Status } from "../components/common";
 import type { LossParts } from "../generated/LossParts";
 import type { RunDetail } from "../generated/RunDetail";
-import { telemetryOption } from "../lib/telemetry";
+import { telemetryLabels, telemetryOption } from "../lib/telemetry";
 import { DIRECTIVE_SYMBOL, strategyCounts, trajectoryOption } from "../lib/trajectory";
 import type { TrajectoryView } from "../generated/TrajectoryView";
 import { fmtDuration, fmtLoss, fmtTime } from "../lib/format";
@@ -22,7 +22,8 @@ export function RunDetailScreen({ id }: { id: number }) {
     if (!Number.isInteger(id)) return setError("no run id in the address");
     api.run(id).then(setD).catch((e: Error) => setError(e.message));
   }, [id]);
-  const option = useMemo(() => (d && d.telemetry.length ? telemetryOption(d.telemetry) : null), [d]);
+  const option = useMemo(() => (d && d.telemetry.length ? telemetryOption(d.telemetry, d.run.kind) : null), [d]);
+  const labels = telemetryLabels(d?.run.kind ?? "");
   if (error) return <ErrorNote error={error} />;
   if (!d) return <p className="muted">Loading…</p>;
   const r = d.run;
@@ -101,12 +102,12 @@ export function RunDetailScreen({ id }: { id: number }) {
                   <th>traj</th>
                   <th>step</th>
                   <th>status</th>
-                  <th className="num">objective</th>
+                  <th className="num">{labels.objective}</th>
                   <th className="num">violation</th>
                   <th>directive</th>
                   <th>source</th>
                   <th>LLM</th>
-                  <th className="num">evals</th>
+                  <th className="num">{labels.evals}</th>
                 </tr>
               </thead>
               <tbody>
