@@ -3,7 +3,8 @@
 // A person opens the suite's graph from the Suites screen, sees the
 // experiment tree coloured by verdict, clicks a child, reads its losses
 // against its parent and opens the diff it wrote; then opens an agent run and
-// reads its trajectory iteration by iteration.
+// reads its trajectory iteration by iteration, and a run under the ASO
+// coordinator (`supervision: aso`) with its supervisor's telemetry.
 //
 // Run with `npm run e2e` after `cargo build` and `npm run build` (see
 // harness.mjs for ATTRACTOR_BIN, CHROMIUM and E2E_SHOTS).
@@ -36,13 +37,25 @@ before(async () => {
       "    budget:\n      max_loops: 4\n    overseers:\n      - name: check\n        kind: test\n        command: grep -qx done answer.txt\n",
   );
   writeFileSync(join(work, "agent.json"), JSON.stringify({ verifier: { enabled: false } }));
-  model = await scriptedModel((_req, n) =>
-    JSON.stringify({ summary: "write the answer", tools_used: [], edits: [{ path: "answer.txt", action: "write", content: n === 1 ? "nearly\n" : "done\n" }] }),
+  // The same task under the ASO coordinator: its samples, each iteration
+  // judged; the model tier (asked on events) answers CONTINUE.
+  writeFileSync(
+    join(work, "aso.suite.yaml"),
+    "name: answer-aso\ntasks:\n  - name: write-it\n    kind: agent\n    supervision: aso\n    task: Write the word done into answer.txt.\n" +
+      "    workspace: ws\n    budget:\n      max_loops: 6\n    overseers:\n      - name: check\n        kind: test\n        command: grep -qx done answer.txt\n",
   );
-  await run(["run", join(work, "agent.suite.yaml"), "--agent-config", join(work, "agent.json"), "--quiet"], {
-    ATTRACTOR_LLM_BASE_URL: model.url,
-    ATTRACTOR_LLM_MODEL: "scripted",
+  let edits = 0;
+  model = await scriptedModel((req) => {
+    if (req.messages[0].content.includes("Control schema")) {
+      return JSON.stringify({ action: "CONTINUE", reasoning: "steady progress" });
+    }
+    edits += 1;
+    const content = edits === 1 || edits === 3 ? "nearly\n" : "done\n";
+    return JSON.stringify({ summary: "write the answer", tools_used: [], edits: [{ path: "answer.txt", action: "write", content }] });
   });
+  const llm = { ATTRACTOR_LLM_BASE_URL: model.url, ATTRACTOR_LLM_MODEL: "scripted" };
+  await run(["run", join(work, "agent.suite.yaml"), "--agent-config", join(work, "agent.json"), "--quiet"], llm);
+  await run(["run", join(work, "aso.suite.yaml"), "--agent-config", join(work, "agent.json"), "--quiet"], llm);
   server = await serve(db, env);
   ({ context, page } = await browser(work));
 });
@@ -112,5 +125,26 @@ describe("the Graph view", () => {
     assert.equal(await rows.count(), 2);
     assert.match(await rows.nth(1).innerText(), /converged/);
     await shot(page, "run-trajectory.png", true);
+  });
+
+  it("shows a supervised agent run's samples and its supervisor's telemetry", async () => {
+    const epochs = await (await fetch(`${server.url}api/suites/answer-aso/epochs`)).json();
+    const id = epochs.epochs[0].runs[0].id;
+    const detail = await (await fetch(`${server.url}api/runs/${id}`)).json();
+    assert.equal(detail.run.status, "complete");
+    assert.ok(detail.telemetry.length >= 2, `one telemetry row per iteration: ${detail.telemetry.length}`);
+    assert.ok(detail.telemetry.some((t) => t.directive_source === "convergence" && t.status === "FEASIBLE_FOUND"));
+    await page.goto(`${server.url}#/runs/run/${id}`);
+    const chart = page.getByTestId("telemetry");
+    await chart.waitFor();
+    assert.equal(Number(await chart.getAttribute("data-points")), detail.telemetry.length);
+    await page.getByText("every step").click();
+    const table = page.getByTestId("telemetry-steps");
+    assert.match(await table.locator("thead").innerText(), /distance D[\s\S]*iterations/i);
+    assert.equal(await table.locator("tbody tr").count(), detail.telemetry.length);
+    // Three samples (the coordinator's n_trajectories), one of which converged.
+    assert.equal(await page.getByTestId("trajectory").count(), detail.trajectories.length);
+    assert.ok(detail.trajectories.filter((t) => t.role === "sample").length === 3, JSON.stringify(detail.trajectories.map((t) => t.role)));
+    await shot(page, "run-supervised.png", true);
   });
 });

@@ -63,7 +63,17 @@ export function telemetryOption(steps: TelemetryStep[], kind = "optimize"): ECha
     },
     // Steps, not evaluations, along x: a stalled trajectory spends no
     // evaluations, and its steps would otherwise pile onto one point.
-    xAxis: { type: "value", name: "step", nameLocation: "middle", nameGap: 26, minInterval: 1 },
+    // One step past the last keeps the latest points off the grid's edge,
+    // where a run of one or two steps would hide them.
+    xAxis: {
+      type: "value",
+      name: "step",
+      nameLocation: "middle",
+      nameGap: 26,
+      minInterval: 1,
+      min: 0,
+      max: (v: { max: number }) => v.max + 1,
+    },
     yAxis: [
       { type: "value", name: labels.objective, scale: !labels.agent, min: labels.agent ? 0 : undefined },
       labels.agent

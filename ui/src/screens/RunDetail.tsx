@@ -117,7 +117,9 @@ export function RunDetailScreen({ id }: { id: number }) {
                     <td>{t.step}</td>
                     <td>{t.status}</td>
                     <td className="num">{t.objective?.toPrecision(6) ?? "–"}</td>
-                    <td className="num">{t.max_violation?.toExponential(2) ?? "–"}</td>
+                    <td className="num">
+                      {(labels.agent ? t.max_violation?.toFixed(2) : t.max_violation?.toExponential(2)) ?? "–"}
+                    </td>
                     <td>{t.directive_action}</td>
                     <td>{t.directive_source}</td>
                     <td>{t.llm_call_made ? "yes" : "no"}</td>
