@@ -9,6 +9,8 @@
 //! two overseers: `low` runs tests 1–5, `high` tests 6–10. A subtask can be
 //! measured by one of them; the task as a whole by both.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -16,13 +18,11 @@ use attractor::artifact::Registry;
 use attractor::bus::{self, Bus};
 use attractor::llm::scripted::{Scripted, ScriptedServer};
 use attractor::llm::{LlmClient, LlmConfig};
-use attractor::outer::{OptimizerKind, RunConfig, RunSummary, SuiteRunner};
+use attractor::outer::{RunSummary, SuiteRunner};
 use attractor::store::{ObservationRow, RunRow, Store, TrajectoryRow};
 use attractor::task::agent::{AgentConfig, AgentState};
 use serde_json::{Value, json};
 use tokio::sync::watch;
-
-const TESTS: &str = "import unittest\n\nfrom squares import square\n\n\nclass SquareTest(unittest.TestCase):\n";
 
 /// `squares.py` getting exactly the tests of `right` right.
 fn squares(right: &[u32]) -> String {
@@ -91,14 +91,7 @@ struct Fixture {
 impl Fixture {
     async fn new() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
-        let pkg = dir.path().join("pkg");
-        std::fs::create_dir_all(&pkg).unwrap();
-        std::fs::write(pkg.join("squares.py"), "def square(n):\n    raise NotImplementedError\n").unwrap();
-        let mut tests = TESTS.to_string();
-        for n in 1..=10 {
-            tests.push_str(&format!("    def test_{n}(self):\n        self.assertEqual(square({n}), {})\n\n", n * n));
-        }
-        std::fs::write(pkg.join("test_squares.py"), tests).unwrap();
+        common::squares::package(dir.path());
         let store = Store::open(&dir.path().join("attractor.db")).await.unwrap();
         Fixture { dir, store }
     }
@@ -138,18 +131,7 @@ impl Fixture {
         let registry = Registry::load(store.clone()).await.unwrap();
         let bus = Bus::new();
         let persister = bus::persist(&bus, store.clone());
-        let config = RunConfig {
-            epochs: 1,
-            optimizer: OptimizerKind::Baseline,
-            learning_rate: 0.5,
-            rollback_on_regression: false,
-            concurrency: 1,
-            seed: 42,
-            runs_root: self.path("runs"),
-            holdout_tolerance: attractor::outer::DEFAULT_HOLDOUT_TOLERANCE,
-            tree: attractor::outer::tree::TreeConfig::default(),
-            verify_repeats: None,
-        };
+        let config = common::squares::run_config(self.path("runs"), 1);
         let summary = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel)
             .with_agent_llm(client(server))
             .with_agent_config(agent)

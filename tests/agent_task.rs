@@ -10,6 +10,8 @@
 //! needs — converging, cycling, stalling, regressing — and checks what the
 //! convergence engine did about it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -17,13 +19,11 @@ use attractor::artifact::Registry;
 use attractor::bus::{self, Bus};
 use attractor::llm::scripted::{Scripted, ScriptedServer};
 use attractor::llm::{LlmClient, LlmConfig};
-use attractor::outer::{OptimizerKind, RunConfig, RunSummary, SuiteRunner};
+use attractor::outer::{RunConfig, RunSummary, SuiteRunner};
 use attractor::store::{ObservationRow, RunRow, Store, TrajectoryRow};
 use attractor::task::agent::AgentConfig;
 use serde_json::{Value, json};
 use tokio::sync::watch;
-
-const TESTS: &str = "import unittest\n\nfrom squares import square\n\n\nclass SquareTest(unittest.TestCase):\n";
 
 /// `squares.py` getting exactly the tests of `right` right.
 fn squares(right: &[u32]) -> String {
@@ -67,14 +67,7 @@ const OVERSEER: &str =
 impl Fixture {
     async fn new() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
-        let pkg = dir.path().join("pkg");
-        std::fs::create_dir_all(&pkg).unwrap();
-        std::fs::write(pkg.join("squares.py"), "def square(n):\n    raise NotImplementedError\n").unwrap();
-        let mut tests = TESTS.to_string();
-        for n in 1..=10 {
-            tests.push_str(&format!("    def test_{n}(self):\n        self.assertEqual(square({n}), {})\n\n", n * n));
-        }
-        std::fs::write(pkg.join("test_squares.py"), tests).unwrap();
+        common::squares::package(dir.path());
         let store = Store::open(&dir.path().join("attractor.db")).await.unwrap();
         Fixture { dir, store }
     }
@@ -98,18 +91,7 @@ impl Fixture {
     }
 
     fn config(&self, epochs: u32) -> RunConfig {
-        RunConfig {
-            epochs,
-            optimizer: OptimizerKind::Baseline,
-            learning_rate: 0.5,
-            rollback_on_regression: false,
-            concurrency: 1,
-            seed: 42,
-            runs_root: self.path("runs"),
-            holdout_tolerance: attractor::outer::DEFAULT_HOLDOUT_TOLERANCE,
-            verify_repeats: None,
-            tree: attractor::outer::tree::TreeConfig::default(),
-        }
+        common::squares::run_config(self.path("runs"), epochs)
     }
 
     async fn run(&self, suite: &Path, server: &ScriptedServer, agent: AgentConfig, epochs: u32) -> RunSummary {

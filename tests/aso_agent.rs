@@ -5,6 +5,8 @@
 //! workspace (a small Python package under git) measured by real
 //! `python3 -m unittest` processes, and telemetry rows in a real SQLite file.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -20,7 +22,7 @@ use attractor::engine::{
 };
 use attractor::llm::scripted::{Scripted, ScriptedServer};
 use attractor::llm::{LlmClient, LlmConfig};
-use attractor::outer::{OptimizerKind, RunConfig, SuiteRunner};
+use attractor::outer::SuiteRunner;
 use attractor::overseer::OverseerSignals;
 use attractor::overseer::signals::{BuildResult, TestResults};
 use attractor::store::{RunRow, Store, TelemetryRow};
@@ -266,8 +268,6 @@ fn stop_ends_the_trajectory_with_its_best_result_and_says_why() {
 // ---------------------------------------------------------------------------
 // Whole supervised runs.
 
-const TESTS: &str = "import unittest\n\nfrom squares import square\n\n\nclass SquareTest(unittest.TestCase):\n";
-
 /// `squares.py` getting the first `k` squares right; `wrong` is what the others return.
 fn squares(k: u32, wrong: u32) -> String {
     let mut s = String::from("ANSWERS = {\n");
@@ -295,14 +295,7 @@ struct Fixture {
 impl Fixture {
     async fn new() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
-        let pkg = dir.path().join("pkg");
-        std::fs::create_dir_all(&pkg).unwrap();
-        std::fs::write(pkg.join("squares.py"), "def square(n):\n    raise NotImplementedError\n").unwrap();
-        let mut tests = TESTS.to_string();
-        for n in 1..=10 {
-            tests.push_str(&format!("    def test_{n}(self):\n        self.assertEqual(square({n}), {})\n\n", n * n));
-        }
-        std::fs::write(pkg.join("test_squares.py"), tests).unwrap();
+        common::squares::package(dir.path());
         let store = Store::open(&dir.path().join("attractor.db")).await.unwrap();
         Fixture { dir, store }
     }
@@ -332,18 +325,7 @@ impl Fixture {
         registry.set_active("aso_config", version).await.unwrap();
         let bus = Bus::new();
         let persister = bus::persist(&bus, store.clone());
-        let config = RunConfig {
-            epochs: 1,
-            optimizer: OptimizerKind::Baseline,
-            learning_rate: 0.5,
-            rollback_on_regression: false,
-            concurrency: 1,
-            seed: 42,
-            runs_root: self.path("runs"),
-            holdout_tolerance: attractor::outer::DEFAULT_HOLDOUT_TOLERANCE,
-            tree: attractor::outer::tree::TreeConfig::default(),
-            verify_repeats: None,
-        };
+        let config = common::squares::run_config(self.path("runs"), 1);
         let (_tx, cancel) = watch::channel(false);
         let mut agent = AgentConfig::default();
         agent.verifier.enabled = false;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod crafted;
+pub mod squares;
 
 use std::path::{Path, PathBuf};
 
