@@ -26,6 +26,16 @@ export const ATTRACTOR_COLORS: Record<string, string> = {
   indeterminate: COLORS.none,
 };
 
+/**
+ * A text with `backquoted` parts split out, for showing them as code: the
+ * odd-numbered pieces are code. An unpaired backquote stays as it is.
+ */
+export function codeSpans(text: string): string[] {
+  const parts = text.split("`");
+  if (parts.length % 2 === 0) return [text];
+  return parts;
+}
+
 /** `fixed_point` → `fixed point`: identifiers as words. */
 export function words(id: string): string {
   return id.replace(/_/g, " ");
@@ -202,6 +212,7 @@ const AXIS_LABEL = { hideOverlap: true };
 /** Mean iterations to finish by complexity, each bar labelled with its trajectories. */
 export function complexityOption(rows: ComplexityStats[]): EChartsCoreOption {
   return {
+    animationDuration: 300,
     grid: { left: 48, right: 16, top: 36, bottom: 30 },
     tooltip: {
       trigger: "axis",
@@ -244,6 +255,7 @@ export function attractorOption(rows: AttractorCount[]): EChartsCoreOption {
   // Horizontal bars read top-down: the first row goes at the top.
   const shown = [...rows].reverse();
   return {
+    animationDuration: 300,
     grid: { left: 100, right: 36, top: 30, bottom: 24 },
     legend: { top: 0, data: ["ended there", "met along the way"] },
     tooltip: { trigger: "axis", axisPointer: { type: "shadow" } },

@@ -21,6 +21,7 @@ import { fmtTime } from "../lib/format";
 import {
   ATTRACTOR_COLORS,
   attractorOption,
+  codeSpans,
   complexityOption,
   memoryDetails,
   memoryHash,
@@ -137,22 +138,24 @@ export function Memory({ query }: { query: URLSearchParams }) {
         <h2>Memory</h2>
         <span className="muted">what finished agent trajectories teach the next ones</span>
         <span className="spacer" />
-        <label className="inline-label">
-          <span className="muted small">task category</span>
-          <select
-            aria-label="task category"
-            data-testid="category-filter"
-            value={category ?? ""}
-            onChange={(e) => setCategory(e.target.value || undefined)}
-          >
-            <option value="">every category</option>
-            {categories.map((c) => (
-              <option key={c} value={c}>
-                {c}
-              </option>
-            ))}
-          </select>
-        </label>
+        {!nothingAtAll && (
+          <label className="inline-label">
+            <span className="muted small">task category</span>
+            <select
+              aria-label="task category"
+              data-testid="category-filter"
+              value={category ?? ""}
+              onChange={(e) => setCategory(e.target.value || undefined)}
+            >
+              <option value="">every category</option>
+              {categories.map((c) => (
+                <option key={c} value={c}>
+                  {c}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
       </header>
       <ErrorNote error={statsError} />
 
@@ -506,6 +509,15 @@ function AttractorPath({ path }: { path: string[] }) {
   );
 }
 
+/** Text whose `backquoted` names (overseers, checks) show as code. */
+function Code({ text }: { text: string }) {
+  return (
+    <>
+      {codeSpans(text).map((part, i) => (i % 2 ? <code key={i}>{part}</code> : part))}
+    </>
+  );
+}
+
 function MemoryList({ items, route, total }: { items: MemoryItem[]; route: MemoryRoute; total: number }) {
   if (total === 0)
     return <p className="muted" data-testid="no-memories">No memory yet{route.category ? ` in ${route.category}` : ""}: they are written when agent runs end.</p>;
@@ -570,19 +582,25 @@ function MemoryEntry({ m, route }: { m: MemoryItem; route: MemoryRoute }) {
         {d.signals.length > 0 && (
           <>
             <dt>signals</dt>
-            <dd>{d.signals.join("; ")}</dd>
+            <dd>
+              <Code text={d.signals.join("; ")} />
+            </dd>
           </>
         )}
         {d.causes.length > 0 && (
           <>
             <dt>why</dt>
-            <dd>{d.causes.join("; ")}</dd>
+            <dd>
+              <Code text={d.causes.join("; ")} />
+            </dd>
           </>
         )}
         {d.gaps.length > 0 && (
           <>
             <dt>still open</dt>
-            <dd>{d.gaps.join("; ")}</dd>
+            <dd>
+              <Code text={d.gaps.join("; ")} />
+            </dd>
           </>
         )}
         {d.blockedTools.length > 0 && (

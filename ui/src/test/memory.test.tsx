@@ -9,6 +9,7 @@ import type { StrategyStats } from "../generated/StrategyStats";
 import type { TrajectoryStats } from "../generated/TrajectoryStats";
 import {
   attractorOption,
+  codeSpans,
   complexityOption,
   memoryDetails,
   memoryHash,
@@ -53,6 +54,11 @@ describe("formatting", () => {
   it("writes shares as percentages and deltas with a sign", () => {
     expect([pct(2 / 3), pct(0), pct(null), pct(Number.NaN)]).toEqual(["67%", "0%", "–", "–"]);
     expect([signed(0.2749), signed(-0.1), signed(0), signed(null)]).toEqual(["+0.275", "−0.100", "+0.000", "–"]);
+  });
+  it("splits backquoted names out of a text, leaving an unpaired backquote alone", () => {
+    expect(codeSpans("`check` passed after fresh_start")).toEqual(["", "check", " passed after fresh_start"]);
+    expect(codeSpans("test `a`; test `b`")).toEqual(["test ", "a", "; test ", "b", ""]);
+    expect(codeSpans("it's `odd")).toEqual(["it's `odd"]);
   });
   it("colours a rate from red to green and leaves the unmeasured plain", () => {
     expect(rateColor(0)).toBe("hsla(0, 65%, 45%, 0.28)");
