@@ -778,7 +778,17 @@ async fn the_trajectory_repository_and_the_memories_answer_over_http() {
 
     let (status, body) = s.get("/api/trajectories/similar").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(body["error"].as_str().unwrap().contains("either `run_id`"), "{body}");
+    assert!(body["error"].as_str().unwrap().contains("exactly one of `run_id`"), "{body}");
+    let (status, body) =
+        s.get(&format!("/api/trajectories/similar?run_id={}&trajectory_id={}", ids[0].0, ids[0].1)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let by_trajectory = s.ok(&format!("/api/trajectories/similar?trajectory_id={}", ids[1].1)).await;
+    assert_eq!(by_trajectory["description"], "Parse hexadecimal integers");
+    assert_eq!(by_trajectory["excluded"], ids[1].1);
+    assert_eq!(by_trajectory["items"][0]["trajectory"]["id"], ids[0].1);
+    let (status, body) = s.get("/api/trajectories/similar?trajectory_id=nope").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("no trajectory `nope`"), "{body}");
     let (status, body) = s.get("/api/trajectories/similar?run_id=4242").await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     let (status, _) = s.get("/api/trajectories/similar?run_id=many").await;

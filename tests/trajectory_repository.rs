@@ -153,6 +153,52 @@ async fn similar_trajectories_rank_by_shared_keywords_and_category() {
 }
 
 #[tokio::test]
+async fn a_trajectory_asked_about_by_id_is_compared_by_its_own_task_not_its_runs_first() {
+    let env = Env::new().await;
+    let ids = crafted::scenario(&env.store).await;
+    let (decimal_run, decimal) = &ids[0];
+    // A subtask under the decimal run, about charts: the run's first
+    // trajectory is still the decimal one.
+    let run = env.store.trajectory(decimal).await.unwrap().unwrap();
+    let state = serde_json::json!({"trajectory": {"specification": {"original": {"description": "Render the bar chart of parsed integers"}}}});
+    env.store
+        .insert_trajectory(&attractor::store::NewTrajectory {
+            id: format!("{decimal}-s1"),
+            run_id: *decimal_run,
+            suite_id: run.suite_id,
+            epoch_id: run.epoch_id,
+            task_name: "decimal-chart".into(),
+            category: "charts".into(),
+            workspace_dir: "/tmp/crafted/workspace".into(),
+            setup_json: "{}".into(),
+            state_json: state.to_string(),
+            parent_id: Some(decimal.clone()),
+            role: "subtask".into(),
+            ordinal: 1,
+        })
+        .await
+        .unwrap();
+
+    let sub = SimilarTo::Trajectory(format!("{decimal}-s1"));
+    let found = repository::similar(&env.store, &sub, None, 10).await.unwrap();
+    assert_eq!(found.description, "Render the bar chart of parsed integers");
+    assert_eq!((found.category.as_deref(), found.excluded), (Some("charts"), Some(format!("{decimal}-s1"))));
+    // {bar, chart, integers, parsed, render} against the chart's {bar, chart,
+    // losses, render}: 3 of 6, plus the category; the decimal and hex tasks
+    // share only "integers" (parse ≠ parsed).
+    let ranked: Vec<&str> = found.items.iter().map(|s| s.trajectory.task_name.as_str()).collect();
+    assert_eq!(ranked[0], "chart", "{ranked:?}");
+    assert!(close(found.items[0].similarity, 0.75 * 3.0 / 6.0 + 0.25), "{:?}", found.items[0]);
+    // The same run asked about by its id compares the decimal task.
+    let by_run = repository::similar(&env.store, &SimilarTo::Run(*decimal_run), None, 10).await.unwrap();
+    assert_eq!(by_run.description, "Parse decimal integers with overflow checks");
+
+    let missing = repository::similar(&env.store, &SimilarTo::Trajectory("nope".into()), None, 10).await.unwrap_err();
+    assert!(matches!(&missing, SimilarError::UnknownTrajectory(id) if id == "nope"), "{missing}");
+    assert!(missing.to_string().contains("there is no trajectory `nope`"), "{missing}");
+}
+
+#[tokio::test]
 async fn recall_nudges_what_worked_ranks_lessons_by_similarity_and_waits_for_enough_history() {
     use StrategyKind::*;
     let env = Env::new().await;
@@ -288,4 +334,12 @@ async fn the_trajectories_command_prints_the_stats_the_similar_ones_and_the_memo
         .unwrap();
     assert_eq!(err.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&err.stderr).contains("run 424242 has no trajectory"));
+
+    let json: Value =
+        serde_json::from_str(&cli(&env, &["--json", "trajectories", "similar", "--trajectory", &ids[1].1])).unwrap();
+    assert_eq!(
+        (json["description"].as_str(), json["excluded"].as_str()),
+        (Some("Parse hexadecimal integers"), Some(ids[1].1.as_str()))
+    );
+    assert_eq!(json["items"][0]["trajectory"]["id"], ids[0].1);
 }

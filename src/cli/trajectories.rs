@@ -4,8 +4,9 @@
 //! - `stats [--category C]`: convergence by category, iterations by
 //!   complexity, strategy effectiveness (overall and per attractor), the
 //!   attractor distribution;
-//! - `similar RUN_ID|TASK [--category C] [--limit N]`: finished trajectories
-//!   whose task is most like a run's (a number) or a described one (text);
+//! - `similar RUN_ID|TASK|--trajectory ID [--category C] [--limit N]`:
+//!   finished trajectories whose task is most like a run's (a number), a
+//!   trajectory's, or a described one (text);
 //! - `memories [--category C] [--limit N]`: what finished trajectories left
 //!   for the next ones of their category.
 //!
@@ -28,7 +29,11 @@ pub enum TrajectoriesCommand {
     /// Finished trajectories whose task is most like a run's or a described one.
     Similar {
         /// A run id (an agent run), or the task's text in quotes.
-        run_or_task: String,
+        #[arg(required_unless_present = "trajectory", conflicts_with = "trajectory")]
+        run_or_task: Option<String>,
+        /// A trajectory's id instead (one of a run that drove several: a sample, a subtask).
+        #[arg(long)]
+        trajectory: Option<String>,
         /// Trajectories of this category count as more similar [default: the run's category].
         #[arg(long)]
         category: Option<String>,
@@ -47,10 +52,14 @@ pub enum TrajectoriesCommand {
 pub async fn run(g: &Global, store: &Store, command: &TrajectoriesCommand) -> Result<(), Failure> {
     match command {
         TrajectoriesCommand::Stats { category } => stats(g, store, category.as_deref()).await,
-        TrajectoriesCommand::Similar { run_or_task, category, limit } => {
-            let to = match run_or_task.trim().parse::<i64>() {
-                Ok(id) => SimilarTo::Run(id),
-                Err(_) => SimilarTo::Task(run_or_task.clone()),
+        TrajectoriesCommand::Similar { run_or_task, trajectory, category, limit } => {
+            let to = match (trajectory, run_or_task) {
+                (Some(id), _) => SimilarTo::Trajectory(id.clone()),
+                (None, Some(given)) => match given.trim().parse::<i64>() {
+                    Ok(id) => SimilarTo::Run(id),
+                    Err(_) => SimilarTo::Task(given.clone()),
+                },
+                (None, None) => return Err(Failure::input("give a run id, a task's text, or --trajectory ID")),
             };
             similar(g, store, &to, category.as_deref(), *limit as usize).await
         }

@@ -460,7 +460,7 @@ async fn trajectory_stats(
     Ok(Json(s.service.trajectory_stats(q?.0.category.as_deref()).await?))
 }
 
-/// `?run_id=N` or `?task=TEXT`, with `&category=C&limit=N`.
+/// `?run_id=N`, `?trajectory_id=ID` or `?task=TEXT`, with `&category=C&limit=N`.
 async fn similar_trajectories(
     State(s): State<AppState>,
     q: Result<Query<SimilarRequest>, QueryRejection>,

@@ -20,6 +20,7 @@ use ts_rs::TS;
 use super::signature;
 use crate::store::{
     AttractorCount, CategoryStats, ComplexityStats, MemoryRow, Store, StoreError, StrategyStats, TrajectoryBrief,
+    TrajectoryRow,
 };
 
 /// Finished trajectories compared at most by a similarity search (the newest).
@@ -62,6 +63,9 @@ pub async fn stats(
 pub enum SimilarTo {
     /// The task of this run's trajectory (the trajectory itself is left out).
     Run(i64),
+    /// The task of this trajectory (left out itself): a sample's, a
+    /// subtask's, or any trajectory of a run that drove several.
+    Trajectory(String),
     /// A task described in words.
     Task(String),
 }
@@ -96,6 +100,10 @@ pub enum SimilarError {
         "run {0} has no trajectory: only agent tasks have one\n  hint: `attractor inspect SUITE --json` lists run ids"
     )]
     NoTrajectory(i64),
+    #[error(
+        "there is no trajectory `{0}`\n  hint: a run's page, or `attractor trajectory RUN_ID`, lists its trajectories"
+    )]
+    UnknownTrajectory(String),
     #[error("the task text is empty: describe the task, or give a run id")]
     EmptyTask,
     #[error(transparent)]
@@ -123,11 +131,13 @@ pub async fn similar(
             let Some(t) = store.trajectories_of_run(*run_id).await?.into_iter().next() else {
                 return Err(SimilarError::NoTrajectory(*run_id));
             };
-            let description = serde_json::from_str::<serde_json::Value>(&t.state_json)
-                .ok()
-                .and_then(|s| s["trajectory"]["specification"]["original"]["description"].as_str().map(str::to_string))
-                .unwrap_or_else(|| t.task_name.clone());
-            (description, Some(category.map_or(t.category.clone(), str::to_string)), Some(t.id))
+            asked_about(t, category)
+        }
+        SimilarTo::Trajectory(id) => {
+            let Some(t) = store.trajectory(id).await? else {
+                return Err(SimilarError::UnknownTrajectory(id.clone()));
+            };
+            asked_about(t, category)
         }
     };
     let query = signature::signature(&description);
@@ -155,6 +165,16 @@ pub async fn similar(
         None => "the Jaccard index of the tasks' keyword sets (shared words / words in either)".to_string(),
     };
     Ok(SimilarTrajectories { description, category, excluded, measure, items })
+}
+
+/// The task text, category and id of a stored trajectory asked about: its
+/// own category unless `category` overrides it.
+fn asked_about(t: TrajectoryRow, category: Option<&str>) -> (String, Option<String>, Option<String>) {
+    let description = serde_json::from_str::<serde_json::Value>(&t.state_json)
+        .ok()
+        .and_then(|s| s["trajectory"]["specification"]["original"]["description"].as_str().map(str::to_string))
+        .unwrap_or_else(|| t.task_name.clone());
+    (description, Some(category.map_or(t.category.clone(), str::to_string)), Some(t.id))
 }
 
 /// A stored memory for people (the app's list, the CLI).

@@ -758,22 +758,27 @@ impl Service {
         Ok(crate::memory::repository::stats(&self.store, category, threshold).await?)
     }
 
-    /// The finished trajectories whose task is most like a run's or a described one.
+    /// The finished trajectories whose task is most like a run's, a
+    /// trajectory's or a described one.
     pub async fn similar_trajectories(&self, req: &SimilarRequest) -> Result<SimilarTrajectories> {
         use crate::memory::{SimilarError, SimilarTo};
-        let to = match (req.run_id, req.task.as_deref().map(str::trim).filter(|t| !t.is_empty())) {
-            (Some(id), None) => SimilarTo::Run(id),
-            (None, Some(text)) => SimilarTo::Task(text.to_string()),
+        let text = |t: &Option<String>| t.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(str::to_string);
+        let to = match (req.run_id, text(&req.trajectory_id), text(&req.task)) {
+            (Some(id), None, None) => SimilarTo::Run(id),
+            (None, Some(id), None) => SimilarTo::Trajectory(id),
+            (None, None, Some(task)) => SimilarTo::Task(task),
             _ => {
                 return Err(ServiceError::BadInput(
-                    "give either `run_id` (an agent run) or `task` (a task's text), not both and not neither".into(),
+                    "give exactly one of `run_id` (an agent run), `trajectory_id` (one of its trajectories) or \
+                     `task` (a task's text)"
+                        .into(),
                 ));
             }
         };
         let limit = req.limit.unwrap_or(10).clamp(1, 200) as usize;
         let category = req.category.as_deref().map(str::trim).filter(|c| !c.is_empty());
         crate::memory::repository::similar(&self.store, &to, category, limit).await.map_err(|e| match e {
-            SimilarError::NoTrajectory(_) => ServiceError::NotFound(e.to_string()),
+            SimilarError::NoTrajectory(_) | SimilarError::UnknownTrajectory(_) => ServiceError::NotFound(e.to_string()),
             SimilarError::EmptyTask => ServiceError::BadInput(e.to_string()),
             SimilarError::Store(s) => s.into(),
         })

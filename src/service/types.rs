@@ -837,13 +837,17 @@ pub use crate::memory::repository::{MemoryItem, SimilarTrajectories, SimilarTraj
 pub use crate::store::{AttractorCount, CategoryStats, ComplexityStats, StrategyStats, TrajectoryBrief};
 
 /// What to find similar trajectories to: a run's (agent task's) trajectory,
-/// or a task described in words — exactly one of the two. (Also read from a
-/// URL's query, which may carry `access_token`: unknown keys are ignored.)
+/// a trajectory (any one of a run that drove several), or a task described
+/// in words — exactly one of the three. (Also read from a URL's query, which
+/// may carry `access_token`: unknown keys are ignored.)
 #[derive(Debug, Clone, Default, Deserialize, TS)]
 pub struct SimilarRequest {
     #[serde(default)]
     #[ts(optional)]
     pub run_id: Option<i64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub trajectory_id: Option<String>,
     #[serde(default)]
     #[ts(optional)]
     pub task: Option<String>,

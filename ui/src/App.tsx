@@ -13,6 +13,7 @@ import { Graph } from "./screens/Graph";
 import { Inbox } from "./screens/Inbox";
 import { Launch } from "./screens/Launch";
 import { Live } from "./screens/Live";
+import { Memory } from "./screens/Memory";
 import { RunDetailScreen } from "./screens/RunDetail";
 import { Runs } from "./screens/Runs";
 import { Settings } from "./screens/Settings";
@@ -39,6 +40,7 @@ const SHORTCUTS: Record<string, [string, string]> = {
   v: ["/live", "Live progress"],
   a: ["/artifacts", "Artifacts"],
   r: ["/runs", "Runs"],
+  m: ["/memory", "Memory: what past agent runs teach"],
   i: ["/inbox", "Interventions inbox"],
   w: ["/watch", "Watched folders"],
   ",": ["/settings", "Settings"],
@@ -218,6 +220,7 @@ export function App() {
     ["live", "Live"],
     ["artifacts", "Artifacts"],
     ["runs", "Runs"],
+    ["memory", "Memory"],
     ["inbox", "Inbox"],
     ["watch", "Watched"],
     ["settings", "Settings"],
@@ -244,6 +247,9 @@ export function App() {
       break;
     case "runs":
       body = rest[0] === "run" ? <RunDetailScreen id={Number(rest[1])} /> : <Runs suite={rest[0]} />;
+      break;
+    case "memory":
+      body = <Memory query={route.query} />;
       break;
     case "inbox":
       body = <Inbox onChange={refreshBadge} />;

@@ -28,16 +28,20 @@ import type { LaunchRequest } from "./generated/LaunchRequest";
 import type { LaunchView } from "./generated/LaunchView";
 import type { LineDiff } from "./generated/LineDiff";
 import type { LlmCheck } from "./generated/LlmCheck";
+import type { MemoryItem } from "./generated/MemoryItem";
 import type { Overview } from "./generated/Overview";
 import type { ReportWritten } from "./generated/ReportWritten";
 import type { RunDetail } from "./generated/RunDetail";
 import type { RunEpoch } from "./generated/RunEpoch";
 import type { SettingsUpdate } from "./generated/SettingsUpdate";
 import type { SettingsView } from "./generated/SettingsView";
+import type { SimilarRequest } from "./generated/SimilarRequest";
+import type { SimilarTrajectories } from "./generated/SimilarTrajectories";
 import type { SuiteEpochs } from "./generated/SuiteEpochs";
 import type { SuiteGraph } from "./generated/SuiteGraph";
 import type { SuiteItem } from "./generated/SuiteItem";
 import type { SuiteProposals } from "./generated/SuiteProposals";
+import type { TrajectoryStats } from "./generated/TrajectoryStats";
 import type { Validation } from "./generated/Validation";
 import type { WatchedFolders } from "./generated/WatchedFolders";
 import type { WatchedFolderView } from "./generated/WatchedFolderView";
@@ -157,6 +161,14 @@ function request<T>(cmd: Command, http: Http): Promise<T> {
 
 const enc = encodeURIComponent;
 
+/** `?a=1&b=x` from the given fields (those undefined or null are left out), or "" for none. */
+export function queryString(fields: Record<string, string | number | null | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined && v !== null) q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
 export const api = {
   overview: () => request<Overview>(["overview"], ["GET", "/overview"]),
   suites: () => request<SuiteItem[]>(["suites"], ["GET", "/suites"]),
@@ -218,6 +230,24 @@ export const api = {
   deleteApiKey: () => request<SettingsView>(["delete_api_key"], ["DELETE", "/settings/api-key"]),
   /** The desktop app's native picker (`null` when cancelled); a browser types the path instead. */
   pickPath: (kind: "suite" | "folder") => command<string | null>("pick_path", { kind }),
+  /** The trajectory repository's aggregates (seed 002 §10.2), of one task category or of all. */
+  trajectoryStats: (category?: string) =>
+    request<TrajectoryStats>(
+      ["trajectory_stats", { category: category ?? null }],
+      ["GET", `/trajectories/stats${queryString({ category })}`],
+    ),
+  /** Finished trajectories whose task is most like a run's, a trajectory's or a described one. */
+  similarTrajectories: (req: SimilarRequest) =>
+    request<SimilarTrajectories>(
+      ["similar_trajectories", { request: req }],
+      ["GET", `/trajectories/similar${queryString({ ...req })}`],
+    ),
+  /** The newest convergence memories (seed 002 Part 8), of one category or of all. */
+  memories: (category?: string, limit?: number) =>
+    request<MemoryItem[]>(
+      ["memories", { category: category ?? null, limit: limit ?? null }],
+      ["GET", `/memories${queryString({ category, limit })}`],
+    ),
   watched: () => request<WatchedFolders>(["watched"], ["GET", "/watch"]),
   watchFolder: (path: string) =>
     request<WatchedFolderView>(["add_watched_folder", { path }], ["POST", "/watch/folders", { path }]),

@@ -2,10 +2,11 @@
 
 /**
  * What to find similar trajectories to: a run's (agent task's) trajectory,
- * or a task described in words — exactly one of the two. (Also read from a
- * URL's query, which may carry `access_token`: unknown keys are ignored.)
+ * a trajectory (any one of a run that drove several), or a task described
+ * in words — exactly one of the three. (Also read from a URL's query, which
+ * may carry `access_token`: unknown keys are ignored.)
  */
-export type SimilarRequest = { run_id?: number, task?: string, 
+export type SimilarRequest = { run_id?: number, trajectory_id?: string, task?: string, 
 /**
  * Trajectories of this category count as more similar (a run's own
  * category when the question is a run and this is not given).

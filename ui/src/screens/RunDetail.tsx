@@ -172,6 +172,14 @@ function Trajectory({ t, dark }: { t: TrajectoryView; dark: boolean }) {
           </span>
         )}
         {t.parent_id && <span className="muted small"> under {t.parent_id}</span>}
+        <a
+          className="button small similar-link"
+          href={`#/memory?trajectory=${encodeURIComponent(t.id)}`}
+          title="finished trajectories of other runs whose task is most like this one's, with their outcome"
+          data-testid="trajectory-similar"
+        >
+          Similar trajectories…
+        </a>
       </h3>
       <div className="stats">
         <div>

@@ -49,6 +49,25 @@ describe("in a browser", () => {
     ]);
   });
 
+  it("asks the trajectory repository and the memories with query strings that leave out what is not given", async () => {
+    const fetchMock = vi.fn(async () => jsonResponse({}));
+    vi.stubGlobal("fetch", fetchMock);
+    await api.trajectoryStats();
+    await api.trajectoryStats("text files");
+    await api.similarTrajectories({ trajectory_id: "run-3", limit: 5 });
+    await api.similarTrajectories({ task: "parse dates & times", category: "parsers" });
+    await api.memories();
+    await api.memories("config", 100);
+    expect(fetchMock.mock.calls.map((c) => (c as unknown as [string])[0])).toEqual([
+      "/api/trajectories/stats",
+      "/api/trajectories/stats?category=text+files",
+      "/api/trajectories/similar?trajectory_id=run-3&limit=5",
+      "/api/trajectories/similar?task=parse+dates+%26+times&category=parsers",
+      "/api/memories",
+      "/api/memories?category=config&limit=100",
+    ]);
+  });
+
   it("sends request bodies as JSON and turns an error answer into a RequestError", async () => {
     const fetchMock = vi.fn(async () => jsonResponse({ error: "no launch 9 in this session", validation: null }, 404));
     vi.stubGlobal("fetch", fetchMock);
@@ -94,12 +113,18 @@ describe("inside the desktop app", () => {
     await api.diff("knobs", 1, 3);
     await api.answer(4, { answer: "approve" });
     await api.saveSettings({ llm_model: "m" });
+    await api.trajectoryStats();
+    await api.similarTrajectories({ run_id: 7 });
+    await api.memories("config", 20);
     expect(calls).toEqual([
       ["suites", {}],
       ["suite_epochs", { key: "knobs", with_runs: false }],
       ["artifact_diff", { name: "knobs", from: 1, to: 3 }],
       ["answer", { id: 4, request: { answer: "approve" } }],
       ["update_settings", { update: { llm_model: "m" } }],
+      ["trajectory_stats", { category: null }],
+      ["similar_trajectories", { request: { run_id: 7 } }],
+      ["memories", { category: "config", limit: 20 }],
     ]);
     expect(fetchMock).not.toHaveBeenCalled();
   });
