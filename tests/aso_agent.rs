@@ -245,9 +245,24 @@ fn restart_is_a_fresh_start_until_none_are_left_then_it_is_refused() {
 }
 
 #[test]
+fn a_hopeless_stop_starts_over_while_a_fresh_start_is_left() {
+    // The numeric coordinator's next round from a new seed, in agent form.
+    let mut h = Hand::new();
+    let d = h.observe(tests(4, true));
+    let diag = h.diagnose(&d);
+    let stop = Directive::new(DirectiveAction::Stop, DirectiveSource::Heuristic, "Trajectory diverging, abandoning");
+    match h.apply(&stop, &diag).steering {
+        Steering::Next(c) => assert_eq!((c.kind, c.forced), (StrategyKind::FreshStart, true)),
+        other => panic!("expected a fresh start, got {other:?}"),
+    }
+    assert!(!h.t.phase.is_terminal());
+}
+
+#[test]
 fn stop_ends_the_trajectory_with_its_best_result_and_says_why() {
     let mut h = Hand::new();
     h.t.policy.partial_acceptance = false;
+    h.t.policy.max_fresh_starts = 0;
     let d = h.observe(tests(4, true));
     let diag = h.diagnose(&d);
     let stop = Directive::new(DirectiveAction::Stop, DirectiveSource::Llm, "hopeless");
@@ -486,21 +501,22 @@ async fn a_cycle_near_passing_is_restarted_by_the_heuristic_tier_and_the_restart
 }
 
 #[tokio::test]
-async fn a_trajectory_whose_distance_stops_falling_is_stopped_at_the_stagnation_limit() {
+async fn a_trajectory_whose_distance_stops_falling_starts_over_then_stops_at_the_stagnation_limit() {
     let f = Fixture::new().await;
-    let suite = f.suite("    budget:\n      max_loops: 10\n");
+    let suite = f.suite("    budget:\n      max_loops: 20\n");
+    // Four of ten right, whatever is tried.
     let server = ScriptedServer::start_repeating(vec![writes(4, 0)], writes(4, 1)).await.unwrap();
-    f.run(
-        &suite,
-        &server,
-        json!({"n_trajectories": 1, "max_stagnation_steps": 2, "supervision_mode": "heuristics_only"}),
-    )
-    .await;
+    let aso = json!({"n_trajectories": 1, "max_stagnation_steps": 2, "supervision_mode": "heuristics_only"});
+    f.run(&suite, &server, aso).await;
     let run = f.last_run().await;
     assert_eq!(run.status, "failed");
     let id = format!("run-{}", run.id);
     let rows = f.telemetry(&run).await;
-    assert_eq!(rows.len(), 3, "stopped after two iterations without progress: {rows:#?}");
+    assert!(rows.len() < 20, "stopped before the budget ran out: {} iterations", rows.len());
+    // Every fresh start the policy allows was used before the end.
+    let strategies = f.strategies(&id).await;
+    assert_eq!(strategies.iter().filter(|s| *s == "fresh_start").count(), 3, "{strategies:?}");
+    assert_eq!(f.state(&id).await.trajectory.fresh_starts_remaining(), 0);
     let row = f.store.trajectory(&id).await.unwrap().unwrap();
     let result = json_of(row.result_json.as_deref());
     assert!(result.to_string().contains("stagnated"), "{result}");

@@ -19,7 +19,8 @@
 //! | ADJUST: boost a constraint      | a focused repair of that check next, told as a hint   |
 //! | ADJUST: `proposal_mix`          | set the exploration weight                             |
 //! | RESTART from a new seed         | a fresh start carrying the hints and the best signals  |
-//! | STOP                            | end with the best result (accepted if good enough)     |
+//! | STOP, converged                 | end with the best result                               |
+//! | STOP, hopeless; a new round     | a fresh start replaces the attempt, while fresh starts and budget last; then end with the best result |
 //!
 //! Two readings differ from the numeric ones on purpose. DIVERGING comes
 //! from the engine's attractor (a sliding window over the observations), not
@@ -28,6 +29,15 @@
 //! RevertAndBranch repairs in the next iteration. And the objective is `D`
 //! rather than the loss `L`, whose budget term moves every step and would
 //! hide a flat distance.
+//!
+//! An abandoning STOP is the one directive whose agent form differs in kind.
+//! The numeric coordinator stops a hopeless trajectory cheaply because its
+//! budget goes to a new round from fresh seeds; an agent trajectory's
+//! equivalent of a new seed is a fresh start with the carry-forward. Ending
+//! it instead lost every oscillating task of `attractor bench engine` (0%
+//! against the engine's 100%): the engine calls an oscillation between two
+//! answers that each break the other's tests divergent, which tier 1 reads
+//! as DIVERGING and case 5 stops.
 //!
 //! Safety clamps, as for the ALM: the exploration weight stays in [0, 1]; a
 //! forced strategy the trajectory cannot run (disabled, set aside, no fresh
@@ -244,13 +254,11 @@ pub fn apply<R: Rng + ?Sized>(
         DirectiveAction::Continue => Steering::Continue,
         DirectiveAction::Stop => {
             let reason = format!("the ASO supervisor stopped the trajectory: {}", directive.reasoning.trim());
-            match engine.stop(trajectory, &reason) {
-                Ok(control) => Steering::Stop(control),
-                Err(e) => {
-                    refused.push(format!("STOP: {e}"));
-                    Steering::Continue
-                }
-            }
+            let converged = diagnostics.status == Status::FeasibleFound;
+            abandon(engine, trajectory, bandit, &reason, !converged, rng).unwrap_or_else(|e| {
+                refused.push(format!("STOP: {e}"));
+                Steering::Continue
+            })
         }
         DirectiveAction::Restart => match engine.force_next(trajectory, bandit, StrategyKind::FreshStart, rng) {
             Ok(choice) => Steering::Next(choice),
@@ -334,6 +342,25 @@ pub fn apply<R: Rng + ?Sized>(
         tracing::warn!(trajectory = %trajectory.id, refused = %r, "a directive part could not be applied");
     }
     Applied { steering, hint, refused }
+}
+
+/// Ends the trajectory — or, when `replace` and it can still start over
+/// (a fresh start left, budget left), replaces the attempt with a fresh
+/// start: the agent form of the numeric coordinator's next round.
+pub fn abandon<R: Rng + ?Sized>(
+    engine: &Engine,
+    trajectory: &mut Trajectory,
+    bandit: &StrategyBandit,
+    reason: &str,
+    replace: bool,
+    rng: &mut R,
+) -> Result<Steering, String> {
+    if replace && trajectory.fresh_starts_remaining() > 0 && trajectory.budget.has_remaining() {
+        if let Ok(choice) = engine.force_next(trajectory, bandit, StrategyKind::FreshStart, rng) {
+            return Ok(Steering::Next(choice));
+        }
+    }
+    engine.stop(trajectory, reason).map(Steering::Stop).map_err(|e| e.to_string())
 }
 
 fn focus_hint(check: &str) -> String {

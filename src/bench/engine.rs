@@ -324,6 +324,21 @@ pub struct SimOutcome {
 
 /// The engine on one task, with a budget of `max_iterations`.
 pub fn simulate_engine(shape: Shape, seed: u64, max_iterations: u32) -> SimOutcome {
+    simulate(shape, seed, max_iterations, None)
+}
+
+/// The engine under the ASO coordinator's tier 1 (`supervision: aso` with
+/// `heuristics_only`): after every iteration the heuristic tree's directive
+/// is applied as a policy change, as an agent run applies it.
+pub fn simulate_supervised(shape: Shape, seed: u64, max_iterations: u32) -> SimOutcome {
+    let config = crate::aso::AsoConfig::default();
+    simulate(shape, seed, max_iterations, Some(&config))
+}
+
+fn simulate(shape: Shape, seed: u64, max_iterations: u32, aso: Option<&crate::aso::AsoConfig>) -> SimOutcome {
+    use crate::aso::agent::{self, Steering, SupervisionTrack};
+    let heuristic = aso.map(|c| crate::aso::HeuristicSupervisor::new(c.clone()));
+    let mut track = SupervisionTrack::default();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut task = SimTask::new(shape, &mut rng);
     let engine = Engine::new(EngineConfig::default());
@@ -352,9 +367,35 @@ pub fn simulate_engine(shape: Shape, seed: u64, max_iterations: u32) -> SimOutco
         let mut obs = Observation::new(next.kind, artifact, s);
         obs.tokens_used = cost;
         obs.wall_time_ms = 60_000;
-        let Ok(d) = engine.decide(&mut t, &mut bandit, obs, &mut rng) else {
+        let Ok(mut d) = engine.decide(&mut t, &mut bandit, obs, &mut rng) else {
             return SimOutcome { solved, attempts, tokens };
         };
+        if let (Some(config), Some(tier1)) = (aso, &heuristic)
+            && d.loop_control.continues()
+        {
+            let diagnostics = agent::diagnose(&t, &d, &mut track, 1, config);
+            let directive = tier1.analyze(&diagnostics);
+            let mut applied = agent::apply(&engine, &mut t, &bandit, &directive, &diagnostics, &mut rng);
+            if !matches!(applied.steering, Steering::Stop(_))
+                && track.stagnation_count >= config.max_stagnation_steps
+                && let Ok(steering) = agent::abandon(&engine, &mut t, &bandit, "stagnated", true, &mut rng)
+            {
+                applied.steering = steering;
+            }
+            if let Steering::Next(choice) = &applied.steering
+                && choice.kind == StrategyKind::FreshStart
+            {
+                track.stagnation_count = 0;
+            }
+            match applied.steering {
+                Steering::Continue => {}
+                Steering::Next(choice) => d.next = Some(choice),
+                Steering::Stop(control) => {
+                    d.loop_control = control;
+                    d.next = None;
+                }
+            }
+        }
         match (&d.loop_control, &d.next) {
             (
                 LoopControl::Continue | LoopControl::ForceFreshStart { .. } | LoopControl::ExtensionGranted { .. },
@@ -402,6 +443,10 @@ pub fn population(runs: usize, max_iterations: u32) -> Vec<PopulationRow> {
     for shape in Shape::ALL {
         for (method, outcomes) in [
             ("engine", (0..runs).map(|i| simulate_engine(shape, i as u64 + 1, max_iterations)).collect::<Vec<_>>()),
+            (
+                "engine + ASO tier 1",
+                (0..runs).map(|i| simulate_supervised(shape, i as u64 + 1, max_iterations)).collect::<Vec<_>>(),
+            ),
             ("retry ×5", (0..runs).map(|i| simulate_retry(shape, i as u64 + 1, 5)).collect::<Vec<_>>()),
         ] {
             let n = outcomes.len().max(1) as f64;
@@ -443,7 +488,7 @@ pub fn report(timings: &[LoopTiming], rows: &[PopulationRow], max_iterations: u3
         ));
     }
     out.push_str(&format!(
-        "\n## The engine against five plain retries on a simulated population\n\nThe engine's budget is {max_iterations} iterations; tokens are each strategy's estimated cost.\n\n"
+        "\n## The engine against five plain retries on a simulated population\n\nThe engine's budget is {max_iterations} iterations; tokens are each strategy's estimated cost. `engine + ASO tier 1` is the engine under `supervision: aso` with `heuristics_only`: the heuristic tree's directive applied after every iteration.\n\n"
     ));
     out.push_str("| shape | method | runs | success | attempts (mean) | tokens (mean) |\n|---|---|---|---|---|---|\n");
     for r in rows {
@@ -477,6 +522,16 @@ mod tests {
     }
 
     #[test]
+    fn tier_one_supervision_keeps_the_engine_escaping_an_oscillation() {
+        // Tier 1 reads the engine's divergent oscillation as DIVERGING and
+        // stops it (case 5); the agent form of that stop starts over.
+        for seed in 1..=10 {
+            assert!(simulate_supervised(Shape::Oscillating, seed, 10).solved, "seed {seed}");
+            assert!(simulate_supervised(Shape::Plateauing, seed, 10).solved, "seed {seed}");
+        }
+    }
+
+    #[test]
     fn the_oscillation_fails_different_tests_on_each_side() {
         let a = signals(6, true).test_results.unwrap();
         let b = signals(6, false).test_results.unwrap();
@@ -488,7 +543,7 @@ mod tests {
     #[test]
     fn the_population_table_has_a_row_per_shape_and_method() {
         let rows = population(3, 10);
-        assert_eq!(rows.len(), 8);
+        assert_eq!(rows.len(), 12, "four shapes × engine, engine + ASO tier 1, retry ×5");
         assert!(rows.iter().all(|r| r.runs == 3 && (0.0..=1.0).contains(&r.success_rate)));
         let text = report(&[], &rows, 10);
         assert!(text.contains("| oscillating | retry ×5 | 3 | 0% |"), "{text}");

@@ -147,14 +147,15 @@ impl Driver<'_> {
         let (engine, trajectory, bandit) = (&self.kit.engine, &mut self.state.trajectory, &self.state.bandit);
         let mut applied = agent::apply(engine, trajectory, bandit, &supervised.directive, &d, &mut rng);
         let track = &mut self.state.supervision;
-        // The coordinator's auto-stop: `D` has not fallen for the stagnation limit.
+        // The coordinator's auto-stop: `D` has not fallen for the stagnation
+        // limit. Like a STOP, it starts over while it can.
         if !matches!(applied.steering, Steering::Stop(_)) && track.stagnation_count >= sup.config.max_stagnation_steps {
             let reason = format!(
                 "stagnated: the distance to the intent has not fallen in {} supervised iterations",
                 track.stagnation_count
             );
-            match engine.stop(trajectory, &reason) {
-                Ok(control) => applied.steering = Steering::Stop(control),
+            match agent::abandon(engine, trajectory, bandit, &reason, true, &mut rng) {
+                Ok(steering) => applied.steering = steering,
                 Err(e) => applied.refused.push(format!("auto-stop: {e}")),
             }
         }
@@ -163,10 +164,12 @@ impl Driver<'_> {
         track.rejected += applied.refused.len() as u32;
         if let Steering::Next(choice) = &applied.steering
             && choice.kind == StrategyKind::FreshStart
-            && action == DirectiveAction::Restart
         {
+            // A restart, or an abandoned attempt replaced: either way a new
+            // start whose success the recovery rate counts.
             track.restarts += 1;
             track.restarted_at = Some(track.steps);
+            track.stagnation_count = 0;
         }
         self.state.focus = applied.hint.clone();
         let iterations = u64::from(self.state.trajectory.budget.iterations_used);
