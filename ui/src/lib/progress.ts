@@ -28,10 +28,29 @@ export interface SuiteProgress {
   moves: string[];
   /** The auditor's alerts about this suite's runs (thrashing, token overrun, stuck). */
   alerts: { runId: number; kind: string; message: string }[];
+  /**
+   * The ASO supervisor's directives that changed an agent trajectory's
+   * course (`supervision: aso`), newest last; the engine's own steps and
+   * directives that left its choice alone are not kept.
+   */
+  directives: SupervisorMove[];
   ended: null | { status: string; error: string | null };
 }
 
+export interface SupervisorMove {
+  runId: number;
+  trajectory: string;
+  sequence: number;
+  action: string;
+  source: string;
+  applied: string;
+  reasoning: string;
+}
+
 export type ProgressState = Record<string, SuiteProgress>;
+
+/** Most recent supervisor moves kept per suite. */
+const KEEP_DIRECTIVES = 20;
 
 function fresh(suite: string): SuiteProgress {
   return {
@@ -48,6 +67,7 @@ function fresh(suite: string): SuiteProgress {
     epochLosses: [],
     moves: [],
     alerts: [],
+    directives: [],
     ended: null,
   };
 }
@@ -63,6 +83,20 @@ export function progressReducer(state: ProgressState, e: Envelope): ProgressStat
       const p = bySuiteId(e.suite_id);
       if (!p) return state;
       return put({ ...p, alerts: [...p.alerts, { runId: e.run_id, kind: e.kind, message: e.message }] });
+    }
+    case "supervisor_directive": {
+      const p = bySuiteId(e.suite_id);
+      if (!p || e.applied === null) return state;
+      const move: SupervisorMove = {
+        runId: e.run_id,
+        trajectory: e.trajectory_id,
+        sequence: e.sequence,
+        action: e.action,
+        source: e.source,
+        applied: e.applied,
+        reasoning: e.reasoning,
+      };
+      return put({ ...p, directives: [...p.directives, move].slice(-KEEP_DIRECTIVES) });
     }
     case "launch_started":
       return put({ ...fresh(e.suite), launchId: e.launch_id });

@@ -59,6 +59,19 @@ function Card({ launch, p, onCancel }: { launch: LaunchView; p: SuiteProgress | 
           ))}
         </ul>
       )}
+      {p && p.directives.length > 0 && (
+        <ul className="directives small" data-testid="supervisor-directives">
+          {p.directives.map((d, i) => (
+            <li key={i}>
+              <b>
+                supervisor · {d.action}
+              </b>{" "}
+              ({d.source}, <a href={`#/runs/run/${d.runId}`}>{d.trajectory}</a> #{d.sequence}) → {d.applied}
+              {d.reasoning && <span className="muted">: {d.reasoning}</span>}
+            </li>
+          ))}
+        </ul>
+      )}
       {(p?.ended?.error ?? launch.error) && <ErrorNote error={p?.ended?.error ?? launch.error} />}
       {p && p.epochLosses.length > 0 && (
         <ul className="epoch-lines">

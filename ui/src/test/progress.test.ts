@@ -44,4 +44,30 @@ describe("progressReducer", () => {
     s = progressReducer(s, { occurred_at: at, type: "audit_alert", suite_id: 99, run_id: 1, trajectory_id: "u", kind: "stuck", message: "other suite" });
     expect(s.knobs.alerts).toEqual([{ runId: 41, kind: "thrashing", message: "3 break_symmetry in a row" }]);
   });
+
+  it("keeps the supervisor's directives that changed a trajectory's course, the latest twenty", () => {
+    let s: ProgressState = {};
+    for (const e of events) s = progressReducer(s, e);
+    const directive = (sequence: number, applied: string | null) =>
+      ({
+        occurred_at: at,
+        type: "supervisor_directive",
+        suite_id: 1,
+        run_id: 41,
+        trajectory_id: "run-41.s1",
+        sequence,
+        status: "STAGNATION",
+        action: applied ? "RESTART" : "CONTINUE",
+        source: "heuristic",
+        reasoning: "stuck",
+        llm_call_made: false,
+        applied,
+        refused: [],
+      }) as Envelope;
+    s = progressReducer(s, directive(0, null));
+    expect(s.knobs.directives).toEqual([]);
+    for (let i = 1; i <= 25; i++) s = progressReducer(s, directive(i, "next: fresh_start"));
+    expect(s.knobs.directives.length).toBe(20);
+    expect(s.knobs.directives[19]).toMatchObject({ sequence: 25, action: "RESTART", applied: "next: fresh_start", trajectory: "run-41.s1" });
+  });
 });
