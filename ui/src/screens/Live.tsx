@@ -63,9 +63,7 @@ function Card({ launch, p, onCancel }: { launch: LaunchView; p: SuiteProgress | 
         <ul className="directives small" data-testid="supervisor-directives">
           {p.directives.map((d, i) => (
             <li key={i}>
-              <b>
-                supervisor · {d.action}
-              </b>{" "}
+              <b>supervisor · {d.action}</b>{" "}
               ({d.source}, <a href={`#/runs/run/${d.runId}`}>{d.trajectory}</a> #{d.sequence}) → {d.applied}
               {d.reasoning && <span className="muted">: {d.reasoning}</span>}
             </li>
