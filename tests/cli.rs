@@ -358,7 +358,7 @@ fn bench_engine_measures_real_trajectories_and_the_simulated_population() {
     for r in runs {
         assert!(r["iteration_ms"].as_f64().unwrap() >= 20.0, "{r}");
     }
-    assert_eq!(results["population"].as_array().unwrap().len(), 8);
+    assert_eq!(results["population"].as_array().unwrap().len(), 12, "4 shapes × 3 methods");
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("| plateauing | retry ×5 | 5 | 0% |"), "{report}");
     let bad = Command::new(env!("CARGO_BIN_EXE_attractor"))
