@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::decompose::Coordination;
 use crate::engine::spec::AmendmentSource;
 use crate::engine::{
-    AttractorKind, BudgetExtension, CarryForward, LoopControl, StrategyBandit, StrategyChoice, StrategyKind, Trajectory,
+    AttractorKind, BudgetExtension, CarryForward, LoopControl, PointReached, StrategyBandit, StrategyChoice,
+    StrategyKind, Told, Trajectory,
 };
 use crate::executor::{
     AttemptNote, CarryForwardInputs, Execution, ExecutionStatus, PromptInputs, RevertTarget, Specification,
@@ -68,14 +69,29 @@ pub enum Waiting {
     BudgetExtension { intervention_id: i64, extension: BudgetExtension },
     /// A trapped trajectory: a hint reopens it, anything else ends it.
     HumanEscalation { intervention_id: i64, control: LoopControl },
+    /// The attractor turned into trouble: go on (with a hint), or stop here
+    /// with the best result.
+    AttractorTransition { intervention_id: i64, from: AttractorKind, to: AttractorKind },
+    /// The escalation chosen next (`proposed`, the state's next strategy):
+    /// use it (with a hint), or choose a strategy that is no escalation.
+    StrategyEscalation { intervention_id: i64, proposed: StrategyKind },
+    /// The specification is ambiguous: a hint clarifies it (an amendment),
+    /// anything else goes on as it stands.
+    AmbiguityDetected { intervention_id: i64, contradictions: Vec<String> },
+    /// Out of budget with a result partial acceptance would take
+    /// (`control`): accept it, end exhausted, or try once more with a hint.
+    PartialResult { intervention_id: i64, control: LoopControl },
 }
 
 impl Waiting {
     pub fn intervention_id(&self) -> i64 {
         match self {
-            Waiting::BudgetExtension { intervention_id, .. } | Waiting::HumanEscalation { intervention_id, .. } => {
-                *intervention_id
-            }
+            Waiting::BudgetExtension { intervention_id, .. }
+            | Waiting::HumanEscalation { intervention_id, .. }
+            | Waiting::AttractorTransition { intervention_id, .. }
+            | Waiting::StrategyEscalation { intervention_id, .. }
+            | Waiting::AmbiguityDetected { intervention_id, .. }
+            | Waiting::PartialResult { intervention_id, .. } => *intervention_id,
         }
     }
 }
@@ -114,6 +130,13 @@ pub struct AgentState {
     /// not be used, and why).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Intervention points the latest iteration reached that are still to
+    /// be raised, in order (one may pause, the rest wait their turn).
+    #[serde(default)]
+    pub points: Vec<PointReached>,
+    /// What this trajectory already told a person (never twice).
+    #[serde(default)]
+    pub told: Told,
 }
 
 impl AgentState {
@@ -306,6 +329,8 @@ mod tests {
             seed: 1,
             coordination: None,
             notes: Vec::new(),
+            points: Vec::new(),
+            told: Told::default(),
         }
     }
 
