@@ -282,6 +282,67 @@ mod tests {
     }
 
     #[test]
+    fn a_stall_is_told_once_then_its_escalation_and_nothing_once_the_loop_ends() {
+        use crate::engine::{ConvergenceBudget, Engine, StrategyBandit};
+        use crate::overseer::OverseerSignals;
+        use crate::overseer::signals::TestResults;
+        use rand::SeedableRng;
+
+        let engine = Engine::default();
+        let budget = ConvergenceBudget {
+            max_tokens: 1 << 30,
+            max_iterations: 6,
+            max_wall_time_ms: 1 << 40,
+            ..Default::default()
+        };
+        // No fresh starts: a stall escalates at once.
+        let policy = ConvergencePolicy { max_fresh_starts: 0, ..Default::default() };
+        let mut t = Trajectory::new("t", "t", SpecificationEvolution::default(), budget, policy);
+        let mut bandit = StrategyBandit::default();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut next = engine.start(&mut t, &bandit, &mut rng).unwrap();
+        let mut told = Told::default();
+        let mut seen = Vec::new();
+        for _ in 0..6 {
+            let signals = OverseerSignals {
+                test_results: Some(TestResults { passed: 2, failed: 8, total: 10, ..Default::default() }),
+                ..Default::default()
+            };
+            let d = engine
+                .decide(&mut t, &mut bandit, Observation::new(next.kind, Default::default(), signals), &mut rng)
+                .unwrap();
+            seen.push((d.attractor.kind(), d.next.as_ref().map(|n| n.kind), points_after(&d, &t, &mut told)));
+            match d.next {
+                Some(n) => next = n,
+                None => break,
+            }
+        }
+        let transitions: Vec<&PointReached> =
+            seen.iter().flat_map(|(_, _, p)| p).filter(|p| p.kind() == InterventionKind::AttractorTransition).collect();
+        assert_eq!(transitions.len(), 1, "{seen:?}");
+        assert!(matches!(transitions[0], PointReached::AttractorTransition { to: Plateau, .. }));
+        for (_, chosen, points) in &seen {
+            let escalations: Vec<&PointReached> =
+                points.iter().filter(|p| p.kind() == InterventionKind::StrategyEscalation).collect();
+            match chosen {
+                Some(s) if s.is_escalation() => {
+                    assert!(
+                        matches!(escalations[..], [PointReached::StrategyEscalation { proposed_strategy, .. }] if proposed_strategy == s)
+                    )
+                }
+                _ => assert!(escalations.is_empty(), "{seen:?}"),
+            }
+            // The transition comes first: what happened before what to do about it.
+            if points.len() > 1 {
+                assert_eq!(points[0].kind(), InterventionKind::AttractorTransition);
+            }
+        }
+        assert!(seen.iter().any(|(_, c, _)| c.is_some_and(|s| s.is_escalation())), "a low stall escalates: {seen:?}");
+        let (_, last_next, last_points) = seen.last().unwrap();
+        assert!(last_next.is_none() && last_points.is_empty(), "the budget ran out: nothing to raise");
+    }
+
+    #[test]
     fn each_contradiction_is_raised_once_however_it_is_written() {
         let mut told = Told::default();
         let t = trajectory(vec![verified(&[

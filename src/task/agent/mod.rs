@@ -163,6 +163,19 @@ mod tests {
     }
 
     #[test]
+    fn intervention_modes_are_overridden_under_the_engine_and_a_typo_is_located() {
+        use crate::engine::{InterventionKind, InterventionMode};
+        let c = AgentConfig::from_json(r#"{"engine": {"interventions": {"strategy_escalation": "auto"}}}"#).unwrap();
+        let modes = &c.engine.interventions;
+        assert_eq!(modes.mode(None, InterventionKind::StrategyEscalation), InterventionMode::Auto);
+        assert_eq!(modes.mode(None, InterventionKind::PartialResult), InterventionMode::Pause, "the table's default");
+        let err = AgentConfig::from_json(r#"{"engine": {"interventions": {"partial_results": "auto"}}}"#).unwrap_err();
+        assert!(err.contains("engine.interventions") && err.contains("partial_results"), "{err}");
+        let err = AgentConfig::from_json(r#"{"engine": {"interventions": {"partial_result": "never"}}}"#).unwrap_err();
+        assert!(err.contains("engine.interventions.partial_result") && err.contains("never"), "{err}");
+    }
+
+    #[test]
     fn decomposition_and_parallel_sampling_are_configured_under_the_engine() {
         let c = AgentConfig::from_json(
             r#"{"engine": {"decomposition": {"proactive": "always", "integration_share": 0.3},
