@@ -18,7 +18,10 @@
 //! 4. let the engine decide: metrics, attractor, bandit, goal gradient, loop
 //!    control, next strategy;
 //! 5. record the iteration (store + bus) and act on the loop control — go on,
-//!    pause for a person at an intervention point (`intervene`), or end.
+//!    pause for a person at an intervention point (`intervene`), or end; the
+//!    intervention points the iteration reached are then raised one by one,
+//!    each as its mode says — a question, a notice, or only an event
+//!    (`points`).
 //!
 //! A run usually drives one trajectory. Two things make it a tree of them
 //! (every node a row of `trajectories` with its parent, role and place):

@@ -15,8 +15,8 @@
 //!
 //! - **pause** — a question (what, why, evidence, proposed action, proposal)
 //!   the trajectory waits on; the answer changes what happens next;
-//! - **notify** — the same as a notice: visible in the inbox, waited on by
-//!   nobody, dismissable;
+//! - **notify** — the same record as a notice: visible in the inbox, waited
+//!   on by nobody, dismissable;
 //! - **auto** — decided alone; only the `intervention_point_reached` event.
 //!
 //! [`InterventionConfig::mode`]: crate::engine::InterventionConfig::mode
@@ -24,7 +24,7 @@
 use serde_json::{Value, json};
 
 use super::intervene::{self, Answer, kind_name, mode_name};
-use super::{Driver, End, Role, Waiting, rng_at};
+use super::{AgentError, Driver, End, Role, Waiting, rng_at};
 use crate::bus::Event;
 use crate::engine::{
     AttractorKind, AttractorType, BudgetExtension, InterventionKind, InterventionMode, LoopControl, PointReached,
@@ -55,7 +55,7 @@ impl Driver<'_> {
         mode: InterventionMode,
         subject: String,
         context: Value,
-    ) -> Result<Option<i64>, super::AgentError> {
+    ) -> Result<Option<i64>, AgentError> {
         let (store, bus) = (&self.r.store, &self.r.bus);
         let question = intervene::Question {
             kind: kind_name(point),
@@ -92,7 +92,7 @@ impl Driver<'_> {
 
     /// Raises the next queued point and stores the state (paused when it
     /// waits on the point's question now).
-    pub(super) async fn raise_next_point(&mut self) -> Result<(), super::AgentError> {
+    pub(super) async fn raise_next_point(&mut self) -> Result<(), AgentError> {
         if self.state.points.is_empty() {
             return Ok(());
         }
@@ -112,12 +112,7 @@ impl Driver<'_> {
         self.save(if self.state.waiting.is_some() { "paused" } else { "running" }).await
     }
 
-    async fn transition(
-        &mut self,
-        from: AttractorKind,
-        to: AttractorKind,
-        sequence: u32,
-    ) -> Result<(), super::AgentError> {
+    async fn transition(&mut self, from: AttractorKind, to: AttractorKind, sequence: u32) -> Result<(), AgentError> {
         let kind = InterventionKind::AttractorTransition;
         let mode = self.mode(kind);
         let task = &self.r.task.name;
@@ -167,11 +162,7 @@ impl Driver<'_> {
         Ok(())
     }
 
-    async fn escalation(
-        &mut self,
-        proposed: crate::engine::StrategyKind,
-        reason: &str,
-    ) -> Result<(), super::AgentError> {
+    async fn escalation(&mut self, proposed: crate::engine::StrategyKind, reason: &str) -> Result<(), AgentError> {
         use crate::engine::StrategyKind;
         let kind = InterventionKind::StrategyEscalation;
         let mode = self.mode(kind);
@@ -231,7 +222,7 @@ impl Driver<'_> {
         Ok(())
     }
 
-    async fn ambiguity(&mut self, contradictions: Vec<String>, sequence: u32) -> Result<(), super::AgentError> {
+    async fn ambiguity(&mut self, contradictions: Vec<String>, sequence: u32) -> Result<(), AgentError> {
         let kind = InterventionKind::AmbiguityDetected;
         let mode = self.mode(kind);
         let suggestions: Vec<String> = contradictions
@@ -288,7 +279,7 @@ impl Driver<'_> {
         &mut self,
         extension: &BudgetExtension,
         evidence: String,
-    ) -> Result<(), super::AgentError> {
+    ) -> Result<(), AgentError> {
         let kind = InterventionKind::BudgetExtension;
         let mode = self.mode(kind);
         let b = &self.state.trajectory.budget;
@@ -313,7 +304,7 @@ impl Driver<'_> {
     /// trajectory (human escalation) or a partial result may wait on a
     /// person (`None`: the question is set, the state not yet stored);
     /// anything else ends the trajectory.
-    pub(super) async fn conclude_at_point(&mut self, control: LoopControl) -> Result<Option<End>, super::AgentError> {
+    pub(super) async fn conclude_at_point(&mut self, control: LoopControl) -> Result<Option<End>, AgentError> {
         match &control {
             LoopControl::Trapped { best, partial } => {
                 let kind = InterventionKind::HumanEscalation;
@@ -372,8 +363,13 @@ impl Driver<'_> {
                     ),
                     _ => "The best result was accepted as partial; nothing waits on this notice.".to_string(),
                 };
+                let ran_out = if b.has_remaining() {
+                    "The goal gradient gave up under budget pressure"
+                } else {
+                    "The budget ran out"
+                };
                 let context = json!({
-                    "what": format!("The budget ran out ({} of {} iterations, {} of {} tokens) below the acceptance \
+                    "what": format!("{ran_out} ({} of {} iterations, {} of {} tokens used) below the acceptance \
                                      threshold {:.2}; the best observation, #{}, reached level {:.2} (partial \
                                      threshold {:.2}).", b.iterations_used, b.max_iterations, b.tokens_used,
                                      b.max_tokens, p.acceptance_threshold, result.sequence, result.level,
@@ -416,7 +412,7 @@ impl Driver<'_> {
         waiting: Waiting,
         answer: Answer,
         step: u64,
-    ) -> Result<Option<End>, super::AgentError> {
+    ) -> Result<Option<End>, AgentError> {
         let hint = match &answer {
             Answer::Hint(h) if !h.trim().is_empty() => Some(h.trim().to_string()),
             _ => None,
