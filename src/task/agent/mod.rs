@@ -98,10 +98,9 @@ use crate::engine::basin::{BasinInputs, SetupPlan};
 use crate::engine::spec::AmendmentSource;
 use crate::engine::{
     AttractorType, BestObservation, Complexity, ConvergenceBudget, ConvergencePhase, ConvergencePolicy, Decision,
-    Engine, EngineConfig, EngineError, LoopControl, Observation, SetupInputs, SpecificationEvolution, StrategyBandit,
-    StrategyChoice, StrategyKind, Trajectory,
+    Engine, EngineConfig, EngineError, InterventionKind, InterventionMode, LoopControl, Observation, SetupInputs,
+    SpecificationEvolution, StrategyBandit, StrategyChoice, StrategyKind, Trajectory,
 };
-use crate::engine::{InterventionKind, InterventionMode};
 use crate::executor::{
     CommandExecutor, CommandExecutorConfig, Execution, ExecutionRequest, ExecutionStatus, Executor, ExecutorError,
     LlmExecutor, LlmExecutorConfig, PromptInputs, PromptTexts, PromptTextsError,
@@ -1057,7 +1056,12 @@ impl<'r> Driver<'r> {
                 let context = json!({
                     "what": format!("The trajectory used {} of {} iterations and {} of {} tokens while still converging.",
                         b.iterations_used, b.max_iterations, b.tokens_used, b.max_tokens),
-                    "why": "The task's priority (thorough) asks a person before spending more than planned.",
+                    "why": format!("{} asks a person before spending more than planned.",
+                        if self.kit.engine.config.interventions.budget_extension.is_some() {
+                            "The engine configuration (`interventions.budget_extension: pause`)"
+                        } else {
+                            "The task's priority (thorough)"
+                        }),
                     "evidence": {"convergence": evidence, "level": d.level, "attractor": d.attractor.kind(),
                                  "loss": d.gradient.loss, "trajectory_id": id},
                     "proposed_action": "extend_budget",

@@ -28,7 +28,7 @@ use super::{AgentError, Driver, End, Role, Waiting, rng_at};
 use crate::bus::Event;
 use crate::engine::{
     AttractorKind, AttractorType, BudgetExtension, InterventionKind, InterventionMode, LoopControl, PointReached,
-    Trajectory,
+    StrategyKind, Trajectory,
 };
 
 /// `specification_ambiguity` → `specification ambiguity`.
@@ -162,8 +162,7 @@ impl Driver<'_> {
         Ok(())
     }
 
-    async fn escalation(&mut self, proposed: crate::engine::StrategyKind, reason: &str) -> Result<(), AgentError> {
-        use crate::engine::StrategyKind;
+    async fn escalation(&mut self, proposed: StrategyKind, reason: &str) -> Result<(), AgentError> {
         let kind = InterventionKind::StrategyEscalation;
         let mode = self.mode(kind);
         let task = &self.r.task.name;
@@ -190,9 +189,9 @@ impl Driver<'_> {
             .map(|s| s.as_str())
             .collect();
         let instead = if alternatives.is_empty() {
-            "retrying with feedback".to_string()
+            "a retry: nothing else is eligible now".to_string()
         } else {
-            format!("the best of {}", alternatives.join(", "))
+            format!("such as {}", alternatives.join(", "))
         };
         let proposal = if pause {
             format!(

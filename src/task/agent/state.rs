@@ -377,6 +377,34 @@ mod tests {
     }
 
     #[test]
+    fn a_question_waited_on_survives_a_restart_and_an_older_state_still_loads() {
+        let mut s = state();
+        s.points = vec![PointReached::StrategyEscalation {
+            proposed_strategy: StrategyKind::ArchitectReview,
+            reason: "stalled".into(),
+        }];
+        s.told.attractors.insert(AttractorKind::Plateau);
+        for waiting in [
+            Waiting::AttractorTransition {
+                intervention_id: 1,
+                from: AttractorKind::Indeterminate,
+                to: AttractorKind::Plateau,
+            },
+            Waiting::StrategyEscalation { intervention_id: 2, proposed: StrategyKind::Decompose },
+            Waiting::AmbiguityDetected { intervention_id: 3, contradictions: vec!["0 or an error?".into()] },
+        ] {
+            s.waiting = Some(waiting);
+            let back: AgentState = serde_json::from_str(&s.to_json()).unwrap();
+            assert_eq!(back, s);
+        }
+        // A state stored before intervention points were queued has neither field.
+        let mut old: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        old.as_object_mut().unwrap().retain(|k, _| k != "points" && k != "told");
+        let back: AgentState = serde_json::from_value(old).unwrap();
+        assert!(back.points.is_empty() && back.told == Told::default());
+    }
+
+    #[test]
     fn the_state_round_trips_through_json() {
         let mut s = state();
         s.next = Some(observed(&mut s));
