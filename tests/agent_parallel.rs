@@ -481,6 +481,8 @@ async fn the_engine_choosing_decompose_splits_a_stalled_trajectory_into_children
     // with the review off, the engine's choice is the split.
     let mut config = quick();
     config.engine.disabled_strategies = vec![attractor::engine::StrategyKind::ArchitectReview];
+    // The engine's own choice, taken without asking (a split is an escalation a person is asked about by default).
+    config.engine.interventions.strategy_escalation = Some(attractor::engine::InterventionMode::Auto);
     let server = ScriptedServer::start(vec![
         wrong(2),
         wrong(3),
@@ -562,6 +564,8 @@ async fn a_split_into_no_subtasks_is_set_aside_and_the_trajectory_goes_on() {
     let suite = f.suite("    budget:\n      max_loops: 8\n");
     let mut config = quick();
     config.engine.disabled_strategies = vec![attractor::engine::StrategyKind::ArchitectReview];
+    // The engine's own choice, taken without asking (a split is an escalation a person is asked about by default).
+    config.engine.interventions.strategy_escalation = Some(attractor::engine::InterventionMode::Auto);
     let server = ScriptedServer::start(vec![
         wrong(2),
         wrong(3),

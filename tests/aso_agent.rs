@@ -17,8 +17,8 @@ use attractor::bus::{self, Bus};
 use attractor::engine::bandit::StrategyBandit;
 use attractor::engine::budget::ConvergenceBudget;
 use attractor::engine::{
-    ConvergencePolicy, Decision, Engine, EngineConfig, LoopControl, Observation, SpecificationEvolution,
-    StrategyChoice, StrategyKind, Trajectory,
+    ConvergencePolicy, Decision, Engine, EngineConfig, InterventionConfig, InterventionMode, LoopControl, Observation,
+    SpecificationEvolution, StrategyChoice, StrategyKind, Trajectory,
 };
 use attractor::llm::scripted::{Scripted, ScriptedServer};
 use attractor::llm::{LlmClient, LlmConfig};
@@ -345,6 +345,8 @@ impl Fixture {
         let mut agent = AgentConfig::default();
         agent.verifier.enabled = false;
         agent.overseers.retry_delay_ms = 20;
+        // Nobody answers questions here: these runs are about the supervisor.
+        agent.engine.interventions = InterventionConfig::all(InterventionMode::Auto);
         let summary = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel)
             .with_agent_llm(client(server))
             .with_agent_config(agent)

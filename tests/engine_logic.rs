@@ -674,3 +674,122 @@ fn a_strategy_whose_returns_decay_is_rotated_out_even_when_the_bandit_loves_it()
     assert_ne!(next.kind, FocusedRepair);
     assert!(!next.candidates.contains(&FocusedRepair));
 }
+
+// ----- intervention points (seed 002 §7.3) ----------------------------------
+
+#[test]
+fn a_declined_escalation_gives_way_to_a_strategy_that_is_none_and_is_never_proposed_again() {
+    // No fresh starts allowed: a stall escalates at once.
+    let policy = ConvergencePolicy { max_fresh_starts: 0, ..Default::default() };
+    let mut run = Run::new(EngineConfig::default(), budget(30, 600), policy);
+    let mut d = run.observe(passing_of_ten(6));
+    for _ in 0..3 {
+        d = run.observe(passing_of_ten(6));
+    }
+    assert!(
+        matches!(d.attractor.classification, AttractorType::Plateau { stall_duration: 3, .. }),
+        "{:?}",
+        d.attractor
+    );
+    assert_eq!(d.eligible, vec![Decompose, AlternativeApproach, ArchitectReview]);
+
+    let next = run.engine.decline_escalation(&mut run.t, &run.bandit, ArchitectReview, &mut run.rng).unwrap();
+    assert_eq!(next.kind, AlternativeApproach, "the one eligible strategy that is no escalation");
+    assert_eq!(next.candidates, vec![AlternativeApproach]);
+    assert!(run.t.declined.contains(&ArchitectReview));
+    run.next = next;
+    let d = run.observe(passing_of_ten(6));
+    assert!(!d.eligible.contains(&ArchitectReview), "declined for good: {:?}", d.eligible);
+    assert!(d.eligible.contains(&Decompose), "only what was declined: {:?}", d.eligible);
+
+    // Everything eligible an escalation: retrying is what is left.
+    let next = run.engine.decline_escalation(&mut run.t, &run.bandit, Decompose, &mut run.rng).unwrap();
+    assert!(!next.kind.is_escalation(), "{:?}", next.kind);
+}
+
+#[test]
+fn a_person_stopping_a_trajectory_traps_a_cycle_and_abandons_a_poor_stall_with_its_best_result() {
+    let mut run = Run::default();
+    let a = named(&["t1", "t2"], &["t3", "t4", "t5"]);
+    let b = named(&["t4"], &["t1", "t2", "t3", "t5"]);
+    for s in [&a, &b, &a, &b] {
+        run.observe(s.clone());
+    }
+    assert_eq!(run.t.attractor_state.kind(), attractor::engine::AttractorKind::LimitCycle);
+    match run.engine.stop_by_person(&mut run.t, "stopped at the cycle").unwrap() {
+        LoopControl::Trapped { best, partial } => {
+            assert_eq!(best.unwrap().sequence, 3, "the better of the two states, reached last at 3");
+            assert!(partial.summary.contains("stopped at the cycle"), "{}", partial.summary);
+        }
+        other => panic!("expected trapped, got {other:?}"),
+    }
+    assert_eq!(run.t.phase, ConvergencePhase::Trapped);
+
+    let mut run = Run::default();
+    for _ in 0..3 {
+        run.observe(passing_of_ten(2));
+    }
+    match run.engine.stop_by_person(&mut run.t, "a person stopped it when it became plateau").unwrap() {
+        LoopControl::Abandoned { best, .. } => assert!(best.unwrap().level < 0.7),
+        other => panic!("expected abandoned, got {other:?}"),
+    }
+    assert!(matches!(run.engine.stop_by_person(&mut run.t, "again"), Err(EngineError::Finished { .. })));
+
+    // Good enough for partial acceptance: stopping keeps the best result.
+    let mut run = Run::default();
+    run.observe(passing_of_ten(8));
+    run.observe(passing_of_ten(8));
+    assert!(matches!(run.engine.stop_by_person(&mut run.t, "stop").unwrap(), LoopControl::AcceptedPartial { .. }));
+}
+
+#[test]
+fn a_refused_partial_result_ends_exhausted_and_a_hint_buys_one_more_extension_while_one_is_left() {
+    let partial_run = || {
+        let mut run = Run::new(EngineConfig::default(), budget(3, 60), ConvergencePolicy::default());
+        run.observe(passing_of_ten(8));
+        run.observe(passing_of_ten(7));
+        let d = run.observe(passing_of_ten(7));
+        assert!(matches!(d.loop_control, LoopControl::AcceptedPartial { .. }), "{:?}", d.loop_control);
+        run
+    };
+    let mut run = partial_run();
+    match run.engine.refuse_partial(&mut run.t) {
+        LoopControl::Exhausted { best, partial } => {
+            assert_eq!(best.unwrap().sequence, 0);
+            assert!(partial.summary.contains("refused the partial result"), "{}", partial.summary);
+        }
+        other => panic!("expected exhausted, got {other:?}"),
+    }
+    assert_eq!(run.t.phase, ConvergencePhase::Exhausted);
+
+    let mut run = partial_run();
+    let (extension, next) =
+        run.engine.extend_for_hint(&mut run.t, &run.bandit, "t8 needs n * n", &mut run.rng).expect("one extension");
+    assert_eq!(extension.additional_iterations, 3);
+    assert_eq!((run.t.budget.max_iterations, run.t.budget.extensions_granted), (6, 1));
+    assert_eq!(run.t.phase, ConvergencePhase::Iterating);
+    assert_eq!(run.t.hints, vec!["t8 needs n * n"]);
+    run.next = next;
+    run.observe(passing_of_ten(7));
+    run.observe(passing_of_ten(7));
+    let d = run.observe(passing_of_ten(7));
+    assert!(matches!(d.loop_control, LoopControl::AcceptedPartial { .. }), "{:?}", d.loop_control);
+    assert!(run.engine.extend_for_hint(&mut run.t, &run.bandit, "more", &mut run.rng).is_none(), "none left");
+}
+
+#[test]
+fn an_override_lets_a_thorough_trajectory_extend_its_budget_without_asking() {
+    let policy = ConvergencePolicy {
+        priority_hint: Some(PriorityHint::Thorough),
+        partial_acceptance: false,
+        ..Default::default()
+    };
+    let mut config = EngineConfig::default();
+    config.interventions.budget_extension = Some(attractor::engine::InterventionMode::Auto);
+    let mut run = Run::new(config, budget(3, 60), policy);
+    for p in [2, 3, 4] {
+        run.observe(passing_of_ten(p));
+    }
+    assert_eq!(run.t.budget.extensions_granted, 1, "granted, not requested");
+    assert!(run.t.pending_extension.is_none());
+}

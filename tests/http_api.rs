@@ -875,3 +875,46 @@ fn the_serve_command_refuses_exposed_binds_and_stops_on_ctrl_c() {
     };
     assert_eq!(status.code(), Some(0));
 }
+
+#[tokio::test]
+async fn a_notice_is_listed_apart_from_the_questions_and_can_only_be_dismissed() {
+    let w = World::new();
+    let store = attractor::store::Store::open(&w.db()).await.unwrap();
+    let row = |kind: &str, subject: &str| attractor::store::NewIntervention {
+        kind: kind.into(),
+        suite_id: None,
+        run_id: None,
+        task_name: Some("squares".into()),
+        subject: subject.into(),
+        context_json: json!({"what": "it cycles", "proposal": "nothing waits on this notice"}).to_string(),
+    };
+    let notice = store.insert_notice(&row("attractor_transition", "Task `squares` is going round")).await.unwrap();
+    let question = store.insert_intervention(&row("partial_result", "Accept it?")).await.unwrap();
+    store.close().await;
+    let s = w.serve(None, &[]).await;
+
+    let inbox = s.ok("/api/interventions").await;
+    assert_eq!(inbox["pending"][0]["id"], question);
+    assert_eq!(inbox["notices"][0]["id"], notice);
+    assert_eq!(inbox["notices"][0]["status"], "notice");
+    assert_eq!(inbox["notices"][0]["context"]["what"], "it cycles");
+    assert_eq!(s.ok("/api/overview").await["pending_interventions"], 1, "a notice waits on nobody");
+
+    let (status, body) = s.post(&format!("/api/interventions/{notice}/answer"), json!({"answer": "approve"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("is a notice"), "{body}");
+    let (status, body) = s.post(&format!("/api/interventions/{question}/dismiss"), json!({})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("is a question"), "{body}");
+    let (status, body) = s.post(&format!("/api/interventions/{notice}/dismiss"), json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["status"], "dismissed");
+    assert!(body["answered_at"].is_string());
+    assert_eq!(s.post(&format!("/api/interventions/{notice}/dismiss"), json!({})).await.0, StatusCode::CONFLICT);
+    assert_eq!(s.post("/api/interventions/777/dismiss", json!({})).await.0, StatusCode::NOT_FOUND);
+
+    let inbox = s.ok("/api/interventions").await;
+    assert!(inbox["notices"].as_array().unwrap().is_empty());
+    assert_eq!(inbox["answered"][0]["id"], notice, "kept as history");
+    assert!(w.cli(&["interventions", "--all"]).contains("notice, dismissed"));
+}

@@ -124,6 +124,11 @@ async fn answer(s: Facade<'_>, id: i64, request: AnswerRequest) -> Reply<Interve
 }
 
 #[tauri::command(rename_all = "snake_case")]
+async fn dismiss(s: Facade<'_>, id: i64) -> Reply<InterventionItem> {
+    Ok(s.dismiss(id).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
 async fn validate(s: Facade<'_>, suite_path: String) -> Reply<Validation> {
     Ok(s.validate(&suite_path))
 }
@@ -308,6 +313,7 @@ fn main() -> ExitCode {
             rollback_artifact,
             interventions,
             answer,
+            dismiss,
             validate,
             launches,
             launch,

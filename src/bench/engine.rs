@@ -126,6 +126,9 @@ pub async fn loop_timing(work: &Path, n: usize, iterations: u32, latency: Durati
     let mut agent = AgentConfig::default();
     agent.verifier.enabled = false;
     agent.memory.enabled = false;
+    // Nobody answers during a benchmark: every intervention point decides
+    // alone (a stalled trajectory would otherwise pause on its escalation).
+    agent.engine.interventions = crate::engine::InterventionConfig::all(crate::engine::InterventionMode::Auto);
     let config = RunConfig {
         epochs: 1,
         optimizer: OptimizerKind::Baseline,

@@ -129,6 +129,11 @@ pub enum Event {
         run_id: Option<i64>,
         subject: String,
     },
+    /// A person set a notice aside (a notice waits on nobody; dismissing it
+    /// only clears it from the inbox).
+    InterventionDismissed {
+        intervention_id: i64,
+    },
     // ----- agent tasks: the convergence engine (seed 002 §10.1) --------------
     /// An agent task's trajectory entered its iteration loop (`resumed`: it
     /// continues one an earlier, stopped run left).
@@ -224,7 +229,8 @@ pub enum Event {
         outcome: String,
         memory_id: i64,
     },
-    /// The attractor's kind changed (an intervention point that notifies).
+    /// The attractor's kind changed (every change; the changes into trouble
+    /// are also intervention points, see `intervention_point_reached`).
     AttractorTransition {
         suite_id: i64,
         run_id: i64,
@@ -233,6 +239,35 @@ pub enum Event {
         from: String,
         to: String,
         confidence: f64,
+    },
+    /// A trajectory reached an intervention point (seed 002 §7.3) — an
+    /// attractor transition into trouble, a strategy escalation, a detected
+    /// ambiguity, a partial result, a budget extension, a human escalation —
+    /// and did what its mode says: `pause` (its question, `intervention_id`,
+    /// waits for an answer), `notify` (its notice, `intervention_id`, is in
+    /// the inbox and the run goes on) or `auto` (decided alone).
+    InterventionPointReached {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        /// attractor_transition, strategy_escalation, budget_extension,
+        /// ambiguity_detected, partial_result or human_escalation.
+        point: String,
+        /// pause, notify or auto.
+        mode: String,
+        intervention_id: Option<i64>,
+        subject: String,
+    },
+    /// The specification can be read more than one way (seed 002 §10.1): the
+    /// intent verifier named the contradictions, or the engine blamed a
+    /// divergence on them. Raised once per contradiction.
+    SpecificationAmbiguityDetected {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        task: String,
+        contradictions: Vec<String>,
+        suggested_clarifications: Vec<String>,
     },
     /// A fresh start: the executor's context was dropped and only the
     /// carry-forward goes on (`forced`: because the context had degraded).
@@ -450,6 +485,7 @@ impl Event {
             Event::LaunchEnded { suite_id, .. } | Event::WatchedFileUpdated { suite_id, .. } => (*suite_id, None, None),
             Event::LaunchStarted { .. }
             | Event::InterventionAnswered { .. }
+            | Event::InterventionDismissed { .. }
             | Event::ArtifactActivated { .. }
             | Event::WatchedFolderAdded { .. }
             | Event::WatchedFolderRemoved { .. }
@@ -463,6 +499,8 @@ impl Event {
             | Event::MemoryRecalled { suite_id, run_id, .. }
             | Event::MemoryStored { suite_id, run_id, .. }
             | Event::AttractorTransition { suite_id, run_id, .. }
+            | Event::InterventionPointReached { suite_id, run_id, .. }
+            | Event::SpecificationAmbiguityDetected { suite_id, run_id, .. }
             | Event::FreshStart { suite_id, run_id, .. }
             | Event::SupervisorDirective { suite_id, run_id, .. }
             | Event::Reverted { suite_id, run_id, .. }

@@ -621,21 +621,31 @@ pub async fn tree(g: &Global, store: &Store, suite: &str) -> Result<(), Failure>
 }
 
 /// The interventions inbox.
+/// The questions waiting for an answer and the open notices; with `all`,
+/// the settled ones too.
 pub async fn interventions(g: &Global, store: &Store, all: bool) -> Result<(), Failure> {
-    let rows = store.interventions(!all).await?;
+    let rows = if all {
+        store.interventions(false).await?
+    } else {
+        let mut open = store.interventions(true).await?;
+        open.extend(store.open_notices().await?);
+        open
+    };
     if g.json {
         println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
         return Ok(());
     }
     if rows.is_empty() {
-        println!("{}", if all { "no interventions yet" } else { "nothing waits for an answer" });
+        println!("{}", if all { "no interventions yet" } else { "nothing waits for an answer, and no notice is open" });
         return Ok(());
     }
     for r in rows {
         let c = parse(Some(&r.context_json));
-        let state = match (&r.answer, &r.answer_text) {
-            (Some(a), Some(t)) => format!("answered: {a} — {t}"),
-            (Some(a), None) => format!("answered: {a}"),
+        let state = match (r.status.as_str(), &r.answer, &r.answer_text) {
+            ("notice", ..) => "notice: nothing waits on it".to_string(),
+            ("dismissed", ..) => "notice, dismissed".to_string(),
+            (_, Some(a), Some(t)) => format!("answered: {a} — {t}"),
+            (_, Some(a), None) => format!("answered: {a}"),
             _ => "pending".to_string(),
         };
         println!("#{}  [{}]  {}  ({})", r.id, r.kind, r.subject, state);
@@ -644,8 +654,10 @@ pub async fn interventions(g: &Global, store: &Store, all: bool) -> Result<(), F
                 println!("     {key}: {text}");
             }
         }
-        if r.status == "pending" {
-            println!("     answer: attractor answer {} approve|reject|hint \"…\"", r.id);
+        match r.status.as_str() {
+            "pending" => println!("     answer: attractor answer {} approve|reject|hint \"…\"", r.id),
+            "notice" => println!("     dismiss: attractor dismiss {}", r.id),
+            _ => {}
         }
     }
     Ok(())

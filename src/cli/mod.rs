@@ -113,11 +113,14 @@ pub enum Command {
     /// Benchmarks, measured side by side in one run (see bench/README.md).
     #[command(subcommand)]
     Bench(bench::BenchCommand),
-    /// List the questions waiting for a person (with --all, the answered ones too).
+    /// List the questions waiting for a person and the open notices (with
+    /// --all, the answered questions and dismissed notices too).
     Interventions {
         #[arg(long)]
         all: bool,
     },
+    /// Dismiss a notice (a notice waits on nobody; dismissing clears it from the inbox).
+    Dismiss { id: i64 },
     /// Answer an intervention: approve, reject, or give a hint.
     Answer {
         id: i64,
@@ -397,6 +400,12 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
                     "no intervention {id}\n  hint: `attractor interventions` lists the pending ones"
                 )));
             };
+            if matches!(row.status.as_str(), "notice" | "dismissed") {
+                return Err(Failure::input(format!(
+                    "intervention {id} is a notice: nothing waits on an answer\n  hint: `attractor dismiss {id}` \
+                     clears it from the inbox"
+                )));
+            }
             if row.kind == crate::watch::EXECUTION_APPROVAL && *answer == Answer::Hint {
                 return Err(Failure::input(format!(
                     "intervention {id} asks whether commands may run: answer approve or reject"
@@ -410,6 +419,27 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
             }
             if !g.quiet {
                 println!("intervention {id} answered: {word}");
+            }
+            Ok(0)
+        }
+        Command::Dismiss { id } => {
+            let store = open(g).await?;
+            let Some(row) = store.intervention(*id).await? else {
+                return Err(Failure::input(format!(
+                    "no intervention {id}\n  hint: `attractor interventions` lists the open notices"
+                )));
+            };
+            if row.status == "pending" {
+                return Err(Failure::input(format!(
+                    "intervention {id} is a question waiting for an answer\n  hint: `attractor answer {id} \
+                     approve|reject|hint \"…\"`"
+                )));
+            }
+            if !store.dismiss_notice(*id).await? {
+                return Err(Failure::input(format!("notice {id} was already dismissed")));
+            }
+            if !g.quiet {
+                println!("notice {id} dismissed");
             }
             Ok(0)
         }

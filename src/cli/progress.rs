@@ -54,6 +54,12 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                         );
                     });
                 }
+                // A notice: told, not waited on.
+                Event::InterventionPointReached { intervention_id: Some(id), mode, subject, .. }
+                    if show && mode == "notify" =>
+                {
+                    multi.suspend(|| eprintln!("  notice #{id}: {subject}  (attractor dismiss {id})"));
+                }
                 Event::RunFinished { task, status, loss, error, .. } => {
                     run_bar.inc(1);
                     if show && let Some(error) = error.filter(|_| status != "complete") {

@@ -13,6 +13,7 @@ use super::budget::BudgetConfig;
 use super::context::ContextThresholds;
 use super::decompose::DecompositionConfig;
 use super::effectiveness::RotationConfig;
+use super::intervention::InterventionConfig;
 use super::metrics::{DeltaWeights, LevelWeights};
 use super::parallel::ParallelConfig;
 use super::policy::{ConvergencePolicy, PriorityConfig};
@@ -43,6 +44,11 @@ pub struct EngineConfig {
     /// without child trajectories, `architect_review` without an architect);
     /// they are never offered.
     pub disabled_strategies: Vec<StrategyKind>,
+    /// Per intervention point, what to do instead of what the priority hint
+    /// says (seed 002 §7.3): `pause`, `notify` or `auto`. Say
+    /// `{"strategy_escalation": "auto", "partial_result": "auto"}` for a run
+    /// nobody watches.
+    pub interventions: InterventionConfig,
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::attractor::{AttractorKind, AttractorState, AttractorType, classify};
 use super::bandit::{StrategyBandit, StrategyOutcome};
 use super::basin::{SetupInputs, SetupPlan, plan_setup};
+use super::budget::BudgetExtension;
 use super::carry_forward::{CarryForward, extract_carry_forward};
 use super::config::EngineConfig;
 use super::context::{ContextHealth, context_degradation, estimate_context_health};
@@ -34,7 +35,7 @@ use super::effectiveness::{current_streak, should_rotate};
 use super::eligibility::{eligible_strategies, narrow_by_directive};
 use super::metrics::{compute_metrics, regressions};
 use super::model::{ConvergencePhase, Observation, ObservationMetrics, PendingSelection, StrategyEntry, Trajectory};
-use super::policy::{InterventionKind, InterventionMode, intervention_mode};
+use super::policy::{InterventionKind, InterventionMode};
 use super::strategy::StrategyKind;
 use crate::ggs::{
     Directive, GoalGradientSolver, Gradient, NextMoveContext, PartialResult, PlanDirective, ResourceUse, RoundInput,
@@ -369,6 +370,92 @@ impl Engine {
         Ok(self.select_next(trajectory, bandit, plan.as_ref(), &eligible, rng))
     }
 
+    /// A person declined the escalation chosen next (seed 002 §7.3): it is
+    /// never proposed to this trajectory again, and the next strategy is the
+    /// bandit's pick among the eligible strategies that are not escalations
+    /// (retrying with feedback when none is left).
+    pub fn decline_escalation<R: Rng + ?Sized>(
+        &self,
+        trajectory: &mut Trajectory,
+        bandit: &StrategyBandit,
+        declined: StrategyKind,
+        rng: &mut R,
+    ) -> Result<StrategyChoice, EngineError> {
+        self.check_open(trajectory)?;
+        trajectory.declined.insert(declined);
+        trajectory.pending = None;
+        let plan = trajectory.last_directive.clone();
+        let eligible: Vec<StrategyKind> =
+            self.eligible(trajectory).into_iter().filter(|s| !s.is_escalation()).collect();
+        Ok(self.select_next(trajectory, bandit, plan.as_ref(), &eligible, rng))
+    }
+
+    /// A person stopped the trajectory (a rejected attractor transition):
+    /// trapped when it is cycling, else its best result — accepted as
+    /// partial when the policy allows, or abandoned with a partial-result
+    /// record saying `reason`.
+    pub fn stop_by_person(&self, trajectory: &mut Trajectory, reason: &str) -> Result<LoopControl, EngineError> {
+        self.check_open(trajectory)?;
+        trajectory.pending = None;
+        trajectory.forced_strategy = None;
+        let plan = trajectory.last_directive.clone();
+        if trajectory.attractor_state.kind() == AttractorKind::LimitCycle {
+            trajectory.phase = ConvergencePhase::Trapped;
+            let partial = self.partial_result(trajectory, plan.as_ref(), reason);
+            return Ok(LoopControl::Trapped { best: self.best(trajectory), partial });
+        }
+        let best = self.best(trajectory);
+        if let Some(result) = best
+            .as_ref()
+            .filter(|b| trajectory.policy.partial_acceptance && b.level >= trajectory.policy.partial_threshold)
+        {
+            trajectory.phase = ConvergencePhase::Converged;
+            return Ok(LoopControl::AcceptedPartial { result: result.clone() });
+        }
+        trajectory.phase = ConvergencePhase::Exhausted;
+        let partial = self.partial_result(trajectory, plan.as_ref(), reason);
+        Ok(LoopControl::Abandoned { best, partial })
+    }
+
+    /// A person refused the partial result partial acceptance would have
+    /// taken (seed 002 §7.3, PartialResult): the trajectory ends exhausted.
+    pub fn refuse_partial(&self, trajectory: &mut Trajectory) -> LoopControl {
+        trajectory.pending = None;
+        trajectory.phase = ConvergencePhase::Exhausted;
+        let plan = trajectory.last_directive.clone();
+        let partial = self.partial_result(
+            trajectory,
+            plan.as_ref(),
+            "the budget ran out and a person refused the partial result",
+        );
+        LoopControl::Exhausted { best: self.best(trajectory), partial }
+    }
+
+    /// Reopens a trajectory whose partial result a person answered with a
+    /// hint: one more budget extension, when the budget still allows one,
+    /// and the next strategy. `None` when no extension is left (the partial
+    /// result stands).
+    pub fn extend_for_hint<R: Rng + ?Sized>(
+        &self,
+        trajectory: &mut Trajectory,
+        bandit: &StrategyBandit,
+        hint: &str,
+        rng: &mut R,
+    ) -> Option<(BudgetExtension, StrategyChoice)> {
+        let b = &trajectory.budget;
+        if b.extensions_requested >= b.max_extensions {
+            return None;
+        }
+        trajectory.add_hint(hint);
+        trajectory.budget.extensions_requested += 1;
+        let extension = self.config.budget.extension_for(&trajectory.budget);
+        trajectory.budget.extend(&extension);
+        trajectory.phase = ConvergencePhase::Iterating;
+        let plan = trajectory.last_directive.clone();
+        let eligible = self.eligible(trajectory);
+        Some((extension, self.select_next(trajectory, bandit, plan.as_ref(), &eligible, rng)))
+    }
+
     /// Ends a trajectory that cannot start another iteration because the
     /// budget it draws on is spent elsewhere (siblings sharing it took the
     /// last iterations): partial acceptance or exhausted, as when its own
@@ -443,7 +530,11 @@ impl Engine {
     fn eligible(&self, trajectory: &Trajectory) -> Vec<StrategyKind> {
         eligible_strategies(trajectory, &trajectory.attractor_state.classification)
             .into_iter()
-            .filter(|s| !self.config.disabled_strategies.contains(s) && !trajectory.unavailable.contains(s))
+            .filter(|s| {
+                !self.config.disabled_strategies.contains(s)
+                    && !trajectory.unavailable.contains(s)
+                    && !trajectory.declined.contains(s)
+            })
             .collect()
     }
 
@@ -502,7 +593,8 @@ impl Engine {
             {
                 trajectory.budget.extensions_requested += 1;
                 let extension = self.config.budget.extension_for(&trajectory.budget);
-                let mode = intervention_mode(trajectory.policy.priority_hint, InterventionKind::BudgetExtension);
+                let mode =
+                    self.config.interventions.mode(trajectory.policy.priority_hint, InterventionKind::BudgetExtension);
                 if mode == InterventionMode::Pause {
                     trajectory.pending_extension = Some(extension);
                     return LoopControl::ExtensionRequested { extension };

@@ -24,6 +24,7 @@
 //! - [`eligibility`], [`bandit`], [`effectiveness`]: choosing strategies.
 //! - [`criteria`]: overseer verdicts as goal-gradient criteria.
 //! - [`carry_forward`], [`control`], [`decide`]: fresh starts, loop control, the step.
+//! - [`intervention`]: which intervention points a step reached and what each does.
 //! - [`parallel`]: several samples of one task on a shared budget;
 //!   [`decompose`]: splitting a task into subtasks and an integration.
 
@@ -40,6 +41,7 @@ pub mod decide;
 pub mod decompose;
 pub mod effectiveness;
 pub mod eligibility;
+pub mod intervention;
 pub mod metrics;
 pub mod model;
 pub mod parallel;
@@ -57,6 +59,7 @@ pub use context::{ContextHealth, Degradation};
 pub use control::{BestObservation, LoopControl};
 pub use decide::{AttractorTransition, Decision, Engine, EngineError, RevertTarget, StrategyChoice};
 pub use decompose::{DecomposedBudget, DecompositionConfig, DecompositionDecision, ProactiveDecomposition};
+pub use intervention::{InterventionConfig, InterventionKind, InterventionMode, PointReached, Told};
 pub use model::{
     ConvergencePhase, FlowStage, GapCategory, IntentGap, Observation, ObservationMetrics, StrategyEntry, Trajectory,
     VerificationResult,

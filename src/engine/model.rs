@@ -223,6 +223,10 @@ pub struct Trajectory {
     /// model could not propose): never offered to it again.
     #[serde(default)]
     pub unavailable: BTreeSet<StrategyKind>,
+    /// Escalations a person declined (seed 002 §7.3): never proposed to
+    /// this trajectory again.
+    #[serde(default)]
+    pub declined: BTreeSet<StrategyKind>,
 }
 
 impl Trajectory {
@@ -254,6 +258,7 @@ impl Trajectory {
             pending: None,
             pending_extension: None,
             unavailable: BTreeSet::new(),
+            declined: BTreeSet::new(),
         }
     }
 
@@ -263,6 +268,17 @@ impl Trajectory {
         let trigger = self.observations.last().map(|o| o.sequence);
         self.specification.amend(AmendmentSource::UserHint, hint.clone(), "hint from a person", trigger);
         self.hints.push(hint);
+    }
+
+    /// Records a person's clarification of an ambiguous specification: an
+    /// amendment saying what it clarifies, and — like every word from a
+    /// person — a hint that survives fresh starts.
+    pub fn clarify(&mut self, clarification: impl Into<String>, clarifies: &[String]) {
+        let clarification = clarification.into();
+        let trigger = self.observations.last().map(|o| o.sequence);
+        let rationale = format!("a person's answer to an ambiguity: {}", clarifies.join("; "));
+        self.specification.amend(AmendmentSource::UserHint, clarification.clone(), rationale, trigger);
+        self.hints.push(clarification);
     }
 
     pub fn latest(&self) -> Option<&Observation> {

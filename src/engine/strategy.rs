@@ -74,6 +74,19 @@ impl StrategyKind {
         )
     }
 
+    /// Escalations change the task rather than the attempt: `Decompose`
+    /// replaces the trajectory by subtasks on shares of what is left of the
+    /// budget, `ArchitectReview` amends the specification every later attempt
+    /// follows. The seed escalates to them once fresh starts are used up
+    /// (§4.3); they are the strategies a person is asked about (§7.3,
+    /// StrategyEscalation). `AlternativeApproach`, also on the seed's
+    /// escalation list, is left out on purpose: it is an ordinary exploration
+    /// strategy for cycles and wrong approaches too, and only changes the
+    /// prompt — asking about it would make every cycle a question.
+    pub fn is_escalation(self) -> bool {
+        matches!(self, StrategyKind::Decompose | StrategyKind::ArchitectReview)
+    }
+
     /// The snake_case name used in prompts, the store and the app.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -99,6 +99,7 @@ pub fn router(service: Arc<Service>, token: Option<String>, ui_dir: Option<PathB
         .route("/artifacts/{name}/rollback", post(rollback))
         .route("/interventions", get(interventions))
         .route("/interventions/{id}/answer", post(answer))
+        .route("/interventions/{id}/dismiss", post(dismiss))
         .route("/validate", post(validate))
         .route("/launches", get(launches).post(launch))
         .route("/launches/{id}", get(launch_view))
@@ -393,6 +394,11 @@ async fn answer(
 ) -> Reply<InterventionItem> {
     let id = id?.0;
     Ok(Json(s.service.answer(id, &body?.0).await?))
+}
+
+async fn dismiss(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejection>) -> Reply<InterventionItem> {
+    let id = id?.0;
+    Ok(Json(s.service.dismiss(id).await?))
 }
 
 async fn validate(State(s): State<AppState>, body: Result<Json<ValidateRequest>, JsonRejection>) -> Reply<Validation> {

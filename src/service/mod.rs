@@ -713,9 +713,41 @@ impl Service {
 
     pub async fn interventions(&self) -> Result<Inbox> {
         let rows = self.store.interventions(false).await?;
-        let (pending, answered): (Vec<_>, Vec<_>) =
-            rows.into_iter().map(intervention_item).partition(|i| i.status == "pending");
-        Ok(Inbox { pending, answered })
+        let mut inbox = Inbox { pending: Vec::new(), notices: Vec::new(), answered: Vec::new() };
+        for item in rows.into_iter().map(intervention_item) {
+            match item.status.as_str() {
+                "pending" => inbox.pending.push(item),
+                "notice" => inbox.notices.push(item),
+                _ => inbox.answered.push(item),
+            }
+        }
+        Ok(inbox)
+    }
+
+    /// Sets a notice aside (a notice waits on nobody: it can only be dismissed).
+    pub async fn dismiss(&self, id: i64) -> Result<InterventionItem> {
+        let Some(row) = self.store.intervention(id).await? else {
+            return Err(ServiceError::NotFound(format!("no intervention {id}")));
+        };
+        match row.status.as_str() {
+            "notice" => {}
+            "dismissed" => return Err(ServiceError::Conflict(format!("notice {id} was already dismissed"))),
+            _ => {
+                return Err(ServiceError::BadInput(format!(
+                    "intervention {id} is a question, not a notice: answer it (approve, reject or a hint)"
+                )));
+            }
+        }
+        if !self.store.dismiss_notice(id).await? {
+            return Err(ServiceError::Conflict(format!("notice {id} was already dismissed")));
+        }
+        self.bus.publish(Event::InterventionDismissed { intervention_id: id });
+        let row = self
+            .store
+            .intervention(id)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(format!("no intervention {id}")))?;
+        Ok(intervention_item(row))
     }
 
     /// Records a person's answer; answers are final.
@@ -727,6 +759,11 @@ impl Service {
         let Some(row) = self.store.intervention(id).await? else {
             return Err(ServiceError::NotFound(format!("no intervention {id}")));
         };
+        if matches!(row.status.as_str(), "notice" | "dismissed") {
+            return Err(ServiceError::BadInput(format!(
+                "intervention {id} is a notice: nothing waits on an answer; dismiss it instead"
+            )));
+        }
         if row.kind == crate::watch::EXECUTION_APPROVAL && req.answer == AnswerKind::Hint {
             return Err(ServiceError::BadInput(format!(
                 "intervention {id} asks whether commands may run: answer approve or reject"

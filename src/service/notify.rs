@@ -1,7 +1,9 @@
 //! What the desktop app tells the operating system when something waits for
-//! a person: a question from a paused trajectory or the coordinator, or a
-//! watched file asking to run commands. The shell only shows what this
-//! returns, so the wording is tested here, without a notification daemon.
+//! a person — a question from a paused trajectory or the coordinator, or a
+//! watched file asking to run commands — or when a trajectory leaves a
+//! notice (an intervention point in `notify` mode: it went on without
+//! waiting). The shell only shows what this returns, so the wording is
+//! tested here, without a notification daemon.
 
 use crate::bus::Event;
 
@@ -19,6 +21,16 @@ pub fn for_event(event: &Event) -> Option<Notification> {
             title: "Attractor is waiting for an answer".into(),
             body: format!("{}: {} (question {intervention_id}, in the Inbox)", humanize(kind), clip(subject, 160)),
         }),
+        Event::InterventionPointReached { intervention_id: Some(id), point, mode, subject, .. } if mode == "notify" => {
+            Some(Notification {
+                title: "Attractor: for your information".into(),
+                body: format!(
+                    "{}: {} (notice {id}, in the Inbox; the run goes on)",
+                    humanize(point),
+                    clip(subject, 160)
+                ),
+            })
+        }
         Event::ExecutionApprovalRequested { intervention_id, path, commands, .. } => Some(Notification {
             title: "A watched file wants to run commands".into(),
             body: format!(
@@ -86,6 +98,54 @@ mod tests {
         .unwrap();
         assert!(long.body.contains("é…"), "clipped on a character boundary");
         assert!(long.body.chars().count() < 220);
+    }
+
+    #[test]
+    fn every_intervention_point_reads_as_words() {
+        let kinds = [
+            ("attractor_transition", "Attractor transition"),
+            ("strategy_escalation", "Strategy escalation"),
+            ("ambiguity_detected", "Ambiguity detected"),
+            ("partial_result", "Partial result"),
+            ("human_escalation", "Human escalation"),
+        ];
+        for (kind, words) in kinds {
+            let n = for_event(&Event::InterventionRaised {
+                intervention_id: 4,
+                kind: kind.into(),
+                suite_id: None,
+                run_id: None,
+                subject: "s".into(),
+            })
+            .unwrap();
+            assert_eq!(n.body, format!("{words}: s (question 4, in the Inbox)"));
+        }
+    }
+
+    fn point(mode: &str, intervention_id: Option<i64>) -> Event {
+        Event::InterventionPointReached {
+            suite_id: 1,
+            run_id: 2,
+            trajectory_id: "run-2".into(),
+            point: "attractor_transition".into(),
+            mode: mode.into(),
+            intervention_id,
+            subject: "Task `squares` is going round in a cycle of 2 states".into(),
+        }
+    }
+
+    #[test]
+    fn a_notice_says_the_run_goes_on_and_a_pause_or_auto_point_adds_nothing() {
+        let n = for_event(&point("notify", Some(9))).unwrap();
+        assert_eq!(n.title, "Attractor: for your information");
+        assert_eq!(
+            n.body,
+            "Attractor transition: Task `squares` is going round in a cycle of 2 states (notice 9, in the Inbox; the \
+             run goes on)"
+        );
+        // A pause has its own `intervention_raised` notification; auto tells nobody.
+        assert_eq!(for_event(&point("pause", Some(9))), None);
+        assert_eq!(for_event(&point("auto", None)), None);
     }
 
     #[test]

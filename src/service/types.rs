@@ -499,7 +499,9 @@ pub struct InterventionContext {
 pub struct InterventionItem {
     pub id: i64,
     pub kind: String,
-    /// pending or answered.
+    /// A question is `pending` until `answered`; a notice (an intervention
+    /// point in `notify` mode, waited on by nobody) is `notice` until
+    /// `dismissed` (then `answered_at` is when).
     pub status: String,
     pub suite_id: Option<i64>,
     pub run_id: Option<i64>,
@@ -512,10 +514,14 @@ pub struct InterventionItem {
     pub answered_at: Option<String>,
 }
 
-/// The inbox: pending questions first, then the answered ones (history).
+/// The inbox: pending questions first, then the open notices, then the
+/// settled ones — answered questions and dismissed notices (history).
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct Inbox {
     pub pending: Vec<InterventionItem>,
+    /// What the system wants a person to know without waiting for them:
+    /// newest first, until dismissed.
+    pub notices: Vec<InterventionItem>,
     pub answered: Vec<InterventionItem>,
 }
 

@@ -130,14 +130,55 @@ impl Store {
         .await?)
     }
 
-    /// Interventions, pending first then newest first; `pending_only` filters.
+    /// Records a notice: an intervention nobody waits on (status `notice`),
+    /// shown in the inbox until dismissed.
+    pub async fn insert_notice(&self, i: &NewIntervention) -> Result<i64> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO interventions (kind, status, suite_id, run_id, task_name, subject, context_json, created_at)
+             VALUES (?, 'notice', ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&i.kind)
+        .bind(i.suite_id)
+        .bind(i.run_id)
+        .bind(&i.task_name)
+        .bind(&i.subject)
+        .bind(&i.context_json)
+        .bind(now_rfc3339())
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    /// Interventions: pending questions, then open notices, then the settled
+    /// ones (answered questions, dismissed notices), each newest first;
+    /// `pending_only` keeps the questions waiting for an answer (oldest first).
     pub async fn interventions(&self, pending_only: bool) -> Result<Vec<InterventionRow>> {
         let sql = if pending_only {
             "SELECT * FROM interventions WHERE status = 'pending' ORDER BY id"
         } else {
-            "SELECT * FROM interventions ORDER BY status = 'answered', id DESC"
+            "SELECT * FROM interventions
+             ORDER BY CASE status WHEN 'pending' THEN 0 WHEN 'notice' THEN 1 ELSE 2 END, id DESC"
         };
         Ok(sqlx::query_as(sql).fetch_all(&self.pool).await?)
+    }
+
+    /// The notices not yet dismissed, oldest first.
+    pub async fn open_notices(&self) -> Result<Vec<InterventionRow>> {
+        Ok(sqlx::query_as("SELECT * FROM interventions WHERE status = 'notice' ORDER BY id")
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// Sets a notice aside; `false` when it does not exist, is a question, or
+    /// was dismissed already.
+    pub async fn dismiss_notice(&self, id: i64) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE interventions SET status = 'dismissed', answered_at = ? WHERE id = ? AND status = 'notice'",
+        )
+        .bind(now_rfc3339())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
     }
 
     pub async fn intervention(&self, id: i64) -> Result<Option<InterventionRow>> {

@@ -1,5 +1,5 @@
 //! Intervention points of an agent trajectory (seed 002 §7.3): asking a
-//! person and waiting for the answer.
+//! person and waiting for the answer, or telling them without waiting.
 //!
 //! A question is a row of the `interventions` table with what happened, why
 //! it matters, the evidence and the proposed action. The trajectory records
@@ -7,6 +7,10 @@
 //! so an answer given from anywhere — `attractor answer` in another process,
 //! the app, the HTTP API — is seen, and a run that stops while waiting
 //! re-attaches to the same question when it is resumed instead of asking again.
+//!
+//! A point in `notify` mode leaves a *notice* instead: the same row and
+//! context with status `notice`, which nobody waits on and which a person
+//! can only dismiss.
 
 use std::time::{Duration, Instant};
 
@@ -14,12 +18,42 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::bus::{Bus, Event};
+use crate::engine::{InterventionKind, InterventionMode};
 use crate::store::{NewIntervention, Store, StoreError};
 
 /// Kind of the question about more budget.
 pub const BUDGET_EXTENSION: &str = "budget_extension";
 /// Kind of the question about a trapped trajectory.
 pub const HUMAN_ESCALATION: &str = "human_escalation";
+/// Kind of the question about an attractor that turned into trouble.
+pub const ATTRACTOR_TRANSITION: &str = "attractor_transition";
+/// Kind of the question about an escalation strategy chosen next.
+pub const STRATEGY_ESCALATION: &str = "strategy_escalation";
+/// Kind of the question about an ambiguous specification.
+pub const AMBIGUITY_DETECTED: &str = "ambiguity_detected";
+/// Kind of the question about accepting a partial result.
+pub const PARTIAL_RESULT: &str = "partial_result";
+
+/// The intervention kind's name, as stored and shown.
+pub fn kind_name(kind: InterventionKind) -> &'static str {
+    match kind {
+        InterventionKind::AttractorTransition => ATTRACTOR_TRANSITION,
+        InterventionKind::StrategyEscalation => STRATEGY_ESCALATION,
+        InterventionKind::BudgetExtension => BUDGET_EXTENSION,
+        InterventionKind::AmbiguityDetected => AMBIGUITY_DETECTED,
+        InterventionKind::PartialResult => PARTIAL_RESULT,
+        InterventionKind::HumanEscalation => HUMAN_ESCALATION,
+    }
+}
+
+/// `pause`, `notify`, `auto`.
+pub fn mode_name(mode: InterventionMode) -> &'static str {
+    match mode {
+        InterventionMode::Pause => "pause",
+        InterventionMode::Notify => "notify",
+        InterventionMode::Auto => "auto",
+    }
+}
 
 /// How a question was settled.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,18 +78,22 @@ pub struct Question<'a> {
     pub context: Value,
 }
 
+impl Question<'_> {
+    fn row(&self) -> NewIntervention {
+        NewIntervention {
+            kind: self.kind.to_string(),
+            suite_id: Some(self.suite_id),
+            run_id: Some(self.run_id),
+            task_name: Some(self.task.to_string()),
+            subject: self.subject.clone(),
+            context_json: self.context.to_string(),
+        }
+    }
+}
+
 /// Records the question and tells the bus; returns its id.
 pub async fn raise(store: &Store, bus: &Bus, q: Question<'_>) -> Result<i64, StoreError> {
-    let id = store
-        .insert_intervention(&NewIntervention {
-            kind: q.kind.to_string(),
-            suite_id: Some(q.suite_id),
-            run_id: Some(q.run_id),
-            task_name: Some(q.task.to_string()),
-            subject: q.subject.clone(),
-            context_json: q.context.to_string(),
-        })
-        .await?;
+    let id = store.insert_intervention(&q.row()).await?;
     bus.publish(Event::InterventionRaised {
         intervention_id: id,
         kind: q.kind.to_string(),
@@ -64,6 +102,12 @@ pub async fn raise(store: &Store, bus: &Bus, q: Question<'_>) -> Result<i64, Sto
         subject: q.subject,
     });
     Ok(id)
+}
+
+/// Records the question as a notice — shown, not waited on; returns its id.
+/// (The caller's `intervention_point_reached` event announces it.)
+pub async fn notice(store: &Store, q: &Question<'_>) -> Result<i64, StoreError> {
+    store.insert_notice(&q.row()).await
 }
 
 /// Waits until intervention `id` is answered (polling every `poll`), the run

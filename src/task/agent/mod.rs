@@ -18,7 +18,10 @@
 //! 4. let the engine decide: metrics, attractor, bandit, goal gradient, loop
 //!    control, next strategy;
 //! 5. record the iteration (store + bus) and act on the loop control — go on,
-//!    pause for a person at an intervention point (`intervene`), or end.
+//!    pause for a person at an intervention point (`intervene`), or end; the
+//!    intervention points the iteration reached are then raised one by one,
+//!    each as its mode says — a question, a notice, or only an event
+//!    (`points`).
 //!
 //! A run usually drives one trajectory. Two things make it a tree of them
 //! (every node a row of `trajectories` with its parent, role and place):
@@ -62,6 +65,7 @@ mod decompose;
 mod intervene;
 mod leftovers;
 mod parallel;
+mod points;
 mod remember;
 mod split;
 mod state;
@@ -80,7 +84,10 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 pub use decompose::{Coordination, DECOMPOSITION_CONTRACT, Decomposition, Subtask, parse_proposal};
-pub use intervene::{Answer, BUDGET_EXTENSION, HUMAN_ESCALATION};
+pub use intervene::{
+    AMBIGUITY_DETECTED, ATTRACTOR_TRANSITION, Answer, BUDGET_EXTENSION, HUMAN_ESCALATION, PARTIAL_RESULT,
+    STRATEGY_ESCALATION,
+};
 pub use state::{AgentState, AttemptRecord, Waiting};
 pub use tree::Role;
 use tree::{Placement, Report, is_terminal_status};
@@ -89,12 +96,11 @@ pub use verify::{IntentVerifier, VerifierConfig};
 use super::{ActiveArtifact, RunOutcome};
 use crate::bus::{Bus, Event};
 use crate::engine::basin::{BasinInputs, SetupPlan};
-use crate::engine::policy::{InterventionKind, InterventionMode, intervention_mode};
 use crate::engine::spec::AmendmentSource;
 use crate::engine::{
     AttractorType, BestObservation, Complexity, ConvergenceBudget, ConvergencePhase, ConvergencePolicy, Decision,
-    Engine, EngineConfig, EngineError, LoopControl, Observation, SetupInputs, SpecificationEvolution, StrategyBandit,
-    StrategyChoice, StrategyKind, Trajectory,
+    Engine, EngineConfig, EngineError, InterventionKind, InterventionMode, LoopControl, Observation, SetupInputs,
+    SpecificationEvolution, StrategyBandit, StrategyChoice, StrategyKind, Trajectory,
 };
 use crate::executor::{
     CommandExecutor, CommandExecutorConfig, Execution, ExecutionRequest, ExecutionStatus, Executor, ExecutorError,
@@ -157,6 +163,19 @@ mod tests {
         assert!(c.verifier.enabled);
         let err = AgentConfig::from_json(r#"{"verifier": {"modle": "x"}}"#).unwrap_err();
         assert!(err.contains("verifier") && err.contains("modle"), "{err}");
+    }
+
+    #[test]
+    fn intervention_modes_are_overridden_under_the_engine_and_a_typo_is_located() {
+        use crate::engine::{InterventionKind, InterventionMode};
+        let c = AgentConfig::from_json(r#"{"engine": {"interventions": {"strategy_escalation": "auto"}}}"#).unwrap();
+        let modes = &c.engine.interventions;
+        assert_eq!(modes.mode(None, InterventionKind::StrategyEscalation), InterventionMode::Auto);
+        assert_eq!(modes.mode(None, InterventionKind::PartialResult), InterventionMode::Pause, "the table's default");
+        let err = AgentConfig::from_json(r#"{"engine": {"interventions": {"partial_results": "auto"}}}"#).unwrap_err();
+        assert!(err.contains("engine.interventions") && err.contains("partial_results"), "{err}");
+        let err = AgentConfig::from_json(r#"{"engine": {"interventions": {"partial_result": "never"}}}"#).unwrap_err();
+        assert!(err.contains("engine.interventions.partial_result") && err.contains("never"), "{err}");
     }
 
     #[test]
@@ -631,6 +650,8 @@ impl<'r> Driver<'r> {
             notes: Vec::new(),
             supervision: Default::default(),
             focus: None,
+            points: Vec::new(),
+            told: Default::default(),
         };
         r.store
             .insert_trajectory(&NewTrajectory {
@@ -799,6 +820,11 @@ impl<'r> Driver<'r> {
             }
             if self.cancelled() {
                 return Ok(self.stopped());
+            }
+            if !self.state.points.is_empty() {
+                // Points the latest iteration reached, one at a time (a pause holds the rest back).
+                self.raise_next_point().await?;
+                continue;
             }
             if self.state.coordination.is_some() {
                 // Split: the subtasks and the integration decide.
@@ -1022,6 +1048,12 @@ impl<'r> Driver<'r> {
         if let Some(End::Finished(control)) = &end {
             self.state.ended = Some(control.clone());
         }
+        if end.is_none() && self.state.waiting.is_none() {
+            // Raised from the loop, after this iteration is recorded.
+            let points =
+                crate::engine::intervention::points_after(&decision, &self.state.trajectory, &mut self.state.told);
+            self.state.points.extend(points);
+        }
         self.record(&choice, &execution, &measurement, verified.as_ref(), &decision).await?;
         Ok(end)
     }
@@ -1036,13 +1068,14 @@ impl<'r> Driver<'r> {
                 Ok(None)
             }
             LoopControl::ExtensionGranted { extension } => {
+                let evidence = self.convergence_evidence(d);
                 self.r.bus.publish(Event::BudgetExtensionRequested {
                     suite_id,
                     run_id,
                     trajectory_id: id.clone(),
                     additional_tokens: extension.additional_tokens,
                     additional_iterations: extension.additional_iterations,
-                    evidence: self.convergence_evidence(d),
+                    evidence: evidence.clone(),
                     intervention_id: None,
                 });
                 self.r.bus.publish(Event::BudgetExtensionGranted {
@@ -1053,33 +1086,35 @@ impl<'r> Driver<'r> {
                     additional_iterations: extension.additional_iterations,
                     by: "auto".to_string(),
                 });
+                self.tell_extension(extension, evidence).await?;
                 Ok(None)
             }
             LoopControl::ExtensionRequested { extension } => {
                 let evidence = self.convergence_evidence(d);
                 let b = &self.state.trajectory.budget;
-                let question = intervene::Question {
-                    kind: BUDGET_EXTENSION,
-                    suite_id,
-                    run_id,
-                    task: &self.r.task.name,
-                    subject: format!(
-                        "Task `{}` is converging and out of budget: extend it by {} iteration(s) and {} tokens?",
-                        self.r.task.name, extension.additional_iterations, extension.additional_tokens
-                    ),
-                    context: json!({
-                        "what": format!("The trajectory used {} of {} iterations and {} of {} tokens while still converging.",
-                            b.iterations_used, b.max_iterations, b.tokens_used, b.max_tokens),
-                        "why": "The task's priority (thorough) asks a person before spending more than planned.",
-                        "evidence": {"convergence": evidence, "level": d.level, "attractor": d.attractor.kind(),
-                                     "loss": d.gradient.loss, "trajectory_id": id},
-                        "proposed_action": "extend_budget",
-                        "extension": extension,
-                        "proposal": "Approve to extend the budget and go on; reject to end with the best result so far; \
-                                     or answer with a hint, which extends the budget and is followed from the next attempt.",
-                    }),
-                };
-                let intervention_id = intervene::raise(&self.r.store, &self.r.bus, question).await?;
+                let subject = format!(
+                    "Task `{}` is converging and out of budget: extend it by {} iteration(s) and {} tokens?",
+                    self.r.task.name, extension.additional_iterations, extension.additional_tokens
+                );
+                let context = json!({
+                    "what": format!("The trajectory used {} of {} iterations and {} of {} tokens while still converging.",
+                        b.iterations_used, b.max_iterations, b.tokens_used, b.max_tokens),
+                    "why": format!("{} asks a person before spending more than planned.",
+                        if self.kit.engine.config.interventions.budget_extension.is_some() {
+                            "The engine configuration (`interventions.budget_extension: pause`)"
+                        } else {
+                            "The task's priority (thorough)"
+                        }),
+                    "evidence": {"convergence": evidence, "level": d.level, "attractor": d.attractor.kind(),
+                                 "loss": d.gradient.loss, "trajectory_id": id},
+                    "proposed_action": "extend_budget",
+                    "extension": extension,
+                    "proposal": "Approve to extend the budget and go on; reject to end with the best result so far; \
+                                 or answer with a hint, which extends the budget and is followed from the next attempt.",
+                });
+                // The engine asks only when the point's mode is `pause`.
+                let kind = InterventionKind::BudgetExtension;
+                let intervention_id = self.intervene(kind, InterventionMode::Pause, subject, context).await?;
                 self.r.bus.publish(Event::BudgetExtensionRequested {
                     suite_id,
                     run_id,
@@ -1087,47 +1122,14 @@ impl<'r> Driver<'r> {
                     additional_tokens: extension.additional_tokens,
                     additional_iterations: extension.additional_iterations,
                     evidence,
-                    intervention_id: Some(intervention_id),
+                    intervention_id,
                 });
-                self.state.waiting = Some(Waiting::BudgetExtension { intervention_id, extension: *extension });
+                if let Some(intervention_id) = intervention_id {
+                    self.state.waiting = Some(Waiting::BudgetExtension { intervention_id, extension: *extension });
+                }
                 Ok(None)
             }
-            LoopControl::Trapped { best, partial }
-                if intervention_mode(self.state.trajectory.policy.priority_hint, InterventionKind::HumanEscalation)
-                    == InterventionMode::Pause =>
-            {
-                let period = match &d.attractor.classification {
-                    AttractorType::LimitCycle { period, .. } => *period,
-                    _ => 0,
-                };
-                let carry = self.kit.engine.carry_forward(&self.state.trajectory);
-                let question = intervene::Question {
-                    kind: HUMAN_ESCALATION,
-                    suite_id,
-                    run_id,
-                    task: &self.r.task.name,
-                    subject: format!(
-                        "Task `{}` is trapped in a cycle of {period} states; every escape strategy was tried",
-                        self.r.task.name
-                    ),
-                    context: json!({
-                        "what": partial.summary,
-                        "why": "The executor keeps returning to the same wrong answers; another attempt without new \
-                                information would repeat them.",
-                        "evidence": {"cycle": d.attractor.evidence.recent_signatures, "best": best,
-                                     "remaining": partial.remaining, "carry_forward": carry, "trajectory_id": id},
-                        "proposed_action": "hint",
-                        "next_moves": partial.next_moves,
-                        "proposal": "Answer with a hint to go on with a fresh start that carries it; approve or reject \
-                                     to end the trajectory as trapped with its best result.",
-                    }),
-                };
-                let intervention_id = intervene::raise(&self.r.store, &self.r.bus, question).await?;
-                self.state.waiting =
-                    Some(Waiting::HumanEscalation { intervention_id, control: d.loop_control.clone() });
-                Ok(None)
-            }
-            terminal => Ok(Some(End::Finished(terminal.clone()))),
+            terminal => self.conclude_at_point(terminal.clone()).await,
         }
     }
 
@@ -1153,53 +1155,7 @@ impl<'r> Driver<'r> {
         }
         let step = ANSWER_STEP + self.state.trajectory.observations.len() as u64;
         self.state.waiting = None;
-        match waiting {
-            Waiting::BudgetExtension { .. } => {
-                if let Answer::Hint(h) = &answer
-                    && !h.trim().is_empty()
-                {
-                    self.state.trajectory.add_hint(h.trim());
-                }
-                let approved = matches!(answer, Answer::Approve | Answer::Hint(_));
-                let (engine, trajectory, bandit) = (&self.kit.engine, &mut self.state.trajectory, &self.state.bandit);
-                let mut rng = rng_at(self.state.seed, step);
-                let mut resolve = |t: &mut Trajectory| engine.resolve_extension(t, bandit, approved, &mut rng);
-                let (control, next) = match &self.place.group {
-                    // A sample's extension is its group's.
-                    Some(group) => group.with_ledger(|ledger| ledger.apply(trajectory, resolve))?,
-                    None => resolve(trajectory)?,
-                };
-                if let LoopControl::ExtensionGranted { extension } = &control {
-                    self.r.bus.publish(Event::BudgetExtensionGranted {
-                        suite_id: self.r.suite_id,
-                        run_id: self.r.run_id,
-                        trajectory_id: self.place.id.clone(),
-                        additional_tokens: extension.additional_tokens,
-                        additional_iterations: extension.additional_iterations,
-                        by: "person".to_string(),
-                    });
-                    self.state.next = next;
-                    self.save("running").await?;
-                    return Ok(None);
-                }
-                Ok(Some(End::Finished(control)))
-            }
-            Waiting::HumanEscalation { control, .. } => match answer {
-                Answer::Hint(h) if !h.trim().is_empty() => {
-                    let next = self.kit.engine.reopen_with_hint(
-                        &mut self.state.trajectory,
-                        &self.state.bandit,
-                        h.trim(),
-                        &mut rng_at(self.state.seed, step),
-                    )?;
-                    self.fresh_start_reason = Some("a person's hint reopened the trapped trajectory".to_string());
-                    self.state.next = Some(next);
-                    self.save("running").await?;
-                    Ok(None)
-                }
-                _ => Ok(Some(End::Finished(control))),
-            },
-        }
+        self.settle_point(waiting, answer, step).await
     }
 
     /// Asks the intent verifier about the state just measured; a failure

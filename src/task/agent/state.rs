@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::decompose::Coordination;
 use crate::engine::spec::AmendmentSource;
 use crate::engine::{
-    AttractorKind, BudgetExtension, CarryForward, LoopControl, StrategyBandit, StrategyChoice, StrategyKind, Trajectory,
+    AttractorKind, BudgetExtension, CarryForward, LoopControl, PointReached, StrategyBandit, StrategyChoice,
+    StrategyKind, Told, Trajectory,
 };
 use crate::executor::{
     AttemptNote, CarryForwardInputs, Execution, ExecutionStatus, PromptInputs, RevertTarget, Specification,
@@ -68,14 +69,29 @@ pub enum Waiting {
     BudgetExtension { intervention_id: i64, extension: BudgetExtension },
     /// A trapped trajectory: a hint reopens it, anything else ends it.
     HumanEscalation { intervention_id: i64, control: LoopControl },
+    /// The attractor turned into trouble: go on (with a hint), or stop here
+    /// with the best result.
+    AttractorTransition { intervention_id: i64, from: AttractorKind, to: AttractorKind },
+    /// The escalation chosen next (`proposed`, the state's next strategy):
+    /// use it (with a hint), or choose a strategy that is no escalation.
+    StrategyEscalation { intervention_id: i64, proposed: StrategyKind },
+    /// The specification is ambiguous: a hint clarifies it (an amendment),
+    /// anything else goes on as it stands.
+    AmbiguityDetected { intervention_id: i64, contradictions: Vec<String> },
+    /// Out of budget with a result partial acceptance would take
+    /// (`control`): accept it, end exhausted, or try once more with a hint.
+    PartialResult { intervention_id: i64, control: LoopControl },
 }
 
 impl Waiting {
     pub fn intervention_id(&self) -> i64 {
         match self {
-            Waiting::BudgetExtension { intervention_id, .. } | Waiting::HumanEscalation { intervention_id, .. } => {
-                *intervention_id
-            }
+            Waiting::BudgetExtension { intervention_id, .. }
+            | Waiting::HumanEscalation { intervention_id, .. }
+            | Waiting::AttractorTransition { intervention_id, .. }
+            | Waiting::StrategyEscalation { intervention_id, .. }
+            | Waiting::AmbiguityDetected { intervention_id, .. }
+            | Waiting::PartialResult { intervention_id, .. } => *intervention_id,
         }
     }
 }
@@ -121,6 +137,13 @@ pub struct AgentState {
     /// to that attempt only, then cleared.
     #[serde(default)]
     pub focus: Option<String>,
+    /// Intervention points the latest iteration reached that are still to
+    /// be raised, in order (one may pause, the rest wait their turn).
+    #[serde(default)]
+    pub points: Vec<PointReached>,
+    /// What this trajectory already told a person (never twice).
+    #[serde(default)]
+    pub told: Told,
 }
 
 impl AgentState {
@@ -320,6 +343,8 @@ mod tests {
             notes: Vec::new(),
             supervision: Default::default(),
             focus: None,
+            points: Vec::new(),
+            told: Told::default(),
         }
     }
 
@@ -363,6 +388,34 @@ mod tests {
         let cf = inputs.carry_forward.unwrap();
         assert_eq!((cf.best_sequence, cf.attempts), (Some(0), 1));
         assert_eq!(inputs.hints, vec!["use n * n"], "hints always survive");
+    }
+
+    #[test]
+    fn a_question_waited_on_survives_a_restart_and_an_older_state_still_loads() {
+        let mut s = state();
+        s.points = vec![PointReached::StrategyEscalation {
+            proposed_strategy: StrategyKind::ArchitectReview,
+            reason: "stalled".into(),
+        }];
+        s.told.attractors.insert(AttractorKind::Plateau);
+        for waiting in [
+            Waiting::AttractorTransition {
+                intervention_id: 1,
+                from: AttractorKind::Indeterminate,
+                to: AttractorKind::Plateau,
+            },
+            Waiting::StrategyEscalation { intervention_id: 2, proposed: StrategyKind::Decompose },
+            Waiting::AmbiguityDetected { intervention_id: 3, contradictions: vec!["0 or an error?".into()] },
+        ] {
+            s.waiting = Some(waiting);
+            let back: AgentState = serde_json::from_str(&s.to_json()).unwrap();
+            assert_eq!(back, s);
+        }
+        // A state stored before intervention points were queued has neither field.
+        let mut old: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        old.as_object_mut().unwrap().retain(|k, _| k != "points" && k != "told");
+        let back: AgentState = serde_json::from_value(old).unwrap();
+        assert!(back.points.is_empty() && back.told == Told::default());
     }
 
     #[test]

@@ -2,6 +2,12 @@
 import type { InterventionItem } from "./InterventionItem";
 
 /**
- * The inbox: pending questions first, then the answered ones (history).
+ * The inbox: pending questions first, then the open notices, then the
+ * settled ones — answered questions and dismissed notices (history).
  */
-export type Inbox = { pending: Array<InterventionItem>, answered: Array<InterventionItem>, };
+export type Inbox = { pending: Array<InterventionItem>, 
+/**
+ * What the system wants a person to know without waiting for them:
+ * newest first, until dismissed.
+ */
+notices: Array<InterventionItem>, answered: Array<InterventionItem>, };

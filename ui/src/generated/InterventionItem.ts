@@ -3,6 +3,8 @@ import type { InterventionContext } from "./InterventionContext";
 
 export type InterventionItem = { id: number, kind: string, 
 /**
- * pending or answered.
+ * A question is `pending` until `answered`; a notice (an intervention
+ * point in `notify` mode, waited on by nobody) is `notice` until
+ * `dismissed` (then `answered_at` is when).
  */
 status: string, suite_id: number | null, run_id: number | null, task: string | null, subject: string, context: InterventionContext, answer: string | null, answer_text: string | null, created_at: string, answered_at: string | null, };
