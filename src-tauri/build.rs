@@ -24,6 +24,7 @@ fn main() {
         "rollback_artifact",
         "interventions",
         "answer",
+        "dismiss",
         "validate",
         "launches",
         "launch",

@@ -4,7 +4,8 @@
 // experiment tree coloured by verdict, clicks a child, reads its losses
 // against its parent and opens the diff it wrote; then opens an agent run and
 // reads its trajectory iteration by iteration, and a run under the ASO
-// coordinator (`supervision: aso`) with its supervisor's telemetry.
+// coordinator (`supervision: aso`) with its supervisor's telemetry; and
+// dismisses the notice a stuck trajectory left in the inbox.
 //
 // Run with `npm run e2e` after `cargo build` and `npm run build` (see
 // harness.mjs for ATTRACTOR_BIN, CHROMIUM and E2E_SHOTS).
@@ -44,10 +45,28 @@ before(async () => {
     "name: answer-aso\ntasks:\n  - name: write-it\n    kind: agent\n    supervision: aso\n    task: Write the word done into answer.txt.\n" +
       "    workspace: ws\n    budget:\n      max_loops: 6\n    overseers:\n      - name: check\n        kind: test\n        command: grep -qx done answer.txt\n",
   );
+  // A task the model never gets right: the trajectory stalls, and the
+  // transition into a trouble attractor is told as a notice (the seed's
+  // no-hint mode for it); the points that would pause are set to auto.
+  writeFileSync(
+    join(work, "stuck.suite.yaml"),
+    "name: stuck\ntasks:\n  - name: never\n    kind: agent\n    task: Write the word never into stuck.txt.\n" +
+      "    workspace: ws\n    budget:\n      max_loops: 5\n    overseers:\n      - name: check\n        kind: test\n        command: grep -qx never stuck.txt\n",
+  );
+  writeFileSync(
+    join(work, "unattended.json"),
+    JSON.stringify({
+      verifier: { enabled: false },
+      engine: { interventions: { strategy_escalation: "auto", partial_result: "auto", human_escalation: "auto" } },
+    }),
+  );
   let edits = 0;
   model = await scriptedModel((req) => {
     if (req.messages[0].content.includes("Control schema")) {
       return JSON.stringify({ action: "CONTINUE", reasoning: "steady progress" });
+    }
+    if (req.messages.some((m) => m.content.includes("stuck.txt"))) {
+      return JSON.stringify({ summary: "try", tools_used: [], edits: [{ path: "stuck.txt", action: "write", content: "not yet\n" }] });
     }
     edits += 1;
     const content = edits === 1 || edits === 3 ? "nearly\n" : "done\n";
@@ -56,6 +75,7 @@ before(async () => {
   const llm = { ATTRACTOR_LLM_BASE_URL: model.url, ATTRACTOR_LLM_MODEL: "scripted" };
   await run(["run", join(work, "agent.suite.yaml"), "--agent-config", join(work, "agent.json"), "--quiet"], llm);
   await run(["run", join(work, "aso.suite.yaml"), "--agent-config", join(work, "agent.json"), "--quiet"], llm);
+  await run(["run", join(work, "stuck.suite.yaml"), "--agent-config", join(work, "unattended.json"), "--quiet"], llm);
   server = await serve(db, env);
   ({ context, page } = await browser(work));
 });
@@ -146,5 +166,22 @@ describe("the Graph view", () => {
     assert.equal(await page.getByTestId("trajectory").count(), detail.trajectories.length);
     assert.ok(detail.trajectories.filter((t) => t.role === "sample").length === 3, JSON.stringify(detail.trajectories.map((t) => t.role)));
     await shot(page, "run-supervised.png", true);
+  });
+
+  it("lists a stuck trajectory's notice in the inbox until it is dismissed", async () => {
+    const inbox = await (await fetch(`${server.url}api/interventions`)).json();
+    const notice = inbox.notices.find((n) => n.kind === "attractor_transition" && n.task === "never");
+    assert.ok(notice, JSON.stringify(inbox.notices.map((n) => [n.kind, n.task])));
+    await page.goto(`${server.url}#/inbox`);
+    const card = page.locator(`[data-testid='notice'][data-id='${notice.id}']`);
+    await card.waitFor();
+    assert.match(await card.innerText(), /went on without waiting/);
+    await shot(page, "inbox-notice.png", true);
+    await card.getByRole("button", { name: "Dismiss" }).click();
+    await card.waitFor({ state: "detached" });
+    const history = page.getByTestId("answered").locator(`tr[data-id='${notice.id}']`);
+    assert.match(await history.innerText(), /dismissed/);
+    const after = await (await fetch(`${server.url}api/interventions`)).json();
+    assert.ok(!after.notices.some((n) => n.id === notice.id));
   });
 });

@@ -214,6 +214,8 @@ export const api = {
   interventions: () => request<Inbox>(["interventions"], ["GET", "/interventions"]),
   answer: (id: number, req: AnswerRequest) =>
     request<InterventionItem>(["answer", { id, request: req }], ["POST", `/interventions/${id}/answer`, req]),
+  /** Dismisses a notice (what a run told a person without waiting for them). */
+  dismiss: (id: number) => request<InterventionItem>(["dismiss", { id }], ["POST", `/interventions/${id}/dismiss`]),
   validate: (suite_path: string) =>
     request<Validation>(["validate", { suite_path }], ["POST", "/validate", { suite_path }]),
   launch: (req: LaunchRequest) => request<LaunchView>(["launch", { request: req }], ["POST", "/launches", req]),

@@ -1,6 +1,9 @@
 // The interventions inbox: questions the system asks a person, with what
 // happened, why it matters, the evidence and the proposed action; approve,
-// reject, or answer with a hint. Answered ones stay as history.
+// reject, or answer with a hint. Below them the notices — intervention
+// points in `notify` mode, which a run told a person and went on without
+// waiting — until dismissed. Answered questions and dismissed notices stay
+// as history.
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
@@ -109,6 +112,56 @@ function Question({ item, onAnswered }: { item: InterventionItem; onAnswered: ()
   );
 }
 
+/** A notice: what happened and why it matters, the evidence, and Dismiss. */
+function Notice({ item, onDismissed }: { item: InterventionItem; onDismissed: () => void }) {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const dismiss = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await api.dismiss(item.id);
+      onDismissed();
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const c = item.context;
+  return (
+    <div className="card notice-card" data-testid="notice" data-id={item.id}>
+      <header className="screen-head">
+        <h3>{item.subject}</h3>
+        <span className="badge">{item.kind.replaceAll("_", " ")}</span>
+      </header>
+      <p className="muted small">
+        #{item.id} · {item.task && <>task {item.task} · </>}
+        {item.run_id !== null && (
+          <>
+            <a href={`#/runs/run/${item.run_id}`}>run {item.run_id}</a> ·{" "}
+          </>
+        )}
+        {fmtTime(item.created_at)} · the run went on without waiting
+      </p>
+      {c.what && <p>{c.what}</p>}
+      {c.why && <p className="muted">{c.why}</p>}
+      {c.evidence !== null && c.evidence !== undefined && (
+        <details>
+          <summary>Evidence</summary>
+          <pre className="output">{JSON.stringify(c.evidence, null, 2)}</pre>
+        </details>
+      )}
+      <ErrorNote error={error} />
+      <div className="actions">
+        <button disabled={busy} onClick={dismiss}>
+          Dismiss
+        </button>
+      </div>
+    </div>
+  );
+}
+
 export function Inbox({ onChange }: { onChange: () => void }) {
   const { tick } = useLive();
   const [inbox, setInbox] = useState<InboxData | null>(null);
@@ -146,9 +199,28 @@ export function Inbox({ onChange }: { onChange: () => void }) {
           }}
         />
       ))}
+      {inbox && inbox.notices.length > 0 && (
+        <>
+          <h3>Notices ({inbox.notices.length})</h3>
+          <p className="muted small">
+            What runs told you without stopping — a trajectory falling into a cycle or a plateau, a budget extended on its own — per the
+            task's priority hint and the engine's <code>interventions</code> settings.
+          </p>
+          {inbox.notices.map((i) => (
+            <Notice
+              key={i.id}
+              item={i}
+              onDismissed={() => {
+                load();
+                onChange();
+              }}
+            />
+          ))}
+        </>
+      )}
       {inbox && inbox.answered.length > 0 && (
         <>
-          <h3>Answered</h3>
+          <h3>Answered and dismissed</h3>
           <table className="table compact" data-testid="answered">
             <thead>
               <tr>
@@ -164,7 +236,7 @@ export function Inbox({ onChange }: { onChange: () => void }) {
                   <td>{i.id}</td>
                   <td>{i.subject}</td>
                   <td>
-                    <b>{i.answer}</b>
+                    <b>{i.answer ?? i.status}</b>
                     {i.answer_text && <> — {i.answer_text}</>}
                   </td>
                   <td className="small">{fmtTime(i.answered_at)}</td>

@@ -112,6 +112,7 @@ describe("inside the desktop app", () => {
     await api.epochs("knobs", false);
     await api.diff("knobs", 1, 3);
     await api.answer(4, { answer: "approve" });
+    await api.dismiss(5);
     await api.saveSettings({ llm_model: "m" });
     await api.trajectoryStats();
     await api.similarTrajectories({ run_id: 7 });
@@ -121,6 +122,7 @@ describe("inside the desktop app", () => {
       ["suite_epochs", { key: "knobs", with_runs: false }],
       ["artifact_diff", { name: "knobs", from: 1, to: 3 }],
       ["answer", { id: 4, request: { answer: "approve" } }],
+      ["dismiss", { id: 5 }],
       ["update_settings", { update: { llm_model: "m" } }],
       ["trajectory_stats", { category: null }],
       ["similar_trajectories", { request: { run_id: 7 } }],
