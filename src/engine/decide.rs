@@ -337,9 +337,7 @@ impl Engine {
         trajectory.add_hint(hint);
         trajectory.phase = ConvergencePhase::Iterating;
         trajectory.forced_strategy = Some(StrategyKind::FreshStart);
-        let plan = trajectory.last_directive.clone();
-        let eligible = self.eligible(trajectory);
-        Ok(self.select_next(trajectory, bandit, plan.as_ref(), &eligible, rng))
+        Ok(self.choose_again(trajectory, bandit, rng))
     }
 
     fn check_open(&self, trajectory: &Trajectory) -> Result<(), EngineError> {
@@ -365,9 +363,7 @@ impl Engine {
         if trajectory.forced_strategy == Some(strategy) {
             trajectory.forced_strategy = None;
         }
-        let plan = trajectory.last_directive.clone();
-        let eligible = self.eligible(trajectory);
-        Ok(self.select_next(trajectory, bandit, plan.as_ref(), &eligible, rng))
+        Ok(self.choose_again(trajectory, bandit, rng))
     }
 
     /// A person declined the escalation chosen next (seed 002 §7.3): it is
@@ -451,9 +447,7 @@ impl Engine {
         let extension = self.config.budget.extension_for(&trajectory.budget);
         trajectory.budget.extend(&extension);
         trajectory.phase = ConvergencePhase::Iterating;
-        let plan = trajectory.last_directive.clone();
-        let eligible = self.eligible(trajectory);
-        Some((extension, self.select_next(trajectory, bandit, plan.as_ref(), &eligible, rng)))
+        Some((extension, self.choose_again(trajectory, bandit, rng)))
     }
 
     /// Ends a trajectory that cannot start another iteration because the
@@ -488,9 +482,7 @@ impl Engine {
         }
         trajectory.pending = None;
         trajectory.forced_strategy = Some(kind);
-        let plan = trajectory.last_directive.clone();
-        let eligible = self.eligible(trajectory);
-        Ok(self.select_next(trajectory, bandit, plan.as_ref(), &eligible, rng))
+        Ok(self.choose_again(trajectory, bandit, rng))
     }
 
     /// Chooses the next strategy again under the same directive — after a
@@ -503,9 +495,7 @@ impl Engine {
     ) -> Result<StrategyChoice, EngineError> {
         self.check_open(trajectory)?;
         trajectory.pending = None;
-        let plan = trajectory.last_directive.clone();
-        let eligible = self.eligible(trajectory);
-        Ok(self.select_next(trajectory, bandit, plan.as_ref(), &eligible, rng))
+        Ok(self.choose_again(trajectory, bandit, rng))
     }
 
     /// Ends a trajectory a supervisor stopped: its best result is accepted
@@ -523,6 +513,20 @@ impl Engine {
             }
             other => other,
         })
+    }
+
+    /// Chooses the next strategy again, under the directive in force, from
+    /// what the trajectory may run now (after a hint, a set-aside, a forced
+    /// strategy, a new exploration weight…).
+    fn choose_again<R: Rng + ?Sized>(
+        &self,
+        trajectory: &mut Trajectory,
+        bandit: &StrategyBandit,
+        rng: &mut R,
+    ) -> StrategyChoice {
+        let plan = trajectory.last_directive.clone();
+        let eligible = self.eligible(trajectory);
+        self.select_next(trajectory, bandit, plan.as_ref(), &eligible, rng)
     }
 
     /// The attractor's eligible strategies, minus those the system cannot run
