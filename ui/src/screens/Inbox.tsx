@@ -14,23 +14,33 @@ import type { Inbox as InboxData } from "../generated/Inbox";
 import type { InterventionItem } from "../generated/InterventionItem";
 import { fmtTime } from "../lib/format";
 
-function Question({ item, onAnswered }: { item: InterventionItem; onAnswered: () => void }) {
-  const [hint, setHint] = useState("");
-  const [hinting, setHinting] = useState(false);
+/**
+ * One request a card sends (an answer, a dismissal): busy while it runs,
+ * its error shown in place, `done` after it succeeds.
+ */
+function useAction(done: () => void) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const send = async (answer: AnswerKind) => {
+  const run = async (request: () => Promise<unknown>) => {
     setBusy(true);
     setError(null);
     try {
-      await api.answer(item.id, { answer, text: answer === "hint" ? hint : undefined });
-      onAnswered();
+      await request();
+      done();
     } catch (e) {
       setError((e as Error).message);
     } finally {
       setBusy(false);
     }
   };
+  return { error, busy, run };
+}
+
+function Question({ item, onAnswered }: { item: InterventionItem; onAnswered: () => void }) {
+  const [hint, setHint] = useState("");
+  const [hinting, setHinting] = useState(false);
+  const { error, busy, run } = useAction(onAnswered);
+  const send = (answer: AnswerKind) => run(() => api.answer(item.id, { answer, text: answer === "hint" ? hint : undefined }));
   const c = item.context;
   return (
     <div className="card question" data-testid="pending" data-id={item.id}>
@@ -114,20 +124,8 @@ function Question({ item, onAnswered }: { item: InterventionItem; onAnswered: ()
 
 /** A notice: what happened and why it matters, the evidence, and Dismiss. */
 function Notice({ item, onDismissed }: { item: InterventionItem; onDismissed: () => void }) {
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const dismiss = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await api.dismiss(item.id);
-      onDismissed();
-    } catch (e) {
-      setError((e as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { error, busy, run } = useAction(onDismissed);
+  const dismiss = () => run(() => api.dismiss(item.id));
   const c = item.context;
   return (
     <div className="card notice-card" data-testid="notice" data-id={item.id}>
