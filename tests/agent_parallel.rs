@@ -14,12 +14,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use attractor::artifact::Registry;
-use attractor::bus::{self, Bus};
 use attractor::llm::scripted::{Scripted, ScriptedServer};
 use attractor::llm::{LlmClient, LlmConfig};
-use attractor::outer::{RunSummary, SuiteRunner};
-use attractor::store::{ObservationRow, RunRow, Store, TrajectoryRow};
+use attractor::outer::RunSummary;
+use attractor::store::{ObservationRow, RunRow, TrajectoryRow};
 use attractor::task::agent::{AgentConfig, AgentState};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -83,23 +81,9 @@ fn halves() -> Scripted {
     }))
 }
 
-struct Fixture {
-    dir: tempfile::TempDir,
-    store: Store,
-}
+use common::squares::Fixture;
 
 impl Fixture {
-    async fn new() -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        common::squares::package(dir.path());
-        let store = Store::open(&dir.path().join("attractor.db")).await.unwrap();
-        Fixture { dir, store }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
     /// A suite with one agent task; `extra` is more YAML for the task.
     fn suite(&self, extra: &str) -> PathBuf {
         let yaml = format!(
@@ -126,29 +110,8 @@ impl Fixture {
         cancel: watch::Receiver<bool>,
     ) -> RunSummary {
         // A new store handle on the same file each time, as a new process would open it.
-        let store = Store::open(&self.path("attractor.db")).await.unwrap();
-        let suite = attractor::suite::load(suite).unwrap_or_else(|e| panic!("{e}"));
-        let registry = Registry::load(store.clone()).await.unwrap();
-        let bus = Bus::new();
-        let persister = bus::persist(&bus, store.clone());
         let config = common::squares::run_config(self.path("runs"), 1);
-        let summary = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel)
-            .with_agent_llm(client(server))
-            .with_agent_config(agent)
-            .run()
-            .await;
-        bus.close();
-        persister.await.unwrap();
-        summary.unwrap_or_else(|e| panic!("the runner failed: {e}"))
-    }
-
-    async fn last_run(&self) -> RunRow {
-        let suite = self.store.suite_by_name("agent-suite").await.unwrap().unwrap();
-        let mut out = Vec::new();
-        for e in self.store.epochs(suite.id).await.unwrap() {
-            out.extend(self.store.runs_of_epoch(e.id).await.unwrap());
-        }
-        out.pop().expect("a run")
+        self.run_agent(suite, config, client(server), agent, &[], false, cancel).await
     }
 
     /// The run's trajectories by id.
@@ -158,18 +121,6 @@ impl Fixture {
 
     async fn observations(&self, id: &str) -> Vec<ObservationRow> {
         self.store.observations_of_trajectory(id).await.unwrap()
-    }
-
-    async fn events(&self, kind: &str) -> Vec<Value> {
-        let suite = self.store.suite_by_name("agent-suite").await.unwrap().unwrap();
-        self.store
-            .events_of_suite(suite.id)
-            .await
-            .unwrap()
-            .into_iter()
-            .filter(|e| e.kind == kind)
-            .map(|e| serde_json::from_str(&e.payload_json).unwrap())
-            .collect()
     }
 
     async fn scores(&self, run: &RunRow) -> Value {
@@ -217,7 +168,7 @@ fn git_show(workspace: &str, commit: &str, file: &str) -> String {
 
 #[tokio::test]
 async fn three_samples_share_one_budget_and_the_first_to_converge_stops_the_others() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    parallel_samples: 3\n    budget:\n      max_loops: 9\n");
     // The three samples ask at once and get one of the first three answers
     // each, in whatever order they ask. The one given all ten converges; the
@@ -304,7 +255,7 @@ async fn three_samples_share_one_budget_and_the_first_to_converge_stops_the_othe
 
 #[tokio::test]
 async fn when_the_shared_budget_runs_out_the_best_observation_across_the_samples_is_the_result() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    parallel_samples: 2\n    budget:\n      max_loops: 5\n");
     // Five answers for five shared iterations; whichever sample gets the
     // eight-right one holds the best observation of the group.
@@ -357,7 +308,7 @@ async fn when_the_shared_budget_runs_out_the_best_observation_across_the_samples
 
 #[tokio::test]
 async fn a_split_task_runs_its_subtasks_in_order_then_the_integration_trajectory_decides() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 8\n");
     let mut config = quick();
     config.engine.decomposition.proactive = attractor::engine::ProactiveDecomposition::Always;
@@ -475,7 +426,7 @@ async fn a_split_task_runs_its_subtasks_in_order_then_the_integration_trajectory
 
 #[tokio::test]
 async fn the_engine_choosing_decompose_splits_a_stalled_trajectory_into_children() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 11\n");
     // Stalled at a low level the seed offers decompose or an architect review;
     // with the review off, the engine's choice is the split.
@@ -528,7 +479,7 @@ async fn the_engine_choosing_decompose_splits_a_stalled_trajectory_into_children
 
 #[tokio::test]
 async fn a_proposal_that_is_not_json_leaves_the_task_whole_with_the_reason_recorded() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 4\n");
     let mut config = quick();
     config.engine.decomposition.proactive = attractor::engine::ProactiveDecomposition::Always;
@@ -560,7 +511,7 @@ async fn a_proposal_that_is_not_json_leaves_the_task_whole_with_the_reason_recor
 
 #[tokio::test]
 async fn a_split_into_no_subtasks_is_set_aside_and_the_trajectory_goes_on() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 8\n");
     let mut config = quick();
     config.engine.disabled_strategies = vec![attractor::engine::StrategyKind::ArchitectReview];
@@ -616,7 +567,7 @@ where
 
 #[tokio::test]
 async fn parallel_samples_stopped_by_a_restart_resume_where_they_were() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    parallel_samples: 2\n    budget:\n      max_loops: 8\n");
     // First process: each sample makes one attempt, then waits on a slow
     // model until the run is stopped (Ctrl-C).
@@ -685,7 +636,7 @@ async fn parallel_samples_stopped_by_a_restart_resume_where_they_were() {
 
 #[tokio::test]
 async fn a_split_stopped_by_a_restart_goes_on_with_the_next_subtask() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 8\n");
     let mut config = quick();
     config.engine.decomposition.proactive = attractor::engine::ProactiveDecomposition::Always;

@@ -16,11 +16,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use attractor::artifact::Registry;
-use attractor::bus::{self, Bus};
 use attractor::engine::{InterventionConfig, InterventionMode};
 use attractor::llm::scripted::{Scripted, ScriptedServer};
 use attractor::llm::{LlmClient, LlmConfig};
-use attractor::outer::{RunConfig, RunSummary, SuiteRunner};
+use attractor::outer::{RunConfig, RunSummary};
 use attractor::store::{InterventionRow, ObservationRow, RunRow, Store, TrajectoryRow};
 use attractor::task::agent::AgentConfig;
 use serde_json::{Value, json};
@@ -57,26 +56,12 @@ fn passing(k: u32, summary: &str) -> Scripted {
     writes(&squares(&first(k)), summary)
 }
 
-struct Fixture {
-    dir: tempfile::TempDir,
-    store: Store,
-}
+use common::squares::Fixture;
 
 const OVERSEER: &str =
     "      - name: tests\n        kind: test\n        command: python3 -m unittest -v\n        timeout: 30\n";
 
 impl Fixture {
-    async fn new() -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        common::squares::package(dir.path());
-        let store = Store::open(&dir.path().join("attractor.db")).await.unwrap();
-        Fixture { dir, store }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
     /// A suite with one agent task; `extra` is more YAML for the task
     /// (indented four spaces), `overseers` its overseer list entries.
     fn suite(&self, extra: &str, overseers: &str) -> PathBuf {
@@ -108,23 +93,7 @@ impl Fixture {
         epochs: u32,
         cancel: watch::Receiver<bool>,
     ) -> RunSummary {
-        // A new store handle on the same file each time, as a new process would open it.
-        let store = Store::open(&self.path("attractor.db")).await.unwrap();
-        let suite = attractor::suite::load(suite).unwrap_or_else(|e| panic!("{e}"));
-        let registry = Registry::load(store.clone()).await.unwrap();
-        let bus = Bus::new();
-        let persister = bus::persist(&bus, store.clone());
-        // Wired as the CLI and the service wire it.
-        let auditor = attractor::auditor::spawn(&bus, attractor::auditor::AuditConfig::default());
-        let summary = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, self.config(epochs), cancel)
-            .with_agent_llm(client(server))
-            .with_agent_config(agent)
-            .run()
-            .await;
-        bus.close();
-        auditor.await.unwrap();
-        persister.await.unwrap();
-        summary.unwrap_or_else(|e| panic!("the runner failed: {e}"))
+        self.run_agent(suite, self.config(epochs), client(server), agent, &[], true, cancel).await
     }
 
     async fn runs(&self) -> Vec<RunRow> {
@@ -142,18 +111,6 @@ impl Fixture {
         let t = self.store.trajectories_of_run(run.id).await.unwrap().pop().expect("a trajectory");
         let obs = self.store.observations_of_trajectory(&t.id).await.unwrap();
         (run, t, obs)
-    }
-
-    async fn events(&self, kind: &str) -> Vec<Value> {
-        let suite = self.store.suite_by_name("agent-suite").await.unwrap().unwrap();
-        self.store
-            .events_of_suite(suite.id)
-            .await
-            .unwrap()
-            .into_iter()
-            .filter(|e| e.kind == kind)
-            .map(|e| serde_json::from_str(&e.payload_json).unwrap())
-            .collect()
     }
 
     fn workspace_file(&self, t: &TrajectoryRow, name: &str) -> String {
@@ -207,7 +164,7 @@ fn git_show(workspace: &str, commit: &str, file: &str) -> String {
 
 #[tokio::test]
 async fn a_model_that_writes_the_right_file_converges_in_a_few_iterations() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 6\n", OVERSEER);
     let server =
         ScriptedServer::start(vec![passing(6, "a table for six"), passing(10, "the full table")]).await.unwrap();
@@ -265,7 +222,7 @@ fn failing(wrong: &[u32]) -> Vec<u32> {
 
 #[tokio::test]
 async fn two_alternating_wrong_answers_are_a_limit_cycle_escaped_by_a_new_exploration_strategy() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    priority: fast\n    budget:\n      max_loops: 6\n", OVERSEER);
     // Both below fast's acceptance threshold (0.85): 6 and 7 of 10 right.
     let (a, b) = (squares(&failing(&[1, 2, 3, 4])), squares(&failing(&[6, 7, 8])));
@@ -302,7 +259,7 @@ async fn two_alternating_wrong_answers_are_a_limit_cycle_escaped_by_a_new_explor
 
 #[tokio::test]
 async fn a_plateau_ends_in_a_fresh_start_that_carries_hints_and_best_signals_but_no_history() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 6\n", OVERSEER);
     let same = squares(&first(6));
     let script: Vec<Scripted> = (0..6).map(|i| writes(&same, &format!("stale-summary-{i}"))).collect();
@@ -330,7 +287,7 @@ async fn a_plateau_ends_in_a_fresh_start_that_carries_hints_and_best_signals_but
 
 #[tokio::test]
 async fn regressions_revert_the_workspace_to_the_best_observation_and_branch_from_there() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 8\n", OVERSEER);
     let mut script: Vec<Scripted> = [5, 8, 6, 4, 3].iter().map(|k| passing(*k, &format!("{k} right"))).collect();
     // The revert's own reply changes nothing: the workspace must then be the best state.
@@ -360,7 +317,7 @@ const SCANNER: &str = "      - name: scan\n        kind: security\n        cost:
 
 #[tokio::test]
 async fn a_security_finding_earns_no_convergence_credit_even_with_every_test_passing() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 5\n", &format!("{OVERSEER}{SCANNER}"));
     let risky = squares(&first(10)).replace("return ANSWERS[n]", "return eval(f\"ANSWERS[{n}]\")");
     let server = ScriptedServer::start(vec![
@@ -386,7 +343,7 @@ async fn a_security_finding_earns_no_convergence_credit_even_with_every_test_pas
 
 #[tokio::test]
 async fn an_exhausted_budget_accepts_a_good_enough_best_result_as_partial() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 3\n", OVERSEER);
     let server = ScriptedServer::start(vec![passing(8, "8"), passing(7, "7"), passing(7, "7 again")]).await.unwrap();
     f.run(&suite, &server, unattended(), 1).await;
@@ -411,7 +368,7 @@ async fn an_exhausted_budget_accepts_a_good_enough_best_result_as_partial() {
 
 #[tokio::test]
 async fn an_exhausted_budget_below_the_partial_threshold_fails_with_next_moves() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 3\n", OVERSEER);
     let server = ScriptedServer::start(vec![passing(2, "2"), passing(2, "2"), passing(2, "2")]).await.unwrap();
     f.run(&suite, &server, quick(), 1).await;
@@ -432,7 +389,7 @@ async fn an_exhausted_budget_below_the_partial_threshold_fails_with_next_moves()
 
 #[tokio::test]
 async fn edits_outside_the_workspace_are_refused_and_count_as_gate_rejections() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 4\n", OVERSEER);
     let outside = f.path("outside.py");
     let server = ScriptedServer::start(vec![Scripted::json(&json!({
@@ -461,7 +418,7 @@ async fn edits_outside_the_workspace_are_refused_and_count_as_gate_rejections() 
 
 #[tokio::test]
 async fn an_overseer_that_times_out_is_environmental_and_retried() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let marker = f.path("first-attempt-done");
     let slow = format!(
         "      - name: tests\n        kind: test\n        timeout: 1\n        command: if [ ! -e {m} ]; then touch {m}; sleep 20; fi; python3 -m unittest -v\n",
@@ -483,7 +440,7 @@ async fn an_overseer_that_times_out_is_environmental_and_retried() {
 
 #[tokio::test]
 async fn an_overseer_that_never_finishes_leaves_the_state_unmeasured_and_blocks_convergence() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let hang = "      - name: hang\n        kind: custom\n        cost: cheap\n        timeout: 0.3\n        command: sleep 20\n";
     let suite = f.suite("    priority: fast\n    budget:\n      max_loops: 2\n", &format!("{OVERSEER}{hang}"));
     let server = ScriptedServer::start(vec![passing(10, "all"), passing(10, "all again")]).await.unwrap();
@@ -502,7 +459,7 @@ async fn an_overseer_that_never_finishes_leaves_the_state_unmeasured_and_blocks_
 
 #[tokio::test]
 async fn the_bandit_state_is_saved_per_category_and_primes_the_next_run() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    workflow: python-functions\n    budget:\n      max_loops: 4\n", OVERSEER);
     let server = ScriptedServer::start(vec![
         passing(4, "epoch 1, first"),
@@ -558,7 +515,7 @@ async fn the_bandit_state_is_saved_per_category_and_primes_the_next_run() {
 
 #[tokio::test]
 async fn changing_the_active_version_of_a_prompt_artifact_changes_what_is_sent() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 2\n", OVERSEER);
     let server = ScriptedServer::start(vec![passing(10, "epoch 1"), passing(10, "epoch 2"), passing(10, "epoch 3")])
         .await
@@ -597,7 +554,7 @@ async fn changing_the_active_version_of_a_prompt_artifact_changes_what_is_sent()
 
 #[tokio::test]
 async fn a_garbled_strategy_templates_version_fails_the_run_with_the_line() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 2\n", OVERSEER);
     let registry = Registry::load(f.store.clone()).await.unwrap();
     let v = registry.put_version("strategy_templates", "Frame: {description}\n\n[retry-with-feedback]\nx\n", 0, None);
@@ -629,7 +586,7 @@ fn verdicts(satisfied: bool) -> Value {
 
 #[tokio::test]
 async fn intent_verification_reads_the_rubric_artifact_and_is_parsed_strictly() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 3\n", OVERSEER);
     let mut broken = verdicts(false);
     broken["verdicts"][1]["failure_class"] = Value::Null;
@@ -685,7 +642,7 @@ where
 
 #[tokio::test]
 async fn a_budget_extension_answered_after_a_restart_resumes_the_same_trajectory() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     // Thorough: a converging trajectory out of budget asks a person for more.
     let suite = f.suite("    priority: thorough\n    budget:\n      max_loops: 3\n", OVERSEER);
     let server = ScriptedServer::start(vec![
@@ -775,7 +732,7 @@ async fn a_budget_extension_answered_after_a_restart_resumes_the_same_trajectory
 
 #[tokio::test]
 async fn a_trapped_trajectory_asks_a_person_and_a_hint_reopens_it_with_a_fresh_start() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 12\n", OVERSEER);
     let (a, b) = (squares(&failing(&[1, 2, 3, 4])), squares(&failing(&[6, 7, 8])));
     // Three laps of the cycle: the escapes (reframe, alternative_approach) are
@@ -822,7 +779,7 @@ async fn a_trapped_trajectory_asks_a_person_and_a_hint_reopens_it_with_a_fresh_s
 
 #[tokio::test]
 async fn a_directive_that_blocks_the_failing_tools_refuses_a_reply_that_still_uses_them() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    priority: fast\n    budget:\n      max_loops: 8\n", OVERSEER);
     let (a, b) = (squares(&failing(&[1, 2, 3, 4])), squares(&failing(&[6, 7, 8])));
     let reply = |content: &str, i: usize| {
@@ -852,7 +809,7 @@ async fn a_directive_that_blocks_the_failing_tools_refuses_a_reply_that_still_us
 
 #[tokio::test]
 async fn the_cli_runs_an_agent_suite_against_the_configured_model_and_shows_its_trajectory() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 4\n", OVERSEER);
     let server = ScriptedServer::start(vec![
         passing(3, "three"),
@@ -913,7 +870,7 @@ async fn the_cli_runs_an_agent_suite_against_the_configured_model_and_shows_its_
 
 #[tokio::test]
 async fn an_architect_review_amends_the_specification_every_later_prompt_carries() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 5\n", OVERSEER);
     // Every answer different, every one wrong: a stall, not a duplicate.
     let wrong = |k: u32| squares(&[]).replace(": 0,", &format!(": {k},"));
@@ -954,7 +911,7 @@ async fn an_architect_review_amends_the_specification_every_later_prompt_carries
 
 #[tokio::test]
 async fn a_trajectory_whose_workspace_is_gone_is_closed_and_the_task_starts_afresh() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    priority: thorough\n    budget:\n      max_loops: 3\n", OVERSEER);
     let server =
         ScriptedServer::start(vec![passing(2, "two"), passing(4, "four"), passing(6, "six"), passing(10, "ten")])
@@ -982,7 +939,7 @@ async fn a_trajectory_whose_workspace_is_gone_is_closed_and_the_task_starts_afre
 
 #[tokio::test]
 async fn every_trajectory_leaves_a_memory_and_the_next_of_its_category_is_primed_with_it() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    workflow: python-functions\n    budget:\n      max_loops: 3\n", OVERSEER);
     let server = ScriptedServer::start(vec![
         // Epoch 1 converges on its second attempt.
@@ -1081,7 +1038,7 @@ async fn every_trajectory_leaves_a_memory_and_the_next_of_its_category_is_primed
 
 #[tokio::test]
 async fn the_auditor_raises_thrashing_from_the_engines_verdict_once() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 5\n", OVERSEER);
     // The same wrong answer again and again: the tests' verdict never moves,
     // so the distance D to the intent never falls.
@@ -1107,7 +1064,7 @@ async fn the_auditor_raises_thrashing_from_the_engines_verdict_once() {
 
 #[tokio::test]
 async fn an_overseer_that_leaves_a_process_running_raises_one_zombie_alert_and_the_process_dies() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let pid_file = f.path("helper.pids");
     let overseers = format!(
         "{OVERSEER}      - name: helper\n        kind: custom\n        command: sleep 40 >/dev/null 2>&1 & echo $! >> {} ; echo ready\n        success_pattern: ready\n",
@@ -1231,7 +1188,7 @@ fn attended_only(point: &str) -> AgentConfig {
 
 #[tokio::test]
 async fn under_thorough_a_cycle_asks_a_person_and_a_rejection_stops_the_trajectory_trapped() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    priority: thorough\n    budget:\n      max_loops: 8\n", OVERSEER);
     let (a, b) = (squares(&failing(&[1, 2, 3, 4])), squares(&failing(&[6, 7, 8])));
     let script: Vec<Scripted> = (0..8).map(|i| writes(if i % 2 == 0 { &a } else { &b }, &format!("try {i}"))).collect();
@@ -1271,7 +1228,7 @@ async fn under_thorough_a_cycle_asks_a_person_and_a_rejection_stops_the_trajecto
 
 #[tokio::test]
 async fn without_a_hint_a_transition_leaves_one_notice_the_run_does_not_wait_on() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 6\n", OVERSEER);
     let (a, b) = (squares(&failing(&[1, 2, 3, 4])), squares(&failing(&[6, 7, 8])));
     let script: Vec<Scripted> = (0..6).map(|i| writes(if i % 2 == 0 { &a } else { &b }, &format!("try {i}"))).collect();
@@ -1359,7 +1316,7 @@ fn review_script() -> Vec<Scripted> {
 
 #[tokio::test]
 async fn a_strategy_escalation_waits_across_a_restart_and_a_rejection_picks_a_strategy_that_is_none() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 6\n", OVERSEER);
     let server = ScriptedServer::start(vec![wrong(2), wrong(3), wrong(5), passing(10, "all")]).await.unwrap();
     let mut config = quick();
@@ -1426,7 +1383,7 @@ async fn a_strategy_escalation_waits_across_a_restart_and_a_rejection_picks_a_st
 
 #[tokio::test]
 async fn a_strategy_escalation_in_notify_mode_goes_ahead_and_leaves_a_notice() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 6\n", OVERSEER);
     let server = ScriptedServer::start(review_script()).await.unwrap();
     let mut config = quick();
@@ -1450,7 +1407,7 @@ async fn a_strategy_escalation_in_notify_mode_goes_ahead_and_leaves_a_notice() {
 
 #[tokio::test]
 async fn under_fast_an_escalation_is_decided_alone_with_only_an_event() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    priority: fast\n    budget:\n      max_loops: 6\n", OVERSEER);
     let server = ScriptedServer::start(review_script()).await.unwrap();
     let mut config = quick();
@@ -1473,7 +1430,7 @@ const CLARIFICATION: &str = "square(0) is never called: only n from 1 to 10 matt
 
 #[tokio::test]
 async fn an_ambiguity_is_asked_once_and_a_hint_becomes_an_amendment_every_later_prompt_carries() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 6\n", OVERSEER);
     let server = ScriptedServer::start(vec![
         passing(6, "six"),
@@ -1520,7 +1477,7 @@ async fn an_ambiguity_is_asked_once_and_a_hint_becomes_an_amendment_every_later_
 
 #[tokio::test]
 async fn an_ambiguity_in_notify_mode_leaves_a_notice_and_the_specification_as_it_stands() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 4\n", OVERSEER);
     let server =
         ScriptedServer::start(vec![passing(6, "six"), ambiguous(AMBIGUITY), passing(10, "all ten")]).await.unwrap();
@@ -1544,7 +1501,7 @@ async fn an_ambiguity_in_notify_mode_leaves_a_notice_and_the_specification_as_it
 
 #[tokio::test]
 async fn under_fast_an_ambiguity_is_only_an_event() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    priority: fast\n    budget:\n      max_loops: 4\n", OVERSEER);
     let server =
         ScriptedServer::start(vec![passing(6, "six"), ambiguous(AMBIGUITY), passing(10, "all ten")]).await.unwrap();
@@ -1563,7 +1520,7 @@ async fn under_fast_an_ambiguity_is_only_an_event() {
 
 #[tokio::test]
 async fn under_fast_a_partial_result_is_the_one_question_and_a_rejection_ends_exhausted() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     // Below fast's acceptance (0.85), above the partial threshold (0.7).
     let suite = f.suite("    priority: fast\n    budget:\n      max_loops: 3\n", OVERSEER);
     let server = ScriptedServer::start(vec![passing(7, "7"), passing(6, "6"), passing(6, "6 again")]).await.unwrap();
@@ -1589,7 +1546,7 @@ async fn under_fast_a_partial_result_is_the_one_question_and_a_rejection_ends_ex
 
 #[tokio::test]
 async fn a_hint_to_a_partial_result_buys_one_more_extension_that_carries_it() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 3\n", OVERSEER);
     let server =
         ScriptedServer::start(vec![passing(8, "8"), passing(7, "7"), passing(7, "7 again"), passing(10, "10")])
@@ -1609,7 +1566,7 @@ async fn a_hint_to_a_partial_result_buys_one_more_extension_that_carries_it() {
 
 #[tokio::test]
 async fn a_partial_result_in_notify_mode_is_accepted_with_a_notice() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("agent-suite").await;
     let suite = f.suite("    budget:\n      max_loops: 3\n", OVERSEER);
     let server = ScriptedServer::start(vec![passing(8, "8"), passing(7, "7"), passing(7, "7 again")]).await.unwrap();
     let mut config = unattended();

@@ -10,10 +10,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use attractor::artifact::Registry;
 use attractor::aso::agent::{self, Steering, SupervisionTrack};
 use attractor::aso::{AsoConfig, Directive, DirectiveAction, DirectiveSource, Status};
-use attractor::bus::{self, Bus};
 use attractor::engine::bandit::StrategyBandit;
 use attractor::engine::budget::ConvergenceBudget;
 use attractor::engine::{
@@ -22,10 +20,9 @@ use attractor::engine::{
 };
 use attractor::llm::scripted::{Scripted, ScriptedServer};
 use attractor::llm::{LlmClient, LlmConfig};
-use attractor::outer::SuiteRunner;
 use attractor::overseer::OverseerSignals;
 use attractor::overseer::signals::{BuildResult, TestResults};
-use attractor::store::{RunRow, Store, TelemetryRow};
+use attractor::store::{RunRow, TelemetryRow};
 use attractor::task::agent::{AgentConfig, AgentState};
 use attractor::workspace::ArtifactReference;
 use rand::SeedableRng;
@@ -302,23 +299,9 @@ fn writes(k: u32, wrong: u32) -> Scripted {
     }))
 }
 
-struct Fixture {
-    dir: tempfile::TempDir,
-    store: Store,
-}
+use common::squares::Fixture;
 
 impl Fixture {
-    async fn new() -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        common::squares::package(dir.path());
-        let store = Store::open(&dir.path().join("attractor.db")).await.unwrap();
-        Fixture { dir, store }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
     /// A suite with one supervised agent task; `extra` is more YAML for the task.
     fn suite(&self, extra: &str) -> PathBuf {
         let yaml = format!(
@@ -333,13 +316,6 @@ impl Fixture {
 
     /// Runs the suite once with `aso_config` set to `aso` (over the defaults).
     async fn run(&self, suite: &Path, server: &ScriptedServer, aso: Value) {
-        let store = Store::open(&self.path("attractor.db")).await.unwrap();
-        let suite = attractor::suite::load(suite).unwrap_or_else(|e| panic!("{e}"));
-        let registry = Registry::load(store.clone()).await.unwrap();
-        let version = registry.put_version("aso_config", &aso.to_string(), 0, None).await.unwrap();
-        registry.set_active("aso_config", version).await.unwrap();
-        let bus = Bus::new();
-        let persister = bus::persist(&bus, store.clone());
         let config = common::squares::run_config(self.path("runs"), 1);
         let (_tx, cancel) = watch::channel(false);
         let mut agent = AgentConfig::default();
@@ -347,40 +323,13 @@ impl Fixture {
         agent.overseers.retry_delay_ms = 20;
         // Nobody answers questions here: these runs are about the supervisor.
         agent.engine.interventions = InterventionConfig::all(InterventionMode::Auto);
-        let summary = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel)
-            .with_agent_llm(client(server))
-            .with_agent_config(agent)
-            .run()
-            .await;
-        bus.close();
-        persister.await.unwrap();
-        summary.unwrap_or_else(|e| panic!("the runner failed: {e}"));
-    }
-
-    async fn last_run(&self) -> RunRow {
-        let suite = self.store.suite_by_name("aso-agent").await.unwrap().unwrap();
-        let mut out = Vec::new();
-        for e in self.store.epochs(suite.id).await.unwrap() {
-            out.extend(self.store.runs_of_epoch(e.id).await.unwrap());
-        }
-        out.pop().expect("a run")
+        let artifacts = [("aso_config", aso.to_string())];
+        self.run_agent(suite, config, client(server), agent, &artifacts, false, cancel).await;
     }
 
     async fn telemetry(&self, run: &RunRow) -> Vec<TelemetryRow> {
         let experiment = self.store.experiment_of_run(run.id).await.unwrap().expect("an experiment per run");
         self.store.telemetry_of_experiment(experiment).await.unwrap()
-    }
-
-    async fn events(&self, kind: &str) -> Vec<Value> {
-        let suite = self.store.suite_by_name("aso-agent").await.unwrap().unwrap();
-        self.store
-            .events_of_suite(suite.id)
-            .await
-            .unwrap()
-            .into_iter()
-            .filter(|e| e.kind == kind)
-            .map(|e| serde_json::from_str(&e.payload_json).unwrap())
-            .collect()
     }
 
     async fn strategies(&self, trajectory: &str) -> Vec<String> {
@@ -407,7 +356,7 @@ fn json_of(text: Option<&str>) -> Value {
 
 #[tokio::test]
 async fn a_worsening_check_asks_the_model_tier_and_its_forced_strategy_runs_next() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("aso-agent").await;
     let suite = f.suite("    budget:\n      max_loops: 6\n");
     // Executor, executor (worse: an event), the model tier, executor.
     let server = ScriptedServer::start(vec![
@@ -468,7 +417,7 @@ async fn a_worsening_check_asks_the_model_tier_and_its_forced_strategy_runs_next
 
 #[tokio::test]
 async fn a_cycle_near_passing_is_restarted_by_the_heuristic_tier_and_the_restart_recovers() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("aso-agent").await;
     let suite = f.suite("    budget:\n      max_loops: 12\n");
     // Two wrong answers in turn, each nine of ten right: a limit cycle close
     // to passing (violation 0.1 ≤ the stagnation threshold 0.2) — case 4 of
@@ -504,7 +453,7 @@ async fn a_cycle_near_passing_is_restarted_by_the_heuristic_tier_and_the_restart
 
 #[tokio::test]
 async fn a_trajectory_whose_distance_stops_falling_starts_over_then_stops_at_the_stagnation_limit() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("aso-agent").await;
     let suite = f.suite("    budget:\n      max_loops: 20\n");
     // Four of ten right, whatever is tried.
     let server = ScriptedServer::start_repeating(vec![writes(4, 0)], writes(4, 1)).await.unwrap();
@@ -527,7 +476,7 @@ async fn a_trajectory_whose_distance_stops_falling_starts_over_then_stops_at_the
 
 #[tokio::test]
 async fn the_coordinator_runs_its_trajectories_side_by_side() {
-    let f = Fixture::new().await;
+    let f = Fixture::new("aso-agent").await;
     let suite = f.suite("    budget:\n      max_loops: 6\n");
     let server = ScriptedServer::start_repeating(vec![], writes(10, 0)).await.unwrap();
     f.run(&suite, &server, json!({"n_trajectories": 2, "supervision_mode": "heuristics_only"})).await;

@@ -136,8 +136,6 @@ pub struct SupervisionTrack {
     pub restarts_recovered: u32,
     /// The step of the latest restart not yet followed by success.
     pub restarted_at: Option<u32>,
-    /// Directive parts refused by the safety checks.
-    pub rejected: u32,
     /// The directives applied, by action (for the run's summary).
     pub actions: BTreeMap<String, u32>,
 }
@@ -355,10 +353,12 @@ pub fn abandon<R: Rng + ?Sized>(
     replace: bool,
     rng: &mut R,
 ) -> Result<Steering, String> {
-    if replace && trajectory.fresh_starts_remaining() > 0 && trajectory.budget.has_remaining() {
-        if let Ok(choice) = engine.force_next(trajectory, bandit, StrategyKind::FreshStart, rng) {
-            return Ok(Steering::Next(choice));
-        }
+    if replace
+        && trajectory.fresh_starts_remaining() > 0
+        && trajectory.budget.has_remaining()
+        && let Ok(choice) = engine.force_next(trajectory, bandit, StrategyKind::FreshStart, rng)
+    {
+        return Ok(Steering::Next(choice));
     }
     engine.stop(trajectory, reason).map(Steering::Stop).map_err(|e| e.to_string())
 }
@@ -388,6 +388,55 @@ fn rechosen<R: Rng + ?Sized>(
     }
 }
 
+/// What the coordinator does after a supervised iteration: applies the
+/// directive ([`apply`]), then its own auto-stop — `D` has not fallen for
+/// `max_stagnation_steps`, which, like a hopeless STOP, starts over while
+/// it can ([`abandon`]) — keeps the track's books, and changes `decision`
+/// (its next strategy, or its end) to what all that made of it.
+#[allow(clippy::too_many_arguments)]
+pub fn steer<R: Rng + ?Sized>(
+    engine: &Engine,
+    trajectory: &mut Trajectory,
+    bandit: &StrategyBandit,
+    track: &mut SupervisionTrack,
+    directive: &Directive,
+    diagnostics: &OptimizerDiagnostics,
+    config: &AsoConfig,
+    decision: &mut Decision,
+    rng: &mut R,
+) -> Applied {
+    let mut applied = apply(engine, trajectory, bandit, directive, diagnostics, rng);
+    if !matches!(applied.steering, Steering::Stop(_)) && track.stagnation_count >= config.max_stagnation_steps {
+        let reason = format!(
+            "stagnated: the distance to the intent has not fallen in {} supervised iterations",
+            track.stagnation_count
+        );
+        match abandon(engine, trajectory, bandit, &reason, true, rng) {
+            Ok(steering) => applied.steering = steering,
+            Err(e) => applied.refused.push(format!("auto-stop: {e}")),
+        }
+    }
+    *track.actions.entry(directive.action.as_str().to_string()).or_default() += 1;
+    match &applied.steering {
+        Steering::Continue => {}
+        Steering::Next(choice) => {
+            if choice.kind == StrategyKind::FreshStart {
+                // A restart, or an abandoned attempt replaced: either way a
+                // new start whose success the recovery rate counts.
+                track.restarts += 1;
+                track.restarted_at = Some(track.steps);
+                track.stagnation_count = 0;
+            }
+            decision.next = Some(choice.clone());
+        }
+        Steering::Stop(control) => {
+            decision.next = None;
+            decision.loop_control = control.clone();
+        }
+    }
+    applied
+}
+
 /// The coordinator's parts one agent run shares across its trajectories:
 /// the tiered supervisor, its configuration and context, and where the
 /// telemetry goes.
@@ -400,11 +449,6 @@ pub struct AgentSupervision {
 }
 
 impl AgentSupervision {
-    /// Asks the tiers for the directive of one step.
-    pub async fn supervise(&self, d: &OptimizerDiagnostics) -> Supervised {
-        self.supervisor.supervise(d, &self.context).await
-    }
-
     /// Writes the step's `aso_telemetry` row; `evals_used` is the
     /// trajectory's iterations so far (an agent's evaluations).
     pub async fn record(

@@ -32,8 +32,8 @@ use super::diagnostics::{self, OptimizerDiagnostics, Snapshot, Status, Trajector
 use super::directive::{Directive, DirectiveAction};
 use super::seeds;
 use super::supervisor::{SupervisionContext, TieredSupervisor};
-use crate::numeric::alm::{self, AlmSettings, AlmState, Candidate, ChunkStatus, Start};
-use crate::numeric::population::{self, PopulationStart, PopulationState};
+use crate::numeric::alm::{self, AlmSettings, AlmState, Candidate, ChunkResult, ChunkStatus, Start};
+use crate::numeric::population::{self, PopulationChunk, PopulationStart, PopulationState};
 use crate::numeric::problem::Problem;
 use crate::store::{Store, TelemetryRow};
 
@@ -403,6 +403,36 @@ impl Coordinator {
         }
     }
 
+    /// Books a finished chunk (ALM or population): its evaluations count
+    /// against the trajectory, what it did not use of `granted` goes back to
+    /// the pool. A crashed optimizer or a problem that could not be evaluated
+    /// abandons the trajectory and records why; `None` says it ends here.
+    fn book_chunk<T>(
+        traj: &mut TrajectoryState,
+        shared: &Shared,
+        granted: u64,
+        joined: Result<T, tokio::task::JoinError>,
+        parts: impl Fn(&T) -> (u64, ChunkStatus, Option<String>),
+    ) -> Option<T> {
+        let result = match joined {
+            Ok(r) => r,
+            Err(e) => {
+                traj.status = TrajectoryStatus::Abandoned;
+                shared.fail(format!("optimizer crashed: {e}"));
+                return None;
+            }
+        };
+        let (evals_used, status, error) = parts(&result);
+        traj.evals_used += evals_used;
+        shared.pool.fetch_add(granted.saturating_sub(evals_used), Ordering::AcqRel);
+        if status == ChunkStatus::Failed {
+            traj.status = TrajectoryStatus::Abandoned;
+            shared.fail(error.unwrap_or_else(|| "the problem could not be evaluated".into()));
+            return None;
+        }
+        Some(result)
+    }
+
     /// Takes up to `want` evaluations from the shared pool.
     fn reserve(shared: &Shared, want: u64) -> u64 {
         let mut got = 0;
@@ -459,23 +489,10 @@ impl Coordinator {
             let result =
                 tokio::task::spawn_blocking(move || alm::run_chunk(problem.as_ref(), chunk_start, granted, &settings))
                     .await;
-            let result = match result {
-                Ok(r) => r,
-                Err(e) => {
-                    traj.status = TrajectoryStatus::Abandoned;
-                    shared.fail(format!("optimizer crashed: {e}"));
-                    break;
-                }
-            };
-            traj.evals_used += result.evals_used;
-            // Give back what the chunk did not use.
-            shared.pool.fetch_add(granted.saturating_sub(result.evals_used), Ordering::AcqRel);
-            if result.status == ChunkStatus::Failed {
-                traj.status = TrajectoryStatus::Abandoned;
-                let e = result.error.unwrap_or_else(|| "the problem could not be evaluated".into());
-                shared.fail(e);
+            let book = |r: &ChunkResult| (r.evals_used, r.status, r.error.clone());
+            let Some(result) = Self::book_chunk(&mut traj, &shared, granted, result, book) else {
                 break;
-            }
+            };
             let Some(state) = result.state else {
                 traj.status = TrajectoryStatus::Abandoned;
                 break;
@@ -633,22 +650,10 @@ impl Coordinator {
                 population::run_chunk(problem.as_ref(), chunk_start, granted, &step_settings)
             })
             .await;
-            let result = match result {
-                Ok(r) => r,
-                Err(e) => {
-                    traj.status = TrajectoryStatus::Abandoned;
-                    shared.fail(format!("optimizer crashed: {e}"));
-                    break;
-                }
-            };
-            traj.evals_used += result.evals_used;
-            shared.pool.fetch_add(granted.saturating_sub(result.evals_used), Ordering::AcqRel);
-            if result.status == ChunkStatus::Failed {
-                traj.status = TrajectoryStatus::Abandoned;
-                let e = result.error.unwrap_or_else(|| "the problem could not be evaluated".into());
-                shared.fail(e);
+            let book = |r: &PopulationChunk| (r.evals_used, r.status, r.error.clone());
+            let Some(result) = Self::book_chunk(&mut traj, &shared, granted, result, book) else {
                 break;
-            }
+            };
             let Some(state) = result.state else {
                 // Nothing to start from (e.g. a population below four members).
                 tracing::warn!(trajectory = traj.id, error = ?result.error, "the population could not start");

@@ -339,7 +339,7 @@ pub fn simulate_supervised(shape: Shape, seed: u64, max_iterations: u32) -> SimO
 }
 
 fn simulate(shape: Shape, seed: u64, max_iterations: u32, aso: Option<&crate::aso::AsoConfig>) -> SimOutcome {
-    use crate::aso::agent::{self, Steering, SupervisionTrack};
+    use crate::aso::agent::{self, SupervisionTrack};
     let heuristic = aso.map(|c| crate::aso::HeuristicSupervisor::new(c.clone()));
     let mut track = SupervisionTrack::default();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -378,26 +378,7 @@ fn simulate(shape: Shape, seed: u64, max_iterations: u32, aso: Option<&crate::as
         {
             let diagnostics = agent::diagnose(&t, &d, &mut track, 1, config);
             let directive = tier1.analyze(&diagnostics);
-            let mut applied = agent::apply(&engine, &mut t, &bandit, &directive, &diagnostics, &mut rng);
-            if !matches!(applied.steering, Steering::Stop(_))
-                && track.stagnation_count >= config.max_stagnation_steps
-                && let Ok(steering) = agent::abandon(&engine, &mut t, &bandit, "stagnated", true, &mut rng)
-            {
-                applied.steering = steering;
-            }
-            if let Steering::Next(choice) = &applied.steering
-                && choice.kind == StrategyKind::FreshStart
-            {
-                track.stagnation_count = 0;
-            }
-            match applied.steering {
-                Steering::Continue => {}
-                Steering::Next(choice) => d.next = Some(choice),
-                Steering::Stop(control) => {
-                    d.loop_control = control;
-                    d.next = None;
-                }
-            }
+            agent::steer(&engine, &mut t, &bandit, &mut track, &directive, &diagnostics, config, &mut d, &mut rng);
         }
         match (&d.loop_control, &d.next) {
             (

@@ -242,6 +242,30 @@ impl Guidance {
     }
 }
 
+/// Tier 3's question when the model tier failed `llm_failures_before_human`
+/// times in a row (for an optimize task or a supervised agent task alike):
+/// its subject and context, proposing heuristics only from now on — the
+/// answer [`Guidance`] reads for the task's next runs. `None` below the limit.
+pub fn model_failing_question(
+    task: &str,
+    supervisor: &TieredSupervisor,
+    config: &AsoConfig,
+) -> Option<(String, serde_json::Value)> {
+    let failures = supervisor.consecutive_failures();
+    (failures >= config.llm_failures_before_human.max(1)).then(|| {
+        (
+            format!("LLM supervision failed {failures} times in a row on task `{task}`"),
+            json!({
+                "what": "The model tier of the ASO coordinator keeps failing; the heuristic tier answered instead.",
+                "why": "Every failed call costs time and tokens without guiding the search.",
+                "evidence": {"consecutive_failures": failures, "llm_calls": supervisor.llm_calls()},
+                "proposed_action": "heuristics_only",
+                "proposal": "Approve to supervise this task with heuristics only from now on; reject to keep asking the model; or answer with a hint for the model.",
+            }),
+        )
+    })
+}
+
 /// Tier 3: asks a person when the model tier keeps failing or the task found
 /// no feasible point, with what happened, why it matters, the evidence and a
 /// proposed action. The answer steers the task's later runs ([`Guidance`]).
@@ -253,20 +277,8 @@ async fn escalate(
     budget: u64,
     tol: f64,
 ) {
-    let mut raise = Vec::new();
-    let failures = supervisor.consecutive_failures();
-    if failures >= config.llm_failures_before_human.max(1) {
-        raise.push((
-            format!("LLM supervision failed {failures} times in a row on task `{}`", r.task.name),
-            json!({
-                "what": "The model tier of the ASO coordinator keeps failing; the heuristic tier answered instead.",
-                "why": "Every failed call costs time and tokens without guiding the optimization.",
-                "evidence": {"consecutive_failures": failures, "llm_calls": outcome.llm_calls},
-                "proposed_action": "heuristics_only",
-                "proposal": "Approve to run this task with heuristics only from now on; reject to keep asking the model; or answer with a hint for the model.",
-            }),
-        ));
-    }
+    let mut raise: Vec<(String, serde_json::Value)> =
+        model_failing_question(&r.task.name, supervisor, config).into_iter().collect();
     let feasible = outcome.best.as_ref().is_some_and(|b| b.max_violation <= tol);
     if !feasible && outcome.error.is_none() {
         let trajectories: Vec<_> = outcome

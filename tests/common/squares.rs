@@ -38,3 +38,86 @@ pub fn run_config(runs_root: PathBuf, epochs: u32) -> RunConfig {
         tree: attractor::outer::tree::TreeConfig::default(),
     }
 }
+
+/// A temporary folder holding the package and a store, for one suite.
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+    pub store: attractor::store::Store,
+    /// The suite the tests run (its events and runs are the ones read back).
+    pub suite_name: &'static str,
+}
+
+impl Fixture {
+    pub async fn new(suite_name: &'static str) -> Fixture {
+        let dir = tempfile::tempdir().expect("temp dir");
+        package(dir.path());
+        let store = attractor::store::Store::open(&dir.path().join("attractor.db")).await.expect("open store");
+        Fixture { dir, store, suite_name }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Runs `suite` as a new process would: a new store handle on the same
+    /// file, the registry with `artifacts` (name, content) made active first,
+    /// the bus persisted — and watched by the auditor when `audit`, as the
+    /// CLI wires it — and the runner given `llm` and `agent`.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn run_agent(
+        &self,
+        suite: &Path,
+        config: RunConfig,
+        llm: attractor::llm::LlmClient,
+        agent: attractor::task::agent::AgentConfig,
+        artifacts: &[(&str, String)],
+        audit: bool,
+        cancel: tokio::sync::watch::Receiver<bool>,
+    ) -> attractor::outer::RunSummary {
+        use attractor::bus::{self, Bus};
+        let store = attractor::store::Store::open(&self.path("attractor.db")).await.expect("open store");
+        let suite = attractor::suite::load(suite).unwrap_or_else(|e| panic!("{e}"));
+        let registry = attractor::artifact::Registry::load(store.clone()).await.expect("registry");
+        for (name, content) in artifacts {
+            let version = registry.put_version(name, content, 0, None).await.expect("put version");
+            registry.set_active(name, version).await.expect("set active");
+        }
+        let bus = Bus::new();
+        let persister = bus::persist(&bus, store.clone());
+        let auditor = audit.then(|| attractor::auditor::spawn(&bus, attractor::auditor::AuditConfig::default()));
+        let summary = attractor::outer::SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel)
+            .with_agent_llm(llm)
+            .with_agent_config(agent)
+            .run()
+            .await;
+        bus.close();
+        if let Some(auditor) = auditor {
+            auditor.await.expect("auditor");
+        }
+        persister.await.expect("persister");
+        summary.unwrap_or_else(|e| panic!("the runner failed: {e}"))
+    }
+
+    /// The suite's latest run.
+    pub async fn last_run(&self) -> attractor::store::RunRow {
+        let suite = self.store.suite_by_name(self.suite_name).await.unwrap().unwrap();
+        let mut out = Vec::new();
+        for e in self.store.epochs(suite.id).await.unwrap() {
+            out.extend(self.store.runs_of_epoch(e.id).await.unwrap());
+        }
+        out.pop().expect("a run")
+    }
+
+    /// The suite's stored events of one kind, as JSON.
+    pub async fn events(&self, kind: &str) -> Vec<serde_json::Value> {
+        let suite = self.store.suite_by_name(self.suite_name).await.unwrap().unwrap();
+        self.store
+            .events_of_suite(suite.id)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == kind)
+            .map(|e| serde_json::from_str(&e.payload_json).unwrap())
+            .collect()
+    }
+}

@@ -15,8 +15,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::json;
-
 use super::{AgentError, AgentRun, Driver, intervene, rng_at};
 use crate::aso::agent::{self, AgentSupervision, Steering};
 use crate::aso::llm_tier::LlmSupervisor;
@@ -27,7 +25,7 @@ use crate::aso::{
 use crate::bus::Event;
 use crate::engine::{Decision, StrategyKind};
 use crate::suite::Supervision;
-use crate::task::optimize::{ESCALATION, Guidance};
+use crate::task::optimize::{ESCALATION, Guidance, model_failing_question};
 
 /// Offset of the random streams of supervision steps (apart from the
 /// iterations' and the answers').
@@ -139,39 +137,20 @@ impl Driver<'_> {
     /// on: an ending or a question is the engine's), and changes `decision`
     /// to what the directive made of it.
     pub(super) async fn supervise(&mut self, sup: &AgentSupervision, decision: &mut Decision, started: Instant) {
-        let ordinal = self.place.ordinal;
         let track = &mut self.state.supervision;
-        let d = agent::diagnose(&self.state.trajectory, decision, track, ordinal, &sup.config);
-        let supervised = sup.supervise(&d).await;
+        let d = agent::diagnose(&self.state.trajectory, decision, track, self.place.ordinal, &sup.config);
+        let supervised = sup.supervisor.supervise(&d, &sup.context).await;
         let mut rng = rng_at(self.state.seed, SUPERVISION_STEP + u64::from(decision.sequence));
         let (engine, trajectory, bandit) = (&self.kit.engine, &mut self.state.trajectory, &self.state.bandit);
-        let mut applied = agent::apply(engine, trajectory, bandit, &supervised.directive, &d, &mut rng);
-        let track = &mut self.state.supervision;
-        // The coordinator's auto-stop: `D` has not fallen for the stagnation
-        // limit. Like a STOP, it starts over while it can.
-        if !matches!(applied.steering, Steering::Stop(_)) && track.stagnation_count >= sup.config.max_stagnation_steps {
-            let reason = format!(
-                "stagnated: the distance to the intent has not fallen in {} supervised iterations",
-                track.stagnation_count
-            );
-            match agent::abandon(engine, trajectory, bandit, &reason, true, &mut rng) {
-                Ok(steering) => applied.steering = steering,
-                Err(e) => applied.refused.push(format!("auto-stop: {e}")),
-            }
-        }
-        let action = supervised.directive.action;
-        *track.actions.entry(action.as_str().to_string()).or_default() += 1;
-        track.rejected += applied.refused.len() as u32;
+        let directive = &supervised.directive;
+        let applied = agent::steer(engine, trajectory, bandit, track, directive, &d, &sup.config, decision, &mut rng);
+        self.state.focus = applied.hint.clone();
+        self.state.next = decision.next.clone();
         if let Steering::Next(choice) = &applied.steering
             && choice.kind == StrategyKind::FreshStart
         {
-            // A restart, or an abandoned attempt replaced: either way a new
-            // start whose success the recovery rate counts.
-            track.restarts += 1;
-            track.restarted_at = Some(track.steps);
-            track.stagnation_count = 0;
+            self.fresh_start_reason = Some(format!("the ASO supervisor restarted it: {}", directive.reasoning.trim()));
         }
-        self.state.focus = applied.hint.clone();
         let iterations = u64::from(self.state.trajectory.budget.iterations_used);
         let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
         sup.record(&self.place.id, &d, &supervised, &applied, iterations, wall_ms).await;
@@ -180,23 +159,7 @@ impl Driver<'_> {
             Steering::Next(choice) => Some(format!("next: {}", choice.kind)),
             Steering::Stop(control) => Some(format!("end: {}", control.name())),
         };
-        self.publish_directive(decision.sequence, &d, &supervised, outcome, applied.refused.clone());
-        match applied.steering {
-            Steering::Continue => {}
-            Steering::Next(choice) => {
-                if choice.kind == StrategyKind::FreshStart {
-                    self.fresh_start_reason =
-                        Some(format!("the ASO supervisor restarted it: {}", supervised.directive.reasoning.trim()));
-                }
-                self.state.next = Some(choice.clone());
-                decision.next = Some(choice);
-            }
-            Steering::Stop(control) => {
-                self.state.next = None;
-                decision.next = None;
-                decision.loop_control = control;
-            }
-        }
+        self.publish_directive(decision.sequence, &d, &supervised, outcome, applied.refused);
     }
 }
 
@@ -204,23 +167,16 @@ impl Driver<'_> {
 /// person is asked whether this task should run on heuristics only (the
 /// answer is read by the next run's [`Guidance`]).
 pub(super) async fn escalate(r: &AgentRun<'_>, sup: &AgentSupervision) {
-    let failures = sup.supervisor.consecutive_failures();
-    if failures < sup.config.llm_failures_before_human.max(1) {
+    let Some((subject, context)) = model_failing_question(&r.task.name, &sup.supervisor, &sup.config) else {
         return;
-    }
+    };
     let question = intervene::Question {
         kind: ESCALATION,
         suite_id: r.suite_id,
         run_id: r.run_id,
         task: &r.task.name,
-        subject: format!("LLM supervision failed {failures} times in a row on task `{}`", r.task.name),
-        context: json!({
-            "what": "The model tier of the ASO coordinator keeps failing on this agent task; the heuristic tier answered instead.",
-            "why": "Every failed call costs time and tokens without guiding the trajectories.",
-            "evidence": {"consecutive_failures": failures, "llm_calls": sup.supervisor.llm_calls()},
-            "proposed_action": "heuristics_only",
-            "proposal": "Approve to supervise this task with heuristics only from now on; reject to keep asking the model; or answer with a hint for the model.",
-        }),
+        subject,
+        context,
     };
     if let Err(e) = intervene::raise(&r.store, &r.bus, question).await {
         tracing::warn!(error = %e, "could not record an intervention");
