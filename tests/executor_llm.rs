@@ -91,9 +91,13 @@ async fn a_reply_that_writes_a_file_is_applied_and_committed() {
     assert_eq!(e.tools_used, vec!["str::parse"]);
     assert_eq!(e.summary, "parse returns a Result now");
 
-    // What was sent: JSON mode, the reply contract, the prompt with hints first and the file.
+    // What was sent: the reply's schema, a token budget, the reply contract,
+    // the prompt with hints first and the file.
     let sent = &server.requests()[0];
-    assert_eq!(sent.json()["response_format"]["type"], "json_object");
+    let format = &sent.json()["response_format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["json_schema"]["schema"]["required"], serde_json::json!(["summary", "edits"]));
+    assert_eq!(sent.json()["max_tokens"], 3072, "the executor role's default budget");
     let messages = sent.messages();
     assert!(messages[0].1.contains("Reply with one JSON object"), "{}", messages[0].1);
     assert!(messages[1].1.starts_with("## Hints from a person"));

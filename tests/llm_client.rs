@@ -7,13 +7,14 @@ use std::time::{Duration, Instant};
 
 use attractor::llm::scripted::{Scripted, ScriptedServer};
 use attractor::llm::{
-    ApiKey, ChatMessage, ChatRequest, DEFAULT_BASE_URL, LlmClient, LlmConfig, LlmError, LlmSettings, ParsedVia, Usage,
+    ApiKey, CallRole, ChatMessage, ChatRequest, DEFAULT_BASE_URL, LlmClient, LlmConfig, LlmError, LlmSettings,
+    ParsedVia, ReplyFormat, Usage,
 };
 use attractor::store::Store;
 use serde::Deserialize;
 use serde_json::json;
 
-#[derive(Debug, Deserialize, PartialEq)]
+#[derive(Debug, Deserialize, PartialEq, schemars::JsonSchema)]
 struct Score {
     score: f64,
     reason: String,
@@ -101,7 +102,7 @@ async fn think_blocks_are_stripped() {
     assert_eq!(parsed.value, good());
     assert_eq!((parsed.via, parsed.calls), (ParsedVia::Lenient, 1));
     let body = server.requests()[0].json();
-    assert_eq!(body["response_format"], json!({"type": "json_object"}));
+    assert_eq!(body["response_format"]["type"], "json_schema");
 }
 
 #[tokio::test]
@@ -348,27 +349,156 @@ async fn errors_are_never_cached() {
 }
 
 #[tokio::test]
-async fn json_mode_falls_back_when_the_server_rejects_response_format() {
+async fn a_structured_call_sends_the_schema_of_its_type_and_the_role_budget() {
+    let server = start(vec![Scripted::reply(GOOD)]).await;
+    let parsed = client(&server).chat_json::<Score>(ask().role(CallRole::Supervisor)).await.unwrap();
+    assert_eq!((parsed.value, parsed.via), (good(), ParsedVia::Strict));
+    let body = server.requests()[0].json();
+    assert_eq!(body["max_tokens"], CallRole::Supervisor.default_max_tokens());
+    let format = &body["response_format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["json_schema"]["name"], "Score");
+    let schema = &format["json_schema"]["schema"];
+    assert_eq!(schema["required"], json!(["score", "reason"]));
+    assert_eq!(schema["properties"]["score"]["type"], "number");
+    // The schema is in response_format, not repeated in the prompt.
+    assert!(!body["messages"][0]["content"].as_str().unwrap().contains("JSON Schema"));
+
+    // A plain call carries a budget too: the default role's.
+    let plain = start(vec![Scripted::reply("hi")]).await;
+    client(&plain).chat(ChatRequest::user("hello")).await.unwrap();
+    assert_eq!(plain.requests()[0].json()["max_tokens"], CallRole::Proposer.default_max_tokens());
+}
+
+#[tokio::test]
+async fn a_missing_required_field_is_a_rejection_that_names_it() {
+    // An empty object (what a lenient parser once took for "no change") and
+    // a wrong type, twice each: the correction does not help.
+    let server = start(vec![Scripted::reply("{}"), Scripted::reply(r#"{"reason": "no score"}"#)]).await;
+    let err = client(&server).chat_json::<Score>(ask()).await.unwrap_err();
+    let LlmError::InvalidJson { error, calls, tokens, .. } = &err else { panic!("{err:?}") };
+    assert!(error.contains("missing field `score`"), "{error}");
+    assert_eq!(*calls, 2);
+    assert!(tokens.total_tokens > 0, "unusable replies are still counted");
+    assert_eq!(err.spent().0, 2);
+    // The correction told the model which field.
+    let correction = server.requests()[1].messages().last().unwrap().1.clone();
+    assert!(correction.contains("missing field `score`"), "{correction}");
+
+    let wrong = start(vec![Scripted::reply(r#"{"score": "high", "reason": "x"}"#), Scripted::reply(GOOD)]).await;
+    let fixed = client(&wrong).chat_json::<Score>(ask()).await.unwrap();
+    assert_eq!((fixed.via, fixed.calls), (ParsedVia::Corrected, 2));
+    assert!(wrong.requests()[1].messages().last().unwrap().1.contains("score: invalid type"));
+}
+
+#[tokio::test]
+async fn a_cut_off_reply_is_asked_again_with_twice_the_budget_then_refused() {
+    // Cut off once: the second ask, with the doubled budget, is whole.
+    let server = start(vec![Scripted::cut_off(r#"{"score": 0.75, "rea"#), Scripted::reply(GOOD)]).await;
+    let client = client(&server);
+    let parsed = client.chat_json::<Score>(ask().max_tokens(100)).await.expect("second ask is whole");
+    assert_eq!((parsed.value, parsed.calls), (good(), 2));
+    let budgets: Vec<_> = server.requests().iter().map(|r| r.json()["max_tokens"].clone()).collect();
+    assert_eq!(budgets, vec![json!(100), json!(200)]);
+
+    // Cut off twice: refused with the reason, never parsed as if whole (a
+    // cut-off that happens to be valid JSON included).
+    let twice = start(vec![Scripted::cut_off(GOOD), Scripted::cut_off(GOOD)]).await;
+    let err = LlmClient::new(config(&twice)).unwrap().chat_json::<Score>(ask().max_tokens(50)).await.unwrap_err();
+    assert!(matches!(err, LlmError::CutOff { max_tokens: 100, calls: 2, .. }), "{err:?}");
+    assert_eq!(err.short_reason(), "cut off at 100 tokens");
+    assert!(err.to_string().contains("raise max_tokens"), "{err}");
+    assert_eq!(twice.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn the_reply_format_falls_back_from_schema_to_object_to_prompt_and_is_remembered() {
     let server = start(vec![
+        Scripted::bad_request("json_schema is not supported by this server"),
         Scripted::bad_request("unknown parameter: response_format"),
         Scripted::reply(GOOD),
         Scripted::reply(GOOD),
     ])
     .await;
     let client = client(&server);
+    assert_eq!(client.reply_format(), ReplyFormat::Schema);
     let parsed = client.chat_json::<Score>(ask()).await.expect("fallback");
     assert_eq!(parsed.value, good());
-    assert!(!client.json_mode_supported(), "remembered");
-    client.chat_json::<Score>(ask().no_cache()).await.expect("later call");
-    let formats: Vec<_> = server.requests().iter().map(|r| r.json().get("response_format").is_some()).collect();
-    assert_eq!(formats, vec![true, false, false]);
-    assert_eq!(client.usage().snapshot().retries, 1);
+    assert_eq!(client.reply_format(), ReplyFormat::Prompt, "remembered");
+    assert!(!client.json_mode_supported());
+    // A new client for the same endpoint starts where the first one ended.
+    let again = LlmClient::new(config(&server)).unwrap();
+    assert_eq!(again.reply_format(), ReplyFormat::Prompt);
+    again.chat_json::<Score>(ask().no_cache()).await.expect("later call");
+    let formats: Vec<_> =
+        server.requests().iter().map(|r| r.json()["response_format"]["type"].as_str().map(str::to_string)).collect();
+    assert_eq!(formats, vec![Some("json_schema".into()), Some("json_object".into()), None, None]);
+    // Without the schema in response_format, the prompt carries it.
+    let system = server.requests()[2].messages()[0].1.clone();
+    assert!(system.contains("JSON Schema") && system.contains("\"score\""), "{system}");
+    assert_eq!(client.usage().snapshot().retries, 2);
 
-    // With JSON mode off in the configuration it is never asked for.
+    // With JSON mode off in the configuration no format is ever asked for.
     let plain = start(vec![Scripted::reply(GOOD)]).await;
     let off = LlmClient::new(config(&plain).with_json_mode(false)).unwrap();
     off.chat_json::<Score>(ask()).await.unwrap();
     assert!(plain.requests()[0].json().get("response_format").is_none());
+}
+
+#[tokio::test]
+async fn a_reply_over_the_size_limit_is_refused_unread() {
+    let huge = format!(r#"{{"score": 1, "reason": "{}"}}"#, "x".repeat(300_000));
+    let server = start(vec![Scripted::reply(huge)]).await;
+    let (_dir, store) = temp_store().await;
+    let client = client(&server).with_store(store.clone());
+    let err = client.chat_json::<Score>(ask()).await.unwrap_err();
+    assert!(matches!(err, LlmError::ReplyTooLarge { limit: 262_144, .. }), "{err:?}");
+    assert_eq!(server.requests().len(), 1, "not retried");
+    assert_eq!(store.llm_cache_len().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn a_run_stops_asking_once_its_model_time_is_spent() {
+    let server =
+        start(vec![Scripted::delayed(Duration::from_millis(300), Scripted::reply(GOOD)), Scripted::reply(GOOD)]).await;
+    let mut config = config(&server).with_cache(false);
+    config.max_model_time = Some(Duration::from_millis(200));
+    let client = LlmClient::new(config).unwrap();
+    // The first call, retries included, is cut short at what is left of
+    // the model time.
+    let first = client.chat(ask()).await.unwrap_err();
+    assert!(matches!(first, LlmError::Timeout { .. } | LlmError::ModelTimeSpent { .. }), "{first:?}");
+    assert_eq!(server.requests().len(), 1, "no retry past the limit");
+    let second = client.chat(ask()).await.unwrap_err();
+    assert!(matches!(second, LlmError::ModelTimeSpent { .. }), "{second:?}");
+    assert!(second.to_string().contains("max_model_secs"), "{second}");
+}
+
+#[test]
+fn settings_out_of_range_are_refused_with_the_field() {
+    let env = |n: &str| (n == "ATTRACTOR_LLM_MODEL").then(|| "m".to_string());
+    let bad = [
+        (LlmSettings { timeout_secs: Some(1e20), ..LlmSettings::default() }, "timeout_secs"),
+        (LlmSettings { timeout_secs: Some(f64::NAN), ..LlmSettings::default() }, "timeout_secs"),
+        (LlmSettings { attempts: Some(0), ..LlmSettings::default() }, "attempts"),
+        (
+            LlmSettings { max_tokens: Some([(CallRole::Executor, 0)].into()), ..LlmSettings::default() },
+            "max_tokens.executor",
+        ),
+        (LlmSettings { max_reply_bytes: Some(10), ..LlmSettings::default() }, "max_reply_bytes"),
+    ];
+    for (settings, field) in bad {
+        let err = LlmConfig::resolve(&settings, env).unwrap_err();
+        assert!(err.to_string().contains(field), "{field}: {err}");
+    }
+    let good = LlmSettings {
+        attempts: Some(1),
+        max_tokens: Some([(CallRole::Executor, 9000)].into()),
+        ..LlmSettings::default()
+    };
+    let c = LlmConfig::resolve(&good, env).unwrap();
+    assert_eq!((c.max_retries, c.max_tokens_for(Some(CallRole::Executor))), (0, 9000));
+    assert_eq!(c.max_tokens_for(Some(CallRole::Verifier)), CallRole::Verifier.default_max_tokens());
 }
 
 const KEY: &str = "sk-test-SECRET-4f9a2c";
@@ -469,6 +599,7 @@ fn environment_precedence() {
         max_retries: Some(1),
         json_mode: Some(false),
         cache: Some(false),
+        ..LlmSettings::default()
     };
     let c = LlmConfig::resolve(&settings, env(&both)).unwrap();
     assert_eq!((c.base_url.as_str(), c.model.as_str()), ("http://127.0.0.1:1234/v1", "qwen2.5"));

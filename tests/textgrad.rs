@@ -113,13 +113,13 @@ async fn candidates(env: &Env, suite_path: &std::path::Path) -> Vec<(String, Str
 
 fn proposal(name: &str, content: &str, reduction: f64, confidence: f64) -> Scripted {
     Scripted::json(&json!({
-        "artifact_name": name, "proposed_content": content, "rationale": format!("edit {name}"),
+        "artifact": name, "proposed_content": content, "rationale": format!("edit {name}"),
         "expected_loss_reduction": reduction, "confidence": confidence,
     }))
 }
 
 fn no_change() -> Scripted {
-    Scripted::json(&json!({ "artifact_name": null, "proposed_content": "", "rationale": "nothing to change",
+    Scripted::json(&json!({ "artifact": "", "proposed_content": "", "rationale": "nothing to change",
         "expected_loss_reduction": 0.0, "confidence": 0.0 }))
 }
 
@@ -197,7 +197,7 @@ async fn every_rejection_rule_drops_its_reply_and_leaves_a_no_op_epoch() {
             (_, 2) => (vec![proposal(name, content, 0.9, 0.9)], "identical to the current version"),
             (_, 3) => (vec![proposal(name, &"y".repeat(20_001), 0.9, 0.9)], "over the limit of 20000"),
             // Garbage twice: the client's correction round fails too.
-            (_, 4) => (vec![Scripted::reply("no JSON here"), Scripted::reply("still none")], "unparsable reply"),
+            (_, 4) => (vec![Scripted::reply("no JSON here"), Scripted::reply("still none")], "unusable reply"),
             (_, 5) => (vec![Scripted::bad_request("model not found")], "the call failed"),
             _ => (vec![proposal(name, "   ", 0.9, 0.9)], "content is empty"),
         };

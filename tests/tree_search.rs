@@ -238,13 +238,13 @@ tasks:
 
     fn proposal(name: &str, content: &str, rationale: &str) -> Scripted {
         Scripted::json(&json!({
-            "artifact_name": name, "proposed_content": content, "rationale": rationale,
+            "artifact": name, "proposed_content": content, "rationale": rationale,
             "expected_loss_reduction": 0.2, "confidence": 0.8,
         }))
     }
 
     fn no_change() -> Scripted {
-        Scripted::json(&json!({ "artifact_name": null, "proposed_content": "", "rationale": "nothing",
+        Scripted::json(&json!({ "artifact": "", "proposed_content": "", "rationale": "nothing",
             "expected_loss_reduction": 0.0, "confidence": 0.0 }))
     }
 
@@ -278,7 +278,7 @@ tasks:
             // Stall: ideation, frontier extrapolation then failure analysis.
             ideas(json!([{"artifact": "style", "parent": 1, "direction": "Write the word GOOD into the style.",
                           "expected_loss_reduction": 0.3, "confidence": 0.8},
-                         {"artifact": "no_such_artifact", "direction": "x"}])),
+                         {"artifact": "no_such_artifact", "direction": "x", "expected_loss_reduction": 0.1, "confidence": 0.1}])),
             ideas(json!([])),
             // Round 2: the idea's child, a new best.
             proposal("style", "GOOD plain", "follow the direction"),
@@ -351,7 +351,7 @@ tasks:
         assert_eq!(proposal_note.expected_loss_reduction, Some(0.3));
         let nothing: Vec<&TreeNoteRow> = notes.iter().filter(|n| n.kind == "nothing").collect();
         assert_eq!(nothing.len(), 2, "each failure analysis gave nothing: {notes:#?}");
-        assert!(nothing[1].text.starts_with("unparsable reply"), "{}", nothing[1].text);
+        assert!(nothing[1].text.starts_with("unusable reply"), "{}", nothing[1].text);
         assert!(notes.iter().any(|n| n.kind == "proposal" && n.round == 4 && n.node_id == Some(nodes[4].id)));
         // The best node is active.
         assert_eq!(env.registry().await.get_active("style").await.unwrap().content, "GOOD plain");

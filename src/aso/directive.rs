@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum DirectiveAction {
     /// Proceed with the current settings.
@@ -55,7 +55,7 @@ impl DirectiveSource {
 }
 
 /// ALM settings a directive may change (Appendix B).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AlmSettingsOverride {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,7 +64,7 @@ pub struct AlmSettingsOverride {
     pub bounds_reduction_factor: Option<f64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProposalMix {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -72,7 +72,7 @@ pub struct ProposalMix {
 }
 
 /// The settings a directive overrides; every part is optional.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigOverrides {
     /// Per-constraint weights (soft ALM): raise a struggling constraint's penalty.
@@ -98,7 +98,7 @@ impl ConfigOverrides {
 
 /// What a directive may change in an agent trajectory's policy: the
 /// convergence engine's own levers, named as the engine names them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentOverrides {
     /// The bandit's exploration weight, 0.0–1.0 (higher favours exploring strategies).
@@ -111,6 +111,37 @@ pub struct AgentOverrides {
     /// to the executor as a hint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub focus: Option<String>,
+}
+
+/// The directive as a model is asked to write it: the action, the
+/// reasoning and the confidence are required (a reply without them is a
+/// rejection naming the field), the source is not the model's to say.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "Directive")]
+pub struct ModelDirective {
+    pub action: DirectiveAction,
+    #[serde(default)]
+    pub config_overrides: Option<ConfigOverrides>,
+    /// A starting point for a RESTART, by variable index.
+    #[serde(default)]
+    pub suggested_params: Option<Vec<f64>>,
+    /// Why, in a sentence or two.
+    pub reasoning: String,
+    /// From 0 to 1.
+    pub confidence: f64,
+}
+
+impl From<ModelDirective> for Directive {
+    fn from(m: ModelDirective) -> Directive {
+        Directive {
+            action: m.action,
+            config_overrides: m.config_overrides,
+            suggested_params: m.suggested_params,
+            reasoning: m.reasoning,
+            confidence: m.confidence,
+            source: DirectiveSource::Llm,
+        }
+    }
 }
 
 /// A supervisor's decision for one trajectory step.

@@ -7,9 +7,9 @@
 //! the heuristic.
 
 use super::diagnostics::OptimizerDiagnostics;
-use super::directive::{Directive, control_schema_agent_v1, control_schema_v1};
+use super::directive::{Directive, ModelDirective, control_schema_agent_v1, control_schema_v1};
 use super::supervisor::{ModelSupervisor, SupervisionContext};
-use crate::llm::{ChatMessage, ChatRequest, LlmClient};
+use crate::llm::{CallRole, ChatMessage, ChatRequest, LlmClient};
 
 pub struct LlmSupervisor {
     client: LlmClient,
@@ -57,7 +57,15 @@ impl LlmSupervisor {
 #[async_trait::async_trait]
 impl ModelSupervisor for LlmSupervisor {
     async fn directive(&self, d: &OptimizerDiagnostics, ctx: &SupervisionContext) -> Result<Directive, String> {
-        let request = ChatRequest::new(self.messages(d, ctx)).temperature(0.0);
-        self.client.chat_json::<Directive>(request).await.map(|s| s.value).map_err(|e| e.to_string())
+        let request = ChatRequest::new(self.messages(d, ctx)).temperature(0.0).role(CallRole::Supervisor);
+        match self.client.chat_json::<ModelDirective>(request).await {
+            Ok(s) => {
+                let mut directive = Directive::from(s.value);
+                // The reasoning goes into the telemetry: keep it bounded.
+                directive.reasoning = self.client.clip(&directive.reasoning);
+                Ok(directive)
+            }
+            Err(e) => Err(self.client.clip(&e.to_string())),
+        }
     }
 }

@@ -130,7 +130,7 @@ pub async fn method_run(
 /// against one baseline epoch.
 pub async fn textgrad_timing(work: &Path, suite: &Path, latency: Duration) -> Result<TextgradTiming, BenchError> {
     let no_change = Scripted::json(&serde_json::json!({
-        "artifact_name": null, "proposed_content": "", "rationale": "keep", "expected_loss_reduction": 0.0, "confidence": 0.0
+        "artifact": "", "proposed_content": "", "rationale": "keep", "expected_loss_reduction": 0.0, "confidence": 0.0
     }));
     let server = ScriptedServer::start_repeating(vec![], Scripted::delayed(latency, no_change)).await.map_err(err)?;
     let model = LlmClient::new(

@@ -59,7 +59,7 @@ impl ConvergencePhase {
 }
 
 /// What kind of gap an intent verifier found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GapCategory {
     /// Something the task asks for is not there.

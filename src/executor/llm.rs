@@ -21,7 +21,7 @@ use super::{
     AppliedEdit, EditAction, Execution, ExecutionRequest, ExecutionStatus, Executor, ExecutorError, RejectedEdit,
     ViewBudget, blocked_tools_used, commit_message, prepare, prompt_for,
 };
-use crate::llm::{ChatMessage, ChatRequest, LlmClient};
+use crate::llm::{CallRole, ChatMessage, ChatRequest, LlmClient};
 use crate::workspace::Workspace;
 
 /// The tools the LLM executor offers the model.
@@ -58,13 +58,13 @@ impl Default for LlmExecutorConfig {
 
 /// The reply the model is asked for. Unknown fields are ignored: models add
 /// commentary fields, and they do no harm.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct ModelReply {
-    #[serde(default)]
+    /// What this attempt did, in a sentence or two (required: an empty
+    /// object is refused, not taken for an attempt that changed nothing).
     summary: String,
     #[serde(default)]
     tools_used: Vec<String>,
-    #[serde(default)]
     edits: Vec<ModelEdit>,
     #[serde(default)]
     subtasks: Vec<String>,
@@ -72,7 +72,7 @@ struct ModelReply {
     amendments: Vec<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct ModelEdit {
     path: String,
     #[serde(default = "write_action")]
@@ -107,6 +107,7 @@ impl Executor for LlmExecutor {
         let mut chat = ChatRequest::new(vec![ChatMessage::system(system), ChatMessage::user(prompt.user.clone())])
             .temperature(self.config.temperature)
             .json_mode(true)
+            .role(CallRole::Executor)
             // Each iteration is a fresh draw; a cached reply would repeat the last one.
             .no_cache();
         if let Some(model) = &self.config.model {

@@ -23,7 +23,8 @@ use super::usage::TokenUsage;
 use crate::store::Store;
 
 /// Bumped when the key's contents change, so old rows simply stop matching.
-const KEY_VERSION: u32 = 1;
+/// 2: the reply format (with its schema) replaced the JSON-mode flag.
+const KEY_VERSION: u32 = 2;
 /// Upper bound of the in-memory cache (used when there is no store); when full
 /// it starts over rather than growing without bound in a long run.
 const MEMORY_LIMIT: usize = 4096;
@@ -50,8 +51,8 @@ pub(crate) fn cache_key(
     model: &str,
     messages: &[ChatMessage],
     temperature: f64,
-    max_tokens: Option<u32>,
-    json_mode: bool,
+    max_tokens: u32,
+    format: &Value,
 ) -> CacheKey {
     let request = json!({
         "v": KEY_VERSION,
@@ -60,7 +61,7 @@ pub(crate) fn cache_key(
         "messages": messages,
         "temperature": temperature,
         "max_tokens": max_tokens,
-        "json_mode": json_mode,
+        "format": format,
     });
     let mut request_json = String::new();
     write_canonical(&request, &mut request_json);
@@ -165,15 +166,17 @@ mod tests {
     #[test]
     fn key_depends_on_what_decides_the_reply() {
         let msgs = vec![ChatMessage::user("hi")];
-        let base = cache_key("http://a/v1", "m", &msgs, 0.0, None, false);
-        assert_eq!(base.key, cache_key("http://a/v1", "m", &msgs, 0.0, None, false).key);
+        let none = Value::Null;
+        let object = json!({"type": "json_object"});
+        let base = cache_key("http://a/v1", "m", &msgs, 0.0, 9, &none);
+        assert_eq!(base.key, cache_key("http://a/v1", "m", &msgs, 0.0, 9, &none).key);
         assert_eq!(base.key.len(), 64);
         for other in [
-            cache_key("http://b/v1", "m", &msgs, 0.0, None, false),
-            cache_key("http://a/v1", "n", &msgs, 0.0, None, false),
-            cache_key("http://a/v1", "m", &[ChatMessage::user("ho")], 0.0, None, false),
-            cache_key("http://a/v1", "m", &msgs, 0.0, Some(5), false),
-            cache_key("http://a/v1", "m", &msgs, 0.0, None, true),
+            cache_key("http://b/v1", "m", &msgs, 0.0, 9, &none),
+            cache_key("http://a/v1", "n", &msgs, 0.0, 9, &none),
+            cache_key("http://a/v1", "m", &[ChatMessage::user("ho")], 0.0, 9, &none),
+            cache_key("http://a/v1", "m", &msgs, 0.0, 5, &none),
+            cache_key("http://a/v1", "m", &msgs, 0.0, 9, &object),
         ] {
             assert_ne!(base.key, other.key, "{}", other.request_json);
         }

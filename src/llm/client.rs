@@ -6,25 +6,74 @@
 //! counted against a budget, and that the API key goes only into the
 //! Authorization header of requests to the configured base URL.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::Url;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use super::cache::{CacheKey, CachedReply, ResponseCache, cache_key};
-use super::config::{LlmConfig, validate_base_url};
+use super::config::{LlmConfig, MAX_TOKENS_LIMIT, validate_base_url};
 use super::error::LlmError;
-use super::reply::ChatReply;
-use super::request::{CachePolicy, ChatMessage, ChatRequest};
+use super::reply::{ChatReply, clip_stored};
+use super::request::{CachePolicy, ChatMessage, ChatRequest, Role};
 use super::retry::{AttemptError, RetryPolicy, parse_retry_after};
-use super::structured::{ParsedVia, Structured, correction_message, parse_reply};
+use super::structured::{ParsedVia, Structured, correction_message, parse_reply, schema_of};
 use super::usage::{TokenUsage, Usage};
-use super::wire::{ResponseFormat, WireRequest, WireResponse, error_message, truncate};
+use super::wire::{NamedSchema, ResponseFormat, WireRequest, WireResponse, error_message, truncate};
 use crate::store::Store;
+
+/// How a server is asked for a structured reply, most constrained first. A
+/// server that refuses one level is asked at the next one from then on: the
+/// client finds out once per endpoint, and every client in the process that
+/// talks to that endpoint remembers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ReplyFormat {
+    /// `response_format: json_schema` with the reply type's schema.
+    Schema = 0,
+    /// `response_format: json_object`, the schema described in the prompt.
+    Object = 1,
+    /// No `response_format`; the schema described in the prompt.
+    Prompt = 2,
+}
+
+impl ReplyFormat {
+    fn from_u8(n: u8) -> ReplyFormat {
+        match n {
+            0 => ReplyFormat::Schema,
+            1 => ReplyFormat::Object,
+            _ => ReplyFormat::Prompt,
+        }
+    }
+
+    fn weaker(self) -> ReplyFormat {
+        match self {
+            ReplyFormat::Schema => ReplyFormat::Object,
+            _ => ReplyFormat::Prompt,
+        }
+    }
+}
+
+/// What each endpoint was found to accept, for this process.
+static LEARNED_FORMATS: LazyLock<Mutex<HashMap<String, ReplyFormat>>> = LazyLock::new(Default::default);
+
+/// How often a call that is still waiting says so.
+const PROGRESS_EVERY: Duration = Duration::from_secs(20);
+
+/// What a call wants back.
+#[derive(Clone, Copy)]
+enum Want<'a> {
+    /// Text: no `response_format` (or `json_object` when the request asks).
+    Text { json: bool },
+    /// JSON of this schema.
+    Schema { name: &'a str, schema: &'a serde_json::Value },
+}
 
 /// A client for one model server. Cheap to clone; clones share the cache, the
 /// usage counters and what was learned about the server (JSON mode support).
@@ -38,9 +87,8 @@ pub struct LlmClient {
     policy: RetryPolicy,
     cache: Arc<ResponseCache>,
     usage: Arc<Usage>,
-    /// Cleared the first time the server rejects `response_format`, so later
-    /// calls do not pay for the same rejection.
-    json_mode_supported: Arc<AtomicBool>,
+    /// The strongest [`ReplyFormat`] the server accepts, as far as known.
+    format: Arc<AtomicU8>,
 }
 
 /// A successful answer to one HTTP request, before it becomes a [`ChatReply`].
@@ -98,11 +146,13 @@ impl LlmClient {
             policy: RetryPolicy::from_config(&config),
             config: Arc::new(config),
             http,
-            endpoint,
             auth,
             cache: Arc::new(ResponseCache::memory()),
             usage: Arc::new(Usage::new()),
-            json_mode_supported: Arc::new(AtomicBool::new(true)),
+            format: Arc::new(AtomicU8::new(
+                lock_formats().get(endpoint.as_str()).copied().unwrap_or(ReplyFormat::Schema) as u8,
+            )),
+            endpoint,
         })
     }
 
@@ -129,38 +179,64 @@ impl LlmClient {
         &self.usage
     }
 
-    /// False once the server has rejected `response_format`.
+    /// False once the server has refused every `response_format`.
     pub fn json_mode_supported(&self) -> bool {
-        self.json_mode_supported.load(Ordering::Relaxed)
+        self.reply_format() != ReplyFormat::Prompt
+    }
+
+    /// The strongest reply format this server is known to accept.
+    pub fn reply_format(&self) -> ReplyFormat {
+        ReplyFormat::from_u8(self.format.load(Ordering::Relaxed))
+    }
+
+    /// `text` cut to the configured size for the database, with a marker
+    /// saying how much was cut.
+    pub fn clip(&self, text: &str) -> String {
+        clip_stored(text, self.config.max_stored_chars)
     }
 
     /// One chat call: the model's text reply, from the cache when the call is
-    /// deterministic and was answered before.
+    /// deterministic and was answered before. A reply cut off by its token
+    /// budget comes back as it is, with `finish_reason: "length"`.
     pub async fn chat(&self, req: ChatRequest) -> Result<ChatReply, LlmError> {
-        let json_mode = req.json_mode.unwrap_or(false);
-        let (reply, pending) = self.call(&req, json_mode).await?;
+        let json = req.json_mode.unwrap_or(false);
+        let (reply, pending) = self.call(&req, Want::Text { json }).await?;
         self.remember(pending).await;
         Ok(reply)
     }
 
     /// A chat call whose reply must be JSON of type `T`.
     ///
-    /// Asks for JSON mode (when configured and the server accepts it), parses
-    /// strictly, then leniently (reasoning blocks, code fences and prose
-    /// removed). If that fails, makes one more call that shows the model its
-    /// reply and exactly what was wrong with it, and asks for valid JSON only.
-    /// A second failure is [`LlmError::InvalidJson`].
+    /// Sends `T`'s JSON Schema as `response_format: json_schema` (falling
+    /// back to `json_object`, then to the schema in the prompt, for servers
+    /// that refuse it), with the role's `max_tokens`. A reply cut off by that
+    /// budget is asked again once with twice the budget, and is never parsed
+    /// as if it were whole: a second cut-off is [`LlmError::CutOff`]. The
+    /// reply is parsed strictly, then leniently (reasoning blocks, code
+    /// fences and prose removed): a missing or wrong-typed required field is
+    /// a failure that names the field. After a failure, one more call shows
+    /// the model its reply and exactly what was wrong with it; a second
+    /// failure is [`LlmError::InvalidJson`]. Both errors carry the calls and
+    /// tokens spent, since unusable replies are paid for too.
     ///
     /// Replies go into the cache only when they led to a value, so an unusable
     /// reply is never replayed.
-    pub async fn chat_json<T: DeserializeOwned>(&self, req: ChatRequest) -> Result<Structured<T>, LlmError> {
-        let json_mode = req.json_mode.unwrap_or(self.config.json_mode);
-        let (first, first_pending) = self.call(&req, json_mode).await?;
-        let mut usage = first.usage.unwrap_or_default();
+    pub async fn chat_json<T: DeserializeOwned + JsonSchema>(
+        &self,
+        req: ChatRequest,
+    ) -> Result<Structured<T>, LlmError> {
+        let (name, schema) = schema_of::<T>();
+        let want = if req.json_mode.unwrap_or(self.config.json_mode) {
+            Want::Schema { name: &name, schema: &schema }
+        } else {
+            Want::Text { json: false }
+        };
+        let mut spent = Spent::default();
+        let (first, first_pending) = self.complete(&req, want, &mut spent).await?;
         let problem = match parse_reply::<T>(&first.content) {
             Ok((value, via)) => {
                 self.remember(first_pending).await;
-                return Ok(Structured { value, via, reply: first, usage, calls: 1 });
+                return Ok(Structured { value, via, reply: first, usage: spent.tokens, calls: spent.calls });
             }
             Err(problem) => problem,
         };
@@ -169,32 +245,88 @@ impl LlmClient {
             .clone()
             .push(ChatMessage::assistant(first.content.clone()))
             .push(ChatMessage::user(correction_message(&problem)));
-        let (second, second_pending) = self.call(&correction, json_mode).await?;
-        usage += second.usage.unwrap_or_default();
+        let (second, second_pending) = self.complete(&correction, want, &mut spent).await?;
         match parse_reply::<T>(&second.content) {
             Ok((value, _)) => {
                 self.remember(first_pending).await;
                 self.remember(second_pending).await;
-                Ok(Structured { value, via: ParsedVia::Corrected, reply: second, usage, calls: 2 })
+                Ok(Structured {
+                    value,
+                    via: ParsedVia::Corrected,
+                    reply: second,
+                    usage: spent.tokens,
+                    calls: spent.calls,
+                })
             }
             Err(problem) => {
                 self.usage.record_invalid_reply();
                 Err(LlmError::InvalidJson {
-                    model: req.model.clone().unwrap_or_else(|| self.config.model.clone()),
+                    model: self.model_of(&req).to_string(),
                     error: problem,
                     reply_start: truncate(&second.content, 160),
+                    calls: spent.calls,
+                    tokens: spent.tokens,
                 })
             }
         }
     }
 
+    /// One call whose reply must be whole: a reply cut off by `max_tokens`
+    /// is asked again once with twice the budget, then refused.
+    async fn complete(
+        &self,
+        req: &ChatRequest,
+        want: Want<'_>,
+        spent: &mut Spent,
+    ) -> Result<(ChatReply, Option<Pending>), LlmError> {
+        let (reply, pending) = self.call(req, want).await?;
+        spent.add(&reply);
+        if !is_cut_off(&reply) {
+            return Ok((reply, pending));
+        }
+        let budget = self.max_tokens_of(req);
+        let larger = budget.saturating_mul(2).min(MAX_TOKENS_LIMIT);
+        tracing::debug!(
+            budget,
+            larger,
+            "the reply was cut off by its token budget; asking once more with a larger one"
+        );
+        let again = req.clone().max_tokens(larger).no_cache();
+        let (reply, pending) = self.call(&again, want).await?;
+        spent.add(&reply);
+        if !is_cut_off(&reply) {
+            return Ok((reply, pending));
+        }
+        self.usage.record_invalid_reply();
+        Err(LlmError::CutOff {
+            model: self.model_of(req).to_string(),
+            role: req.role.map_or_else(|| "default".to_string(), |r| r.to_string()),
+            max_tokens: larger,
+            calls: spent.calls,
+            tokens: spent.tokens,
+        })
+    }
+
+    fn model_of<'r>(&'r self, req: &'r ChatRequest) -> &'r str {
+        req.model.as_deref().unwrap_or(&self.config.model)
+    }
+
+    fn max_tokens_of(&self, req: &ChatRequest) -> u32 {
+        req.max_tokens.unwrap_or_else(|| self.config.max_tokens_for(req.role)).clamp(1, MAX_TOKENS_LIMIT)
+    }
+
     /// Answers from the cache or the server, counting usage; the reply is
     /// returned with what to cache if the caller accepts it.
-    async fn call(&self, req: &ChatRequest, json_mode: bool) -> Result<(ChatReply, Option<Pending>), LlmError> {
-        let model = req.model.as_deref().unwrap_or(&self.config.model);
+    async fn call(&self, req: &ChatRequest, want: Want<'_>) -> Result<(ChatReply, Option<Pending>), LlmError> {
+        let model = self.model_of(req);
+        let max_tokens = self.max_tokens_of(req);
         let started = Instant::now();
         let key = self.cacheable(req).then(|| {
-            cache_key(&self.config.base_url, model, &req.messages, req.temperature, req.max_tokens, json_mode)
+            let format = match want {
+                Want::Text { json } => serde_json::json!({ "json": json }),
+                Want::Schema { name, schema } => serde_json::json!({ "name": name, "schema": schema }),
+            };
+            cache_key(&self.config.base_url, model, &req.messages, req.temperature, max_tokens, &format)
         });
         if let Some(key) = &key
             && let Some(hit) = self.cache.get(key).await
@@ -213,10 +345,21 @@ impl LlmClient {
             return Ok((reply, None));
         }
 
-        let (result, retries) = self.send(req, model, json_mode).await;
+        let timeout = req.timeout.unwrap_or(self.config.timeout);
+        let left = self.model_time_left()?;
+        let sending = self.send(req, model, max_tokens, want, left.map_or(timeout, |l| timeout.min(l)));
+        // The run's model time bounds the whole call, retries and backoff included.
+        let (result, retries) = match (left, self.config.max_model_time) {
+            (Some(left), Some(limit)) => tokio::time::timeout(left, sending).await.unwrap_or_else(|_| {
+                (Err(LlmError::ModelTimeSpent { spent: self.usage.snapshot().latency + left, limit }), 0)
+            }),
+            _ => sending.await,
+        };
         let latency = started.elapsed();
         let completion = match result {
-            Ok(completion) => completion,
+            // A server that echoes the request would hand the key back in
+            // the reply; it must not reach a log, the cache or a proposal.
+            Ok(completion) => Completion { content: self.redact(completion.content), ..completion },
             Err(error) => {
                 self.usage.record_failed_call(latency, retries);
                 // The caller decides what a failure means (the ASO coordinator falls
@@ -256,6 +399,17 @@ impl LlmClient {
         Ok((reply, pending))
     }
 
+    /// What is left of the run's model time (`None`: no limit), or an error
+    /// when nothing is.
+    fn model_time_left(&self) -> Result<Option<Duration>, LlmError> {
+        let Some(limit) = self.config.max_model_time else { return Ok(None) };
+        let spent = self.usage.snapshot().latency;
+        match limit.checked_sub(spent) {
+            Some(left) if !left.is_zero() => Ok(Some(left)),
+            _ => Err(LlmError::ModelTimeSpent { spent, limit }),
+        }
+    }
+
     fn cacheable(&self, req: &ChatRequest) -> bool {
         // Only temperature 0 is deterministic enough to replay; a sampled
         // reply is one draw among many and a cached draw would hide variance.
@@ -268,33 +422,55 @@ impl LlmClient {
         }
     }
 
-    /// Sends with retries; falls back once to plain mode when the server
-    /// rejects `response_format`. Returns the outcome and the retries made.
-    async fn send(&self, req: &ChatRequest, model: &str, json_mode: bool) -> (Result<Completion, LlmError>, u32) {
-        let timeout = req.timeout.unwrap_or(self.config.timeout);
-        let mut use_json = json_mode && self.json_mode_supported();
+    /// Sends with retries; when the server refuses the reply format, lowers
+    /// it (and remembers that) and asks again. Returns the outcome and the
+    /// retries made.
+    async fn send(
+        &self,
+        req: &ChatRequest,
+        model: &str,
+        max_tokens: u32,
+        want: Want<'_>,
+        timeout: Duration,
+    ) -> (Result<Completion, LlmError>, u32) {
         let mut retries = 0;
         loop {
-            let body = WireRequest {
-                model,
-                messages: &req.messages,
-                temperature: req.temperature,
-                max_tokens: req.max_tokens,
-                response_format: use_json.then(ResponseFormat::json_object),
+            let level = match want {
+                Want::Text { json: false } => ReplyFormat::Prompt,
+                Want::Text { json: true } => self.reply_format().max(ReplyFormat::Object),
+                Want::Schema { .. } => self.reply_format(),
             };
+            let response_format = match (level, want) {
+                (ReplyFormat::Schema, Want::Schema { name, schema }) => {
+                    Some(ResponseFormat::JsonSchema { json_schema: NamedSchema { name, schema } })
+                }
+                (ReplyFormat::Schema | ReplyFormat::Object, _) => Some(ResponseFormat::JsonObject),
+                (ReplyFormat::Prompt, _) => None,
+            };
+            // Without the schema in `response_format`, the prompt carries it.
+            let messages = match want {
+                Want::Schema { schema, .. } if level != ReplyFormat::Schema => {
+                    Cow::Owned(with_schema_in_prompt(&req.messages, schema))
+                }
+                _ => Cow::Borrowed(req.messages.as_slice()),
+            };
+            let body =
+                WireRequest { model, messages: &messages, temperature: req.temperature, max_tokens, response_format };
             let (result, attempt_retries) = self.policy.run(|| self.send_once(&body, timeout)).await;
             retries += attempt_retries;
             match result {
                 Ok(completion) => return (Ok(completion), retries),
                 Err(AttemptError::Status { status: 400 | 422, ref body, .. })
-                    if use_json && body.to_ascii_lowercase().contains("response_format") =>
+                    if level != ReplyFormat::Prompt && refuses_format(body) =>
                 {
+                    let next = level.weaker();
                     tracing::warn!(
-                        base_url = %self.config.base_url,
-                        "the model server does not accept response_format; asking without JSON mode from now on"
+                        "the model server at {} refused {} replies; asking for {} from now on",
+                        self.config.base_url,
+                        format_name(level),
+                        format_name(next)
                     );
-                    self.json_mode_supported.store(false, Ordering::Relaxed);
-                    use_json = false;
+                    self.lower_format(next);
                     retries += 1;
                 }
                 Err(error) => return (Err(self.to_error(error, attempt_retries + 1, timeout)), retries),
@@ -302,16 +478,55 @@ impl LlmClient {
         }
     }
 
+    fn lower_format(&self, to: ReplyFormat) {
+        self.format.fetch_max(to as u8, Ordering::Relaxed);
+        let mut learned = lock_formats();
+        let entry = learned.entry(self.endpoint.as_str().to_string()).or_insert(to);
+        *entry = (*entry).max(to);
+    }
+
     /// One HTTP request and its answer.
     async fn send_once(&self, body: &WireRequest<'_>, timeout: Duration) -> Result<Completion, AttemptError> {
+        let started = Instant::now();
+        let attempt = self.read_answer(body, timeout);
+        let mut attempt = std::pin::pin!(attempt);
+        // A slow local model can take minutes: say what is happening instead
+        // of sitting silent, and stop at the limit with that reason.
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+        loop {
+            tokio::select! {
+                answer = &mut attempt => return answer,
+                _ = ticks.tick() => tracing::info!(
+                    "waiting on the model at {}: {} s of {} s",
+                    self.config.base_url,
+                    started.elapsed().as_secs(),
+                    timeout.as_secs()
+                ),
+            }
+        }
+    }
+
+    /// The HTTP exchange of one attempt, the body read up to the size limit.
+    async fn read_answer(&self, body: &WireRequest<'_>, timeout: Duration) -> Result<Completion, AttemptError> {
         let mut request = self.http.post(self.endpoint.clone()).timeout(timeout).json(body);
         if let Some(auth) = &self.auth {
             request = request.header(AUTHORIZATION, auth.clone());
         }
-        let response = request.send().await.map_err(AttemptError::from_reqwest)?;
+        let mut response = request.send().await.map_err(AttemptError::from_reqwest)?;
         let status = response.status();
         let retry_after = parse_retry_after(response.headers());
-        let text = response.text().await.map_err(AttemptError::from_reqwest)?;
+        let limit = self.config.max_reply_bytes;
+        if response.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(AttemptError::TooLarge);
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(AttemptError::from_reqwest)? {
+            if bytes.len() + chunk.len() > limit {
+                return Err(AttemptError::TooLarge);
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         if !status.is_success() {
             return Err(AttemptError::Status { status: status.as_u16(), body: text, retry_after });
         }
@@ -346,6 +561,7 @@ impl LlmClient {
                 LlmError::Rejected { base_url, status, message: self.redact(error_message(&body)) }
             }
             AttemptError::BadResponse(detail) => LlmError::BadResponse { base_url, detail: self.redact(detail) },
+            AttemptError::TooLarge => LlmError::ReplyTooLarge { base_url, limit: self.config.max_reply_bytes },
         }
     }
 
@@ -372,9 +588,59 @@ impl fmt::Debug for LlmClient {
             .field("model", &self.config.model)
             .field("api_key", &self.config.api_key)
             .field("json_mode", &(self.config.json_mode && self.json_mode_supported()))
+            .field("reply_format", &self.reply_format())
             .field("cache", &cache)
             .finish_non_exhaustive()
     }
+}
+
+/// Calls and tokens spent on one structured value, usable or not.
+#[derive(Default)]
+struct Spent {
+    calls: u32,
+    tokens: TokenUsage,
+}
+
+impl Spent {
+    fn add(&mut self, reply: &ChatReply) {
+        self.calls += 1;
+        self.tokens += reply.usage.unwrap_or_default();
+    }
+}
+
+fn is_cut_off(reply: &ChatReply) -> bool {
+    reply.finish_reason.as_deref() == Some("length")
+}
+
+/// Whether a 400/422 body says the reply format (rather than something
+/// else in the request) is what the server does not accept.
+fn refuses_format(body: &str) -> bool {
+    let body = body.to_ascii_lowercase();
+    ["response_format", "json_schema", "schema", "grammar"].iter().any(|w| body.contains(w))
+}
+
+fn format_name(f: ReplyFormat) -> &'static str {
+    match f {
+        ReplyFormat::Schema => "JSON-schema",
+        ReplyFormat::Object => "JSON-object",
+        ReplyFormat::Prompt => "unconstrained",
+    }
+}
+
+/// The messages with the reply's schema appended to the system message (or
+/// as a system message of its own when there is none).
+fn with_schema_in_prompt(messages: &[ChatMessage], schema: &serde_json::Value) -> Vec<ChatMessage> {
+    let note = format!("\n\nReply with one JSON object that follows this JSON Schema, and nothing else:\n{schema}");
+    let mut out = messages.to_vec();
+    match out.iter_mut().find(|m| m.role == Role::System) {
+        Some(system) => system.content.push_str(&note),
+        None => out.insert(0, ChatMessage::system(note.trim_start())),
+    }
+    out
+}
+
+fn lock_formats() -> std::sync::MutexGuard<'static, HashMap<String, ReplyFormat>> {
+    LEARNED_FORMATS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn is_loopback(url: &Url) -> bool {

@@ -7,13 +7,22 @@
 //! Attractor somewhere else without disturbing other OpenAI tools in the same
 //! shell. Empty variables count as unset.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use reqwest::Url;
 use serde::Deserialize;
 
 use super::error::LlmError;
+use super::request::CallRole;
 use super::secret::ApiKey;
+
+/// Bounds on numbers a person or a file sets, so a typo cannot ask for a
+/// year-long timeout or a reply budget no server has.
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+pub const MAX_ATTEMPTS: u32 = 10;
+pub const MAX_TOKENS_LIMIT: u32 = 1_000_000;
+pub const MAX_REPLY_BYTES_LIMIT: usize = 64 << 20;
 
 /// Ollama's OpenAI-compatible endpoint on this machine: the default because a
 /// local model needs no key and sends nothing off the machine.
@@ -38,8 +47,90 @@ pub struct LlmSettings {
     /// Seconds one HTTP attempt may take.
     pub timeout_secs: Option<f64>,
     pub max_retries: Option<u32>,
+    /// HTTP attempts per call, the first included (wins over `max_retries`).
+    pub attempts: Option<u32>,
     pub json_mode: Option<bool>,
     pub cache: Option<bool>,
+    /// Reply budgets per role, over [`CallRole::default_max_tokens`].
+    pub max_tokens: Option<BTreeMap<CallRole, u32>>,
+    /// The largest reply body accepted, in bytes.
+    pub max_reply_bytes: Option<usize>,
+    /// The longest model reply or rejection text kept in the database, in
+    /// characters; longer ones are cut with a visible marker.
+    pub max_stored_chars: Option<usize>,
+    /// Seconds of model time one run may spend in total.
+    pub max_model_secs: Option<f64>,
+}
+
+impl LlmSettings {
+    /// Overlays `other`'s explicit choices on these (a suite's `llm:` over
+    /// the app's settings, a CLI flag over both).
+    pub fn overlay(mut self, other: &LlmSettings) -> LlmSettings {
+        macro_rules! take {
+            ($($f:ident),*) => { $( if other.$f.is_some() { self.$f = other.$f.clone(); } )* };
+        }
+        take!(
+            base_url,
+            model,
+            api_key,
+            timeout_secs,
+            max_retries,
+            attempts,
+            json_mode,
+            cache,
+            max_reply_bytes,
+            max_stored_chars,
+            max_model_secs
+        );
+        if let Some(budgets) = &other.max_tokens {
+            let mut merged = self.max_tokens.take().unwrap_or_default();
+            merged.extend(budgets.iter().map(|(r, n)| (*r, *n)));
+            self.max_tokens = Some(merged);
+        }
+        self
+    }
+
+    /// Checks the numbers against their bounds; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(t) = self.timeout_secs
+            && !(t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_SECS)
+        {
+            return Err(format!(
+                "timeout_secs must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {t}"
+            ));
+        }
+        if let Some(t) = self.max_model_secs
+            && !(t.is_finite() && t > 0.0 && t <= 100.0 * MAX_TIMEOUT_SECS)
+        {
+            return Err(format!("max_model_secs must be a number of seconds above 0, not {t}"));
+        }
+        if let Some(n) = self.attempts
+            && !(1..=MAX_ATTEMPTS).contains(&n)
+        {
+            return Err(format!("attempts must be from 1 to {MAX_ATTEMPTS}, not {n}"));
+        }
+        if let Some(n) = self.max_retries
+            && n >= MAX_ATTEMPTS
+        {
+            return Err(format!("max_retries must be below {MAX_ATTEMPTS}, not {n}"));
+        }
+        for (role, n) in self.max_tokens.iter().flatten() {
+            if !(1..=MAX_TOKENS_LIMIT).contains(n) {
+                return Err(format!("max_tokens.{role} must be from 1 to {MAX_TOKENS_LIMIT}, not {n}"));
+            }
+        }
+        if let Some(n) = self.max_reply_bytes
+            && !(1024..=MAX_REPLY_BYTES_LIMIT).contains(&n)
+        {
+            return Err(format!("max_reply_bytes must be from 1024 to {MAX_REPLY_BYTES_LIMIT}, not {n}"));
+        }
+        if let Some(n) = self.max_stored_chars
+            && !(200..=MAX_REPLY_BYTES_LIMIT).contains(&n)
+        {
+            return Err(format!("max_stored_chars must be from 200 to {MAX_REPLY_BYTES_LIMIT}, not {n}"));
+        }
+        Ok(())
+    }
 }
 
 /// The resolved configuration of an [`LlmClient`](super::LlmClient).
@@ -71,6 +162,17 @@ pub struct LlmConfig {
     pub json_mode: bool,
     /// Cache deterministic (temperature 0) replies.
     pub cache: bool,
+    /// Reply budgets per role that differ from the defaults.
+    pub max_tokens: BTreeMap<CallRole, u32>,
+    /// A reply body larger than this is refused unread (a broken or hostile
+    /// server cannot fill the memory or the database).
+    pub max_reply_bytes: usize,
+    /// Model texts kept in the database (rejections, reasoning) are cut to
+    /// this many characters, with a marker saying how much was cut.
+    pub max_stored_chars: usize,
+    /// Total model time (the sum of the calls' wall times) a client may
+    /// spend; the call that would start past it fails with that reason.
+    pub max_model_time: Option<Duration>,
 }
 
 impl LlmConfig {
@@ -81,13 +183,24 @@ impl LlmConfig {
             model: model.into(),
             api_key: None,
             timeout: Duration::from_secs(120),
-            max_retries: 3,
+            max_retries: 2,
             retry_base_delay: Duration::from_millis(500),
             retry_max_delay: Duration::from_secs(30),
             max_retry_after: Duration::from_secs(60),
             json_mode: true,
             cache: true,
+            max_tokens: BTreeMap::new(),
+            max_reply_bytes: 256 << 10,
+            max_stored_chars: 20_000,
+            max_model_time: None,
         }
+    }
+
+    /// The reply budget of a call made for `role` (the general default when
+    /// the caller named none).
+    pub fn max_tokens_for(&self, role: Option<CallRole>) -> u32 {
+        let role = role.unwrap_or(CallRole::Proposer);
+        self.max_tokens.get(&role).copied().unwrap_or_else(|| role.default_max_tokens())
     }
 
     /// Resolves the configuration from the process environment alone.
@@ -127,13 +240,29 @@ impl LlmConfig {
             .or_else(|| env(ENV_API_KEY).map(ApiKey::new))
             .or_else(|| env(ENV_OPENAI_API_KEY).map(ApiKey::new));
 
+        settings.validate().map_err(LlmError::BadSetting)?;
         let mut config = LlmConfig::new(base_url, model);
         config.api_key = api_key;
-        if let Some(secs) = settings.timeout_secs.filter(|s| s.is_finite() && *s > 0.0) {
-            config.timeout = Duration::from_secs_f64(secs);
+        if let Some(secs) = settings.timeout_secs {
+            config.timeout = Duration::try_from_secs_f64(secs).unwrap_or(config.timeout);
         }
         if let Some(n) = settings.max_retries {
             config.max_retries = n;
+        }
+        if let Some(n) = settings.attempts {
+            config.max_retries = n.saturating_sub(1);
+        }
+        if let Some(budgets) = &settings.max_tokens {
+            config.max_tokens.extend(budgets.iter().map(|(r, n)| (*r, *n)));
+        }
+        if let Some(n) = settings.max_reply_bytes {
+            config.max_reply_bytes = n;
+        }
+        if let Some(n) = settings.max_stored_chars {
+            config.max_stored_chars = n;
+        }
+        if let Some(secs) = settings.max_model_secs {
+            config.max_model_time = Duration::try_from_secs_f64(secs).ok();
         }
         if let Some(on) = settings.json_mode {
             config.json_mode = on;

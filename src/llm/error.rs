@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 
+use super::usage::TokenUsage;
+
 /// Why a model call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
@@ -26,6 +28,9 @@ pub enum LlmError {
         "the API key cannot be sent in an HTTP header (it contains a line break or another control character); check ATTRACTOR_LLM_API_KEY or OPENAI_API_KEY"
     )]
     BadApiKey,
+
+    #[error("an LLM setting is out of range: {0}")]
+    BadSetting(String),
 
     #[error("cannot set up the HTTP client: {0}")]
     HttpClient(String),
@@ -73,10 +78,57 @@ pub enum LlmError {
     #[error(
         "the model {model} did not reply with valid JSON, even after being told what was wrong: {error}; its last reply began {reply_start:?}; try a stronger model, a lower temperature or a simpler reply format"
     )]
-    InvalidJson { model: String, error: String, reply_start: String },
+    InvalidJson { model: String, error: String, reply_start: String, calls: u32, tokens: TokenUsage },
+
+    #[error(
+        "the model {model}'s reply was cut off at {max_tokens} tokens (finish_reason \"length\"), also after one retry with the larger budget; raise max_tokens for the {role} role or ask for less"
+    )]
+    CutOff { model: String, role: String, max_tokens: u32, calls: u32, tokens: TokenUsage },
+
+    #[error(
+        "the model server at {base_url} sent a reply larger than {limit} bytes; it was refused unread. Raise max_reply_bytes if such replies are expected"
+    )]
+    ReplyTooLarge { base_url: String, limit: usize },
+
+    #[error(
+        "this run has spent its model time ({spent} of {limit}); raise max_model_secs or use a faster model",
+        spent = fmt_duration(*.spent),
+        limit = fmt_duration(*.limit)
+    )]
+    ModelTimeSpent { spent: Duration, limit: Duration },
 }
 
 impl LlmError {
+    /// Calls and tokens spent on the way to this error: a reply that came
+    /// back unusable was still paid for.
+    pub fn spent(&self) -> (u32, TokenUsage) {
+        match self {
+            LlmError::InvalidJson { calls, tokens, .. } | LlmError::CutOff { calls, tokens, .. } => (*calls, *tokens),
+            _ => (0, TokenUsage::default()),
+        }
+    }
+
+    /// A short reason for an outcome line ("cut off at 2048 tokens",
+    /// "missing field `artifact`"), where the full message is too long.
+    pub fn short_reason(&self) -> String {
+        match self {
+            LlmError::InvalidJson { error, .. } => error.clone(),
+            LlmError::CutOff { max_tokens, .. } => format!("cut off at {max_tokens} tokens"),
+            LlmError::Timeout { timeout, attempts, .. } => {
+                format!("no answer within {} ({attempts} attempt(s))", fmt_duration(*timeout))
+            }
+            LlmError::Unreachable { reason, .. } => format!("model server unreachable ({reason})"),
+            LlmError::ConnectionLost { reason, .. } => format!("model server dropped the connection ({reason})"),
+            LlmError::ReplyTooLarge { limit, .. } => format!("reply over {limit} bytes"),
+            LlmError::ModelTimeSpent { limit, .. } => format!("model time of {} spent", fmt_duration(*limit)),
+            LlmError::ServerError { status, .. } | LlmError::Rejected { status, .. } => {
+                format!("model server answered {}", status_text(*status))
+            }
+            LlmError::RateLimited { .. } => "rate limited".to_string(),
+            other => other.to_string(),
+        }
+    }
+
     /// True for failures that may go away by themselves (the server was down,
     /// slow, overloaded or rate limiting): worth trying again later, unlike a
     /// rejected request or a bad configuration.

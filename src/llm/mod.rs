@@ -13,8 +13,11 @@
 //!   5xx — never on other 4xx;
 //! - token usage and latency per call ([`ChatReply`]) and shared running totals
 //!   for budgets ([`Usage`], [`UsageSnapshot`]);
-//! - typed JSON replies ([`LlmClient::chat_json`]): JSON mode when the server
-//!   supports it, strict then lenient parsing, and one correction round;
+//! - typed JSON replies ([`LlmClient::chat_json`]): the reply type's JSON
+//!   Schema as `response_format` (then `json_object`, then the schema in the
+//!   prompt, for servers that refuse it), a token budget per role on every
+//!   call, cut-off replies retried once and never parsed as whole, strict
+//!   then lenient parsing, and one correction round;
 //! - a response cache for deterministic calls, persistent in the project
 //!   database when a [`Store`](crate::store::Store) is given;
 //! - an API key that is never logged, never stored, and sent only as the
@@ -53,15 +56,15 @@ mod structured;
 mod usage;
 mod wire;
 
-pub use client::LlmClient;
+pub use client::{LlmClient, ReplyFormat};
 pub use config::{
     DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY, ENV_OPENAI_BASE_URL, LlmConfig,
     LlmSettings,
 };
 pub use error::LlmError;
 pub use lenient::{balanced_spans, fenced_blocks, strip_think};
-pub use reply::ChatReply;
-pub use request::{CachePolicy, ChatMessage, ChatRequest, Role};
+pub use reply::{ChatReply, clip_stored};
+pub use request::{CachePolicy, CallRole, ChatMessage, ChatRequest, Role};
 pub use secret::ApiKey;
-pub use structured::{ParsedVia, Structured, correction_message, parse_reply};
+pub use structured::{ParsedVia, Structured, correction_message, parse_reply, schema_of};
 pub use usage::{TokenUsage, Usage, UsageSnapshot};

@@ -28,3 +28,27 @@ pub struct ChatReply {
     /// Attempts beyond the first that this call needed.
     pub retries: u32,
 }
+
+/// `text` cut to `max_chars` characters for storing, with a marker saying how
+/// much was cut, so a reader knows the text is not whole.
+pub fn clip_stored(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((i, _)) => {
+            let rest = text[i..].chars().count();
+            format!("{}… [cut: {rest} more characters]", &text[..i])
+        }
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clip_stored;
+
+    #[test]
+    fn stored_text_is_cut_with_a_marker() {
+        assert_eq!(clip_stored("short", 10), "short");
+        assert_eq!(clip_stored("ééééé", 5), "ééééé");
+        assert_eq!(clip_stored("abcdefgh", 3), "abc… [cut: 5 more characters]");
+    }
+}

@@ -35,6 +35,75 @@ impl ChatMessage {
     }
 }
 
+/// What a call is for. Each role has its own reply budget (`max_tokens`,
+/// see [`LlmConfig::max_tokens_for`](super::LlmConfig::max_tokens_for)): a
+/// supervisor's directive needs a few hundred tokens, a rewritten prompt or a
+/// file edit a few thousand, and a cap that suits one would starve or
+/// overpay the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum CallRole {
+    /// textgrad and the tree search: a rewritten artifact.
+    Proposer,
+    /// The built-in agent executor: edits to a workspace.
+    Executor,
+    /// The intent verifier: verdicts per requirement.
+    Verifier,
+    /// Splitting an agent task into subtasks.
+    Decomposer,
+    /// The ASO coordinator's model tier: one directive.
+    Supervisor,
+    /// The tree search's frontier extrapolation and failure analysis.
+    Ideation,
+    /// A connection test.
+    Probe,
+}
+
+impl CallRole {
+    pub const ALL: [CallRole; 7] = [
+        CallRole::Proposer,
+        CallRole::Executor,
+        CallRole::Verifier,
+        CallRole::Decomposer,
+        CallRole::Supervisor,
+        CallRole::Ideation,
+        CallRole::Probe,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallRole::Proposer => "proposer",
+            CallRole::Executor => "executor",
+            CallRole::Verifier => "verifier",
+            CallRole::Decomposer => "decomposer",
+            CallRole::Supervisor => "supervisor",
+            CallRole::Ideation => "ideation",
+            CallRole::Probe => "probe",
+        }
+    }
+
+    /// The reply budget when nothing is configured: enough for the role's
+    /// reply from a verbose small model, small enough that a model rambling
+    /// to its context limit is cut off early.
+    pub fn default_max_tokens(self) -> u32 {
+        match self {
+            CallRole::Proposer => 2048,
+            CallRole::Executor => 3072,
+            CallRole::Verifier => 768,
+            CallRole::Decomposer => 1024,
+            CallRole::Supervisor => 384,
+            CallRole::Ideation => 1024,
+            CallRole::Probe => 16,
+        }
+    }
+}
+
+impl std::fmt::Display for CallRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Whether a call may use the response cache.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CachePolicy {
@@ -61,7 +130,11 @@ pub struct ChatRequest {
     /// Sampling temperature; 0 (the default) makes the call deterministic and
     /// therefore cacheable.
     pub temperature: f64,
+    /// The reply budget; `None` takes the configured budget of `role`, so
+    /// every request the client sends carries one.
     pub max_tokens: Option<u32>,
+    /// What the call is for; decides the default `max_tokens`.
+    pub role: Option<CallRole>,
     /// Overrides the configured model for this call.
     pub model: Option<String>,
     /// Whether to send `response_format: {"type": "json_object"}`. `None`
@@ -79,6 +152,7 @@ impl ChatRequest {
             messages,
             temperature: 0.0,
             max_tokens: None,
+            role: None,
             model: None,
             json_mode: None,
             cache: CachePolicy::Auto,
@@ -98,6 +172,11 @@ impl ChatRequest {
 
     pub fn max_tokens(mut self, max_tokens: u32) -> ChatRequest {
         self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    pub fn role(mut self, role: CallRole) -> ChatRequest {
+        self.role = Some(role);
         self
     }
 

@@ -29,6 +29,8 @@ pub(crate) enum AttemptError {
     Status { status: u16, body: String, retry_after: Option<Duration> },
     /// A 2xx answer that is not a chat completion.
     BadResponse(String),
+    /// The answer is larger than the configured limit (not read further).
+    TooLarge,
 }
 
 impl AttemptError {
@@ -46,7 +48,7 @@ impl AttemptError {
         match self {
             AttemptError::Timeout | AttemptError::Connect(_) | AttemptError::Broken(_) => true,
             AttemptError::Status { status, .. } => *status == 429 || *status >= 500,
-            AttemptError::BadResponse(_) => false,
+            AttemptError::BadResponse(_) | AttemptError::TooLarge => false,
         }
     }
 }
@@ -79,9 +81,10 @@ pub(crate) fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
         let value = headers.get(name)?.to_str().ok()?.trim().parse::<f64>().ok()?;
         (value.is_finite() && value >= 0.0).then_some(value)
     };
-    number("retry-after-ms")
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+    // A wait too long for a Duration (`Retry-After: 1e20`) is simply longer
+    // than any limit: Duration::MAX, which ends the retries.
+    let duration = |secs: f64| Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX);
+    number("retry-after-ms").map(|ms| duration(ms / 1000.0)).or_else(|| number("retry-after").map(duration))
 }
 
 /// How many times to retry and how long to wait in between.
@@ -118,10 +121,18 @@ impl RetryPolicy {
             .with_max_times(self.max_retries as usize)
             .with_jitter();
         let mut retries = 0u32;
+        // A model that ran out of time once will most likely run out again
+        // on the same request: one more try, not the whole retry budget.
+        let timeouts = std::sync::atomic::AtomicU32::new(0);
         let result = attempt
             .retry(backoff)
             .sleep(tokio::time::sleep)
-            .when(AttemptError::is_retryable)
+            .when(|e| {
+                if matches!(e, AttemptError::Timeout) {
+                    return timeouts.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < 1;
+                }
+                e.is_retryable()
+            })
             .adjust(|err, delay| self.adjust(err, delay))
             .notify(|err, delay| {
                 retries += 1;
@@ -192,6 +203,11 @@ mod tests {
         assert_eq!(parse_retry_after(&h), Some(Duration::from_secs(2)));
         h.insert("retry-after-ms", "1500".parse().unwrap());
         assert_eq!(parse_retry_after(&h), Some(Duration::from_millis(1500)));
+        let mut huge = HeaderMap::new();
+        huge.insert("retry-after", "1e20".parse().unwrap());
+        assert_eq!(parse_retry_after(&huge), Some(Duration::MAX));
+        huge.insert("retry-after-ms", "1e300".parse().unwrap());
+        assert_eq!(parse_retry_after(&huge), Some(Duration::MAX));
         let mut date = HeaderMap::new();
         date.insert("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
         assert_eq!(parse_retry_after(&date), None);
@@ -203,10 +219,23 @@ mod tests {
         let (result, retries) = policy()
             .run(|| {
                 calls += 1;
+                async { Err::<(), _>(AttemptError::Status { status: 503, body: String::new(), retry_after: None }) }
+            })
+            .await;
+        assert!(matches!(result, Err(AttemptError::Status { status: 503, .. })));
+        assert_eq!((calls, retries), (4, 3));
+    }
+
+    #[tokio::test]
+    async fn a_timeout_is_tried_once_more_not_the_whole_budget() {
+        let mut calls = 0;
+        let (result, retries) = policy()
+            .run(|| {
+                calls += 1;
                 async { Err::<(), _>(AttemptError::Timeout) }
             })
             .await;
         assert!(matches!(result, Err(AttemptError::Timeout)));
-        assert_eq!((calls, retries), (4, 3));
+        assert_eq!((calls, retries), (2, 1));
     }
 }

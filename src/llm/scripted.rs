@@ -51,6 +51,9 @@ pub enum Scripted {
     Status { status: u16, message: String, retry_after: Option<u64> },
     /// Closes the connection without answering (a crashed server).
     CloseConnection,
+    /// 200 with `content` and `finish_reason: "length"`: a reply cut off by
+    /// its token budget.
+    CutOff { content: String },
 }
 
 impl Scripted {
@@ -110,6 +113,11 @@ impl Scripted {
 
     pub fn close_connection() -> Scripted {
         Scripted::CloseConnection
+    }
+
+    /// A reply cut off by `max_tokens` (`finish_reason: "length"`).
+    pub fn cut_off(content: impl Into<String>) -> Scripted {
+        Scripted::CutOff { content: content.into() }
     }
 }
 
@@ -348,7 +356,8 @@ async fn handle(
                 tokio::time::sleep(delay).await;
                 *then
             }
-            Scripted::Reply { content, usage } => return completion(&content, usage, &request_json, number),
+            Scripted::Reply { content, usage } => return completion(&content, usage, "stop", &request_json, number),
+            Scripted::CutOff { content } => return completion(&content, true, "length", &request_json, number),
             Scripted::Status { status, message, retry_after } => return error_response(status, &message, retry_after),
             Scripted::CloseConnection => {
                 let mut response = Response::new(Body::empty());
@@ -360,7 +369,7 @@ async fn handle(
 }
 
 /// A chat completion in the OpenAI format, echoing the requested model.
-fn completion(content: &str, usage: bool, request: &Value, number: usize) -> Response {
+fn completion(content: &str, usage: bool, finish_reason: &str, request: &Value, number: usize) -> Response {
     let model = request.get("model").and_then(Value::as_str).unwrap_or("scripted");
     let mut body = json!({
         "id": format!("chatcmpl-scripted-{number}"),
@@ -370,7 +379,7 @@ fn completion(content: &str, usage: bool, request: &Value, number: usize) -> Res
         "choices": [{
             "index": 0,
             "message": {"role": "assistant", "content": content},
-            "finish_reason": "stop",
+            "finish_reason": finish_reason,
         }],
     });
     if usage {

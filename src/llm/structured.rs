@@ -2,6 +2,7 @@
 //! first and leniently second, and saying precisely what was wrong when
 //! neither works (that sentence is what the correction call shows the model).
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -92,6 +93,23 @@ pub fn parse_reply<T: DeserializeOwned>(text: &str) -> Result<(T, ParsedVia), St
     })
 }
 
+/// The JSON Schema of `T` as sent in `response_format`, and a name for it
+/// (OpenAI requires one: letters, digits, `_` and `-`). The `$schema` key
+/// is dropped: some servers refuse keys they do not know at the top.
+pub fn schema_of<T: JsonSchema>() -> (String, serde_json::Value) {
+    let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
+    let mut value = schema.to_value();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("$schema");
+    }
+    let name: String = T::schema_name()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .take(64)
+        .collect();
+    (if name.is_empty() { "reply".to_string() } else { name }, value)
+}
+
 /// The user message that asks a model to fix its reply, quoting what was wrong.
 pub fn correction_message(problem: &str) -> String {
     format!(
@@ -119,7 +137,7 @@ mod tests {
 
     use super::*;
 
-    #[derive(Debug, Deserialize, PartialEq)]
+    #[derive(Debug, Deserialize, PartialEq, schemars::JsonSchema)]
     struct Score {
         score: f64,
     }
@@ -157,5 +175,31 @@ mod tests {
             parse("{\"score\": 2").unwrap_err(),
             "it is not valid JSON: EOF while parsing an object at line 1 column 11"
         );
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Proposal {
+        artifact: String,
+        confidence: f64,
+        note: Option<String>,
+    }
+
+    #[test]
+    fn the_schema_requires_what_the_type_requires() {
+        let (name, schema) = schema_of::<Proposal>();
+        assert_eq!(name, "Proposal");
+        assert!(schema.get("$schema").is_none());
+        assert_eq!(schema["type"], "object");
+        let required: Vec<&str> = schema["required"].as_array().unwrap().iter().filter_map(|v| v.as_str()).collect();
+        assert_eq!(required, ["artifact", "confidence"]);
+        assert_eq!(schema["properties"]["confidence"]["type"], "number");
     }
 }

@@ -17,23 +17,26 @@ pub(crate) struct WireRequest<'a> {
     pub model: &'a str,
     pub messages: &'a [ChatMessage],
     pub temperature: f64,
+    pub max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_tokens: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub response_format: Option<ResponseFormat>,
+    pub response_format: Option<ResponseFormat<'a>>,
 }
 
-/// `{"type": "json_object"}`: the server constrains the reply to valid JSON.
+/// How the server is asked to constrain a reply: `{"type": "json_object"}`
+/// (any valid JSON) or `{"type": "json_schema", "json_schema": {"name": …,
+/// "schema": …}}` (JSON of that shape; llama.cpp, vLLM and Ollama compile
+/// the schema into a grammar, OpenAI checks it).
 #[derive(Debug, Serialize)]
-pub(crate) struct ResponseFormat {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum ResponseFormat<'a> {
+    JsonObject,
+    JsonSchema { json_schema: NamedSchema<'a> },
 }
 
-impl ResponseFormat {
-    pub fn json_object() -> ResponseFormat {
-        ResponseFormat { kind: "json_object" }
-    }
+#[derive(Debug, Serialize)]
+pub(crate) struct NamedSchema<'a> {
+    pub name: &'a str,
+    pub schema: &'a serde_json::Value,
 }
 
 #[derive(Debug, Deserialize)]

@@ -28,7 +28,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::optimizer::TaskEvidence;
-use crate::llm::{ChatMessage, ChatRequest, LlmClient, LlmError};
+use crate::llm::{CallRole, ChatMessage, ChatRequest, LlmClient};
 
 /// Proposals kept from one call.
 pub const MAX_PROPOSALS: usize = 5;
@@ -275,25 +275,26 @@ pub fn messages(source: IdeaSource, input: &IdeationInput) -> Vec<ChatMessage> {
     vec![ChatMessage::system(source.system_prompt()), ChatMessage::user(user)]
 }
 
-/// The reply the model is asked for.
-#[derive(Debug, Deserialize)]
+/// The reply the model is asked for. The fields are required, so an empty
+/// or half-filled object is a rejection naming the missing field rather than
+/// a reply with no ideas.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct Reply {
-    #[serde(default)]
     proposals: Vec<RawIdea>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct RawIdea {
-    #[serde(default)]
-    artifact: Option<String>,
+    /// The artifact to change.
+    artifact: String,
+    /// The node to start from (its id); null for the best node.
     #[serde(default)]
     parent: Option<serde_json::Value>,
-    #[serde(default)]
-    direction: Option<String>,
-    #[serde(default)]
-    expected_loss_reduction: Option<f64>,
-    #[serde(default)]
-    confidence: Option<f64>,
+    /// What to change, in a sentence or two.
+    direction: String,
+    expected_loss_reduction: f64,
+    /// From 0 to 1.
+    confidence: f64,
 }
 
 /// What one ideation call came to.
@@ -311,11 +312,10 @@ pub struct Outcome {
 /// Makes one ideation call. A failed call or an unusable reply is an
 /// outcome without ideas, never an error: ideation is advisory.
 pub async fn ideate(client: &LlmClient, source: IdeaSource, input: &IdeationInput) -> Outcome {
-    let request = ChatRequest::new(messages(source, input)).temperature(0.0);
+    let request = ChatRequest::new(messages(source, input)).temperature(0.0).role(CallRole::Ideation);
     let failure = match client.chat_json::<Reply>(request).await {
         Ok(r) => return check(source, r.value, input),
-        Err(e @ LlmError::InvalidJson { .. }) => format!("unparsable reply: {e}"),
-        Err(e) => format!("the call failed: {e}"),
+        Err(e) => client.clip(&super::textgrad::rejection_of(&e)),
     };
     Outcome { source, ideas: vec![], dropped: vec![], failure: Some(failure) }
 }
@@ -329,12 +329,12 @@ fn check(source: IdeaSource, reply: Reply, input: &IdeationInput) -> Outcome {
             dropped.push(format!("more than {MAX_PROPOSALS} proposals"));
             continue;
         }
-        let artifact = raw.artifact.unwrap_or_default().trim().to_string();
+        let artifact = raw.artifact.trim().to_string();
         if !input.artifacts.iter().any(|(name, _)| *name == artifact) {
             dropped.push(format!("unknown artifact `{}`", artifact.chars().take(80).collect::<String>()));
             continue;
         }
-        let direction = raw.direction.unwrap_or_default().trim().to_string();
+        let direction = raw.direction.trim().to_string();
         if direction.is_empty() {
             dropped.push(format!("no direction for `{artifact}`"));
             continue;
@@ -350,8 +350,8 @@ fn check(source: IdeaSource, reply: Reply, input: &IdeationInput) -> Outcome {
             artifact,
             parent,
             direction: direction.chars().take(MAX_DIRECTION_CHARS).collect(),
-            expected_loss_reduction: raw.expected_loss_reduction.filter(|v| v.is_finite()).unwrap_or(0.0),
-            confidence: raw.confidence.filter(|v| v.is_finite()).map_or(0.0, |c| c.clamp(0.0, 1.0)),
+            expected_loss_reduction: Some(raw.expected_loss_reduction).filter(|v| v.is_finite()).unwrap_or(0.0),
+            confidence: Some(raw.confidence).filter(|v| v.is_finite()).map_or(0.0, |c| c.clamp(0.0, 1.0)),
         });
     }
     Outcome { source, ideas, dropped, failure: None }
@@ -378,9 +378,9 @@ mod tests {
     fn proposals_naming_unknown_artifacts_or_saying_nothing_are_dropped() {
         let reply: Reply = serde_json::from_value(serde_json::json!({"proposals": [
             {"artifact": "style", "parent": 3, "direction": "shorter", "expected_loss_reduction": 0.1, "confidence": 2.0},
-            {"artifact": "nope", "direction": "x"},
-            {"artifact": "knob", "direction": "  "},
-            {"artifact": "knob", "parent": "#4", "direction": "raise x"},
+            {"artifact": "nope", "direction": "x", "expected_loss_reduction": 0.1, "confidence": 0.5},
+            {"artifact": "knob", "direction": "  ", "expected_loss_reduction": 0.1, "confidence": 0.5},
+            {"artifact": "knob", "parent": "#4", "direction": "raise x", "expected_loss_reduction": 0.2, "confidence": 0.0},
         ]}))
         .unwrap();
         let out = check(IdeaSource::FailureAnalysis, reply, &input());
@@ -388,7 +388,11 @@ mod tests {
         assert_eq!(out.ideas[0].parent, Some(3));
         assert_eq!(out.ideas[0].confidence, 1.0, "clamped");
         assert_eq!(out.ideas[1].parent, Some(4));
-        assert_eq!(out.ideas[1].score(), 0.0, "missing numbers count as 0");
+        assert_eq!(out.ideas[1].score(), 0.0, "no confidence, no score");
+        // A proposal without its numbers is not a proposal: the reply is refused.
+        let half =
+            serde_json::from_value::<Reply>(serde_json::json!({"proposals": [{"artifact": "knob", "direction": "x"}]}));
+        assert!(half.unwrap_err().to_string().contains("missing field `expected_loss_reduction`"));
         assert_eq!(out.dropped.len(), 2);
         assert!(out.dropped[0].contains("unknown artifact `nope`"));
     }

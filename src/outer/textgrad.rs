@@ -22,7 +22,7 @@ use serde::Deserialize;
 
 use super::optimizer::{Candidate, Considered, Evidence, Optimizer, OptimizerError, Proposal, Step};
 use crate::artifact::ArtifactKind;
-use crate::llm::{ChatMessage, ChatRequest, LlmClient, LlmError};
+use crate::llm::{CallRole, ChatMessage, ChatRequest, LlmClient, LlmError};
 
 /// The longest proposed content accepted (seed 004 §7).
 pub const MAX_CONTENT_CHARS: usize = 20_000;
@@ -39,23 +39,26 @@ the cause of a loss. For a JSON artifact, keep it valid JSON with the same field
 value within its bounds.
 
 Answer with one JSON object and nothing else:
-{\"artifact_name\": \"<the artifact's name, or null if no change is worth making>\", \
-\"proposed_content\": \"<the complete new content>\", \"rationale\": \"<one or two sentences>\", \
+{\"artifact\": \"<the artifact's name>\", \
+\"proposed_content\": \"<the complete new content; the current content unchanged if no change is worth making>\", \
+\"rationale\": \"<one or two sentences>\", \
 \"expected_loss_reduction\": <number: how much the mean loss should fall>, \
 \"confidence\": <number in [0, 1]>}";
 
-/// The reply the model is asked for.
-#[derive(Debug, Deserialize)]
+/// The reply the model is asked for. Every field is required: a reply
+/// without one is a rejection that names it, never a silent "no change".
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct Reply {
-    artifact_name: Option<String>,
-    #[serde(default)]
-    proposed_content: Option<String>,
-    #[serde(default)]
-    rationale: Option<String>,
-    #[serde(default)]
-    expected_loss_reduction: Option<f64>,
-    #[serde(default)]
-    confidence: Option<f64>,
+    /// The name of the artifact the proposal changes.
+    artifact: String,
+    /// The complete new content.
+    proposed_content: String,
+    /// Why the change should lower the loss, in one or two sentences.
+    rationale: String,
+    /// How much the mean loss should fall.
+    expected_loss_reduction: f64,
+    /// From 0 to 1.
+    confidence: f64,
 }
 
 pub struct TextGrad {
@@ -135,23 +138,23 @@ impl TextGrad {
             proposal,
             rejection: Some(reason),
         };
-        let request = ChatRequest::new(Self::messages(ev, cand)).temperature(0.0);
+        let request = ChatRequest::new(Self::messages(ev, cand)).temperature(0.0).role(CallRole::Proposer);
         let reply = match self.client.chat_json::<Reply>(request).await {
             Ok(r) => r.value,
-            Err(e @ LlmError::InvalidJson { .. }) => return rejected(format!("unparsable reply: {e}"), None),
-            Err(e) => return rejected(format!("the call failed: {e}"), None),
+            Err(e) => return rejected(self.client.clip(&rejection_of(&e)), None),
         };
-        let Some(name) = reply.artifact_name.filter(|n| !n.trim().is_empty()) else {
-            return rejected("the model proposed no change (artifact_name is null)".into(), None);
-        };
-        let content = reply.proposed_content.unwrap_or_default();
+        let name = reply.artifact.trim().to_string();
+        if name.is_empty() {
+            return rejected("the model proposed no change (`artifact` is empty)".into(), None);
+        }
+        let content = reply.proposed_content;
         let proposal = Proposal {
             artifact: name.clone(),
             parent_version: cand.version,
             content: content.clone(),
-            rationale: reply.rationale.unwrap_or_default(),
-            expected_loss_reduction: reply.expected_loss_reduction.filter(|v| v.is_finite()),
-            confidence: reply.confidence.filter(|v| v.is_finite()).map(|c| c.clamp(0.0, 1.0)),
+            rationale: self.client.clip(&reply.rationale),
+            expected_loss_reduction: Some(reply.expected_loss_reduction).filter(|v| v.is_finite()),
+            confidence: Some(reply.confidence).filter(|v| v.is_finite()).map(|c| c.clamp(0.0, 1.0)),
             details: [("optimizer".to_string(), serde_json::json!("textgrad"))].into(),
         };
         if name != cand.def.name && !ev.candidates.iter().any(|c| c.def.name == name) {
@@ -164,7 +167,10 @@ impl TextGrad {
             return rejected("the proposed content is empty".into(), Some(proposal));
         }
         if content == target.content {
-            return rejected("the proposed content is identical to the current version".into(), Some(proposal));
+            return rejected(
+                "the model proposed no change: the content is identical to the current version".into(),
+                Some(proposal),
+            );
         }
         let chars = content.chars().count();
         if chars > MAX_CONTENT_CHARS {
@@ -184,6 +190,17 @@ impl TextGrad {
             return rejected(format!("invalid `{name}`: {e}"), Some(proposal));
         }
         Considered { artifact: name, parent_version: target.version, proposal: Some(proposal), rejection: None }
+    }
+}
+
+/// Why a call gave no proposal, short enough for an epoch's outcome line:
+/// "unusable reply: missing field `artifact`", "cut off at 4096 tokens",
+/// "the call failed: no answer within 120.0 s (2 attempt(s))".
+pub fn rejection_of(e: &LlmError) -> String {
+    match e {
+        LlmError::InvalidJson { .. } => format!("unusable reply: {}", e.short_reason()),
+        LlmError::CutOff { .. } => format!("unusable reply: {}", e.short_reason()),
+        _ => format!("the call failed: {}", e.short_reason()),
     }
 }
 

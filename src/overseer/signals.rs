@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 /// command could not run (missing binary, timeout, crashed tool, no network) —
 /// so it is retried before it counts and is never blamed on the strategy. A
 /// *logical* failure means the check ran and the work is wrong.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureClass {
     Environmental,

@@ -38,13 +38,13 @@ function textgradModel() {
   let calls = 0;
   return scriptedModel((request) => {
     const user = request.messages.at(-1).content;
-    let reply = { artifact_name: null, proposed_content: "", rationale: "nothing to change", expected_loss_reduction: 0, confidence: 0 };
+    let reply = { artifact: "", proposed_content: "", rationale: "nothing to change", expected_loss_reduction: 0, confidence: 0 };
     const current = user.match(/Artifact `knobs`[\s\S]*<<<\n([\s\S]*)\n>>>/);
     // Every third call declines, so the list has a rejected proposal too.
     if (current && ++calls % 3 !== 0) {
       const knobs = JSON.parse(current[1]);
       knobs.gain = Math.min(5, knobs.gain + 0.5);
-      reply = { artifact_name: "knobs", proposed_content: JSON.stringify(knobs), rationale: "raise the gain towards the tasks' targets", expected_loss_reduction: 0.05, confidence: 0.8 };
+      reply = { artifact: "knobs", proposed_content: JSON.stringify(knobs), rationale: "raise the gain towards the tasks' targets", expected_loss_reduction: 0.05, confidence: 0.8 };
     }
     return JSON.stringify(reply);
   });
@@ -400,7 +400,7 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(await page.locator("table.proposals tr.outcome-rejected").count(), 0);
     await page.getByText(/show the 1\s+rejected proposal/).click();
     await page.locator("table.proposals tr.outcome-rejected").first().waitFor();
-    await page.getByText("the model proposed no change (artifact_name is null)").first().waitFor();
+    await page.getByText("the model proposed no change (`artifact` is empty)").first().waitFor();
     await chart.scrollIntoViewIfNeeded();
     await shot("21-proposals.png");
   });

@@ -20,7 +20,7 @@ use tokio::sync::watch;
 
 use crate::engine::{DecomposedBudget, StrategyKind};
 use crate::executor::{LlmExecutorConfig, PromptInputs, PromptTexts, WorkspaceView, build_prompt, view_for};
-use crate::llm::{ChatMessage, ChatRequest, LlmClient, LlmError};
+use crate::llm::{CallRole, ChatMessage, ChatRequest, LlmClient, LlmError};
 use crate::suite::Overseer;
 use crate::workspace::Workspace;
 
@@ -85,15 +85,16 @@ pub struct Coordination {
 /// The reply's shape, read leniently: a subtask may come as a bare sentence
 /// (what the executor's own decompose reply used to hold), fields under
 /// their common synonyms.
-#[derive(Debug, Deserialize)]
+/// `subtasks` is required: an empty object is a rejection naming the
+/// missing field, not an empty split.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct Reply {
     #[serde(default)]
     rationale: String,
-    #[serde(default)]
     subtasks: Vec<ReplySubtask>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 enum ReplySubtask {
     Sentence(String),
@@ -245,6 +246,7 @@ pub async fn propose(req: ProposalRequest<'_>, ws: &Workspace) -> Result<Proposa
     let mut chat = ChatRequest::new(vec![ChatMessage::system(system), ChatMessage::user(user)])
         .temperature(req.executor.temperature)
         .json_mode(true)
+        .role(CallRole::Decomposer)
         .no_cache();
     if let Some(model) = req.model.map(str::to_string).or_else(|| req.executor.model.clone()) {
         chat = chat.model(model);
@@ -284,9 +286,10 @@ pub async fn propose(req: ProposalRequest<'_>, ws: &Workspace) -> Result<Proposa
             };
             Proposal { result: check(s.value, req.overseers, req.limits), tokens }
         }
-        Err(e @ LlmError::InvalidJson { .. }) => {
-            Proposal { result: Err(format!("the model's reply is not a usable split: {e}")), tokens: 0 }
-        }
+        Err(e @ (LlmError::InvalidJson { .. } | LlmError::CutOff { .. })) => Proposal {
+            result: Err(format!("the model's reply is not a usable split: {}", e.short_reason())),
+            tokens: e.spent().1.total_tokens,
+        },
         Err(e) => Proposal { result: Err(format!("the model could not be asked for a split: {e}")), tokens: 0 },
     })
 }
@@ -390,7 +393,7 @@ mod tests {
         let err = |t: &str| parse_proposal(t, &checks(), LIMITS).unwrap_err();
         assert!(err("not json at all").contains("not a split"));
         assert!(err(r#"{"subtasks": []}"#).contains("no subtasks"));
-        assert!(err(r#"{"rationale": "x"}"#).contains("no subtasks"));
+        assert!(err(r#"{"rationale": "x"}"#).contains("missing field `subtasks`"));
         assert!(err(r#"{"subtasks": ["only one"]}"#).contains("at least 2"));
         assert!(err(r#"{"subtasks": ["a", "b", "c", "d", "e"]}"#).contains("at most 4"));
         assert!(err(r#"{"subtasks": [{"name": "a", "specification": " "}, "b"]}"#).contains("subtask 1"));

@@ -609,6 +609,8 @@ struct Driver<'r> {
     fresh_start_reason: Option<String>,
     /// The latest verifier failure, kept with the iteration.
     verification_error: Option<String>,
+    /// Tokens the last failed verification spent on unusable replies.
+    unverified_tokens: u64,
 }
 
 impl<'r> Driver<'r> {
@@ -683,6 +685,7 @@ impl<'r> Driver<'r> {
             setup: s.setup,
             fresh_start_reason: None,
             verification_error: None,
+            unverified_tokens: 0,
         })
     }
 
@@ -733,6 +736,7 @@ impl<'r> Driver<'r> {
             setup,
             fresh_start_reason: None,
             verification_error: None,
+            unverified_tokens: 0,
         }))
     }
 
@@ -955,7 +959,7 @@ impl<'r> Driver<'r> {
                 e
             }
             Err(ExecutorError::Cancelled) => return Ok(Some(self.stopped())),
-            Err(ExecutorError::Llm(e @ LlmError::InvalidJson { .. }))
+            Err(ExecutorError::Llm(e @ (LlmError::InvalidJson { .. } | LlmError::CutOff { .. })))
                 if self.state.unusable_replies < self.r.config.max_unusable_replies =>
             {
                 // A reply that is not the structured answer asked for is
@@ -966,9 +970,10 @@ impl<'r> Driver<'r> {
                 let artifact = self.ws.commit(&message).await?;
                 Execution {
                     artifact,
-                    tokens: 0,
+                    // An unusable reply was paid for all the same.
+                    tokens: e.spent().1.total_tokens,
                     wall_time: started.elapsed(),
-                    summary: format!("(the reply could not be used: {e})"),
+                    summary: format!("(the reply could not be used: {})", e.short_reason()),
                     applied: Vec::new(),
                     rejected: Vec::new(),
                     tools_used: Vec::new(),
@@ -1006,7 +1011,7 @@ impl<'r> Driver<'r> {
 
         let mut observation = Observation::new(choice.kind, execution.artifact.clone(), measurement.signals.clone());
         observation.verification = verified.as_ref().map(|v| v.result.clone());
-        observation.tokens_used = execution.tokens + verified.as_ref().map_or(0, |v| v.tokens);
+        observation.tokens_used = execution.tokens + verified.as_ref().map_or(self.unverified_tokens, |v| v.tokens);
         observation.wall_time_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         observation.tools_used = execution.tools_used.clone();
 
@@ -1178,11 +1183,17 @@ impl<'r> Driver<'r> {
         match verifier.verify(&evidence).await {
             Ok(v) => {
                 self.verification_error = None;
+                self.unverified_tokens = 0;
                 Some(v)
             }
             Err(e) => {
-                tracing::warn!(task = %self.r.task.name, error = %e, "intent verification failed; going on unverified");
+                tracing::warn!(
+                    "the intent verification of task {} failed ({}); going on unverified",
+                    self.r.task.name,
+                    e.short_reason()
+                );
                 self.verification_error = Some(e.to_string());
+                self.unverified_tokens = e.spent().1.total_tokens;
                 None
             }
         }

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{GapCategory, IntentGap, VerificationResult};
 use crate::ggs::{CriterionMode, CriterionVerdict};
-use crate::llm::{ChatMessage, ChatRequest, LlmClient, LlmError};
+use crate::llm::{CallRole, ChatMessage, ChatRequest, LlmClient, LlmError};
 use crate::overseer::{FailureClass, OverseerSignals};
 
 /// Settings of the intent verifier.
@@ -97,7 +97,7 @@ List one verdict per requirement the task states or clearly implies. When the ev
 requirement is met, fail it: a wrong acceptance reaches the person, a wrong rejection costs only one more attempt."#;
 
 /// The verifier's reply exactly as the contract describes it.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawReply {
     satisfied: bool,
@@ -107,7 +107,7 @@ struct RawReply {
     gaps: Vec<RawGap>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawVerdict {
     criterion: String,
@@ -118,14 +118,14 @@ struct RawVerdict {
     evidence: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum PassFail {
     Pass,
     Fail,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawGap {
     description: String,
@@ -136,6 +136,18 @@ struct RawGap {
 #[derive(Debug, Deserialize)]
 #[serde(try_from = "RawReply")]
 struct CheckedReply(VerificationResult);
+
+/// The schema sent is the raw reply's: the rules `try_from` adds are checked
+/// after parsing, and their message becomes the correction.
+impl schemars::JsonSchema for CheckedReply {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        RawReply::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        RawReply::json_schema(generator)
+    }
+}
 
 impl TryFrom<RawReply> for CheckedReply {
     type Error = String;
@@ -253,7 +265,11 @@ impl IntentVerifier {
     /// One verification call. Deterministic (temperature 0): the same state
     /// gets the same reading, from the cache when it was asked before.
     pub async fn verify(&self, e: &Evidence<'_>) -> Result<Verified, LlmError> {
-        let mut request = ChatRequest::new(self.messages(e)).temperature(0.0).json_mode(true).model(self.model.clone());
+        let mut request = ChatRequest::new(self.messages(e))
+            .temperature(0.0)
+            .json_mode(true)
+            .model(self.model.clone())
+            .role(CallRole::Verifier);
         if let Some(max) = self.config.max_tokens {
             request = request.max_tokens(max);
         }
