@@ -207,6 +207,17 @@ async fn every_rejection_rule_drops_its_reply_and_leaves_a_no_op_epoch() {
     let server = ScriptedServer::start(script).await.unwrap();
     let summary = env.run_with_model(&path, config(&env, 1), client(&server)).await.unwrap();
     assert!(summary.epochs[0].events.is_empty(), "no proposal survived: a no-op epoch");
+    // The epoch says why, and what the calls cost, every reply counted.
+    let note = summary.epochs[0].note.clone().expect("a no-op epoch says why");
+    assert!(note.starts_with("textgrad: no usable proposal — "), "{note}");
+    assert!(note.contains("× unusable reply: it contains no JSON object"), "{note}");
+    let model = summary.epochs[0].model.expect("the optimizer's calls are accounted");
+    assert_eq!(model.calls, server.requests().len() as u64);
+    assert!(model.prompt_tokens > 0 && model.completion_tokens > 0, "{model:?}");
+    let epoch = env.store.epochs(summary.suite_id).await.unwrap().remove(0);
+    let child: Value = serde_json::from_str(epoch.child_artifacts_json.as_deref().unwrap()).unwrap();
+    assert_eq!(child["note"], note.as_str(), "the epoch record holds the same reason");
+    assert_eq!(child["model"]["calls"], model.calls);
     assert_eq!(count(&env.store, "SELECT COUNT(*) FROM artifact_versions").await, 0);
 
     let rows = proposals(&env).await;

@@ -113,9 +113,10 @@ pub struct AgentOverrides {
     pub focus: Option<String>,
 }
 
-/// The directive as a model is asked to write it: the action, the
-/// reasoning and the confidence are required (a reply without them is a
-/// rejection naming the field), the source is not the model's to say.
+/// The directive as a model is asked to write it: the action and the
+/// reasoning are required (a reply without them is a rejection naming the
+/// field), the confidence is 1 when not given, and the source is not the
+/// model's to say.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "Directive")]
 pub struct ModelDirective {
@@ -128,6 +129,7 @@ pub struct ModelDirective {
     /// Why, in a sentence or two.
     pub reasoning: String,
     /// From 0 to 1.
+    #[serde(default = "one")]
     pub confidence: f64,
 }
 

@@ -69,6 +69,11 @@ pub enum Event {
         mean_loss: Option<f64>,
         holdout_mean_loss: Option<f64>,
         learning_rate: f64,
+        /// Why the epoch changed nothing, when it did not and an optimizer
+        /// was asked: "textgrad: no usable proposal — 3× unusable reply: …".
+        note: Option<String>,
+        /// What the optimizer's model calls cost at the end of this epoch.
+        model: Option<crate::llm::ModelSpend>,
     },
     ArtifactUpdated {
         suite_id: i64,

@@ -78,13 +78,19 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                 Event::ArtifactRolledBack { artifact, from_version, to_version, new_learning_rate, .. } => {
                     updates.push(format!("rollback {artifact} v{from_version}→v{to_version}, η={new_learning_rate}"));
                 }
-                Event::EpochFinished { epoch_num, mean_loss, holdout_mean_loss, .. } => {
+                Event::EpochFinished { epoch_num, mean_loss, holdout_mean_loss, note, model, .. } => {
                     epoch_bar.inc(1);
                     if show {
                         let mean = mean_loss.map_or_else(|| "-".into(), |m| format!("{m:.4}"));
                         let held = holdout_mean_loss.map_or_else(String::new, |h| format!(", held-out {h:.4}"));
-                        let moves = if updates.is_empty() { "no change".to_string() } else { updates.join("; ") };
-                        multi.suspend(|| println!("epoch {epoch_num:>3}  mean loss {mean}{held}  {moves}"));
+                        let moves = match (updates.is_empty(), &note) {
+                            (true, Some(why)) => format!("no change ({why})"),
+                            (true, None) => "no change".to_string(),
+                            (false, _) => updates.join("; "),
+                        };
+                        let cost =
+                            model.filter(|m| m.calls > 0).map_or_else(String::new, |m| format!("  [{}]", m.summary()));
+                        multi.suspend(|| println!("epoch {epoch_num:>3}  mean loss {mean}{held}  {moves}{cost}"));
                     }
                 }
                 _ => {}

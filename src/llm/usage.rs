@@ -74,6 +74,48 @@ pub struct UsageSnapshot {
     pub latency: Duration,
 }
 
+/// What the model calls of one stretch of work (an epoch's optimizer step, a
+/// run) cost: stored with the epoch and shown beside its outcome.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct ModelSpend {
+    /// Calls sent to the server, failed and unusable ones included.
+    #[ts(type = "number")]
+    pub calls: u64,
+    #[ts(type = "number")]
+    pub prompt_tokens: u64,
+    #[ts(type = "number")]
+    pub completion_tokens: u64,
+    /// Calls that ended in an error or an unusable reply.
+    #[ts(type = "number")]
+    pub failures: u64,
+    /// Wall time spent waiting on the model.
+    pub seconds: f64,
+}
+
+impl From<UsageSnapshot> for ModelSpend {
+    fn from(s: UsageSnapshot) -> ModelSpend {
+        ModelSpend {
+            calls: s.calls,
+            prompt_tokens: s.tokens.prompt_tokens,
+            completion_tokens: s.tokens.completion_tokens,
+            failures: s.failures,
+            seconds: s.latency.as_secs_f64(),
+        }
+    }
+}
+
+impl ModelSpend {
+    pub fn total_tokens(&self) -> u64 {
+        self.prompt_tokens.saturating_add(self.completion_tokens)
+    }
+
+    /// "3 model calls, 2,410 tokens, 41.2 s"
+    pub fn summary(&self) -> String {
+        let failed = if self.failures > 0 { format!(" ({} failed or unusable)", self.failures) } else { String::new() };
+        format!("{} model call(s){failed}, {} tokens, {:.1} s", self.calls, self.total_tokens(), self.seconds)
+    }
+}
+
 impl UsageSnapshot {
     /// What happened between `earlier` and `self` (per-task budgets take a
     /// snapshot at the start and subtract it at the end).

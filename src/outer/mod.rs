@@ -116,6 +116,10 @@ pub struct EpochSummary {
     pub resumed: bool,
     /// The events written to `child_artifacts_json`.
     pub events: Vec<serde_json::Value>,
+    /// Why nothing changed, when nothing did (see [`optimizer::Step::no_change_reason`]).
+    pub note: Option<String>,
+    /// The optimizer's model calls at the end of this epoch.
+    pub model: Option<crate::llm::ModelSpend>,
 }
 
 /// What a whole invocation came to.
@@ -503,6 +507,8 @@ impl SuiteRunner {
 
         let mut changes = Vec::new();
         let mut proposals = Vec::new();
+        let mut note = None;
+        let mut model = None;
         let mut events: Vec<serde_json::Value> = Vec::new();
         let mut bus_events = Vec::new();
         // On a noisy suite a gain within the noise does not count: the update goes.
@@ -593,7 +599,16 @@ impl SuiteRunner {
                 guidance: Vec::new(),
             };
             let optimizer = self.optimizer.as_ref().ok_or(RunnerError::NeedsModel("unknown"))?;
+            let before = self.optimizer_llm.as_ref().map(|c| c.usage().snapshot());
             let step = optimizer.propose(&evidence).await?;
+            // Every reply is counted, usable or not: the client's counters
+            // saw each call this step made.
+            model = self
+                .optimizer_llm
+                .as_ref()
+                .zip(before)
+                .map(|(c, before)| crate::llm::ModelSpend::from(c.usage().snapshot().since(&before)));
+            note = step.no_change_reason(optimizer.name());
             proposals = proposal_rows(&step, optimizer.name(), *lr);
             if let Some(p) = step.winner {
                 let mut event = serde_json::Map::new();
@@ -648,7 +663,7 @@ impl SuiteRunner {
                             event["to_version"] = json!(v);
                         }
                     }
-                    json!({ "artifacts": child, "events": final_events }).to_string()
+                    json!({ "artifacts": child, "events": final_events, "note": note, "model": model }).to_string()
                 },
             )
             .await?;
@@ -666,6 +681,8 @@ impl SuiteRunner {
             mean_loss,
             holdout_mean_loss: holdout_mean,
             learning_rate: *lr,
+            note: note.clone(),
+            model,
         });
         Ok(Some(EpochSummary {
             epoch_id: epoch.id,
@@ -675,6 +692,8 @@ impl SuiteRunner {
             learning_rate: *lr,
             resumed,
             events: final_events,
+            note,
+            model,
         }))
     }
 
@@ -711,6 +730,8 @@ impl SuiteRunner {
             mean_loss,
             holdout_mean_loss: holdout_mean,
             learning_rate,
+            note: Some(format!("verification sample {} of {repeats}", v.child.len() + 1)),
+            model: None,
         });
         Ok(Some(EpochSummary {
             epoch_id: epoch.id,
@@ -720,6 +741,8 @@ impl SuiteRunner {
             learning_rate,
             resumed: false,
             events,
+            note: Some(format!("verification sample {} of {repeats}", v.child.len() + 1)),
+            model: None,
         }))
     }
 

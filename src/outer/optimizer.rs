@@ -111,6 +111,43 @@ impl Step {
             .collect();
         Step { winner, considered }
     }
+
+    /// Why this step changes nothing, in one line for the epoch's record,
+    /// the CLI and the app: "textgrad: no usable proposal — 2× unusable
+    /// reply: missing field `artifact`; 1× the model proposed no change".
+    /// `None` when there is a winner.
+    pub fn no_change_reason(&self, optimizer: &str) -> Option<String> {
+        if self.winner.is_some() {
+            return None;
+        }
+        if self.considered.is_empty() {
+            return Some(match optimizer {
+                "baseline" => "baseline: changes nothing by design".to_string(),
+                _ => format!("{optimizer}: nothing to propose (no artifact it may change)"),
+            });
+        }
+        // The reasons by how often they came up, most frequent first; the
+        // first seen wins a tie, so the line is stable.
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for c in &self.considered {
+            let reason = c.rejection.as_deref().unwrap_or("not chosen");
+            match counts.iter_mut().find(|(r, _)| *r == reason) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((reason, 1)),
+            }
+        }
+        counts.sort_by(|a, b| b.1.cmp(&a.1));
+        let parts: Vec<String> = counts.iter().map(|(r, n)| format!("{n}× {}", first_line(r, 160))).collect();
+        Some(format!("{optimizer}: no usable proposal — {}", parts.join("; ")))
+    }
+}
+
+fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    match line.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line.to_string(),
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -575,6 +575,8 @@ impl SuiteRunner {
                 mean_loss: mean,
                 holdout_mean_loss: holdout_mean,
                 learning_rate: self.config.learning_rate,
+                note: None,
+                model: None,
             });
             summaries.push(EpochSummary {
                 epoch_id: epoch.id,
@@ -584,6 +586,8 @@ impl SuiteRunner {
                 learning_rate: self.config.learning_rate,
                 resumed: false,
                 events: vec![],
+                note: None,
+                model: None,
             });
             samples.push((epoch.id, eval.results, mean));
         }

@@ -221,6 +221,8 @@ mod tests {
             parent_artifacts: BTreeMap::new(),
             child_artifacts: BTreeMap::new(),
             events,
+            note: None,
+            model: None,
             tasks: tasks
                 .iter()
                 .map(|(t, l, h)| TaskLoss {

@@ -1788,6 +1788,8 @@ fn build_epochs(
                 parent_artifacts: parent,
                 child_artifacts,
                 events: parse_events(&child),
+                note: child["note"].as_str().map(str::to_string),
+                model: serde_json::from_value(child["model"].clone()).ok(),
                 tasks,
                 runs: runs_by_epoch
                     .remove(&e.id)

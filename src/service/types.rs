@@ -155,6 +155,11 @@ pub struct EpochView {
     /// Active versions after the epoch closed.
     pub child_artifacts: BTreeMap<String, i64>,
     pub events: Vec<ArtifactEvent>,
+    /// Why the epoch changed nothing, when an optimizer was asked and
+    /// nothing it proposed could be used.
+    pub note: Option<String>,
+    /// What the optimizer's model calls cost at the end of the epoch.
+    pub model: Option<crate::llm::ModelSpend>,
     pub tasks: Vec<TaskLoss>,
     /// Every run, counted or not; empty when the request left runs out.
     pub runs: Vec<RunItem>,

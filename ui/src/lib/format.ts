@@ -16,3 +16,10 @@ export function fmtTime(iso: string | null | undefined): string {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
+
+/** "3 model calls, 2,410 tokens, 41.2 s" — what an epoch's optimizer calls cost. */
+export function fmtModelSpend(m: { calls: number; prompt_tokens: number; completion_tokens: number; failures: number; seconds: number }): string {
+  const failed = m.failures > 0 ? ` (${m.failures} failed or unusable)` : "";
+  const tokens = (m.prompt_tokens + m.completion_tokens).toLocaleString("en-US");
+  return `${m.calls} model call${m.calls === 1 ? "" : "s"}${failed}, ${tokens} tokens, ${m.seconds.toFixed(1)} s`;
+}

@@ -145,6 +145,7 @@ export function progressReducer(state: ProgressState, e: Envelope): ProgressStat
       if (!p) return state;
       return put({
         ...p,
+        moves: e.note !== null ? [...p.moves, `epoch ${e.epoch_num}: no change (${e.note})`] : p.moves,
         epochsDone: p.epochsDone + 1,
         epochLosses: [...p.epochLosses, { epoch: e.epoch_num, mean: e.mean_loss, holdout: e.holdout_mean_loss }],
       });

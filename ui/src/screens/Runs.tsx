@@ -5,7 +5,7 @@ import { useLive } from "../App";
 import { Empty, ErrorNote, Status } from "../components/common";
 import type { SuiteEpochs } from "../generated/SuiteEpochs";
 import type { SuiteItem } from "../generated/SuiteItem";
-import { fmtDuration, fmtLoss } from "../lib/format";
+import { fmtDuration, fmtLoss, fmtModelSpend } from "../lib/format";
 
 export function Runs({ suite }: { suite?: string }) {
   const { tick } = useLive();
@@ -62,6 +62,13 @@ export function Runs({ suite }: { suite?: string }) {
               {e.events.map((ev) => `${ev.type} ${ev.artifact} v${ev.from_version}→v${ev.to_version}`).join("; ")}
             </span>
           </header>
+          {(e.note !== null || (e.model !== null && e.model.calls > 0)) && (
+            <p className="muted small epoch-outcome">
+              {e.note !== null && <span className="epoch-note">no change: {e.note}</span>}
+              {e.note !== null && e.model !== null && e.model.calls > 0 && " · "}
+              {e.model !== null && e.model.calls > 0 && <span className="epoch-model">{fmtModelSpend(e.model)}</span>}
+            </p>
+          )}
           <table className="table compact">
             <thead>
               <tr>

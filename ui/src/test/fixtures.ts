@@ -18,6 +18,8 @@ export function epoch(num: number, losses: Record<string, number>, events: Artif
     parent_artifacts: { knobs: 0 },
     child_artifacts: { knobs: 0 },
     events,
+    note: null,
+    model: null,
     tasks,
     runs: [],
   };

@@ -8,7 +8,7 @@ const at = "2026-01-01T00:00:00Z";
 const ev = (event: Record<string, unknown>) => ({ seq: 1, at, ...event }) as unknown as Envelope;
 
 const runFinished = ev({ type: "run_finished", suite_id: 7, epoch_id: 1, run_id: 3, task: "a", status: "complete", loss: 0.2, duration_ms: 5, error: null });
-const epochFinished = ev({ type: "epoch_finished", suite_id: 7, epoch_id: 1, epoch_num: 1, mean_loss: 0.2, holdout_mean_loss: null, learning_rate: 0.5 });
+const epochFinished = ev({ type: "epoch_finished", suite_id: 7, epoch_id: 1, epoch_num: 1, mean_loss: 0.2, holdout_mean_loss: null, learning_rate: 0.5, note: null, model: null });
 const launchStarted = ev({ type: "launch_started", launch_id: 1, suite: "knobs", suite_path: "/s.yaml" });
 const launchEnded = ev({ type: "launch_ended", launch_id: 1, suite: "knobs", suite_id: 7, status: "finished", error: null });
 
