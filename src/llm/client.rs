@@ -225,7 +225,20 @@ impl LlmClient {
         &self,
         req: ChatRequest,
     ) -> Result<Structured<T>, LlmError> {
-        let (name, schema) = schema_of::<T>();
+        self.chat_json_shaped(req, |_| {}).await
+    }
+
+    /// [`chat_json`](Self::chat_json) with the schema adjusted for this call
+    /// first, e.g. a `maxLength` on a string that depends on the input: a
+    /// server that enforces the schema then makes a rambling model close the
+    /// string instead of running into the token budget.
+    pub async fn chat_json_shaped<T: DeserializeOwned + JsonSchema>(
+        &self,
+        req: ChatRequest,
+        shape: impl FnOnce(&mut serde_json::Value),
+    ) -> Result<Structured<T>, LlmError> {
+        let (name, mut schema) = schema_of::<T>();
+        shape(&mut schema);
         let want = if req.json_mode.unwrap_or(self.config.json_mode) {
             Want::Schema { name: &name, schema: &schema }
         } else {

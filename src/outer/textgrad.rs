@@ -138,8 +138,18 @@ impl TextGrad {
             proposal,
             rejection: Some(reason),
         };
-        let request = ChatRequest::new(Self::messages(ev, cand)).temperature(0.0).role(CallRole::Proposer);
-        let reply = match self.client.chat_json::<Reply>(request).await {
+        let budget = reply_budget(&cand.content, self.client.config().max_tokens_for(Some(CallRole::Proposer)));
+        let request = ChatRequest::new(Self::messages(ev, cand)).temperature(0.0).role(CallRole::Proposer).max_tokens(budget);
+        // String lengths the budget leaves room for: a server that enforces
+        // the schema closes the strings in time, so even a small model's
+        // reply is whole (about three characters a token).
+        let content_chars = (budget as usize).saturating_sub(200) * 3;
+        let shape = |schema: &mut serde_json::Value| {
+            schema["properties"]["proposed_content"]["maxLength"] = content_chars.min(MAX_CONTENT_CHARS).into();
+            schema["properties"]["rationale"]["maxLength"] = 400.into();
+            schema["properties"]["artifact"]["maxLength"] = 200.into();
+        };
+        let reply = match self.client.chat_json_shaped::<Reply>(request, shape).await {
             Ok(r) => r.value,
             Err(e) => return rejected(self.client.clip(&rejection_of(&e)), None),
         };
@@ -193,6 +203,16 @@ impl TextGrad {
     }
 }
 
+/// The reply budget of a proposal for `content`: room for a rewrite about
+/// twice as long (at about three characters a token) and the other fields,
+/// never above the configured proposer budget. A small model that rambles
+/// inside `proposed_content` is cut off after seconds, not minutes, and a
+/// frontier model is not paid for room it does not need.
+pub fn reply_budget(content: &str, ceiling: u32) -> u32 {
+    let content_tokens = u32::try_from(content.chars().count() / 3).unwrap_or(u32::MAX);
+    content_tokens.saturating_mul(2).saturating_add(384).min(ceiling.max(1))
+}
+
 /// Why a call gave no proposal, short enough for an epoch's outcome line:
 /// "unusable reply: missing field `artifact`", "cut off at 4096 tokens",
 /// "the call failed: no answer within 120.0 s (2 attempt(s))".
@@ -241,5 +261,18 @@ impl Optimizer for TextGrad {
             tracing::info!(artifact = %w.artifact, score = score(w), "textgrad picked a proposal");
         }
         Ok(Step { winner, considered })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reply_budget;
+
+    #[test]
+    fn the_reply_budget_grows_with_the_artifact_up_to_the_ceiling() {
+        assert_eq!(reply_budget("Label the message.", 2048), 396);
+        assert_eq!(reply_budget(&"x".repeat(1500), 2048), 1384);
+        assert_eq!(reply_budget(&"x".repeat(30_000), 2048), 2048);
+        assert_eq!(reply_budget("", 100), 100);
     }
 }
