@@ -7,6 +7,8 @@
 #   scripts/run.sh                      # example, then the app
 #   ATTRACTOR_NO_APP=1 scripts/run.sh   # example only
 #   scripts/run.sh inspect descent-tuning   # extra arguments go to `attractor`
+#   ATTRACTOR_LOCAL_LLM=1 scripts/run.sh    # the same with a local model (no account):
+#       also the support-triage suite under textgrad, and the app's launches use the model
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -14,11 +16,22 @@ source scripts/setup.sh
 cargo build --locked --quiet
 bin="$CARGO_TARGET_DIR/debug/attractor"
 
+if [ -n "${ATTRACTOR_LOCAL_LLM:-}" ]; then
+  # llama.cpp's server with SmolLM2 on loopback (built and fetched once, 10–15 min);
+  # it keeps running for the app: `scripts/local-llm.sh stop` stops it.
+  ensure_model_toolchain
+  eval "$(scripts/local-llm.sh start)"
+fi
+
 if [ $# -gt 0 ]; then
   exec "$bin" "$@"
 fi
 
 "$bin" run examples/descent.suite.yaml --epochs 12 --optimizer evolve --seed 7
+if [ -n "${ATTRACTOR_LOCAL_LLM:-}" ]; then
+  echo
+  "$bin" run examples/support-triage.suite.yaml --epochs 3 --optimizer textgrad
+fi
 echo
 "$bin" inspect
 echo

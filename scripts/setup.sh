@@ -89,6 +89,14 @@ ensure_test_services() {
   apt_install_missing dbus-daemon dbus-bin gnome-keyring
 }
 
+# What scripts/local-llm.sh needs to build llama.cpp's server (test.sh calls
+# this before the real-model tier): a C++ compiler and Python's venv, for
+# the CMake and Ninja wheels the build uses.
+ensure_model_toolchain() {
+  command -v c++ >/dev/null 2>&1 || apt_install_missing g++
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_install_missing python3-venv
+}
+
 # Installs the named Debian packages that are not installed yet.
 apt_install_missing() {
   local need=() p

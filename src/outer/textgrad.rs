@@ -131,15 +131,36 @@ impl TextGrad {
         vec![ChatMessage::system(SYSTEM_PROMPT), ChatMessage::user(user)]
     }
 
-    async fn consider(&self, ev: &Evidence, cand: &Candidate) -> Considered {
-        let rejected = |reason: String, proposal: Option<Proposal>| Considered {
-            artifact: cand.def.name.clone(),
-            parent_version: cand.version,
-            proposal,
-            rejection: Some(reason),
+    /// One candidate's call and the checks of its reply. The error is kept
+    /// when the model could not be used at all (gone, silent, over a limit),
+    /// which is not a verdict on the proposal.
+    async fn consider(&self, ev: &Evidence, cand: &Candidate) -> (Considered, Option<LlmError>) {
+        match self.call(ev, cand).await {
+            Ok(considered) => (considered, None),
+            Err(e) => {
+                let considered = Considered {
+                    artifact: cand.def.name.clone(),
+                    parent_version: cand.version,
+                    proposal: None,
+                    rejection: Some(self.client.clip(&rejection_of(&e))),
+                };
+                (considered, is_unavailable(&e).then_some(e))
+            }
+        }
+    }
+
+    async fn call(&self, ev: &Evidence, cand: &Candidate) -> Result<Considered, LlmError> {
+        let rejected = |reason: String, proposal: Option<Proposal>| {
+            Ok(Considered {
+                artifact: cand.def.name.clone(),
+                parent_version: cand.version,
+                proposal,
+                rejection: Some(reason),
+            })
         };
         let budget = reply_budget(&cand.content, self.client.config().max_tokens_for(Some(CallRole::Proposer)));
-        let request = ChatRequest::new(Self::messages(ev, cand)).temperature(0.0).role(CallRole::Proposer).max_tokens(budget);
+        let request =
+            ChatRequest::new(Self::messages(ev, cand)).temperature(0.0).role(CallRole::Proposer).max_tokens(budget);
         // String lengths the budget leaves room for: a server that enforces
         // the schema closes the strings in time, so even a small model's
         // reply is whole (about three characters a token).
@@ -149,10 +170,7 @@ impl TextGrad {
             schema["properties"]["rationale"]["maxLength"] = 400.into();
             schema["properties"]["artifact"]["maxLength"] = 200.into();
         };
-        let reply = match self.client.chat_json_shaped::<Reply>(request, shape).await {
-            Ok(r) => r.value,
-            Err(e) => return rejected(self.client.clip(&rejection_of(&e)), None),
-        };
+        let reply = self.client.chat_json_shaped::<Reply>(request, shape).await?.value;
         let name = reply.artifact.trim().to_string();
         if name.is_empty() {
             return rejected("the model proposed no change (`artifact` is empty)".into(), None);
@@ -199,7 +217,7 @@ impl TextGrad {
         if let Err(e) = crate::executor::check_prompt_artifact(&name, &content) {
             return rejected(format!("invalid `{name}`: {e}"), Some(proposal));
         }
-        Considered { artifact: name, parent_version: target.version, proposal: Some(proposal), rejection: None }
+        Ok(Considered { artifact: name, parent_version: target.version, proposal: Some(proposal), rejection: None })
     }
 }
 
@@ -224,6 +242,12 @@ pub fn rejection_of(e: &LlmError) -> String {
     }
 }
 
+/// The model could not be used at all: gone, silent, answering too much, or
+/// out of the run's model time. Not a verdict on any proposal.
+fn is_unavailable(e: &LlmError) -> bool {
+    e.is_transient() || matches!(e, LlmError::ReplyTooLarge { .. } | LlmError::ModelTimeSpent { .. })
+}
+
 /// Expected loss reduction × confidence; a missing number counts as 0.
 pub fn score(p: &Proposal) -> f64 {
     p.expected_loss_reduction.unwrap_or(0.0) * p.confidence.unwrap_or(0.0)
@@ -244,8 +268,23 @@ impl Optimizer for TextGrad {
         // One call per candidate, in order: the calls are few and a local
         // model serves one at a time anyway.
         let mut considered = Vec::with_capacity(ev.candidates.len());
+        let mut unavailable = Vec::new();
         for cand in &ev.candidates {
-            considered.push(self.consider(ev, cand).await);
+            let (c, error) = self.consider(ev, cand).await;
+            considered.push(c);
+            unavailable.extend(error);
+        }
+        // Not one call reached a usable model: the run cannot learn, and
+        // closing epoch after epoch without an optimizer would only spend
+        // the tasks' time. The epoch stays open; the next run resumes it.
+        if let Some(last) = unavailable.last()
+            && unavailable.len() == ev.candidates.len()
+        {
+            return Err(OptimizerError(format!(
+                "textgrad could not use the model for any of the {} artifact(s): {last}\n  hint: the epoch's runs are kept; \
+                 once the model server answers again, `attractor run` on the same suite resumes the epoch",
+                ev.candidates.len()
+            )));
         }
         // The first of equal scores wins, so the choice is reproducible.
         let winner = considered

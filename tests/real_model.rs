@@ -1,0 +1,385 @@
+//! The real-model tier: Attractor against llama.cpp's `llama-server` serving
+//! SmolLM2-135M-Instruct on loopback (built and fetched from the package
+//! registries by `scripts/local-llm.sh`), every request passing through a
+//! recording proxy so the test sees exactly what went over the wire.
+//!
+//! The assertions are about plumbing and honesty, never about how clever the
+//! model is: every request is well-formed (a model, messages, a token budget,
+//! the reply's schema for structured calls), every reply is accounted for
+//! (the tokens Attractor records are the tokens the server reported, unusable
+//! replies included), every epoch says truthfully what it did, exit codes are
+//! right, and a server that dies mid-call ends the run with a stated reason.
+//!
+//! The tests are `#[ignore]`d so a plain `cargo test` needs no model;
+//! `scripts/test.sh` installs the server and the model (cached in
+//! `~/.cache/attractor/llm`) and runs them with
+//! `cargo test --test real_model -- --ignored`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+const REASON: &str = "needs the local model: scripts/local-llm.sh install (scripts/test.sh runs this tier)";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A `llama-server` of this test's own, on a free loopback port, stopped when
+/// dropped. Its pid and port live in a private folder, so a server a
+/// developer started with the same script is left alone.
+struct LocalModel {
+    state: tempfile::TempDir,
+    base_url: String,
+    model: String,
+}
+
+impl LocalModel {
+    fn start() -> LocalModel {
+        let state = tempfile::tempdir().expect("temp dir");
+        let out = Command::new(repo().join("scripts/local-llm.sh"))
+            .arg("start")
+            .env("ATTRACTOR_LLM_STATE", state.path())
+            .output()
+            .expect("run scripts/local-llm.sh");
+        assert!(
+            out.status.success(),
+            "the local model did not start ({}); run scripts/local-llm.sh install first:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let exports = String::from_utf8_lossy(&out.stdout).to_string();
+        let var = |name: &str| {
+            exports
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("export {name}=")))
+                .unwrap_or_else(|| panic!("no {name} in {exports}"))
+                .to_string()
+        };
+        LocalModel { base_url: var("ATTRACTOR_LLM_BASE_URL"), model: var("ATTRACTOR_LLM_MODEL"), state }
+    }
+
+    fn pid(&self) -> i32 {
+        std::fs::read_to_string(self.state.path().join("pid")).unwrap().trim().parse().unwrap()
+    }
+}
+
+impl Drop for LocalModel {
+    fn drop(&mut self) {
+        let _ = Command::new(repo().join("scripts/local-llm.sh"))
+            .arg("stop")
+            .env("ATTRACTOR_LLM_STATE", self.state.path())
+            .output();
+    }
+}
+
+/// One exchange the proxy saw.
+#[derive(Clone, Debug)]
+struct Exchange {
+    user_agent: String,
+    request: Value,
+    status: u16,
+    /// The upstream's answer, `Null` when it sent none (a dead server).
+    response: Value,
+}
+
+impl Exchange {
+    /// Sent by Attractor itself (not by a suite's harness calling the same server).
+    fn from_attractor(&self) -> bool {
+        self.user_agent.starts_with("attractor/")
+    }
+
+    fn tokens(&self) -> (u64, u64) {
+        let u = &self.response["usage"];
+        (u["prompt_tokens"].as_u64().unwrap_or(0), u["completion_tokens"].as_u64().unwrap_or(0))
+    }
+}
+
+#[derive(Clone)]
+struct ProxyState {
+    upstream: String,
+    http: reqwest::Client,
+    log: Arc<Mutex<Vec<Exchange>>>,
+}
+
+/// A loopback HTTP proxy in front of the model server that records every
+/// chat request and its answer.
+struct Proxy {
+    base_url: String,
+    log: Arc<Mutex<Vec<Exchange>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Proxy {
+    async fn start(upstream: &str) -> Proxy {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let state = ProxyState {
+            upstream: upstream.trim_end_matches('/').to_string(),
+            http: reqwest::Client::builder().no_proxy().build().unwrap(),
+            log: Arc::clone(&log),
+        };
+        let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(forward)).with_state(state);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Proxy { base_url: format!("http://{addr}/v1"), log, task }
+    }
+
+    fn exchanges(&self) -> Vec<Exchange> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn forward(State(s): State<ProxyState>, headers: HeaderMap, body: Bytes) -> Response {
+    let user_agent = headers.get("user-agent").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let mut upstream = s.http.post(format!("{}/chat/completions", s.upstream)).body(body.to_vec());
+    upstream = upstream.header("content-type", "application/json");
+    let (status, text) = match upstream.send().await {
+        Ok(r) => {
+            let status = r.status().as_u16();
+            (status, r.text().await.unwrap_or_default())
+        }
+        Err(_) => (502, String::new()),
+    };
+    let response: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    s.log.lock().unwrap().push(Exchange { user_agent, request, status, response });
+    if status == 502 && text.is_empty() {
+        // The upstream died: drop the connection as it did.
+        return (StatusCode::BAD_GATEWAY, "upstream closed the connection").into_response();
+    }
+    (StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY), [("content-type", "application/json")], text)
+        .into_response()
+}
+
+/// Runs the attractor binary with the model at `base_url`.
+fn attractor(db: &Path, base_url: &str, model: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_attractor"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .current_dir(repo())
+        .env("ATTRACTOR_LLM_BASE_URL", base_url)
+        .env("ATTRACTOR_LLM_MODEL", model)
+        .env("ATTRACTOR_KEYCHAIN", "off")
+        .env_remove("ATTRACTOR_LLM_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run attractor")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Every request Attractor sent is well-formed: the model, messages, a
+/// token budget, and for structured calls the schema with its required
+/// fields; every answer it got carries usage.
+fn assert_well_formed(exchanges: &[Exchange], model: &str) {
+    let ours: Vec<&Exchange> = exchanges.iter().filter(|e| e.from_attractor()).collect();
+    assert!(!ours.is_empty(), "Attractor made no model call");
+    for e in &ours {
+        let r = &e.request;
+        assert_eq!(r["model"], model, "{r}");
+        assert!(r["messages"].as_array().is_some_and(|m| !m.is_empty()), "{r}");
+        assert!(r["max_tokens"].as_u64().is_some_and(|n| n > 0), "every call has a token budget: {r}");
+        if let Some(format) = r.get("response_format") {
+            assert_eq!(format["type"], "json_schema", "llama-server takes schemas: {format}");
+            let schema = &format["json_schema"]["schema"];
+            assert!(schema["required"].as_array().is_some_and(|f| !f.is_empty()), "{schema}");
+        }
+        assert_eq!(e.status, 200, "{}", e.response);
+        assert!(e.response["usage"]["completion_tokens"].as_u64().is_some(), "{}", e.response);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the local model: scripts/local-llm.sh install (scripts/test.sh runs this tier)"]
+async fn textgrad_on_the_text_suite_runs_three_epochs_and_states_every_outcome_truthfully() {
+    let _ = REASON;
+    let server = LocalModel::start();
+    let proxy = Proxy::start(&server.base_url).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("attractor.db");
+    let runs = dir.path().join("runs");
+    let out = attractor(
+        &db,
+        &proxy.base_url,
+        &server.model,
+        &[
+            "run",
+            "examples/support-triage.suite.yaml",
+            "--epochs",
+            "3",
+            "--optimizer",
+            "textgrad",
+            "--runs-dir",
+            runs.to_str().unwrap(),
+        ],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let exchanges = proxy.exchanges();
+    assert_well_formed(&exchanges, &server.model);
+    assert!(
+        exchanges.iter().any(|e| !e.from_attractor()),
+        "the suite's harness labels the messages with the same model"
+    );
+    assert!(!stderr.contains('\u{1b}'), "no terminal codes when stderr is not a terminal:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    // Every epoch: an update, a rollback, or "no change" with a reason.
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("epoch")).collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    for line in &lines {
+        assert!(
+            line.contains("update ") || line.contains("rollback ") || line.contains("no change (textgrad: "),
+            "an epoch that states no reason: {line}"
+        );
+    }
+
+    // The records: each epoch that asked the model holds what it cost, and
+    // the tokens add up to what the server reported for Attractor's calls.
+    let store = attractor::store::Store::open(&db).await.unwrap();
+    let suite = store.suite_by_name("support-triage").await.unwrap().unwrap();
+    let epochs = store.epochs(suite.id).await.unwrap();
+    assert_eq!(epochs.len(), 3);
+    let (mut recorded_calls, mut recorded_prompt, mut recorded_completion) = (0, 0, 0);
+    for e in &epochs {
+        let child: Value = serde_json::from_str(e.child_artifacts_json.as_deref().unwrap()).unwrap();
+        let rolled_back = child["events"].as_array().unwrap().iter().any(|ev| ev["type"] == "rollback");
+        let updated = child["events"].as_array().unwrap().iter().any(|ev| ev["type"] == "update");
+        if rolled_back {
+            // A rollback epoch makes no proposal: nothing asked, nothing spent.
+            assert!(child["model"].is_null(), "{child}");
+            continue;
+        }
+        let model = &child["model"];
+        let calls = model["calls"].as_u64().unwrap();
+        assert!(calls >= 1, "a proposing epoch called the model: {child}");
+        assert!(model["prompt_tokens"].as_u64().unwrap() > 0 && model["completion_tokens"].as_u64().unwrap() > 0);
+        assert_eq!(updated, child["note"].is_null(), "a note exactly when nothing was applied: {child}");
+        recorded_calls += calls;
+        recorded_prompt += model["prompt_tokens"].as_u64().unwrap();
+        recorded_completion += model["completion_tokens"].as_u64().unwrap();
+    }
+    let ours: Vec<&Exchange> = exchanges.iter().filter(|e| e.from_attractor()).collect();
+    let served_prompt: u64 = ours.iter().map(|e| e.tokens().0).sum();
+    let served_completion: u64 = ours.iter().map(|e| e.tokens().1).sum();
+    assert_eq!(recorded_calls, ours.len() as u64, "every call accounted for");
+    assert_eq!((recorded_prompt, recorded_completion), (served_prompt, served_completion));
+
+    // One proposal row per proposing epoch (the suite has one artifact),
+    // each a winner or a rejection with its reason.
+    let proposing =
+        epochs.iter().filter(|e| !e.child_artifacts_json.as_deref().unwrap().contains("\"rollback\"")).count();
+    let proposals = store.proposals(suite.id).await.unwrap();
+    assert_eq!(proposals.len(), proposing);
+    for p in &proposals {
+        let p = &p.proposal;
+        assert!(p.outcome == "winner" || p.rejection.as_deref().is_some_and(|r| !r.is_empty()), "{p:?}");
+    }
+}
+
+/// A suite whose one task needs no model (a command scoring a text
+/// artifact's length), so the only model calls are the optimizer's.
+fn prompt_length_suite(dir: &Path) -> PathBuf {
+    let path = dir.join("length.suite.yaml");
+    std::fs::write(
+        &path,
+        r#"name: prompt-length
+artifacts:
+  - name: note
+    type: text
+    description: A note to the reader. Shorter is better.
+    content: |
+      This note explains, at some length and with several examples, how the
+      reader should go about filing a ticket, whom to contact, and what to
+      include in the description so that the team can reproduce the problem.
+tasks:
+  - name: shorter
+    task: Keep the note short.
+    command: >-
+      python3 -c "import json, os; n = len(open(os.path.join(os.environ['ATTRACTOR_ARTIFACTS_DIR'], 'note.txt')).read());
+      json.dump({'status': 'complete', 'eval_score': max(0.0, 1 - n / 400)}, open(os.environ['ATTRACTOR_RESULT_FILE'], 'w'))"
+    timeout: 30
+"#,
+    )
+    .unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the local model: scripts/local-llm.sh install (scripts/test.sh runs this tier)"]
+async fn a_model_server_killed_mid_call_ends_the_run_with_a_stated_reason() {
+    let server = LocalModel::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("attractor.db");
+    let runs = dir.path().join("runs");
+    let suite = prompt_length_suite(dir.path());
+    let pid = server.pid();
+    let started = Instant::now();
+    let killer = std::thread::spawn(move || {
+        // Kill the server as soon as it is busy with the optimizer's call.
+        while started.elapsed() < Duration::from_secs(600) {
+            if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status"))
+                && status.contains("State:\tR")
+            {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    });
+    let out = attractor(
+        &db,
+        &server.base_url,
+        &server.model,
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--epochs",
+            "2",
+            "--optimizer",
+            "textgrad",
+            "--runs-dir",
+            runs.to_str().unwrap(),
+        ],
+    );
+    assert!(killer.join().unwrap(), "the server was never seen busy");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // Without a model the run cannot learn: it stops with the reason and
+    // exit 1 (a failure while working), and leaves the epoch open with its
+    // runs kept, for the next run to resume.
+    assert_eq!(out.status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let error = stderr.lines().find(|l| l.starts_with("error: ")).unwrap_or_else(|| panic!("no error line:\n{stderr}"));
+    assert!(error.contains("textgrad could not use the model"), "{error}");
+    assert!(error.contains("dropped the connection") || error.contains("cannot reach the model server"), "{error}");
+    assert!(stderr.contains("attractor run` on the same suite resumes the epoch"), "{stderr}");
+    let store = attractor::store::Store::open(&db).await.unwrap();
+    let suite = store.suite_by_name("prompt-length").await.unwrap().unwrap();
+    let epochs = store.epochs(suite.id).await.unwrap();
+    assert_eq!(epochs.len(), 1);
+    assert!(epochs[0].completed_at.is_none(), "the epoch stays open");
+    let size = std::fs::metadata(&db).unwrap().len();
+    assert!(size < 50 << 20, "database of {size} bytes");
+}
