@@ -108,7 +108,7 @@ impl Default for AsoConfig {
             trajectory_budget_split: BudgetSplit::Equal,
             max_constraint_weight: 1000.0,
             max_penalty_parameter: 1e6,
-            llm_timeout_seconds: 10.0,
+            llm_timeout_seconds: 60.0,
             llm_max_retries: 2,
             use_heuristic_fallback: true,
             llm_failures_before_human: 3,
@@ -200,7 +200,7 @@ mod tests {
         assert_eq!((c.supervision_interval, c.max_stagnation_steps, c.n_trajectories), (5, 5, 3));
         assert_eq!((c.feasibility_threshold, c.stagnation_objective_threshold), (1e-3, 1e-5));
         assert_eq!((c.max_constraint_weight, c.max_penalty_parameter), (1000.0, 1e6));
-        assert_eq!((c.llm_timeout_seconds, c.llm_max_retries, c.use_heuristic_fallback), (10.0, 2, true));
+        assert_eq!((c.llm_timeout_seconds, c.llm_max_retries, c.use_heuristic_fallback), (60.0, 2, true));
         let t = DiagnosticThresholds::default();
         assert_eq!((t.trend_increase, t.trend_decrease, t.min_violation), (0.05, 0.05, 1e-3));
     }

@@ -57,7 +57,10 @@ impl LlmSupervisor {
 #[async_trait::async_trait]
 impl ModelSupervisor for LlmSupervisor {
     async fn directive(&self, d: &OptimizerDiagnostics, ctx: &SupervisionContext) -> Result<Directive, String> {
-        let request = ChatRequest::new(self.messages(d, ctx)).temperature(0.0).role(CallRole::Supervisor);
+        // At most two calls per supervision (a cut-off reply asked again, or
+        // one correction): the heuristic stands in after that, and a slow
+        // model cannot multiply the cost of a cycle.
+        let request = ChatRequest::new(self.messages(d, ctx)).temperature(0.0).role(CallRole::Supervisor).call_limit(2);
         match self.client.chat_json::<ModelDirective>(request).await {
             Ok(s) => {
                 let mut directive = Directive::from(s.value);

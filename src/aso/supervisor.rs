@@ -5,7 +5,7 @@
 //! a person (tier 3).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use super::config::AsoConfig;
@@ -51,6 +51,9 @@ pub struct TieredSupervisor {
     consecutive_failures: AtomicU32,
     failures: AtomicU32,
     calls: AtomicU32,
+    /// A failing model tier is told once, not at every step; a success
+    /// clears it so a later failure is told again.
+    warned: AtomicBool,
 }
 
 impl TieredSupervisor {
@@ -62,6 +65,7 @@ impl TieredSupervisor {
             consecutive_failures: AtomicU32::new(0),
             failures: AtomicU32::new(0),
             calls: AtomicU32::new(0),
+            warned: AtomicBool::new(false),
         }
     }
 
@@ -89,13 +93,23 @@ impl TieredSupervisor {
         match answer {
             Ok(mut directive) => {
                 self.consecutive_failures.store(0, Ordering::Relaxed);
+                if self.warned.swap(false, Ordering::Relaxed) {
+                    tracing::info!("the model tier of `{}` answers again", ctx.problem);
+                }
                 directive.source = DirectiveSource::Llm;
                 Supervised { directive, llm_call_made: true, llm_failed: false, llm_error: None }
             }
             Err(e) => {
                 let n = self.consecutive_failures.fetch_add(1, Ordering::Relaxed) + 1;
                 self.failures.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(failures = n, error = %e, "LLM supervision failed; the heuristic answers instead");
+                if !self.warned.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "the model tier of `{}` failed ({e}); the heuristic answers until it works again",
+                        ctx.problem
+                    );
+                } else {
+                    tracing::debug!(failures = n, error = %e, "LLM supervision failed again");
+                }
                 let mut directive = heuristic(DirectiveSource::Fallback);
                 directive.reasoning = format!("{} (LLM tier failed: {e})", directive.reasoning);
                 Supervised { directive, llm_call_made: true, llm_failed: true, llm_error: Some(e) }

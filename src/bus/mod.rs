@@ -133,6 +133,9 @@ pub enum Event {
         suite_id: Option<i64>,
         run_id: Option<i64>,
         subject: String,
+        /// Whether a run waits on the answer (a paused trajectory), or the
+        /// answer only steers later runs (an optimize task's escalation).
+        waits: bool,
     },
     /// A person set a notice aside (a notice waits on nobody; dismissing it
     /// only clears it from the inbox).

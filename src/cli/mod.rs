@@ -628,6 +628,9 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         }
     });
 
+    // Every model client of the run shares these counters (clones of one client).
+    let usage = model.as_ref().map(|c| std::sync::Arc::clone(c.usage()));
+    let started = std::time::Instant::now();
     let result = {
         let mut runner = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel_rx)
             .with_agent_config(agent_config);
@@ -648,9 +651,22 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     let _ = renderer.await;
     store.close().await;
 
-    let summary = result?;
+    let by_role = usage.map(|u| u.by_role()).unwrap_or_default();
+    let model_use = crate::llm::model_use_line(&by_role, started.elapsed());
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => {
+            // What the model cost is worth knowing most when the run failed.
+            if let Some(line) = &model_use {
+                eprintln!("{line}");
+            }
+            return Err(e.into());
+        }
+    };
     if g.json {
-        println!("{}", serde_json::to_string_pretty(&summary).unwrap_or_default());
+        let mut value = serde_json::to_value(&summary).unwrap_or_default();
+        value["model_use"] = serde_json::to_value(&by_role).unwrap_or_default();
+        println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
     } else if !g.quiet {
         let first = summary.epochs.first().and_then(|e| e.mean_loss);
         let last = summary.epochs.last().and_then(|e| e.mean_loss);
@@ -662,6 +678,9 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
                 summary.learning_rate,
                 summary.seed
             );
+        }
+        if let Some(line) = &model_use {
+            println!("{line}");
         }
         println!("database: {}", db.display());
     }

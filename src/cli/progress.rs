@@ -46,12 +46,20 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                     });
                 }
                 // A trajectory waits for a person: say how to answer.
-                Event::InterventionRaised { intervention_id, subject, .. } if show => {
+                Event::InterventionRaised { intervention_id, subject, waits: true, .. } if show => {
                     multi.suspend(|| {
                         eprintln!("  waiting for an answer to #{intervention_id}: {subject}");
                         eprintln!(
                             "    attractor answer {intervention_id} approve|reject|hint \"…\"  (from another terminal)"
                         );
+                    });
+                }
+                // A question whose answer steers the task's later runs: the
+                // run does not wait for it.
+                Event::InterventionRaised { intervention_id, subject, waits: false, .. } if show => {
+                    multi.suspend(|| {
+                        eprintln!("  question #{intervention_id} for a person (the run goes on): {subject}");
+                        eprintln!("    attractor answer {intervention_id} approve|reject|hint \"…\" steers the task's next runs");
                     });
                 }
                 // A notice: told, not waited on.

@@ -22,7 +22,7 @@ use super::cache::{CacheKey, CachedReply, ResponseCache, cache_key};
 use super::config::{LlmConfig, MAX_TOKENS_LIMIT, validate_base_url};
 use super::error::LlmError;
 use super::reply::{ChatReply, clip_stored};
-use super::request::{CachePolicy, ChatMessage, ChatRequest, Role};
+use super::request::{CachePolicy, CallRole, ChatMessage, ChatRequest, Role};
 use super::retry::{AttemptError, RetryPolicy, parse_retry_after};
 use super::structured::{ParsedVia, Structured, correction_message, parse_reply, schema_of};
 use super::usage::{TokenUsage, Usage};
@@ -253,6 +253,16 @@ impl LlmClient {
             }
             Err(problem) => problem,
         };
+        if spent.calls >= req.call_limit.unwrap_or(u32::MAX) {
+            self.usage.record_invalid_reply(role_of(&req));
+            return Err(LlmError::InvalidJson {
+                model: self.model_of(&req).to_string(),
+                error: problem,
+                reply_start: truncate(&first.content, 160),
+                calls: spent.calls,
+                tokens: spent.tokens,
+            });
+        }
         tracing::debug!(%problem, "the model's reply is not the JSON asked for; asking it to correct it");
         let correction = req
             .clone()
@@ -272,7 +282,7 @@ impl LlmClient {
                 })
             }
             Err(problem) => {
-                self.usage.record_invalid_reply();
+                self.usage.record_invalid_reply(role_of(&req));
                 Err(LlmError::InvalidJson {
                     model: self.model_of(&req).to_string(),
                     error: problem,
@@ -294,10 +304,21 @@ impl LlmClient {
     ) -> Result<(ChatReply, Option<Pending>), LlmError> {
         let (reply, pending) = self.call(req, want).await?;
         spent.add(&reply);
+        let limited = spent.calls >= req.call_limit.unwrap_or(u32::MAX);
         if !is_cut_off(&reply) {
             return Ok((reply, pending));
         }
         let budget = self.max_tokens_of(req);
+        if limited {
+            self.usage.record_invalid_reply(role_of(req));
+            return Err(LlmError::CutOff {
+                model: self.model_of(req).to_string(),
+                role: req.role.map_or_else(|| "default".to_string(), |r| r.to_string()),
+                max_tokens: budget,
+                calls: spent.calls,
+                tokens: spent.tokens,
+            });
+        }
         let larger = budget.saturating_mul(2).min(MAX_TOKENS_LIMIT);
         tracing::debug!(
             budget,
@@ -310,7 +331,7 @@ impl LlmClient {
         if !is_cut_off(&reply) {
             return Ok((reply, pending));
         }
-        self.usage.record_invalid_reply();
+        self.usage.record_invalid_reply(role_of(&req));
         Err(LlmError::CutOff {
             model: self.model_of(req).to_string(),
             role: req.role.map_or_else(|| "default".to_string(), |r| r.to_string()),
@@ -374,14 +395,14 @@ impl LlmClient {
             // the reply; it must not reach a log, the cache or a proposal.
             Ok(completion) => Completion { content: self.redact(completion.content), ..completion },
             Err(error) => {
-                self.usage.record_failed_call(latency, retries);
+                self.usage.record_failed_call(role_of(req), latency, retries);
                 // The caller decides what a failure means (the ASO coordinator falls
                 // back to tier 1), so it is only traced here, not reported.
                 tracing::debug!(model, retries, latency_ms = latency.as_millis() as u64, %error, "LLM call failed");
                 return Err(error);
             }
         };
-        self.usage.record_call(completion.usage, latency, retries);
+        self.usage.record_call(role_of(req), completion.usage, latency, retries);
         tracing::debug!(
             model,
             retries,
@@ -619,6 +640,12 @@ impl Spent {
         self.calls += 1;
         self.tokens += reply.usage.unwrap_or_default();
     }
+}
+
+/// The role a call is counted under (a call that names none counts as the
+/// default budget's role).
+fn role_of(req: &ChatRequest) -> CallRole {
+    req.role.unwrap_or(CallRole::Proposer)
 }
 
 fn is_cut_off(reply: &ChatReply) -> bool {

@@ -81,7 +81,7 @@ pub enum LlmError {
     InvalidJson { model: String, error: String, reply_start: String, calls: u32, tokens: TokenUsage },
 
     #[error(
-        "the model {model}'s reply was cut off at {max_tokens} tokens (finish_reason \"length\"), also after one retry with the larger budget; raise max_tokens for the {role} role or ask for less"
+        "the model {model}'s reply was cut off at {max_tokens} tokens (finish_reason \"length\"); raise max_tokens for the {role} role or ask for less"
     )]
     CutOff { model: String, role: String, max_tokens: u32, calls: u32, tokens: TokenUsage },
 

@@ -67,4 +67,4 @@ pub use reply::{ChatReply, clip_stored};
 pub use request::{CachePolicy, CallRole, ChatMessage, ChatRequest, Role};
 pub use secret::ApiKey;
 pub use structured::{ParsedVia, Structured, correction_message, parse_reply, schema_of};
-pub use usage::{ModelSpend, TokenUsage, Usage, UsageSnapshot};
+pub use usage::{ModelSpend, TokenUsage, Usage, UsageSnapshot, model_use_line};

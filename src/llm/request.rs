@@ -135,6 +135,9 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     /// What the call is for; decides the default `max_tokens`.
     pub role: Option<CallRole>,
+    /// The most HTTP calls a structured call may make in all (the first,
+    /// the ask after a cut-off, the correction); `None`: up to four.
+    pub call_limit: Option<u32>,
     /// Overrides the configured model for this call.
     pub model: Option<String>,
     /// Whether to send `response_format: {"type": "json_object"}`. `None`
@@ -153,6 +156,7 @@ impl ChatRequest {
             temperature: 0.0,
             max_tokens: None,
             role: None,
+            call_limit: None,
             model: None,
             json_mode: None,
             cache: CachePolicy::Auto,
@@ -177,6 +181,12 @@ impl ChatRequest {
 
     pub fn role(mut self, role: CallRole) -> ChatRequest {
         self.role = Some(role);
+        self
+    }
+
+    /// Caps the calls a structured reply may take (see [`ChatRequest::call_limit`]).
+    pub fn call_limit(mut self, calls: u32) -> ChatRequest {
+        self.call_limit = Some(calls.max(1));
         self
     }
 

@@ -8,9 +8,13 @@
 //! [`LlmClient::with_usage`](super::LlmClient::with_usage) to meter them
 //! together.
 
+use std::collections::BTreeMap;
 use std::ops::{Add, AddAssign};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+use super::request::CallRole;
 
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +54,8 @@ pub struct Usage {
     failures: AtomicU64,
     cache_hits: AtomicU64,
     latency_micros: AtomicU64,
+    /// The same, per role: what the report and the bench break down.
+    by_role: Mutex<BTreeMap<CallRole, ModelSpend>>,
 }
 
 /// A copy of the [`Usage`] counters at one moment.
@@ -163,7 +169,24 @@ impl Usage {
         self.total_tokens.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn record_call(&self, tokens: Option<TokenUsage>, latency: Duration, retries: u32) {
+    /// Calls, tokens, failures and model time per role so far.
+    pub fn by_role(&self) -> BTreeMap<CallRole, ModelSpend> {
+        self.by_role.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn add_to_role(&self, role: CallRole, f: impl FnOnce(&mut ModelSpend)) {
+        let mut map = self.by_role.lock().unwrap_or_else(|e| e.into_inner());
+        f(map.entry(role).or_default());
+    }
+
+    pub(crate) fn record_call(&self, role: CallRole, tokens: Option<TokenUsage>, latency: Duration, retries: u32) {
+        self.add_to_role(role, |s| {
+            s.calls += 1;
+            let t = tokens.unwrap_or_default();
+            s.prompt_tokens += t.prompt_tokens;
+            s.completion_tokens += t.completion_tokens;
+            s.seconds += latency.as_secs_f64();
+        });
         self.calls.fetch_add(1, Ordering::Relaxed);
         if let Some(t) = tokens {
             self.prompt_tokens.fetch_add(t.prompt_tokens, Ordering::Relaxed);
@@ -174,7 +197,12 @@ impl Usage {
         self.add_latency(latency);
     }
 
-    pub(crate) fn record_failed_call(&self, latency: Duration, retries: u32) {
+    pub(crate) fn record_failed_call(&self, role: CallRole, latency: Duration, retries: u32) {
+        self.add_to_role(role, |s| {
+            s.calls += 1;
+            s.failures += 1;
+            s.seconds += latency.as_secs_f64();
+        });
         self.calls.fetch_add(1, Ordering::Relaxed);
         self.failures.fetch_add(1, Ordering::Relaxed);
         self.retries.fetch_add(u64::from(retries), Ordering::Relaxed);
@@ -185,12 +213,63 @@ impl Usage {
         self.cache_hits.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn record_invalid_reply(&self) {
+    pub(crate) fn record_invalid_reply(&self, role: CallRole) {
+        self.add_to_role(role, |s| s.failures += 1);
         self.failures.fetch_add(1, Ordering::Relaxed);
     }
 
     fn add_latency(&self, latency: Duration) {
         let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
         self.latency_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+}
+
+/// One line on what a run's model calls cost, per role, and the share of
+/// the run's wall time spent waiting on the model: "model use: proposer 3
+/// calls, 2402 tokens, 41.7 s; 41.7 s of 63.0 s wall time waiting on the
+/// model (66%)". `None` when no call was made.
+pub fn model_use_line(by_role: &BTreeMap<CallRole, ModelSpend>, wall: Duration) -> Option<String> {
+    let used: Vec<(&CallRole, &ModelSpend)> = by_role.iter().filter(|(_, s)| s.calls > 0).collect();
+    if used.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = used
+        .iter()
+        .map(|(role, s)| {
+            let failed = if s.failures > 0 { format!(" ({} failed or unusable)", s.failures) } else { String::new() };
+            format!("{role} {} call(s){failed}, {} tokens, {:.1} s", s.calls, s.total_tokens(), s.seconds)
+        })
+        .collect();
+    let waiting: f64 = used.iter().map(|(_, s)| s.seconds).sum();
+    let wall = wall.as_secs_f64();
+    let share = if wall > 0.0 { 100.0 * waiting / wall } else { 0.0 };
+    let overlap = if waiting > wall { ", calls overlapping" } else { "" };
+    Some(format!(
+        "model use: {}; {waiting:.1} s of {wall:.1} s wall time waiting on the model ({share:.0}%{overlap})",
+        parts.join("; ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_use_line_breaks_down_by_role_and_states_the_share_of_wall_time() {
+        let usage = Usage::new();
+        usage.record_call(
+            CallRole::Proposer,
+            Some(TokenUsage { prompt_tokens: 90, completion_tokens: 10, total_tokens: 100 }),
+            Duration::from_secs(3),
+            0,
+        );
+        usage.record_failed_call(CallRole::Supervisor, Duration::from_secs(1), 1);
+        let line = model_use_line(&usage.by_role(), Duration::from_secs(8)).unwrap();
+        assert_eq!(
+            line,
+            "model use: proposer 1 call(s), 100 tokens, 3.0 s; supervisor 1 call(s) (1 failed or unusable), 0 tokens, 1.0 s; \
+             4.0 s of 8.0 s wall time waiting on the model (50%)"
+        );
+        assert_eq!(model_use_line(&BTreeMap::new(), Duration::from_secs(1)), None);
     }
 }

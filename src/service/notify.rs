@@ -72,6 +72,7 @@ mod tests {
             suite_id: Some(1),
             run_id: Some(3),
             subject: "squares: the budget ran out at level 0.80".into(),
+            waits: true,
         })
         .unwrap();
         assert_eq!(n.title, "Attractor is waiting for an answer");
@@ -94,6 +95,7 @@ mod tests {
             suite_id: None,
             run_id: None,
             subject: "é".repeat(500),
+            waits: true,
         })
         .unwrap();
         assert!(long.body.contains("é…"), "clipped on a character boundary");
@@ -116,6 +118,7 @@ mod tests {
                 suite_id: None,
                 run_id: None,
                 subject: "s".into(),
+                waits: true,
             })
             .unwrap();
             assert_eq!(n.body, format!("{words}: s (question 4, in the Inbox)"));

@@ -130,6 +130,21 @@ impl Store {
         .await?)
     }
 
+    /// Whether a question of `kind` about `task` proposing `action` (its
+    /// context's `proposed_action`) still waits for an answer.
+    pub async fn pending_question_exists(&self, kind: &str, task: &str, action: &str) -> Result<bool> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM interventions WHERE status = 'pending' AND kind = ? AND task_name = ?
+             AND json_extract(context_json, '$.proposed_action') = ?",
+        )
+        .bind(kind)
+        .bind(task)
+        .bind(action)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(n > 0)
+    }
+
     /// Records a notice: an intervention nobody waits on (status `notice`),
     /// shown in the inbox until dismissed.
     pub async fn insert_notice(&self, i: &NewIntervention) -> Result<i64> {

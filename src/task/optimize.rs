@@ -298,6 +298,12 @@ async fn escalate(
         ));
     }
     for (subject, context) in raise {
+        // One open question per task and proposal: a person who has not
+        // answered the last one needs no second copy of it.
+        let action = context["proposed_action"].as_str().unwrap_or_default();
+        if r.store.pending_question_exists(ESCALATION, &r.task.name, action).await.unwrap_or(false) {
+            continue;
+        }
         let new = crate::store::NewIntervention {
             kind: ESCALATION.to_string(),
             suite_id: Some(r.suite_id),
@@ -313,6 +319,7 @@ async fn escalate(
                 suite_id: Some(r.suite_id),
                 run_id: Some(r.run_id),
                 subject,
+                waits: false,
             }),
             Err(e) => tracing::warn!(error = %e, "could not record an intervention"),
         }

@@ -100,6 +100,7 @@ pub async fn raise(store: &Store, bus: &Bus, q: Question<'_>) -> Result<i64, Sto
         suite_id: Some(q.suite_id),
         run_id: Some(q.run_id),
         subject: q.subject,
+        waits: true,
     });
     Ok(id)
 }
