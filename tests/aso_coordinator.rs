@@ -85,7 +85,7 @@ fn coordinator(problem: Arc<dyn Problem>, config: AsoConfig, telemetry: Option<(
         alm: config.alm_settings(),
         supervisor: Arc::new(TieredSupervisor::new(config.clone(), None)),
         config,
-        context: SupervisionContext { cycle: 1, problem: "small".into(), human_hints: vec![] },
+        context: SupervisionContext { cycle: 1, problem: "small".into(), human_hints: vec![], timeout: None },
         telemetry,
         seed: 11,
         chunk_evaluations: 0,

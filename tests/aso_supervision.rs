@@ -50,7 +50,12 @@ fn tiered(base_url: &str, config: AsoConfig) -> TieredSupervisor {
 }
 
 fn ctx() -> SupervisionContext {
-    SupervisionContext { cycle: 2, problem: "g07".into(), human_hints: vec!["constraint g1 is the hard one".into()] }
+    SupervisionContext {
+        cycle: 2,
+        problem: "g07".into(),
+        human_hints: vec!["constraint g1 is the hard one".into()],
+        timeout: None,
+    }
 }
 
 const ADJUST: &str = r#"{"action": "ADJUST", "config_overrides": {"constraint_weights": {"g1": 40.0}}, "reasoning": "g1 stuck", "confidence": 0.7}"#;

@@ -189,6 +189,40 @@ fn a_noisy_suite_says_so_and_a_bad_verify_repeats_exits_2_with_its_place() {
 }
 
 #[test]
+fn model_call_limits_out_of_range_exit_2_with_their_place_in_the_suite_or_the_flag() {
+    let cli = Cli::new();
+    let good = cli.write(
+        "limits.yaml",
+        "name: n\nllm:\n  timeout_secs: 300\n  max_tokens: {proposer: 900, supervisor: 200}\ntasks:\n  - name: a\n    command: 'true'\n",
+    );
+    cli.ok(&["validate", good.to_str().unwrap()]);
+
+    let huge = cli.write("huge.yaml", "name: n\nllm:\n  timeout_secs: 1e20\ntasks:\n  - name: a\n    command: 'true'\n");
+    let out = cli.run(&["validate", huge.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("huge.yaml:3:3: field `llm.timeout_secs`: timeout_secs must be"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let role = cli.write("role.yaml", "name: n\nllm:\n  max_tokens: {poet: 10}\ntasks:\n  - name: a\n    command: 'true'\n");
+    let out = cli.run(&["validate", role.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("role.yaml:3:"), "{}", String::from_utf8_lossy(&out.stderr));
+
+    for (flag, value, says) in [
+        ("--max-tokens", "poet=10", "unknown role `poet`; use one of proposer"),
+        ("--max-tokens", "proposer=0", "0 tokens is out of range"),
+        ("--llm-attempts", "0", "attempts must be from 1 to 10"),
+        ("--llm-timeout", "1e20", "timeout_secs must be"),
+    ] {
+        let out = cli.run(&["run", good.to_str().unwrap(), flag, value]);
+        assert_eq!(code(&out), 2, "{flag} {value}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{flag} {value}: {err}");
+    }
+}
+
+#[test]
 fn ctrl_c_stops_cleanly_with_130_and_the_same_command_resumes() {
     let cli = Cli::new();
     let mark = cli.dir.path().join("hanging");

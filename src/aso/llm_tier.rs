@@ -60,7 +60,11 @@ impl ModelSupervisor for LlmSupervisor {
         // At most two calls per supervision (a cut-off reply asked again, or
         // one correction): the heuristic stands in after that, and a slow
         // model cannot multiply the cost of a cycle.
-        let request = ChatRequest::new(self.messages(d, ctx)).temperature(0.0).role(CallRole::Supervisor).call_limit(2);
+        let mut request =
+            ChatRequest::new(self.messages(d, ctx)).temperature(0.0).role(CallRole::Supervisor).call_limit(2);
+        if let Some(limit) = ctx.timeout {
+            request = request.timeout(limit);
+        }
         match self.client.chat_json::<ModelDirective>(request).await {
             Ok(s) => {
                 let mut directive = Directive::from(s.value);

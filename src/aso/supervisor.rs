@@ -20,6 +20,9 @@ pub struct SupervisionContext {
     pub problem: String,
     /// Hints a person gave for this task (answered interventions).
     pub human_hints: Vec<String>,
+    /// How long the model may take (set by the tiered supervisor from
+    /// `llm_timeout_seconds`, so the client's own limit and progress agree).
+    pub timeout: Option<Duration>,
 }
 
 /// The model tier: turns diagnostics into a directive by asking a model.
@@ -84,7 +87,8 @@ impl TieredSupervisor {
             };
         };
         self.calls.fetch_add(1, Ordering::Relaxed);
-        let limit = Duration::from_secs_f64(self.config.llm_timeout_seconds.max(0.001));
+        let limit = Duration::try_from_secs_f64(self.config.llm_timeout_seconds.max(0.001)).unwrap_or(Duration::MAX);
+        let ctx = &SupervisionContext { timeout: Some(limit), ..ctx.clone() };
         let answer = match tokio::time::timeout(limit, model.directive(d, ctx)).await {
             Ok(Ok(directive)) => Ok(directive),
             Ok(Err(e)) => Err(e),

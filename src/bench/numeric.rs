@@ -217,7 +217,7 @@ pub async fn run_ours(problem: &str, seed: u64, s: &OursSettings) -> RunRecord {
         config: s.config.clone(),
         alm,
         supervisor,
-        context: SupervisionContext { cycle: 0, problem: problem.to_string(), human_hints: vec![] },
+        context: SupervisionContext { cycle: 0, problem: problem.to_string(), human_hints: vec![], timeout: None },
         telemetry: None,
         seed,
         chunk_evaluations: 0,

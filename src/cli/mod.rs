@@ -187,6 +187,22 @@ pub struct RunArgs {
     /// overseer retries, intent verifier, how long a question waits).
     #[arg(long, value_name = "FILE")]
     pub agent_config: Option<PathBuf>,
+    /// Seconds one model call may take (each attempt) [default: 120].
+    #[arg(long, value_name = "SECS")]
+    pub llm_timeout: Option<f64>,
+    /// HTTP attempts per model call, the first included [default: 3].
+    #[arg(long, value_name = "N")]
+    pub llm_attempts: Option<u32>,
+    /// Seconds of model time the whole run may spend [default: no limit].
+    #[arg(long, value_name = "SECS")]
+    pub max_model_secs: Option<f64>,
+    /// A reply budget per role, e.g. `--max-tokens proposer=1024`
+    /// (roles: proposer, executor, verifier, decomposer, supervisor, ideation).
+    #[arg(long, value_name = "ROLE=N", value_parser = parse_role_tokens)]
+    pub max_tokens: Vec<(crate::llm::CallRole, u32)>,
+    /// The largest model reply accepted, in bytes [default: 262144].
+    #[arg(long, value_name = "BYTES")]
+    pub max_reply_bytes: Option<usize>,
     /// Tree search: children per round.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub width: u32,
@@ -576,7 +592,19 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         Some(_) => tokio::task::block_in_place(|| crate::secrets::fallback_key(&env)),
         None => None,
     };
-    let settings = crate::llm::LlmSettings { api_key, ..Default::default() };
+    // The suite's `llm:` limits, then the flags over them.
+    let flags = crate::llm::LlmSettings {
+        timeout_secs: args.llm_timeout,
+        attempts: args.llm_attempts,
+        max_model_secs: args.max_model_secs,
+        max_tokens: (!args.max_tokens.is_empty()).then(|| args.max_tokens.iter().copied().collect()),
+        max_reply_bytes: args.max_reply_bytes,
+        ..Default::default()
+    };
+    flags
+        .validate()
+        .map_err(|e| Failure::input(format!("{e}\n  hint: see `attractor run --help` for the model-call flags")))?;
+    let settings = crate::llm::LlmSettings { api_key, ..Default::default() }.overlay(&suite.llm).overlay(&flags);
     let model = match crate::llm::LlmConfig::resolve(&settings, env) {
         Ok(config) => {
             let client = crate::llm::LlmClient::new(config).map_err(|e| Failure::input(e.to_string()))?;
@@ -685,4 +713,18 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         println!("database: {}", db.display());
     }
     Ok(if summary.interrupted { 130 } else { 0 })
+}
+
+/// `ROLE=N` for `--max-tokens`.
+fn parse_role_tokens(s: &str) -> Result<(crate::llm::CallRole, u32), String> {
+    let (role, n) = s.split_once('=').ok_or_else(|| format!("`{s}` is not ROLE=N (e.g. proposer=1024)"))?;
+    let role = crate::llm::CallRole::ALL.into_iter().find(|r| r.as_str() == role.trim()).ok_or_else(|| {
+        let names: Vec<&str> = crate::llm::CallRole::ALL.iter().map(|r| r.as_str()).collect();
+        format!("unknown role `{}`; use one of {}", role.trim(), names.join(", "))
+    })?;
+    let n: u32 = n.trim().parse().map_err(|_| format!("`{}` is not a whole number of tokens", n.trim()))?;
+    if !(1..=crate::llm::MAX_TOKENS_LIMIT).contains(&n) {
+        return Err(format!("{n} tokens is out of range (1 to {})", crate::llm::MAX_TOKENS_LIMIT));
+    }
+    Ok((role, n))
 }

@@ -64,7 +64,7 @@ impl ReplyFormat {
 static LEARNED_FORMATS: LazyLock<Mutex<HashMap<String, ReplyFormat>>> = LazyLock::new(Default::default);
 
 /// How often a call that is still waiting says so.
-const PROGRESS_EVERY: Duration = Duration::from_secs(20);
+const PROGRESS_EVERY: Duration = Duration::from_secs(30);
 
 /// What a call wants back.
 #[derive(Clone, Copy)]

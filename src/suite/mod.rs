@@ -59,6 +59,11 @@ pub struct Suite {
     pub noisy: bool,
     /// `verify_repeats:` as written (only on a noisy suite).
     pub verify_repeats: Option<u32>,
+    /// `llm:`: limits of the model calls its runs make (over the app's
+    /// settings; the CLI's flags go over these). Not serialized: it is
+    /// read from the file at each launch.
+    #[serde(skip)]
+    pub llm: crate::llm::LlmSettings,
 }
 
 /// One task of a suite.
@@ -477,6 +482,7 @@ impl Validator {
         }
 
         let (noisy, verify_repeats) = self.noise(raw.noisy, raw.verify_repeats);
+        let llm = self.llm_limits(raw.llm);
 
         if raw.tasks.value.is_empty() {
             self.issue(raw.tasks.referenced, "tasks", "the suite has no tasks", "add at least one task under `tasks:`");
@@ -533,10 +539,39 @@ impl Validator {
                 run: raw.run.unwrap_or_default(),
                 noisy,
                 verify_repeats,
+                llm,
             })
         } else {
             self.issues.sort_by_key(|i| (i.location.line, i.location.column));
             Err(SuiteError { issues: self.issues })
+        }
+    }
+
+    /// `llm:` as settings, checked against the same bounds as the CLI's flags.
+    fn llm_limits(&mut self, raw: Option<Spanned<raw::Llm>>) -> crate::llm::LlmSettings {
+        let Some(raw) = raw else { return crate::llm::LlmSettings::default() };
+        let l = raw.value;
+        let settings = crate::llm::LlmSettings {
+            timeout_secs: l.timeout_secs,
+            attempts: l.attempts,
+            max_model_secs: l.max_model_secs,
+            max_tokens: l.max_tokens,
+            max_reply_bytes: l.max_reply_bytes,
+            max_stored_chars: l.max_stored_chars,
+            ..crate::llm::LlmSettings::default()
+        };
+        match settings.validate() {
+            Ok(()) => settings,
+            Err(message) => {
+                let field = message.split_whitespace().next().unwrap_or_default();
+                self.issue(
+                    raw.referenced,
+                    format!("llm.{field}"),
+                    message.clone(),
+                    "see \"Model calls: limits\" in the README for each limit and its bounds",
+                );
+                crate::llm::LlmSettings::default()
+            }
         }
     }
 
@@ -597,6 +632,7 @@ impl Validator {
                 run,
                 noisy: false,
                 verify_repeats: None,
+                llm: crate::llm::LlmSettings::default(),
             }),
             _ => {
                 self.issues.sort_by_key(|i| (i.location.line, i.location.column));

@@ -165,6 +165,7 @@ async fn solve(r: OptimizeRun<'_>) -> RunOutcome {
             cycle: u32::try_from(r.epoch_num).unwrap_or(0),
             problem: problem.name().to_string(),
             human_hints: guidance.hints,
+            timeout: None,
         },
         telemetry,
         seed: r.seed,

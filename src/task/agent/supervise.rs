@@ -65,7 +65,7 @@ pub(super) async fn build(r: &AgentRun<'_>) -> Result<Option<AgentSupervision>, 
     };
     Ok(Some(AgentSupervision {
         supervisor: Arc::new(TieredSupervisor::new(config.clone(), model)),
-        context: SupervisionContext { cycle: 0, problem, human_hints: guidance.hints },
+        context: SupervisionContext { cycle: 0, problem, human_hints: guidance.hints, timeout: None },
         config,
         telemetry,
     }))
