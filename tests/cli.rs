@@ -197,14 +197,16 @@ fn model_call_limits_out_of_range_exit_2_with_their_place_in_the_suite_or_the_fl
     );
     cli.ok(&["validate", good.to_str().unwrap()]);
 
-    let huge = cli.write("huge.yaml", "name: n\nllm:\n  timeout_secs: 1e20\ntasks:\n  - name: a\n    command: 'true'\n");
+    let huge =
+        cli.write("huge.yaml", "name: n\nllm:\n  timeout_secs: 1e20\ntasks:\n  - name: a\n    command: 'true'\n");
     let out = cli.run(&["validate", huge.to_str().unwrap()]);
     assert_eq!(code(&out), 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("huge.yaml:3:3: field `llm.timeout_secs`: timeout_secs must be"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 
-    let role = cli.write("role.yaml", "name: n\nllm:\n  max_tokens: {poet: 10}\ntasks:\n  - name: a\n    command: 'true'\n");
+    let role =
+        cli.write("role.yaml", "name: n\nllm:\n  max_tokens: {poet: 10}\ntasks:\n  - name: a\n    command: 'true'\n");
     let out = cli.run(&["validate", role.to_str().unwrap()]);
     assert_eq!(code(&out), 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("role.yaml:3:"), "{}", String::from_utf8_lossy(&out.stderr));

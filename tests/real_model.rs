@@ -383,3 +383,55 @@ async fn a_model_server_killed_mid_call_ends_the_run_with_a_stated_reason() {
     let size = std::fs::metadata(&db).unwrap().len();
     assert!(size < 50 << 20, "database of {size} bytes");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the local model: scripts/local-llm.sh install (scripts/test.sh runs this tier)"]
+async fn the_aso_model_tier_makes_at_most_two_calls_per_supervision_and_reports_the_model_time() {
+    let server = LocalModel::start();
+    let proxy = Proxy::start(&server.base_url).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("attractor.db");
+    let suite = dir.path().join("g08.suite.yaml");
+    std::fs::write(
+        &suite,
+        "name: g08-model\ntasks:\n  - name: g08\n    task: Maximise CEC 2006 g08.\n    problem: g08\n    budget: { max_evaluations: 600 }\n",
+    )
+    .unwrap();
+    let runs = dir.path().join("runs");
+    let out = attractor(
+        &db,
+        &proxy.base_url,
+        &server.model,
+        &["run", suite.to_str().unwrap(), "--epochs", "1", "--runs-dir", runs.to_str().unwrap()],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let exchanges = proxy.exchanges();
+    assert_well_formed(&exchanges, &server.model);
+
+    // Calls per supervision: the telemetry marks each supervision that
+    // asked the model; the proxy saw every call.
+    let store = attractor::store::Store::open(&db).await.unwrap();
+    let suite_row = store.suite_by_name("g08-model").await.unwrap().unwrap();
+    let epochs = store.epochs(suite_row.id).await.unwrap();
+    let runs = store.runs_of_epoch(epochs[0].id).await.unwrap();
+    let experiment = store.experiment_of_run(runs[0].id).await.unwrap().expect("the run's experiment");
+    let telemetry = store.telemetry_of_experiment(experiment).await.unwrap();
+    let supervisions = telemetry.iter().filter(|t| t.llm_call_made).count();
+    assert!(supervisions > 0, "the model tier was asked");
+    let calls = exchanges.iter().filter(|e| e.from_attractor()).count();
+    assert!(calls <= 2 * supervisions, "{calls} model calls for {supervisions} supervisions");
+
+    // The split of wall time, and honest console output.
+    let usage = stdout.lines().find(|l| l.starts_with("model use: supervisor ")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(usage.contains(&format!("supervisor {calls} call(s)")), "{usage}");
+    assert!(usage.contains("wall time waiting on the model"), "{usage}");
+    assert!(!stderr.contains("waiting for an answer"), "the run never waits for a person:\n{stderr}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("WARN")).collect();
+    let mut unique = warnings.clone();
+    unique.dedup();
+    assert_eq!(warnings.len(), unique.len(), "a warning repeated:\n{stderr}");
+    assert!(!warnings.iter().any(|w| w.contains('{') || w.contains("AuditAlert")), "{warnings:?}");
+    let pending = store.interventions(true).await.unwrap();
+    assert!(pending.len() <= 1, "one open question per task at most: {pending:?}");
+}
