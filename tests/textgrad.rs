@@ -456,3 +456,36 @@ async fn on_a_noisy_suite_an_improvement_beyond_the_noise_is_kept_and_the_flag_o
     assert_eq!(server.requests().len(), 3);
     assert_eq!(summary.epochs[3].learning_rate, 0.4, "no rollback, η unchanged");
 }
+
+#[tokio::test]
+async fn a_silent_model_or_one_that_floods_its_replies_stops_the_run_with_the_reason_and_keeps_the_epoch_open() {
+    // A model that never answers within the limit, and one whose every
+    // reply is 5 MB: neither can teach anything, so the run stops at the
+    // first epoch's proposal with why, the epoch left open to resume.
+    let silent = Scripted::delayed(Duration::from_secs(30), proposal("style", "GOOD", 0.5, 0.5));
+    let flood = Scripted::reply(format!(r#"{{"artifact": "style", "proposed_content": "{}"}}"#, "x".repeat(5 << 20)));
+    for (step, says) in [(silent, "did not answer within"), (flood, "sent a reply larger than 262144 bytes")] {
+        let env = Env::new().await;
+        let path = suite(&env, false);
+        let server = ScriptedServer::start_repeating(vec![], step).await.unwrap();
+        let model = LlmClient::new(
+            LlmConfig::new(server.base_url(), "textgrad-test")
+                .with_retries(1, Duration::from_millis(10))
+                .with_timeout(Duration::from_millis(300))
+                .with_cache(false),
+        )
+        .unwrap();
+        let err = env.run_with_model(&path, config(&env, 3), model).await.unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("textgrad could not use the model"), "{message}");
+        assert!(message.contains(says), "{message}");
+        assert!(message.contains("resumes the epoch"), "{message}");
+        let suite_id = env.store.suite_by_name("style").await.unwrap().unwrap().id;
+        let epochs = env.store.epochs(suite_id).await.unwrap();
+        assert_eq!(epochs.len(), 1, "no epoch after the one that could not learn");
+        assert!(epochs[0].completed_at.is_none(), "the epoch stays open for a resume");
+        assert_eq!(count(&env.store, "SELECT COUNT(*) FROM llm_cache").await, 0);
+        let size = std::fs::metadata(env.path("attractor.db")).unwrap().len();
+        assert!(size < 50 << 20, "database of {size} bytes");
+    }
+}

@@ -196,7 +196,10 @@ pub fn spawn(bus: &Bus, config: AuditConfig) -> tokio::task::JoinHandle<()> {
         let mut auditor = Auditor::new(config);
         while let Some(envelope) = rx.recv().await {
             for alert in auditor.observe(&envelope.event) {
-                tracing::warn!(?alert, "auditor alert");
+                // The alert goes onto the bus, and what shows the run (the
+                // CLI's progress, the app) tells it once, as a sentence; a
+                // log line here would say it a second time.
+                tracing::debug!(?alert, "auditor alert");
                 out.publish(alert);
             }
         }

@@ -563,9 +563,13 @@ impl SuiteRunner {
             let holdout: Vec<f64> = eval.results.iter().filter(|r| r.holdout).map(|r| r.loss).collect();
             let mean = loss::mean(&training).or_else(|| loss::mean(&holdout));
             let holdout_mean = loss::mean(&holdout);
+            // A tree epoch evaluates one artifact set; what becomes active is
+            // decided at the end of the search, so the epoch says what it measured.
+            let set: Vec<String> = artifacts.iter().map(|(name, v)| format!("{name} v{v}")).collect();
+            let note = format!("tree search: evaluated {}", set.join(", "));
             self.store
                 .complete_epoch(epoch.id, mean, &EpochClose::default(), |_| {
-                    json!({ "artifacts": artifacts, "events": [] }).to_string()
+                    json!({ "artifacts": artifacts, "events": [], "note": note }).to_string()
                 })
                 .await?;
             self.bus.publish(Event::EpochFinished {
@@ -575,7 +579,7 @@ impl SuiteRunner {
                 mean_loss: mean,
                 holdout_mean_loss: holdout_mean,
                 learning_rate: self.config.learning_rate,
-                note: None,
+                note: Some(note.clone()),
                 model: None,
             });
             summaries.push(EpochSummary {
@@ -586,7 +590,7 @@ impl SuiteRunner {
                 learning_rate: self.config.learning_rate,
                 resumed: false,
                 events: vec![],
-                note: None,
+                note: Some(note),
                 model: None,
             });
             samples.push((epoch.id, eval.results, mean));

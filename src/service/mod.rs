@@ -1007,7 +1007,7 @@ impl Service {
         let suite = check_runnable(suite)
             .map_err(|e| ServiceError::InvalidSuite(Box::new(validation_of(&suite_path_text(&e), Err(&e)))))?;
         let path = suite.path.clone();
-        let model = self.llm_client()?;
+        let model = self.llm_client_with(&suite.llm)?;
         let llm = if req.no_llm { None } else { model.clone() };
         let seed = req.seed.unwrap_or_else(fresh_seed);
         let optimizer = match req.optimizer {
@@ -1173,13 +1173,20 @@ impl Service {
     }
 
     fn llm_client(&self) -> Result<Option<crate::llm::LlmClient>> {
+        self.llm_client_with(&crate::llm::LlmSettings::default())
+    }
+
+    /// The model client of a launch: the app's settings, with a suite's
+    /// `llm:` limits over them (never its endpoint or key: a suite has none).
+    fn llm_client_with(&self, limits: &crate::llm::LlmSettings) -> Result<Option<crate::llm::LlmClient>> {
         let s = lock(&self.settings).clone();
         let llm_settings = crate::llm::LlmSettings {
             base_url: s.llm_base_url,
             model: s.llm_model,
             api_key: self.keychain_key(),
             ..Default::default()
-        };
+        }
+        .overlay(limits);
         let env = Arc::clone(&self.config.env);
         match crate::llm::LlmConfig::resolve(&llm_settings, |n| env(n)) {
             Ok(config) => {
