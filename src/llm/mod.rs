@@ -66,5 +66,5 @@ pub use lenient::{balanced_spans, fenced_blocks, strip_think};
 pub use reply::{ChatReply, clip_stored};
 pub use request::{CachePolicy, CallRole, ChatMessage, ChatRequest, Role};
 pub use secret::ApiKey;
-pub use structured::{ParsedVia, Structured, correction_message, parse_reply, schema_of};
+pub use structured::{ParsedVia, Structured, bound_properties, correction_message, parse_reply, schema_of};
 pub use usage::{ModelSpend, TokenUsage, Usage, UsageSnapshot, model_use_line};

@@ -110,6 +110,30 @@ pub fn schema_of<T: JsonSchema>() -> (String, serde_json::Value) {
     (if name.is_empty() { "reply".to_string() } else { name }, value)
 }
 
+/// Bounds, in a reply's schema, every property named in `limits` wherever it
+/// is defined (the top, `$defs`, nested objects): `maxLength` for a string,
+/// `maxItems` for an array. A server that enforces the schema then makes a
+/// rambling model close the string or the list in time.
+pub fn bound_properties(schema: &mut serde_json::Value, limits: &[(&str, usize)]) {
+    match schema {
+        serde_json::Value::Object(map) => {
+            if let Some(serde_json::Value::Object(props)) = map.get_mut("properties") {
+                for (name, limit) in limits {
+                    if let Some(serde_json::Value::Object(p)) = props.get_mut(*name) {
+                        let is_array = p.get("type").is_some_and(|t| t == "array" || t.as_array().is_some_and(|a| a.iter().any(|x| x == "array")));
+                        p.insert(if is_array { "maxItems" } else { "maxLength" }.to_string(), (*limit).into());
+                    }
+                }
+            }
+            for value in map.values_mut() {
+                bound_properties(value, limits);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| bound_properties(v, limits)),
+        _ => {}
+    }
+}
+
 /// The user message that asks a model to fix its reply, quoting what was wrong.
 pub fn correction_message(problem: &str) -> String {
     format!(
@@ -190,6 +214,20 @@ mod schema_tests {
         artifact: String,
         confidence: f64,
         note: Option<String>,
+    }
+
+    #[derive(Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Ideas {
+        ideas: Vec<Proposal>,
+    }
+
+    #[test]
+    fn bounds_reach_nested_definitions() {
+        let (_, mut schema) = schema_of::<Ideas>();
+        bound_properties(&mut schema, &[("ideas", 3), ("artifact", 50)]);
+        assert_eq!(schema["properties"]["ideas"]["maxItems"], 3);
+        assert_eq!(schema["$defs"]["Proposal"]["properties"]["artifact"]["maxLength"], 50);
     }
 
     #[test]

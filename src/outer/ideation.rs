@@ -313,7 +313,15 @@ pub struct Outcome {
 /// outcome without ideas, never an error: ideation is advisory.
 pub async fn ideate(client: &LlmClient, source: IdeaSource, input: &IdeationInput) -> Outcome {
     let request = ChatRequest::new(messages(source, input)).temperature(0.0).role(CallRole::Ideation);
-    let failure = match client.chat_json::<Reply>(request).await {
+    // A few short proposals: bounded in the schema, so a small model closes
+    // its list and strings instead of running to the token budget.
+    let shape = |schema: &mut serde_json::Value| {
+        crate::llm::bound_properties(
+            schema,
+            &[("proposals", MAX_PROPOSALS), ("direction", 300), ("artifact", 200)],
+        );
+    };
+    let failure = match client.chat_json_shaped::<Reply>(request, shape).await {
         Ok(r) => return check(source, r.value, input),
         Err(e) => client.clip(&super::textgrad::rejection_of(&e)),
     };

@@ -565,8 +565,13 @@ impl SuiteRunner {
             let holdout_mean = loss::mean(&holdout);
             // A tree epoch evaluates one artifact set; what becomes active is
             // decided at the end of the search, so the epoch says what it measured.
-            let set: Vec<String> = artifacts.iter().map(|(name, v)| format!("{name} v{v}")).collect();
-            let note = format!("tree search: evaluated {}", set.join(", "));
+            let changed: Vec<String> =
+                artifacts.iter().filter(|(_, v)| **v != 0).map(|(name, v)| format!("{name} v{v}")).collect();
+            let note = if changed.is_empty() {
+                "tree search: evaluated the starting versions".to_string()
+            } else {
+                format!("tree search: evaluated {}", changed.join(", "))
+            };
             self.store
                 .complete_epoch(epoch.id, mean, &EpochClose::default(), |_| {
                     json!({ "artifacts": artifacts, "events": [], "note": note }).to_string()
