@@ -120,7 +120,9 @@ pub fn bound_properties(schema: &mut serde_json::Value, limits: &[(&str, usize)]
             if let Some(serde_json::Value::Object(props)) = map.get_mut("properties") {
                 for (name, limit) in limits {
                     if let Some(serde_json::Value::Object(p)) = props.get_mut(*name) {
-                        let is_array = p.get("type").is_some_and(|t| t == "array" || t.as_array().is_some_and(|a| a.iter().any(|x| x == "array")));
+                        let is_array = p.get("type").is_some_and(|t| {
+                            t == "array" || t.as_array().is_some_and(|a| a.iter().any(|x| x == "array"))
+                        });
                         p.insert(if is_array { "maxItems" } else { "maxLength" }.to_string(), (*limit).into());
                     }
                 }

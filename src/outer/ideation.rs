@@ -316,10 +316,7 @@ pub async fn ideate(client: &LlmClient, source: IdeaSource, input: &IdeationInpu
     // A few short proposals: bounded in the schema, so a small model closes
     // its list and strings instead of running to the token budget.
     let shape = |schema: &mut serde_json::Value| {
-        crate::llm::bound_properties(
-            schema,
-            &[("proposals", MAX_PROPOSALS), ("direction", 300), ("artifact", 200)],
-        );
+        crate::llm::bound_properties(schema, &[("proposals", MAX_PROPOSALS), ("direction", 300), ("artifact", 200)]);
     };
     let failure = match client.chat_json_shaped::<Reply>(request, shape).await {
         Ok(r) => return check(source, r.value, input),
