@@ -654,6 +654,26 @@ async fn settings_are_saved_to_their_file_and_the_api_key_is_only_reported_prese
     let (_, v) = s.send(reqwest::Method::PUT, "/api/settings", json!({"llm_model": ""})).await;
     assert!(v["llm_model"].is_null());
 
+    // The model-call limits: saved to the file, shown back, checked with the field.
+    let limits = json!({"timeout_secs": 300.0, "attempts": 2, "max_tokens": {"proposer": 900}});
+    let (status, v) = s.send(reqwest::Method::PUT, "/api/settings", json!({"llm_limits": limits})).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["llm_limits"]["timeout_secs"], 300.0);
+    assert_eq!(v["llm_limits"]["max_tokens"]["proposer"], 900);
+    let file = std::fs::read_to_string(w.dir.path().join("settings.json")).unwrap();
+    assert!(file.contains("\"llm_limits\"") && file.contains("\"proposer\": 900"), "{file}");
+    for (bad, field) in [
+        (json!({"timeout_secs": 1e20}), "timeout_secs"),
+        (json!({"attempts": 0}), "attempts"),
+        (json!({"max_tokens": {"executor": 0}}), "max_tokens.executor"),
+    ] {
+        let (status, body) = s.send(reqwest::Method::PUT, "/api/settings", json!({"llm_limits": bad})).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(body["error"].as_str().unwrap().contains(field), "{body}");
+    }
+    let v = s.ok("/api/settings").await;
+    assert_eq!(v["llm_limits"]["attempts"], 2, "a refused update changes nothing");
+
     // "Test connection": without a model it says how to choose one.
     let (status, check) = s.post("/api/settings/test-llm", json!({})).await;
     assert_eq!(status, StatusCode::OK);

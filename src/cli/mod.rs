@@ -604,7 +604,8 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     flags
         .validate()
         .map_err(|e| Failure::input(format!("{e}\n  hint: see `attractor run --help` for the model-call flags")))?;
-    let settings = crate::llm::LlmSettings { api_key, ..Default::default() }.overlay(&suite.llm).overlay(&flags);
+    let settings =
+        crate::llm::LlmSettings { api_key, ..Default::default() }.overlay(&suite.llm.to_settings()).overlay(&flags);
     let model = match crate::llm::LlmConfig::resolve(&settings, env) {
         Ok(config) => {
             let client = crate::llm::LlmClient::new(config).map_err(|e| Failure::input(e.to_string()))?;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use reqwest::Url;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::error::LlmError;
 use super::request::CallRole;
@@ -60,6 +60,55 @@ pub struct LlmSettings {
     pub max_stored_chars: Option<usize>,
     /// Seconds of model time one run may spend in total.
     pub max_model_secs: Option<f64>,
+}
+
+/// How patient and how generous model calls are — everything of
+/// [`LlmSettings`] but the endpoint, the model and the key, which is what a
+/// suite file (`llm:`), the settings screen and the API may set. A suite
+/// from anyone must not be able to send the prompts, or the key, elsewhere.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmLimits {
+    /// Seconds one HTTP attempt may take.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<f64>,
+    /// HTTP attempts per call, the first included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
+    /// Seconds of model time one run may spend.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_model_secs: Option<f64>,
+    /// Reply budgets per role over the defaults.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub max_tokens: BTreeMap<CallRole, u32>,
+    /// The largest reply accepted, in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(type = "number | null")]
+    pub max_reply_bytes: Option<usize>,
+    /// The longest model text kept in the database, in characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(type = "number | null")]
+    pub max_stored_chars: Option<usize>,
+}
+
+impl LlmLimits {
+    /// These limits as settings (nothing else set), e.g. to overlay.
+    pub fn to_settings(&self) -> LlmSettings {
+        LlmSettings {
+            timeout_secs: self.timeout_secs,
+            attempts: self.attempts,
+            max_model_secs: self.max_model_secs,
+            max_tokens: (!self.max_tokens.is_empty()).then(|| self.max_tokens.clone()),
+            max_reply_bytes: self.max_reply_bytes,
+            max_stored_chars: self.max_stored_chars,
+            ..LlmSettings::default()
+        }
+    }
+
+    /// Checks every limit against its bounds; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        self.to_settings().validate()
+    }
 }
 
 impl LlmSettings {

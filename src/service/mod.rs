@@ -1173,12 +1173,13 @@ impl Service {
     }
 
     fn llm_client(&self) -> Result<Option<crate::llm::LlmClient>> {
-        self.llm_client_with(&crate::llm::LlmSettings::default())
+        self.llm_client_with(&crate::llm::LlmLimits::default())
     }
 
-    /// The model client of a launch: the app's settings, with a suite's
-    /// `llm:` limits over them (never its endpoint or key: a suite has none).
-    fn llm_client_with(&self, limits: &crate::llm::LlmSettings) -> Result<Option<crate::llm::LlmClient>> {
+    /// The model client of a launch: the app's settings and limits, with a
+    /// suite's `llm:` limits over them (never its endpoint or key: a suite
+    /// has none).
+    fn llm_client_with(&self, suite: &crate::llm::LlmLimits) -> Result<Option<crate::llm::LlmClient>> {
         let s = lock(&self.settings).clone();
         let llm_settings = crate::llm::LlmSettings {
             base_url: s.llm_base_url,
@@ -1186,7 +1187,8 @@ impl Service {
             api_key: self.keychain_key(),
             ..Default::default()
         }
-        .overlay(limits);
+        .overlay(&s.llm_limits.to_settings())
+        .overlay(&suite.to_settings());
         let env = Arc::clone(&self.config.env);
         match crate::llm::LlmConfig::resolve(&llm_settings, |n| env(n)) {
             Ok(config) => {
@@ -1300,6 +1302,7 @@ impl Service {
             llm_model: s.llm_model,
             effective_base_url,
             effective_model,
+            llm_limits: s.llm_limits.clone(),
             api_key_present: api_key_source.is_some(),
             api_key_source,
             keychain_available,
@@ -1318,6 +1321,12 @@ impl Service {
         }
         if let Some(model) = clean(&update.llm_model) {
             next.llm_model = (!model.is_empty()).then_some(model);
+        }
+        if let Some(limits) = &update.llm_limits {
+            limits
+                .validate()
+                .map_err(|e| ServiceError::BadInput(format!("the model-call limits are not usable: {e}")))?;
+            next.llm_limits = limits.clone();
         }
         if let Some(db) = clean(&update.db_path) {
             next.db_path = (!db.is_empty()).then(|| resolve_path(&db).display().to_string());

@@ -36,10 +36,17 @@ pub struct Settings {
     pub llm_base_url: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub llm_model: Option<String>,
+    /// Limits of every launch's model calls (a suite's `llm:` goes over them).
+    #[serde(skip_serializing_if = "is_default_limits")]
+    pub llm_limits: crate::llm::LlmLimits,
     /// The suite file each suite was last launched from, by suite name, so
     /// "Launch again" needs no typing.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub suite_paths: BTreeMap<String, String>,
+}
+
+fn is_default_limits(l: &crate::llm::LlmLimits) -> bool {
+    *l == crate::llm::LlmLimits::default()
 }
 
 #[derive(Debug, thiserror::Error)]

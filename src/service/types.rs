@@ -690,6 +690,8 @@ pub struct SettingsView {
     /// What a launch would use now: the settings over the environment.
     pub effective_base_url: String,
     pub effective_model: Option<String>,
+    /// Limits of every launch's model calls; empty fields take the defaults.
+    pub llm_limits: crate::llm::LlmLimits,
     /// Whether a launch would send an API key, and where it comes from: an
     /// environment variable's name or `keychain`. The key itself is never
     /// read back, stored or sent anywhere but the model server.
@@ -729,6 +731,10 @@ pub struct SettingsUpdate {
     #[serde(default)]
     #[ts(optional)]
     pub llm_model: Option<String>,
+    /// Replaces the model-call limits (checked against their bounds).
+    #[serde(default)]
+    #[ts(optional)]
+    pub llm_limits: Option<crate::llm::LlmLimits>,
 }
 
 /// The answer to "test connection" on the settings screen: one tiny chat

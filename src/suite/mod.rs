@@ -60,10 +60,8 @@ pub struct Suite {
     /// `verify_repeats:` as written (only on a noisy suite).
     pub verify_repeats: Option<u32>,
     /// `llm:`: limits of the model calls its runs make (over the app's
-    /// settings; the CLI's flags go over these). Not serialized: it is
-    /// read from the file at each launch.
-    #[serde(skip)]
-    pub llm: crate::llm::LlmSettings,
+    /// settings; the CLI's flags go over these).
+    pub llm: crate::llm::LlmLimits,
 }
 
 /// One task of a suite.
@@ -548,20 +546,10 @@ impl Validator {
     }
 
     /// `llm:` as settings, checked against the same bounds as the CLI's flags.
-    fn llm_limits(&mut self, raw: Option<Spanned<raw::Llm>>) -> crate::llm::LlmSettings {
-        let Some(raw) = raw else { return crate::llm::LlmSettings::default() };
-        let l = raw.value;
-        let settings = crate::llm::LlmSettings {
-            timeout_secs: l.timeout_secs,
-            attempts: l.attempts,
-            max_model_secs: l.max_model_secs,
-            max_tokens: l.max_tokens,
-            max_reply_bytes: l.max_reply_bytes,
-            max_stored_chars: l.max_stored_chars,
-            ..crate::llm::LlmSettings::default()
-        };
-        match settings.validate() {
-            Ok(()) => settings,
+    fn llm_limits(&mut self, raw: Option<Spanned<crate::llm::LlmLimits>>) -> crate::llm::LlmLimits {
+        let Some(raw) = raw else { return crate::llm::LlmLimits::default() };
+        match raw.value.validate() {
+            Ok(()) => raw.value,
             Err(message) => {
                 let field = message.split_whitespace().next().unwrap_or_default();
                 self.issue(
@@ -570,7 +558,7 @@ impl Validator {
                     message.clone(),
                     "see \"Model calls: limits\" in the README for each limit and its bounds",
                 );
-                crate::llm::LlmSettings::default()
+                crate::llm::LlmLimits::default()
             }
         }
     }
@@ -632,7 +620,7 @@ impl Validator {
                 run,
                 noisy: false,
                 verify_repeats: None,
-                llm: crate::llm::LlmSettings::default(),
+                llm: crate::llm::LlmLimits::default(),
             }),
             _ => {
                 self.issues.sort_by_key(|i| (i.location.line, i.location.column));

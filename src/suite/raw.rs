@@ -32,25 +32,7 @@ pub struct Suite {
     /// suite file from anyone must not send the prompts, or the key,
     /// elsewhere).
     #[serde(default)]
-    pub llm: Option<Spanned<Llm>>,
-}
-
-/// `llm:` of a suite: how patient and how generous its model calls are.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Llm {
-    #[serde(default)]
-    pub timeout_secs: Option<f64>,
-    #[serde(default)]
-    pub attempts: Option<u32>,
-    #[serde(default)]
-    pub max_model_secs: Option<f64>,
-    #[serde(default)]
-    pub max_tokens: Option<BTreeMap<crate::llm::CallRole, u32>>,
-    #[serde(default)]
-    pub max_reply_bytes: Option<usize>,
-    #[serde(default)]
-    pub max_stored_chars: Option<usize>,
+    pub llm: Option<Spanned<crate::llm::LlmLimits>>,
 }
 
 #[derive(Debug, Deserialize)]

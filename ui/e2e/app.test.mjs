@@ -356,6 +356,31 @@ describe("the Attractor web UI against a real server", () => {
     await shot("18-settings.png");
   });
 
+  it("saves the model-call limits, and refuses one out of range with its name", async () => {
+    await page.goto(`${server.url}#/settings`);
+    await page.getByTestId("llm-limits").waitFor();
+    await page.getByTestId("limit-timeout_secs").fill("300");
+    await page.getByTestId("limit-tokens.proposer").fill("900");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByText(/Saved to /).waitFor();
+    const saved = await (await fetch(`${server.url}api/settings`)).json();
+    assert.equal(saved.llm_limits.timeout_secs, 300);
+    assert.equal(saved.llm_limits.max_tokens.proposer, 900);
+    // Shown again after a reload, as saved.
+    await page.reload();
+    assert.equal(await page.getByTestId("limit-tokens.proposer").inputValue(), "900");
+    await page.getByTestId("limit-attempts").fill("0");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByText(/attempts must be from 1 to 10/).waitFor();
+    await shot("18b-settings-limits.png");
+    // Put the limits back for the tests after this one.
+    await page.getByTestId("limit-attempts").fill("");
+    await page.getByTestId("limit-timeout_secs").fill("");
+    await page.getByTestId("limit-tokens.proposer").fill("");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByText(/Saved to /).waitFor();
+  });
+
   it("moves between screens with keyboard shortcuts", async () => {
     await page.goto(`${server.url}#/charts/knobs`);
     await page.getByTestId("loss-curve").waitFor();

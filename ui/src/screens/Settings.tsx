@@ -1,12 +1,27 @@
-// Settings: the database path (applies at the next start), the LLM endpoint
-// and model (apply to the next launch), and the API key: kept in the
+// Settings: the database path (applies at the next start), the LLM endpoint,
+// model and model-call limits (apply to the next launch), and the API key: kept in the
 // operating system's keychain (or taken from the environment), never in the
 // database or the settings file, and never shown again once saved.
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import { ErrorNote } from "../components/common";
+import type { CallRole } from "../generated/CallRole";
 import type { LlmCheck } from "../generated/LlmCheck";
+import type { LlmLimits } from "../generated/LlmLimits";
 import type { SettingsView } from "../generated/SettingsView";
+
+/** The roles whose reply budget a person may set, with their defaults. */
+const ROLES: [CallRole, number][] = [
+  ["proposer", 2048],
+  ["executor", 3072],
+  ["verifier", 768],
+  ["decomposer", 1024],
+  ["supervisor", 384],
+  ["ideation", 1024],
+];
+
+/** A number field's text as a limit: empty is "the default". */
+const num = (text: string): number | null => (text.trim() === "" ? null : Number(text));
 
 export function Settings() {
   const [s, setS] = useState<SettingsView | null>(null);
@@ -18,13 +33,51 @@ export function Settings() {
   const [check, setCheck] = useState<LlmCheck | null>(null);
   const [testing, setTesting] = useState(false);
   const [key, setKey] = useState("");
+  const [limits, setLimits] = useState<Record<string, string>>({});
 
   const show = (v: SettingsView) => {
     setS(v);
     setDb(v.db_path_next_start ?? v.db_path);
     setUrl(v.llm_base_url ?? "");
     setModel(v.llm_model ?? "");
+    const l = v.llm_limits;
+    const text = (x: number | null | undefined) => (x === null || x === undefined ? "" : String(x));
+    setLimits({
+      timeout_secs: text(l.timeout_secs),
+      attempts: text(l.attempts),
+      max_model_secs: text(l.max_model_secs),
+      max_reply_bytes: text(l.max_reply_bytes),
+      ...Object.fromEntries(ROLES.map(([r]) => [`tokens.${r}`, text(l.max_tokens?.[r])])),
+    });
   };
+  const limitsOf = (): LlmLimits => {
+    const max_tokens: LlmLimits["max_tokens"] = {};
+    for (const [r] of ROLES) {
+      const n = num(limits[`tokens.${r}`] ?? "");
+      if (n !== null) max_tokens[r] = n;
+    }
+    const opt = (k: string) => num(limits[k] ?? "");
+    return {
+      timeout_secs: opt("timeout_secs"),
+      attempts: opt("attempts"),
+      max_model_secs: opt("max_model_secs"),
+      max_reply_bytes: opt("max_reply_bytes"),
+      max_stored_chars: s?.llm_limits.max_stored_chars ?? null,
+      max_tokens,
+    };
+  };
+  const limitField = (k: string, label: string, placeholder: string) => (
+    <label key={k}>
+      {label}
+      <input
+        value={limits[k] ?? ""}
+        onChange={(e) => setLimits({ ...limits, [k]: e.target.value })}
+        placeholder={placeholder}
+        inputMode="numeric"
+        data-testid={`limit-${k}`}
+      />
+    </label>
+  );
   useEffect(() => {
     api.settings().then(show).catch((e: Error) => setError(e.message));
   }, []);
@@ -33,7 +86,7 @@ export function Settings() {
     setError(null);
     setSaved(false);
     try {
-      show(await api.saveSettings({ db_path: db, llm_base_url: url, llm_model: model }));
+      show(await api.saveSettings({ db_path: db, llm_base_url: url, llm_model: model, llm_limits: limitsOf() }));
       setSaved(true);
     } catch (e) {
       setError((e as Error).message);
@@ -105,6 +158,14 @@ export function Settings() {
             Now: <code>{s.effective_model ?? "none — optimize tasks run on heuristics only"}</code>
           </span>
         </label>
+        <fieldset className="limits" data-testid="llm-limits">
+          <legend>Model calls (empty: the default; a suite's <code>llm:</code> goes over these)</legend>
+          {limitField("timeout_secs", "Seconds per attempt", "120")}
+          {limitField("attempts", "Attempts per call", "3")}
+          {limitField("max_model_secs", "Model seconds per run", "no limit")}
+          {limitField("max_reply_bytes", "Largest reply (bytes)", "262144")}
+          {ROLES.map(([r, d]) => limitField(`tokens.${r}`, `Reply budget: ${r} (tokens)`, String(d)))}
+        </fieldset>
         <div className="field">
           API key
           <p data-testid="api-key">
