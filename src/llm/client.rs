@@ -9,7 +9,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
@@ -44,14 +43,6 @@ pub enum ReplyFormat {
 }
 
 impl ReplyFormat {
-    fn from_u8(n: u8) -> ReplyFormat {
-        match n {
-            0 => ReplyFormat::Schema,
-            1 => ReplyFormat::Object,
-            _ => ReplyFormat::Prompt,
-        }
-    }
-
     fn weaker(self) -> ReplyFormat {
         match self {
             ReplyFormat::Schema => ReplyFormat::Object,
@@ -60,7 +51,8 @@ impl ReplyFormat {
     }
 }
 
-/// What each endpoint was found to accept, for this process.
+/// What each endpoint was found to accept, for this process: the one place
+/// this is kept, so every client (and clone) of an endpoint agrees.
 static LEARNED_FORMATS: LazyLock<Mutex<HashMap<String, ReplyFormat>>> = LazyLock::new(Default::default);
 
 /// How often a call that is still waiting says so.
@@ -75,8 +67,9 @@ enum Want<'a> {
     Schema { name: &'a str, schema: &'a serde_json::Value },
 }
 
-/// A client for one model server. Cheap to clone; clones share the cache, the
-/// usage counters and what was learned about the server (JSON mode support).
+/// A client for one model server. Cheap to clone; clones share the cache and
+/// the usage counters (what was learned about the server's reply formats is
+/// shared by every client of the endpoint).
 #[derive(Clone)]
 pub struct LlmClient {
     config: Arc<LlmConfig>,
@@ -87,8 +80,6 @@ pub struct LlmClient {
     policy: RetryPolicy,
     cache: Arc<ResponseCache>,
     usage: Arc<Usage>,
-    /// The strongest [`ReplyFormat`] the server accepts, as far as known.
-    format: Arc<AtomicU8>,
 }
 
 /// A successful answer to one HTTP request, before it becomes a [`ChatReply`].
@@ -149,9 +140,6 @@ impl LlmClient {
             auth,
             cache: Arc::new(ResponseCache::memory()),
             usage: Arc::new(Usage::new()),
-            format: Arc::new(AtomicU8::new(
-                lock_formats().get(endpoint.as_str()).copied().unwrap_or(ReplyFormat::Schema) as u8,
-            )),
             endpoint,
         })
     }
@@ -186,7 +174,7 @@ impl LlmClient {
 
     /// The strongest reply format this server is known to accept.
     pub fn reply_format(&self) -> ReplyFormat {
-        ReplyFormat::from_u8(self.format.load(Ordering::Relaxed))
+        lock_formats().get(self.endpoint.as_str()).copied().unwrap_or(ReplyFormat::Schema)
     }
 
     /// `text` cut to the configured size for the database, with a marker
@@ -254,14 +242,7 @@ impl LlmClient {
             Err(problem) => problem,
         };
         if spent.calls >= req.call_limit.unwrap_or(u32::MAX) {
-            self.usage.record_invalid_reply(role_of(&req));
-            return Err(LlmError::InvalidJson {
-                model: self.model_of(&req).to_string(),
-                error: problem,
-                reply_start: truncate(&first.content, 160),
-                calls: spent.calls,
-                tokens: spent.tokens,
-            });
+            return Err(self.unusable(&req, problem, &first, &spent));
         }
         tracing::debug!(%problem, "the model's reply is not the JSON asked for; asking it to correct it");
         let correction = req
@@ -281,16 +262,31 @@ impl LlmClient {
                     calls: spent.calls,
                 })
             }
-            Err(problem) => {
-                self.usage.record_invalid_reply(role_of(&req));
-                Err(LlmError::InvalidJson {
-                    model: self.model_of(&req).to_string(),
-                    error: problem,
-                    reply_start: truncate(&second.content, 160),
-                    calls: spent.calls,
-                    tokens: spent.tokens,
-                })
-            }
+            Err(problem) => Err(self.unusable(&req, problem, &second, &spent)),
+        }
+    }
+
+    /// The error for a reply that stayed unusable, counted as such.
+    fn unusable(&self, req: &ChatRequest, problem: String, last: &ChatReply, spent: &Spent) -> LlmError {
+        self.usage.record_invalid_reply(role_of(req));
+        LlmError::InvalidJson {
+            model: self.model_of(req).to_string(),
+            error: problem,
+            reply_start: truncate(&last.content, 160),
+            calls: spent.calls,
+            tokens: spent.tokens,
+        }
+    }
+
+    /// The error for a reply cut off at `max_tokens`, counted as unusable.
+    fn cut_off(&self, req: &ChatRequest, max_tokens: u32, spent: &Spent) -> LlmError {
+        self.usage.record_invalid_reply(role_of(req));
+        LlmError::CutOff {
+            model: self.model_of(req).to_string(),
+            role: req.role.map_or_else(|| "default".to_string(), |r| r.to_string()),
+            max_tokens,
+            calls: spent.calls,
+            tokens: spent.tokens,
         }
     }
 
@@ -304,20 +300,12 @@ impl LlmClient {
     ) -> Result<(ChatReply, Option<Pending>), LlmError> {
         let (reply, pending) = self.call(req, want).await?;
         spent.add(&reply);
-        let limited = spent.calls >= req.call_limit.unwrap_or(u32::MAX);
         if !is_cut_off(&reply) {
             return Ok((reply, pending));
         }
         let budget = self.max_tokens_of(req);
-        if limited {
-            self.usage.record_invalid_reply(role_of(req));
-            return Err(LlmError::CutOff {
-                model: self.model_of(req).to_string(),
-                role: req.role.map_or_else(|| "default".to_string(), |r| r.to_string()),
-                max_tokens: budget,
-                calls: spent.calls,
-                tokens: spent.tokens,
-            });
+        if spent.calls >= req.call_limit.unwrap_or(u32::MAX) {
+            return Err(self.cut_off(req, budget, spent));
         }
         let larger = budget.saturating_mul(2).min(MAX_TOKENS_LIMIT);
         tracing::debug!(
@@ -331,14 +319,7 @@ impl LlmClient {
         if !is_cut_off(&reply) {
             return Ok((reply, pending));
         }
-        self.usage.record_invalid_reply(role_of(&req));
-        Err(LlmError::CutOff {
-            model: self.model_of(req).to_string(),
-            role: req.role.map_or_else(|| "default".to_string(), |r| r.to_string()),
-            max_tokens: larger,
-            calls: spent.calls,
-            tokens: spent.tokens,
-        })
+        Err(self.cut_off(req, larger, spent))
     }
 
     fn model_of<'r>(&'r self, req: &'r ChatRequest) -> &'r str {
@@ -513,7 +494,6 @@ impl LlmClient {
     }
 
     fn lower_format(&self, to: ReplyFormat) {
-        self.format.fetch_max(to as u8, Ordering::Relaxed);
         let mut learned = lock_formats();
         let entry = learned.entry(self.endpoint.as_str().to_string()).or_insert(to);
         *entry = (*entry).max(to);

@@ -62,6 +62,23 @@ pub struct LlmSettings {
     pub max_model_secs: Option<f64>,
 }
 
+/// A limit out of its bounds: which one (`timeout_secs`, `max_tokens.executor`)
+/// and a sentence saying what it must be.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct InvalidLimit {
+    pub field: String,
+    pub message: String,
+}
+
+impl InvalidLimit {
+    /// `requirement` follows the field's name: "must be from 1 to 10, not 0".
+    fn new(field: impl Into<String>, requirement: String) -> InvalidLimit {
+        let field = field.into();
+        InvalidLimit { message: format!("{field} {requirement}"), field }
+    }
+}
+
 /// How patient and how generous model calls are — everything of
 /// [`LlmSettings`] but the endpoint, the model and the key, which is what a
 /// suite file (`llm:`), the settings screen and the API may set. A suite
@@ -106,7 +123,7 @@ impl LlmLimits {
     }
 
     /// Checks every limit against its bounds; the error names the field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidLimit> {
         self.to_settings().validate()
     }
 }
@@ -140,43 +157,53 @@ impl LlmSettings {
     }
 
     /// Checks the numbers against their bounds; the error names the field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidLimit> {
         if let Some(t) = self.timeout_secs
             && !(t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_SECS)
         {
-            return Err(format!(
-                "timeout_secs must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {t}"
+            return Err(InvalidLimit::new(
+                "timeout_secs",
+                format!("must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {t}"),
             ));
         }
         if let Some(t) = self.max_model_secs
             && !(t.is_finite() && t > 0.0 && t <= 100.0 * MAX_TIMEOUT_SECS)
         {
-            return Err(format!("max_model_secs must be a number of seconds above 0, not {t}"));
+            return Err(InvalidLimit::new("max_model_secs", format!("must be a number of seconds above 0, not {t}")));
         }
         if let Some(n) = self.attempts
             && !(1..=MAX_ATTEMPTS).contains(&n)
         {
-            return Err(format!("attempts must be from 1 to {MAX_ATTEMPTS}, not {n}"));
+            return Err(InvalidLimit::new("attempts", format!("must be from 1 to {MAX_ATTEMPTS}, not {n}")));
         }
         if let Some(n) = self.max_retries
             && n >= MAX_ATTEMPTS
         {
-            return Err(format!("max_retries must be below {MAX_ATTEMPTS}, not {n}"));
+            return Err(InvalidLimit::new("max_retries", format!("must be below {MAX_ATTEMPTS}, not {n}")));
         }
         for (role, n) in self.max_tokens.iter().flatten() {
             if !(1..=MAX_TOKENS_LIMIT).contains(n) {
-                return Err(format!("max_tokens.{role} must be from 1 to {MAX_TOKENS_LIMIT}, not {n}"));
+                return Err(InvalidLimit::new(
+                    format!("max_tokens.{role}"),
+                    format!("must be from 1 to {MAX_TOKENS_LIMIT}, not {n}"),
+                ));
             }
         }
         if let Some(n) = self.max_reply_bytes
             && !(1024..=MAX_REPLY_BYTES_LIMIT).contains(&n)
         {
-            return Err(format!("max_reply_bytes must be from 1024 to {MAX_REPLY_BYTES_LIMIT}, not {n}"));
+            return Err(InvalidLimit::new(
+                "max_reply_bytes",
+                format!("must be from 1024 to {MAX_REPLY_BYTES_LIMIT}, not {n}"),
+            ));
         }
         if let Some(n) = self.max_stored_chars
             && !(200..=MAX_REPLY_BYTES_LIMIT).contains(&n)
         {
-            return Err(format!("max_stored_chars must be from 200 to {MAX_REPLY_BYTES_LIMIT}, not {n}"));
+            return Err(InvalidLimit::new(
+                "max_stored_chars",
+                format!("must be from 200 to {MAX_REPLY_BYTES_LIMIT}, not {n}"),
+            ));
         }
         Ok(())
     }
@@ -289,7 +316,7 @@ impl LlmConfig {
             .or_else(|| env(ENV_API_KEY).map(ApiKey::new))
             .or_else(|| env(ENV_OPENAI_API_KEY).map(ApiKey::new));
 
-        settings.validate().map_err(LlmError::BadSetting)?;
+        settings.validate().map_err(|e| LlmError::BadSetting(e.message))?;
         let mut config = LlmConfig::new(base_url, model);
         config.api_key = api_key;
         if let Some(secs) = settings.timeout_secs {

@@ -58,8 +58,8 @@ mod wire;
 
 pub use client::{LlmClient, ReplyFormat};
 pub use config::{
-    DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY, ENV_OPENAI_BASE_URL, LlmConfig,
-    LlmLimits, LlmSettings, MAX_TOKENS_LIMIT,
+    DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY, ENV_OPENAI_BASE_URL, InvalidLimit,
+    LlmConfig, LlmLimits, LlmSettings, MAX_TOKENS_LIMIT,
 };
 pub use error::LlmError;
 pub use lenient::{balanced_spans, fenced_blocks, strip_think};

@@ -115,10 +115,15 @@ impl ModelSpend {
         self.prompt_tokens.saturating_add(self.completion_tokens)
     }
 
-    /// "3 model calls, 2,410 tokens, 41.2 s"
+    /// "3 model call(s) (1 failed or unusable), 2410 tokens, 41.2 s"
     pub fn summary(&self) -> String {
+        self.counted("model call(s)")
+    }
+
+    /// Calls (named `calls`), failures, tokens and time in one phrase.
+    fn counted(&self, calls: &str) -> String {
         let failed = if self.failures > 0 { format!(" ({} failed or unusable)", self.failures) } else { String::new() };
-        format!("{} model call(s){failed}, {} tokens, {:.1} s", self.calls, self.total_tokens(), self.seconds)
+        format!("{} {calls}{failed}, {} tokens, {:.1} s", self.calls, self.total_tokens(), self.seconds)
     }
 }
 
@@ -233,13 +238,7 @@ pub fn model_use_line(by_role: &BTreeMap<CallRole, ModelSpend>, wall: Duration) 
     if used.is_empty() {
         return None;
     }
-    let parts: Vec<String> = used
-        .iter()
-        .map(|(role, s)| {
-            let failed = if s.failures > 0 { format!(" ({} failed or unusable)", s.failures) } else { String::new() };
-            format!("{role} {} call(s){failed}, {} tokens, {:.1} s", s.calls, s.total_tokens(), s.seconds)
-        })
-        .collect();
+    let parts: Vec<String> = used.iter().map(|(role, s)| format!("{role} {}", s.counted("call(s)"))).collect();
     let waiting: f64 = used.iter().map(|(_, s)| s.seconds).sum();
     let wall = wall.as_secs_f64();
     let share = if wall > 0.0 { 100.0 * waiting / wall } else { 0.0 };

@@ -166,9 +166,10 @@ impl TextGrad {
         // reply is whole (about three characters a token).
         let content_chars = (budget as usize).saturating_sub(200) * 3;
         let shape = |schema: &mut serde_json::Value| {
-            schema["properties"]["proposed_content"]["maxLength"] = content_chars.min(MAX_CONTENT_CHARS).into();
-            schema["properties"]["rationale"]["maxLength"] = 400.into();
-            schema["properties"]["artifact"]["maxLength"] = 200.into();
+            crate::llm::bound_properties(
+                schema,
+                &[("proposed_content", content_chars.min(MAX_CONTENT_CHARS)), ("rationale", 400), ("artifact", 200)],
+            );
         };
         let reply = self.client.chat_json_shaped::<Reply>(request, shape).await?.value;
         let name = reply.artifact.trim().to_string();
@@ -236,8 +237,7 @@ pub fn reply_budget(content: &str, ceiling: u32) -> u32 {
 /// "the call failed: no answer within 120.0 s (2 attempt(s))".
 pub fn rejection_of(e: &LlmError) -> String {
     match e {
-        LlmError::InvalidJson { .. } => format!("unusable reply: {}", e.short_reason()),
-        LlmError::CutOff { .. } => format!("unusable reply: {}", e.short_reason()),
+        LlmError::InvalidJson { .. } | LlmError::CutOff { .. } => format!("unusable reply: {}", e.short_reason()),
         _ => format!("the call failed: {}", e.short_reason()),
     }
 }

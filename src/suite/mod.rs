@@ -550,12 +550,11 @@ impl Validator {
         let Some(raw) = raw else { return crate::llm::LlmLimits::default() };
         match raw.value.validate() {
             Ok(()) => raw.value,
-            Err(message) => {
-                let field = message.split_whitespace().next().unwrap_or_default();
+            Err(invalid) => {
                 self.issue(
                     raw.referenced,
-                    format!("llm.{field}"),
-                    message.clone(),
+                    format!("llm.{}", invalid.field),
+                    invalid.message,
                     "see \"Model calls: limits\" in the README for each limit and its bounds",
                 );
                 crate::llm::LlmLimits::default()
