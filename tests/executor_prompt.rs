@@ -66,6 +66,7 @@ fn inputs() -> PromptInputs {
                 summary: "HISTORY-ONE: split on '-' and parsed the rest".into(),
                 outcome: "2 of 5 tests pass".into(),
                 tools_used: vec!["str::split".into()],
+                refused: vec![],
             },
             AttemptNote {
                 sequence: 2,
@@ -73,6 +74,7 @@ fn inputs() -> PromptInputs {
                 summary: "HISTORY-TWO: handled the sign with a flag".into(),
                 outcome: "4 of 5 tests pass".into(),
                 tools_used: vec!["regex".into()],
+                refused: vec![],
             },
             AttemptNote {
                 sequence: 3,
@@ -80,6 +82,7 @@ fn inputs() -> PromptInputs {
                 summary: "HISTORY-THREE: rewrote the digit loop".into(),
                 outcome: "3 of 5 tests pass".into(),
                 tools_used: vec![],
+                refused: vec!["src/lib.rs (replace): REFUSED-THREE `search` does not match the file".into()],
             },
         ],
         carry_forward: Some(CarryForwardInputs {
@@ -164,6 +167,10 @@ fn retry_with_feedback_shows_every_failing_check_and_the_attempts() {
     assert!(feedback.contains("ASSERTION left: 4") && feedback.contains("LINT-EVIDENCE"), "{feedback}");
     assert!(feedback.contains("tests: 3 of 5 pass, 2 fail"), "{feedback}");
     assert!(u.contains("HISTORY-ONE") && u.contains("HISTORY-THREE"));
+    assert!(
+        u.contains("edit refused: src/lib.rs (replace): REFUSED-THREE"),
+        "a refused edit's reason reaches the next prompt: {u}"
+    );
     assert!(u.contains("CARRIED-ANTI"), "the carried anti-patterns are listed as anti-patterns");
     assert!(!u.contains("How the result will be judged"), "no rubric for a plain retry");
 }

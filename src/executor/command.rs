@@ -198,7 +198,11 @@ impl Executor for CommandExecutor {
                 .into_iter()
                 .map(|c| {
                     let exists = std::fs::symlink_metadata(ws.root().join(&c.path)).is_ok();
-                    AppliedEdit { path: c.path, action: if exists { EditAction::Write } else { EditAction::Delete } }
+                    AppliedEdit {
+                        path: c.path,
+                        action: if exists { EditAction::Write } else { EditAction::Delete },
+                        note: None,
+                    }
                 })
                 .collect(),
             None => Vec::new(),

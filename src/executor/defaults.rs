@@ -24,15 +24,18 @@ pub const LLM_REPLY_CONTRACT: &str = r#"Reply with one JSON object and nothing e
   "summary": "what you changed and why, in two or three sentences",
   "tools_used": ["the tools, libraries or techniques your change relies on"],
   "edits": [
-    {"path": "relative/path/to/file", "action": "write", "content": "the complete new content of the file"},
-    {"path": "relative/path/to/obsolete_file", "action": "delete"}
+    {"path": "src/existing_file.py", "action": "replace", "search": "a few lines copied exactly from the file", "replace": "what those lines become"},
+    {"path": "src/new_file.py", "action": "write", "content": "the complete content of the file"},
+    {"path": "src/obsolete_file.py", "action": "delete"}
   ],
   "subtasks": ["only when asked to decompose: the subtasks, in order"],
   "amendments": ["only when asked to review the specification: each change to it"]
 }
-Rules: paths are relative to the workspace root and stay inside it (no absolute paths, no `..`, nothing in `.git`);
-a write replaces the whole file, so give its complete content; list only files you change; an edit that breaks
-these rules is refused and reported back to you."#;
+Rules: use the paths of the files shown to you, relative to the workspace root (no absolute paths, no `..`,
+nothing in `.git`). To change a file, prefer a replace: `search` holds a few lines copied from the file as shown
+(enough to match one place) and `replace` what they become. A write replaces the whole file, so give its complete
+content; use it for new files and small files. List only files you change. An edit that breaks these rules or
+does not match is refused, and the next prompt tells you why."#;
 
 /// What an external coding agent (the command executor) is told besides the task.
 pub const COMMAND_CONTRACT: &str = "Work directly on the files of the current directory (the workspace). Do not \

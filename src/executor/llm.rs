@@ -1,15 +1,23 @@
 //! The built-in executor: one structured chat call per iteration.
 //!
 //! The model is shown the strategy's prompt and asked (JSON mode) for a
-//! reply of a fixed shape — a summary, the tools it relied on, and whole-file
-//! edits. The reply is then checked before anything touches the disk:
+//! reply of a fixed shape — a summary, the tools it relied on, and edits:
+//! search/replace blocks (what small models can produce: a few lines copied
+//! from the file and what they become, matched tolerantly by [`patch`]),
+//! whole-file writes for new and small files, and deletions. The reply is
+//! then checked before anything touches the disk:
 //!
 //! - a reply that names a blocked tool is refused whole, nothing written;
 //! - each edit goes through [`Workspace::write_file`] /
 //!   [`Workspace::delete_file`], which refuse paths outside the workspace,
-//!   into `.git`, through escaping links, or over the size limit — a refused
-//!   edit is reported with its reason, the others are applied;
+//!   into `.git`, through escaping links, or over the size limit; a whole-file
+//!   write over an existing file above `max_whole_file_bytes` is refused (a
+//!   model that rewrites a long file drops parts of it) — a refused edit is
+//!   reported with its reason, which the next prompt shows, and the others
+//!   are applied;
 //! - the workspace is committed, so the iteration has its own state.
+//!
+//! [`patch`]: super::patch
 
 use std::time::{Duration, Instant};
 
@@ -21,11 +29,12 @@ use super::{
     AppliedEdit, EditAction, Execution, ExecutionRequest, ExecutionStatus, Executor, ExecutorError, RejectedEdit,
     ViewBudget, blocked_tools_used, commit_message, prepare, prompt_for,
 };
-use crate::llm::{CallRole, ChatMessage, ChatRequest, LlmClient};
-use crate::workspace::Workspace;
+use super::patch;
+use crate::llm::{CallRole, ChatMessage, ChatRequest, LlmClient, bound_properties};
+use crate::workspace::{Refusal, Workspace};
 
 /// The tools the LLM executor offers the model.
-const TOOLS: [&str; 2] = ["write_file", "delete_file"];
+const TOOLS: [&str; 3] = ["replace_in_file", "write_file", "delete_file"];
 
 /// Settings of the LLM executor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,6 +49,9 @@ pub struct LlmExecutorConfig {
     pub timeout_secs: Option<f64>,
     /// Edits applied from one reply at most; the rest are refused.
     pub max_edits: usize,
+    /// A whole-file write may replace an existing file up to this size
+    /// (bytes); larger files take search/replace edits.
+    pub max_whole_file_bytes: u64,
     pub view: ViewBudget,
 }
 
@@ -51,6 +63,7 @@ impl Default for LlmExecutorConfig {
             model: None,
             timeout_secs: None,
             max_edits: 100,
+            max_whole_file_bytes: 16 * 1024,
             view: ViewBudget::default(),
         }
     }
@@ -72,18 +85,33 @@ struct ModelReply {
     amendments: Vec<String>,
 }
 
+/// One edit. Which fields it needs depends on `action`: `search` and
+/// `replace` for a replace, `content` for a write, none for a delete.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct ModelEdit {
+    /// The file, relative to the workspace root.
     path: String,
     #[serde(default = "write_action")]
     action: EditAction,
+    /// write: the complete new content of the file.
     #[serde(default)]
     content: Option<String>,
+    /// replace: lines copied from the file, enough to match one place.
+    #[serde(default)]
+    search: Option<String>,
+    /// replace: what those lines become.
+    #[serde(default)]
+    replace: Option<String>,
 }
 
 fn write_action() -> EditAction {
     EditAction::Write
 }
+
+/// How many characters of the summary and tool names the schema allows: a
+/// server that enforces it makes a rambling model close the string.
+const SUMMARY_CHARS: usize = 600;
+const LIST_ITEMS: usize = 12;
 
 /// Executes iterations by asking a model.
 pub struct LlmExecutor {
@@ -94,6 +122,53 @@ pub struct LlmExecutor {
 impl LlmExecutor {
     pub fn new(client: LlmClient, config: LlmExecutorConfig) -> LlmExecutor {
         LlmExecutor { client, config }
+    }
+
+    /// Applies one edit of the reply: `Ok` with how a replace matched, or
+    /// the reason it was refused (told to the model next time).
+    fn apply(&self, edit: &ModelEdit, ws: &Workspace) -> Result<Option<String>, String> {
+        let refused = |e: crate::workspace::FileError| e.reason.to_string();
+        match edit.action {
+            EditAction::Delete => ws.delete_file(&edit.path).map(|()| None).map_err(refused),
+            EditAction::Write => {
+                let Some(content) = &edit.content else {
+                    return Err("a write needs `content` (the complete new file); to change part of a file use \
+                         a replace edit with `search` and `replace`"
+                        .to_string());
+                };
+                if let Ok(existing) = ws.read_file(&edit.path) {
+                    let limit = self.config.max_whole_file_bytes;
+                    if existing.len() as u64 > limit && existing != *content {
+                        return Err(format!(
+                            "the file has {} bytes and a write replaces all of it; for files over {limit} bytes use \
+                             a replace edit with `search` (lines copied from the file) and `replace`",
+                            existing.len()
+                        ));
+                    }
+                }
+                ws.write_file(&edit.path, content.as_bytes()).map(|()| None).map_err(refused)
+            }
+            EditAction::Replace => {
+                let (Some(search), Some(replacement)) = (&edit.search, &edit.replace) else {
+                    return Err("a replace needs `search` (lines copied from the file) and `replace` (what they \
+                         become)"
+                        .to_string());
+                };
+                let original = match ws.read_file(&edit.path) {
+                    Ok(text) => text,
+                    // A replace with an empty search may create the file.
+                    Err(e) if matches!(e.reason, Refusal::NotFound) && search.trim().is_empty() => String::new(),
+                    Err(e) if matches!(e.reason, Refusal::NotFound) => {
+                        return Err("no such file; to create it use a write edit with its complete `content`"
+                            .to_string());
+                    }
+                    Err(e) => return Err(refused(e)),
+                };
+                let done = patch::apply(&original, search, replacement)?;
+                ws.write_file(&edit.path, done.text.as_bytes()).map_err(refused)?;
+                Ok(Some(done.matched.describe()))
+            }
+        }
     }
 }
 
@@ -120,7 +195,14 @@ impl Executor for LlmExecutor {
             chat = chat.timeout(Duration::from_secs_f64(secs));
         }
         let prompt_chars = chat.messages.iter().map(|m| m.content.len()).sum::<usize>();
-        let call = self.client.chat_json::<ModelReply>(chat);
+        let max_edits = self.config.max_edits;
+        let call = self.client.chat_json_shaped::<ModelReply>(chat, |schema| {
+            bound_properties(
+                schema,
+                &[("summary", SUMMARY_CHARS), ("tools_used", LIST_ITEMS), ("subtasks", LIST_ITEMS), ("amendments", LIST_ITEMS)],
+            );
+            bound_properties(schema, &[("edits", max_edits)]);
+        });
         let reply = match request.cancel.clone() {
             None => call.await?,
             Some(mut cancel) => {
@@ -151,35 +233,16 @@ impl Executor for LlmExecutor {
         let blocked = blocked_tools_used(&tools_used, &request.inputs.blocked_tools);
         let status = if blocked.is_empty() {
             for (i, edit) in edits.into_iter().enumerate() {
-                if i >= self.config.max_edits {
-                    rejected.push(RejectedEdit {
-                        path: edit.path,
-                        action: edit.action,
-                        reason: format!("more than {} edits in one reply", self.config.max_edits),
-                    });
-                    continue;
-                }
-                let result = match (edit.action, &edit.content) {
-                    (EditAction::Write, Some(content)) => ws.write_file(&edit.path, content.as_bytes()),
-                    (EditAction::Write, None) => {
-                        rejected.push(RejectedEdit {
-                            path: edit.path,
-                            action: edit.action,
-                            reason: "a write needs `content` (the complete new file)".to_string(),
-                        });
-                        continue;
-                    }
-                    (EditAction::Delete, _) => ws.delete_file(&edit.path),
+                let outcome = if i >= self.config.max_edits {
+                    Err(format!("more than {} edits in one reply", self.config.max_edits))
+                } else {
+                    self.apply(&edit, ws)
                 };
-                match result {
-                    Ok(()) => applied.push(AppliedEdit { path: edit.path, action: edit.action }),
-                    Err(e) => {
-                        tracing::debug!(path = %edit.path, reason = %e.reason, "edit refused");
-                        rejected.push(RejectedEdit {
-                            path: edit.path,
-                            action: edit.action,
-                            reason: e.reason.to_string(),
-                        })
+                match outcome {
+                    Ok(note) => applied.push(AppliedEdit { path: edit.path, action: edit.action, note }),
+                    Err(reason) => {
+                        tracing::debug!(path = %edit.path, %reason, "edit refused");
+                        rejected.push(RejectedEdit { path: edit.path, action: edit.action, reason })
                     }
                 }
             }

@@ -22,6 +22,7 @@
 pub mod command;
 pub mod defaults;
 pub mod llm;
+pub mod patch;
 pub mod prompt;
 pub mod view;
 
@@ -79,8 +80,22 @@ impl ExecutionRequest {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum EditAction {
+    /// The whole file, as given.
     Write,
+    /// One place of the file, found by a search block (see [`patch`]).
+    Replace,
     Delete,
+}
+
+impl EditAction {
+    /// The action's name as the model writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EditAction::Write => "write",
+            EditAction::Replace => "replace",
+            EditAction::Delete => "delete",
+        }
+    }
 }
 
 /// A change that reached the workspace.
@@ -88,6 +103,9 @@ pub enum EditAction {
 pub struct AppliedEdit {
     pub path: String,
     pub action: EditAction,
+    /// How a replace found its place ("matched ignoring indentation").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A change that was refused, and why (reported back to the model and

@@ -80,6 +80,11 @@ pub struct AttemptNote {
     pub outcome: String,
     #[serde(default)]
     pub tools_used: Vec<String>,
+    /// The edits of that attempt that were refused, each with its reason
+    /// ("slug.py (replace): `search` does not match …"), so the next reply
+    /// can do better.
+    #[serde(default)]
+    pub refused: Vec<String>,
 }
 
 /// What a fresh start (or a revert) carries from earlier attempts: the
@@ -657,13 +662,31 @@ fn history(u: &mut String, notes: &[AttemptNote], title: &str) {
     let start = notes.len().saturating_sub(MAX_HISTORY);
     let lines: Vec<String> = notes[start..]
         .iter()
-        .map(|a| format!("observation {} — {}: {} → {}", a.sequence, a.strategy, first_line(&a.summary), a.outcome))
+        .map(|a| {
+            let mut line =
+                format!("observation {} — {}: {} → {}", a.sequence, a.strategy, first_line(&a.summary), a.outcome);
+            for refused in a.refused.iter().take(MAX_REFUSED_SHOWN) {
+                line.push_str(&format!("\n  edit refused: {}", clip_chars(refused, MAX_REFUSED_CHARS)));
+            }
+            line
+        })
         .collect();
     let mut body = bullets(&lines);
     if start > 0 {
         body = format!("({start} earlier attempt(s) not shown)\n{body}");
     }
     section(u, title, &body);
+}
+
+/// Refused edits shown per attempt, and the characters of each reason.
+const MAX_REFUSED_SHOWN: usize = 4;
+const MAX_REFUSED_CHARS: usize = 700;
+
+fn clip_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+    }
 }
 
 /// The first line and the last `max` characters, for long evidence.

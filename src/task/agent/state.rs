@@ -33,6 +33,9 @@ pub struct AttemptRecord {
     pub tools_used: Vec<String>,
     pub applied: u32,
     pub rejected: u32,
+    /// Each refused edit: its path, action and reason.
+    #[serde(default)]
+    pub refused: Vec<String>,
     /// How the execution ended: completed, rejected, timed_out, failed.
     pub status: String,
     /// The attractor the engine saw after this attempt.
@@ -55,6 +58,7 @@ impl AttemptRecord {
             tools_used: e.tools_used.clone(),
             applied: u32::try_from(e.applied.len()).unwrap_or(u32::MAX),
             rejected: e.rejection_count(),
+            refused: e.rejected.iter().map(|r| format!("{} ({}): {}", r.path, r.action.name(), r.reason)).collect(),
             status: status.to_string(),
             attractor: None,
         }
@@ -246,6 +250,7 @@ pub fn prompt_inputs(
                     summary: note.map(|n| n.summary.clone()).unwrap_or_default(),
                     outcome: outcome_line(&o.overseer_signals),
                     tools_used: o.tools_used.clone(),
+                    refused: note.map(|n| n.refused.clone()).unwrap_or_default(),
                 }
             })
             .collect()
@@ -329,6 +334,7 @@ mod tests {
                 tools_used: vec![],
                 applied: 1,
                 rejected: 0,
+                refused: vec![],
                 status: "completed".into(),
                 attractor: None,
             }],
