@@ -216,12 +216,57 @@ fn model_call_limits_out_of_range_exit_2_with_their_place_in_the_suite_or_the_fl
         ("--max-tokens", "proposer=0", "0 tokens is out of range"),
         ("--llm-attempts", "0", "attempts must be from 1 to 10"),
         ("--llm-timeout", "1e20", "timeout_secs must be"),
+        ("--max-cost", "0", "max_cost must be an amount above 0"),
+        ("--max-cost", "1e300", "max_cost must be an amount above 0 and at most"),
     ] {
         let out = cli.run(&["run", good.to_str().unwrap(), flag, value]);
         assert_eq!(code(&out), 2, "{flag} {value}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{flag} {value}: {err}");
     }
+
+    let cost = cli.write("cost.yaml", "name: n\nllm:\n  max_cost: -2\ntasks:\n  - name: a\n    command: 'true'\n");
+    let out = cli.run(&["validate", cost.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cost.yaml:3:3: field `llm.max_cost`"), "{err}");
+}
+
+#[test]
+fn a_cost_budget_needs_a_price_for_a_remote_model_and_the_settings_file_gives_it() {
+    let cli = Cli::new();
+    let suite = cli.write("s.yaml", "name: priced\ntasks:\n  - name: a\n    command: 'true'\n");
+    let settings = cli.dir.path().join("settings.json");
+    let run = || {
+        cli.cmd(&["run", suite.to_str().unwrap(), "--max-cost", "2.5"])
+            .env("ATTRACTOR_LLM_BASE_URL", "https://models.example.com/v1")
+            .env("ATTRACTOR_LLM_MODEL", "big-model")
+            .env("ATTRACTOR_SETTINGS", &settings)
+            .env_remove("ATTRACTOR_LLM_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    assert_eq!(code(&out), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("max_cost is set but the model big-model has no price"), "{err}");
+    assert!(err.contains("hint: set its price in the settings"), "{err}");
+
+    std::fs::write(
+        &settings,
+        r#"{"model_prices": {"big-model": {"input_per_million": 3, "output_per_million": 15}}}"#,
+    )
+    .unwrap();
+    let out = run();
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+
+    std::fs::write(&settings, r#"{"model_prices": {"big-model": {"input_per_million": -3, "output_per_million": 15}}}"#)
+        .unwrap();
+    let out = run();
+    assert_eq!(code(&out), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("prices.big-model.input_per_million must be"), "{err}");
 }
 
 #[test]

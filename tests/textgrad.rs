@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use attractor::llm::scripted::{Scripted, ScriptedServer};
-use attractor::llm::{LlmClient, LlmConfig};
+use attractor::llm::{CallRole, LlmClient, LlmConfig, ModelPrice};
 use attractor::outer::{OptimizerKind, RunConfig};
 use common::{Env, count};
 use serde_json::{Value, json};
@@ -488,4 +488,41 @@ async fn a_silent_model_or_one_that_floods_its_replies_stops_the_run_with_the_re
         let size = std::fs::metadata(env.path("attractor.db")).unwrap().len();
         assert!(size < 50 << 20, "database of {size} bytes");
     }
+}
+
+#[tokio::test]
+async fn a_cost_budget_stops_the_run_cleanly_and_is_never_exceeded() {
+    // Output at 1 per million tokens, input free: a proposal call's worst
+    // case is its reply budget (~390 tokens here), its real cost the ~40
+    // tokens of the reply. A budget of 0.0006 pays for a few calls of the
+    // first epoch, then refuses one; the run ends there, cleanly.
+    let env = Env::new().await;
+    let path = suite(&env, false);
+    let server = ScriptedServer::start_repeating(vec![], no_change()).await.unwrap();
+    let mut config = LlmConfig::new(server.base_url(), "priced-model").with_retries(0, Duration::from_millis(10));
+    config.prices.insert("priced-model".into(), ModelPrice { input_per_million: 0.0, output_per_million: 1.0 });
+    config.max_cost = Some(0.0006);
+    let model = LlmClient::new(config.with_cache(false)).unwrap();
+    let summary = env.run_with_model(&path, self::config(&env, 4), model).await.unwrap();
+
+    assert!(!summary.interrupted);
+    assert!(summary.epochs.len() < 4, "the run stopped early: {} epoch(s)", summary.epochs.len());
+    let stopped = summary.stopped.as_deref().unwrap_or_default();
+    assert!(stopped.contains("the model budget is spent") && stopped.contains("max_cost 0.0006000"), "{stopped}");
+    let spend: Vec<_> = summary.epochs.iter().filter_map(|e| e.model).collect();
+    let calls: u64 = spend.iter().map(|m| m.calls).sum();
+    let cost: f64 = spend.iter().map(|m| m.cost).sum();
+    let completion: u64 = spend.iter().map(|m| m.completion_tokens).sum();
+    assert!(calls >= 1);
+    assert_eq!(server.requests().len() as u64, calls, "every call sent was counted, no refused call was sent");
+    assert!(cost > 0.0 && cost <= 0.0006, "spent {cost}, never over the budget");
+    assert!((cost - completion as f64 / 1e6).abs() < 1e-9, "output tokens at 1 per million: {cost} vs {completion}");
+    let rejections: Vec<Value> = proposals(&env).await;
+    assert!(
+        rejections.iter().any(|p| p["rejection"].as_str().is_some_and(|r| r.contains("model budget (max_cost 0.0006000) is spent"))),
+        "the refused call is a stated rejection: {rejections:?}"
+    );
+    let suite_id = env.store.suite_by_name("style").await.unwrap().unwrap().id;
+    let epochs = env.store.epochs(suite_id).await.unwrap();
+    assert!(epochs.iter().all(|e| e.completed_at.is_some()), "every epoch that started is closed");
 }

@@ -98,6 +98,10 @@ pub enum Event {
         suite_id: i64,
         epochs_completed: u32,
         interrupted: bool,
+        /// Why the run ended before its epochs were done, other than an
+        /// interruption (its model budget spent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stopped: Option<String>,
     },
     /// The app (or the HTTP API) started a suite run in the background.
     LaunchStarted {

@@ -203,6 +203,12 @@ pub struct RunArgs {
     /// The largest model reply accepted, in bytes [default: 262144].
     #[arg(long, value_name = "BYTES")]
     pub max_reply_bytes: Option<usize>,
+    /// What the run may spend on model calls, at the prices in the settings
+    /// file (`model_prices`; a model on this machine is free). The run stops
+    /// cleanly, keeping what it finished, before a call that could go over
+    /// [default: no limit].
+    #[arg(long, value_name = "AMOUNT")]
+    pub max_cost: Option<f64>,
     /// Tree search: children per round.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub width: u32,
@@ -535,11 +541,7 @@ fn plan_line(suite: &crate::suite::Suite, registry: &Registry, args: &RunArgs) -
         line.push_str(&format!("; each update is judged on {repeats} epoch(s) (a noisy suite)"));
     }
     if args.optimizer.needs_model() {
-        let kinds = suite.task_kinds();
-        let builtin = registry
-            .defs_for_suite(&suite.name)
-            .filter(|d| d.origin == crate::artifact::Origin::Builtin && d.steers_any(&kinds));
-        let artifacts = (builtin.count() + suite.artifacts.len()) as u64;
+        let artifacts = proposal_candidates(suite, registry);
         line.push_str(&format!(
             "; {} makes at most {epochs} × {artifacts} artifact(s) = {} proposal call(s) (none after a rollback)",
             args.optimizer.name(),
@@ -547,6 +549,37 @@ fn plan_line(suite: &crate::suite::Suite, registry: &Registry, args: &RunArgs) -
         ));
     }
     line
+}
+
+/// The artifacts a model-driven optimizer may propose for each epoch.
+fn proposal_candidates(suite: &crate::suite::Suite, registry: &Registry) -> u64 {
+    let kinds = suite.task_kinds();
+    let builtin = registry
+        .defs_for_suite(&suite.name)
+        .filter(|d| d.origin == crate::artifact::Origin::Builtin && d.steers_any(&kinds));
+    (builtin.count() + suite.artifacts.len()) as u64
+}
+
+/// The pre-run preview of the model's use: calls, tokens and cost at most.
+fn model_line(
+    suite: &crate::suite::Suite,
+    registry: &Registry,
+    args: &RunArgs,
+    agent: &crate::task::agent::AgentConfig,
+    model: &crate::llm::LlmClient,
+) -> Option<String> {
+    let run = crate::outer::estimate::PlannedRun {
+        suite,
+        optimizer: args.optimizer,
+        epochs: args.epochs,
+        proposal_candidates: proposal_candidates(suite, registry),
+        ideation_rounds: args.ideation_rounds,
+        agent,
+        supervisor_tier: !args.no_llm,
+    };
+    let estimate = crate::outer::estimate::estimate(&run, model.config());
+    let budget = model.config().max_cost.map(|c| format!(" (max_cost {})", crate::llm::format_cost(c))).unwrap_or_default();
+    estimate.line().map(|l| format!("model: {l}{budget}"))
 }
 
 fn parse_tolerance(s: &str) -> Result<f64, String> {
@@ -599,13 +632,20 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         max_model_secs: args.max_model_secs,
         max_tokens: (!args.max_tokens.is_empty()).then(|| args.max_tokens.iter().copied().collect()),
         max_reply_bytes: args.max_reply_bytes,
+        max_cost: args.max_cost,
         ..Default::default()
     };
     flags
         .validate()
         .map_err(|e| Failure::input(format!("{e}\n  hint: see `attractor run --help` for the model-call flags")))?;
-    let settings =
-        crate::llm::LlmSettings { api_key, ..Default::default() }.overlay(&suite.llm.to_settings()).overlay(&flags);
+    // The settings file's limits and prices (what the app's settings screen
+    // saves), then the suite's `llm:`, then the flags.
+    let settings_path = crate::service::settings::Settings::path_from_env();
+    let app = crate::service::settings::Settings::load(&settings_path).map_err(|e| Failure::input(e.to_string()))?;
+    let settings = crate::llm::LlmSettings { api_key, ..Default::default() }
+        .overlay(&app.llm_layer())
+        .overlay(&suite.llm.to_settings())
+        .overlay(&flags);
     let model = match crate::llm::LlmConfig::resolve(&settings, env) {
         Ok(config) => {
             let client = crate::llm::LlmClient::new(config).map_err(|e| Failure::input(e.to_string()))?;
@@ -638,6 +678,9 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     };
     if !g.quiet && !g.json {
         eprintln!("{}", plan_line(&suite, &registry, args));
+        if let Some(line) = model.as_ref().and_then(|m| model_line(&suite, &registry, args, &agent_config, m)) {
+            eprintln!("{line}");
+        }
     }
 
     let bus = Bus::new();
@@ -710,6 +753,9 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         }
         if let Some(line) = &model_use {
             println!("{line}");
+        }
+        if let Some(reason) = &summary.stopped {
+            println!("stopped after {} epoch(s): {reason}", summary.epochs.len());
         }
         println!("database: {}", db.display());
     }

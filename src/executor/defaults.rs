@@ -24,18 +24,24 @@ pub const LLM_REPLY_CONTRACT: &str = r#"Reply with one JSON object and nothing e
   "summary": "what you changed and why, in two or three sentences",
   "tools_used": ["the tools, libraries or techniques your change relies on"],
   "edits": [
-    {"path": "src/existing_file.py", "action": "replace", "search": "a few lines copied exactly from the file", "replace": "what those lines become"},
-    {"path": "src/new_file.py", "action": "write", "content": "the complete content of the file"},
-    {"path": "src/obsolete_file.py", "action": "delete"}
+    {"path": "{example_path}", "action": "replace", "search": "a few lines copied exactly from the file", "replace": "what those lines become"},
+    {"path": "{example_path}", "action": "write", "content": "the complete new content of the file"}
   ],
   "subtasks": ["only when asked to decompose: the subtasks, in order"],
   "amendments": ["only when asked to review the specification: each change to it"]
 }
 Rules: use the paths of the files shown to you, relative to the workspace root (no absolute paths, no `..`,
-nothing in `.git`). To change a file, prefer a replace: `search` holds a few lines copied from the file as shown
-(enough to match one place) and `replace` what they become. A write replaces the whole file, so give its complete
-content; use it for new files and small files. List only files you change. An edit that breaks these rules or
-does not match is refused, and the next prompt tells you why."#;
+nothing in `.git`). To change part of a file, use a replace: `search` holds a few lines copied from the file as
+shown (enough to match one place) and `replace` what they become. A write replaces the whole file, so give its
+complete content; use it for new files and small files. To remove a file: {"path": "...", "action": "delete"}.
+List only files you change. An edit that breaks these rules or does not match is refused, and the next prompt
+tells you why."#;
+
+/// The reply contract with its example edits on `path`, a file of the
+/// workspace: small models copy the example's path, so it had better be real.
+pub fn reply_contract(path: &str) -> String {
+    LLM_REPLY_CONTRACT.replace("{example_path}", path)
+}
 
 /// What an external coding agent (the command executor) is told besides the task.
 pub const COMMAND_CONTRACT: &str = "Work directly on the files of the current directory (the workspace). Do not \

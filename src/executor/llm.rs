@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::defaults::LLM_REPLY_CONTRACT;
+use super::defaults::reply_contract;
 use super::{
     AppliedEdit, EditAction, Execution, ExecutionRequest, ExecutionStatus, Executor, ExecutorError, RejectedEdit,
     ViewBudget, blocked_tools_used, commit_message, prepare, prompt_for,
@@ -112,6 +112,22 @@ fn write_action() -> EditAction {
 /// server that enforces it makes a rambling model close the string.
 const SUMMARY_CHARS: usize = 600;
 const LIST_ITEMS: usize = 12;
+const PATH_CHARS: usize = 300;
+/// A search or replace block: a few lines, not a file.
+const BLOCK_CHARS: usize = 8_000;
+
+/// A file of the workspace for the reply contract's example: the first
+/// that is not a test (tests are what the task is measured by), else any.
+async fn example_path(ws: &Workspace) -> String {
+    let files = ws.list_files().await.map(|l| l.files).unwrap_or_default();
+    let is_test = |p: &str| p.contains("test");
+    files
+        .iter()
+        .find(|f| !is_test(f))
+        .or(files.first())
+        .cloned()
+        .unwrap_or_else(|| "src/main.py".to_string())
+}
 
 /// Executes iterations by asking a model.
 pub struct LlmExecutor {
@@ -178,7 +194,8 @@ impl Executor for LlmExecutor {
         let started = Instant::now();
         prepare(request, ws).await?;
         let prompt = prompt_for(request, ws, self.config.view, &TOOLS).await?;
-        let system = format!("{}\n\n{LLM_REPLY_CONTRACT}", prompt.system);
+        let example = example_path(ws).await;
+        let system = format!("{}\n\n{}", prompt.system, reply_contract(&example));
         let mut chat = ChatRequest::new(vec![ChatMessage::system(system), ChatMessage::user(prompt.user.clone())])
             .temperature(self.config.temperature)
             .json_mode(true)
@@ -196,12 +213,24 @@ impl Executor for LlmExecutor {
         }
         let prompt_chars = chat.messages.iter().map(|m| m.content.len()).sum::<usize>();
         let max_edits = self.config.max_edits;
+        let whole_file = usize::try_from(self.config.max_whole_file_bytes).unwrap_or(usize::MAX);
+        // Every string bounded: a server that enforces the schema makes a
+        // small model close a runaway string instead of hitting the budget.
         let call = self.client.chat_json_shaped::<ModelReply>(chat, |schema| {
             bound_properties(
                 schema,
-                &[("summary", SUMMARY_CHARS), ("tools_used", LIST_ITEMS), ("subtasks", LIST_ITEMS), ("amendments", LIST_ITEMS)],
+                &[
+                    ("summary", SUMMARY_CHARS),
+                    ("tools_used", LIST_ITEMS),
+                    ("subtasks", LIST_ITEMS),
+                    ("amendments", LIST_ITEMS),
+                    ("edits", max_edits),
+                    ("path", PATH_CHARS),
+                    ("search", BLOCK_CHARS),
+                    ("replace", BLOCK_CHARS),
+                    ("content", whole_file),
+                ],
             );
-            bound_properties(schema, &[("edits", max_edits)]);
         });
         let reply = match request.cancel.clone() {
             None => call.await?,

@@ -20,6 +20,7 @@ use serde::de::DeserializeOwned;
 use super::cache::{CacheKey, CachedReply, ResponseCache, cache_key};
 use super::config::{LlmConfig, MAX_TOKENS_LIMIT, validate_base_url};
 use super::error::LlmError;
+use super::price::ModelPrice;
 use super::reply::{ChatReply, clip_stored};
 use super::request::{CachePolicy, CallRole, ChatMessage, ChatRequest, Role};
 use super::retry::{AttemptError, RetryPolicy, parse_retry_after};
@@ -362,6 +363,8 @@ impl LlmClient {
 
         let timeout = req.timeout.unwrap_or(self.config.timeout);
         let left = self.model_time_left()?;
+        let price = self.config.price(model);
+        self.check_cost(req, price, model, max_tokens)?;
         let sending = self.send(req, model, max_tokens, want, left.map_or(timeout, |l| timeout.min(l)));
         // The run's model time bounds the whole call, retries and backoff included.
         let (result, retries) = match (left, self.config.max_model_time) {
@@ -383,7 +386,8 @@ impl LlmClient {
                 return Err(error);
             }
         };
-        self.usage.record_call(role_of(req), completion.usage, latency, retries);
+        let cost = price.map(|p| p.cost(completion.usage.unwrap_or_default()));
+        self.usage.record_call(role_of(req), completion.usage, latency, retries, cost);
         tracing::debug!(
             model,
             retries,
@@ -423,6 +427,47 @@ impl LlmClient {
             Some(left) if !left.is_zero() => Ok(Some(left)),
             _ => Err(LlmError::ModelTimeSpent { spent, limit }),
         }
+    }
+
+    /// Refuses a call that could take the client over its cost budget: its
+    /// worst case is the prompt (about a token per 3 characters, generous
+    /// for English and code) plus the whole reply budget.
+    fn check_cost(
+        &self,
+        req: &ChatRequest,
+        price: Option<ModelPrice>,
+        model: &str,
+        max_tokens: u32,
+    ) -> Result<(), LlmError> {
+        let Some(limit) = self.config.max_cost else { return Ok(()) };
+        let Some(price) = price else { return Err(LlmError::Unpriced { model: model.to_string() }) };
+        let prompt_chars: usize = req.messages.iter().map(|m| m.content.len()).sum();
+        let worst = TokenUsage {
+            prompt_tokens: (prompt_chars / 3) as u64,
+            completion_tokens: u64::from(max_tokens),
+            total_tokens: 0,
+        };
+        let next = price.cost(worst);
+        let spent = self.usage.snapshot().cost;
+        if spent + next > limit {
+            self.usage.record_budget_refusal();
+            return Err(LlmError::CostSpent { spent, limit, next });
+        }
+        Ok(())
+    }
+
+    /// Why the run must stop now that its cost budget refused a call
+    /// (`None` while it has not).
+    pub fn budget_spent(&self) -> Option<String> {
+        let snapshot = self.usage.snapshot();
+        let limit = self.config.max_cost?;
+        (snapshot.budget_refusals > 0).then(|| {
+            format!(
+                "the model budget is spent ({} of max_cost {}); the work finished before is kept",
+                super::price::format_cost(snapshot.cost),
+                super::price::format_cost(limit)
+            )
+        })
     }
 
     fn cacheable(&self, req: &ChatRequest) -> bool {

@@ -14,6 +14,7 @@ use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
 use super::error::LlmError;
+use super::price::{ModelPrice, price_for, validate_max_cost};
 use super::request::CallRole;
 use super::secret::ApiKey;
 
@@ -60,6 +61,10 @@ pub struct LlmSettings {
     pub max_stored_chars: Option<usize>,
     /// Seconds of model time one run may spend in total.
     pub max_model_secs: Option<f64>,
+    /// What one run may spend on model calls, at `prices`.
+    pub max_cost: Option<f64>,
+    /// Prices per model name (merged over lower layers, model by model).
+    pub prices: Option<BTreeMap<String, ModelPrice>>,
 }
 
 /// A limit out of its bounds: which one (`timeout_secs`, `max_tokens.executor`)
@@ -73,7 +78,7 @@ pub struct InvalidLimit {
 
 impl InvalidLimit {
     /// `requirement` follows the field's name: "must be from 1 to 10, not 0".
-    fn new(field: impl Into<String>, requirement: String) -> InvalidLimit {
+    pub(crate) fn new(field: impl Into<String>, requirement: String) -> InvalidLimit {
         let field = field.into();
         InvalidLimit { message: format!("{field} {requirement}"), field }
     }
@@ -106,6 +111,11 @@ pub struct LlmLimits {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(type = "number | null")]
     pub max_stored_chars: Option<usize>,
+    /// What one run may spend on model calls (at the prices in the settings);
+    /// the run stops cleanly, with what it finished, when the next call
+    /// could go over it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
 }
 
 impl LlmLimits {
@@ -118,6 +128,7 @@ impl LlmLimits {
             max_tokens: (!self.max_tokens.is_empty()).then(|| self.max_tokens.clone()),
             max_reply_bytes: self.max_reply_bytes,
             max_stored_chars: self.max_stored_chars,
+            max_cost: self.max_cost,
             ..LlmSettings::default()
         }
     }
@@ -146,8 +157,14 @@ impl LlmSettings {
             cache,
             max_reply_bytes,
             max_stored_chars,
-            max_model_secs
+            max_model_secs,
+            max_cost
         );
+        if let Some(prices) = &other.prices {
+            let mut merged = self.prices.take().unwrap_or_default();
+            merged.extend(prices.iter().map(|(m, p)| (m.clone(), *p)));
+            self.prices = Some(merged);
+        }
         if let Some(budgets) = &other.max_tokens {
             let mut merged = self.max_tokens.take().unwrap_or_default();
             merged.extend(budgets.iter().map(|(r, n)| (*r, *n)));
@@ -170,6 +187,12 @@ impl LlmSettings {
             && !(t.is_finite() && t > 0.0 && t <= 100.0 * MAX_TIMEOUT_SECS)
         {
             return Err(InvalidLimit::new("max_model_secs", format!("must be a number of seconds above 0, not {t}")));
+        }
+        if let Some(c) = self.max_cost {
+            validate_max_cost(c)?;
+        }
+        for (model, price) in self.prices.iter().flatten() {
+            price.validate(model)?;
         }
         if let Some(n) = self.attempts
             && !(1..=MAX_ATTEMPTS).contains(&n)
@@ -249,6 +272,12 @@ pub struct LlmConfig {
     /// Total model time (the sum of the calls' wall times) a client may
     /// spend; the call that would start past it fails with that reason.
     pub max_model_time: Option<Duration>,
+    /// Prices per model name; see [`price_for`] for unpriced models.
+    pub prices: BTreeMap<String, ModelPrice>,
+    /// What the client may spend in total, at `prices`; a call whose worst
+    /// case (its prompt and its whole reply budget) would go over it is not
+    /// sent.
+    pub max_cost: Option<f64>,
 }
 
 impl LlmConfig {
@@ -269,7 +298,14 @@ impl LlmConfig {
             max_reply_bytes: 256 << 10,
             max_stored_chars: 20_000,
             max_model_time: None,
+            prices: BTreeMap::new(),
+            max_cost: None,
         }
+    }
+
+    /// The price of `model` on this client's server (`None`: unknown).
+    pub fn price(&self, model: &str) -> Option<ModelPrice> {
+        price_for(&self.prices, &self.base_url, model)
     }
 
     /// The reply budget of a call made for `role` (the general default when
@@ -339,6 +375,14 @@ impl LlmConfig {
         }
         if let Some(secs) = settings.max_model_secs {
             config.max_model_time = Duration::try_from_secs_f64(secs).ok();
+        }
+        if let Some(prices) = &settings.prices {
+            config.prices = prices.clone();
+        }
+        config.max_cost = settings.max_cost;
+        // A budget that cannot be kept is refused now, not at the first call.
+        if config.max_cost.is_some() && config.price(&config.model).is_none() {
+            return Err(LlmError::Unpriced { model: config.model.clone() });
         }
         if let Some(on) = settings.json_mode {
             config.json_mode = on;

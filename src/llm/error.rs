@@ -96,6 +96,19 @@ pub enum LlmError {
         limit = fmt_duration(*.limit)
     )]
     ModelTimeSpent { spent: Duration, limit: Duration },
+
+    #[error(
+        "this run's model budget is spent: {spent} of max_cost {limit} used, and the next call could cost up to {next}; raise max_cost to go on",
+        spent = super::price::format_cost(*.spent),
+        limit = super::price::format_cost(*.limit),
+        next = super::price::format_cost(*.next)
+    )]
+    CostSpent { spent: f64, limit: f64, next: f64 },
+
+    #[error(
+        "max_cost is set but the model {model} has no price, so what it costs cannot be kept under a budget\n  hint: set its price in the settings (prices: {model}: input_per_million, output_per_million), or remove max_cost"
+    )]
+    Unpriced { model: String },
 }
 
 impl LlmError {
@@ -121,12 +134,21 @@ impl LlmError {
             LlmError::ConnectionLost { reason, .. } => format!("model server dropped the connection ({reason})"),
             LlmError::ReplyTooLarge { limit, .. } => format!("reply over {limit} bytes"),
             LlmError::ModelTimeSpent { limit, .. } => format!("model time of {} spent", fmt_duration(*limit)),
+            LlmError::CostSpent { limit, .. } => {
+                format!("the run's model budget (max_cost {}) is spent", super::price::format_cost(*limit))
+            }
             LlmError::ServerError { status, .. } | LlmError::Rejected { status, .. } => {
                 format!("model server answered {}", status_text(*status))
             }
             LlmError::RateLimited { .. } => "rate limited".to_string(),
             other => other.to_string(),
         }
+    }
+
+    /// True when the run's cost budget stopped the call: not a fault of the
+    /// model; the run ends cleanly with what it finished.
+    pub fn is_budget_spent(&self) -> bool {
+        matches!(self, LlmError::CostSpent { .. })
     }
 
     /// True for failures that may go away by themselves (the server was down,

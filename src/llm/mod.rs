@@ -47,6 +47,7 @@ mod client;
 mod config;
 mod error;
 mod lenient;
+mod price;
 mod reply;
 mod request;
 mod retry;
@@ -63,6 +64,7 @@ pub use config::{
 };
 pub use error::LlmError;
 pub use lenient::{balanced_spans, fenced_blocks, strip_think};
+pub use price::{MAX_COST_LIMIT, MAX_PRICE_PER_MILLION, ModelPrice, format_cost, is_local, price_for};
 pub use reply::{ChatReply, clip_stored};
 pub use request::{CachePolicy, CallRole, ChatMessage, ChatRequest, Role};
 pub use secret::ApiKey;

@@ -54,6 +54,12 @@ pub struct Usage {
     failures: AtomicU64,
     cache_hits: AtomicU64,
     latency_micros: AtomicU64,
+    /// Cost in billionths, so it adds up atomically like the rest.
+    cost_nanos: AtomicU64,
+    /// Calls whose model has no price: their cost is unknown.
+    unpriced_calls: AtomicU64,
+    /// Calls not sent because the cost budget could not cover them.
+    budget_refusals: AtomicU64,
     /// The same, per role: what the report and the bench break down.
     by_role: Mutex<BTreeMap<CallRole, ModelSpend>>,
 }
@@ -63,7 +69,7 @@ pub struct Usage {
 /// Each field is read atomically, the set as a whole is not: a snapshot taken
 /// while calls finish may count a call's tokens but not yet its latency. For
 /// budgets, which compare totals against limits, that does not matter.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct UsageSnapshot {
     /// Chat calls sent to the server (cache hits excluded), failed ones included.
     pub calls: u64,
@@ -78,6 +84,13 @@ pub struct UsageSnapshot {
     pub cache_hits: u64,
     /// Wall time of all calls sent to the server, retries included.
     pub latency: Duration,
+    /// What the calls cost at the configured prices (unpriced ones add 0).
+    pub cost: f64,
+    /// Calls whose model has no price.
+    pub unpriced_calls: u64,
+    /// Calls not sent because the cost budget could not cover them: once
+    /// there is one, the run ends after the work in flight.
+    pub budget_refusals: u64,
 }
 
 /// What the model calls of one stretch of work (an epoch's optimizer step, a
@@ -96,6 +109,13 @@ pub struct ModelSpend {
     pub failures: u64,
     /// Wall time spent waiting on the model.
     pub seconds: f64,
+    /// What the calls cost at the configured prices (0 for a local model).
+    #[serde(default)]
+    pub cost: f64,
+    /// Calls whose model has no price: when any, `cost` is a lower bound.
+    #[serde(default)]
+    #[ts(type = "number")]
+    pub unpriced_calls: u64,
 }
 
 impl From<UsageSnapshot> for ModelSpend {
@@ -106,6 +126,8 @@ impl From<UsageSnapshot> for ModelSpend {
             completion_tokens: s.tokens.completion_tokens,
             failures: s.failures,
             seconds: s.latency.as_secs_f64(),
+            cost: s.cost,
+            unpriced_calls: s.unpriced_calls,
         }
     }
 }
@@ -142,6 +164,9 @@ impl UsageSnapshot {
             failures: self.failures.saturating_sub(earlier.failures),
             cache_hits: self.cache_hits.saturating_sub(earlier.cache_hits),
             latency: self.latency.saturating_sub(earlier.latency),
+            cost: (self.cost - earlier.cost).max(0.0),
+            unpriced_calls: self.unpriced_calls.saturating_sub(earlier.unpriced_calls),
+            budget_refusals: self.budget_refusals.saturating_sub(earlier.budget_refusals),
         }
     }
 }
@@ -166,6 +191,9 @@ impl Usage {
             failures: load(&self.failures),
             cache_hits: load(&self.cache_hits),
             latency: Duration::from_micros(load(&self.latency_micros)),
+            cost: load(&self.cost_nanos) as f64 / 1e9,
+            unpriced_calls: load(&self.unpriced_calls),
+            budget_refusals: load(&self.budget_refusals),
         }
     }
 
@@ -184,14 +212,31 @@ impl Usage {
         f(map.entry(role).or_default());
     }
 
-    pub(crate) fn record_call(&self, role: CallRole, tokens: Option<TokenUsage>, latency: Duration, retries: u32) {
+    /// Counts one answered call; `cost` is `None` when its model has no price.
+    pub(crate) fn record_call(
+        &self,
+        role: CallRole,
+        tokens: Option<TokenUsage>,
+        latency: Duration,
+        retries: u32,
+        cost: Option<f64>,
+    ) {
         self.add_to_role(role, |s| {
             s.calls += 1;
             let t = tokens.unwrap_or_default();
             s.prompt_tokens += t.prompt_tokens;
             s.completion_tokens += t.completion_tokens;
             s.seconds += latency.as_secs_f64();
+            match cost {
+                Some(c) => s.cost += c,
+                None => s.unpriced_calls += 1,
+            }
         });
+        match cost {
+            // Saturating float → integer conversion: a cost cannot wrap.
+            Some(c) => _ = self.cost_nanos.fetch_add((c * 1e9).round() as u64, Ordering::Relaxed),
+            None => _ = self.unpriced_calls.fetch_add(1, Ordering::Relaxed),
+        }
         self.calls.fetch_add(1, Ordering::Relaxed);
         if let Some(t) = tokens {
             self.prompt_tokens.fetch_add(t.prompt_tokens, Ordering::Relaxed);
@@ -212,6 +257,10 @@ impl Usage {
         self.failures.fetch_add(1, Ordering::Relaxed);
         self.retries.fetch_add(u64::from(retries), Ordering::Relaxed);
         self.add_latency(latency);
+    }
+
+    pub(crate) fn record_budget_refusal(&self) {
+        self.budget_refusals.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn record_cache_hit(&self) {
@@ -261,12 +310,13 @@ mod tests {
             Some(TokenUsage { prompt_tokens: 90, completion_tokens: 10, total_tokens: 100 }),
             Duration::from_secs(3),
             0,
+            Some(0.0012),
         );
         usage.record_failed_call(CallRole::Supervisor, Duration::from_secs(1), 1);
         let line = model_use_line(&usage.by_role(), Duration::from_secs(8)).unwrap();
         assert_eq!(
             line,
-            "model use: proposer 1 call(s), 100 tokens, 3.0 s; supervisor 1 call(s) (1 failed or unusable), 0 tokens, 1.0 s; \
+            "model use: proposer 1 call(s), 100 tokens, cost 0.001200, 3.0 s; supervisor 1 call(s) (1 failed or unusable), 0 tokens, cost 0, 1.0 s; \
              4.0 s of 8.0 s wall time waiting on the model (50%)"
         );
         assert_eq!(model_use_line(&BTreeMap::new(), Duration::from_secs(1)), None);

@@ -21,6 +21,7 @@
 //! re-run of the same command.
 
 pub mod analyst;
+pub mod estimate;
 pub mod ideation;
 pub mod optimizer;
 pub mod preverify;
@@ -131,6 +132,10 @@ pub struct RunSummary {
     pub interrupted: bool,
     pub learning_rate: f64,
     pub seed: u64,
+    /// Why the run ended before its epochs were done (its model budget was
+    /// spent); what it finished is kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// Runs a suite's epochs.
@@ -229,6 +234,13 @@ impl SuiteRunner {
         *self.cancel.borrow()
     }
 
+    /// Why the run must end now: a model client's cost budget refused a
+    /// call. The epoch in flight is finished first (its tasks end with their
+    /// partial results), then no new one starts.
+    fn budget_spent(&self) -> Option<String> {
+        [&self.optimizer_llm, &self.llm, &self.agent_llm].into_iter().flatten().find_map(|c| c.budget_spent())
+    }
+
     /// Runs the configured number of epochs, resuming an unfinished one first.
     pub async fn run(mut self) -> Result<RunSummary, RunnerError> {
         self.optimizer = Some(self.config.optimizer.build(self.optimizer_llm.clone())?);
@@ -305,6 +317,9 @@ impl SuiteRunner {
                 interrupted = true;
                 break;
             }
+            if self.budget_spent().is_some() {
+                break;
+            }
             let (epoch, resumed) = match pending.take() {
                 Some(e) => (e, true),
                 None => {
@@ -327,7 +342,13 @@ impl SuiteRunner {
 
     /// Announces the end of the invocation and sums it up.
     fn finish(&self, suite_id: i64, epochs: Vec<EpochSummary>, interrupted: bool, lr: f64) -> RunSummary {
-        self.bus.publish(Event::SuiteFinished { suite_id, epochs_completed: epochs.len() as u32, interrupted });
+        let stopped = if interrupted { None } else { self.budget_spent() };
+        self.bus.publish(Event::SuiteFinished {
+            suite_id,
+            epochs_completed: epochs.len() as u32,
+            interrupted,
+            stopped: stopped.clone(),
+        });
         RunSummary {
             suite_id,
             suite: self.suite.name.clone(),
@@ -335,6 +356,7 @@ impl SuiteRunner {
             interrupted,
             learning_rate: lr,
             seed: self.config.seed,
+            stopped,
         }
     }
 

@@ -162,7 +162,7 @@ impl SuiteRunner {
         // Ideation proposals for the next round, with the note each is stored as.
         let mut ideas: Vec<(Idea, i64)> = Vec::new();
         loop {
-            if evals >= budget || self.cancelled() {
+            if evals >= budget || self.cancelled() || self.budget_spent().is_some() {
                 break;
             }
             for id in tree::exhausted(&search.nodes, cfg.prune_after) {
@@ -218,7 +218,7 @@ impl SuiteRunner {
                 // parent, same focus, up to the per-branch budget.
                 let mut lane = brief;
                 for depth in 0..cfg.branch_depth.max(1) {
-                    if evals >= budget || self.cancelled() {
+                    if evals >= budget || self.cancelled() || self.budget_spent().is_some() {
                         break;
                     }
                     let child = self

@@ -1181,13 +1181,14 @@ impl Service {
     /// has none).
     fn llm_client_with(&self, suite: &crate::llm::LlmLimits) -> Result<Option<crate::llm::LlmClient>> {
         let s = lock(&self.settings).clone();
+        let layer = s.llm_layer();
         let llm_settings = crate::llm::LlmSettings {
             base_url: s.llm_base_url,
             model: s.llm_model,
             api_key: self.keychain_key(),
             ..Default::default()
         }
-        .overlay(&s.llm_limits.to_settings())
+        .overlay(&layer)
         .overlay(&suite.to_settings());
         let env = Arc::clone(&self.config.env);
         match crate::llm::LlmConfig::resolve(&llm_settings, |n| env(n)) {
@@ -1303,6 +1304,7 @@ impl Service {
             effective_base_url,
             effective_model,
             llm_limits: s.llm_limits.clone(),
+            model_prices: s.model_prices.clone(),
             api_key_present: api_key_source.is_some(),
             api_key_source,
             keychain_available,
@@ -1327,6 +1329,16 @@ impl Service {
                 .validate()
                 .map_err(|e| ServiceError::BadInput(format!("the model-call limits are not usable: {e}")))?;
             next.llm_limits = limits.clone();
+        }
+        if let Some(prices) = &update.model_prices {
+            let named = prices.keys().find(|m| m.trim().is_empty());
+            if named.is_some() {
+                return Err(ServiceError::BadInput("a model price needs the model's name".to_string()));
+            }
+            for (model, price) in prices {
+                price.validate(model).map_err(|e| ServiceError::BadInput(format!("the model prices are not usable: {e}")))?;
+            }
+            next.model_prices = prices.clone();
         }
         if let Some(db) = clean(&update.db_path) {
             next.db_path = (!db.is_empty()).then(|| resolve_path(&db).display().to_string());

@@ -39,6 +39,10 @@ pub struct Settings {
     /// Limits of every launch's model calls (a suite's `llm:` goes over them).
     #[serde(skip_serializing_if = "is_default_limits")]
     pub llm_limits: crate::llm::LlmLimits,
+    /// Prices per model name, per million tokens (a model on this machine
+    /// is free unless listed): what costs and `max_cost` are computed with.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub model_prices: BTreeMap<String, crate::llm::ModelPrice>,
     /// The suite file each suite was last launched from, by suite name, so
     /// "Launch again" needs no typing.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -60,6 +64,20 @@ pub enum SettingsError {
 }
 
 impl Settings {
+    /// The settings file in use: `ATTRACTOR_SETTINGS`, else the default.
+    pub fn path_from_env() -> PathBuf {
+        std::env::var_os(SETTINGS_ENV).filter(|v| !v.is_empty()).map_or_else(default_path, PathBuf::from)
+    }
+
+    /// The layer of model-call settings this file adds under a suite's and
+    /// the command line's: its limits and its prices.
+    pub fn llm_layer(&self) -> crate::llm::LlmSettings {
+        crate::llm::LlmSettings {
+            prices: (!self.model_prices.is_empty()).then(|| self.model_prices.clone()),
+            ..self.llm_limits.to_settings()
+        }
+    }
+
     /// Reads the file; a missing file is the empty settings.
     pub fn load(path: &Path) -> Result<Settings, SettingsError> {
         match std::fs::read_to_string(path) {

@@ -692,6 +692,8 @@ pub struct SettingsView {
     pub effective_model: Option<String>,
     /// Limits of every launch's model calls; empty fields take the defaults.
     pub llm_limits: crate::llm::LlmLimits,
+    /// Prices per model, per million tokens.
+    pub model_prices: std::collections::BTreeMap<String, crate::llm::ModelPrice>,
     /// Whether a launch would send an API key, and where it comes from: an
     /// environment variable's name or `keychain`. The key itself is never
     /// read back, stored or sent anywhere but the model server.
@@ -735,6 +737,10 @@ pub struct SettingsUpdate {
     #[serde(default)]
     #[ts(optional)]
     pub llm_limits: Option<crate::llm::LlmLimits>,
+    /// Replaces the model prices (each checked against its bounds).
+    #[serde(default)]
+    #[ts(optional)]
+    pub model_prices: Option<std::collections::BTreeMap<String, crate::llm::ModelPrice>>,
 }
 
 /// The answer to "test connection" on the settings screen: one tiny chat

@@ -959,6 +959,16 @@ impl<'r> Driver<'r> {
                 e
             }
             Err(ExecutorError::Cancelled) => return Ok(Some(self.stopped())),
+            Err(ExecutorError::Llm(e)) if e.is_budget_spent() => {
+                // The run's model budget cannot pay for another attempt: the
+                // trajectory ends here with its best result, like one out of
+                // its own budget, and says why.
+                let control = self.kit.engine.stop(&mut self.state.trajectory, &e.short_reason())?;
+                self.state.next = None;
+                self.state.ended = Some(control.clone());
+                self.save("running").await?;
+                return Ok(Some(End::Finished(control)));
+            }
             Err(ExecutorError::Llm(e @ (LlmError::InvalidJson { .. } | LlmError::CutOff { .. })))
                 if self.state.unusable_replies < self.r.config.max_unusable_replies =>
             {
