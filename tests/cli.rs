@@ -253,16 +253,16 @@ fn a_cost_budget_needs_a_price_for_a_remote_model_and_the_settings_file_gives_it
     assert!(err.contains("max_cost is set but the model big-model has no price"), "{err}");
     assert!(err.contains("hint: set its price in the settings"), "{err}");
 
-    std::fs::write(
-        &settings,
-        r#"{"model_prices": {"big-model": {"input_per_million": 3, "output_per_million": 15}}}"#,
-    )
-    .unwrap();
+    std::fs::write(&settings, r#"{"model_prices": {"big-model": {"input_per_million": 3, "output_per_million": 15}}}"#)
+        .unwrap();
     let out = run();
     assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
 
-    std::fs::write(&settings, r#"{"model_prices": {"big-model": {"input_per_million": -3, "output_per_million": 15}}}"#)
-        .unwrap();
+    std::fs::write(
+        &settings,
+        r#"{"model_prices": {"big-model": {"input_per_million": -3, "output_per_million": 15}}}"#,
+    )
+    .unwrap();
     let out = run();
     assert_eq!(code(&out), 2);
     let err = String::from_utf8_lossy(&out.stderr);

@@ -296,7 +296,11 @@ async fn search_replace_edits_apply_tolerantly_and_a_miss_is_refused_with_the_cl
     );
     assert_eq!(e.rejected.len(), 3, "{:?}", e.rejected);
     assert!(e.rejected[0].reason.contains("does not match the file"), "{}", e.rejected[0].reason);
-    assert!(e.rejected[0].reason.contains("pub fn twice(n: i64) -> i64 {"), "the closest lines: {}", e.rejected[0].reason);
+    assert!(
+        e.rejected[0].reason.contains("pub fn twice(n: i64) -> i64 {"),
+        "the closest lines: {}",
+        e.rejected[0].reason
+    );
     assert!(e.rejected[1].reason.contains("needs `search`"), "{}", e.rejected[1].reason);
     assert!(e.rejected[2].reason.contains("no such file"), "{}", e.rejected[2].reason);
     assert!(e.rejected.iter().all(|r| r.action == EditAction::Replace));

@@ -519,7 +519,9 @@ async fn a_cost_budget_stops_the_run_cleanly_and_is_never_exceeded() {
     assert!((cost - completion as f64 / 1e6).abs() < 1e-9, "output tokens at 1 per million: {cost} vs {completion}");
     let rejections: Vec<Value> = proposals(&env).await;
     assert!(
-        rejections.iter().any(|p| p["rejection"].as_str().is_some_and(|r| r.contains("model budget (max_cost 0.0006000) is spent"))),
+        rejections
+            .iter()
+            .any(|p| p["rejection"].as_str().is_some_and(|r| r.contains("model budget (max_cost 0.0006000) is spent"))),
         "the refused call is a stated rejection: {rejections:?}"
     );
     let suite_id = env.store.suite_by_name("style").await.unwrap().unwrap().id;

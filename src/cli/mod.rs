@@ -578,7 +578,8 @@ fn model_line(
         supervisor_tier: !args.no_llm,
     };
     let estimate = crate::outer::estimate::estimate(&run, model.config());
-    let budget = model.config().max_cost.map(|c| format!(" (max_cost {})", crate::llm::format_cost(c))).unwrap_or_default();
+    let budget =
+        model.config().max_cost.map(|c| format!(" (max_cost {})", crate::llm::format_cost(c))).unwrap_or_default();
     estimate.line().map(|l| format!("model: {l}{budget}"))
 }
 

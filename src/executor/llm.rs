@@ -25,11 +25,11 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::defaults::reply_contract;
+use super::patch;
 use super::{
     AppliedEdit, EditAction, Execution, ExecutionRequest, ExecutionStatus, Executor, ExecutorError, RejectedEdit,
     ViewBudget, blocked_tools_used, commit_message, prepare, prompt_for,
 };
-use super::patch;
 use crate::llm::{CallRole, ChatMessage, ChatRequest, LlmClient, bound_properties};
 use crate::workspace::{Refusal, Workspace};
 
@@ -62,7 +62,7 @@ impl Default for LlmExecutorConfig {
             max_tokens: None,
             model: None,
             timeout_secs: None,
-            max_edits: 100,
+            max_edits: 20,
             max_whole_file_bytes: 16 * 1024,
             view: ViewBudget::default(),
         }
@@ -121,12 +121,7 @@ const BLOCK_CHARS: usize = 8_000;
 async fn example_path(ws: &Workspace) -> String {
     let files = ws.list_files().await.map(|l| l.files).unwrap_or_default();
     let is_test = |p: &str| p.contains("test");
-    files
-        .iter()
-        .find(|f| !is_test(f))
-        .or(files.first())
-        .cloned()
-        .unwrap_or_else(|| "src/main.py".to_string())
+    files.iter().find(|f| !is_test(f)).or(files.first()).cloned().unwrap_or_else(|| "src/main.py".to_string())
 }
 
 /// Executes iterations by asking a model.
@@ -175,8 +170,9 @@ impl LlmExecutor {
                     // A replace with an empty search may create the file.
                     Err(e) if matches!(e.reason, Refusal::NotFound) && search.trim().is_empty() => String::new(),
                     Err(e) if matches!(e.reason, Refusal::NotFound) => {
-                        return Err("no such file; to create it use a write edit with its complete `content`"
-                            .to_string());
+                        return Err(
+                            "no such file; to create it use a write edit with its complete `content`".to_string()
+                        );
                     }
                     Err(e) => return Err(refused(e)),
                 };

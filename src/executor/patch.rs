@@ -30,7 +30,9 @@ pub enum MatchKind {
     /// Equal once indentation is ignored; the replacement was re-indented.
     Indentation,
     /// The most similar window of the file, `similarity` alike (0–1).
-    Similar { similarity: f64 },
+    Similar {
+        similarity: f64,
+    },
 }
 
 impl MatchKind {
@@ -214,11 +216,8 @@ fn ambiguous(n: usize) -> String {
 /// lines of the file so the model can copy them next time.
 fn not_found(file: &Lines, wanted: &[&str]) -> String {
     let base = "`search` does not match the file";
-    let closest = if wanted.is_empty() || file.lines.len() < wanted.len() {
-        None
-    } else {
-        most_similar(&file.lines, wanted)
-    };
+    let closest =
+        if wanted.is_empty() || file.lines.len() < wanted.len() { None } else { most_similar(&file.lines, wanted) };
     match closest {
         Some((start, similarity)) if similarity > 0.3 => {
             let shown = wanted.len().min(12);
@@ -272,7 +271,8 @@ mod tests {
 
     #[test]
     fn a_nearly_copied_block_matches_by_similarity() {
-        let r = apply(FILE, "def slugify(txt):\n    \"\"\"Doc.\"\"\"", "def slugify(text):\n    \"\"\"Slug.\"\"\"").unwrap();
+        let r = apply(FILE, "def slugify(txt):\n    \"\"\"Doc.\"\"\"", "def slugify(text):\n    \"\"\"Slug.\"\"\"")
+            .unwrap();
         assert!(matches!(r.matched, MatchKind::Similar { similarity } if similarity >= FUZZY_THRESHOLD));
         assert!(r.text.starts_with("def slugify(text):\n    \"\"\"Slug.\"\"\"\n    raise"), "{}", r.text);
     }

@@ -35,12 +35,14 @@ impl ModelPrice {
 
     /// The cost of `tokens` at this price.
     pub fn cost(&self, tokens: TokenUsage) -> f64 {
-        cost_of(tokens.prompt_tokens, self.input_per_million) + cost_of(tokens.completion_tokens, self.output_per_million)
+        cost_of(tokens.prompt_tokens, self.input_per_million)
+            + cost_of(tokens.completion_tokens, self.output_per_million)
     }
 
     /// Checks both prices; the error names `prices.MODEL.FIELD`.
     pub fn validate(&self, model: &str) -> Result<(), InvalidLimit> {
-        for (field, value) in [("input_per_million", self.input_per_million), ("output_per_million", self.output_per_million)]
+        for (field, value) in
+            [("input_per_million", self.input_per_million), ("output_per_million", self.output_per_million)]
         {
             if !(value.is_finite() && (0.0..=MAX_PRICE_PER_MILLION).contains(&value)) {
                 return Err(InvalidLimit::new(
@@ -80,7 +82,10 @@ pub fn validate_max_cost(value: f64) -> Result<(), InvalidLimit> {
     if value.is_finite() && value > 0.0 && value <= MAX_COST_LIMIT {
         Ok(())
     } else {
-        Err(InvalidLimit::new("max_cost", format!("must be an amount above 0 and at most {MAX_COST_LIMIT}, not {value}")))
+        Err(InvalidLimit::new(
+            "max_cost",
+            format!("must be an amount above 0 and at most {MAX_COST_LIMIT}, not {value}"),
+        ))
     }
 }
 

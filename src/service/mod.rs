@@ -1336,7 +1336,9 @@ impl Service {
                 return Err(ServiceError::BadInput("a model price needs the model's name".to_string()));
             }
             for (model, price) in prices {
-                price.validate(model).map_err(|e| ServiceError::BadInput(format!("the model prices are not usable: {e}")))?;
+                price
+                    .validate(model)
+                    .map_err(|e| ServiceError::BadInput(format!("the model prices are not usable: {e}")))?;
             }
             next.model_prices = prices.clone();
         }

@@ -196,6 +196,22 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
+    /// Closes a question nobody answered in time (status `dismissed`, the
+    /// reason kept as its answer text), so no question stays open after the
+    /// run that asked it went on without it; `false` when it was not pending.
+    pub async fn close_question(&self, id: i64, reason: &str) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE interventions SET status = 'dismissed', answer_text = ?, answered_at = ?
+             WHERE id = ? AND status = 'pending'",
+        )
+        .bind(reason)
+        .bind(now_rfc3339())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     pub async fn intervention(&self, id: i64) -> Result<Option<InterventionRow>> {
         Ok(sqlx::query_as("SELECT * FROM interventions WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
     }

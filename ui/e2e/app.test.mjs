@@ -381,6 +381,34 @@ describe("the Attractor web UI against a real server", () => {
     await page.getByText(/Saved to /).waitFor();
   });
 
+  it("saves model prices and a cost budget, and refuses a negative price with its model", async () => {
+    await page.goto(`${server.url}#/settings`);
+    await page.getByTestId("model-prices").waitFor();
+    await page.getByTestId("price-add").click();
+    await page.getByLabel("Model name").fill("big-model");
+    await page.getByLabel("Input price of big-model").fill("3");
+    await page.getByLabel("Output price of big-model").fill("15");
+    await page.getByTestId("limit-max_cost").fill("2.5");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByText(/Saved to /).waitFor();
+    const saved = await (await fetch(`${server.url}api/settings`)).json();
+    assert.deepEqual(saved.model_prices, { "big-model": { input_per_million: 3, output_per_million: 15 } });
+    assert.equal(saved.llm_limits.max_cost, 2.5);
+    await page.reload();
+    assert.equal(await page.getByLabel("Output price of big-model").inputValue(), "15");
+    await page.getByLabel("Input price of big-model").fill("-1");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByText(/prices.big-model.input_per_million must be/).waitFor();
+    await shot("18c-settings-prices.png");
+    // Back to no prices and no budget for the tests after this one.
+    await page.getByRole("button", { name: "Remove", exact: true }).first().click();
+    await page.getByTestId("limit-max_cost").fill("");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByText(/Saved to /).waitFor();
+    const reset = await (await fetch(`${server.url}api/settings`)).json();
+    assert.deepEqual(reset.model_prices, {});
+  });
+
   it("moves between screens with keyboard shortcuts", async () => {
     await page.goto(`${server.url}#/charts/knobs`);
     await page.getByTestId("loss-curve").waitFor();

@@ -138,7 +138,14 @@ pub async fn wait(
             // The question is gone (a database edited by hand): nobody can answer it.
             return Ok(Answer::Reject);
         }
-        if timeout.is_some_and(|t| started.elapsed() >= t) {
+        if let Some(t) = timeout.filter(|t| started.elapsed() >= *t) {
+            // The trajectory goes on without an answer: the question is
+            // closed with that reason rather than left waiting for nobody.
+            let reason = format!(
+                "closed unanswered: no answer within {:.0} s, so the run went on as if it was rejected",
+                t.as_secs_f64()
+            );
+            store.close_question(id, &reason).await?;
             return Ok(Answer::TimedOut);
         }
         tokio::select! {
@@ -150,5 +157,34 @@ pub async fn wait(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_question_nobody_answers_in_time_is_closed_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("a.db")).await.unwrap();
+        let row = NewIntervention {
+            kind: HUMAN_ESCALATION.to_string(),
+            suite_id: None,
+            run_id: None,
+            task_name: Some("t".into()),
+            subject: "stuck".into(),
+            context_json: "{}".into(),
+        };
+        let id = store.insert_intervention(&row).await.unwrap();
+        let (_tx, cancel) = watch::channel(false);
+        let answer =
+            wait(&store, id, Duration::from_millis(10), Some(Duration::from_millis(30)), cancel).await.unwrap();
+        assert!(matches!(answer, Answer::TimedOut));
+        let q = store.intervention(id).await.unwrap().unwrap();
+        assert_eq!(q.status, "dismissed");
+        assert!(q.answer_text.as_deref().unwrap_or_default().starts_with("closed unanswered"), "{:?}", q.answer_text);
+        assert!(store.interventions(true).await.unwrap().is_empty(), "nothing left pending");
+        assert!(!store.answer_intervention(id, "approve", None).await.unwrap(), "a closed question takes no answer");
     }
 }

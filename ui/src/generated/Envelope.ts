@@ -24,7 +24,12 @@ note: string | null,
 /**
  * What the optimizer's model calls cost at the end of this epoch.
  */
-model: ModelSpend | null, } | { "type": "artifact_updated", suite_id: number, epoch_id: number, artifact: string, from_version: number, to_version: number, rationale: string, learning_rate: number, } | { "type": "artifact_rolled_back", suite_id: number, epoch_id: number, artifact: string, from_version: number, to_version: number, mean_loss_prev: number, mean_loss_current: number, new_learning_rate: number, } | { "type": "suite_finished", suite_id: number, epochs_completed: number, interrupted: boolean, } | { "type": "launch_started", launch_id: number, suite: string, suite_path: string, } | { "type": "launch_ended", launch_id: number, suite: string, suite_id: number | null, status: string, error: string | null, } | { "type": "intervention_answered", intervention_id: number, answer: string, } | { "type": "artifact_activated", artifact: string, from_version: number, to_version: number, } | { "type": "intervention_raised", intervention_id: number, kind: string, suite_id: number | null, run_id: number | null, subject: string, 
+model: ModelSpend | null, } | { "type": "artifact_updated", suite_id: number, epoch_id: number, artifact: string, from_version: number, to_version: number, rationale: string, learning_rate: number, } | { "type": "artifact_rolled_back", suite_id: number, epoch_id: number, artifact: string, from_version: number, to_version: number, mean_loss_prev: number, mean_loss_current: number, new_learning_rate: number, } | { "type": "suite_finished", suite_id: number, epochs_completed: number, interrupted: boolean, 
+/**
+ * Why the run ended before its epochs were done, other than an
+ * interruption (its model budget spent).
+ */
+stopped?: string | null, } | { "type": "launch_started", launch_id: number, suite: string, suite_path: string, } | { "type": "launch_ended", launch_id: number, suite: string, suite_id: number | null, status: string, error: string | null, } | { "type": "intervention_answered", intervention_id: number, answer: string, } | { "type": "artifact_activated", artifact: string, from_version: number, to_version: number, } | { "type": "intervention_raised", intervention_id: number, kind: string, suite_id: number | null, run_id: number | null, subject: string, 
 /**
  * Whether a run waits on the answer (a paused trajectory), or the
  * answer only steers later runs (an optimize task's escalation).

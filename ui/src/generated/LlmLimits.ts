@@ -31,4 +31,10 @@ max_reply_bytes: number | null,
 /**
  * The longest model text kept in the database, in characters.
  */
-max_stored_chars: number | null, };
+max_stored_chars: number | null, 
+/**
+ * What one run may spend on model calls (at the prices in the settings);
+ * the run stops cleanly, with what it finished, when the next call
+ * could go over it.
+ */
+max_cost: number | null, };

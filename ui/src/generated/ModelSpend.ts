@@ -16,4 +16,12 @@ failures: number,
 /**
  * Wall time spent waiting on the model.
  */
-seconds: number, };
+seconds: number, 
+/**
+ * What the calls cost at the configured prices (0 for a local model).
+ */
+cost: number, 
+/**
+ * Calls whose model has no price: when any, `cost` is a lower bound.
+ */
+unpriced_calls: number, };

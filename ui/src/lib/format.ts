@@ -1,4 +1,5 @@
 // Small formatting helpers shared by the screens.
+import type { ModelSpend } from "../generated/ModelSpend";
 
 export function fmtLoss(x: number | null | undefined): string {
   return x === null || x === undefined || Number.isNaN(x) ? "–" : x.toFixed(4);
@@ -17,9 +18,23 @@ export function fmtTime(iso: string | null | undefined): string {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
 
-/** "3 model calls, 2,410 tokens, 41.2 s" — what an epoch's optimizer calls cost. */
-export function fmtModelSpend(m: { calls: number; prompt_tokens: number; completion_tokens: number; failures: number; seconds: number }): string {
+/** An amount with the digits that matter: 0.004500, 12.35 (as the CLI prints it). */
+export function fmtCost(amount: number): string {
+  if (amount === 0) return "0";
+  if (amount >= 1) return amount.toFixed(2);
+  const digits = Math.min(12, Math.max(2, 3 - Math.floor(Math.log10(amount))));
+  return amount.toFixed(digits);
+}
+
+/** "3 model calls, 2,410 tokens, cost 0.0123, 41.2 s" — what an epoch's optimizer calls cost. */
+export function fmtModelSpend(m: ModelSpend): string {
   const failed = m.failures > 0 ? ` (${m.failures} failed or unusable)` : "";
   const tokens = (m.prompt_tokens + m.completion_tokens).toLocaleString("en-US");
-  return `${m.calls} model call${m.calls === 1 ? "" : "s"}${failed}, ${tokens} tokens, ${m.seconds.toFixed(1)} s`;
+  const cost =
+    m.unpriced_calls === 0
+      ? `cost ${fmtCost(m.cost)}`
+      : m.cost === 0
+        ? `cost unknown (${m.unpriced_calls} unpriced call${m.unpriced_calls === 1 ? "" : "s"})`
+        : `cost ≥ ${fmtCost(m.cost)}`;
+  return `${m.calls} model call${m.calls === 1 ? "" : "s"}${failed}, ${tokens} tokens, ${cost}, ${m.seconds.toFixed(1)} s`;
 }

@@ -8,6 +8,7 @@ import { ErrorNote } from "../components/common";
 import type { CallRole } from "../generated/CallRole";
 import type { LlmCheck } from "../generated/LlmCheck";
 import type { LlmLimits } from "../generated/LlmLimits";
+import type { ModelPrice } from "../generated/ModelPrice";
 import type { SettingsView } from "../generated/SettingsView";
 
 /** The roles whose reply budget a person may set, with their defaults. */
@@ -19,6 +20,9 @@ const ROLES: [CallRole, number][] = [
   ["supervisor", 384],
   ["ideation", 1024],
 ];
+
+/** One row of the model prices table, as typed. */
+type PriceRow = { model: string; input: string; output: string };
 
 /** A number field's text as a limit: empty is "the default". */
 const num = (text: string): number | null => (text.trim() === "" ? null : Number(text));
@@ -34,6 +38,7 @@ export function Settings() {
   const [testing, setTesting] = useState(false);
   const [key, setKey] = useState("");
   const [limits, setLimits] = useState<Record<string, string>>({});
+  const [prices, setPrices] = useState<PriceRow[]>([]);
 
   const show = (v: SettingsView) => {
     setS(v);
@@ -47,9 +52,25 @@ export function Settings() {
       attempts: text(l.attempts),
       max_model_secs: text(l.max_model_secs),
       max_reply_bytes: text(l.max_reply_bytes),
+      max_cost: text(l.max_cost),
       ...Object.fromEntries(ROLES.map(([r]) => [`tokens.${r}`, text(l.max_tokens?.[r])])),
     });
+    setPrices(
+      Object.entries(v.model_prices).map(([m, p]) => ({
+        model: m,
+        input: String(p?.input_per_million ?? 0),
+        output: String(p?.output_per_million ?? 0),
+      })),
+    );
   };
+  const pricesOf = (): Record<string, ModelPrice> =>
+    Object.fromEntries(
+      prices
+        .filter((r) => r.model.trim() !== "")
+        .map((r) => [r.model.trim(), { input_per_million: Number(r.input || 0), output_per_million: Number(r.output || 0) }]),
+    );
+  const setPrice = (i: number, row: Partial<PriceRow>) =>
+    setPrices(prices.map((r, j) => (j === i ? { ...r, ...row } : r)));
   const limitsOf = (): LlmLimits => {
     const max_tokens: LlmLimits["max_tokens"] = {};
     for (const [r] of ROLES) {
@@ -62,6 +83,7 @@ export function Settings() {
       attempts: opt("attempts"),
       max_model_secs: opt("max_model_secs"),
       max_reply_bytes: opt("max_reply_bytes"),
+      max_cost: opt("max_cost"),
       max_stored_chars: s?.llm_limits.max_stored_chars ?? null,
       max_tokens,
     };
@@ -86,7 +108,7 @@ export function Settings() {
     setError(null);
     setSaved(false);
     try {
-      show(await api.saveSettings({ db_path: db, llm_base_url: url, llm_model: model, llm_limits: limitsOf() }));
+      show(await api.saveSettings({ db_path: db, llm_base_url: url, llm_model: model, llm_limits: limitsOf(), model_prices: pricesOf() }));
       setSaved(true);
     } catch (e) {
       setError((e as Error).message);
@@ -164,7 +186,40 @@ export function Settings() {
           {limitField("attempts", "Attempts per call", "3")}
           {limitField("max_model_secs", "Model seconds per run", "no limit")}
           {limitField("max_reply_bytes", "Largest reply (bytes)", "262144")}
+          {limitField("max_cost", "Cost per run, at most (at the prices below)", "no limit")}
           {ROLES.map(([r, d]) => limitField(`tokens.${r}`, `Reply budget: ${r} (tokens)`, String(d)))}
+        </fieldset>
+        <fieldset className="limits" data-testid="model-prices">
+          <legend>Model prices per million tokens (a model on this machine is free unless listed)</legend>
+          {prices.map((r, i) => (
+            <div className="inline-form" key={i} data-testid="price-row">
+              <input
+                value={r.model}
+                onChange={(e) => setPrice(i, { model: e.target.value })}
+                placeholder="model name"
+                aria-label="Model name"
+                spellCheck={false}
+              />
+              <input
+                value={r.input}
+                onChange={(e) => setPrice(i, { input: e.target.value })}
+                placeholder="input"
+                aria-label={`Input price of ${r.model || "the model"}`}
+                inputMode="decimal"
+              />
+              <input
+                value={r.output}
+                onChange={(e) => setPrice(i, { output: e.target.value })}
+                placeholder="output"
+                aria-label={`Output price of ${r.model || "the model"}`}
+                inputMode="decimal"
+              />
+              <button onClick={() => setPrices(prices.filter((_, j) => j !== i))}>Remove</button>
+            </div>
+          ))}
+          <button onClick={() => setPrices([...prices, { model: s.effective_model ?? "", input: "", output: "" }])} data-testid="price-add">
+            Add a price
+          </button>
         </fieldset>
         <div className="field">
           API key

@@ -31,7 +31,7 @@ describe("progressReducer", () => {
   it("says why an epoch changed nothing, as the epoch record does", () => {
     let s: ProgressState = {};
     for (const e of events) s = progressReducer(s, e);
-    const model = { calls: 3, prompt_tokens: 900, completion_tokens: 300, failures: 3, seconds: 12.5 };
+    const model = { calls: 3, prompt_tokens: 900, completion_tokens: 300, failures: 3, seconds: 12.5, cost: 0, unpriced_calls: 0 };
     const note = "textgrad: no usable proposal — 3× unusable reply: missing field `artifact`";
     s = progressReducer(s, { occurred_at: at, type: "epoch_finished", suite_id: 1, epoch_id: 9, epoch_num: 9, mean_loss: 0.3, holdout_mean_loss: null, learning_rate: 0.5, note, model });
     expect(s.knobs.moves).toEqual([`epoch 9: no change (${note})`]);
