@@ -167,10 +167,11 @@ async fn forward(State(s): State<ProxyState>, headers: HeaderMap, body: Bytes) -
         .into_response()
 }
 
-/// Runs the attractor binary with the model at `base_url`.
-fn attractor(db: &Path, base_url: &str, model: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_attractor"))
-        .arg("--db")
+/// The attractor binary with the model at `base_url` and nothing else of
+/// the developer's environment that could steer it.
+fn attractor_cmd(db: &Path, base_url: &str, model: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_attractor"));
+    cmd.arg("--db")
         .arg(db)
         .args(args)
         .current_dir(repo())
@@ -180,9 +181,13 @@ fn attractor(db: &Path, base_url: &str, model: &str, args: &[&str]) -> Output {
         .env_remove("ATTRACTOR_LLM_API_KEY")
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run attractor")
+        .env_remove("RUST_LOG");
+    cmd
+}
+
+/// Runs the attractor binary with the model at `base_url`.
+fn attractor(db: &Path, base_url: &str, model: &str, args: &[&str]) -> Output {
+    attractor_cmd(db, base_url, model, args).output().expect("run attractor")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -434,4 +439,91 @@ async fn the_aso_model_tier_makes_at_most_two_calls_per_supervision_and_reports_
     assert!(!warnings.iter().any(|w| w.contains('{') || w.contains("AuditAlert")), "{warnings:?}");
     let pending = store.interventions(true).await.unwrap();
     assert!(pending.len() <= 1, "one open question per task at most: {pending:?}");
+}
+
+/// The bundled agent example with two loops per task (six would take the
+/// tier past its time), copied so its workspaces stay untouched.
+fn agent_example(dir: &Path) -> PathBuf {
+    let copy = |from: &Path, to: &Path| {
+        let status = Command::new("cp").arg("-r").arg(from).arg(to).status().unwrap();
+        assert!(status.success());
+    };
+    copy(&repo().join("examples/agent"), &dir.join("agent"));
+    let suite = std::fs::read_to_string(repo().join("examples/agent.suite.yaml")).unwrap();
+    assert_eq!(suite.matches("max_loops: 6").count(), 2, "the example's budgets moved; update this test");
+    let path = dir.join("agent.suite.yaml");
+    std::fs::write(&path, suite.replace("max_loops: 6", "max_loops: 2")).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the local model: scripts/local-llm.sh install (scripts/test.sh runs this tier)"]
+async fn the_agent_example_applies_model_edits_measures_them_and_leaves_no_question_open() {
+    let server = LocalModel::start();
+    let proxy = Proxy::start(&server.base_url).await;
+    let dir = tempfile::tempdir().unwrap();
+    let suite = agent_example(dir.path());
+    let db = dir.path().join("attractor.db");
+    // Small edits and short replies suit a 135M model on two cores; a
+    // question nobody is there to answer waits a second, then is closed.
+    let config = dir.path().join("agent.json");
+    std::fs::write(
+        &config,
+        r#"{"executor": {"max_edits": 2, "max_whole_file_bytes": 2000}, "intervention_timeout_secs": 1}"#,
+    )
+    .unwrap();
+    let runs = dir.path().join("runs");
+    let args = [
+        "run",
+        suite.to_str().unwrap(),
+        "--agent-config",
+        config.to_str().unwrap(),
+        "--max-tokens",
+        "executor=1000",
+        "--max-tokens",
+        "verifier=300",
+        "--llm-timeout",
+        "300",
+        "--runs-dir",
+        runs.to_str().unwrap(),
+    ];
+    let out = attractor_cmd(&db, &proxy.base_url, &server.model, &args)
+        // The Rust task's overseers build into a folder of their own.
+        .env("CARGO_TARGET_DIR", dir.path().join("target"))
+        .output()
+        .expect("run attractor");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("model: about "), "the pre-run preview: {stderr}");
+    assert!(stdout.contains("model use: executor"), "{stdout}");
+    assert_well_formed(&proxy.exchanges(), &server.model);
+
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite:{}", db.display())).await.unwrap();
+    // Every iteration was measured by the overseers; at least one applied a
+    // model edit, and each edit the reply held is applied or refused.
+    let rows: Vec<(i64, i64, String, String)> = sqlx::query_as(
+        "SELECT applied_edits, rejected_edits, verdict_summary, execution_json FROM trajectory_observations",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(!rows.is_empty(), "no iteration ran");
+    assert!(rows.iter().any(|(applied, ..)| *applied > 0), "no model edit was applied: {rows:?}");
+    for (applied, rejected, verdicts, execution) in &rows {
+        assert!(!verdicts.is_empty(), "an iteration the overseers did not measure");
+        let e: Value = serde_json::from_str(execution).unwrap();
+        assert_eq!(e["applied"].as_array().map_or(0, Vec::len) as i64, *applied, "{e}");
+        for r in e["rejected"].as_array().into_iter().flatten() {
+            assert!(r["reason"].as_str().is_some_and(|s| !s.is_empty()), "a refusal without a reason: {r}");
+        }
+        assert!(*rejected >= e["rejected"].as_array().map_or(0, Vec::len) as i64);
+    }
+    let pending: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM interventions WHERE status = 'pending'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(pending, 0, "a question left open after the run");
+    let runs: Vec<(String,)> = sqlx::query_as("SELECT status FROM runs").fetch_all(&pool).await.unwrap();
+    assert_eq!(runs.len(), 2, "one run per task");
 }

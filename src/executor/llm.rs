@@ -117,7 +117,8 @@ const PATH_CHARS: usize = 300;
 const BLOCK_CHARS: usize = 8_000;
 
 /// A file of the workspace for the reply contract's example: the first
-/// that is not a test (tests are what the task is measured by), else any.
+/// that is neither a test (tests are what the task is measured by) nor
+/// hidden (`.gitignore`), else any.
 async fn example_path(ws: &Workspace) -> String {
     let files = ws.list_files().await.map(|l| l.files).unwrap_or_default();
     let is_test = |p: &str| p.contains("test");

@@ -362,14 +362,16 @@ impl LlmClient {
         }
 
         let timeout = req.timeout.unwrap_or(self.config.timeout);
-        let left = self.model_time_left()?;
+        let left = self.model_time_left().inspect_err(|e| self.usage.record_budget_refusal(&e.short_reason()))?;
         let price = self.config.price(model);
         self.check_cost(req, price, model, max_tokens)?;
         let sending = self.send(req, model, max_tokens, want, left.map_or(timeout, |l| timeout.min(l)));
         // The run's model time bounds the whole call, retries and backoff included.
         let (result, retries) = match (left, self.config.max_model_time) {
             (Some(left), Some(limit)) => tokio::time::timeout(left, sending).await.unwrap_or_else(|_| {
-                (Err(LlmError::ModelTimeSpent { spent: self.usage.snapshot().latency + left, limit }), 0)
+                let error = LlmError::ModelTimeSpent { spent: self.usage.snapshot().latency + left, limit };
+                self.usage.record_budget_refusal(&error.short_reason());
+                (Err(error), 0)
             }),
             _ => sending.await,
         };
@@ -450,24 +452,21 @@ impl LlmClient {
         let next = price.cost(worst);
         let spent = self.usage.snapshot().cost;
         if spent + next > limit {
-            self.usage.record_budget_refusal();
-            return Err(LlmError::CostSpent { spent, limit, next });
+            let error = LlmError::CostSpent { spent, limit, next };
+            self.usage.record_budget_refusal(&format!(
+                "the model budget is spent ({} of max_cost {})",
+                super::price::format_cost(spent),
+                super::price::format_cost(limit)
+            ));
+            return Err(error);
         }
         Ok(())
     }
 
-    /// Why the run must stop now that its cost budget refused a call
-    /// (`None` while it has not).
+    /// Why the run must stop now that its budget (cost or model time)
+    /// stopped a call (`None` while it has not).
     pub fn budget_spent(&self) -> Option<String> {
-        let snapshot = self.usage.snapshot();
-        let limit = self.config.max_cost?;
-        (snapshot.budget_refusals > 0).then(|| {
-            format!(
-                "the model budget is spent ({} of max_cost {}); the work finished before is kept",
-                super::price::format_cost(snapshot.cost),
-                super::price::format_cost(limit)
-            )
-        })
+        self.usage.budget_note().map(|note| format!("{note}; the work finished before is kept"))
     }
 
     fn cacheable(&self, req: &ChatRequest) -> bool {

@@ -145,10 +145,10 @@ impl LlmError {
         }
     }
 
-    /// True when the run's cost budget stopped the call: not a fault of the
-    /// model; the run ends cleanly with what it finished.
+    /// True when the run's cost or model-time budget stopped the call: not a
+    /// fault of the model; the run ends cleanly with what it finished.
     pub fn is_budget_spent(&self) -> bool {
-        matches!(self, LlmError::CostSpent { .. })
+        matches!(self, LlmError::CostSpent { .. } | LlmError::ModelTimeSpent { .. })
     }
 
     /// True for failures that may go away by themselves (the server was down,

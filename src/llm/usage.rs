@@ -60,6 +60,8 @@ pub struct Usage {
     unpriced_calls: AtomicU64,
     /// Calls not sent because the cost budget could not cover them.
     budget_refusals: AtomicU64,
+    /// Why the first of them was refused.
+    budget_note: Mutex<Option<String>>,
     /// The same, per role: what the report and the bench break down.
     by_role: Mutex<BTreeMap<CallRole, ModelSpend>>,
 }
@@ -137,15 +139,32 @@ impl ModelSpend {
         self.prompt_tokens.saturating_add(self.completion_tokens)
     }
 
-    /// "3 model call(s) (1 failed or unusable), 2410 tokens, 41.2 s"
+    /// "3 model call(s) (1 failed or unusable), 2410 tokens, cost 0.0123, 41.2 s"
     pub fn summary(&self) -> String {
         self.counted("model call(s)")
     }
 
-    /// Calls (named `calls`), failures, tokens and time in one phrase.
+    /// Calls (named `calls`), failures, tokens, cost and time in one phrase.
     fn counted(&self, calls: &str) -> String {
         let failed = if self.failures > 0 { format!(" ({} failed or unusable)", self.failures) } else { String::new() };
-        format!("{} {calls}{failed}, {} tokens, {:.1} s", self.calls, self.total_tokens(), self.seconds)
+        format!(
+            "{} {calls}{failed}, {} tokens, {}, {:.1} s",
+            self.calls,
+            self.total_tokens(),
+            self.cost_phrase(),
+            self.seconds
+        )
+    }
+
+    /// "cost 0.0123", or what is not known: "cost unknown (2 call(s) to an
+    /// unpriced model)", "cost ≥ 0.0123 (…)".
+    pub fn cost_phrase(&self) -> String {
+        let amount = super::price::format_cost(self.cost);
+        match self.unpriced_calls {
+            0 => format!("cost {amount}"),
+            n if self.cost == 0.0 => format!("cost unknown ({n} call(s) to an unpriced model)"),
+            n => format!("cost ≥ {amount} ({n} call(s) to an unpriced model)"),
+        }
     }
 }
 
@@ -259,8 +278,17 @@ impl Usage {
         self.add_latency(latency);
     }
 
-    pub(crate) fn record_budget_refusal(&self) {
+    /// Counts a call the run's budget (cost or model time) stopped; the
+    /// first one's reason is kept for the run's closing line.
+    pub(crate) fn record_budget_refusal(&self, reason: &str) {
         self.budget_refusals.fetch_add(1, Ordering::Relaxed);
+        let mut note = self.budget_note.lock().unwrap_or_else(|e| e.into_inner());
+        note.get_or_insert_with(|| reason.to_string());
+    }
+
+    /// Why the run's budget stopped a call, once one did.
+    pub fn budget_note(&self) -> Option<String> {
+        self.budget_note.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub(crate) fn record_cache_hit(&self) {

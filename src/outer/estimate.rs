@@ -58,8 +58,10 @@ impl ModelEstimate {
         self.calls.values().sum()
     }
 
-    /// "model calls at most 38 (executor 12, verifier 12, proposer 14),
-    /// ≤ 196,000 tokens, cost ≤ 0.59", or `None` when the run calls no model.
+    /// "about 38 call(s) (executor 12, verifier 12, proposer 14), at most
+    /// 196000 tokens, cost at most 0.59", or `None` when the run calls no
+    /// model. Calls are "about": a reply cut off or malformed is asked again
+    /// (the token bound counts that).
     pub fn line(&self) -> Option<String> {
         if self.total_calls() == 0 && self.unbounded.is_empty() {
             return None;
@@ -67,11 +69,11 @@ impl ModelEstimate {
         let parts: Vec<String> =
             self.calls.iter().filter(|(_, n)| **n > 0).map(|(role, n)| format!("{role} {n}")).collect();
         let cost = match self.cost {
-            Some(c) => format!("cost ≤ {}", format_cost(c)),
+            Some(c) => format!("cost at most {}", format_cost(c)),
             None => "cost unknown (the model has no price)".to_string(),
         };
         let mut line = format!(
-            "model calls at most {} ({}), ≤ {} tokens, {cost}",
+            "about {} call(s) ({}), at most {} tokens, {cost}",
             self.total_calls(),
             if parts.is_empty() { "none bounded".to_string() } else { parts.join(", ") },
             self.tokens

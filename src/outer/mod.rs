@@ -234,9 +234,10 @@ impl SuiteRunner {
         *self.cancel.borrow()
     }
 
-    /// Why the run must end now: a model client's cost budget refused a
-    /// call. The epoch in flight is finished first (its tasks end with their
-    /// partial results), then no new one starts.
+    /// Why the run must end now: a model client's budget (`max_cost` or
+    /// `max_model_secs`) stopped a call. The epoch in flight is finished
+    /// first (its tasks end with their partial results), then no new one
+    /// starts.
     fn budget_spent(&self) -> Option<String> {
         [&self.optimizer_llm, &self.llm, &self.agent_llm].into_iter().flatten().find_map(|c| c.budget_spent())
     }

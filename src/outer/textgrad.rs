@@ -242,10 +242,11 @@ pub fn rejection_of(e: &LlmError) -> String {
     }
 }
 
-/// The model could not be used at all: gone, silent, answering too much, or
-/// out of the run's model time. Not a verdict on any proposal.
+/// The model could not be used at all: gone, silent, or answering too much.
+/// Not a verdict on any proposal. (A spent model budget is no failure: the
+/// epoch closes with that reason and the run ends cleanly.)
 fn is_unavailable(e: &LlmError) -> bool {
-    e.is_transient() || matches!(e, LlmError::ReplyTooLarge { .. } | LlmError::ModelTimeSpent { .. })
+    e.is_transient() || matches!(e, LlmError::ReplyTooLarge { .. })
 }
 
 /// Expected loss reduction × confidence; a missing number counts as 0.

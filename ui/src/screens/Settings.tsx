@@ -200,20 +200,16 @@ export function Settings() {
                 aria-label="Model name"
                 spellCheck={false}
               />
-              <input
-                value={r.input}
-                onChange={(e) => setPrice(i, { input: e.target.value })}
-                placeholder="input"
-                aria-label={`Input price of ${r.model || "the model"}`}
-                inputMode="decimal"
-              />
-              <input
-                value={r.output}
-                onChange={(e) => setPrice(i, { output: e.target.value })}
-                placeholder="output"
-                aria-label={`Output price of ${r.model || "the model"}`}
-                inputMode="decimal"
-              />
+              {(["input", "output"] as const).map((side) => (
+                <input
+                  key={side}
+                  value={r[side]}
+                  onChange={(e) => setPrice(i, { [side]: e.target.value })}
+                  placeholder={side}
+                  aria-label={`${side === "input" ? "Input" : "Output"} price of ${r.model || "the model"}`}
+                  inputMode="decimal"
+                />
+              ))}
               <button onClick={() => setPrices(prices.filter((_, j) => j !== i))}>Remove</button>
             </div>
           ))}
