@@ -524,6 +524,17 @@ async fn the_agent_example_applies_model_edits_measures_them_and_leaves_no_quest
         .await
         .unwrap();
     assert_eq!(pending, 0, "a question left open after the run");
-    let runs: Vec<(String,)> = sqlx::query_as("SELECT status FROM runs").fetch_all(&pool).await.unwrap();
+    // Each run holds what its own calls cost; together they are every call
+    // Attractor sent (the baseline optimizer sends none), tokens as served.
+    let runs: Vec<(Option<String>,)> = sqlx::query_as("SELECT model_json FROM runs").fetch_all(&pool).await.unwrap();
     assert_eq!(runs.len(), 2, "one run per task");
+    let spends: Vec<Value> =
+        runs.iter().map(|(m,)| serde_json::from_str(m.as_deref().expect("a run's model spend")).unwrap()).collect();
+    let sum = |field: &str| spends.iter().map(|m| m[field].as_u64().unwrap()).sum::<u64>();
+    let exchanges = proxy.exchanges();
+    let ours: Vec<&Exchange> = exchanges.iter().filter(|e| e.from_attractor()).collect();
+    assert_eq!(sum("calls"), ours.len() as u64, "every call counted in its run");
+    let served = ours.iter().fold((0, 0), |(p, c), e| (p + e.tokens().0, c + e.tokens().1));
+    assert_eq!((sum("prompt_tokens"), sum("completion_tokens")), served);
+    assert!(spends.iter().all(|m| m["cost"] == 0.0), "a local model is free: {spends:?}");
 }

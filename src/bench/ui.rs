@@ -175,6 +175,7 @@ pub async fn fill(store: &Store, config: &FillConfig) -> Result<Filled, FillErro
                         error: failed.then(|| "the harness exited with status 1".to_string()),
                         stdout: Some(format!("{task}: score {score:.4}\n")),
                         stderr: failed.then(|| "error: synthetic failure\n".to_string()),
+                        model: None,
                     },
                 )
                 .await?;

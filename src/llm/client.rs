@@ -369,7 +369,7 @@ impl LlmClient {
         // The run's model time bounds the whole call, retries and backoff included.
         let (result, retries) = match (left, self.config.max_model_time) {
             (Some(left), Some(limit)) => tokio::time::timeout(left, sending).await.unwrap_or_else(|_| {
-                let error = LlmError::ModelTimeSpent { spent: self.usage.snapshot().latency + left, limit };
+                let error = LlmError::ModelTimeSpent { spent: self.usage.root().snapshot().latency + left, limit };
                 self.usage.record_budget_refusal(&error.short_reason());
                 (Err(error), 0)
             }),
@@ -424,7 +424,7 @@ impl LlmClient {
     /// when nothing is.
     fn model_time_left(&self) -> Result<Option<Duration>, LlmError> {
         let Some(limit) = self.config.max_model_time else { return Ok(None) };
-        let spent = self.usage.snapshot().latency;
+        let spent = self.usage.root().snapshot().latency;
         match limit.checked_sub(spent) {
             Some(left) if !left.is_zero() => Ok(Some(left)),
             _ => Err(LlmError::ModelTimeSpent { spent, limit }),
@@ -450,7 +450,7 @@ impl LlmClient {
             total_tokens: 0,
         };
         let next = price.cost(worst);
-        let spent = self.usage.snapshot().cost;
+        let spent = self.usage.root().snapshot().cost;
         if spent + next > limit {
             let error = LlmError::CostSpent { spent, limit, next };
             self.usage.record_budget_refusal(&format!(
@@ -466,7 +466,7 @@ impl LlmClient {
     /// Why the run must stop now that its budget (cost or model time)
     /// stopped a call (`None` while it has not).
     pub fn budget_spent(&self) -> Option<String> {
-        self.usage.budget_note().map(|note| format!("{note}; the work finished before is kept"))
+        self.usage.root().budget_note().map(|note| format!("{note}; the work finished before is kept"))
     }
 
     fn cacheable(&self, req: &ChatRequest) -> bool {

@@ -62,6 +62,9 @@ pub struct Usage {
     budget_refusals: AtomicU64,
     /// Why the first of them was refused.
     budget_note: Mutex<Option<String>>,
+    /// The totals this one is part of (a task run's within the whole run's):
+    /// every call counted here is counted there too, and budgets read there.
+    parent: Option<std::sync::Arc<Usage>>,
     /// The same, per role: what the report and the bench break down.
     by_role: Mutex<BTreeMap<CallRole, ModelSpend>>,
 }
@@ -195,6 +198,20 @@ impl Usage {
         Usage::default()
     }
 
+    /// Counters of their own (one task run's) that also add to `parent`'s
+    /// (the whole run's), where the run's budgets are kept.
+    pub fn under(parent: std::sync::Arc<Usage>) -> Usage {
+        Usage { parent: Some(parent), ..Usage::default() }
+    }
+
+    /// The outermost totals: what the run's budgets compare against.
+    pub fn root(&self) -> &Usage {
+        match &self.parent {
+            Some(p) => p.root(),
+            None => self,
+        }
+    }
+
     pub fn snapshot(&self) -> UsageSnapshot {
         // Relaxed is enough: the counters are independent totals, not a
         // protocol between threads.
@@ -264,6 +281,9 @@ impl Usage {
         }
         self.retries.fetch_add(u64::from(retries), Ordering::Relaxed);
         self.add_latency(latency);
+        if let Some(p) = &self.parent {
+            p.record_call(role, tokens, latency, retries, cost);
+        }
     }
 
     pub(crate) fn record_failed_call(&self, role: CallRole, latency: Duration, retries: u32) {
@@ -276,14 +296,19 @@ impl Usage {
         self.failures.fetch_add(1, Ordering::Relaxed);
         self.retries.fetch_add(u64::from(retries), Ordering::Relaxed);
         self.add_latency(latency);
+        if let Some(p) = &self.parent {
+            p.record_failed_call(role, latency, retries);
+        }
     }
 
     /// Counts a call the run's budget (cost or model time) stopped; the
     /// first one's reason is kept for the run's closing line.
     pub(crate) fn record_budget_refusal(&self, reason: &str) {
         self.budget_refusals.fetch_add(1, Ordering::Relaxed);
-        let mut note = self.budget_note.lock().unwrap_or_else(|e| e.into_inner());
-        note.get_or_insert_with(|| reason.to_string());
+        self.budget_note.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(|| reason.to_string());
+        if let Some(p) = &self.parent {
+            p.record_budget_refusal(reason);
+        }
     }
 
     /// Why the run's budget stopped a call, once one did.
@@ -293,11 +318,17 @@ impl Usage {
 
     pub(crate) fn record_cache_hit(&self) {
         self.cache_hits.fetch_add(1, Ordering::Relaxed);
+        if let Some(p) = &self.parent {
+            p.record_cache_hit();
+        }
     }
 
     pub(crate) fn record_invalid_reply(&self, role: CallRole) {
         self.add_to_role(role, |s| s.failures += 1);
         self.failures.fetch_add(1, Ordering::Relaxed);
+        if let Some(p) = &self.parent {
+            p.record_invalid_reply(role);
+        }
     }
 
     fn add_latency(&self, latency: Duration) {
@@ -348,5 +379,21 @@ mod tests {
              4.0 s of 8.0 s wall time waiting on the model (50%)"
         );
         assert_eq!(model_use_line(&BTreeMap::new(), Duration::from_secs(1)), None);
+    }
+
+    #[test]
+    fn a_task_runs_counters_add_to_the_whole_runs_where_the_budget_is_kept() {
+        let run = std::sync::Arc::new(Usage::new());
+        let task = Usage::under(std::sync::Arc::clone(&run));
+        let tokens = Some(TokenUsage { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
+        task.record_call(CallRole::Executor, tokens, Duration::from_secs(2), 0, Some(0.5));
+        run.record_call(CallRole::Proposer, tokens, Duration::from_secs(1), 0, None);
+        task.record_budget_refusal("the model budget is spent");
+        let (t, r) = (task.snapshot(), run.snapshot());
+        assert_eq!((t.calls, t.tokens.total_tokens, t.cost), (1, 15, 0.5));
+        assert_eq!((r.calls, r.tokens.total_tokens, r.cost, r.unpriced_calls), (2, 30, 0.5, 1));
+        assert_eq!(task.root().snapshot(), r, "budgets read the whole run's totals");
+        assert_eq!(run.budget_note().as_deref(), Some("the model budget is spent"));
+        assert_eq!(run.by_role()[&CallRole::Executor].cost, 0.5);
     }
 }

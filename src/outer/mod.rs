@@ -831,6 +831,20 @@ impl SuiteRunner {
             task: t.name.clone(),
             kind: t.kind_name().to_string(),
         });
+        // The run's model calls are counted on their own too (and in the
+        // whole run's totals, where its budgets are kept).
+        let metered = |client: Option<&crate::llm::LlmClient>| {
+            client.map(|c| {
+                let usage = std::sync::Arc::new(crate::llm::Usage::under(std::sync::Arc::clone(c.usage())));
+                (c.clone().with_usage(std::sync::Arc::clone(&usage)), usage)
+            })
+        };
+        let (coordinator_llm, agent_llm) = match &t.kind {
+            TaskKind::Optimize(_) => (metered(self.llm.as_ref()), None),
+            TaskKind::Agent(_) => (None, metered(self.agent_model())),
+            TaskKind::Command(_) => (None, None),
+        };
+        let run_usage = coordinator_llm.as_ref().or(agent_llm.as_ref()).map(|(_, u)| std::sync::Arc::clone(u));
         let outcome = match &t.kind {
             TaskKind::Command(spec) => {
                 task::command::run(task::command::CommandRun {
@@ -857,7 +871,7 @@ impl SuiteRunner {
                     store: self.store.clone(),
                     bus: self.bus.clone(),
                     seed: epoch_seed(seed, task_hash(&t.name)),
-                    llm: self.llm.clone(),
+                    llm: coordinator_llm.map(|(c, _)| c),
                     cancel: self.cancel.clone(),
                 })
                 .await
@@ -875,7 +889,7 @@ impl SuiteRunner {
                     store: self.store.clone(),
                     bus: self.bus.clone(),
                     seed: epoch_seed(seed, task_hash(&t.name)),
-                    llm: self.agent_model().cloned(),
+                    llm: agent_llm.map(|(c, _)| c),
                     config: self.agent_config.clone(),
                     cancel: self.cancel.clone(),
                 })
@@ -905,6 +919,7 @@ impl SuiteRunner {
             error: outcome.error.clone(),
             stdout: Some(outcome.stdout.clone()),
             stderr: Some(outcome.stderr.clone()),
+            model: run_usage.map(|u| crate::llm::ModelSpend::from(u.snapshot())).filter(|m| m.calls > 0),
         };
         tracing::debug!(task = %t.name, run_id, status = %end.status, loss = ?end.loss, error = ?end.error, "run finished");
         self.store.finish_run(run_id, epoch.id, &end).await?;

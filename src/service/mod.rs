@@ -637,6 +637,7 @@ impl Service {
             suite_id: suite.id,
             suite: suite.name,
             run_dir: run.run_dir,
+            model: run.model_json.as_deref().and_then(|j| serde_json::from_str(j).ok()),
             result: run.result_json.as_deref().and_then(|j| serde_json::from_str(j).ok()),
             stdout: tail(run.stdout.as_deref().unwrap_or("")),
             stderr: tail(run.stderr.as_deref().unwrap_or("")),

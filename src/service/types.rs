@@ -411,6 +411,8 @@ pub struct RunDetail {
     pub suite_id: i64,
     pub suite: String,
     pub run_dir: String,
+    /// What the run's model calls cost (none: it made none).
+    pub model: Option<crate::llm::ModelSpend>,
     /// What the task reported (`run_completion.json` or the optimize result).
     #[ts(type = "unknown")]
     pub result: Option<serde_json::Value>,

@@ -408,7 +408,7 @@ impl Store {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query(
             "UPDATE runs SET status = ?, finished_at = ?, duration_ms = ?, exit_code = ?, loss = ?,
-                 loss_breakdown_json = ?, result_json = ?, error = ?, stdout = ?, stderr = ?
+                 loss_breakdown_json = ?, result_json = ?, error = ?, stdout = ?, stderr = ?, model_json = ?
              WHERE id = ?",
         )
         .bind(&end.status)
@@ -421,6 +421,7 @@ impl Store {
         .bind(&end.error)
         .bind(&end.stdout)
         .bind(&end.stderr)
+        .bind(end.model.and_then(|m| serde_json::to_string(&m).ok()))
         .bind(run_id)
         .execute(&mut *tx)
         .await?;

@@ -86,6 +86,8 @@ pub struct RunRow {
     pub error: Option<String>,
     pub stdout: Option<String>,
     pub stderr: Option<String>,
+    /// What its model calls cost (`ModelSpend` as JSON), when it made any.
+    pub model_json: Option<String>,
 }
 
 /// How a run ended, as [`super::Store::finish_run`] records it.
@@ -105,6 +107,8 @@ pub struct RunEnd {
     pub error: Option<String>,
     pub stdout: Option<String>,
     pub stderr: Option<String>,
+    /// What its model calls cost, when it made any.
+    pub model: Option<crate::llm::ModelSpend>,
 }
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]

@@ -11,7 +11,7 @@ import type { RunDetail } from "../generated/RunDetail";
 import { telemetryLabels, telemetryOption } from "../lib/telemetry";
 import { DIRECTIVE_SYMBOL, strategyCounts, trajectoryOption } from "../lib/trajectory";
 import type { TrajectoryView } from "../generated/TrajectoryView";
-import { fmtDuration, fmtLoss, fmtTime } from "../lib/format";
+import { fmtDuration, fmtLoss, fmtModelSpend, fmtTime } from "../lib/format";
 import { useDark } from "../lib/theme";
 
 export function RunDetailScreen({ id }: { id: number }) {
@@ -59,6 +59,11 @@ export function RunDetailScreen({ id }: { id: number }) {
         {r.exit_code !== null && (
           <div>
             <span className="muted">exit code</span> <b>{r.exit_code}</b>
+          </div>
+        )}
+        {d.model && (
+          <div data-testid="run-model">
+            <span className="muted">model</span> {fmtModelSpend(d.model)}
           </div>
         )}
       </div>
