@@ -537,4 +537,14 @@ async fn the_agent_example_applies_model_edits_measures_them_and_leaves_no_quest
     let served = ours.iter().fold((0, 0), |(p, c), e| (p + e.tokens().0, c + e.tokens().1));
     assert_eq!((sum("prompt_tokens"), sum("completion_tokens")), served);
     assert!(spends.iter().all(|m| m["cost"] == 0.0), "a local model is free: {spends:?}");
+    // And the ledger has each of those calls, with its run.
+    let ledger: Vec<(Option<i64>, String, Option<f64>)> =
+        sqlx::query_as("SELECT run_id, role, cost FROM model_calls").fetch_all(&pool).await.unwrap();
+    assert_eq!(ledger.len(), ours.len());
+    assert!(
+        ledger
+            .iter()
+            .all(|(run, role, cost)| run.is_some() && (role == "executor" || role == "verifier") && *cost == Some(0.0)),
+        "{ledger:?}"
+    );
 }

@@ -8,8 +8,9 @@ mod common;
 use std::time::Duration;
 
 use attractor::llm::scripted::{Scripted, ScriptedServer};
-use attractor::llm::{CallRole, LlmClient, LlmConfig, ModelPrice};
+use attractor::llm::{LlmClient, LlmConfig, ModelPrice};
 use attractor::outer::{OptimizerKind, RunConfig};
+use attractor::store::CallsOf;
 use common::{Env, count};
 use serde_json::{Value, json};
 
@@ -527,4 +528,16 @@ async fn a_cost_budget_stops_the_run_cleanly_and_is_never_exceeded() {
     let suite_id = env.store.suite_by_name("style").await.unwrap().unwrap().id;
     let epochs = env.store.epochs(suite_id).await.unwrap();
     assert!(epochs.iter().all(|e| e.completed_at.is_some()), "every epoch that started is closed");
+
+    // The ledger holds every call sent, each with its epoch and cost, and
+    // sums to what the epochs recorded.
+    let ledger = env.store.model_calls(CallsOf::Suite(suite_id)).await.unwrap();
+    assert_eq!(ledger.len() as u64, calls);
+    assert!(ledger.iter().all(|c| c.epoch_id.is_some() && c.run_id.is_none() && c.role == "proposer"), "{ledger:?}");
+    assert!(ledger.iter().all(|c| c.outcome == "ok" && c.cost.is_some_and(|x| x > 0.0)), "{ledger:?}");
+    let suite_spend = env.store.model_spend(CallsOf::Suite(suite_id)).await.unwrap();
+    assert_eq!((suite_spend.calls, suite_spend.completion_tokens), (calls, completion));
+    assert!((suite_spend.cost - cost).abs() < 1e-12, "{} vs {cost}", suite_spend.cost);
+    let first_epoch = env.store.model_spend(CallsOf::Epoch(epochs[0].id)).await.unwrap();
+    assert_eq!(Some(first_epoch.calls), summary.epochs[0].model.map(|m| m.calls));
 }

@@ -20,6 +20,7 @@ use serde::de::DeserializeOwned;
 use super::cache::{CacheKey, CachedReply, ResponseCache, cache_key};
 use super::config::{LlmConfig, MAX_TOKENS_LIMIT, validate_base_url};
 use super::error::LlmError;
+use super::ledger::{CallScope, Ledger};
 use super::price::ModelPrice;
 use super::reply::{ChatReply, clip_stored};
 use super::request::{CachePolicy, CallRole, ChatMessage, ChatRequest, Role};
@@ -27,7 +28,7 @@ use super::retry::{AttemptError, RetryPolicy, parse_retry_after};
 use super::structured::{ParsedVia, Structured, correction_message, parse_reply, schema_of};
 use super::usage::{TokenUsage, Usage};
 use super::wire::{NamedSchema, ResponseFormat, WireRequest, WireResponse, error_message, truncate};
-use crate::store::Store;
+use crate::store::{NewModelCall, Store};
 
 /// How a server is asked for a structured reply, most constrained first. A
 /// server that refuses one level is asked at the next one from then on: the
@@ -81,6 +82,8 @@ pub struct LlmClient {
     policy: RetryPolicy,
     cache: Arc<ResponseCache>,
     usage: Arc<Usage>,
+    /// Where each call is recorded, when a run gave one.
+    ledger: Option<Arc<Ledger>>,
 }
 
 /// A successful answer to one HTTP request, before it becomes a [`ChatReply`].
@@ -141,6 +144,7 @@ impl LlmClient {
             auth,
             cache: Arc::new(ResponseCache::memory()),
             usage: Arc::new(Usage::new()),
+            ledger: None,
             endpoint,
         })
     }
@@ -150,6 +154,21 @@ impl LlmClient {
     pub fn with_store(mut self, store: Store) -> LlmClient {
         self.cache = Arc::new(ResponseCache::Store(store));
         self
+    }
+
+    /// Records every call of this client (and of its clones) in the
+    /// store's ledger of model calls, under `scope`.
+    pub fn with_ledger(mut self, store: Store, scope: CallScope) -> LlmClient {
+        self.ledger = Some(Arc::new(Ledger::new(store, scope)));
+        self
+    }
+
+    /// Moves the ledger (shared with this client's clones) to another scope;
+    /// nothing without a ledger.
+    pub fn set_scope(&self, scope: CallScope) {
+        if let Some(l) = &self.ledger {
+            l.set_scope(scope);
+        }
     }
 
     /// Counts this client's calls in `usage`, e.g. one budget shared by
@@ -382,6 +401,8 @@ impl LlmClient {
             Ok(completion) => Completion { content: self.redact(completion.content), ..completion },
             Err(error) => {
                 self.usage.record_failed_call(role_of(req), latency, retries);
+                // A failed call is free at a known price, unknown without one.
+                self.log_call(req, model, None, price.map(|_| 0.0), latency, error.short_reason()).await;
                 // The caller decides what a failure means (the ASO coordinator falls
                 // back to tier 1), so it is only traced here, not reported.
                 tracing::debug!(model, retries, latency_ms = latency.as_millis() as u64, %error, "LLM call failed");
@@ -390,6 +411,8 @@ impl LlmClient {
         };
         let cost = price.map(|p| p.cost(completion.usage.unwrap_or_default()));
         self.usage.record_call(role_of(req), completion.usage, latency, retries, cost);
+        let outcome = if completion.finish_reason.as_deref() == Some("length") { "cut_off" } else { "ok" };
+        self.log_call(req, model, completion.usage, cost.or(price.map(|_| 0.0)), latency, outcome.to_string()).await;
         tracing::debug!(
             model,
             retries,
@@ -461,6 +484,32 @@ impl LlmClient {
             return Err(error);
         }
         Ok(())
+    }
+
+    /// Writes one call to the ledger, when there is one.
+    async fn log_call(
+        &self,
+        req: &ChatRequest,
+        model: &str,
+        tokens: Option<TokenUsage>,
+        cost: Option<f64>,
+        latency: Duration,
+        outcome: String,
+    ) {
+        let Some(ledger) = &self.ledger else { return };
+        let tokens = tokens.unwrap_or_default();
+        ledger
+            .record(NewModelCall {
+                role: role_of(req).as_str().to_string(),
+                model: model.to_string(),
+                prompt_tokens: tokens.prompt_tokens,
+                completion_tokens: tokens.completion_tokens,
+                cost,
+                seconds: latency.as_secs_f64(),
+                outcome,
+                ..NewModelCall::default()
+            })
+            .await;
     }
 
     /// Why the run must stop now that its budget (cost or model time)

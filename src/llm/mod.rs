@@ -46,6 +46,7 @@ mod cache;
 mod client;
 mod config;
 mod error;
+mod ledger;
 mod lenient;
 mod price;
 mod reply;
@@ -63,6 +64,7 @@ pub use config::{
     LlmConfig, LlmLimits, LlmSettings, MAX_TOKENS_LIMIT,
 };
 pub use error::LlmError;
+pub use ledger::{CallScope, Ledger};
 pub use lenient::{balanced_spans, fenced_blocks, strip_think};
 pub use price::{MAX_COST_LIMIT, MAX_PRICE_PER_MILLION, ModelPrice, format_cost, is_local, price_for};
 pub use reply::{ChatReply, clip_stored};

@@ -244,6 +244,9 @@ impl SuiteRunner {
 
     /// Runs the configured number of epochs, resuming an unfinished one first.
     pub async fn run(mut self) -> Result<RunSummary, RunnerError> {
+        // The optimizer's calls go to the ledger, scoped to each epoch below.
+        let ledger = |c: crate::llm::LlmClient| c.with_ledger(self.store.clone(), crate::llm::CallScope::default());
+        self.optimizer_llm = self.optimizer_llm.take().map(ledger);
         self.optimizer = Some(self.config.optimizer.build(self.optimizer_llm.clone())?);
         for t in &self.suite.tasks {
             if let TaskKind::Optimize(o) = &t.kind
@@ -272,6 +275,9 @@ impl SuiteRunner {
         let tasks_json = serde_json::to_string(&self.suite.tasks).map_err(StoreError::from)?;
         let baseline_json = serde_json::to_string(&self.suite.baseline_artifacts).map_err(StoreError::from)?;
         let suite_id = self.store.upsert_suite(&self.suite.name, &tasks_json, &baseline_json).await?;
+        if let Some(c) = &self.optimizer_llm {
+            c.set_scope(crate::llm::CallScope { suite_id: Some(suite_id), ..Default::default() });
+        }
 
         let last = self.store.last_epoch(suite_id).await?;
         if last.is_none() {
@@ -308,6 +314,10 @@ impl SuiteRunner {
                 && let Some(s) = self.run_epoch(suite_id, &e, true, &mut lr).await?
             {
                 summaries.push(s);
+            }
+            // The tree's proposals belong to the suite, not to the epoch closed above.
+            if let Some(c) = &self.optimizer_llm {
+                c.set_scope(crate::llm::CallScope { suite_id: Some(suite_id), ..Default::default() });
             }
             let interrupted = self.run_tree(suite_id, &mut summaries).await?;
             return Ok(self.finish(suite_id, summaries, interrupted, lr));
@@ -622,7 +632,10 @@ impl SuiteRunner {
                 guidance: Vec::new(),
             };
             let optimizer = self.optimizer.as_ref().ok_or(RunnerError::NeedsModel("unknown"))?;
-            let before = self.optimizer_llm.as_ref().map(|c| c.usage().snapshot());
+            let before = self.optimizer_llm.as_ref().map(|c| {
+                c.set_scope(crate::llm::CallScope { suite_id: Some(suite_id), epoch_id: Some(epoch.id), run_id: None });
+                c.usage().snapshot()
+            });
             let step = optimizer.propose(&evidence).await?;
             // Every reply is counted, usable or not: the client's counters
             // saw each call this step made.
@@ -833,10 +846,12 @@ impl SuiteRunner {
         });
         // The run's model calls are counted on their own too (and in the
         // whole run's totals, where its budgets are kept).
+        let scope = crate::llm::CallScope { suite_id: Some(suite_id), epoch_id: Some(epoch.id), run_id: Some(run_id) };
         let metered = |client: Option<&crate::llm::LlmClient>| {
             client.map(|c| {
                 let usage = std::sync::Arc::new(crate::llm::Usage::under(std::sync::Arc::clone(c.usage())));
-                (c.clone().with_usage(std::sync::Arc::clone(&usage)), usage)
+                let client = c.clone().with_usage(std::sync::Arc::clone(&usage)).with_ledger(self.store.clone(), scope);
+                (client, usage)
             })
         };
         let (coordinator_llm, agent_llm) = match &t.kind {

@@ -1,0 +1,118 @@
+//! The ledger of model calls (table `model_calls`), written by
+//! [`crate::llm::Ledger`]: what each call was for, what it cost, how it
+//! ended; and the sums a suite, an epoch or a run is shown with.
+
+use super::{Result, Store};
+use crate::llm::ModelSpend;
+use crate::now_rfc3339;
+
+/// One call, as the client saw it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewModelCall {
+    pub suite_id: Option<i64>,
+    pub epoch_id: Option<i64>,
+    pub run_id: Option<i64>,
+    pub role: String,
+    pub model: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// `None`: the model has no price.
+    pub cost: Option<f64>,
+    pub seconds: f64,
+    /// `ok`, `cut_off`, or the failure's short reason.
+    pub outcome: String,
+}
+
+/// One recorded call.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct ModelCallRow {
+    pub id: i64,
+    pub suite_id: Option<i64>,
+    pub epoch_id: Option<i64>,
+    pub run_id: Option<i64>,
+    pub role: String,
+    pub model: String,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub cost: Option<f64>,
+    pub seconds: f64,
+    pub outcome: String,
+    pub created_at: String,
+}
+
+/// Which calls to sum.
+#[derive(Debug, Clone, Copy)]
+pub enum CallsOf {
+    Suite(i64),
+    Epoch(i64),
+    Run(i64),
+}
+
+impl Store {
+    pub async fn insert_model_call(&self, c: &NewModelCall) -> Result<i64> {
+        // Token counts from a server are bounded when stored: SQLite integers are i64.
+        let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        Ok(sqlx::query_scalar(
+            "INSERT INTO model_calls (suite_id, epoch_id, run_id, role, model, prompt_tokens, completion_tokens,
+                                      cost, seconds, outcome, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(c.suite_id)
+        .bind(c.epoch_id)
+        .bind(c.run_id)
+        .bind(&c.role)
+        .bind(&c.model)
+        .bind(count(c.prompt_tokens))
+        .bind(count(c.completion_tokens))
+        .bind(c.cost)
+        .bind(c.seconds)
+        .bind(&c.outcome)
+        .bind(now_rfc3339())
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    /// The calls of a suite, an epoch or a run, oldest first.
+    pub async fn model_calls(&self, of: CallsOf) -> Result<Vec<ModelCallRow>> {
+        let (column, id) = scope_column(of);
+        Ok(sqlx::query_as(&format!("SELECT * FROM model_calls WHERE {column} = ? ORDER BY id"))
+            .bind(id)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// What the calls of a suite, an epoch or a run cost in all.
+    pub async fn model_spend(&self, of: CallsOf) -> Result<ModelSpend> {
+        let (column, id) = scope_column(of);
+        let (calls, prompt, completion, failures, seconds, cost, unpriced): (i64, i64, i64, i64, f64, f64, i64) =
+            sqlx::query_as(&format!(
+                "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0),
+                        COALESCE(SUM(outcome NOT IN ('ok')), 0), COALESCE(SUM(seconds), 0.0),
+                        COALESCE(SUM(cost), 0.0), COALESCE(SUM(cost IS NULL), 0)
+                 FROM model_calls WHERE {column} = ?"
+            ))
+            .bind(id)
+            .fetch_one(&self.pool)
+            .await?;
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        Ok(ModelSpend {
+            calls: count(calls),
+            prompt_tokens: count(prompt),
+            completion_tokens: count(completion),
+            failures: count(failures),
+            seconds,
+            cost,
+            unpriced_calls: count(unpriced),
+        })
+    }
+}
+
+/// The column a scope filters on (never user text: the SQL is built from
+/// these three names only).
+fn scope_column(of: CallsOf) -> (&'static str, i64) {
+    match of {
+        CallsOf::Suite(id) => ("suite_id", id),
+        CallsOf::Epoch(id) => ("epoch_id", id),
+        CallsOf::Run(id) => ("run_id", id),
+    }
+}
