@@ -699,6 +699,36 @@ async fn settings_are_saved_to_their_file_and_the_api_key_is_only_reported_prese
     assert!(check["error"].as_str().unwrap().contains("401"), "{check}");
     assert_eq!(llm.requests().len(), 2, "a connection test does not retry");
     assert!(!check.to_string().contains("sk-test"));
+
+    // Prices and a cost budget: saved, checked with the model's name, and
+    // the launch preview bounds what a launch may ask and cost.
+    let prices = json!({"tiny": {"input_per_million": 1.0, "output_per_million": 2.0}});
+    let (status, v) = s
+        .send(reqwest::Method::PUT, "/api/settings", json!({"model_prices": prices, "llm_limits": {"max_cost": 5.0}}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["model_prices"]["tiny"]["output_per_million"], 2.0);
+    let bad = json!({"tiny": {"input_per_million": -1.0, "output_per_million": 2.0}});
+    let (status, body) = s.send(reqwest::Method::PUT, "/api/settings", json!({"model_prices": bad})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("prices.tiny.input_per_million"), "{body}");
+    std::fs::create_dir_all(w.dir.path().join("ws")).unwrap();
+    let suite = w.dir.path().join("agent.yaml");
+    std::fs::write(
+        &suite,
+        "name: priced\ntasks:\n  - name: a\n    kind: agent\n    task: do it\n    workspace: ws\n    budget: { max_loops: 3 }\n    overseers:\n      - { name: t, kind: test, command: 'true' }\n",
+    )
+    .unwrap();
+    let req = json!({"suite_path": suite.display().to_string(), "epochs": 2, "optimizer": "baseline"});
+    let (status, preview) = s.post("/api/launches/preview", req).await;
+    assert_eq!(status, StatusCode::OK, "{preview}");
+    assert_eq!(preview["runs"], 2);
+    let line = preview["model"].as_str().unwrap_or_default();
+    assert!(
+        line.contains("executor 6") && line.contains("cost at most") && line.ends_with("(max_cost 5.00)"),
+        "{line}"
+    );
+    assert_eq!(llm.requests().len(), 2, "a preview calls no model");
     llm.shutdown().await;
 }
 

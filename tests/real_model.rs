@@ -537,6 +537,10 @@ async fn the_agent_example_applies_model_edits_measures_them_and_leaves_no_quest
     let served = ours.iter().fold((0, 0), |(p, c), e| (p + e.tokens().0, c + e.tokens().1));
     assert_eq!((sum("prompt_tokens"), sum("completion_tokens")), served);
     assert!(spends.iter().all(|m| m["cost"] == 0.0), "a local model is free: {spends:?}");
+    // The suite's total, as `attractor inspect` shows it.
+    let inspect = attractor_cmd(&db, &proxy.base_url, &server.model, &["inspect", "agent-examples"]).output().unwrap();
+    let shown = text(&inspect.stdout);
+    assert!(shown.contains(&format!("model calls so far: {} model call(s)", ours.len())), "{shown}");
     // And the ledger has each of those calls, with its run.
     let ledger: Vec<(Option<i64>, String, Option<f64>)> =
         sqlx::query_as("SELECT run_id, role, cost FROM model_calls").fetch_all(&pool).await.unwrap();

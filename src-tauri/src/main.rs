@@ -134,6 +134,11 @@ async fn validate(s: Facade<'_>, suite_path: String) -> Reply<Validation> {
 }
 
 #[tauri::command(rename_all = "snake_case")]
+async fn preview(s: Facade<'_>, request: LaunchRequest) -> Reply<LaunchPreview> {
+    Ok(s.preview(&request).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
 async fn launches(s: Facade<'_>) -> Reply<Vec<LaunchView>> {
     Ok(s.launches())
 }
@@ -315,6 +320,7 @@ fn main() -> ExitCode {
             answer,
             dismiss,
             validate,
+            preview,
             launches,
             launch,
             launch_view,

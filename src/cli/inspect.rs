@@ -84,15 +84,20 @@ async fn epoch_json(store: &Store, e: &EpochRow) -> Result<Value, Failure> {
 pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure> {
     let s = find_suite(store, name).await?;
     let epochs = store.epochs(s.id).await?;
+    let model = store.model_spend(crate::store::CallsOf::Suite(s.id)).await?;
     if g.json {
         let mut out = Vec::new();
         for e in &epochs {
             out.push(epoch_json(store, e).await?);
         }
-        println!("{}", serde_json::to_string_pretty(&json!({ "suite": s.name, "epochs": out })).unwrap_or_default());
+        let value = json!({ "suite": s.name, "epochs": out, "model": model });
+        println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
         return Ok(());
     }
     println!("suite `{}` — {} epoch(s)", s.name, epochs.len());
+    if model.calls > 0 {
+        println!("model calls so far: {}", model.summary());
+    }
     for e in &epochs {
         let mean = e.mean_loss.map_or_else(|| "-".into(), |m| format!("{m:.4}"));
         let state = if e.completed_at.is_some() { "" } else { "  (unfinished: run again to resume)" };

@@ -541,7 +541,7 @@ fn plan_line(suite: &crate::suite::Suite, registry: &Registry, args: &RunArgs) -
         line.push_str(&format!("; each update is judged on {repeats} epoch(s) (a noisy suite)"));
     }
     if args.optimizer.needs_model() {
-        let artifacts = proposal_candidates(suite, registry);
+        let artifacts = crate::outer::estimate::proposal_candidates(suite, registry);
         line.push_str(&format!(
             "; {} makes at most {epochs} × {artifacts} artifact(s) = {} proposal call(s) (none after a rollback)",
             args.optimizer.name(),
@@ -549,15 +549,6 @@ fn plan_line(suite: &crate::suite::Suite, registry: &Registry, args: &RunArgs) -
         ));
     }
     line
-}
-
-/// The artifacts a model-driven optimizer may propose for each epoch.
-fn proposal_candidates(suite: &crate::suite::Suite, registry: &Registry) -> u64 {
-    let kinds = suite.task_kinds();
-    let builtin = registry
-        .defs_for_suite(&suite.name)
-        .filter(|d| d.origin == crate::artifact::Origin::Builtin && d.steers_any(&kinds));
-    (builtin.count() + suite.artifacts.len()) as u64
 }
 
 /// The pre-run preview of the model's use: calls, tokens and cost at most.
@@ -572,15 +563,12 @@ fn model_line(
         suite,
         optimizer: args.optimizer,
         epochs: args.epochs,
-        proposal_candidates: proposal_candidates(suite, registry),
+        proposal_candidates: crate::outer::estimate::proposal_candidates(suite, registry),
         ideation_rounds: args.ideation_rounds,
         agent,
         supervisor_tier: !args.no_llm,
     };
-    let estimate = crate::outer::estimate::estimate(&run, model.config());
-    let budget =
-        model.config().max_cost.map(|c| format!(" (max_cost {})", crate::llm::format_cost(c))).unwrap_or_default();
-    estimate.line().map(|l| format!("model: {l}{budget}"))
+    crate::outer::estimate::preview_line(&run, model)
 }
 
 fn parse_tolerance(s: &str) -> Result<f64, String> {

@@ -101,6 +101,7 @@ pub fn router(service: Arc<Service>, token: Option<String>, ui_dir: Option<PathB
         .route("/interventions/{id}/answer", post(answer))
         .route("/interventions/{id}/dismiss", post(dismiss))
         .route("/validate", post(validate))
+        .route("/launches/preview", post(preview))
         .route("/launches", get(launches).post(launch))
         .route("/launches/{id}", get(launch_view))
         .route("/launches/{id}/cancel", post(cancel))
@@ -399,6 +400,10 @@ async fn answer(
 async fn dismiss(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejection>) -> Reply<InterventionItem> {
     let id = id?.0;
     Ok(Json(s.service.dismiss(id).await?))
+}
+
+async fn preview(State(s): State<AppState>, body: Result<Json<LaunchRequest>, JsonRejection>) -> Reply<LaunchPreview> {
+    Ok(Json(s.service.preview(&body?.0).await?))
 }
 
 async fn validate(State(s): State<AppState>, body: Result<Json<ValidateRequest>, JsonRejection>) -> Reply<Validation> {

@@ -85,6 +85,25 @@ impl ModelEstimate {
     }
 }
 
+/// The artifacts a model-driven optimizer may propose for each epoch: the
+/// built-in ones that steer the suite's task kinds, and the suite's own.
+pub fn proposal_candidates(suite: &Suite, registry: &crate::artifact::Registry) -> u64 {
+    let kinds = suite.task_kinds();
+    let builtin = registry
+        .defs_for_suite(&suite.name)
+        .filter(|d| d.origin == crate::artifact::Origin::Builtin && d.steers_any(&kinds));
+    (builtin.count() + suite.artifacts.len()) as u64
+}
+
+/// The preview line a person sees before a run starts (the CLI prints it,
+/// the launch form shows it): "model: about 16 call(s) (…), at most 210000
+/// tokens, cost at most 0.41 (max_cost 2.50)"; `None` when the run calls no
+/// model.
+pub fn preview_line(run: &PlannedRun, model: &crate::llm::LlmClient) -> Option<String> {
+    let budget = model.config().max_cost.map(|c| format!(" (max_cost {})", format_cost(c))).unwrap_or_default();
+    estimate(run, model.config()).line().map(|l| format!("model: {l}{budget}"))
+}
+
 /// Estimates the model use of `run` with the model `model` (its reply
 /// budgets and price).
 pub fn estimate(run: &PlannedRun, model: &LlmConfig) -> ModelEstimate {

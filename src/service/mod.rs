@@ -358,7 +358,9 @@ impl Service {
             let tasks = row.as_ref().map(task_infos).unwrap_or_default();
             let waiting = paused.contains(&s.id);
             let status = (s.epochs, s.latest_mean_loss, s.unfinished, waiting);
-            out.push(self.suite_item(&s.name, s.id, &s.created_at, status, &tasks));
+            let mut item = self.suite_item(&s.name, s.id, &s.created_at, status, &tasks);
+            item.model = self.suite_model(s.id).await?;
+            out.push(item);
         }
         // A suite the watcher registered is launched from its watched file.
         if out.iter().any(|s| s.suite_path.is_none()) {
@@ -414,7 +416,14 @@ impl Service {
                 .or_else(|| lock(&self.settings).suite_paths.get(name).cloned()),
             last_error: failed.and_then(|l| l.view.error.clone()),
             launch_id: running.map(|l| l.view.id),
+            model: None,
         }
+    }
+
+    /// The suite's model spend from the ledger; `None` before its first call.
+    async fn suite_model(&self, suite_id: i64) -> Result<Option<crate::llm::ModelSpend>> {
+        let spend = self.store.model_spend(crate::store::CallsOf::Suite(suite_id)).await?;
+        Ok((spend.calls > 0).then_some(spend))
     }
 
     /// A suite by its id or, failing that, its name.
@@ -467,8 +476,9 @@ impl Service {
         let latest = epochs.iter().rev().find(|e| e.completed_at.is_some()).and_then(|e| e.mean_loss);
         let unfinished = epochs.iter().filter(|e| e.completed_at.is_none()).count() as i64;
         let waiting = self.store.suites_waiting_on_a_person().await?.contains(&row.id);
-        let suite =
+        let mut suite =
             self.suite_item(&row.name, row.id, &row.created_at, (completed, latest, unfinished, waiting), &tasks);
+        suite.model = self.suite_model(row.id).await?;
         Ok(SuiteEpochs { suite, tasks, artifacts, epochs: views })
     }
 
@@ -969,6 +979,30 @@ impl Service {
         validation_of(&resolved.display().to_string(), loaded.as_ref())
     }
 
+    /// What launching `req` would do: how many runs, and what the model may
+    /// cost (the same preview `attractor run` prints). Nothing runs.
+    pub async fn preview(&self, req: &LaunchRequest) -> Result<LaunchPreview> {
+        let path = resolve_path(&req.suite_path);
+        let suite =
+            load_runnable(&path).map_err(|_| ServiceError::InvalidSuite(Box::new(self.validate(&req.suite_path))))?;
+        let model = self.llm_client_with(&suite.llm)?;
+        let registry = Registry::load(self.store.clone()).await?;
+        let agent = crate::task::agent::AgentConfig::default();
+        let run = crate::outer::estimate::PlannedRun {
+            suite: &suite,
+            optimizer: optimizer_kind(req.optimizer),
+            epochs: req.epochs,
+            proposal_candidates: crate::outer::estimate::proposal_candidates(&suite, &registry),
+            ideation_rounds: crate::outer::tree::TreeConfig::default().ideation_rounds,
+            agent: &agent,
+            supervisor_tier: !req.no_llm,
+        };
+        Ok(LaunchPreview {
+            runs: u64::from(req.epochs) * suite.tasks.len() as u64,
+            model: model.as_ref().and_then(|m| crate::outer::estimate::preview_line(&run, m)),
+        })
+    }
+
     /// Validates the suite file, then runs it in the background. Progress
     /// arrives on the bus; the returned launch can be polled or cancelled.
     pub async fn launch(self: &Arc<Self>, req: &LaunchRequest) -> Result<LaunchView> {
@@ -1011,12 +1045,7 @@ impl Service {
         let model = self.llm_client_with(&suite.llm)?;
         let llm = if req.no_llm { None } else { model.clone() };
         let seed = req.seed.unwrap_or_else(fresh_seed);
-        let optimizer = match req.optimizer {
-            OptimizerName::Baseline => OptimizerKind::Baseline,
-            OptimizerName::Evolve => OptimizerKind::Evolve,
-            OptimizerName::Textgrad => OptimizerKind::Textgrad,
-            OptimizerName::Tree => OptimizerKind::Tree,
-        };
+        let optimizer = optimizer_kind(req.optimizer);
         if optimizer.needs_model() && model.is_none() {
             return Err(ServiceError::BadInput(RunnerError::NeedsModel(optimizer.name()).to_string()));
         }
@@ -1358,6 +1387,15 @@ impl Service {
         next.save(&self.config.settings_path).map_err(|e| ServiceError::Internal(e.to_string()))?;
         *lock(&self.settings) = next;
         Ok(self.settings())
+    }
+}
+
+fn optimizer_kind(name: OptimizerName) -> OptimizerKind {
+    match name {
+        OptimizerName::Baseline => OptimizerKind::Baseline,
+        OptimizerName::Evolve => OptimizerKind::Evolve,
+        OptimizerName::Textgrad => OptimizerKind::Textgrad,
+        OptimizerName::Tree => OptimizerKind::Tree,
     }
 }
 

@@ -39,6 +39,7 @@ fn export_all(cfg: &Config) {
         RollbackRequest,
         ValidateRequest,
         Validation,
+        LaunchPreview,
         LaunchRequest,
         LaunchView,
         SettingsView,

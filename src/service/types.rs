@@ -50,6 +50,8 @@ pub struct SuiteItem {
     pub last_error: Option<String>,
     /// The running launch, when there is one.
     pub launch_id: Option<i64>,
+    /// What every model call made for the suite cost (none: no call yet).
+    pub model: Option<crate::llm::ModelSpend>,
 }
 
 /// A task as the suite declared it (the parts the screens show).
@@ -649,6 +651,18 @@ pub struct LaunchRequest {
     #[serde(default)]
     #[ts(optional)]
     pub holdout_tolerance: Option<f64>,
+}
+
+/// What a launch would do, before it starts: the runs, and what the model
+/// may cost.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct LaunchPreview {
+    /// Epochs × tasks (for a tree search, evaluations × tasks at most).
+    #[ts(type = "number")]
+    pub runs: u64,
+    /// "model: about 16 call(s) (…), at most 210000 tokens, cost at most
+    /// 0.41"; none when the run calls no model.
+    pub model: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]

@@ -262,6 +262,12 @@ describe("the Attractor web UI against a real server", () => {
     await path.fill(join(fixtures, "knobs.suite.yaml"));
     await page.getByText("✓ suite").waitFor();
     await page.getByLabel("Epochs", { exact: true }).fill("2");
+    // The preview follows the settings: 2 epochs of the suite's tasks.
+    const preview = page.getByTestId("launch-preview");
+    await page.getByText(/^\d+ run\(s\)/).waitFor();
+    const tasks = Number((await page.getByText("✓ suite").innerText()).match(/(\d+) tasks/)[1]);
+    await page.getByText(`${2 * tasks} run(s)`, { exact: false }).waitFor();
+    assert.match(await preview.innerText(), /no model calls|model: about/);
     await page.getByLabel("Seed").fill("11");
     await page.getByTestId("start").click();
     await page.waitForURL(/#\/live/);

@@ -24,6 +24,7 @@ import type { ArtifactItem } from "./generated/ArtifactItem";
 import type { Envelope } from "./generated/Envelope";
 import type { Inbox } from "./generated/Inbox";
 import type { InterventionItem } from "./generated/InterventionItem";
+import type { LaunchPreview } from "./generated/LaunchPreview";
 import type { LaunchRequest } from "./generated/LaunchRequest";
 import type { LaunchView } from "./generated/LaunchView";
 import type { LineDiff } from "./generated/LineDiff";
@@ -218,6 +219,9 @@ export const api = {
   dismiss: (id: number) => request<InterventionItem>(["dismiss", { id }], ["POST", `/interventions/${id}/dismiss`]),
   validate: (suite_path: string) =>
     request<Validation>(["validate", { suite_path }], ["POST", "/validate", { suite_path }]),
+  /** What a launch would do and may cost; nothing runs. */
+  preview: (req: LaunchRequest) =>
+    request<LaunchPreview>(["preview", { request: req }], ["POST", "/launches/preview", req]),
   launch: (req: LaunchRequest) => request<LaunchView>(["launch", { request: req }], ["POST", "/launches", req]),
   launches: () => request<LaunchView[]>(["launches"], ["GET", "/launches"]),
   launchView: (id: number) => request<LaunchView>(["launch_view", { id }], ["GET", `/launches/${id}`]),

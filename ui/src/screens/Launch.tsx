@@ -6,6 +6,7 @@ import { api, RequestError } from "../api";
 import { go } from "../App";
 import { ErrorNote } from "../components/common";
 import { PathInput } from "../components/PathInput";
+import type { LaunchPreview } from "../generated/LaunchPreview";
 import type { OptimizerName } from "../generated/OptimizerName";
 import type { Validation } from "../generated/Validation";
 
@@ -22,6 +23,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
   const [checking, setChecking] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [starting, setStarting] = useState(false);
+  const [preview, setPreview] = useState<LaunchPreview | null>(null);
 
   useEffect(() => setPath(initialPath), [initialPath]);
 
@@ -39,6 +41,20 @@ export function Launch({ initialPath }: { initialPath: string }) {
     }, 350);
     return () => clearTimeout(t);
   }, [path]);
+
+  // What the launch would ask of the model, once the file is valid and as
+  // the settings change: the same preview `attractor run` prints.
+  useEffect(() => {
+    setPreview(null);
+    if (!validation?.valid) return;
+    const t = setTimeout(() => {
+      api
+        .preview({ suite_path: path, epochs, optimizer, learning_rate: 0.5, rollback: true, concurrency: 1, no_llm: noLlm })
+        .then(setPreview)
+        .catch(() => setPreview(null));
+    }, 200);
+    return () => clearTimeout(t);
+  }, [validation, path, epochs, optimizer, noLlm]);
 
   const seedValue = seed.trim() === "" ? undefined : Number(seed);
   // Seeds past 2^53 would be rounded by JavaScript numbers before they reach the server.
@@ -136,6 +152,11 @@ export function Launch({ initialPath }: { initialPath: string }) {
             <input type="checkbox" checked={noLlm} onChange={(e) => setNoLlm(e.target.checked)} /> Heuristics only (no LLM tier)
           </label>
         </div>
+        {preview && (
+          <p className="muted small" data-testid="launch-preview">
+            {preview.runs} run(s){preview.model ? ` · ${preview.model}` : " · no model calls"}
+          </p>
+        )}
         <ErrorNote error={error} />
         <div className="actions">
           <button className="primary" data-testid="start" disabled={!validation?.valid || starting || seedBad || lr < 0 || lr > 1} onClick={start}>

@@ -42,6 +42,11 @@ export function Runs({ suite }: { suite?: string }) {
         </select>
       </header>
       <ErrorNote error={error} />
+      {data?.suite.model && (
+        <p className="muted small" data-testid="suite-model">
+          Model calls of this suite so far: {fmtModelSpend(data.suite.model)}
+        </p>
+      )}
       {!suite && (
         <Empty title="Pick a suite">
           <p>Every epoch runs each task of the suite once; pick a suite to see its runs, their loss breakdown and output.</p>

@@ -20,6 +20,7 @@ const suite: SuiteItem = {
   suite_path: null,
   last_error: null,
   launch_id: null,
+  model: null,
 };
 
 afterEach(() => {
