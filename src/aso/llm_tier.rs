@@ -75,4 +75,8 @@ impl ModelSupervisor for LlmSupervisor {
             Err(e) => Err(self.client.clip(&e.to_string())),
         }
     }
+
+    fn budget_spent(&self) -> bool {
+        self.client.budget_spent().is_some()
+    }
 }

@@ -33,6 +33,12 @@ pub trait ModelSupervisor: Send + Sync {
         diagnostics: &OptimizerDiagnostics,
         context: &SupervisionContext,
     ) -> Result<Directive, String>;
+
+    /// The run's model budget (cost or model time) is spent: the tier stays
+    /// silent from here, and that is no failure of the model.
+    fn budget_spent(&self) -> bool {
+        false
+    }
 }
 
 /// The outcome of one supervision.
@@ -78,7 +84,8 @@ impl TieredSupervisor {
             directive.source = source;
             directive
         };
-        let Some(model) = self.model.as_ref().filter(|_| d.requires_llm_supervision(&self.config)) else {
+        let Some(model) = self.model.as_ref().filter(|m| d.requires_llm_supervision(&self.config) && !m.budget_spent())
+        else {
             return Supervised {
                 directive: heuristic(DirectiveSource::Heuristic),
                 llm_call_made: false,
@@ -102,6 +109,19 @@ impl TieredSupervisor {
                 }
                 directive.source = DirectiveSource::Llm;
                 Supervised { directive, llm_call_made: true, llm_failed: false, llm_error: None }
+            }
+            Err(e) if model.budget_spent() => {
+                // The run's model budget ran out during this call: not the
+                // model's fault, and the tier stays silent from here.
+                if !self.warned.swap(true, Ordering::Relaxed) {
+                    tracing::info!(
+                        "the run's model budget is spent; the heuristic supervises `{}` from here",
+                        ctx.problem
+                    );
+                }
+                let mut directive = heuristic(DirectiveSource::Fallback);
+                directive.reasoning = format!("{} (model budget spent)", directive.reasoning);
+                Supervised { directive, llm_call_made: true, llm_failed: false, llm_error: Some(e) }
             }
             Err(e) => {
                 let n = self.consecutive_failures.fetch_add(1, Ordering::Relaxed) + 1;

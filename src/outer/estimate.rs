@@ -66,6 +66,10 @@ impl ModelEstimate {
         if self.total_calls() == 0 && self.unbounded.is_empty() {
             return None;
         }
+        let unbounded = self.unbounded.join("; ");
+        if self.total_calls() == 0 {
+            return Some(format!("not bounded in advance: {unbounded}"));
+        }
         let parts: Vec<String> =
             self.calls.iter().filter(|(_, n)| **n > 0).map(|(role, n)| format!("{role} {n}")).collect();
         let cost = match self.cost {
@@ -75,11 +79,11 @@ impl ModelEstimate {
         let mut line = format!(
             "about {} call(s) ({}), at most {} tokens, {cost}",
             self.total_calls(),
-            if parts.is_empty() { "none bounded".to_string() } else { parts.join(", ") },
+            parts.join(", "),
             self.tokens
         );
-        for u in &self.unbounded {
-            line.push_str(&format!("; plus {u}"));
+        if !unbounded.is_empty() {
+            line.push_str(&format!("; plus {unbounded}"));
         }
         Some(line)
     }

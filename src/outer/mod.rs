@@ -320,15 +320,18 @@ impl SuiteRunner {
                 c.set_scope(crate::llm::CallScope { suite_id: Some(suite_id), ..Default::default() });
             }
             let interrupted = self.run_tree(suite_id, &mut summaries).await?;
-            return Ok(self.finish(suite_id, summaries, interrupted, lr));
+            let stopped = if interrupted { None } else { self.budget_spent() };
+            return Ok(self.finish(suite_id, summaries, interrupted, stopped, lr));
         }
         let mut interrupted = false;
+        let mut stopped = None;
         for _ in 0..self.config.epochs {
             if self.cancelled() {
                 interrupted = true;
                 break;
             }
-            if self.budget_spent().is_some() {
+            if let Some(reason) = self.budget_spent() {
+                stopped = Some(reason);
                 break;
             }
             let (epoch, resumed) = match pending.take() {
@@ -348,12 +351,18 @@ impl SuiteRunner {
                 }
             }
         }
-        Ok(self.finish(suite_id, summaries, interrupted, lr))
+        Ok(self.finish(suite_id, summaries, interrupted, stopped, lr))
     }
 
     /// Announces the end of the invocation and sums it up.
-    fn finish(&self, suite_id: i64, epochs: Vec<EpochSummary>, interrupted: bool, lr: f64) -> RunSummary {
-        let stopped = if interrupted { None } else { self.budget_spent() };
+    fn finish(
+        &self,
+        suite_id: i64,
+        epochs: Vec<EpochSummary>,
+        interrupted: bool,
+        stopped: Option<String>,
+        lr: f64,
+    ) -> RunSummary {
         self.bus.publish(Event::SuiteFinished {
             suite_id,
             epochs_completed: epochs.len() as u32,
