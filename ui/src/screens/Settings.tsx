@@ -189,10 +189,18 @@ export function Settings() {
           {limitField("max_cost", "Cost per run, at most (at the prices below)", "no limit")}
           {ROLES.map(([r, d]) => limitField(`tokens.${r}`, `Reply budget: ${r} (tokens)`, String(d)))}
         </fieldset>
-        <fieldset className="limits" data-testid="model-prices">
+        <fieldset className="prices" data-testid="model-prices">
           <legend>Model prices per million tokens (a model on this machine is free unless listed)</legend>
+          {prices.length > 0 && (
+            <div className="price-row muted small" aria-hidden>
+              <span>model</span>
+              <span>input, per million tokens</span>
+              <span>output, per million tokens</span>
+              <span />
+            </div>
+          )}
           {prices.map((r, i) => (
-            <div className="inline-form" key={i} data-testid="price-row">
+            <div className="price-row" key={i} data-testid="price-row">
               <input
                 value={r.model}
                 onChange={(e) => setPrice(i, { model: e.target.value })}
@@ -205,7 +213,7 @@ export function Settings() {
                   key={side}
                   value={r[side]}
                   onChange={(e) => setPrice(i, { [side]: e.target.value })}
-                  placeholder={side}
+                  placeholder={`${side} per million`}
                   aria-label={`${side === "input" ? "Input" : "Output"} price of ${r.model || "the model"}`}
                   inputMode="decimal"
                 />
