@@ -48,6 +48,17 @@ mkdir -p "$CARGO_TARGET_DIR"
 #   than what node_modules holds;
 # - Chromium for the end-to-end tests (playwright-core drives Debian's build:
 #   Playwright's own browser downloads are not reachable here).
+# The lint and format tools test.sh checks with (a minimal rustup profile
+# has neither).
+ensure_lint_toolchain() {
+  if ! cargo clippy --version >/dev/null 2>&1 || ! cargo fmt --version >/dev/null 2>&1; then
+    if command -v rustup >/dev/null 2>&1; then
+      echo "setup: adding clippy and rustfmt with rustup" >&2
+      rustup component add clippy rustfmt >&2
+    fi
+  fi
+}
+
 ensure_ui_toolchain() {
   local root
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

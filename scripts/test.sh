@@ -11,9 +11,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 
-if cargo fmt --version >/dev/null 2>&1; then
-  cargo fmt --all -- --check || { echo "test: formatting differs; run 'cargo fmt'" >&2; exit 1; }
-fi
+ensure_lint_toolchain
+cargo fmt --all -- --check || { echo "test: formatting differs; run 'cargo fmt'" >&2; exit 1; }
+# No conversion that panics on a number from outside, anywhere but tests
+# (clippy.toml lists them).
+cargo clippy --locked --quiet --lib --bins -- -A clippy::all -D clippy::disallowed_methods
 ensure_test_services
 cargo test --locked --all-targets
 

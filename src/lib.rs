@@ -63,8 +63,18 @@ pub mod service;
 pub mod store;
 pub mod suite;
 pub mod task;
-mod time;
+pub mod time;
 pub mod watch;
 pub mod workspace;
 
 pub use time::now_rfc3339;
+
+/// What a caught panic said, as far as it is text: a bug caught in a server
+/// or watcher task is reported with it instead of wedging the task.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "no message".to_string())
+}

@@ -5,3 +5,41 @@
 pub fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
+
+use std::time::Duration;
+
+/// The longest duration a file, a flag or a setting may ask for: 30 days.
+/// Longer is a typo (or an attack), and `Duration::from_secs_f64` would
+/// panic past ~5.8e11 years anyway.
+pub const MAX_SECONDS: f64 = 30.0 * 86_400.0;
+
+/// `secs` as a duration, never panicking: NaN and negatives are zero, and
+/// anything above [`MAX_SECONDS`] is [`MAX_SECONDS`]. Numbers from outside are
+/// checked (with a located error) before they get here; this is the last
+/// guard, and the only conversion from float seconds the lints allow.
+#[allow(clippy::disallowed_methods)]
+pub fn secs(secs: f64) -> Duration {
+    let clamped = if secs.is_nan() { 0.0 } else { secs.clamp(0.0, MAX_SECONDS) };
+    Duration::from_secs_f64(clamped)
+}
+
+/// Whether `secs` is a usable duration from outside: above 0, at most
+/// [`MAX_SECONDS`].
+pub fn valid_secs(secs: f64) -> bool {
+    secs.is_finite() && secs > 0.0 && secs <= MAX_SECONDS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_seconds_never_panic_and_are_bounded() {
+        assert_eq!(secs(1.5), Duration::from_millis(1500));
+        assert_eq!(secs(f64::NAN), Duration::ZERO);
+        assert_eq!(secs(-3.0), Duration::ZERO);
+        assert_eq!(secs(1e20), secs(MAX_SECONDS));
+        assert_eq!(secs(f64::INFINITY), secs(MAX_SECONDS));
+        assert!(valid_secs(120.0) && !valid_secs(1e20) && !valid_secs(0.0) && !valid_secs(f64::NAN));
+    }
+}

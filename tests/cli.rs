@@ -164,7 +164,8 @@ fn input_errors_exit_2_and_say_what_to_do() {
 
     let out = cli.run(&["validate", "/no/such/file.yaml"]);
     assert_eq!(code(&out), 2);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the suite file"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/no/such/file.yaml:1:1") && err.contains("there is no suite file here"), "{err}");
 }
 
 #[test]
@@ -448,4 +449,166 @@ fn bench_engine_measures_real_trajectories_and_the_simulated_population() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("e.g. 1,8,32"));
+}
+
+#[test]
+fn huge_durations_in_a_suite_are_located_errors_never_panics() {
+    let cli = Cli::new();
+    std::fs::create_dir_all(cli.dir.path().join("ws")).unwrap();
+    let cases = [
+        (
+            "command-timeout.yaml",
+            "name: n\ntasks:\n  - name: a\n    command: 'true'\n    timeout: 1e20\n",
+            "5:14: field `tasks[0].timeout`",
+        ),
+        (
+            "wall-time.yaml",
+            "name: n\ntasks:\n  - name: a\n    command: 'true'\n    budget: { max_wall_time: 1e300 }\n",
+            "field `tasks[0].budget.max_wall_time`",
+        ),
+        (
+            "overseer.yaml",
+            "name: n\ntasks:\n  - name: a\n    kind: agent\n    task: t\n    workspace: ws\n    overseers:\n      - { name: o, kind: test, command: 'true', timeout: 1e308 }\n",
+            "timeout",
+        ),
+        (
+            "executor.yaml",
+            "name: n\ntasks:\n  - name: a\n    kind: agent\n    task: t\n    workspace: ws\n    executor: { type: command, command: 'true', timeout: 1e20 }\n    overseers:\n      - { name: o, kind: test, command: 'true' }\n",
+            "executor.timeout",
+        ),
+    ];
+    for (file, yaml, place) in cases {
+        let path = cli.write(file, yaml);
+        for verb in ["validate", "run"] {
+            let out = cli.run(&[verb, path.to_str().unwrap()]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(code(&out), 2, "{verb} {file}: {err}");
+            assert!(!err.contains("panicked"), "{verb} {file}: {err}");
+            assert!(err.contains(place), "{verb} {file}: {err}");
+            assert!(err.contains("at most 2592000 (30 days)"), "{verb} {file}: {err}");
+        }
+    }
+}
+
+#[test]
+fn paths_that_lead_outside_the_suite_folder_are_refused_with_their_place() {
+    let cli = Cli::new();
+    std::os::unix::fs::symlink("/etc", cli.dir.path().join("etc-link")).unwrap();
+    let cases = [
+        (
+            "problem.yaml",
+            "name: n\ntasks:\n  - name: a\n    task: t\n    problem: ../../etc/passwd\n",
+            "5:14: field `tasks[0].problem`",
+        ),
+        (
+            "workspace.yaml",
+            "name: n\ntasks:\n  - name: a\n    kind: agent\n    task: t\n    workspace: ../../../../etc\n    overseers:\n      - { name: o, kind: test, command: 'true' }\n",
+            "6:16: field `tasks[0].workspace`",
+        ),
+        (
+            "artifact.yaml",
+            "name: n\nartifacts:\n  - name: secret\n    type: text\n    file: /etc/passwd\ntasks:\n  - name: a\n    command: 'true'\n",
+            "5:11: field `artifacts[0].file`",
+        ),
+        (
+            "link.yaml",
+            "name: n\nartifacts:\n  - name: secret\n    type: text\n    file: etc-link/passwd\ntasks:\n  - name: a\n    command: 'true'\n",
+            "field `artifacts[0].file`",
+        ),
+    ];
+    for (file, yaml, place) in cases {
+        let path = cli.write(file, yaml);
+        for verb in ["validate", "run"] {
+            let out = cli.run(&[verb, path.to_str().unwrap()]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(code(&out), 2, "{verb} {file}: {err}");
+            assert!(err.contains(place), "{verb} {file}: {err}");
+            assert!(err.contains("leads outside the suite's folder"), "{verb} {file}: {err}");
+        }
+    }
+    // Nothing of /etc reached the database.
+    let db = std::fs::read(cli.db()).unwrap_or_default();
+    assert!(!String::from_utf8_lossy(&db).contains("root:x:0:0"), "/etc/passwd was read in");
+}
+
+#[test]
+fn a_second_run_of_a_suite_is_refused_with_its_holder_and_a_dead_holder_is_taken_over() {
+    let cli = Cli::new();
+    let mark = cli.dir.path().join("started");
+    let release = cli.dir.path().join("release");
+    cli.write(
+        "wait.sh",
+        "touch \"$MARK\"; while [ ! -e \"$RELEASE\" ]; do sleep 0.05; done; echo '{\"status\": \"complete\"}' > \"$ATTRACTOR_RESULT_FILE\"\n",
+    );
+    let suite = cli.write(
+        "s.yaml",
+        &format!(
+            "name: single\ntasks:\n  - name: wait\n    command: sh \"$ATTRACTOR_SUITE_DIR/wait.sh\"\n    env: {{ MARK: \"{}\", RELEASE: \"{}\" }}\n",
+            mark.display(),
+            release.display()
+        ),
+    );
+    let args = ["run", suite.to_str().unwrap()];
+    let first = cli.cmd(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    while !mark.exists() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = cli.run(&args);
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(code(&second), 3, "{err}");
+    assert!(err.contains(&format!("suite `single` is being run by attractor (pid {})", first.id())), "{err}");
+    assert!(err.contains("hint: wait for it to finish"), "{err}");
+    std::fs::write(&release, "").unwrap();
+    let out = first.wait_with_output().unwrap();
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let export: Value = serde_json::from_str(&cli.ok(&["export", "single"])).unwrap();
+    assert_eq!(export["epochs"].as_array().unwrap().len(), 1, "the refused run wrote no epoch");
+    assert_eq!(export["epochs"][0]["runs"].as_array().unwrap().len(), 1, "and no run row");
+
+    // A holder that died without giving the lease back (kill -9): the next
+    // run takes the suite over.
+    let victim = cli.cmd(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    std::fs::remove_file(&release).unwrap();
+    std::fs::remove_file(&mark).unwrap();
+    while !mark.exists() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut victim = victim;
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    std::fs::write(&release, "").unwrap();
+    let out = cli.run(&args);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn unreadable_empty_binary_and_duplicate_key_files_are_located_from_1_with_a_hint() {
+    let cli = Cli::new();
+    let write = |name: &str, bytes: &[u8]| {
+        let p = cli.dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    };
+    std::fs::create_dir_all(cli.dir.path().join("folder.yaml")).unwrap();
+    let cases = [
+        (write("empty.yaml", b""), "empty.yaml:1:1", "the file is empty"),
+        (write("tilde.yaml", b"~\n"), "tilde.yaml:1:1", "the file is empty"),
+        (write("latin1.yaml", b"name: caf\xe9\ntasks: []\n"), "latin1.yaml:1:1", "not UTF-8 text (byte 10"),
+        (write("binary.yaml", &[0x7f, b'E', b'L', b'F', 0xff, 0xfe, 0, 0]), "binary.yaml:1:1", "is it a binary file?"),
+        (cli.dir.path().join("folder.yaml"), "folder.yaml:1:1", "this is a folder"),
+        (cli.dir.path().join("missing.yaml"), "missing.yaml:1:1", "there is no suite file here"),
+        (
+            write("twice.yaml", b"name: a\nname: b\ntasks:\n  - name: t\n    command: 'true'\n"),
+            "twice.yaml:",
+            "the same key appears twice",
+        ),
+    ];
+    for (path, place, says) in cases {
+        let out = cli.run(&["validate", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(code(&out), 2, "{err}");
+        assert!(err.contains(place) && err.contains(says), "{}: {err}", path.display());
+        assert!(err.contains("hint:"), "{}: {err}", path.display());
+        assert!(!err.contains(":0:0") && !err.contains("DuplicateKeyPolicy") && !err.contains("panicked"), "{err}");
+    }
 }

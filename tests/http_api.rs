@@ -529,9 +529,9 @@ async fn a_launch_validates_first_then_streams_its_progress_and_adds_epochs() {
     let issues = v["issues"].as_array().unwrap();
     assert_eq!(issues.len(), 2, "{v}");
     assert!(issues[0]["message"].as_str().unwrap().contains("no-such-folder"), "{v}");
-    assert_eq!(issues[0]["field"], "tasks.agent.workspace");
-    assert_eq!((issues[0]["line"].as_i64(), issues[1]["line"].as_i64()), (Some(6), Some(10)), "{v}");
-    assert_eq!(issues[1]["field"], "tasks.numeric.problem");
+    assert_eq!(issues[0]["field"], "tasks[1].workspace");
+    assert_eq!((issues[0]["line"].as_i64(), issues[1]["line"].as_i64()), (Some(8), Some(10)), "{v}");
+    assert_eq!(issues[1]["field"], "tasks[2].problem");
     let (status, _) = s.post("/api/launches", json!({"suite_path": later.display().to_string()})).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     let (status, body) =
@@ -967,4 +967,64 @@ async fn a_notice_is_listed_apart_from_the_questions_and_can_only_be_dismissed()
     assert!(inbox["notices"].as_array().unwrap().is_empty());
     assert_eq!(inbox["answered"][0]["id"], notice, "kept as history");
     assert!(w.cli(&["interventions", "--all"]).contains("notice, dismissed"));
+}
+
+#[tokio::test]
+async fn a_cross_site_request_changes_nothing_and_an_oversized_body_gets_413() {
+    let w = World::new();
+    let s = w.serve(None, &[]).await;
+    let own = s.base.clone();
+    let settings_before = s.ok("/api/settings").await;
+    // What a page of another site can send without a preflight: a form post
+    // (no JSON type, maybe no body), marked by the browser as cross-site.
+    let attempts = [
+        (reqwest::Method::POST, "/api/settings/test-llm", vec![("origin", "http://evil.example")]),
+        (reqwest::Method::POST, "/api/launches/1/cancel", vec![("sec-fetch-site", "cross-site")]),
+        (reqwest::Method::POST, "/api/interventions/1/dismiss", vec![("origin", "null")]),
+        (
+            reqwest::Method::PUT,
+            "/api/settings",
+            vec![("sec-fetch-site", "same-site"), ("origin", "http://localhost:9")],
+        ),
+        (reqwest::Method::DELETE, "/api/settings/api-key", vec![("origin", "http://127.0.0.1.evil.example")]),
+    ];
+    for (method, path, headers) in attempts {
+        let mut r = s.req(method.clone(), path).header("content-type", "application/x-www-form-urlencoded");
+        for (k, v) in &headers {
+            r = r.header(*k, *v);
+        }
+        let resp = r.body("llm_model=attacker").send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{method} {path} {headers:?}");
+        let body: Value = resp.json().await.unwrap();
+        assert!(body["error"].as_str().unwrap().contains("its own pages"), "{body}");
+    }
+    assert_eq!(s.ok("/api/settings").await, settings_before, "nothing changed");
+
+    // The app's own page, and clients that are no browser, still get in.
+    let (status, _) = s.post("/api/settings/test-llm", json!({})).await;
+    assert_eq!(status, StatusCode::OK);
+    let resp = s
+        .req(reqwest::Method::POST, "/api/settings/test-llm")
+        .header("origin", own.as_str())
+        .header("sec-fetch-site", "same-origin")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    // Reading stays open to any page (the data is served to the app alone by CORS).
+    let resp = s.req(reqwest::Method::GET, "/api/suites").header("sec-fetch-site", "cross-site").send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+
+    let huge = format!("{{\"suite_path\": \"{}\"}}", "x".repeat(30 << 20));
+    let resp = s
+        .req(reqwest::Method::POST, "/api/validate")
+        .header("content-type", "application/json")
+        .body(huge)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let body: Value = resp.json().await.unwrap();
+    assert!(body["error"].as_str().unwrap().contains("limit of 2 MB"), "{body}");
 }

@@ -269,7 +269,7 @@ fn a_problem_file_loads_with_defaults_and_its_best_known_value() {
 
     let missing = dir.path().join("nope.yaml");
     let err = load_external(&missing).unwrap_err().to_string();
-    assert!(err.contains("cannot read the problem file"), "{err}");
+    assert!(err.contains("nope.yaml:1:1") && err.contains("there is no problem file here"), "{err}");
 }
 
 #[test]

@@ -52,20 +52,11 @@ async fn builtin_problems_run_under_the_coordinator_and_become_losses() {
 #[tokio::test]
 async fn an_unknown_problem_is_refused_before_anything_runs() {
     let env = Env::new().await;
-    let suite =
-        attractor::suite::load(&env.suite("u.yaml", "name: u\ntasks:\n  - name: x\n    problem: g99\n")).unwrap();
-    let registry = env.registry().await;
-    let (_tx, rx) = tokio::sync::watch::channel(false);
-    let runner = attractor::outer::SuiteRunner::new(
-        env.store.clone(),
-        registry,
-        attractor::bus::Bus::new(),
-        suite,
-        env.config(1, OptimizerKind::Baseline),
-        rx,
-    );
-    let err = runner.run().await.unwrap_err().to_string();
-    assert!(err.contains("u.yaml:4:14") && err.contains("unknown problem `g99`"), "{err}");
+    let err = attractor::suite::load(&env.suite("u.yaml", "name: u\ntasks:\n  - name: x\n    problem: g99\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("u.yaml:4:14") && err.contains("`g99` is neither a built-in problem nor a file"), "{err}");
+    assert!(err.contains("g01, g02"), "the built-in names: {err}");
     assert_eq!(count(&env.store, "SELECT COUNT(*) FROM runs").await, 0);
 }
 

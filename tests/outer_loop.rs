@@ -148,6 +148,36 @@ async fn a_second_invocation_continues_the_epoch_numbering_and_the_regression_ch
     assert_eq!(c2["events"][0]["type"], "rollback", "the check spans invocations: {c2}");
 }
 
+/// Each epoch's mean loss, events and η, as the store keeps them.
+async fn history(env: &Env, suite: &str) -> Vec<(Option<f64>, Value, Value)> {
+    let s = env.store.suite_by_name(suite).await.unwrap().unwrap();
+    let mut out = Vec::new();
+    for e in env.store.epochs(s.id).await.unwrap() {
+        let child: Value = serde_json::from_str(e.child_artifacts_json.as_deref().unwrap()).unwrap();
+        out.push((e.mean_loss, child["events"].clone(), child["learning_rate"].clone()));
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_continued_run_is_the_run_that_went_on_uninterrupted() {
+    // Five epochs at once, and two then three: the rollback in epoch 2
+    // halves η, and the continuation must carry the halved η on.
+    let (one, two) = (Env::new().await, Env::new().await);
+    let whole = knob_suite(&one, "knob");
+    one.run(&whole, one.config(5, OptimizerKind::Evolve)).await;
+    let split = knob_suite(&two, "knob");
+    two.run(&split, two.config(2, OptimizerKind::Evolve)).await;
+    let summary = two.run(&split, two.config(3, OptimizerKind::Evolve)).await;
+
+    let (a, b) = (history(&one, "knob").await, history(&two, "knob").await);
+    assert_eq!(a.len(), 5);
+    assert_eq!(a, b, "the same epochs, losses, events and η");
+    assert_eq!(b[1].2, 0.25, "η after the rollback is kept with the epoch");
+    assert!(a.iter().any(|(_, events, _)| events.to_string().contains("rollback")), "{a:?}");
+    assert_eq!(summary.learning_rate, a[4].2.as_f64().unwrap());
+}
+
 #[tokio::test]
 async fn held_out_tasks_run_but_stay_out_of_the_mean() {
     let env = Env::new().await;

@@ -276,6 +276,9 @@ fn parse_learning_rate(s: &str) -> Result<f64, String> {
     if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(format!("{v} is outside [0, 1]")) }
 }
 
+/// The exit code of a run refused because another run holds its suite.
+pub const EXIT_BUSY: u8 = 3;
+
 /// An error on its way to the terminal, with the exit code it means.
 #[derive(Debug)]
 pub struct Failure {
@@ -318,6 +321,7 @@ impl From<RunnerError> for Failure {
             e @ (RunnerError::AgentNeedsModel { .. }
             | RunnerError::AgentWorkspace { .. }
             | RunnerError::Baseline(_)) => Failure::input(e.to_string()),
+            e @ RunnerError::Busy { .. } => Failure { code: EXIT_BUSY, message: e.to_string() },
             e => Failure::runtime(e.to_string()),
         }
     }

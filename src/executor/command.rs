@@ -18,7 +18,7 @@
 //! needs a person's approval before its commands run.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -125,12 +125,11 @@ impl Executor for CommandExecutor {
         }
 
         let command = self.config.command.replace("{prompt_file}", &shell_quote(&prompt_file.to_string_lossy()));
-        let timeout =
-            Duration::from_secs_f64(if self.config.timeout_secs.is_finite() && self.config.timeout_secs > 0.0 {
-                self.config.timeout_secs
-            } else {
-                DEFAULT_AGENT_TIMEOUT_SECS
-            });
+        let timeout = crate::time::secs(if crate::time::valid_secs(self.config.timeout_secs) {
+            self.config.timeout_secs
+        } else {
+            DEFAULT_AGENT_TIMEOUT_SECS
+        });
         let mut cmd = ShellCommand::new(&command, ws.root(), timeout)
             .capture(Capture::head_and_tail(64 * 1024, 64 * 1024))
             .env("ATTRACTOR_PROMPT_FILE", &prompt_file)

@@ -19,7 +19,7 @@
 //!
 //! [`patch`]: super::patch
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -206,7 +206,7 @@ impl Executor for LlmExecutor {
             chat = chat.max_tokens(max);
         }
         if let Some(secs) = self.config.timeout_secs.filter(|s| s.is_finite() && *s > 0.0) {
-            chat = chat.timeout(Duration::from_secs_f64(secs));
+            chat = chat.timeout(crate::time::secs(secs));
         }
         let prompt_chars = chat.messages.iter().map(|m| m.content.len()).sum::<usize>();
         let max_edits = self.config.max_edits;

@@ -14,7 +14,10 @@
 //! answers only requests whose `Host` names the loopback interface (against
 //! DNS rebinding), and JSON bodies must say `Content-Type: application/json`,
 //! which a cross-site form cannot send without a CORS preflight this server
-//! never grants. The static UI files hold no data and are served to anyone.
+//! never grants; any request that changes something (with a body or
+//! without) is refused when a browser marks it as coming from another site
+//! (`Sec-Fetch-Site`, `Origin`). Bodies over 2 MB get 413. The static UI
+//! files hold no data and are served to anyone.
 //!
 //! The UI is served from a directory found at run time ([`find_ui_dir`]), not
 //! embedded: `cargo build` then needs no Node toolchain and never serves a
@@ -176,6 +179,12 @@ impl From<ServiceError> for Failure {
 
 impl From<JsonRejection> for Failure {
     fn from(r: JsonRejection) -> Failure {
+        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            return Failure(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                ApiError { error: "the request body is over this server's limit of 2 MB".into(), validation: None },
+            );
+        }
         Failure::bad_input(format!("the request body is not what this endpoint takes: {}", r.body_text()))
     }
 }
@@ -227,6 +236,9 @@ struct TokenQuery {
 }
 
 async fn require_token(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if let Some(refusal) = cross_site(&req) {
+        return Failure(StatusCode::FORBIDDEN, ApiError { error: refusal, validation: None }).into_response();
+    }
     let Some(expected) = &state.token else {
         // Without a token the server trusts this machine, so the request must
         // also *name* this machine: a web page whose domain an attacker
@@ -267,6 +279,38 @@ async fn require_token(State(state): State<AppState>, req: Request, next: Next) 
     .into_response();
     response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     response
+}
+
+/// Why a request that changes something must be refused as cross-site: a
+/// browser says where a request comes from (`Sec-Fetch-Site`, `Origin`), and
+/// a page of another site — even one without a body, which needs no CORS
+/// preflight — must not cancel a launch or reach the model. Requests no
+/// browser sent (curl, the CLI's own clients) carry neither header and pass.
+fn cross_site(req: &Request) -> Option<String> {
+    if matches!(*req.method(), axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS) {
+        return None;
+    }
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let refusal = |from: &str| {
+        Some(format!(
+            "refused a {} from {from}: this API changes things only for its own pages (same origin)",
+            req.method()
+        ))
+    };
+    if let Some(site) = header("sec-fetch-site")
+        && !matches!(site, "same-origin" | "none")
+    {
+        return refusal(&format!("a {site} page"));
+    }
+    if let Some(origin) = header("origin") {
+        let own = header("host").is_some_and(|host| {
+            origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) == Some(host)
+        });
+        if !own {
+            return refusal(&format!("the page at {origin}"));
+        }
+    }
+    None
 }
 
 /// Whether a `Host` header names the loopback interface (any port).

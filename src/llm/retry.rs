@@ -44,6 +44,19 @@ impl AttemptError {
         }
     }
 
+    /// What went wrong, for a log line: never the server's body, which may
+    /// quote the request (and the key) back.
+    pub fn summary(&self) -> String {
+        match self {
+            AttemptError::Timeout => "no answer in time".to_string(),
+            AttemptError::Connect(why) => format!("cannot connect: {why}"),
+            AttemptError::Broken(why) => format!("connection broken: {why}"),
+            AttemptError::Status { status, .. } => format!("the server answered {status}"),
+            AttemptError::BadResponse(_) => "not a chat completion".to_string(),
+            AttemptError::TooLarge => "reply over the size limit".to_string(),
+        }
+    }
+
     pub fn is_retryable(&self) -> bool {
         match self {
             AttemptError::Timeout | AttemptError::Connect(_) | AttemptError::Broken(_) => true,
@@ -136,7 +149,7 @@ impl RetryPolicy {
             .adjust(|err, delay| self.adjust(err, delay))
             .notify(|err, delay| {
                 retries += 1;
-                tracing::debug!(error = ?err, delay_ms = delay.as_millis() as u64, "LLM call failed; retrying");
+                tracing::debug!(error = %err.summary(), delay_ms = delay.as_millis() as u64, "LLM call failed; retrying");
             })
             .await;
         (result, retries)

@@ -77,14 +77,7 @@ pub type ExternalError = crate::suite::SuiteError;
 
 /// Reads and validates a problem file.
 pub fn load_external(path: &Path) -> Result<ExternalProblem, ExternalError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ExternalError {
-        issues: vec![SuiteIssue {
-            location: SourceLocation { file: path.to_path_buf(), line: 0, column: 0 },
-            field: String::new(),
-            message: format!("cannot read the problem file: {e}"),
-            hint: Some("check the path; problem files are YAML".into()),
-        }],
-    })?;
+    let text = crate::suite::read_text(path, "problem file", "problem files are YAML text")?;
     parse_external(&text, path)
 }
 

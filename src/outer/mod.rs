@@ -23,6 +23,7 @@
 pub mod analyst;
 pub mod estimate;
 pub mod ideation;
+mod lease;
 pub mod optimizer;
 pub mod preverify;
 pub mod textgrad;
@@ -100,6 +101,14 @@ pub enum RunnerError {
     Store(#[from] StoreError),
     #[error("the optimizer failed: {0}")]
     Optimizer(#[from] optimizer::OptimizerError),
+    #[error(
+        "suite `{suite}` is being run by {holder} (since {since}); one run of a suite at a time\n  hint: wait for it to finish, or stop it (Ctrl-C, or Cancel on the app's Live screen); a run whose process died is taken over by the next one"
+    )]
+    Busy { suite: String, holder: String, since: String },
+    #[error(
+        "the run stopped on an internal error ({0}); this is a bug, please report it\n  hint: the unfinished epoch resumes on the next run"
+    )]
+    Crashed(String),
     #[error(
         "the `{0}` optimizer needs a model, and none is configured\n  hint: set ATTRACTOR_LLM_MODEL (and ATTRACTOR_LLM_BASE_URL for a server other than a local Ollama), or pick `--optimizer evolve` or `baseline`"
     )]
@@ -278,7 +287,15 @@ impl SuiteRunner {
         if let Some(c) = &self.optimizer_llm {
             c.set_scope(crate::llm::CallScope { suite_id: Some(suite_id), ..Default::default() });
         }
+        // Nothing of the run is written before it holds the suite.
+        let lease = lease::SuiteLease::take(&self.store, suite_id, &self.suite.name).await?;
+        let result = self.run_held(suite_id).await;
+        lease.release(&self.store).await;
+        result
+    }
 
+    /// The run, once it holds the suite's lease.
+    async fn run_held(&mut self, suite_id: i64) -> Result<RunSummary, RunnerError> {
         let last = self.store.last_epoch(suite_id).await?;
         if last.is_none() {
             // Pins apply once, when the suite's history starts.
@@ -305,7 +322,10 @@ impl SuiteRunner {
             tasks: self.suite.tasks.len(),
         });
 
-        let mut lr = self.config.learning_rate;
+        // η continues where the suite's last closed epoch left it (halved by
+        // each rollback), so a resumed or continued run is the run that would
+        // have gone on uninterrupted; the configured rate starts a suite.
+        let mut lr = self.store.last_learning_rate(suite_id).await?.unwrap_or(self.config.learning_rate);
         let mut summaries = Vec::new();
         let mut pending = last.filter(|e| e.completed_at.is_none());
         if self.config.optimizer == OptimizerKind::Tree {
@@ -708,7 +728,12 @@ impl SuiteRunner {
                             event["to_version"] = json!(v);
                         }
                     }
-                    json!({ "artifacts": child, "events": final_events, "note": note, "model": model }).to_string()
+                    // η after this epoch: a resumed or continued run starts from it.
+                    json!({
+                        "artifacts": child, "events": final_events, "note": note, "model": model,
+                        "learning_rate": *lr,
+                    })
+                    .to_string()
                 },
             )
             .await?;
@@ -764,7 +789,7 @@ impl SuiteRunner {
         })];
         self.store
             .complete_epoch(epoch.id, mean_loss, &EpochClose::default(), |_| {
-                json!({ "artifacts": parent, "events": events }).to_string()
+                json!({ "artifacts": parent, "events": events, "learning_rate": learning_rate }).to_string()
             })
             .await?;
         tracing::info!(suite = %self.suite.name, epoch = epoch.epoch_num, ?mean_loss, sample = v.child.len() + 1, of = repeats, "verification epoch");

@@ -244,7 +244,7 @@ impl OverseerRunner {
         cancel: Option<watch::Receiver<bool>>,
     ) -> (Assessment, ShellRun, u32) {
         let o = &c.spec;
-        let timeout = o.timeout.unwrap_or_else(|| Duration::from_secs_f64(self.config.default_timeout_secs.max(0.001)));
+        let timeout = o.timeout.unwrap_or_else(|| crate::time::secs(self.config.default_timeout_secs.max(0.001)));
         let mut cmd = ShellCommand::new(&o.command, root, timeout)
             .capture(Capture::head_and_tail(self.config.output_head_bytes, self.config.output_tail_bytes))
             .env("ATTRACTOR_WORKSPACE", root)

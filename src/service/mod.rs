@@ -1131,8 +1131,14 @@ impl Service {
                         None => runner,
                     };
                     runner.run().await
-                }
-                .await;
+                };
+                // A panic in the run (a bug) must not leave the launch
+                // "running" forever: it ends failed, with the reason, and the
+                // suite can be launched again.
+                let outcome = match futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(outcome)).await {
+                    Ok(outcome) => outcome,
+                    Err(panic) => Err(RunnerError::Crashed(crate::panic_message(panic.as_ref()))),
+                };
                 service.close_launch(id, outcome);
             })
         });

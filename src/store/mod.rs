@@ -12,6 +12,7 @@
 
 mod agent;
 mod aso;
+mod lease;
 mod llm_cache;
 mod memory;
 mod model_calls;
@@ -23,6 +24,7 @@ mod watch;
 
 pub use agent::*;
 pub use aso::*;
+pub use lease::*;
 pub use memory::*;
 pub use model_calls::*;
 pub use proposals::*;
@@ -302,6 +304,22 @@ impl Store {
             .bind(suite_id)
             .fetch_optional(&self.pool)
             .await?)
+    }
+
+    /// η as the suite's last closed epoch left it (`None` before the first,
+    /// or for records written before η was kept); a value outside [0, 1] —
+    /// a database edited by hand — is not used.
+    pub async fn last_learning_rate(&self, suite_id: i64) -> Result<Option<f64>> {
+        let lr: Option<f64> = sqlx::query_scalar(
+            "SELECT json_extract(child_artifacts_json, '$.learning_rate') FROM epochs
+             WHERE suite_id = ? AND completed_at IS NOT NULL
+               AND json_extract(child_artifacts_json, '$.learning_rate') IS NOT NULL
+             ORDER BY epoch_num DESC LIMIT 1",
+        )
+        .bind(suite_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(lr.filter(|v| (0.0..=1.0).contains(v)))
     }
 
     /// The last completed epoch of a suite.

@@ -316,15 +316,41 @@ impl std::error::Error for SuiteError {}
 
 /// Reads and validates a suite file.
 pub fn load(path: &Path) -> Result<Suite, SuiteError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        SuiteError::one(SuiteIssue {
-            location: SourceLocation { file: path.to_path_buf(), line: 0, column: 0 },
-            field: String::new(),
-            message: format!("cannot read the suite file: {e}"),
-            hint: Some("check the path; suite files are YAML (see examples/)".into()),
-        })
-    })?;
+    let text = read_text(path, "suite file", "suite files are YAML text (see examples/)")?;
     parse(&text, path)
+}
+
+/// Reads a YAML file Attractor was pointed at (`what`: "suite file"); a
+/// file that cannot be read, or is no UTF-8 text, is one issue at 1:1 with
+/// a hint (`kind_hint`: what such files are).
+pub fn read_text(path: &Path, what: &str, kind_hint: &str) -> Result<String, SuiteError> {
+    let fail = |message: String, hint: String| {
+        SuiteError::one(SuiteIssue {
+            location: SourceLocation { file: path.to_path_buf(), line: 1, column: 1 },
+            field: String::new(),
+            message,
+            hint: Some(hint),
+        })
+    };
+    match std::fs::read(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(fail(format!("there is no {what} here"), format!("check the path; {kind_hint}")))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory || path.is_dir() => Err(fail(
+            format!("this is a folder, not a {what}"),
+            format!("give the path of the file itself; {kind_hint}"),
+        )),
+        Err(e) => Err(fail(format!("cannot read the {what}: {e}"), "check its permissions".to_string())),
+        Ok(bytes) => String::from_utf8(bytes).map_err(|e| {
+            fail(
+                format!(
+                    "the {what} is not UTF-8 text (byte {} is not; is it a binary file?)",
+                    e.utf8_error().valid_up_to() + 1
+                ),
+                format!("{kind_hint}; save it as UTF-8"),
+            )
+        }),
+    }
 }
 
 /// Validates suite text as if it came from `path` (used for errors and to
@@ -368,12 +394,30 @@ pub fn parse_strict<T: serde::de::DeserializeOwned>(
     parsed.map_err(|e| {
         let loc = e.location();
         let message = serde_saphyr::DefaultMessageFormatter.format_message(e.without_snippet()).into_owned();
-        let hint = if message.contains("missing field") { Some(missing_hint.to_string()) } else { hint_for(&message) };
+        // The library's wording for a repeated key speaks of its own options.
+        let message = if message.contains("DuplicateKeyPolicy") || message.to_lowercase().contains("duplicate") {
+            "the same key appears twice in one mapping".to_string()
+        } else if text.trim().is_empty() || text.trim() == "~" {
+            "the file is empty".to_string()
+        } else {
+            message
+        };
+        let hint = if message.contains("missing field") {
+            Some(missing_hint.to_string())
+        } else if message.contains("appears twice") {
+            Some("keep one of them".to_string())
+        } else if message == "the file is empty" {
+            Some(missing_hint.to_string())
+        } else {
+            hint_for(&message)
+        };
         SuiteIssue {
+            // A problem of the whole document (empty, `~`) has no place of
+            // its own: it is at the start.
             location: SourceLocation {
                 file: path.to_path_buf(),
-                line: loc.map_or(0, |l| l.line() as u32),
-                column: loc.map_or(0, |l| l.column() as u32),
+                line: loc.map_or(1, |l| (l.line() as u32).max(1)),
+                column: loc.map_or(1, |l| (l.column() as u32).max(1)),
             },
             field: field_path,
             message: message.escape_debug().to_string().replace("\\'", "'").replace("\\\"", "\""),
@@ -430,6 +474,25 @@ impl Validator {
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or_else(|| PathBuf::from("."));
         Validator { file: path.to_path_buf(), dir, issues: Vec::new() }
+    }
+
+    /// `rel` resolved from the suite's folder, refused (with an issue at
+    /// `loc`) when it leads outside that folder — by `..`, an absolute path
+    /// or a symbolic link. A suite from anyone must not read or copy the
+    /// rest of the machine.
+    fn inside(&mut self, loc: Location, field: &str, rel: &str) -> Option<PathBuf> {
+        match inside_folder(&self.dir, rel) {
+            Ok(path) => Some(path),
+            Err(outside) => {
+                self.issue(
+                    loc,
+                    field,
+                    format!("`{rel}` leads outside the suite's folder (to {})", outside.display()),
+                    "keep the file or folder inside the folder of the suite file, and give its path relative to it",
+                );
+                None
+            }
+        }
     }
 
     fn at(&self, loc: Location) -> SourceLocation {
@@ -684,7 +747,9 @@ impl Validator {
                 }
                 (Some(c), None) => self.inline_content(&field, kind, c),
                 (None, Some(f)) => {
-                    let path = self.dir.join(&f.value);
+                    let Some(path) = self.inside(f.referenced, &format!("{field}.file"), &f.value) else {
+                        continue;
+                    };
                     match std::fs::read_to_string(&path) {
                         Ok(text) if kind == ArtifactKind::Json => {
                             match serde_json::from_str::<serde_json::Value>(&text) {
@@ -834,14 +899,9 @@ impl Validator {
             _ => {}
         }
         if let Some(t) = e.value.timeout
-            && !(t.is_finite() && t > 0.0)
+            && !crate::time::valid_secs(t)
         {
-            self.issue(
-                e.referenced,
-                format!("{field}.timeout"),
-                format!("{t} is not a positive number of seconds"),
-                "use e.g. `timeout: 900`",
-            );
+            self.issue(e.referenced, format!("{field}.timeout"), seconds_out_of_range(t), "use e.g. `timeout: 900`");
         }
     }
 
@@ -881,12 +941,12 @@ impl Validator {
             let kind = o.kind.as_ref().map_or(OverseerKind::Custom, |k| k.value);
             let timeout = match &o.timeout {
                 None => None,
-                Some(s) if s.value.is_finite() && s.value > 0.0 => Some(Duration::from_secs_f64(s.value)),
+                Some(s) if crate::time::valid_secs(s.value) => Some(crate::time::secs(s.value)),
                 Some(s) => {
                     self.issue(
                         s.referenced,
                         field("timeout"),
-                        format!("{} is not a positive number of seconds", s.value),
+                        seconds_out_of_range(s.value),
                         "use e.g. `timeout: 120`",
                     );
                     None
@@ -991,13 +1051,13 @@ impl Validator {
             budget.max_total_workers = b.max_total_workers;
             budget.max_total_tokens = b.max_total_tokens;
             if let Some(w) = b.max_wall_time {
-                if w.value.is_finite() && w.value > 0.0 {
+                if crate::time::valid_secs(w.value) {
                     budget.max_wall_time = Some(w.value);
                 } else {
                     self.issue(
                         w.referenced,
                         field("budget.max_wall_time"),
-                        format!("{} is not a positive number of seconds", w.value),
+                        seconds_out_of_range(w.value),
                         "use e.g. `max_wall_time: 240`",
                     );
                 }
@@ -1106,17 +1166,17 @@ impl Validator {
                     );
                 }
                 let timeout = match t.timeout {
-                    Some(s) if s.value.is_finite() && s.value > 0.0 => Duration::from_secs_f64(s.value),
+                    Some(s) if crate::time::valid_secs(s.value) => crate::time::secs(s.value),
                     Some(s) => {
                         self.issue(
                             s.referenced,
                             field("timeout"),
-                            format!("{} is not a positive number of seconds", s.value),
+                            seconds_out_of_range(s.value),
                             "use e.g. `timeout: 60`",
                         );
                         DEFAULT_COMMAND_TIMEOUT
                     }
-                    None => budget.max_wall_time.map_or(DEFAULT_COMMAND_TIMEOUT, Duration::from_secs_f64),
+                    None => budget.max_wall_time.map_or(DEFAULT_COMMAND_TIMEOUT, crate::time::secs),
                 };
                 TaskKind::Command(CommandTask {
                     command: command.value,
@@ -1141,7 +1201,23 @@ impl Validator {
                     None => Vec::new(),
                 };
                 TaskKind::Agent(AgentTask {
-                    workspace: t.workspace.map(|w| w.value),
+                    workspace: match t.workspace {
+                        Some(w) => {
+                            let folder = self.inside(w.referenced, &field("workspace"), &w.value)?;
+                            // (Text checked on its own, with no folder behind it, skips this.)
+                            if self.dir.is_dir() && !folder.is_dir() {
+                                self.issue(
+                                    w.referenced,
+                                    field("workspace"),
+                                    format!("the workspace folder {} does not exist", folder.display()),
+                                    "`workspace:` is a folder relative to the suite file's folder",
+                                );
+                                return None;
+                            }
+                            Some(w.value)
+                        }
+                        None => None,
+                    },
                     executor: t.executor.map(|e| e.value),
                     overseers,
                     supervision: t.supervision.map(|s| s.value).unwrap_or_default(),
@@ -1159,6 +1235,25 @@ impl Validator {
                 };
                 // Errors found later (an unknown problem) point at the `problem:` value.
                 location_at = problem.referenced;
+                if crate::numeric::builtin(&problem.value).is_none() {
+                    let path = self.inside(problem.referenced, &field("problem"), &problem.value)?;
+                    if self.dir.is_dir() && !path.is_file() {
+                        self.issue(
+                            problem.referenced,
+                            field("problem"),
+                            format!(
+                                "`{}` is neither a built-in problem nor a file ({})",
+                                problem.value,
+                                path.display()
+                            ),
+                            format!(
+                                "name a built-in problem ({}) or the path of a problem file relative to the suite",
+                                crate::numeric::builtin_names().join(", ")
+                            ),
+                        );
+                        return None;
+                    }
+                }
                 TaskKind::Optimize(OptimizeTask { problem: problem.value })
             }
         };
@@ -1230,6 +1325,39 @@ mod secs {
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_f64(d.as_secs_f64())
     }
+}
+
+/// `rel` joined to `dir` when the result stays inside `dir`, links resolved
+/// as far as the path exists; else the outside place it leads to.
+pub fn inside_folder(dir: &Path, rel: &str) -> Result<PathBuf, PathBuf> {
+    use std::path::Component;
+    let base = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut resolved = base.clone();
+    for part in Path::new(rel).components() {
+        match part {
+            Component::RootDir | Component::Prefix(_) => resolved = PathBuf::from(part.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::Normal(name) => {
+                resolved.push(name);
+                // An existing part may be a link: follow it to where it lands.
+                if let Ok(real) = std::fs::canonicalize(&resolved) {
+                    resolved = real;
+                }
+            }
+        }
+    }
+    if resolved.starts_with(&base) { Ok(resolved) } else { Err(resolved) }
+}
+
+/// Why a number of seconds from a suite file is refused.
+fn seconds_out_of_range(value: f64) -> String {
+    format!(
+        "{value} is not a usable number of seconds: it must be above 0 and at most {} (30 days)",
+        crate::time::MAX_SECONDS
+    )
 }
 
 #[cfg(test)]

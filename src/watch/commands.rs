@@ -219,9 +219,11 @@ tasks:
 
     #[test]
     fn an_unknown_problem_is_located_at_its_task() {
+        // The suite's own check finds it first, before any command is planned.
         let dir = tempfile::tempdir().unwrap();
-        let s = suite("name: s\ntasks:\n  - name: a\n    problem: nowhere.yaml\n", dir.path());
-        let e = planned_commands(&s).unwrap_err();
+        let path = dir.path().join("s.suite.yaml");
+        std::fs::write(&path, "name: s\ntasks:\n  - name: a\n    problem: nowhere.yaml\n").unwrap();
+        let e = crate::suite::load(&path).unwrap_err();
         assert_eq!((e.issues[0].location.line, e.issues[0].location.column), (4, 14), "{e}");
     }
 

@@ -45,6 +45,18 @@ fn owner_alive(owner: &str) -> bool {
     }
 }
 
+/// Runs one step of the watcher, turning a panic into an error.
+async fn contained(step: impl std::future::Future<Output = Result<()>>) -> Result<()> {
+    match futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(step)).await {
+        Ok(result) => result,
+        Err(panic) => {
+            let why = crate::panic_message(panic.as_ref());
+            tracing::error!("the watcher hit an internal error ({why}); it goes on watching — please report this bug");
+            Ok(())
+        }
+    }
+}
+
 /// A batch of debounced file-system paths.
 struct FsBatch {
     paths: Vec<PathBuf>,
@@ -131,7 +143,9 @@ impl Registrar {
                     None | Some(Request::Stop) => break,
                     Some(r) => self.on_request(r).await,
                 },
-                Some(batch) = fs_rx.recv() => self.on_paths(batch).await,
+                // A file that trips a bug must not stop the watcher for good:
+                // the panic is reported and the watcher goes on.
+                Some(batch) = fs_rx.recv() => contained(self.on_paths(batch)).await,
                 env = bus_rx.recv(), if bus_open => match env {
                     Some(env) => self.on_bus(env).await,
                     None => {
@@ -139,7 +153,7 @@ impl Registrar {
                         Ok(())
                     }
                 },
-                _ = ticker.tick() => self.on_tick().await,
+                _ = ticker.tick() => contained(self.on_tick()).await,
             };
             if let Err(e) = step {
                 tracing::error!(error = %e, "the watcher hit an error");

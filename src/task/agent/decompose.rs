@@ -255,7 +255,7 @@ pub async fn propose(req: ProposalRequest<'_>, ws: &Workspace) -> Result<Proposa
         chat = chat.max_tokens(max);
     }
     if let Some(secs) = req.executor.timeout_secs.filter(|s| s.is_finite() && *s > 0.0) {
-        chat = chat.timeout(std::time::Duration::from_secs_f64(secs));
+        chat = chat.timeout(crate::time::secs(secs));
     }
     let prompt_chars = chat.messages.iter().map(|m| m.content.len()).sum::<usize>();
     let call = req.client.chat_json::<Reply>(chat);

@@ -1162,7 +1162,7 @@ impl<'r> Driver<'r> {
         let id = waiting.intervention_id();
         let poll = Duration::from_millis(self.r.config.intervention_poll_ms);
         let timeout =
-            self.r.config.intervention_timeout_secs.filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64);
+            self.r.config.intervention_timeout_secs.filter(|s| s.is_finite() && *s >= 0.0).map(crate::time::secs);
         tracing::info!(task = %self.r.task.name, intervention = id, "waiting for a person's answer");
         let answer = intervene::wait(&self.r.store, id, poll, timeout, self.place.cancel.clone()).await?;
         if answer == Answer::Cancelled {

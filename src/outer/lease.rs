@@ -1,0 +1,85 @@
+//! One run of a suite at a time: the run takes the suite's lease in the
+//! store before it writes anything, heartbeats it while it works, and gives
+//! it back when it ends. A second run — from another terminal, `serve` or
+//! the desktop app on the same database — is refused with who holds the
+//! suite; a lease whose process died is taken over.
+
+use std::time::Duration;
+
+use super::RunnerError;
+use crate::store::{LeaseRow, Store};
+
+/// How often a holder says it is alive, and how old a heartbeat may get
+/// before its lease counts as abandoned (a process that hangs without dying).
+const HEARTBEAT: Duration = Duration::from_secs(15);
+const STALE_AFTER: Duration = Duration::from_secs(120);
+
+/// A held lease; [`SuiteLease::release`] gives it back.
+pub struct SuiteLease {
+    suite_id: i64,
+    owner: String,
+    heartbeat: tokio::task::JoinHandle<()>,
+}
+
+impl SuiteLease {
+    pub async fn take(store: &Store, suite_id: i64, suite: &str) -> Result<SuiteLease, RunnerError> {
+        let owner = format!("{}:{}", std::process::id(), uuid_like());
+        let holder = format!("attractor (pid {})", std::process::id());
+        match store.acquire_lease(suite_id, &owner, &holder, is_stale).await? {
+            Ok(()) => {}
+            Err(row) => {
+                return Err(RunnerError::Busy { suite: suite.to_string(), holder: row.holder, since: row.acquired_at });
+            }
+        }
+        let beat = store.clone();
+        let me = owner.clone();
+        let heartbeat = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(HEARTBEAT).await;
+                if let Err(e) = beat.heartbeat_lease(suite_id, &me).await {
+                    tracing::debug!(error = %e, "could not heartbeat the suite's lease");
+                }
+            }
+        });
+        Ok(SuiteLease { suite_id, owner, heartbeat })
+    }
+
+    pub async fn release(self, store: &Store) {
+        self.heartbeat.abort();
+        if let Err(e) = store.release_lease(self.suite_id, &self.owner).await {
+            tracing::warn!("could not give back the lease of the suite: {e}; the next run takes it over");
+        }
+    }
+}
+
+impl Drop for SuiteLease {
+    /// A run dropped without releasing (a panic in a server task) stops
+    /// heartbeating, so its lease turns stale and the next run takes it over.
+    fn drop(&mut self) {
+        self.heartbeat.abort();
+    }
+}
+
+/// A lease is abandoned when its process is gone (same machine) or its
+/// heartbeat stopped long ago.
+fn is_stale(row: &LeaseRow) -> bool {
+    let pid = row.owner.split(':').next().and_then(|p| p.parse::<i32>().ok());
+    let dead = match pid {
+        // Signal 0 checks that the process exists; EPERM: it does, as another user.
+        Some(pid) if pid != std::process::id() as i32 => {
+            matches!(nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None), Err(e) if e != nix::errno::Errno::EPERM)
+        }
+        Some(_) => false,
+        None => true,
+    };
+    let silent = chrono::DateTime::parse_from_rfc3339(&row.heartbeat_at)
+        .map_or(true, |at| chrono::Utc::now().signed_duration_since(at).to_std().is_ok_and(|age| age > STALE_AFTER));
+    dead || silent
+}
+
+/// A nonce telling apart two runs of one process.
+fn uuid_like() -> String {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("{nanos:x}-{}", COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
