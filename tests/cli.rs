@@ -478,14 +478,20 @@ fn huge_durations_in_a_suite_are_located_errors_never_panics() {
         ),
     ];
     for (file, yaml, place) in cases {
-        let path = cli.write(file, yaml);
-        for verb in ["validate", "run"] {
-            let out = cli.run(&[verb, path.to_str().unwrap()]);
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(code(&out), 2, "{verb} {file}: {err}");
-            assert!(!err.contains("panicked"), "{verb} {file}: {err}");
-            assert!(err.contains(place), "{verb} {file}: {err}");
-            assert!(err.contains("at most 2592000 (30 days)"), "{verb} {file}: {err}");
+        refused_by_validate_and_run(&cli, &cli.write(file, yaml), &[place, "at most 2592000 (30 days)"]);
+    }
+}
+
+/// `validate` and `run` both refuse the suite at `path` with exit 2, no
+/// panic, and every text of `says` in the message.
+fn refused_by_validate_and_run(cli: &Cli, path: &Path, says: &[&str]) {
+    for verb in ["validate", "run"] {
+        let out = cli.run(&[verb, path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(code(&out), 2, "{verb} {}: {err}", path.display());
+        assert!(!err.contains("panicked"), "{verb} {}: {err}", path.display());
+        for s in says {
+            assert!(err.contains(s), "{verb} {}: no `{s}` in {err}", path.display());
         }
     }
 }
@@ -517,14 +523,7 @@ fn paths_that_lead_outside_the_suite_folder_are_refused_with_their_place() {
         ),
     ];
     for (file, yaml, place) in cases {
-        let path = cli.write(file, yaml);
-        for verb in ["validate", "run"] {
-            let out = cli.run(&[verb, path.to_str().unwrap()]);
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(code(&out), 2, "{verb} {file}: {err}");
-            assert!(err.contains(place), "{verb} {file}: {err}");
-            assert!(err.contains("leads outside the suite's folder"), "{verb} {file}: {err}");
-        }
+        refused_by_validate_and_run(&cli, &cli.write(file, yaml), &[place, "leads outside the suite's folder"]);
     }
     // Nothing of /etc reached the database.
     let db = std::fs::read(cli.db()).unwrap_or_default();

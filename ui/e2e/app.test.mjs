@@ -14,6 +14,7 @@ import { mkdtempSync, mkdirSync, rmSync, readFileSync, writeFileSync } from "nod
 import { inflateRawSync } from "node:zlib";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer } from "node:http";
 import { WAIT, baseEnv, bin, browser, checkPrerequisites, fixtures, scriptedModel, serve as serveDb, shot as save, shots } from "./harness.mjs";
 
 const work = mkdtempSync(join(tmpdir(), "attractor-e2e-"));
@@ -462,5 +463,39 @@ describe("the Attractor web UI against a real server", () => {
     await page.getByText("the model proposed no change (`artifact` is empty)").first().waitFor();
     await chart.scrollIntoViewIfNeeded();
     await shot("21-proposals.png");
+  });
+  it("refuses a page of another site that posts to the API, with or without a body", async () => {
+    // A running launch to aim at: a form post needs no preflight, and the
+    // cancel endpoint takes no body.
+    const started = await fetch(`${server.url}api/launches`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ suite_path: join(fixtures, "knobs.suite.yaml"), epochs: 2 }),
+    });
+    const launch = await started.json();
+    assert.equal(started.status, 202, JSON.stringify(launch));
+    const evil = createServer((_, res) => {
+      res.setHeader("content-type", "text/html");
+      res.end(`<form id="f" method="post" action="${server.url}api/launches/${launch.id}/cancel"><input name="x" value="1"></form>
+        <script>document.getElementById("f").submit()</script>`);
+    });
+    await new Promise((done) => evil.listen(0, "127.0.0.1", done));
+    const other = await context.newPage();
+    try {
+      const posted = other.waitForResponse((r) => r.url().endsWith(`/api/launches/${launch.id}/cancel`));
+      await other.goto(`http://127.0.0.1:${evil.address().port}/`);
+      assert.equal((await posted).status(), 403);
+      const view = await (await fetch(`${server.url}api/launches/${launch.id}`)).json();
+      assert.equal(view.status, "running", "the launch was not cancelled by the other site");
+    } finally {
+      await other.close();
+      evil.close();
+      await fetch(`${server.url}api/launches/${launch.id}/cancel`, { method: "POST" });
+      for (let i = 0; i < 600; i++) {
+        const v = await (await fetch(`${server.url}api/launches/${launch.id}`)).json();
+        if (v.status !== "running") break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
   });
 });
