@@ -94,7 +94,7 @@ impl TieredSupervisor {
             };
         };
         self.calls.fetch_add(1, Ordering::Relaxed);
-        let limit = Duration::try_from_secs_f64(self.config.llm_timeout_seconds.max(0.001)).unwrap_or(Duration::MAX);
+        let limit = crate::time::secs(self.config.llm_timeout_seconds.max(0.001));
         let ctx = &SupervisionContext { timeout: Some(limit), ..ctx.clone() };
         let answer = match tokio::time::timeout(limit, model.directive(d, ctx)).await {
             Ok(Ok(directive)) => Ok(directive),

@@ -756,7 +756,8 @@ fn lock_formats() -> std::sync::MutexGuard<'static, HashMap<String, ReplyFormat>
     LEARNED_FORMATS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn is_loopback(url: &Url) -> bool {
+/// A URL whose host is this machine (`localhost`, 127.0.0.0/8, `::1`).
+pub(super) fn is_loopback(url: &Url) -> bool {
     match url.host_str() {
         Some(host) if host.eq_ignore_ascii_case("localhost") => true,
         Some(host) => host

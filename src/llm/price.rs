@@ -71,10 +71,7 @@ pub fn price_for(prices: &BTreeMap<String, ModelPrice>, base_url: &str, model: &
 
 /// A base URL whose host is this machine (`localhost`, 127.0.0.0/8, `::1`).
 pub fn is_local(base_url: &str) -> bool {
-    let Ok(url) = reqwest::Url::parse(base_url) else { return false };
-    let Some(host) = url.host_str() else { return false };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    reqwest::Url::parse(base_url).is_ok_and(|url| super::client::is_loopback(&url))
 }
 
 /// Checks a cost budget; the error names `max_cost`.

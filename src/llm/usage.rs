@@ -58,9 +58,7 @@ pub struct Usage {
     cost_nanos: AtomicU64,
     /// Calls whose model has no price: their cost is unknown.
     unpriced_calls: AtomicU64,
-    /// Calls not sent because the cost budget could not cover them.
-    budget_refusals: AtomicU64,
-    /// Why the first of them was refused.
+    /// Why the run's budget first stopped a call (none while it has not).
     budget_note: Mutex<Option<String>>,
     /// The totals this one is part of (a task run's within the whole run's):
     /// every call counted here is counted there too, and budgets read there.
@@ -93,9 +91,6 @@ pub struct UsageSnapshot {
     pub cost: f64,
     /// Calls whose model has no price.
     pub unpriced_calls: u64,
-    /// Calls not sent because the cost budget could not cover them: once
-    /// there is one, the run ends after the work in flight.
-    pub budget_refusals: u64,
 }
 
 /// What the model calls of one stretch of work (an epoch's optimizer step, a
@@ -188,7 +183,6 @@ impl UsageSnapshot {
             latency: self.latency.saturating_sub(earlier.latency),
             cost: (self.cost - earlier.cost).max(0.0),
             unpriced_calls: self.unpriced_calls.saturating_sub(earlier.unpriced_calls),
-            budget_refusals: self.budget_refusals.saturating_sub(earlier.budget_refusals),
         }
     }
 }
@@ -229,7 +223,6 @@ impl Usage {
             latency: Duration::from_micros(load(&self.latency_micros)),
             cost: load(&self.cost_nanos) as f64 / 1e9,
             unpriced_calls: load(&self.unpriced_calls),
-            budget_refusals: load(&self.budget_refusals),
         }
     }
 
@@ -304,7 +297,6 @@ impl Usage {
     /// Counts a call the run's budget (cost or model time) stopped; the
     /// first one's reason is kept for the run's closing line.
     pub(crate) fn record_budget_refusal(&self, reason: &str) {
-        self.budget_refusals.fetch_add(1, Ordering::Relaxed);
         self.budget_note.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(|| reason.to_string());
         if let Some(p) = &self.parent {
             p.record_budget_refusal(reason);

@@ -65,10 +65,7 @@ impl Drop for SuiteLease {
 fn is_stale(row: &LeaseRow) -> bool {
     let pid = row.owner.split(':').next().and_then(|p| p.parse::<i32>().ok());
     let dead = match pid {
-        // Signal 0 checks that the process exists; EPERM: it does, as another user.
-        Some(pid) if pid != std::process::id() as i32 => {
-            matches!(nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None), Err(e) if e != nix::errno::Errno::EPERM)
-        }
+        Some(pid) if pid != std::process::id() as i32 => !crate::process::pid_alive(pid),
         Some(_) => false,
         None => true,
     };

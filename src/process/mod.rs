@@ -33,6 +33,16 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::sync::watch;
+
+/// Whether the process `pid` of this machine exists (signal 0 touches
+/// nothing; EPERM means it exists under another user). Used to tell a live
+/// holder of a run or a lease from one that died.
+pub fn pid_alive(pid: i32) -> bool {
+    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
+        Ok(()) => true,
+        Err(e) => e == nix::errno::Errno::EPERM,
+    }
+}
 use tokio::task::JoinHandle;
 
 /// How long the pipes may stay open after the command itself ended (a

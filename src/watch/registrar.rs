@@ -37,12 +37,7 @@ fn owner_alive(owner: &str) -> bool {
     if pid == std::process::id() as i32 {
         return live_owners().contains(owner);
     }
-    // Signal 0 checks for the process without touching it; EPERM means it
-    // exists under another user.
-    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
-        Ok(()) => true,
-        Err(e) => e == nix::errno::Errno::EPERM,
-    }
+    crate::process::pid_alive(pid)
 }
 
 /// Runs one step of the watcher, turning a panic into an error.
