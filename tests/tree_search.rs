@@ -46,7 +46,11 @@ tasks:
 }
 
 fn config(env: &Env, evaluations: u32, tree: TreeConfig) -> RunConfig {
-    RunConfig { learning_rate: 0.3, tree, ..env.config(evaluations, OptimizerKind::Tree) }
+    // Evolve's children are random steps: from x = 1 a step down is clamped
+    // at 0 and regresses, and about one seed in eight draws three of those
+    // first and prunes the root (7 does; 1 to 5 do not). The search's
+    // mechanics, not its luck, are under test here.
+    RunConfig { learning_rate: 0.3, tree, seed: 1, ..env.config(evaluations, OptimizerKind::Tree) }
 }
 
 #[tokio::test]
@@ -70,7 +74,7 @@ async fn the_tree_search_improves_on_the_root_and_activates_its_best_node() {
         .filter(|n| n.status == "committed" || n.status == "pruned")
         .min_by(|a, b| a.mean_loss.unwrap().total_cmp(&b.mean_loss.unwrap()))
         .unwrap();
-    assert!(best.mean_loss.unwrap() < root_mean, "x = 1 is far from 5: some child must do better");
+    assert!(best.mean_loss.unwrap() < root_mean, "x = 1 is far from 5: some child must do better: {nodes:#?}");
     // Every committed child beat its parent; every discarded one did not.
     for n in nodes.iter().filter(|n| n.parent_id.is_some() && n.mean_loss.is_some()) {
         let parent = nodes.iter().find(|p| Some(p.id) == n.parent_id).unwrap();

@@ -53,7 +53,10 @@ pub use optimizer::{Optimizer, OptimizerKind};
 /// How to run a suite.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
-    /// Epochs to run in this invocation (an unfinished epoch counts as one).
+    /// Epochs to run (the tree search: evaluations). A run stopped before
+    /// it was done is continued by the next run with the same settings, up
+    /// to the epochs it planned; otherwise the plan starts at the suite's
+    /// next epoch (an unfinished one counts as the first).
     pub epochs: u32,
     pub optimizer: OptimizerKind,
     pub learning_rate: f64,
@@ -145,6 +148,51 @@ pub struct RunSummary {
     /// spent); what it finished is kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+}
+
+/// The settings that shape a run's history: a run started again with the
+/// same ones continues the plan a stopped run left unfinished.
+#[derive(Serialize)]
+struct PlanKey<'a> {
+    epochs: u32,
+    optimizer: &'static str,
+    learning_rate: f64,
+    rollback_on_regression: bool,
+    seed: u64,
+    holdout_tolerance: f64,
+    verify_repeats: Option<u32>,
+    tree: Option<&'a tree::TreeConfig>,
+}
+
+impl PlanKey<'_> {
+    fn of(c: &RunConfig) -> PlanKey<'_> {
+        PlanKey {
+            epochs: c.epochs,
+            optimizer: c.optimizer.name(),
+            learning_rate: c.learning_rate,
+            rollback_on_regression: c.rollback_on_regression,
+            seed: c.seed,
+            holdout_tolerance: c.holdout_tolerance,
+            verify_repeats: c.verify_repeats,
+            tree: (c.optimizer == OptimizerKind::Tree).then_some(&c.tree),
+        }
+    }
+}
+
+/// The epochs a run carries out: `epochs` from `first_epoch` on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Plan {
+    pub first_epoch: i64,
+    pub epochs: i64,
+    /// Whether this run continues a plan a stopped run left unfinished.
+    pub continued: bool,
+}
+
+impl Plan {
+    /// The plan's last epoch number.
+    pub fn last_epoch(&self) -> i64 {
+        self.first_epoch + self.epochs - 1
+    }
 }
 
 /// Runs a suite's epochs.
@@ -327,25 +375,24 @@ impl SuiteRunner {
         // have gone on uninterrupted; the configured rate starts a suite.
         let mut lr = self.store.last_learning_rate(suite_id).await?.unwrap_or(self.config.learning_rate);
         let mut summaries = Vec::new();
-        let mut pending = last.filter(|e| e.completed_at.is_none());
+        let mut pending = last.as_ref().filter(|e| e.completed_at.is_none()).cloned();
+        let next_num = last.as_ref().map_or(1, |e| if e.completed_at.is_none() { e.epoch_num } else { e.epoch_num + 1 });
+        let plan = self.plan(suite_id, next_num).await?;
         if self.config.optimizer == OptimizerKind::Tree {
-            // An epoch an earlier run left unfinished is closed first, as is.
-            if let Some(e) = pending.take()
-                && let Some(s) = self.run_epoch(suite_id, &e, true, &mut lr).await?
-            {
-                summaries.push(s);
-            }
-            // The tree's proposals belong to the suite, not to the epoch closed above.
+            // The tree's proposals belong to the suite, not to an epoch.
             if let Some(c) = &self.optimizer_llm {
                 c.set_scope(crate::llm::CallScope { suite_id: Some(suite_id), ..Default::default() });
             }
-            let interrupted = self.run_tree(suite_id, &mut summaries).await?;
+            let interrupted = self.run_tree(suite_id, &plan, pending, &mut summaries, &mut lr).await?;
             let stopped = if interrupted { None } else { self.budget_spent() };
+            if !interrupted && stopped.is_none() {
+                self.store.finish_plan(suite_id).await?;
+            }
             return Ok(self.finish(suite_id, summaries, interrupted, stopped, lr));
         }
         let mut interrupted = false;
         let mut stopped = None;
-        for _ in 0..self.config.epochs {
+        for _ in next_num..=plan.last_epoch() {
             if self.cancelled() {
                 interrupted = true;
                 break;
@@ -371,7 +418,28 @@ impl SuiteRunner {
                 }
             }
         }
+        if !interrupted && stopped.is_none() {
+            self.store.finish_plan(suite_id).await?;
+        }
         Ok(self.finish(suite_id, summaries, interrupted, stopped, lr))
+    }
+
+    /// The plan this run carries out: the suite's unfinished one when it was
+    /// made with the same settings (a stopped run started again), else a new
+    /// one starting at `next_num`, the epoch the suite would run next.
+    async fn plan(&self, suite_id: i64, next_num: i64) -> Result<Plan, RunnerError> {
+        let request = serde_json::to_string(&PlanKey::of(&self.config)).map_err(StoreError::from)?;
+        if let Some(row) = self.store.plan(suite_id).await?
+            && row.finished_at.is_none()
+            && row.request_json == request
+            && row.first_epoch + row.epochs > next_num
+        {
+            tracing::info!(suite = %self.suite.name, first = row.first_epoch, epochs = row.epochs, "continuing the run stopped before its plan was done");
+            return Ok(Plan { first_epoch: row.first_epoch, epochs: row.epochs, continued: true });
+        }
+        let epochs = i64::from(self.config.epochs);
+        self.store.start_plan(suite_id, &request, next_num, epochs).await?;
+        Ok(Plan { first_epoch: next_num, epochs, continued: false })
     }
 
     /// Announces the end of the invocation and sums it up.
@@ -463,9 +531,15 @@ impl SuiteRunner {
         }
 
         // Close the epoch from what the store holds: resumed runs included.
+        let results = self.epoch_results(epoch.id).await?;
+        Ok(Some(EpochEval { parent, artifacts, results, epoch_seed }))
+    }
+
+    /// The results an epoch counted, in the suite's task order, read from the store.
+    async fn epoch_results(&self, epoch_id: i64) -> Result<Vec<TaskResult>, RunnerError> {
         let by_task: BTreeMap<String, crate::store::EpochRunRow> =
-            self.store.epoch_runs(epoch.id).await?.into_iter().map(|r| (r.task_name.clone(), r)).collect();
-        let runs = self.store.runs_of_epoch(epoch.id).await?;
+            self.store.epoch_runs(epoch_id).await?.into_iter().map(|r| (r.task_name.clone(), r)).collect();
+        let runs = self.store.runs_of_epoch(epoch_id).await?;
         let mut results = Vec::new();
         for t in &self.suite.tasks {
             let Some(er) = by_task.get(&t.name) else {
@@ -483,7 +557,7 @@ impl SuiteRunner {
                 error: run.and_then(|r| r.error.clone()),
             });
         }
-        Ok(Some(EpochEval { parent, artifacts, results, epoch_seed }))
+        Ok(results)
     }
 
     /// Runs (or finishes) one epoch; `None` when interrupted before it closed.

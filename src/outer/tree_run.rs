@@ -11,7 +11,7 @@
 //! carries a held-out score or a pre-verify finding's quote, and a
 //! rationale that quotes a held-out task is not kept.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -22,10 +22,10 @@ use super::ideation::{self, Idea, IdeaSource};
 use super::optimizer::{self, OptimizerKind};
 use super::preverify::Guard;
 use super::tree::{self, Brief, Judgement, Node, NodeStatus, Steering};
-use super::{EpochSummary, RunnerError, SuiteRunner, TaskResult};
+use super::{EpochSummary, Plan, RunnerError, SuiteRunner, TaskResult};
 use crate::bus::Event;
 use crate::loss;
-use crate::store::{EpochClose, NewTreeNode, NewTreeNote, StoreError};
+use crate::store::{EpochClose, EpochRow, NewTreeNode, NewTreeNote, StoreError};
 
 /// The longest artifact diff shown to the frontier extrapolation call.
 const MAX_DIFF_CHARS: usize = 1_500;
@@ -69,6 +69,20 @@ struct Search {
     round: u32,
     /// Analyst hints already stored (each is stored the round it first appears).
     reported: BTreeSet<(HintKind, String, Option<i64>)>,
+    /// Evaluations (epochs) of the plan so far.
+    evals: usize,
+    /// Rounds in a row without a new best, and ideation rounds left in this stall episode.
+    stall: u32,
+    ideation_left: u32,
+    /// Resuming: the children a stopped run made in the round it stopped in,
+    /// handed back in order as the replayed round asks for them.
+    replay: VecDeque<(Node, Option<Vec<TaskResult>>)>,
+    /// Resuming: epochs of the plan no node holds yet (a child was being
+    /// measured when the run stopped), taken up by the next measurement of
+    /// the same artifact set.
+    orphans: VecDeque<EpochRow>,
+    /// The learning rate, for an unrelated unfinished epoch closed as is.
+    lr: f64,
 }
 
 impl SuiteRunner {
@@ -78,19 +92,21 @@ impl SuiteRunner {
     }
 
     /// Runs the tree search; `true` when interrupted. Evaluations stop at
-    /// `--epochs`; the best node's artifact versions end up active.
+    /// the plan's; the best node's artifact versions end up active.
     pub(super) async fn run_tree(
         &mut self,
         suite_id: i64,
+        plan: &Plan,
+        pending: Option<EpochRow>,
         summaries: &mut Vec<EpochSummary>,
+        lr: &mut f64,
     ) -> Result<bool, RunnerError> {
         let cfg = self.config.tree.clone();
         let repeats = self.verify_repeats();
-        let budget = self.config.epochs as usize;
+        let budget = usize::try_from(plan.epochs).unwrap_or(0);
         let proposer = OptimizerKind::tree_proposer(self.optimizer_llm.clone());
         // Ideation needs a model; without one the search stops on stall as before.
         let ideator = self.optimizer_llm.clone().filter(|_| cfg.ideation_rounds > 0);
-        let mut rng = ChaCha8Rng::seed_from_u64(self.config.seed);
         // What the proposer can change: artifacts the suite's tasks read
         // (evolve only moves tunable JSON fields).
         let kinds = self.suite.task_kinds();
@@ -103,40 +119,19 @@ impl SuiteRunner {
             .collect();
         candidates.sort();
         let guard = Guard::for_suite(&self.suite);
-        let mut evals = 0usize;
 
-        // A tree grown by an earlier invocation carries on from its nodes and
-        // notes; otherwise the root is the active versions, measured like any child.
-        let mut search = Search {
-            nodes: Vec::new(),
-            results_of: BTreeMap::new(),
-            best_mean: f64::INFINITY,
-            round: 0,
-            reported: BTreeSet::new(),
-        };
-        for row in self.store.tree_nodes(suite_id).await? {
-            if let Some((node, results)) = node_from_row(&row) {
-                if node.kept() {
-                    search.best_mean = search.best_mean.min(node.mean);
-                }
-                search.round = search.round.max(node.round);
-                if let Some(results) = results {
-                    search.results_of.insert(node.id, results);
-                }
-                search.nodes.push(node);
-            }
+        // An unrelated epoch an earlier run left unfinished is closed first,
+        // as is; one of this plan's is taken up by its measurement.
+        if let Some(e) = pending.filter(|_| !plan.continued)
+            && let Some(s) = self.run_epoch(suite_id, &e, true, lr).await?
+        {
+            summaries.push(s);
         }
-        for note in self.store.tree_notes(suite_id).await? {
-            let kind = match note.kind.as_str() {
-                "dead_direction" => HintKind::DeadDirection,
-                "saturated_axis" => HintKind::SaturatedAxis,
-                _ => continue,
-            };
-            search.reported.insert((kind, note.artifact.unwrap_or_default(), note.parent_id));
-        }
-        if search.nodes.is_empty() {
+        let mut search = self.restore(suite_id, plan, *lr).await?;
+        if search.nodes.is_empty() && search.replay.is_empty() {
             let root_artifacts = self.snapshot().await?;
-            let Some(root) = self.measure(suite_id, &root_artifacts, repeats, &mut evals, summaries).await? else {
+            let Some(root) = self.measure(suite_id, &root_artifacts, repeats, &mut search, budget, summaries).await?
+            else {
                 return Ok(true);
             };
             let record = NodeRecord {
@@ -157,12 +152,10 @@ impl SuiteRunner {
             search.nodes.push(root_node);
         }
 
-        let mut stall = 0u32;
-        let mut ideation_left = cfg.ideation_rounds;
         // Ideation proposals for the next round, with the note each is stored as.
         let mut ideas: Vec<(Idea, i64)> = Vec::new();
         loop {
-            if evals >= budget || self.cancelled() || self.budget_spent().is_some() {
+            if search.evals >= budget || self.cancelled() || self.budget_spent().is_some() {
                 break;
             }
             for id in tree::exhausted(&search.nodes, cfg.prune_after) {
@@ -173,10 +166,10 @@ impl SuiteRunner {
             }
             // The analyst reads the tree as the last round left it.
             let hints = analyst::analyse(&search.nodes, &cfg.analyst);
-            if stall >= cfg.stall {
+            if search.stall >= cfg.stall {
                 // About to stop: ideate first, a bounded number of times per stall episode.
-                let Some(client) = ideator.as_ref().filter(|_| ideation_left > 0) else { break };
-                ideation_left -= 1;
+                let Some(client) = ideator.as_ref().filter(|_| search.ideation_left > 0) else { break };
+                search.ideation_left -= 1;
                 ideas = self.ideate(client, suite_id, &search, &hints, &candidates).await?;
                 if ideas.is_empty() {
                     tracing::info!(suite = %self.suite.name, "ideation proposed nothing usable: the search stops");
@@ -203,7 +196,7 @@ impl SuiteRunner {
                         .await?;
                 }
             }
-            let parents = tree::frontier(&search.nodes, cfg.selection, rng.random());
+            let parents = tree::frontier(&search.nodes, cfg.selection, draw(self.config.seed, Draw::Frontier, round));
             let ranked: Vec<Idea> = ideas.iter().map(|(i, _)| i.clone()).collect();
             let steering = Steering { hints: &hints, ideas: &ranked, max_idea_briefs: cfg.ideation_briefs };
             let briefs = tree::write_briefs(&parents, &candidates, cfg.width.max(1), &steering);
@@ -218,22 +211,11 @@ impl SuiteRunner {
                 // parent, same focus, up to the per-branch budget.
                 let mut lane = brief;
                 for depth in 0..cfg.branch_depth.max(1) {
-                    if evals >= budget || self.cancelled() || self.budget_spent().is_some() {
+                    if search.evals >= budget || self.cancelled() || self.budget_spent().is_some() {
                         break;
                     }
                     let child = self
-                        .make_child(
-                            suite_id,
-                            &mut search,
-                            &lane,
-                            &hints,
-                            &guard,
-                            &*proposer,
-                            repeats,
-                            &mut evals,
-                            &mut rng,
-                            summaries,
-                        )
+                        .make_child(suite_id, &mut search, &lane, &hints, &guard, &*proposer, repeats, budget, summaries)
                         .await?;
                     let Some(child) = child else { return Ok(true) };
                     if depth == 0
@@ -250,12 +232,18 @@ impl SuiteRunner {
                 }
             }
             if improved {
-                stall = 0;
-                ideation_left = cfg.ideation_rounds;
+                search.stall = 0;
+                search.ideation_left = cfg.ideation_rounds;
             } else {
-                stall += 1;
+                search.stall += 1;
             }
         }
+        // A search that stopped (at its budget) before replaying every child
+        // of its last round still counts them.
+        while let Some((node, results)) = search.replay.pop_front() {
+            search.adopt(node, results);
+        }
+        *lr = search.lr;
 
         // The best node's versions become the active ones.
         if let Some(best) = tree::best(&search.nodes) {
@@ -270,7 +258,7 @@ impl SuiteRunner {
                     });
                 }
             }
-            tracing::info!(suite = %self.suite.name, node = best.id, mean = best.mean, evaluations = evals, rounds = search.round, "tree search finished");
+            tracing::info!(suite = %self.suite.name, node = best.id, mean = best.mean, evaluations = search.evals, rounds = search.round, "tree search finished");
         }
         Ok(self.cancelled())
     }
@@ -287,11 +275,23 @@ impl SuiteRunner {
         guard: &Guard,
         proposer: &dyn optimizer::Optimizer,
         repeats: u32,
-        evals: &mut usize,
-        rng: &mut ChaCha8Rng,
+        budget: usize,
         summaries: &mut Vec<EpochSummary>,
     ) -> Result<Option<ChildOutcome>, RunnerError> {
         let cfg = &self.config.tree;
+        // Resuming: the child the stopped run made for this brief comes back as it was.
+        if let Some((node, _)) = search.replay.front() {
+            if node.parent == Some(brief.parent) && node.focus.as_deref() == Some(brief.focus.as_str()) {
+                let Some((node, results)) = search.replay.pop_front() else { return Ok(None) };
+                let id = node.id;
+                let new_best = search.adopt(node, results);
+                return Ok(Some(ChildOutcome { id, new_best }));
+            }
+            tracing::warn!(suite = %self.suite.name, node = node.id, "the resumed tree search took another turn than the stopped one (was the suite changed?); it goes on from here");
+            while let Some((node, results)) = search.replay.pop_front() {
+                search.adopt(node, results);
+            }
+        }
         let parent = search.nodes.iter().find(|n| n.id == brief.parent).cloned().ok_or_else(|| {
             RunnerError::Optimizer(optimizer::OptimizerError(format!("tree node {} vanished", brief.parent)))
         })?;
@@ -312,7 +312,7 @@ impl SuiteRunner {
                 version: from_version,
                 content: content.clone(),
             }],
-            seed: rng.random(),
+            seed: draw_u64(self.config.seed, Draw::Child, search.nodes.len()),
             history: BTreeMap::new(),
             guidance: guidance.clone(),
         };
@@ -346,10 +346,19 @@ impl SuiteRunner {
             let id = self.store_rejected(suite_id, search, &brief.focus, from_version, record).await?;
             return Ok(Some(ChildOutcome { id, new_best: false }));
         }
-        let to_version = self.registry.put_version(&brief.focus, &p.content, from_version, None).await?;
+        // The same change from the same parent was measured already: another
+        // evaluation would only repeat it, so the proposer hears it instead.
+        if let Some((twin, mean)) = self.twin_of(search, parent.id, &brief.focus, &p.content).await? {
+            let reason = format!("the same change as node {twin} (mean loss {mean:.4})");
+            let feedback = format!("rejected before evaluation: {reason}; propose a different change");
+            let record = rejected(reason, feedback, guidance);
+            let id = self.store_rejected(suite_id, search, &brief.focus, from_version, record).await?;
+            return Ok(Some(ChildOutcome { id, new_best: false }));
+        }
+        let to_version = self.child_version(&brief.focus, &p.content, from_version).await?;
         let mut artifacts = parent.artifacts.clone();
         artifacts.insert(brief.focus.clone(), to_version);
-        let Some(measured) = self.measure(suite_id, &artifacts, repeats, evals, summaries).await? else {
+        let Some(measured) = self.measure(suite_id, &artifacts, repeats, search, budget, summaries).await? else {
             return Ok(None);
         };
         let first_epoch = measured.epoch_id;
@@ -538,66 +547,40 @@ impl SuiteRunner {
     }
 
     /// Evaluates an artifact set `repeats` times (one epoch each), within
-    /// the evaluation budget; the per-task losses are averaged.
+    /// the evaluation budget; the per-task losses are averaged. An epoch of
+    /// the same set a stopped run left behind is taken up, not run again.
     async fn measure(
         &self,
         suite_id: i64,
         artifacts: &BTreeMap<String, i64>,
         repeats: u32,
-        evals: &mut usize,
+        search: &mut Search,
+        budget: usize,
         summaries: &mut Vec<EpochSummary>,
     ) -> Result<Option<Measured>, RunnerError> {
         let mut samples: Vec<(i64, Vec<TaskResult>, Option<f64>)> = Vec::new();
         for _ in 0..repeats.max(1) {
-            if *evals >= self.config.epochs as usize && !samples.is_empty() {
+            if search.evals >= budget && !samples.is_empty() {
                 break;
             }
-            let next = self.store.last_epoch(suite_id).await?.map_or(1, |e| e.epoch_num + 1);
-            let parent_json = serde_json::to_string(artifacts).map_err(StoreError::from)?;
-            let epoch = self.store.insert_epoch(suite_id, next, &parent_json).await?;
-            let Some(eval) = self.evaluate_epoch(suite_id, &epoch, false).await? else {
+            let (epoch, adopted) = match self.orphan_of(search, artifacts).await? {
+                Some(e) => (e, true),
+                None => {
+                    let next = self.store.last_epoch(suite_id).await?.map_or(1, |e| e.epoch_num + 1);
+                    let parent_json = serde_json::to_string(artifacts).map_err(StoreError::from)?;
+                    (self.store.insert_epoch(suite_id, next, &parent_json).await?, false)
+                }
+            };
+            let Some(eval) = self.evaluate_epoch(suite_id, &epoch, adopted).await? else {
                 return Ok(None);
             };
-            *evals += 1;
+            search.evals += 1;
             let training: Vec<f64> = eval.results.iter().filter(|r| !r.holdout).map(|r| r.loss).collect();
             let holdout: Vec<f64> = eval.results.iter().filter(|r| r.holdout).map(|r| r.loss).collect();
             let mean = loss::mean(&training).or_else(|| loss::mean(&holdout));
-            let holdout_mean = loss::mean(&holdout);
-            // A tree epoch evaluates one artifact set; what becomes active is
-            // decided at the end of the search, so the epoch says what it measured.
-            let changed: Vec<String> =
-                artifacts.iter().filter(|(_, v)| **v != 0).map(|(name, v)| format!("{name} v{v}")).collect();
-            let note = if changed.is_empty() {
-                "tree search: evaluated the starting versions".to_string()
-            } else {
-                format!("tree search: evaluated {}", changed.join(", "))
-            };
-            self.store
-                .complete_epoch(epoch.id, mean, &EpochClose::default(), |_| {
-                    json!({ "artifacts": artifacts, "events": [], "note": note }).to_string()
-                })
-                .await?;
-            self.bus.publish(Event::EpochFinished {
-                suite_id,
-                epoch_id: epoch.id,
-                epoch_num: epoch.epoch_num,
-                mean_loss: mean,
-                holdout_mean_loss: holdout_mean,
-                learning_rate: self.config.learning_rate,
-                note: Some(note.clone()),
-                model: None,
-            });
-            summaries.push(EpochSummary {
-                epoch_id: epoch.id,
-                epoch_num: epoch.epoch_num,
-                mean_loss: mean,
-                holdout_mean_loss: holdout_mean,
-                learning_rate: self.config.learning_rate,
-                resumed: false,
-                events: vec![],
-                note: Some(note),
-                model: None,
-            });
+            if epoch.completed_at.is_none() {
+                self.close_tree_epoch(suite_id, &epoch, artifacts, mean, loss::mean(&holdout), summaries).await?;
+            }
             samples.push((epoch.id, eval.results, mean));
         }
         let Some((epoch_id, _, _)) = samples.first() else { return Ok(None) };
@@ -619,6 +602,213 @@ impl SuiteRunner {
         let mean = loss::mean(&means).unwrap_or(f64::INFINITY);
         let results = samples.pop().map(|s| s.1).unwrap_or_default();
         Ok(Some(Measured { epoch_id, tasks, mean, holdout_mean: loss::mean(&holdout), samples: means, results }))
+    }
+
+    /// Closes a tree epoch: it says what it measured; what becomes active is
+    /// decided at the end of the search.
+    async fn close_tree_epoch(
+        &self,
+        suite_id: i64,
+        epoch: &EpochRow,
+        artifacts: &BTreeMap<String, i64>,
+        mean: Option<f64>,
+        holdout_mean: Option<f64>,
+        summaries: &mut Vec<EpochSummary>,
+    ) -> Result<(), RunnerError> {
+        let changed: Vec<String> =
+            artifacts.iter().filter(|(_, v)| **v != 0).map(|(name, v)| format!("{name} v{v}")).collect();
+        let note = if changed.is_empty() {
+            "tree search: evaluated the starting versions".to_string()
+        } else {
+            format!("tree search: evaluated {}", changed.join(", "))
+        };
+        self.store
+            .complete_epoch(epoch.id, mean, &EpochClose::default(), |_| {
+                json!({ "artifacts": artifacts, "events": [], "note": note }).to_string()
+            })
+            .await?;
+        self.bus.publish(Event::EpochFinished {
+            suite_id,
+            epoch_id: epoch.id,
+            epoch_num: epoch.epoch_num,
+            mean_loss: mean,
+            holdout_mean_loss: holdout_mean,
+            learning_rate: self.config.learning_rate,
+            note: Some(note.clone()),
+            model: None,
+        });
+        summaries.push(EpochSummary {
+            epoch_id: epoch.id,
+            epoch_num: epoch.epoch_num,
+            mean_loss: mean,
+            holdout_mean_loss: holdout_mean,
+            learning_rate: self.config.learning_rate,
+            resumed: false,
+            events: vec![],
+            note: Some(note),
+            model: None,
+        });
+        Ok(())
+    }
+
+    /// The next epoch a stopped run left without a node, when it measured
+    /// `artifacts`; one that measured something else cannot be this
+    /// search's any more and is closed as is.
+    async fn orphan_of(
+        &self,
+        search: &mut Search,
+        artifacts: &BTreeMap<String, i64>,
+    ) -> Result<Option<EpochRow>, RunnerError> {
+        while let Some(epoch) = search.orphans.pop_front() {
+            let measured: BTreeMap<String, i64> =
+                serde_json::from_str(&epoch.parent_artifacts_json).map_err(StoreError::from)?;
+            if &measured == artifacts {
+                return Ok(Some(epoch));
+            }
+            tracing::warn!(suite = %self.suite.name, epoch = epoch.epoch_num, "an epoch the stopped tree search left behind measured other versions; it is closed as is");
+            if epoch.completed_at.is_none() {
+                self.run_epoch(epoch.suite_id, &epoch, true, &mut search.lr).await?;
+            }
+        }
+        Ok(None)
+    }
+
+    /// An evaluated child of `parent` that made this very change: its id and mean loss.
+    async fn twin_of(
+        &self,
+        search: &Search,
+        parent: i64,
+        focus: &str,
+        content: &str,
+    ) -> Result<Option<(i64, f64)>, RunnerError> {
+        for n in search.nodes.iter().filter(|n| n.parent == Some(parent) && n.evaluated()) {
+            if n.focus.as_deref() == Some(focus)
+                && let Some(version) = n.artifacts.get(focus)
+                && self.registry.get(focus, *version).await?.content == content
+            {
+                return Ok(Some((n.id, n.mean)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The version a child's content becomes: the newest version when it is
+    /// this very change (a stopped run wrote it before it was measured),
+    /// else a new one.
+    async fn child_version(&self, name: &str, content: &str, from_version: i64) -> Result<i64, RunnerError> {
+        if let Some(newest) = self.registry.history(name).await?.pop()
+            && newest.version != 0
+            && newest.parent_version == Some(from_version)
+            && newest.content == content
+        {
+            return Ok(newest.version);
+        }
+        Ok(self.registry.put_version(name, content, from_version, None).await?)
+    }
+
+    /// The search as the plan's earlier runs left it: the tree up to the
+    /// round a stopped run was in, that round's children to replay, the
+    /// epochs no node holds yet, and the stall counters.
+    async fn restore(&self, suite_id: i64, plan: &Plan, lr: f64) -> Result<Search, RunnerError> {
+        let cfg = &self.config.tree;
+        let mut search = Search {
+            nodes: Vec::new(),
+            results_of: BTreeMap::new(),
+            best_mean: f64::INFINITY,
+            round: 0,
+            reported: BTreeSet::new(),
+            evals: 0,
+            stall: 0,
+            ideation_left: cfg.ideation_rounds,
+            replay: VecDeque::new(),
+            orphans: VecDeque::new(),
+            lr,
+        };
+        for note in self.store.tree_notes(suite_id).await? {
+            let kind = match note.kind.as_str() {
+                "dead_direction" => HintKind::DeadDirection,
+                "saturated_axis" => HintKind::SaturatedAxis,
+                _ => continue,
+            };
+            search.reported.insert((kind, note.artifact.unwrap_or_default(), note.parent_id));
+        }
+        let epochs = self.store.epochs(suite_id).await?;
+        let num_of: BTreeMap<i64, &EpochRow> = epochs.iter().map(|e| (e.id, e)).collect();
+        let mut stored = Vec::new();
+        // The epochs each node holds: its first and the ones after it.
+        let mut held_through = 0i64;
+        for row in self.store.tree_nodes(suite_id).await? {
+            let Some((mut node, mut results)) = node_from_row(&row) else { continue };
+            if let Some(first) = row.epoch_id.and_then(|id| num_of.get(&id)) {
+                let last = first.epoch_num + row.evaluations.max(1) - 1;
+                held_through = held_through.max(last);
+                let own: Vec<&EpochRow> =
+                    epochs.iter().filter(|e| (first.epoch_num..=last).contains(&e.epoch_num)).collect();
+                // The evidence and samples the node had when it was made.
+                let samples: Vec<f64> = own.iter().filter_map(|e| e.mean_loss).collect();
+                if !samples.is_empty() {
+                    node.samples = samples;
+                }
+                if let Some(e) = own.last() {
+                    results = Some(self.epoch_results(e.id).await?).filter(|r| !r.is_empty()).or(results);
+                }
+            }
+            stored.push((node, results, row.epoch_id.and_then(|id| num_of.get(&id)).map(|e| e.epoch_num)));
+        }
+        if plan.continued {
+            search.evals = epochs
+                .iter()
+                .filter(|e| e.epoch_num >= plan.first_epoch && e.epoch_num <= held_through && e.completed_at.is_some())
+                .count();
+            search.orphans = epochs
+                .iter()
+                .filter(|e| e.epoch_num >= plan.first_epoch && e.epoch_num > held_through)
+                .cloned()
+                .collect();
+        }
+        let last_round = stored.iter().map(|(n, _, _)| n.round).max().unwrap_or(0);
+        // The round before this plan's first: where its stall count starts.
+        let before = stored
+            .iter()
+            .filter(|(_, _, num)| num.is_some_and(|n| n < plan.first_epoch))
+            .map(|(n, _, _)| n.round)
+            .max();
+        let replaying = plan.continued && last_round > 0 && before.is_none_or(|b| b < last_round);
+        let mut improved_in: BTreeSet<u32> = BTreeSet::new();
+        let mut best = f64::INFINITY;
+        for (mut node, results, _) in stored {
+            // A prune is decided at the start of a round from the tree as it
+            // stands, and the replayed rounds decide it again; a node pruned
+            // when the run stopped may not have been when its round began.
+            if replaying && node.status == NodeStatus::Pruned {
+                node.status = NodeStatus::Committed;
+            }
+            if node.kept() && node.mean < best {
+                best = node.mean;
+                improved_in.insert(node.round);
+            }
+            if replaying && node.round == last_round {
+                search.replay.push_back((node, results));
+                continue;
+            }
+            search.adopt(node, results);
+        }
+        search.round = if replaying { last_round - 1 } else { last_round };
+        if replaying {
+            // Replays the stall counter over the plan's finished rounds.
+            for round in before.map_or(1, |b| b + 1)..last_round {
+                if search.stall >= cfg.stall {
+                    search.ideation_left = search.ideation_left.saturating_sub(1);
+                }
+                if improved_in.contains(&round) {
+                    search.stall = 0;
+                    search.ideation_left = cfg.ideation_rounds;
+                } else {
+                    search.stall += 1;
+                }
+            }
+        }
+        Ok(search)
     }
 
     async fn store_node(
@@ -712,6 +902,45 @@ impl SuiteRunner {
         self.store.insert_proposals(epoch_id, &rows).await?;
         Ok(())
     }
+}
+
+impl Search {
+    /// Puts a stored node back into the tree; `true` when it was a new best.
+    fn adopt(&mut self, node: Node, results: Option<Vec<TaskResult>>) -> bool {
+        let new_best = node.kept() && node.mean < self.best_mean;
+        if new_best {
+            self.best_mean = node.mean;
+        }
+        if let Some(results) = results {
+            self.results_of.insert(node.id, results);
+        }
+        self.nodes.push(node);
+        new_best
+    }
+}
+
+/// The random draws of the search, each from its own stream.
+#[derive(Clone, Copy)]
+enum Draw {
+    /// The frontier's tie-break, once per round.
+    Frontier = 1,
+    /// A child's proposer seed, by the number of nodes before it.
+    Child = 2,
+}
+
+/// A draw fixed by where the search is (a round, a node count), not by how
+/// many draws came before, so a resumed search draws what the uninterrupted
+/// one did.
+fn draw_u64(seed: u64, stream: Draw, index: impl TryInto<u64>) -> u64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(stream as u64);
+    rng.set_word_pos(u128::from(index.try_into().unwrap_or(u64::MAX)) * 2);
+    rng.random()
+}
+
+/// [`draw_u64`] as a uniform number in [0, 1).
+fn draw(seed: u64, stream: Draw, index: impl TryInto<u64>) -> f64 {
+    (draw_u64(seed, stream, index) >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// What became of one brief.

@@ -1,0 +1,188 @@
+//! Resume is exact: a run killed with SIGKILL at a random point and started
+//! again with the same command ends with the same history — every epoch's
+//! losses, every artifact version and every tree node — as a run that was
+//! never interrupted. The uninterrupted history is the reference; every trial
+//! kills at a point drawn from a seeded generator, so a failing trial replays.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use serde_json::{Map, Value};
+
+/// One database and runs folder per history.
+struct Workdir {
+    dir: tempfile::TempDir,
+}
+
+impl Workdir {
+    fn new() -> Workdir {
+        Workdir { dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("a.db")
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_attractor"));
+        c.arg("--db")
+            .arg(self.db())
+            .args(args)
+            .env_remove("ATTRACTOR_DB")
+            .env("ATTRACTOR_RUNS_DIR", self.dir.path().join("runs"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.cmd(args).stdout(Stdio::piped()).output().expect("spawn attractor");
+        assert!(out.status.success(), "attractor {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Task runs that have ended (any status), read straight from the file.
+    async fn ended_runs(&self) -> i64 {
+        if !self.db().exists() {
+            return 0;
+        }
+        let Ok(pool) = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", self.db().display())).await else {
+            return 0;
+        };
+        let n = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE status <> 'running'").fetch_one(&pool).await.unwrap_or(0);
+        pool.close().await;
+        n
+    }
+}
+
+fn example() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/descent.suite.yaml").display().to_string()
+}
+
+/// What a run leaves behind, without what legitimately differs between an
+/// interrupted and an uninterrupted run: clock times, run ids and folders,
+/// and the runs a kill cut short (only the runs an epoch counted are kept).
+fn history(w: &Workdir) -> Value {
+    let export: Value = serde_json::from_str(&w.ok(&["export", "descent-tuning"])).unwrap();
+    let epochs: Vec<Value> = export["epochs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let mut e = e.as_object().unwrap().clone();
+            e.remove("started_at");
+            e.remove("completed_at");
+            let mut runs: Vec<Value> = e["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["counted"] == true)
+                .map(|r| {
+                    let keep = ["task", "status", "loss", "breakdown", "exit_code", "error"];
+                    Value::Object(keep.iter().map(|k| (k.to_string(), r[*k].clone())).collect::<Map<_, _>>())
+                })
+                .collect();
+            runs.sort_by_key(|r| r["task"].as_str().unwrap_or_default().to_string());
+            e.insert("runs".into(), Value::Array(runs));
+            Value::Object(e)
+        })
+        .collect();
+    let versions: Value =
+        serde_json::from_str(&w.ok(&["--json", "inspect", "descent-tuning", "--artifact", "descent_settings"])).unwrap();
+    let contents: Vec<Value> =
+        versions["versions"].as_array().unwrap().iter().map(|v| serde_json::json!([v["version"], v["content"]])).collect();
+    let tree: Value = serde_json::from_str(&w.ok(&["--json", "inspect", "descent-tuning", "--tree"])).unwrap();
+    let nodes: Vec<Value> = tree["nodes"]
+        .as_array()
+        .map(|nodes| {
+            nodes
+                .iter()
+                .map(|n| {
+                    let mut n = n.as_object().unwrap().clone();
+                    n.remove("created_at");
+                    Value::Object(n)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    serde_json::json!({ "epochs": epochs, "versions": contents, "nodes": nodes })
+}
+
+/// Where two histories first part, as a path and the two values.
+fn first_difference(a: &Value, b: &Value, at: String) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                first_difference(x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null), format!("{at}.{k}"))
+            })
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.iter().zip(y).enumerate().find_map(|(i, (p, q))| first_difference(p, q, format!("{at}[{i}]"))).or_else(
+                || (x.len() != y.len()).then(|| format!("{at}: uninterrupted {} item(s), resumed {}", x.len(), y.len())),
+            )
+        }
+        _ if a == b => None,
+        _ => Some(format!("{at}: uninterrupted {a}, resumed {b}")),
+    }
+}
+
+/// Starts the run, kills it with SIGKILL once `after` task runs have ended
+/// (or lets it finish if it gets there first), then runs the same command
+/// again to the end.
+async fn killed_and_resumed(args: &[&str], after: i64) -> (Value, bool) {
+    let w = Workdir::new();
+    let mut child: Child = w.cmd(args).spawn().expect("spawn attractor");
+    let killed = loop {
+        if child.try_wait().unwrap().is_some() {
+            break false;
+        }
+        if w.ended_runs().await >= after {
+            let _ = child.kill();
+            break true;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    let status = child.wait().unwrap();
+    assert!(killed || status.success(), "the run failed before it was killed");
+    w.ok(args);
+    (history(&w), killed)
+}
+
+async fn resume_is_exact(optimizer: &str, epochs: u32, runs: i64, trials: u64) {
+    let epochs = epochs.to_string();
+    let example = example();
+    let args = ["run", example.as_str(), "--epochs", epochs.as_str(), "--optimizer", optimizer, "--seed", "7"];
+    let reference = {
+        let w = Workdir::new();
+        w.ok(&args);
+        history(&w)
+    };
+    assert!(!reference["epochs"].as_array().unwrap().is_empty());
+    let mut kills = 0;
+    // ATTRACTOR_RESUME_TRIAL=N replays one trial.
+    let only: Option<u64> = std::env::var("ATTRACTOR_RESUME_TRIAL").ok().and_then(|t| t.parse().ok());
+    for trial in (0..trials).filter(|t| only.is_none_or(|o| o == *t)) {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(trial);
+        let after = rng.random_range(0..runs);
+        let (resumed, killed) = killed_and_resumed(&args, after).await;
+        kills += u32::from(killed);
+        if let Some(diff) = first_difference(&reference, &resumed, String::new()) {
+            panic!("{optimizer}, trial {trial} (killed after {after} ended runs): the resumed history differs at {diff}");
+        }
+    }
+    // Most trials must really have interrupted the run, or the test proves nothing.
+    assert!(only.is_some() || u64::from(kills) * 4 >= trials * 3, "{optimizer}: only {kills} of {trials} trials were killed before the end");
+}
+
+#[tokio::test]
+async fn an_evolve_run_killed_anywhere_resumes_to_the_uninterrupted_history() {
+    resume_is_exact("evolve", 8, 32, 20).await;
+}
+
+#[tokio::test]
+async fn a_tree_search_killed_anywhere_resumes_to_the_uninterrupted_history() {
+    resume_is_exact("tree", 10, 40, 20).await;
+}
