@@ -26,7 +26,8 @@ impl Cli {
             .arg(self.db())
             .args(args)
             .env_remove("ATTRACTOR_DB")
-            .env("ATTRACTOR_RUNS_DIR", self.dir.path().join("runs"));
+            .env("ATTRACTOR_RUNS_DIR", self.dir.path().join("runs"))
+            .env("ATTRACTOR_SETTINGS", self.dir.path().join("no-settings.json"));
         c
     }
 
@@ -299,8 +300,11 @@ fn ctrl_c_stops_cleanly_with_130_and_the_same_command_resumes() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("run the same command again to resume"));
     assert!(cli.ok(&["inspect"]).contains("unfinished"));
 
-    let out = cli.ok(&args);
-    assert!(out.contains("epoch   1") && out.contains("epoch   2"), "{out}");
+    let out = cli.run(&args);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("epoch   1") && stdout.contains("epoch   2"), "{stdout}");
+    assert!(!stdout.contains("epoch   3"), "the same command finishes the plan, it does not add to it: {stdout}");
+    assert!(stderr.contains("continuing the run that stopped before its plan (epochs 1–2) was done"), "{stderr}");
     let export: Value = serde_json::from_str(&cli.ok(&["export", "interruptible"])).unwrap();
     let e1 = &export["epochs"][0];
     assert!(e1["completed_at"].is_string());
@@ -528,6 +532,37 @@ fn paths_that_lead_outside_the_suite_folder_are_refused_with_their_place() {
     // Nothing of /etc reached the database.
     let db = std::fs::read(cli.db()).unwrap_or_default();
     assert!(!String::from_utf8_lossy(&db).contains("root:x:0:0"), "/etc/passwd was read in");
+}
+
+#[test]
+fn a_folder_outside_is_usable_only_when_the_user_allows_it_by_flag_or_setting() {
+    let cli = Cli::new();
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::write(shared.path().join("notes.md"), "shared notes\n").unwrap();
+    let suite = cli.write(
+        "s.yaml",
+        &format!(
+            "name: n\nartifacts:\n  - name: notes\n    type: text\n    file: {}/notes.md\ntasks:\n  - name: a\n    command: 'true'\n",
+            shared.path().display()
+        ),
+    );
+    let path = suite.to_str().unwrap();
+    let out = cli.run(&["validate", path]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(err.contains("5:11: field `artifacts[0].file`") && err.contains("--allow-outside DIR"), "{err}");
+
+    // The flag allows that folder, and only it.
+    let dir = shared.path().to_str().unwrap();
+    assert!(cli.ok(&["validate", path, "--allow-outside", dir]).contains("is valid"));
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = cli.run(&["validate", path, "--allow-outside", elsewhere.path().to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+
+    // So does the settings file the app writes.
+    let settings = cli.write("settings.json", &format!("{{\"allowed_outside\": [\"{dir}\"]}}"));
+    let out = cli.cmd(&["validate", path]).env("ATTRACTOR_SETTINGS", &settings).output().unwrap();
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]

@@ -712,6 +712,33 @@ async fn settings_are_saved_to_their_file_and_the_api_key_is_only_reported_prese
     let (status, body) = s.send(reqwest::Method::PUT, "/api/settings", json!({"model_prices": bad})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body["error"].as_str().unwrap().contains("prices.tiny.input_per_million"), "{body}");
+
+    // A folder outside a suite's own is usable once the person allows it here.
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::write(shared.path().join("notes.md"), "notes\n").unwrap();
+    let outsider = w.dir.path().join("outsider.yaml");
+    std::fs::write(
+        &outsider,
+        format!(
+            "name: outsider\nartifacts:\n  - name: notes\n    type: text\n    file: {}/notes.md\ntasks:\n  - name: a\n    command: 'true'\n",
+            shared.path().display()
+        ),
+    )
+    .unwrap();
+    let validate = json!({"suite_path": outsider.display().to_string()});
+    let (_, v) = s.post("/api/validate", validate.clone()).await;
+    assert_eq!(v["valid"], false, "{v}");
+    assert!(v.to_string().contains("leads outside the suite's folder"), "{v}");
+    let (status, body) =
+        s.send(reqwest::Method::PUT, "/api/settings", json!({"allowed_outside": ["relative/folder"]})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("allowed_outside[0]"), "{body}");
+    let dir = shared.path().display().to_string();
+    let (status, v) = s.send(reqwest::Method::PUT, "/api/settings", json!({"allowed_outside": [dir]})).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["allowed_outside"][0], json!(dir));
+    let (_, v) = s.post("/api/validate", validate).await;
+    assert_eq!(v["valid"], true, "{v}");
     std::fs::create_dir_all(w.dir.path().join("ws")).unwrap();
     let suite = w.dir.path().join("agent.yaml");
     std::fs::write(

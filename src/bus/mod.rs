@@ -31,6 +31,10 @@ pub enum Event {
         concurrency: usize,
         seed: u64,
         tasks: usize,
+        /// The plan's first epoch; with `continued`, this run carries on the
+        /// plan a stopped run left unfinished, up to `first_epoch + epochs - 1`.
+        first_epoch: i64,
+        continued: bool,
     },
     EpochStarted {
         suite_id: i64,

@@ -58,6 +58,9 @@ pub enum Command {
     Validate {
         /// The suite file (YAML).
         suite: PathBuf,
+        /// A folder outside the suite's own that its paths may lead into (repeatable).
+        #[arg(long = "allow-outside", value_name = "DIR")]
+        allow_outside: Vec<PathBuf>,
     },
     /// Show suites, a suite's epochs, or an artifact's versions with diffs.
     Inspect {
@@ -154,7 +157,11 @@ pub enum Answer {
 pub struct RunArgs {
     /// The suite file (YAML).
     pub suite: PathBuf,
-    /// Epochs to run (an unfinished epoch from an earlier run counts as one).
+    /// A folder outside the suite's own that its paths may lead into (repeatable).
+    #[arg(long = "allow-outside", value_name = "DIR")]
+    pub allow_outside: Vec<PathBuf>,
+    /// Epochs to run; the same command after a stopped run finishes the
+    /// epochs it planned (an unfinished epoch counts as one).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub epochs: u32,
     /// How artifacts move between epochs.
@@ -264,13 +271,6 @@ pub enum ExportFormat {
     Csv,
 }
 
-/// A seed for runs that did not ask for one: the clock and the process id,
-/// mixed. It is printed and recorded, so any run can be replayed.
-fn fresh_seed() -> u64 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    crate::outer::epoch_seed(nanos, i64::from(std::process::id()))
-}
-
 fn parse_learning_rate(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
     if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(format!("{v} is outside [0, 1]")) }
@@ -341,7 +341,7 @@ pub async fn main(cli: Cli) -> ExitCode {
 async fn dispatch(cli: Cli) -> Result<u8, Failure> {
     let g = &cli.global;
     match &cli.command {
-        Command::Validate { suite } => validate(g, suite),
+        Command::Validate { suite, allow_outside } => validate(g, suite, allow_outside),
         Command::Problems { command } => problems::run(g, command),
         Command::Run(args) => run(g, args).await,
         Command::Serve(args) => serve::serve(g, args).await,
@@ -500,12 +500,18 @@ async fn open(g: &Global) -> Result<Store, Failure> {
     Ok(Store::open(&db_path(g)).await?)
 }
 
-fn load_suite(path: &std::path::Path) -> Result<suite::Suite, Failure> {
-    suite::load(path).map_err(|e| Failure::input(e.to_string()))
+/// Loads a suite with the folders outside its own the user allowed: the
+/// flag's and the settings file's `allowed_outside`.
+fn load_suite(path: &std::path::Path, allow_outside: &[PathBuf]) -> Result<suite::Suite, Failure> {
+    let settings = crate::service::settings::Settings::load(&crate::service::settings::Settings::path_from_env())
+        .map_err(|e| Failure::input(e.to_string()))?;
+    let access =
+        suite::Access { outside: settings.access().outside.into_iter().chain(allow_outside.iter().cloned()).collect() };
+    suite::load_with(path, &access).map_err(|e| Failure::input(e.to_string()))
 }
 
-fn validate(g: &Global, path: &std::path::Path) -> Result<u8, Failure> {
-    let s = load_suite(path)?;
+fn validate(g: &Global, path: &std::path::Path, allow_outside: &[PathBuf]) -> Result<u8, Failure> {
+    let s = load_suite(path, allow_outside)?;
     if g.json {
         println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
     } else if !g.quiet {
@@ -581,20 +587,19 @@ fn parse_tolerance(s: &str) -> Result<f64, String> {
 }
 
 async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
-    let suite = load_suite(&args.suite)?;
+    let suite = load_suite(&args.suite, &args.allow_outside)?;
     let db = db_path(g);
     let store = Store::open(&db).await?;
     let registry = Registry::load(store.clone()).await?;
     let runs_root =
         args.runs_dir.clone().unwrap_or_else(|| db.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs")));
-    let seed = args.seed.unwrap_or_else(fresh_seed);
-    let config = RunConfig {
+    let mut config = RunConfig {
         epochs: args.epochs,
         optimizer: args.optimizer,
         learning_rate: args.learning_rate,
         rollback_on_regression: !args.no_rollback,
         concurrency: args.concurrency as usize,
-        seed,
+        seed: 0,
         runs_root,
         holdout_tolerance: args.holdout_tolerance,
         verify_repeats: args.verify_repeats,
@@ -606,6 +611,14 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
             selection: args.selection.into(),
             ..crate::outer::tree::TreeConfig::default()
         },
+    };
+    // Without --seed, the same command started again continues the plan a
+    // stopped run left unfinished, with its seed.
+    config.seed = match args.seed {
+        Some(seed) => seed,
+        None => crate::outer::stopped_plan_seed(&store, &suite.name, &config)
+            .await?
+            .unwrap_or_else(crate::outer::fresh_seed),
     };
 
     // The LLM tier is on when a model is configured; without one, the

@@ -29,6 +29,17 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                     epoch_bar.set_message(format!("epoch {epoch_num}{note}"));
                     updates.clear();
                 }
+                Event::SuiteStarted { continued: true, first_epoch, epochs, optimizer, .. } if show => {
+                    let last = first_epoch + i64::from(epochs) - 1;
+                    let span = if optimizer == "tree" {
+                        format!("{epochs} evaluation(s) from epoch {first_epoch} on")
+                    } else {
+                        format!("epochs {first_epoch}–{last}")
+                    };
+                    multi.suspend(|| {
+                        eprintln!("continuing the run that stopped before its plan ({span}) was done; other settings start a new plan")
+                    });
+                }
                 Event::RunStarted { task, .. } => run_bar.set_message(task),
                 // An agent task's iteration: where the trajectory stands.
                 Event::IterationCompleted { sequence, strategy, level, attractor, .. } => {

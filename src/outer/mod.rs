@@ -179,6 +179,35 @@ impl PlanKey<'_> {
     }
 }
 
+/// The seed a run that was not given one should use: the seed of the
+/// suite's unfinished plan when that plan was made with the same other
+/// settings (the same command started again continues it), else `None`.
+pub async fn stopped_plan_seed(store: &Store, suite: &str, config: &RunConfig) -> Result<Option<u64>, StoreError> {
+    let Some(row) = store.suite_by_name(suite).await? else { return Ok(None) };
+    let Some(plan) = store.plan(row.id).await?.filter(|p| p.finished_at.is_none()) else { return Ok(None) };
+    let Ok(mut stored) = serde_json::from_str::<serde_json::Value>(&plan.request_json) else { return Ok(None) };
+    let mut asked = serde_json::to_value(PlanKey::of(config))?;
+    let seed = stored.get("seed").and_then(serde_json::Value::as_u64);
+    for key in [&mut stored, &mut asked] {
+        if let Some(map) = key.as_object_mut() {
+            map.remove("seed");
+        }
+    }
+    Ok(seed.filter(|_| stored == asked))
+}
+
+/// The largest integer a JavaScript number holds exactly (2^53 − 1).
+pub const MAX_SAFE_SEED: u64 = (1 << 53) - 1;
+
+/// A seed for runs that did not ask for one: the clock and the process id,
+/// mixed. It is printed and recorded, so any run can be replayed, and kept
+/// below 2^53 so that a browser shows it exactly (people copy it from the
+/// screen to replay a launch).
+pub fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    epoch_seed(nanos, i64::from(std::process::id())) & MAX_SAFE_SEED
+}
+
 /// The epochs a run carries out: `epochs` from `first_epoch` on.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Plan {
@@ -358,6 +387,15 @@ impl SuiteRunner {
             }
         }
 
+        // η continues where the suite's last closed epoch left it (halved by
+        // each rollback), so a resumed or continued run is the run that would
+        // have gone on uninterrupted; the configured rate starts a suite.
+        let mut lr = self.store.last_learning_rate(suite_id).await?.unwrap_or(self.config.learning_rate);
+        let mut summaries = Vec::new();
+        let mut pending = last.as_ref().filter(|e| e.completed_at.is_none()).cloned();
+        let next_num =
+            last.as_ref().map_or(1, |e| if e.completed_at.is_none() { e.epoch_num } else { e.epoch_num + 1 });
+        let plan = self.plan(suite_id, next_num).await?;
         self.bus.publish(Event::SuiteStarted {
             suite_id,
             suite: self.suite.name.clone(),
@@ -368,16 +406,9 @@ impl SuiteRunner {
             concurrency: self.config.concurrency,
             seed: self.config.seed,
             tasks: self.suite.tasks.len(),
+            first_epoch: plan.first_epoch,
+            continued: plan.continued,
         });
-
-        // η continues where the suite's last closed epoch left it (halved by
-        // each rollback), so a resumed or continued run is the run that would
-        // have gone on uninterrupted; the configured rate starts a suite.
-        let mut lr = self.store.last_learning_rate(suite_id).await?.unwrap_or(self.config.learning_rate);
-        let mut summaries = Vec::new();
-        let mut pending = last.as_ref().filter(|e| e.completed_at.is_none()).cloned();
-        let next_num = last.as_ref().map_or(1, |e| if e.completed_at.is_none() { e.epoch_num } else { e.epoch_num + 1 });
-        let plan = self.plan(suite_id, next_num).await?;
         if self.config.optimizer == OptimizerKind::Tree {
             // The tree's proposals belong to the suite, not to an epoch.
             if let Some(c) = &self.optimizer_llm {

@@ -215,7 +215,17 @@ impl SuiteRunner {
                         break;
                     }
                     let child = self
-                        .make_child(suite_id, &mut search, &lane, &hints, &guard, &*proposer, repeats, budget, summaries)
+                        .make_child(
+                            suite_id,
+                            &mut search,
+                            &lane,
+                            &hints,
+                            &guard,
+                            &*proposer,
+                            repeats,
+                            budget,
+                            summaries,
+                        )
                         .await?;
                     let Some(child) = child else { return Ok(true) };
                     if depth == 0

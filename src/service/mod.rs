@@ -844,7 +844,8 @@ impl Service {
     /// Starts the folder watcher on the remembered folders (`attractor serve`
     /// and `attractor watch` call this once). Watched runs are launched here,
     /// like any launch.
-    pub async fn start_watching(self: &Arc<Self>, config: WatchConfig) -> Result<()> {
+    pub async fn start_watching(self: &Arc<Self>, mut config: WatchConfig) -> Result<()> {
+        config.access = self.access();
         if lock(&self.watcher).is_some() {
             return Ok(());
         }
@@ -975,7 +976,7 @@ impl Service {
     /// Checks a suite file the way a launch would, without running anything.
     pub fn validate(&self, path: &str) -> Validation {
         let resolved = resolve_path(path);
-        let loaded = load_runnable(&resolved);
+        let loaded = load_runnable(&resolved, &self.access());
         validation_of(&resolved.display().to_string(), loaded.as_ref())
     }
 
@@ -983,8 +984,8 @@ impl Service {
     /// cost (the same preview `attractor run` prints). Nothing runs.
     pub async fn preview(&self, req: &LaunchRequest) -> Result<LaunchPreview> {
         let path = resolve_path(&req.suite_path);
-        let suite =
-            load_runnable(&path).map_err(|_| ServiceError::InvalidSuite(Box::new(self.validate(&req.suite_path))))?;
+        let suite = load_runnable(&path, &self.access())
+            .map_err(|_| ServiceError::InvalidSuite(Box::new(self.validate(&req.suite_path))))?;
         let model = self.llm_client_with(&suite.llm)?;
         let registry = Registry::load(self.store.clone()).await?;
         let agent = crate::task::agent::AgentConfig::default();
@@ -1017,7 +1018,7 @@ impl Service {
             return Err(ServiceError::BadInput(format!("concurrency {} is outside 1..=256", req.concurrency)));
         }
         let path = resolve_path(&req.suite_path);
-        let suite = match load_runnable(&path) {
+        let suite = match load_runnable(&path, &self.access()) {
             Ok(s) => s,
             Err(_) => return Err(ServiceError::InvalidSuite(Box::new(self.validate(&req.suite_path)))),
         };
@@ -1044,7 +1045,8 @@ impl Service {
         let path = suite.path.clone();
         let model = self.llm_client_with(&suite.llm)?;
         let llm = if req.no_llm { None } else { model.clone() };
-        let seed = req.seed.unwrap_or_else(fresh_seed);
+        let seed = req.seed.unwrap_or_else(crate::outer::fresh_seed);
+        let seed_given = req.seed.is_some();
         let optimizer = optimizer_kind(req.optimizer);
         if optimizer.needs_model() && model.is_none() {
             return Err(ServiceError::BadInput(RunnerError::NeedsModel(optimizer.name()).to_string()));
@@ -1053,7 +1055,7 @@ impl Service {
             self.config.runs_root.clone().unwrap_or_else(|| {
                 self.config.db_path.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs"))
             });
-        let run_config = RunConfig {
+        let mut run_config = RunConfig {
             epochs: req.epochs,
             optimizer,
             learning_rate: req.learning_rate,
@@ -1113,6 +1115,17 @@ impl Service {
         let task = tokio::task::spawn_blocking(move || {
             handle.block_on(async move {
                 let outcome = async {
+                    // Without a seed, launching again continues the plan a
+                    // stopped run left unfinished, with its seed.
+                    if !seed_given
+                        && let Some(seed) =
+                            crate::outer::stopped_plan_seed(&service.store, &suite.name, &run_config).await?
+                    {
+                        run_config.seed = seed;
+                        if let Some(l) = lock(&service.launches).get_mut(&id) {
+                            l.view.seed = seed;
+                        }
+                    }
                     let registry = Registry::load(service.store.clone()).await?;
                     let runner = SuiteRunner::new(
                         service.store.clone(),
@@ -1304,6 +1317,11 @@ impl Service {
 
     // ----- settings -----------------------------------------------------------
 
+    /// The folders outside their own that suites may use (the user's setting).
+    fn access(&self) -> suite::Access {
+        lock(&self.settings).access()
+    }
+
     pub fn settings(&self) -> SettingsView {
         let s = lock(&self.settings).clone();
         let env = |n: &str| (self.config.env)(n).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
@@ -1341,6 +1359,7 @@ impl Service {
             effective_model,
             llm_limits: s.llm_limits.clone(),
             model_prices: s.model_prices.clone(),
+            allowed_outside: s.allowed_outside.clone(),
             api_key_present: api_key_source.is_some(),
             api_key_source,
             keychain_available,
@@ -1380,6 +1399,9 @@ impl Service {
         }
         if let Some(db) = clean(&update.db_path) {
             next.db_path = (!db.is_empty()).then(|| resolve_path(&db).display().to_string());
+        }
+        if let Some(folders) = &update.allowed_outside {
+            next.allowed_outside = allowed_folders(folders)?;
         }
         if let Some(url) = &next.llm_base_url {
             let probe = crate::llm::LlmSettings {
@@ -1474,15 +1496,27 @@ fn no_launch(id: i64) -> ServiceError {
     ServiceError::NotFound(format!("no launch {id} in this session"))
 }
 
-/// The largest integer a JavaScript number holds exactly (2^53 − 1).
-const MAX_SAFE_SEED: u64 = (1 << 53) - 1;
-
-/// A seed for launches that did not ask for one (recorded with the run). It
-/// is kept below 2^53 so that a browser shows it exactly: a person copies it
-/// from the screen to replay the launch.
-fn fresh_seed() -> u64 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    crate::outer::epoch_seed(nanos, i64::from(std::process::id())) & MAX_SAFE_SEED
+/// The folders a person allowed suites to use outside their own: each an
+/// existing folder, given as an absolute path (`~/…` expands), at most 32.
+fn allowed_folders(folders: &[String]) -> Result<Vec<String>> {
+    const MAX_FOLDERS: usize = 32;
+    if folders.len() > MAX_FOLDERS {
+        return Err(ServiceError::BadInput(format!(
+            "allowed_outside lists {} folders; at most {MAX_FOLDERS} are kept\n  hint: allow a common parent folder instead",
+            folders.len()
+        )));
+    }
+    let mut out = Vec::new();
+    for (i, folder) in folders.iter().map(|f| f.trim()).filter(|f| !f.is_empty()).enumerate() {
+        let path = resolve_path(folder);
+        if !path.is_absolute() || !path.is_dir() {
+            return Err(ServiceError::BadInput(format!(
+                "allowed_outside[{i}]: `{folder}` is not an existing folder given by its full path\n  hint: write it as /home/you/data (or ~/data)"
+            )));
+        }
+        out.push(path.display().to_string());
+    }
+    Ok(out)
 }
 
 /// `~/…` expands to the home folder: people paste paths like that.
@@ -1497,8 +1531,8 @@ fn resolve_path(path: &str) -> PathBuf {
 /// Loads a suite and checks what the runner would refuse before its first
 /// epoch (problems it cannot resolve, agent workspaces that do not exist), so
 /// a launch fails up front with located issues instead of in the background.
-fn load_runnable(path: &Path) -> std::result::Result<suite::Suite, SuiteError> {
-    check_runnable(suite::load(path)?)
+fn load_runnable(path: &Path, access: &suite::Access) -> std::result::Result<suite::Suite, SuiteError> {
+    check_runnable(suite::load_with(path, access)?)
 }
 
 /// The checks of [`load_runnable`] on a suite already loaded.
@@ -2022,8 +2056,8 @@ mod tests {
     #[test]
     fn fresh_seeds_survive_a_trip_through_javascript() {
         for _ in 0..100 {
-            let seed = fresh_seed();
-            assert!(seed <= MAX_SAFE_SEED);
+            let seed = crate::outer::fresh_seed();
+            assert!(seed <= crate::outer::MAX_SAFE_SEED);
             assert_eq!(seed as f64 as u64, seed, "an f64 (a JS number) holds it exactly");
         }
     }

@@ -47,6 +47,18 @@ pub struct Settings {
     /// "Launch again" needs no typing.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub suite_paths: BTreeMap<String, String>,
+    /// Folders outside a suite's own folder that suites may use (a
+    /// workspace, an artifact file, a problem file): the user's explicit
+    /// permission, which no suite file can give itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_outside: Vec<String>,
+}
+
+impl Settings {
+    /// What suites loaded under these settings may reach.
+    pub fn access(&self) -> crate::suite::Access {
+        crate::suite::Access { outside: self.allowed_outside.iter().map(PathBuf::from).collect() }
+    }
 }
 
 fn is_default_limits(l: &crate::llm::LlmLimits) -> bool {

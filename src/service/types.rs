@@ -710,6 +710,8 @@ pub struct SettingsView {
     pub llm_limits: crate::llm::LlmLimits,
     /// Prices per model, per million tokens.
     pub model_prices: std::collections::BTreeMap<String, crate::llm::ModelPrice>,
+    /// Folders outside a suite's own that suites may use (full paths).
+    pub allowed_outside: Vec<String>,
     /// Whether a launch would send an API key, and where it comes from: an
     /// environment variable's name or `keychain`. The key itself is never
     /// read back, stored or sent anywhere but the model server.
@@ -757,6 +759,10 @@ pub struct SettingsUpdate {
     #[serde(default)]
     #[ts(optional)]
     pub model_prices: Option<std::collections::BTreeMap<String, crate::llm::ModelPrice>>,
+    /// Replaces the folders suites may use outside their own (each an existing folder's full path).
+    #[serde(default)]
+    #[ts(optional)]
+    pub allowed_outside: Option<Vec<String>>,
 }
 
 /// The answer to "test connection" on the settings screen: one tiny chat

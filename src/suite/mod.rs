@@ -316,8 +316,31 @@ impl std::error::Error for SuiteError {}
 
 /// Reads and validates a suite file.
 pub fn load(path: &Path) -> Result<Suite, SuiteError> {
+    load_with(path, &Access::default())
+}
+
+/// Folders outside a suite's own that its paths may lead into. Only the
+/// user grants this (`--allow-outside DIR`, the `allowed_outside` setting),
+/// never a suite or task file on its own.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Access {
+    pub outside: Vec<PathBuf>,
+}
+
+impl Access {
+    /// Whether `resolved` (links followed) lies in an allowed folder.
+    fn allows(&self, resolved: &Path) -> bool {
+        self.outside.iter().any(|dir| {
+            let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            resolved.starts_with(dir)
+        })
+    }
+}
+
+/// [`load`] with the user's [`Access`].
+pub fn load_with(path: &Path, access: &Access) -> Result<Suite, SuiteError> {
     let text = read_text(path, "suite file", "suite files are YAML text (see examples/)")?;
-    parse(&text, path)
+    parse_with(&text, path, access)
 }
 
 /// Reads a YAML file Attractor was pointed at (`what`: "suite file"); a
@@ -356,19 +379,34 @@ pub fn read_text(path: &Path, what: &str, kind_hint: &str) -> Result<String, Sui
 /// Validates suite text as if it came from `path` (used for errors and to
 /// resolve relative paths). A path named `*.task.yaml` is read as a task file.
 pub fn parse(text: &str, path: &Path) -> Result<Suite, SuiteError> {
+    parse_with(text, path, &Access::default())
+}
+
+/// [`parse`] with the user's [`Access`].
+pub fn parse_with(text: &str, path: &Path, access: &Access) -> Result<Suite, SuiteError> {
     if taskfile::is_task_file(path) {
-        return parse_task_file(text, path, None);
+        return parse_task_file_with(text, path, None, access);
     }
     let raw = parse_yaml(text, path)?;
-    Validator::new(path).validate(raw)
+    Validator::new(path, access).validate(raw)
 }
 
 /// Validates a task file. `default_suite` names the suite when the file does
 /// not say `suite:` [default: from the file name] — the watcher passes the
 /// name a renamed file was first registered under, so it stays one suite.
 pub fn parse_task_file(text: &str, path: &Path, default_suite: Option<&str>) -> Result<Suite, SuiteError> {
+    parse_task_file_with(text, path, default_suite, &Access::default())
+}
+
+/// [`parse_task_file`] with the user's [`Access`].
+pub fn parse_task_file_with(
+    text: &str,
+    path: &Path,
+    default_suite: Option<&str>,
+    access: &Access,
+) -> Result<Suite, SuiteError> {
     let raw = parse_strict::<Spanned<raw::Task>>(text, path, taskfile::MISSING_HINT).map_err(SuiteError::one)?;
-    Validator::new(path).validate_task_file(raw, default_suite)
+    Validator::new(path, access).validate_task_file(raw, default_suite)
 }
 
 fn parse_yaml(text: &str, path: &Path) -> Result<raw::Suite, SuiteError> {
@@ -463,32 +501,34 @@ fn hint_for(message: &str) -> Option<String> {
 struct Validator {
     file: PathBuf,
     dir: PathBuf,
+    access: Access,
     issues: Vec<SuiteIssue>,
 }
 
 impl Validator {
-    fn new(path: &Path) -> Self {
+    fn new(path: &Path, access: &Access) -> Self {
         let dir = path
             .parent()
             .map(Path::to_path_buf)
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or_else(|| PathBuf::from("."));
-        Validator { file: path.to_path_buf(), dir, issues: Vec::new() }
+        Validator { file: path.to_path_buf(), dir, access: access.clone(), issues: Vec::new() }
     }
 
     /// `rel` resolved from the suite's folder, refused (with an issue at
     /// `loc`) when it leads outside that folder — by `..`, an absolute path
     /// or a symbolic link. A suite from anyone must not read or copy the
-    /// rest of the machine.
+    /// rest of the machine — unless the user allowed that folder.
     fn inside(&mut self, loc: Location, field: &str, rel: &str) -> Option<PathBuf> {
         match inside_folder(&self.dir, rel) {
             Ok(path) => Some(path),
+            Err(outside) if self.access.allows(&outside) => Some(outside),
             Err(outside) => {
                 self.issue(
                     loc,
                     field,
                     format!("`{rel}` leads outside the suite's folder (to {})", outside.display()),
-                    "keep the file or folder inside the folder of the suite file, and give its path relative to it",
+                    "keep the file or folder inside the folder of the suite file, and give its path relative to it; to use a folder elsewhere on purpose, allow it with `--allow-outside DIR` (the app: `allowed_outside` in Settings)",
                 );
                 None
             }

@@ -69,6 +69,10 @@ pub struct WatchConfig {
     pub rename_window: Duration,
     /// Follow file-system events; off, folders are only scanned (`--once`).
     pub follow_events: bool,
+    /// Folders outside a watched file's own that its paths may lead into:
+    /// the user's `allowed_outside` setting, never the file's own say.
+    #[serde(skip)]
+    pub access: crate::suite::Access,
 }
 
 impl Default for WatchConfig {
@@ -80,6 +84,7 @@ impl Default for WatchConfig {
             max_file_bytes: 1 << 20,
             rename_window: Duration::from_secs(10),
             follow_events: true,
+            access: crate::suite::Access::default(),
         }
     }
 }

@@ -540,8 +540,12 @@ impl Registrar {
             let issue = commands::file_issue(path, "the file is not UTF-8 text", "save it as UTF-8");
             return Ok(invalid(write, SuiteError { issues: vec![issue] }));
         };
-        let parsed =
-            if kind == "task" { suite::parse_task_file(text, path, keep_name) } else { suite::parse(text, path) };
+        let access = &self.config.access;
+        let parsed = if kind == "task" {
+            suite::parse_task_file_with(text, path, keep_name, access)
+        } else {
+            suite::parse_with(text, path, access)
+        };
         let s = match parsed {
             Ok(s) => s,
             Err(e) => return Ok(invalid(write, e)),
@@ -715,9 +719,9 @@ impl Registrar {
             }
             let text = String::from_utf8_lossy(&bytes);
             let parsed = if file.kind == "task" {
-                suite::parse_task_file(&text, &path, file.suite_name.as_deref())
+                suite::parse_task_file_with(&text, &path, file.suite_name.as_deref(), &self.config.access)
             } else {
-                suite::parse(&text, &path)
+                suite::parse_with(&text, &path, &self.config.access)
             };
             let s = match parsed {
                 Ok(s) => s,

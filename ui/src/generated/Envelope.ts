@@ -6,7 +6,12 @@ import type { ThrashingAlert } from "./ThrashingAlert";
 /**
  * An event with the time it was published.
  */
-export type Envelope = { occurred_at: string, } & ({ "type": "suite_started", suite_id: number, suite: string, epochs: number, optimizer: string, learning_rate: number, rollback_on_regression: boolean, concurrency: number, seed: number, tasks: number, } | { "type": "epoch_started", suite_id: number, epoch_id: number, epoch_num: number, parent_artifacts: { [key in string]: number }, tasks_total: number, 
+export type Envelope = { occurred_at: string, } & ({ "type": "suite_started", suite_id: number, suite: string, epochs: number, optimizer: string, learning_rate: number, rollback_on_regression: boolean, concurrency: number, seed: number, tasks: number, 
+/**
+ * The plan's first epoch; with `continued`, this run carries on the
+ * plan a stopped run left unfinished, up to `first_epoch + epochs - 1`.
+ */
+first_epoch: number, continued: boolean, } | { "type": "epoch_started", suite_id: number, epoch_id: number, epoch_num: number, parent_artifacts: { [key in string]: number }, tasks_total: number, 
 /**
  * Runs already done before this start (a resumed epoch).
  */

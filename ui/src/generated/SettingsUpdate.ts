@@ -14,4 +14,8 @@ llm_limits?: LlmLimits,
 /**
  * Replaces the model prices (each checked against its bounds).
  */
-model_prices?: { [key in string]: ModelPrice }, };
+model_prices?: { [key in string]: ModelPrice }, 
+/**
+ * Replaces the folders suites may use outside their own (each an existing folder's full path).
+ */
+allowed_outside?: Array<string>, };

@@ -32,6 +32,10 @@ llm_limits: LlmLimits,
  */
 model_prices: { [key in string]: ModelPrice }, 
 /**
+ * Folders outside a suite's own that suites may use (full paths).
+ */
+allowed_outside: Array<string>, 
+/**
  * Whether a launch would send an API key, and where it comes from: an
  * environment variable's name or `keychain`. The key itself is never
  * read back, stored or sent anywhere but the model server.

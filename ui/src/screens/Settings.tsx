@@ -39,6 +39,7 @@ export function Settings() {
   const [key, setKey] = useState("");
   const [limits, setLimits] = useState<Record<string, string>>({});
   const [prices, setPrices] = useState<PriceRow[]>([]);
+  const [outside, setOutside] = useState("");
 
   const show = (v: SettingsView) => {
     setS(v);
@@ -55,6 +56,7 @@ export function Settings() {
       max_cost: text(l.max_cost),
       ...Object.fromEntries(ROLES.map(([r]) => [`tokens.${r}`, text(l.max_tokens?.[r])])),
     });
+    setOutside(v.allowed_outside.join("\n"));
     setPrices(
       Object.entries(v.model_prices).map(([m, p]) => ({
         model: m,
@@ -108,7 +110,19 @@ export function Settings() {
     setError(null);
     setSaved(false);
     try {
-      show(await api.saveSettings({ db_path: db, llm_base_url: url, llm_model: model, llm_limits: limitsOf(), model_prices: pricesOf() }));
+      show(
+        await api.saveSettings({
+          db_path: db,
+          llm_base_url: url,
+          llm_model: model,
+          llm_limits: limitsOf(),
+          model_prices: pricesOf(),
+          allowed_outside: outside
+            .split("\n")
+            .map((f) => f.trim())
+            .filter((f) => f !== ""),
+        }),
+      );
       setSaved(true);
     } catch (e) {
       setError((e as Error).message);
@@ -225,6 +239,16 @@ export function Settings() {
             Add a price
           </button>
         </fieldset>
+        <label className="field">
+          Folders suites may use outside their own (one full path a line; a suite file can never allow this itself)
+          <textarea
+            rows={3}
+            value={outside}
+            onChange={(e) => setOutside(e.target.value)}
+            placeholder="/home/you/shared-data"
+            data-testid="allowed-outside"
+          />
+        </label>
         <div className="field">
           API key
           <p data-testid="api-key">

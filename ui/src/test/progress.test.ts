@@ -5,7 +5,7 @@ import { progressReducer, type ProgressState } from "../lib/progress";
 const at = "2026-01-01T00:00:00Z";
 const events: Envelope[] = [
   { occurred_at: at, type: "launch_started", launch_id: 3, suite: "knobs", suite_path: "/s.yaml" },
-  { occurred_at: at, type: "suite_started", suite_id: 1, suite: "knobs", epochs: 2, optimizer: "evolve", learning_rate: 0.5, rollback_on_regression: true, concurrency: 2, seed: 5, tasks: 2 },
+  { occurred_at: at, type: "suite_started", suite_id: 1, suite: "knobs", epochs: 2, optimizer: "evolve", learning_rate: 0.5, rollback_on_regression: true, concurrency: 2, seed: 5, tasks: 2, first_epoch: 9, continued: false },
   { occurred_at: at, type: "epoch_started", suite_id: 1, epoch_id: 9, epoch_num: 9, parent_artifacts: {}, tasks_total: 2, tasks_done: 0, resumed: false, seed: 1 },
   { occurred_at: at, type: "run_started", suite_id: 1, epoch_id: 9, run_id: 40, task: "alpha", kind: "command" },
   { occurred_at: at, type: "run_started", suite_id: 1, epoch_id: 9, run_id: 41, task: "beta", kind: "command" },
