@@ -1,52 +1,14 @@
 //! The `attractor` binary end to end on a temporary database: run, inspect,
 //! rollback, export, validate, exit codes, and Ctrl-C with resume.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-struct Cli {
-    dir: tempfile::TempDir,
-}
-
-impl Cli {
-    fn new() -> Cli {
-        Cli { dir: tempfile::tempdir().unwrap() }
-    }
-
-    fn db(&self) -> PathBuf {
-        self.dir.path().join("a.db")
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_attractor"));
-        c.arg("--db")
-            .arg(self.db())
-            .args(args)
-            .env_remove("ATTRACTOR_DB")
-            .env("ATTRACTOR_RUNS_DIR", self.dir.path().join("runs"))
-            .env("ATTRACTOR_SETTINGS", self.dir.path().join("no-settings.json"));
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().expect("spawn attractor")
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(out.status.success(), "attractor {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-}
+mod common;
+use common::cli::Cli;
 
 fn example() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/descent.suite.yaml").display().to_string()

@@ -4,60 +4,28 @@
 //! never interrupted. The uninterrupted history is the reference; every trial
 //! kills at a point drawn from a seeded generator, so a failing trial replays.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use serde_json::{Map, Value};
 
-/// One database and runs folder per history.
-struct Workdir {
-    dir: tempfile::TempDir,
-}
+mod common;
+use common::cli::Cli;
 
-impl Workdir {
-    fn new() -> Workdir {
-        Workdir { dir: tempfile::tempdir().unwrap() }
+/// Task runs that have ended (any status), read straight from the file.
+async fn ended_runs(w: &Cli) -> i64 {
+    if !w.db().exists() {
+        return 0;
     }
-
-    fn db(&self) -> PathBuf {
-        self.dir.path().join("a.db")
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_attractor"));
-        c.arg("--db")
-            .arg(self.db())
-            .args(args)
-            .env_remove("ATTRACTOR_DB")
-            .env("ATTRACTOR_RUNS_DIR", self.dir.path().join("runs"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        c
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.cmd(args).stdout(Stdio::piped()).output().expect("spawn attractor");
-        assert!(out.status.success(), "attractor {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    /// Task runs that have ended (any status), read straight from the file.
-    async fn ended_runs(&self) -> i64 {
-        if !self.db().exists() {
-            return 0;
-        }
-        let Ok(pool) = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", self.db().display())).await else {
-            return 0;
-        };
-        let n = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE status <> 'running'")
-            .fetch_one(&pool)
-            .await
-            .unwrap_or(0);
-        pool.close().await;
-        n
-    }
+    let Ok(pool) = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", w.db().display())).await else {
+        return 0;
+    };
+    let n =
+        sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE status <> 'running'").fetch_one(&pool).await.unwrap_or(0);
+    pool.close().await;
+    n
 }
 
 fn example() -> String {
@@ -67,7 +35,7 @@ fn example() -> String {
 /// What a run leaves behind, without what legitimately differs between an
 /// interrupted and an uninterrupted run: clock times, run ids and folders,
 /// and the runs a kill cut short (only the runs an epoch counted are kept).
-fn history(w: &Workdir) -> Value {
+fn history(w: &Cli) -> Value {
     let export: Value = serde_json::from_str(&w.ok(&["export", "descent-tuning"])).unwrap();
     let epochs: Vec<Value> = export["epochs"]
         .as_array()
@@ -148,13 +116,13 @@ fn first_difference(a: &Value, b: &Value, at: String) -> Option<String> {
 /// (or lets it finish if it gets there first), then runs the same command
 /// again to the end.
 async fn killed_and_resumed(args: &[&str], after: i64) -> (Value, bool) {
-    let w = Workdir::new();
-    let mut child: Child = w.cmd(args).spawn().expect("spawn attractor");
+    let w = Cli::new();
+    let mut child: Child = w.cmd(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn attractor");
     let killed = loop {
         if child.try_wait().unwrap().is_some() {
             break false;
         }
-        if w.ended_runs().await >= after {
+        if ended_runs(&w).await >= after {
             let _ = child.kill();
             break true;
         }
@@ -172,9 +140,9 @@ async fn resume_is_exact(optimizer: &str, epochs: u32, trials: u64) {
     let args = ["run", example.as_str(), "--epochs", epochs.as_str(), "--optimizer", optimizer, "--seed", "7"];
     // Kill points are drawn from the runs the uninterrupted run made.
     let (reference, runs) = {
-        let w = Workdir::new();
+        let w = Cli::new();
         w.ok(&args);
-        (history(&w), w.ended_runs().await)
+        (history(&w), ended_runs(&w).await)
     };
     assert!(runs >= 8, "{optimizer}: the reference made only {runs} runs");
     assert!(!reference["epochs"].as_array().unwrap().is_empty());

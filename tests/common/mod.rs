@@ -2,6 +2,7 @@
 //! written to disk, and a runner wired the way the CLI wires it.
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod crafted;
 pub mod squares;
 
