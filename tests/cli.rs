@@ -463,6 +463,37 @@ fn refused_by_validate_and_run(cli: &Cli, path: &Path, says: &[&str]) {
 }
 
 #[test]
+fn every_hostile_file_is_refused_as_its_manifest_says() {
+    let cli = Cli::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile");
+    let manifest = std::fs::read_to_string(dir.join("expected.txt")).unwrap();
+    let expected: Vec<(&str, Vec<&str>)> = manifest
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (file, says) = l.split_once('\t').unwrap_or_else(|| panic!("no tab in `{l}`"));
+            (file, says.split(" | ").collect())
+        })
+        .collect();
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f != "expected.txt")
+        .collect();
+    files.sort();
+    let listed: Vec<&str> = expected.iter().map(|(f, _)| *f).collect();
+    assert_eq!(files, listed, "every hostile file has one line in expected.txt, in order");
+    for (file, says) in &expected {
+        let path = dir.join(file);
+        refused_by_validate_and_run(&cli, &path, says);
+        let out = cli.run(&["validate", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("hint: "), "{file}: no hint in {err}");
+        assert!(!err.contains(":0:"), "{file}: a place counted from 0 in {err}");
+    }
+}
+
+#[test]
 fn paths_that_lead_outside_the_suite_folder_are_refused_with_their_place() {
     let cli = Cli::new();
     std::os::unix::fs::symlink("/etc", cli.dir.path().join("etc-link")).unwrap();
@@ -590,7 +621,7 @@ fn unreadable_empty_binary_and_duplicate_key_files_are_located_from_1_with_a_hin
         (write("empty.yaml", b""), "empty.yaml:1:1", "the file is empty"),
         (write("tilde.yaml", b"~\n"), "tilde.yaml:1:1", "the file is empty"),
         (write("latin1.yaml", b"name: caf\xe9\ntasks: []\n"), "latin1.yaml:1:1", "not UTF-8 text (byte 10"),
-        (write("binary.yaml", &[0x7f, b'E', b'L', b'F', 0xff, 0xfe, 0, 0]), "binary.yaml:1:1", "is it a binary file?"),
+        (write("binary.yaml", &[0x7f, b'E', b'L', b'F', 0xff, 0xfe, 0, 0]), "binary.yaml:1:1", "binary file"),
         (cli.dir.path().join("folder.yaml"), "folder.yaml:1:1", "this is a folder"),
         (cli.dir.path().join("missing.yaml"), "missing.yaml:1:1", "there is no suite file here"),
         (

@@ -20,6 +20,9 @@ const FUZZY_THRESHOLD: f64 = 0.85;
 /// skipped: its cost grows with both, and a block that long is copied
 /// faithfully or not at all.
 const FUZZY_WORK_LIMIT: usize = 400_000;
+/// Longer windows or search blocks are not diffed by characters (a search
+/// block is at most 8,000 characters; see `executor::llm`).
+const MAX_DIFF_CHARS: usize = 10_000;
 
 /// How the search block was found in the file.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -191,10 +194,25 @@ fn trim_blank_ends(mut lines: Vec<&str>) -> Vec<&str> {
 fn windows_similarity<'a>(file: &'a [&'a str], wanted: &'a [&'a str]) -> impl Iterator<Item = (usize, f64)> + 'a {
     let target = joined_trimmed(wanted);
     let count = if file.len() * wanted.len() > FUZZY_WORK_LIMIT { 0 } else { file.len() + 1 - wanted.len() };
-    (0..count).map(move |i| {
-        let window = joined_trimmed(&file[i..i + wanted.len()]);
-        (i, f64::from(TextDiff::from_chars(window.as_str(), target.as_str()).ratio()))
-    })
+    (0..count).map(move |i| (i, similarity(&joined_trimmed(&file[i..i + wanted.len()]), &target)))
+}
+
+/// How alike two texts are by characters (0–1). Texts whose lengths differ
+/// more than threefold are scored by the bound their lengths put on the
+/// ratio (it is 2·matches / total, and matches ≤ the shorter length): far
+/// below any match, and it spares a character diff whose cost grows with
+/// the product of the lengths — a minified line of 70,000 characters
+/// against a search block took minutes.
+fn similarity(a: &str, b: &str) -> f64 {
+    let (n, m) = (a.chars().count(), b.chars().count());
+    if n + m == 0 {
+        return 1.0;
+    }
+    let bound = 2.0 * n.min(m) as f64 / (n + m) as f64;
+    if bound < 0.5 || n.max(m) > MAX_DIFF_CHARS {
+        return bound.min(0.5);
+    }
+    f64::from(TextDiff::from_chars(a, b).ratio())
 }
 
 fn most_similar(file: &[&str], wanted: &[&str]) -> Option<(usize, f64)> {
@@ -297,5 +315,16 @@ mod tests {
     fn an_empty_search_fills_an_empty_file_and_is_refused_otherwise() {
         assert_eq!(apply("", "", "new\n").unwrap().text, "new\n");
         assert!(apply(FILE, "  \n", "x").unwrap_err().contains("`search` is empty"));
+    }
+
+    /// Found by the fuzz target: a minified line made every fuzzy
+    /// comparison a character diff of 70,000 × 16 characters, for minutes.
+    #[test]
+    fn a_file_with_a_huge_line_is_searched_without_diffing_it_by_characters() {
+        let minified = format!("{}\ndef slug(s):\n    return s.lower()\n", "x".repeat(70_000));
+        let e = apply(&minified, "def slug(t):\n    return t.upper()", "y").unwrap_err();
+        assert!(e.contains("closest lines"), "{e}");
+        let long_search = "y".repeat(70_000);
+        assert!(apply(FILE, &long_search, "z").is_err());
     }
 }

@@ -364,6 +364,15 @@ pub fn read_text(path: &Path, what: &str, kind_hint: &str) -> Result<String, Sui
             format!("give the path of the file itself; {kind_hint}"),
         )),
         Err(e) => Err(fail(format!("cannot read the {what}: {e}"), "check its permissions".to_string())),
+        // NUL never occurs in text: a file with one is binary, even when its
+        // bytes happen to be valid UTF-8.
+        Ok(bytes) if bytes.contains(&0) => Err(fail(
+            format!(
+                "the {what} is a binary file, not text (byte {} is NUL)",
+                bytes.iter().position(|b| *b == 0).unwrap_or(0) + 1
+            ),
+            format!("{kind_hint}; give the path of the YAML file"),
+        )),
         Ok(bytes) => String::from_utf8(bytes).map_err(|e| {
             fail(
                 format!(
@@ -438,7 +447,7 @@ pub fn parse_strict<T: serde::de::DeserializeOwned>(
         } else if text.trim().is_empty() || text.trim() == "~" {
             "the file is empty".to_string()
         } else {
-            message
+            plain_words(message)
         };
         let hint = if message.contains("missing field") {
             Some(missing_hint.to_string())
@@ -464,6 +473,26 @@ pub fn parse_strict<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// The YAML library words some rejections for Rust programmers ("invalid
+/// u32", "use Option<String>"); a person gets what the value must be.
+fn plain_words(message: String) -> String {
+    let wanted = match message.as_str() {
+        m if m.starts_with("cannot deserialize null into") => {
+            Some("a value is required here, and it is empty (null or `~`)")
+        }
+        "invalid u8" | "invalid u16" | "invalid u32" | "invalid u64" | "invalid usize" => {
+            Some("expected a whole number of 0 or more (not too large)")
+        }
+        "invalid i8" | "invalid i16" | "invalid i32" | "invalid i64" | "invalid isize" => {
+            Some("expected a whole number (not too large)")
+        }
+        "invalid floating point" | "invalid f32" | "invalid f64" => Some("expected a number, such as 0.5 or 30"),
+        "invalid boolean" | "invalid bool" => Some("expected true or false"),
+        _ => None,
+    };
+    wanted.map_or(message, String::from)
+}
+
 /// `serde_path_to_error` sees the wrapper types too; keep only the names a
 /// person wrote in the file.
 fn clean_path(p: &str) -> String {
@@ -484,7 +513,17 @@ fn clean_path(p: &str) -> String {
 }
 
 fn hint_for(message: &str) -> Option<String> {
-    if message.contains("unknown field") {
+    if message.starts_with("expected a whole number") {
+        Some("write a whole number, e.g. `3`".into())
+    } else if message.starts_with("expected a number") {
+        Some("write a number, e.g. `0.5`; very large values are not usable".into())
+    } else if message.starts_with("expected true or false") {
+        Some("write `true` or `false`".into())
+    } else if message.starts_with("a value is required") {
+        Some("write the value after the colon, or remove the key if it is optional".into())
+    } else if message.contains("unexpected character") || message.contains("not allowed in this context") {
+        Some("quote text that holds special characters (`\"…\"`), and check the indentation of this line".into())
+    } else if message.contains("unknown field") {
         Some("remove the key or fix its spelling; the expected keys are listed above".into())
     } else if message.contains("missing field") {
         Some("add the missing key; see examples/ for a complete suite".into())
@@ -1394,8 +1433,10 @@ pub fn inside_folder(dir: &Path, rel: &str) -> Result<PathBuf, PathBuf> {
 
 /// Why a number of seconds from a suite file is refused.
 fn seconds_out_of_range(value: f64) -> String {
+    // 1e308 as written, not as 309 digits.
+    let shown = if value.abs() >= 1e9 { format!("{value:e}") } else { value.to_string() };
     format!(
-        "{value} is not a usable number of seconds: it must be above 0 and at most {} (30 days)",
+        "{shown} is not a usable number of seconds: it must be above 0 and at most {} (30 days)",
         crate::time::MAX_SECONDS
     )
 }
