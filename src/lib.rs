@@ -58,6 +58,7 @@ pub mod outer;
 pub mod overseer;
 pub mod process;
 pub mod report;
+pub mod retention;
 pub mod secrets;
 pub mod service;
 pub mod store;

@@ -639,3 +639,47 @@ fn unreadable_empty_binary_and_duplicate_key_files_are_located_from_1_with_a_hin
         assert!(!err.contains(":0:0") && !err.contains("DuplicateKeyPolicy") && !err.contains("panicked"), "{err}");
     }
 }
+
+#[test]
+fn gc_prunes_old_run_folders_and_stale_cache_after_a_dry_run_that_changes_nothing() {
+    let cli = Cli::new();
+    let example = example();
+    cli.ok(&["run", &example, "--epochs", "3", "--seed", "1"]);
+    let runs = cli.dir.path().join("runs/descent-tuning");
+    let epoch = |n: u32| runs.join(format!("epoch-{n:04}"));
+    assert!(epoch(1).is_dir() && epoch(3).is_dir());
+    // A model reply cached long ago, and one from today.
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", cli.db().display())).await.unwrap();
+        for (key, at) in [("old", "2020-01-01T00:00:00.000Z"), ("new", "2999-01-01T00:00:00.000Z")] {
+            sqlx::query("INSERT INTO llm_cache (key, base_url, model, request_json, response_json, created_at) VALUES (?, 'u', 'm', '{}', '{}', ?)")
+                .bind(key)
+                .bind(at)
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        pool.close().await;
+    });
+
+    let dry = cli.ok(&["gc", "--keep-epochs", "1", "--dry-run"]);
+    assert!(dry.contains("would remove 8 run folder(s)") && dry.contains("would drop 1 cached"), "{dry}");
+    assert!(epoch(1).is_dir() && epoch(2).is_dir(), "a dry run removes nothing");
+
+    let done = cli.ok(&["gc", "--keep-epochs", "1"]);
+    assert!(done.contains("removed 8 run folder(s)") && done.contains("dropped 1 cached"), "{done}");
+    assert!(!epoch(1).exists() && !epoch(2).exists() && epoch(3).is_dir(), "{done}");
+    let left = rt.block_on(async {
+        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", cli.db().display())).await.unwrap();
+        let n: Vec<String> = sqlx::query_scalar("SELECT key FROM llm_cache").fetch_all(&pool).await.unwrap();
+        pool.close().await;
+        n
+    });
+    assert_eq!(left, ["new"]);
+    // The history is untouched: every epoch and run is still there.
+    let export: Value = serde_json::from_str(&cli.ok(&["export", "descent-tuning"])).unwrap();
+    assert_eq!(export["epochs"].as_array().unwrap().len(), 3);
+    assert_eq!(export["epochs"][0]["runs"].as_array().unwrap().len(), 4);
+    assert!(cli.ok(&["gc", "--keep-epochs", "1"]).contains("removed 0 run folder(s)"));
+}

@@ -116,6 +116,9 @@ pub enum Command {
     /// Benchmarks, measured side by side in one run (see bench/README.md).
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Prune what grows with every run and is not history: run folders of
+    /// old epochs and old cached model replies; then vacuum the database.
+    Gc(GcArgs),
     /// List the questions waiting for a person and the open notices (with
     /// --all, the answered questions and dismissed notices too).
     Interventions {
@@ -151,6 +154,23 @@ pub enum Answer {
     Approve,
     Reject,
     Hint,
+}
+
+/// `attractor gc`.
+#[derive(Debug, clap::Args)]
+pub struct GcArgs {
+    /// Keep the run folders of each suite's last N epochs.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub keep_epochs: u32,
+    /// Keep cached model replies younger than DAYS.
+    #[arg(long, default_value_t = 30, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(0..=36_500))]
+    pub cache_days: u32,
+    /// The runs folder; only folders inside it are removed [default: a `runs` folder beside the database].
+    #[arg(long, env = "ATTRACTOR_RUNS_DIR", value_name = "DIR")]
+    pub runs_dir: Option<PathBuf>,
+    /// Say what would go, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]
@@ -406,6 +426,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
             Ok(0)
         }
         Command::Bench(command) => bench::run(g, command).await,
+        Command::Gc(args) => gc(g, args).await,
         Command::Interventions { all } => {
             let store = open(g).await?;
             inspect::interventions(g, &store, *all).await?;
@@ -508,6 +529,30 @@ fn load_suite(path: &std::path::Path, allow_outside: &[PathBuf]) -> Result<suite
     let access =
         suite::Access { outside: settings.access().outside.into_iter().chain(allow_outside.iter().cloned()).collect() };
     suite::load_with(path, &access).map_err(|e| Failure::input(e.to_string()))
+}
+
+async fn gc(g: &Global, args: &GcArgs) -> Result<u8, Failure> {
+    let db = db_path(g);
+    if !db.exists() {
+        return Err(Failure::input(format!(
+            "there is no database at {}\n  hint: give the one to clean with --db (or ATTRACTOR_DB)",
+            db.display()
+        )));
+    }
+    let store = Store::open(&db).await?;
+    let runs_root =
+        args.runs_dir.clone().unwrap_or_else(|| db.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs")));
+    let policy = crate::retention::Policy { keep_epochs: args.keep_epochs, cache_days: args.cache_days, runs_root };
+    let plan = crate::retention::plan(&store, &policy).await.map_err(|e| Failure::runtime(e.to_string()))?;
+    if !args.dry_run {
+        crate::retention::apply(&store, &policy, &plan).await.map_err(|e| Failure::runtime(e.to_string()))?;
+    }
+    if g.json {
+        println!("{}", serde_json::to_string_pretty(&plan).unwrap_or_default());
+    } else if !g.quiet {
+        println!("{}", plan.describe(!args.dry_run));
+    }
+    Ok(0)
 }
 
 fn validate(g: &Global, path: &std::path::Path, allow_outside: &[PathBuf]) -> Result<u8, Failure> {
