@@ -623,6 +623,17 @@ fn unreadable_empty_binary_and_duplicate_key_files_are_located_from_1_with_a_hin
         (write("latin1.yaml", b"name: caf\xe9\ntasks: []\n"), "latin1.yaml:1:1", "not UTF-8 text (byte 10"),
         (write("binary.yaml", &[0x7f, b'E', b'L', b'F', 0xff, 0xfe, 0, 0]), "binary.yaml:1:1", "binary file"),
         (cli.dir.path().join("folder.yaml"), "folder.yaml:1:1", "this is a folder"),
+        // Past the YAML reader's safety limit of values (a quarter of a million).
+        (
+            write(
+                "values.yaml",
+                (0..60_000)
+                    .fold(String::from("name: n\ntasks:\n"), |s, i| s + &format!("  - {{name: t{i}, command: x}}\n"))
+                    .as_bytes(),
+            ),
+            "values.yaml:",
+            "too large or too deeply nested",
+        ),
         (cli.dir.path().join("missing.yaml"), "missing.yaml:1:1", "there is no suite file here"),
         (
             write("twice.yaml", b"name: a\nname: b\ntasks:\n  - name: t\n    command: 'true'\n"),

@@ -184,8 +184,9 @@ fn assert_located(e: &attractor::suite::SuiteError, input: &str) {
     for issue in &e.issues {
         assert!(issue.location.line >= 1 && issue.location.column >= 1, "{issue} for {input:?}");
         assert!(!issue.message.trim().is_empty(), "an empty message for {input:?}");
+        assert!(issue.hint.as_deref().is_some_and(|h| !h.trim().is_empty()), "no hint: {issue}");
         // Never a library's own wording: Rust types, its options.
-        let rustisms = ["panicked", "Option<", "DuplicateKeyPolicy", "serde", "__"];
+        let rustisms = ["panicked", "Option<", "DuplicateKeyPolicy", "serde", "__", "budget breached"];
         let types = ["u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64"];
         for rustism in rustisms.into_iter().map(String::from).chain(types.iter().map(|t| format!("invalid {t}"))) {
             assert!(!issue.message.contains(&rustism), "library wording `{rustism}` in: {issue}");

@@ -456,7 +456,8 @@ pub fn parse_strict<T: serde::de::DeserializeOwned>(
         } else if message == "the file is empty" {
             Some(missing_hint.to_string())
         } else {
-            hint_for(&message)
+            // What is left are the reader's syntax errors: say what to check.
+            Some(hint_for(&message).unwrap_or_else(|| SYNTAX_HINT.to_string()))
         };
         SuiteIssue {
             // A problem of the whole document (empty, `~`) has no place of
@@ -473,6 +474,9 @@ pub fn parse_strict<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// The hint of a YAML syntax error the reader reports in its own terms.
+const SYNTAX_HINT: &str = "check the YAML here: indent with spaces (not tabs), close every bracket and quote, put a space after each `key:`, and quote text that holds `:`, `#`, `{` or `[`";
+
 /// The YAML library words some rejections for Rust programmers ("invalid
 /// u32", "use Option<String>"); a person gets what the value must be.
 fn plain_words(message: String) -> String {
@@ -488,6 +492,15 @@ fn plain_words(message: String) -> String {
         }
         "invalid floating point" | "invalid f32" | "invalid f64" => Some("expected a number, such as 0.5 or 30"),
         "invalid boolean" | "invalid bool" => Some("expected true or false"),
+        "expected mapping start" => Some("expected a mapping here (`key: value` lines, or `{ key: value }`)"),
+        "expected sequence start" => Some("expected a list here (`- item` lines, or `[a, b]`)"),
+        "expected string scalar" => Some("expected text here"),
+        m if m.starts_with("externally tagged enum") => Some("expected one of the names this field takes"),
+        m if m.starts_with("non-finite float") => Some("expected a finite number (not .nan or .inf)"),
+        // The reader's own safety limits (too many values, too deep, too many aliases).
+        m if m.starts_with("budget breached") => Some(
+            "the file is too large or too deeply nested to read safely (the limit is a quarter of a million values)",
+        ),
         _ => None,
     };
     wanted.map_or(message, String::from)
@@ -513,12 +526,24 @@ fn clean_path(p: &str) -> String {
 }
 
 fn hint_for(message: &str) -> Option<String> {
-    if message.starts_with("expected a whole number") {
+    if message.starts_with("the file is too large") {
+        Some("split it: tasks can live in task files of their own (`*.task.yaml`) that name the suite".into())
+    } else if message.starts_with("expected a whole number") {
         Some("write a whole number, e.g. `3`".into())
     } else if message.starts_with("expected a number") {
         Some("write a number, e.g. `0.5`; very large values are not usable".into())
     } else if message.starts_with("expected true or false") {
         Some("write `true` or `false`".into())
+    } else if message.starts_with("expected a mapping") || message.starts_with("expected a list") {
+        Some("check the indentation of this line against the lines around it; see examples/".into())
+    } else if message.starts_with("expected text") {
+        Some("write the text after the colon; quote it if it could be read as a list or mapping".into())
+    } else if message.starts_with("expected one of the names") {
+        Some("write one of the names, e.g. `type: json`".into())
+    } else if message.starts_with("expected a finite number") {
+        Some("write a plain number, e.g. `0.5`".into())
+    } else if message.contains("unknown anchor") {
+        Some("define the anchor (`&name`) before using it (`*name`), or write the value out".into())
     } else if message.starts_with("a value is required") {
         Some("write the value after the colon, or remove the key if it is optional".into())
     } else if message.contains("unexpected character") || message.contains("not allowed in this context") {
