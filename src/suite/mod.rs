@@ -599,6 +599,31 @@ impl Validator {
         }
     }
 
+    /// A count from the file, kept when it lies in `range`; otherwise an
+    /// issue naming the range with an example (`example`, as YAML).
+    fn count<T>(
+        &mut self,
+        value: Option<Spanned<T>>,
+        field: &str,
+        range: std::ops::RangeInclusive<T>,
+        example: &str,
+    ) -> Option<T>
+    where
+        T: PartialOrd + Copy + fmt::Display,
+    {
+        let v = value?;
+        if range.contains(&v.value) {
+            return Some(v.value);
+        }
+        self.issue(
+            v.referenced,
+            field,
+            format!("{} is outside {}..={}", v.value, range.start(), range.end()),
+            format!("use a count in that range, e.g. `{example}`"),
+        );
+        None
+    }
+
     fn at(&self, loc: Location) -> SourceLocation {
         SourceLocation { file: self.file.clone(), line: loc.line() as u32, column: loc.column() as u32 }
     }
@@ -977,7 +1002,7 @@ impl Validator {
                 self.issue(
                     w.referenced,
                     field,
-                    format!("weight {} is outside [0, 1]", w.value),
+                    format!("weight {} is outside [0, 1]", shown(w.value)),
                     "weights are fractions between 0 and 1",
                 );
                 default
@@ -1151,9 +1176,15 @@ impl Validator {
         let mut budget = Budget { max_rejections: DEFAULT_MAX_REJECTIONS, ..Budget::default() };
         if let Some(b) = t.budget {
             let b = b.value;
-            budget.max_loops = b.max_loops;
-            budget.max_total_workers = b.max_total_workers;
-            budget.max_total_tokens = b.max_total_tokens;
+            budget.max_loops = self.count(b.max_loops, &field("budget.max_loops"), 1..=10_000, "max_loops: 6");
+            budget.max_total_workers =
+                self.count(b.max_total_workers, &field("budget.max_total_workers"), 1..=1_000, "max_total_workers: 8");
+            budget.max_total_tokens = self.count(
+                b.max_total_tokens,
+                &field("budget.max_total_tokens"),
+                1..=1_000_000_000_000,
+                "max_total_tokens: 200000",
+            );
             if let Some(w) = b.max_wall_time {
                 if crate::time::valid_secs(w.value) {
                     budget.max_wall_time = Some(w.value);
@@ -1166,40 +1197,24 @@ impl Validator {
                     );
                 }
             }
-            if let Some(e) = b.max_evaluations {
-                if e.value == 0 {
-                    self.issue(
-                        e.referenced,
-                        field("budget.max_evaluations"),
-                        "must be at least 1",
-                        "e.g. `max_evaluations: 20000`",
-                    );
-                } else {
-                    budget.max_evaluations = Some(e.value);
-                }
-            }
-            if let Some(r) = b.max_rejections {
-                if r.value == 0 {
-                    self.issue(
-                        r.referenced,
-                        field("budget.max_rejections"),
-                        "must be at least 1",
-                        "it is the rejection count that counts as fully failed",
-                    );
-                } else {
-                    budget.max_rejections = r.value;
-                }
+            budget.max_evaluations = self.count(
+                b.max_evaluations,
+                &field("budget.max_evaluations"),
+                1..=1_000_000_000,
+                "max_evaluations: 20000",
+            );
+            // The rejection count that counts as fully failed.
+            if let Some(r) =
+                self.count(b.max_rejections, &field("budget.max_rejections"), 1..=10_000, "max_rejections: 5")
+            {
+                budget.max_rejections = r;
             }
         }
 
-        let parallel_samples = match t.parallel_samples {
-            None => 1,
-            Some(p) if p.value >= 1 => p.value,
-            Some(p) => {
-                self.issue(p.referenced, field("parallel_samples"), "must be at least 1", "");
-                1
-            }
-        };
+        // Each sample is a workspace of its own, run at the same time.
+        let parallel_samples = self
+            .count(t.parallel_samples, &field("parallel_samples"), 1..=MAX_PARALLEL_SAMPLES, "parallel_samples: 3")
+            .unwrap_or(1);
 
         // The kind: stated, or inferred from the fields only one kind has.
         let kind_name = match &t.kind {
@@ -1456,14 +1471,22 @@ pub fn inside_folder(dir: &Path, rel: &str) -> Result<PathBuf, PathBuf> {
     if resolved.starts_with(&base) { Ok(resolved) } else { Err(resolved) }
 }
 
+/// Parallel samples of one agent task at most: each is a workspace and a
+/// trajectory running at once.
+const MAX_PARALLEL_SAMPLES: u32 = 64;
+
 /// Why a number of seconds from a suite file is refused.
 fn seconds_out_of_range(value: f64) -> String {
-    // 1e308 as written, not as 309 digits.
-    let shown = if value.abs() >= 1e9 { format!("{value:e}") } else { value.to_string() };
     format!(
-        "{shown} is not a usable number of seconds: it must be above 0 and at most {} (30 days)",
+        "{} is not a usable number of seconds: it must be above 0 and at most {} (30 days)",
+        shown(value),
         crate::time::MAX_SECONDS
     )
+}
+
+/// A number from a file as people wrote it: 1e308, not 309 digits.
+fn shown(value: f64) -> String {
+    if value.abs() >= 1e9 { format!("{value:e}") } else { value.to_string() }
 }
 
 #[cfg(test)]

@@ -172,11 +172,11 @@ pub struct Task {
 #[serde(deny_unknown_fields)]
 pub struct Budget {
     #[serde(default)]
-    pub max_loops: Option<u32>,
+    pub max_loops: Option<Spanned<u32>>,
     #[serde(default)]
-    pub max_total_workers: Option<u32>,
+    pub max_total_workers: Option<Spanned<u32>>,
     #[serde(default)]
-    pub max_total_tokens: Option<u64>,
+    pub max_total_tokens: Option<Spanned<u64>>,
     #[serde(default)]
     pub max_wall_time: Option<Spanned<f64>>,
     #[serde(default)]
