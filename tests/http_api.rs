@@ -538,6 +538,18 @@ async fn a_launch_validates_first_then_streams_its_progress_and_adds_epochs() {
         s.post("/api/launches", json!({"suite_path": fixture("knobs.suite.yaml"), "learning_rate": 3})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body["error"].as_str().unwrap().contains("outside [0, 1]"));
+    // Numbers from a request are bounded like the command line's.
+    for (bad, says) in [
+        (json!({"epochs": 4_000_000_000u64}), "epochs 4000000000 is outside 1..=100000"),
+        (json!({"holdout_tolerance": 1e300}), "holdout_tolerance"),
+        (json!({"concurrency": 100_000}), "concurrency 100000 is outside 1..=256"),
+    ] {
+        let mut req = json!({"suite_path": fixture("knobs.suite.yaml")});
+        req.as_object_mut().unwrap().extend(bad.as_object().unwrap().clone());
+        let (status, body) = s.post("/api/launches", req).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(body["error"].as_str().unwrap().contains(says), "{body}");
+    }
 
     // Subscribe first, then launch: progress is pushed, not polled.
     let mut stream = s.req(reqwest::Method::GET, "/api/events").send().await.unwrap();

@@ -182,7 +182,7 @@ pub struct RunArgs {
     pub allow_outside: Vec<PathBuf>,
     /// Epochs to run; the same command after a stopped run finishes the
     /// epochs it planned (an unfinished epoch counts as one).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::outer::MAX_EPOCHS)))]
     pub epochs: u32,
     /// How artifacts move between epochs.
     #[arg(long, value_enum, default_value_t = OptimizerKind::Baseline)]

@@ -79,6 +79,9 @@ pub struct RunConfig {
     pub tree: tree::TreeConfig,
 }
 
+/// The most epochs (tree: evaluations) one run may plan.
+pub const MAX_EPOCHS: u32 = 100_000;
+
 /// The default of [`RunConfig::holdout_tolerance`].
 pub const DEFAULT_HOLDOUT_TOLERANCE: f64 = 0.01;
 

@@ -1008,8 +1008,17 @@ impl Service {
     /// arrives on the bus; the returned launch can be polled or cancelled.
     pub async fn launch(self: &Arc<Self>, req: &LaunchRequest) -> Result<LaunchView> {
         self.ensure_keychain().await;
-        if req.epochs == 0 {
-            return Err(ServiceError::BadInput("epochs must be at least 1".into()));
+        if !(1..=crate::outer::MAX_EPOCHS).contains(&req.epochs) {
+            return Err(ServiceError::BadInput(format!(
+                "epochs {} is outside 1..={}",
+                req.epochs,
+                crate::outer::MAX_EPOCHS
+            )));
+        }
+        if let Some(t) = req.holdout_tolerance.filter(|t| !(0.0..=1.0).contains(t)) {
+            return Err(ServiceError::BadInput(format!(
+                "holdout_tolerance {t} is outside [0, 1] (losses lie in [0, 1])"
+            )));
         }
         if !(0.0..=1.0).contains(&req.learning_rate) {
             return Err(ServiceError::BadInput(format!("learning_rate {} is outside [0, 1]", req.learning_rate)));

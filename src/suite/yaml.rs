@@ -1,0 +1,190 @@
+//! Reading the YAML files Attractor is pointed at (suites, task files,
+//! problem files): bytes to text (a binary or non-UTF-8 file is named as
+//! such), text to typed values, and every failure as one issue with its
+//! place counted from 1, the field path as written, plain words instead of
+//! the YAML library's Rust wording, and a hint that says what to do.
+
+use std::path::Path;
+
+use serde_saphyr::MessageFormatter;
+
+use super::{SourceLocation, SuiteError, SuiteIssue};
+
+/// Reads a YAML file Attractor was pointed at (`what`: "suite file"); a
+/// file that cannot be read, or is no UTF-8 text, is one issue at 1:1 with
+/// a hint (`kind_hint`: what such files are).
+pub fn read_text(path: &Path, what: &str, kind_hint: &str) -> Result<String, SuiteError> {
+    let fail = |message: String, hint: String| {
+        SuiteError::one(SuiteIssue {
+            location: SourceLocation { file: path.to_path_buf(), line: 1, column: 1 },
+            field: String::new(),
+            message,
+            hint: Some(hint),
+        })
+    };
+    match std::fs::read(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(fail(format!("there is no {what} here"), format!("check the path; {kind_hint}")))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory || path.is_dir() => Err(fail(
+            format!("this is a folder, not a {what}"),
+            format!("give the path of the file itself; {kind_hint}"),
+        )),
+        Err(e) => Err(fail(format!("cannot read the {what}: {e}"), "check its permissions".to_string())),
+        // NUL never occurs in text: a file with one is binary, even when its
+        // bytes happen to be valid UTF-8.
+        Ok(bytes) if bytes.contains(&0) => Err(fail(
+            format!(
+                "the {what} is a binary file, not text (byte {} is NUL)",
+                bytes.iter().position(|b| *b == 0).unwrap_or(0) + 1
+            ),
+            format!("{kind_hint}; give the path of the YAML file"),
+        )),
+        Ok(bytes) => String::from_utf8(bytes).map_err(|e| {
+            fail(
+                format!(
+                    "the {what} is not UTF-8 text (byte {} is not; is it a binary file?)",
+                    e.utf8_error().valid_up_to() + 1
+                ),
+                format!("{kind_hint}; save it as UTF-8"),
+            )
+        }),
+    }
+}
+
+/// Deserializes strict YAML (the type rejects unknown keys) into `T`; a
+/// failure becomes one issue with the file, line, column, the field path as
+/// written and a hint. `missing_hint` says what to do about a missing key.
+/// Every YAML file Attractor reads goes through here.
+pub fn parse_strict<T: serde::de::DeserializeOwned>(
+    text: &str,
+    path: &Path,
+    missing_hint: &str,
+) -> Result<T, SuiteIssue> {
+    let mut field_path = String::new();
+    let parsed = serde_saphyr::with_deserializer_from_str(text, |de| {
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            field_path = clean_path(&e.path().to_string());
+            e.into_inner()
+        })
+    });
+    parsed.map_err(|e| {
+        let loc = e.location();
+        let message = serde_saphyr::DefaultMessageFormatter.format_message(e.without_snippet()).into_owned();
+        // The library's wording for a repeated key speaks of its own options.
+        let message = if message.contains("DuplicateKeyPolicy") || message.to_lowercase().contains("duplicate") {
+            "the same key appears twice in one mapping".to_string()
+        } else if text.trim().is_empty() || text.trim() == "~" {
+            "the file is empty".to_string()
+        } else {
+            plain_words(message)
+        };
+        let hint = if message.contains("missing field") {
+            Some(missing_hint.to_string())
+        } else if message.contains("appears twice") {
+            Some("keep one of them".to_string())
+        } else if message == "the file is empty" {
+            Some(missing_hint.to_string())
+        } else {
+            // What is left are the reader's syntax errors: say what to check.
+            Some(hint_for(&message).unwrap_or_else(|| SYNTAX_HINT.to_string()))
+        };
+        SuiteIssue {
+            // A problem of the whole document (empty, `~`) has no place of
+            // its own: it is at the start.
+            location: SourceLocation {
+                file: path.to_path_buf(),
+                line: loc.map_or(1, |l| (l.line() as u32).max(1)),
+                column: loc.map_or(1, |l| (l.column() as u32).max(1)),
+            },
+            field: field_path,
+            message: message.escape_debug().to_string().replace("\\'", "'").replace("\\\"", "\""),
+            hint,
+        }
+    })
+}
+
+/// The hint of a YAML syntax error the reader reports in its own terms.
+const SYNTAX_HINT: &str = "check the YAML here: indent with spaces (not tabs), close every bracket and quote, put a space after each `key:`, and quote text that holds `:`, `#`, `{` or `[`";
+
+/// The YAML library words some rejections for Rust programmers ("invalid
+/// u32", "use Option<String>"); a person gets what the value must be.
+fn plain_words(message: String) -> String {
+    let wanted = match message.as_str() {
+        m if m.starts_with("cannot deserialize null into") => {
+            Some("a value is required here, and it is empty (null or `~`)")
+        }
+        "invalid u8" | "invalid u16" | "invalid u32" | "invalid u64" | "invalid usize" => {
+            Some("expected a whole number of 0 or more (not too large)")
+        }
+        "invalid i8" | "invalid i16" | "invalid i32" | "invalid i64" | "invalid isize" => {
+            Some("expected a whole number (not too large)")
+        }
+        "invalid floating point" | "invalid f32" | "invalid f64" => Some("expected a number, such as 0.5 or 30"),
+        "invalid boolean" | "invalid bool" => Some("expected true or false"),
+        "expected mapping start" => Some("expected a mapping here (`key: value` lines, or `{ key: value }`)"),
+        "expected sequence start" => Some("expected a list here (`- item` lines, or `[a, b]`)"),
+        "expected string scalar" => Some("expected text here"),
+        m if m.starts_with("externally tagged enum") => Some("expected one of the names this field takes"),
+        m if m.starts_with("non-finite float") => Some("expected a finite number (not .nan or .inf)"),
+        // The reader's own safety limits (too many values, too deep, too many aliases).
+        m if m.starts_with("budget breached") => Some(
+            "the file is too large or too deeply nested to read safely (the limit is a quarter of a million values)",
+        ),
+        _ => None,
+    };
+    wanted.map_or(message, String::from)
+}
+
+/// `serde_path_to_error` sees the wrapper types too; keep only the names a
+/// person wrote in the file.
+fn clean_path(p: &str) -> String {
+    let mut out = String::new();
+    for seg in p.split('.') {
+        // A `Spanned` wrapper shows up as a `value` segment, possibly carrying
+        // the index of the list it wraps (`value[0]`).
+        let seg = seg.strip_prefix("value").filter(|rest| rest.is_empty() || rest.starts_with('[')).unwrap_or(seg);
+        if seg.is_empty() || seg == "?" || seg.starts_with("__serde_saphyr") {
+            continue;
+        }
+        if !out.is_empty() && !seg.starts_with('[') {
+            out.push('.');
+        }
+        out.push_str(seg);
+    }
+    out
+}
+
+/// Words a rejection holds, and what to do about it; the first match wins.
+const HINTS: &[(&str, &str)] = &[
+    (
+        "the file is too large",
+        "split it: tasks can live in task files of their own (`*.task.yaml`) that name the suite",
+    ),
+    ("expected a whole number", "write a whole number, e.g. `3`"),
+    ("expected a number", "write a number, e.g. `0.5`; very large values are not usable"),
+    ("expected true or false", "write `true` or `false`"),
+    ("expected a mapping", "check the indentation of this line against the lines around it; see examples/"),
+    ("expected a list", "check the indentation of this line against the lines around it; see examples/"),
+    ("expected text", "write the text after the colon; quote it if it could be read as a list or mapping"),
+    ("expected one of the names", "write one of the names, e.g. `type: json`"),
+    ("expected a finite number", "write a plain number, e.g. `0.5`"),
+    ("unknown anchor", "define the anchor (`&name`) before using it (`*name`), or write the value out"),
+    ("a value is required", "write the value after the colon, or remove the key if it is optional"),
+    (
+        "unexpected character",
+        "quote text that holds special characters (`\"…\"`), and check the indentation of this line",
+    ),
+    (
+        "not allowed in this context",
+        "quote text that holds special characters (`\"…\"`), and check the indentation of this line",
+    ),
+    ("unknown field", "remove the key or fix its spelling; the expected keys are listed above"),
+    ("missing field", "add the missing key; see examples/ for a complete suite"),
+    ("unknown variant", "use one of the values listed above"),
+    ("invalid", "check the value's type (number, text, true/false, list)"),
+];
+
+fn hint_for(message: &str) -> Option<String> {
+    HINTS.iter().find(|(words, _)| message.contains(words)).map(|(_, hint)| (*hint).to_string())
+}
