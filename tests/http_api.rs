@@ -966,6 +966,35 @@ fn the_serve_command_refuses_exposed_binds_and_stops_on_ctrl_c() {
 }
 
 #[tokio::test]
+async fn every_hostile_file_is_refused_by_the_api_as_by_the_command_line() {
+    let w = World::populated();
+    let s = w.serve(None, &[]).await;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile");
+    let manifest = std::fs::read_to_string(dir.join("expected.txt")).unwrap();
+    let cases: Vec<(&str, &str)> = manifest
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split_once('\t'))
+        .collect();
+    assert!(cases.len() >= 10, "the hostile corpus is there");
+    for (file, says) in cases {
+        let path = dir.join(file).display().to_string();
+        let (status, v) = s.post("/api/validate", json!({ "suite_path": path })).await;
+        assert_eq!(status, StatusCode::OK, "{file}: {v}");
+        assert_eq!(v["valid"], false, "{file}: {v}");
+        let issue = &v["issues"][0];
+        assert!(issue["line"].as_i64().is_some_and(|l| l >= 1), "{file}: {v}");
+        assert!(issue["column"].as_i64().is_some_and(|c| c >= 1), "{file}: {v}");
+        assert!(issue["hint"].as_str().is_some_and(|h| !h.is_empty()), "{file}: no hint in {v}");
+        // The words the command line shows (the place aside) are in the message.
+        let words = says.split(" | ").last().unwrap_or_default();
+        assert!(issue["message"].as_str().unwrap_or_default().contains(words), "{file}: no `{words}` in {v}");
+        let (status, _) = s.post("/api/launches", json!({ "suite_path": path })).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{file}: a launch is refused too");
+    }
+}
+
+#[tokio::test]
 async fn a_notice_is_listed_apart_from_the_questions_and_can_only_be_dismissed() {
     let w = World::new();
     let store = attractor::store::Store::open(&w.db()).await.unwrap();
