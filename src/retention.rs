@@ -29,6 +29,9 @@ pub struct Plan {
     pub outside: Vec<PathBuf>,
     pub cache_entries: i64,
     pub cache_bytes: i64,
+    /// Cached replies made before this moment (RFC 3339) are dropped: fixed
+    /// by the plan, so applying it drops exactly what it counted.
+    pub cache_before: String,
     /// The database file's size now.
     pub db_bytes: u64,
 }
@@ -101,15 +104,15 @@ pub async fn plan(store: &Store, policy: &Policy) -> Result<Plan, GcError> {
             out.outside.push(dir);
         }
     }
-    let before = (chrono::Utc::now() - chrono::Duration::days(i64::from(policy.cache_days)))
+    out.cache_before = (chrono::Utc::now() - chrono::Duration::days(i64::from(policy.cache_days)))
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    (out.cache_entries, out.cache_bytes) = store.stale_cache(&before).await?;
+    (out.cache_entries, out.cache_bytes) = store.stale_cache(&out.cache_before).await?;
     Ok(out)
 }
 
 /// Carries a plan out: removes the folders (and epoch folders left empty),
 /// drops the stale cache, vacuums.
-pub async fn apply(store: &Store, policy: &Policy, plan: &Plan) -> Result<(), GcError> {
+pub async fn apply(store: &Store, plan: &Plan) -> Result<(), GcError> {
     for (dir, _) in &plan.run_dirs {
         match std::fs::remove_dir_all(dir) {
             Ok(()) => {}
@@ -121,9 +124,7 @@ pub async fn apply(store: &Store, policy: &Policy, plan: &Plan) -> Result<(), Gc
             let _ = std::fs::remove_dir(parent);
         }
     }
-    let before = (chrono::Utc::now() - chrono::Duration::days(i64::from(policy.cache_days)))
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    store.drop_stale_cache(&before).await?;
+    store.drop_stale_cache(&plan.cache_before).await?;
     store.vacuum().await?;
     Ok(())
 }

@@ -513,6 +513,11 @@ async fn report(g: &Global, suite: &str, out: &std::path::Path) -> Result<u8, Fa
     Ok(0)
 }
 
+/// The runs folder: the one asked for, else `runs` beside the database.
+fn runs_root(db: &std::path::Path, asked: Option<&PathBuf>) -> PathBuf {
+    asked.cloned().unwrap_or_else(|| db.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs")))
+}
+
 fn db_path(g: &Global) -> PathBuf {
     g.db.clone().unwrap_or_else(store::default_path)
 }
@@ -540,12 +545,11 @@ async fn gc(g: &Global, args: &GcArgs) -> Result<u8, Failure> {
         )));
     }
     let store = Store::open(&db).await?;
-    let runs_root =
-        args.runs_dir.clone().unwrap_or_else(|| db.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs")));
+    let runs_root = runs_root(&db, args.runs_dir.as_ref());
     let policy = crate::retention::Policy { keep_epochs: args.keep_epochs, cache_days: args.cache_days, runs_root };
     let plan = crate::retention::plan(&store, &policy).await.map_err(|e| Failure::runtime(e.to_string()))?;
     if !args.dry_run {
-        crate::retention::apply(&store, &policy, &plan).await.map_err(|e| Failure::runtime(e.to_string()))?;
+        crate::retention::apply(&store, &plan).await.map_err(|e| Failure::runtime(e.to_string()))?;
     }
     if g.json {
         println!("{}", serde_json::to_string_pretty(&plan).unwrap_or_default());
@@ -636,8 +640,7 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     let db = db_path(g);
     let store = Store::open(&db).await?;
     let registry = Registry::load(store.clone()).await?;
-    let runs_root =
-        args.runs_dir.clone().unwrap_or_else(|| db.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs")));
+    let runs_root = runs_root(&db, args.runs_dir.as_ref());
     let mut config = RunConfig {
         epochs: args.epochs,
         optimizer: args.optimizer,
