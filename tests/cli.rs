@@ -448,6 +448,29 @@ fn huge_durations_in_a_suite_are_located_errors_never_panics() {
     }
 }
 
+#[test]
+fn numbers_out_of_range_in_an_agent_configuration_or_the_settings_file_exit_2_at_their_place() {
+    let cli = Cli::new();
+    let config = cli.write(
+        "agent.json",
+        "{\n  \"engine\": {\"classification\": {\"window\": 0}},\n  \"intervention_timeout_secs\": 1e300\n}\n",
+    );
+    let out = cli.run(&["run", &example(), "--agent-config", config.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(err.contains("agent.json:2:43: field `engine.classification.window`: 0 is outside 1..=100000"), "{err}");
+    assert!(err.contains("agent.json:3:32: field `intervention_timeout_secs`: 1e300 is outside"), "{err}");
+    assert!(err.contains("hint: use a value in that range; the default is 5"), "{err}");
+    assert!(!cli.db().exists() || cli.ok(&["inspect"]).contains("no suites"), "nothing ran");
+
+    let settings = cli.write("settings.json", "{\"llm_limits\": {\"attempts\": 1e20}}");
+    let out = cli.cmd(&["run", &example()]).env("ATTRACTOR_SETTINGS", &settings).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(err.contains("settings.json:1:29: field `llm_limits.attempts`"), "{err}");
+    assert!(err.contains("hint: ") && !err.contains("u32"), "{err}");
+}
+
 /// `validate` and `run` both refuse the suite at `path` with exit 2, no
 /// panic, and every text of `says` in the message.
 fn refused_by_validate_and_run(cli: &Cli, path: &Path, says: &[&str]) {

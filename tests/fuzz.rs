@@ -238,6 +238,30 @@ fn problem_files() {
 }
 
 #[test]
+fn agent_configuration_and_settings_files() {
+    let seeds = vec![
+        "{\n  \"engine\": {\"ggs\": {\"epsilon\": 0.05, \"time_budget_ms\": 60000}, \"classification\": {\"window\": 5}},\n  \"overseers\": {\"retry_delay_ms\": 10, \"default_timeout_secs\": 30},\n  \"executor\": {\"temperature\": 0.2, \"max_tokens\": 900},\n  \"intervention_timeout_secs\": 60\n}\n".to_string(),
+        "engine:\n  decomposition: { min_subtasks: 2, max_subtasks: 4 }\n  parallel: { max_samples: 3 }\nmemory: { recall_limit: 5, nudge: 0.3 }\n".to_string(),
+        "{\"llm_model\": \"m\", \"llm_limits\": {\"timeout_secs\": 30, \"attempts\": 2, \"max_cost\": 1.5}, \"model_prices\": {\"m\": {\"input_per_million\": 1, \"output_per_million\": 2}}, \"allowed_outside\": [\"/tmp\"]}".to_string(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("settings.json");
+    let path = root().join("examples/fuzzed-agent.json");
+    check!().with_type::<Mutant>().with_iterations(iterations()).for_each(|m| {
+        let (_, text) = m.apply(&seeds);
+        if let Err(e) = attractor::task::agent::AgentConfig::parse(&text, &path) {
+            assert_located(&e, &text);
+        }
+        std::fs::write(&settings, &text).unwrap();
+        if let Err(attractor::service::settings::SettingsError::Invalid(e)) =
+            attractor::service::settings::Settings::load(&settings)
+        {
+            assert_located(&e, &text);
+        }
+    });
+}
+
+#[test]
 fn model_replies() {
     let seeds = vec![
         "```json\n{\"summary\": \"fix\", \"edits\": [{\"kind\": \"replace\", \"path\": \"slug.py\", \"search\": \"a\", \"replace\": \"b\"}]}\n```".to_string(),

@@ -717,17 +717,7 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     }
     let llm = if args.no_llm { None } else { model.clone() };
     let agent_config = match &args.agent_config {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Failure::input(format!("cannot read the agent config {}: {e}", path.display())))?;
-            crate::task::agent::AgentConfig::from_json(&text).map_err(|e| {
-                Failure::input(format!(
-                    "{}: {e}\n  hint: the keys are those of AgentConfig (engine, overseers, executor, workspace, \
-                     complexity, verifier, intervention_poll_ms, intervention_timeout_secs, max_unusable_replies, memory)",
-                    path.display()
-                ))
-            })?
-        }
+        Some(path) => crate::task::agent::AgentConfig::load(path).map_err(|e| Failure::input(e.to_string()))?,
         None => crate::task::agent::AgentConfig::default(),
     };
     if !g.quiet && !g.json {

@@ -180,13 +180,19 @@ impl LlmSettings {
         {
             return Err(InvalidLimit::new(
                 "timeout_secs",
-                format!("must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {t}"),
+                format!(
+                    "must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {}",
+                    crate::suite::shown_number(t)
+                ),
             ));
         }
         if let Some(t) = self.max_model_secs
             && !(t.is_finite() && t > 0.0 && t <= 100.0 * MAX_TIMEOUT_SECS)
         {
-            return Err(InvalidLimit::new("max_model_secs", format!("must be a number of seconds above 0, not {t}")));
+            return Err(InvalidLimit::new(
+                "max_model_secs",
+                format!("must be a number of seconds above 0, not {}", crate::suite::shown_number(t)),
+            ));
         }
         if let Some(c) = self.max_cost {
             validate_max_cost(c)?;

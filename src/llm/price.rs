@@ -47,7 +47,10 @@ impl ModelPrice {
             if !(value.is_finite() && (0.0..=MAX_PRICE_PER_MILLION).contains(&value)) {
                 return Err(InvalidLimit::new(
                     format!("prices.{model}.{field}"),
-                    format!("must be a price per million tokens from 0 to {MAX_PRICE_PER_MILLION}, not {value}"),
+                    format!(
+                        "must be a price per million tokens from 0 to {MAX_PRICE_PER_MILLION}, not {}",
+                        crate::suite::shown_number(value)
+                    ),
                 ));
             }
         }
@@ -81,7 +84,10 @@ pub fn validate_max_cost(value: f64) -> Result<(), InvalidLimit> {
     } else {
         Err(InvalidLimit::new(
             "max_cost",
-            format!("must be an amount above 0 and at most {MAX_COST_LIMIT}, not {value}"),
+            format!(
+                "must be an amount above 0 and at most {MAX_COST_LIMIT}, not {}",
+                crate::suite::shown_number(value)
+            ),
         ))
     }
 }

@@ -2033,7 +2033,7 @@ mod tests {
         // A broken settings file is reported with its path, not ignored.
         std::fs::write(&settings, "{ not json").unwrap();
         let e = ServiceConfig::located(env_of(&[settings_var])).err().unwrap().to_string();
-        assert!(e.contains("settings.json") && e.contains("not valid"), "{e}");
+        assert!(e.contains("settings.json") && e.contains("not usable"), "{e}");
     }
 
     #[test]

@@ -61,6 +61,10 @@ impl Settings {
     }
 }
 
+/// What the settings file is, for the hints of its issues.
+const FILE_HINT: &str = "the settings file is the JSON the Settings screen writes (db_path, llm_base_url, \
+                         llm_model, llm_limits, model_prices, suite_paths, allowed_outside)";
+
 fn is_default_limits(l: &crate::llm::LlmLimits) -> bool {
     *l == crate::llm::LlmLimits::default()
 }
@@ -69,8 +73,10 @@ fn is_default_limits(l: &crate::llm::LlmLimits) -> bool {
 pub enum SettingsError {
     #[error("cannot read the settings file {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
-    #[error("the settings file {path} is not valid: {source}\n  hint: fix it by hand, or delete it to start over")]
-    Parse { path: PathBuf, source: serde_json::Error },
+    #[error(
+        "{0}\n  (the settings file is not usable: fix it by hand or on the Settings screen, or delete it to start over)"
+    )]
+    Invalid(crate::suite::SuiteError),
     #[error("cannot write the settings file {path}: {source}")]
     Write { path: PathBuf, source: std::io::Error },
 }
@@ -90,15 +96,50 @@ impl Settings {
         }
     }
 
-    /// Reads the file; a missing file is the empty settings.
+    /// Reads the file; a missing file is the empty settings. Every number
+    /// is checked against the bounds the Settings screen applies, so a
+    /// hand-edited `1e300` is refused at its place before any launch.
     pub fn load(path: &Path) -> Result<Settings, SettingsError> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => {
-                serde_json::from_str(&text).map_err(|source| SettingsError::Parse { path: path.to_path_buf(), source })
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
-            Err(source) => Err(SettingsError::Read { path: path.to_path_buf(), source }),
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+            Err(source) => return Err(SettingsError::Read { path: path.to_path_buf(), source }),
+            Ok(_) => {}
         }
+        let text = crate::suite::read_text(path, "settings file", FILE_HINT).map_err(SettingsError::Invalid)?;
+        let settings: Settings = crate::suite::parse_strict(&text, path, FILE_HINT)
+            .map_err(|issue| SettingsError::Invalid(crate::suite::SuiteError::one(issue)))?;
+        let mut issues: Vec<crate::suite::SuiteIssue> = settings
+            .out_of_bounds()
+            .into_iter()
+            .map(|wrong| {
+                let (line, column) = crate::suite::locate(&text, &wrong.field).unwrap_or((1, 1));
+                crate::suite::SuiteIssue {
+                    location: crate::suite::SourceLocation { file: path.to_path_buf(), line, column },
+                    message: wrong.message,
+                    field: wrong.field,
+                    hint: Some("see \"Model calls: limits\" in the README for each limit and its bounds".to_string()),
+                }
+            })
+            .collect();
+        issues.sort_by_key(|i| (i.location.line, i.location.column));
+        if issues.is_empty() { Ok(settings) } else { Err(SettingsError::Invalid(crate::suite::SuiteError { issues })) }
+    }
+
+    /// The model-call limits and prices outside their bounds, each named
+    /// by its path in the file.
+    pub fn out_of_bounds(&self) -> Vec<crate::llm::InvalidLimit> {
+        let mut wrong = Vec::new();
+        if let Err(mut invalid) = self.llm_limits.validate() {
+            invalid.field = format!("llm_limits.{}", invalid.field);
+            wrong.push(invalid);
+        }
+        for (model, price) in &self.model_prices {
+            if let Err(mut invalid) = price.validate(model) {
+                invalid.field = format!("model_prices.{}", invalid.field.trim_start_matches("prices."));
+                wrong.push(invalid);
+            }
+        }
+        wrong
     }
 
     /// Writes the file atomically (a temporary file renamed over it), so a
@@ -130,6 +171,23 @@ mod tests {
         assert_eq!(Settings::load(&path).unwrap(), s);
         std::fs::write(&path, r#"{"llm_modle": "x"}"#).unwrap();
         let e = Settings::load(&path).unwrap_err().to_string();
-        assert!(e.contains("llm_modle") && e.contains("not valid"), "{e}");
+        assert!(e.contains("settings.json:1:2") && e.contains("llm_modle") && e.contains("not usable"), "{e}");
+    }
+
+    #[test]
+    fn a_limit_or_price_out_of_bounds_in_a_hand_edited_file_is_refused_at_its_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let text = "{\n  \"llm_limits\": {\"timeout_secs\": 1e300},\n  \"model_prices\": {\n    \"big\": {\"input_per_million\": -1, \"output_per_million\": 1}\n  }\n}\n";
+        std::fs::write(&path, text).unwrap();
+        let SettingsError::Invalid(err) = Settings::load(&path).unwrap_err() else { panic!("not an invalid file") };
+        let places: Vec<String> =
+            err.issues.iter().map(|i| format!("{}:{}|{}", i.location.line, i.location.column, i.field)).collect();
+        assert_eq!(places, ["2:34|llm_limits.timeout_secs", "4:34|model_prices.big.input_per_million"], "{err}");
+        assert!(err.issues.iter().all(|i| i.hint.is_some()), "{err}");
+        assert!(err.to_string().contains("not 1e300"), "{err}");
+        std::fs::write(&path, [0u8, 1, 2]).unwrap();
+        let e = Settings::load(&path).unwrap_err().to_string();
+        assert!(e.contains("binary file"), "{e}");
     }
 }

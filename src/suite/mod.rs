@@ -20,7 +20,7 @@ mod raw;
 pub mod taskfile;
 mod yaml;
 
-pub use yaml::{parse_strict, read_text};
+pub use yaml::{locate, parse_strict, read_text};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -298,7 +298,7 @@ pub struct SuiteError {
 }
 
 impl SuiteError {
-    fn one(issue: SuiteIssue) -> Self {
+    pub(crate) fn one(issue: SuiteIssue) -> Self {
         SuiteError { issues: vec![issue] }
     }
 }
@@ -824,7 +824,7 @@ impl Validator {
                 self.issue(
                     w.referenced,
                     field,
-                    format!("weight {} is outside [0, 1]", shown(w.value)),
+                    format!("weight {} is outside [0, 1]", shown_number(w.value)),
                     "weights are fractions between 0 and 1",
                 );
                 default
@@ -1301,13 +1301,13 @@ const MAX_PARALLEL_SAMPLES: u32 = 64;
 fn seconds_out_of_range(value: f64) -> String {
     format!(
         "{} is not a usable number of seconds: it must be above 0 and at most {} (30 days)",
-        shown(value),
+        shown_number(value),
         crate::time::MAX_SECONDS
     )
 }
 
 /// A number from a file as people wrote it: 1e308, not 309 digits.
-fn shown(value: f64) -> String {
+pub fn shown_number(value: f64) -> String {
     if value.abs() >= 1e9 { format!("{value:e}") } else { value.to_string() }
 }
 

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use serde_saphyr::MessageFormatter;
+use serde_saphyr::{MessageFormatter, Spanned};
 
 use super::{SourceLocation, SuiteError, SuiteIssue};
 
@@ -87,7 +87,8 @@ pub fn parse_strict<T: serde::de::DeserializeOwned>(
             Some(missing_hint.to_string())
         } else {
             // What is left are the reader's syntax errors: say what to check.
-            Some(hint_for(&message).unwrap_or_else(|| SYNTAX_HINT.to_string()))
+            let syntax = if text.trim_start().starts_with('{') { JSON_SYNTAX_HINT } else { SYNTAX_HINT };
+            Some(hint_for(&message).unwrap_or_else(|| syntax.to_string()))
         };
         SuiteIssue {
             // A problem of the whole document (empty, `~`) has no place of
@@ -106,6 +107,8 @@ pub fn parse_strict<T: serde::de::DeserializeOwned>(
 
 /// The hint of a YAML syntax error the reader reports in its own terms.
 const SYNTAX_HINT: &str = "check the YAML here: indent with spaces (not tabs), close every bracket and quote, put a space after each `key:`, and quote text that holds `:`, `#`, `{` or `[`";
+/// The same for a file written as JSON (YAML reads JSON too).
+const JSON_SYNTAX_HINT: &str = "check the JSON here: quote every key and text with double quotes, separate entries with commas (none after the last), and close every `{`, `[` and quote";
 
 /// The YAML library words some rejections for Rust programmers ("invalid
 /// u32", "use Option<String>"); a person gets what the value must be.
@@ -187,4 +190,174 @@ const HINTS: &[(&str, &str)] = &[
 
 fn hint_for(message: &str) -> Option<String> {
     HINTS.iter().find(|(words, _)| message.contains(words)).map(|(_, hint)| (*hint).to_string())
+}
+
+/// Where the value at `field` (a dotted path as issues name it, e.g.
+/// `engine.ggs.epsilon` or `tasks[1].timeout`) is written in a YAML or JSON
+/// text, counted from 1 (or of the deepest value on the way there); `None`
+/// when the text does not parse. Checks made after parsing (a number
+/// outside its range) use it to point at what they refuse.
+pub fn locate(text: &str, field: &str) -> Option<(u32, u32)> {
+    let tree: Spanned<Node> = serde_saphyr::from_str(text).ok()?;
+    let mut at = &tree;
+    for step in steps(field) {
+        let next = match (&at.value, step) {
+            (Node::Map(entries), Step::Key(key)) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            (Node::List(items), Step::Index(i)) => items.get(i),
+            _ => None,
+        };
+        // A path that does not lead all the way (a key holding a dot, a
+        // value the file leaves to its default) points at the deepest
+        // value it reaches.
+        match next {
+            Some(next) => at = next,
+            None => break,
+        }
+    }
+    let loc = at.referenced;
+    Some((u32::try_from(loc.line()).ok()?.max(1), u32::try_from(loc.column()).ok()?.max(1)))
+}
+
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// `a.b[2].c` as keys and indexes.
+fn steps(field: &str) -> Vec<Step<'_>> {
+    let mut out = Vec::new();
+    for seg in field.split('.').filter(|s| !s.is_empty()) {
+        let (key, rest) = seg.split_once('[').map_or((seg, ""), |(k, r)| (k, r));
+        if !key.is_empty() {
+            out.push(Step::Key(key));
+        }
+        for index in rest.split('[') {
+            if let Some(i) = index.trim_end_matches(']').parse().ok().filter(|_| !index.is_empty()) {
+                out.push(Step::Index(i));
+            }
+        }
+    }
+    out
+}
+
+/// A parsed document with the place of every value: what [`locate`] walks.
+enum Node {
+    Map(Vec<(String, Spanned<Node>)>),
+    List(Vec<Spanned<Node>>),
+    Scalar,
+}
+
+impl<'de> serde::Deserialize<'de> for Node {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Node, D::Error> {
+        d.deserialize_any(NodeVisitor)
+    }
+}
+
+struct NodeVisitor;
+
+impl<'de> serde::de::Visitor<'de> for NodeVisitor {
+    type Value = Node;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+    fn visit_i128<E>(self, _: i128) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+    fn visit_u128<E>(self, _: u128) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+    fn visit_bytes<E>(self, _: &[u8]) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+    fn visit_unit<E>(self) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+    fn visit_none<E>(self) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        serde::Deserialize::deserialize(d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Node::List(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key::<Key>()? {
+            entries.push((key.0, map.next_value()?));
+        }
+        Ok(Node::Map(entries))
+    }
+}
+
+/// A mapping's key as text, whatever scalar it was written as (`1:`, `true:`).
+struct Key(String);
+
+impl<'de> serde::Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_unit<E>(self) -> Result<Key, E> {
+                Ok(Key(String::new()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_is_located_in_yaml_and_in_json() {
+        let yaml = "engine:\n  ggs:\n    epsilon: 5\ntasks:\n  - name: a\n  - name: b\n    timeout: 9\n";
+        assert_eq!(locate(yaml, "engine.ggs.epsilon"), Some((3, 14)));
+        assert_eq!(locate(yaml, "tasks[1].timeout"), Some((7, 14)));
+        assert_eq!(locate(yaml, "tasks[2].timeout"), Some((5, 3)), "the list, for want of its third item");
+        let json = "{\n  \"engine\": {\n    \"ggs\": {\"epsilon\": 5}\n  }\n}\n";
+        assert_eq!(locate(json, "engine.ggs.epsilon"), Some((3, 24)));
+        let tabs = "{\n\t\"a\": {\n\t\t\"b\": 1\n\t}\n}\n";
+        assert_eq!(locate(tabs, "a.b"), Some((3, 8)));
+        assert_eq!(locate("a: [", "a"), None);
+    }
 }

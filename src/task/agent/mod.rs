@@ -61,6 +61,7 @@
 //! task in the same epoch continues it — same workspace, same question, and
 //! for a tree the unfinished samples or the remaining subtasks.
 
+mod config;
 mod decompose;
 mod intervene;
 mod leftovers;
@@ -79,10 +80,11 @@ use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+pub use config::AgentConfig;
 pub use decompose::{Coordination, DECOMPOSITION_CONTRACT, Decomposition, Subtask, parse_proposal};
 pub use intervene::{
     AMBIGUITY_DETECTED, ATTRACTOR_TRANSITION, Answer, BUDGET_EXTENSION, HUMAN_ESCALATION, PARTIAL_RESULT,
@@ -98,129 +100,30 @@ use crate::bus::{Bus, Event};
 use crate::engine::basin::{BasinInputs, SetupPlan};
 use crate::engine::spec::AmendmentSource;
 use crate::engine::{
-    AttractorType, BestObservation, Complexity, ConvergenceBudget, ConvergencePhase, ConvergencePolicy, Decision,
-    Engine, EngineConfig, EngineError, InterventionKind, InterventionMode, LoopControl, Observation, SetupInputs,
-    SpecificationEvolution, StrategyBandit, StrategyChoice, StrategyKind, Trajectory,
+    AttractorType, BestObservation, ConvergenceBudget, ConvergencePhase, ConvergencePolicy, Decision, Engine,
+    EngineError, InterventionKind, InterventionMode, LoopControl, Observation, SetupInputs, SpecificationEvolution,
+    StrategyBandit, StrategyChoice, StrategyKind, Trajectory,
 };
 use crate::executor::{
     CommandExecutor, CommandExecutorConfig, Execution, ExecutionRequest, ExecutionStatus, Executor, ExecutorError,
-    LlmExecutor, LlmExecutorConfig, PromptInputs, PromptTexts, PromptTextsError,
+    LlmExecutor, PromptInputs, PromptTexts, PromptTextsError,
 };
 use crate::ggs::PartialResult;
 use crate::llm::{LlmClient, LlmError};
 use crate::loss::{LossSignals, RunStatus};
-use crate::memory::{MemoryConfig, Recall};
+use crate::memory::Recall;
 use crate::overseer::OverseerRunner;
-use crate::overseer::runner::{MeasurePolicy, Measurement, OverseerError, RunnerConfig};
+use crate::overseer::runner::{MeasurePolicy, Measurement, OverseerError};
 use crate::store::{
     NewObservation, NewTrajectory, Store, StoreError, TrajectoryEnd, TrajectoryProgress, TrajectoryRow,
 };
 use crate::suite::{AgentTask, ExecutorKind, Overseer, OverseerKind, Task};
-use crate::workspace::{ArtifactReference, Workspace, WorkspaceConfig, WorkspaceError};
+use crate::workspace::{ArtifactReference, Workspace, WorkspaceError};
 
 /// The bandit category of a task without a `workflow:`.
 pub const DEFAULT_CATEGORY: &str = "general";
 /// The file an agent run leaves in its run directory: the trajectory's summary.
 pub const RESULT_FILE: &str = "agent_result.json";
-
-/// Everything about how agent tasks run that a suite file does not say.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AgentConfig {
-    /// The convergence engine's numbers (seed 002's constants by default),
-    /// with when to split a task (`decomposition`) and when to sample in
-    /// parallel (`parallel`). Without a model to ask for a split,
-    /// `decompose` is never offered.
-    pub engine: EngineConfig,
-    pub overseers: RunnerConfig,
-    pub executor: LlmExecutorConfig,
-    pub workspace: WorkspaceConfig,
-    /// The complexity SETUP sizes the budget by (a task's `budget:` overrides it).
-    pub complexity: Complexity,
-    pub verifier: VerifierConfig,
-    /// How often a paused trajectory looks for an answer (milliseconds).
-    pub intervention_poll_ms: u64,
-    /// How long a paused trajectory waits for an answer before treating
-    /// silence as a rejection; `None`: until answered or stopped.
-    pub intervention_timeout_secs: Option<f64>,
-    /// Executor replies in a row that cannot be used at all before the run
-    /// fails (each one is a refused reply, counted as a gate rejection).
-    pub max_unusable_replies: u32,
-    /// How the category's memories prime a new trajectory.
-    pub memory: MemoryConfig,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_partial_config_keeps_the_defaults_and_an_unknown_key_is_named() {
-        let c =
-            AgentConfig::from_json(r#"{"engine": {"ggs": {"epsilon": 0.05}}, "intervention_poll_ms": 250}"#).unwrap();
-        assert_eq!(c.engine.ggs.epsilon, 0.05);
-        assert_eq!(c.intervention_poll_ms, 250);
-        assert!(c.verifier.enabled);
-        let err = AgentConfig::from_json(r#"{"verifier": {"modle": "x"}}"#).unwrap_err();
-        assert!(err.contains("verifier") && err.contains("modle"), "{err}");
-    }
-
-    #[test]
-    fn intervention_modes_are_overridden_under_the_engine_and_a_typo_is_located() {
-        use crate::engine::{InterventionKind, InterventionMode};
-        let c = AgentConfig::from_json(r#"{"engine": {"interventions": {"strategy_escalation": "auto"}}}"#).unwrap();
-        let modes = &c.engine.interventions;
-        assert_eq!(modes.mode(None, InterventionKind::StrategyEscalation), InterventionMode::Auto);
-        assert_eq!(modes.mode(None, InterventionKind::PartialResult), InterventionMode::Pause, "the table's default");
-        let err = AgentConfig::from_json(r#"{"engine": {"interventions": {"partial_results": "auto"}}}"#).unwrap_err();
-        assert!(err.contains("engine.interventions") && err.contains("partial_results"), "{err}");
-        let err = AgentConfig::from_json(r#"{"engine": {"interventions": {"partial_result": "never"}}}"#).unwrap_err();
-        assert!(err.contains("engine.interventions.partial_result") && err.contains("never"), "{err}");
-    }
-
-    #[test]
-    fn decomposition_and_parallel_sampling_are_configured_under_the_engine() {
-        let c = AgentConfig::from_json(
-            r#"{"engine": {"decomposition": {"proactive": "always", "integration_share": 0.3},
-                           "parallel": {"follow_basin": true}}}"#,
-        )
-        .unwrap();
-        assert_eq!(c.engine.decomposition.integration_share, 0.3);
-        assert!(c.engine.parallel.follow_basin);
-        let err = AgentConfig::from_json(r#"{"engine": {"decomposition": {"proactive": "sometimes"}}}"#).unwrap_err();
-        assert!(err.contains("engine.decomposition.proactive"), "{err}");
-    }
-}
-
-impl Default for AgentConfig {
-    fn default() -> Self {
-        AgentConfig {
-            engine: EngineConfig::default(),
-            overseers: RunnerConfig::default(),
-            executor: LlmExecutorConfig::default(),
-            workspace: WorkspaceConfig::default(),
-            complexity: Complexity::Simple,
-            verifier: VerifierConfig::default(),
-            intervention_poll_ms: 1000,
-            intervention_timeout_secs: None,
-            max_unusable_replies: 2,
-            memory: MemoryConfig::default(),
-        }
-    }
-}
-
-impl AgentConfig {
-    /// Reads a configuration from JSON over the defaults: a missing key keeps
-    /// its default, an unknown one is an error naming its path.
-    pub fn from_json(text: &str) -> Result<AgentConfig, String> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            if path == "." { inner.to_string() } else { format!("at `{path}`: {inner}") }
-        })
-    }
-}
 
 /// Whether the task's executor is the built-in LLM executor (the default).
 pub fn needs_model(spec: &AgentTask) -> bool {
