@@ -180,9 +180,7 @@ async fn three_samples_share_one_budget_and_the_first_to_converge_stops_the_othe
     )
     .await
     .unwrap();
-    let started = Instant::now();
     f.run(&suite, &server, quick()).await;
-    assert!(started.elapsed() < Duration::from_secs(45), "the losing samples were waited for");
 
     let run = f.last_run().await;
     assert_eq!(run.status, "complete", "{:?}", run.error);
@@ -209,9 +207,15 @@ async fn three_samples_share_one_budget_and_the_first_to_converge_stops_the_othe
     let winners: Vec<&&TrajectoryRow> = samples.iter().filter(|s| s.status == "converged").collect();
     assert_eq!(winners.len(), 1, "{:?}", samples.iter().map(|s| &s.status).collect::<Vec<_>>());
     let winner = winners[0];
+    let answered =
+        f.observations(&winner.id).await.into_iter().filter(|o| o.execution_json.contains("all ten")).count();
+    assert_eq!(answered, 1, "an iteration keeps the answer it acted on");
     for s in samples.iter().filter(|s| s.id != winner.id) {
         assert_eq!(s.status, "superseded");
         assert_eq!(json_of(s.result_json.as_deref().unwrap())["superseded_by"], winner.id.as_str());
+        // Stopped, not waited for: the late answer never became an iteration.
+        let late = f.observations(&s.id).await.into_iter().filter(|o| o.execution_json.contains("too late")).count();
+        assert_eq!(late, 0, "sample {} waited for its late answer", s.ordinal);
     }
     assert_eq!(file(&winner.workspace_dir, "squares.py"), squares(&first(10)));
 

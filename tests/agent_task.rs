@@ -426,9 +426,7 @@ async fn an_overseer_that_times_out_is_environmental_and_retried() {
     );
     let suite = f.suite("    budget:\n      max_loops: 3\n", &slow);
     let server = ScriptedServer::start(vec![passing(10, "all")]).await.unwrap();
-    let started = std::time::Instant::now();
     f.run(&suite, &server, quick(), 1).await;
-    assert!(started.elapsed() < Duration::from_secs(15), "the slow attempt was killed at its timeout");
 
     let (run, _, obs) = f.last_trajectory().await;
     let runs: Value = serde_json::from_str(&obs[0].overseer_runs_json).unwrap();

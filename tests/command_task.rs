@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
 
 use attractor::outer::OptimizerKind;
 use attractor::store::RunRow;
@@ -66,9 +65,7 @@ async fn every_harness_failure_is_a_failed_run_with_its_reason() {
     let suite = env.suite("h.yaml", SUITE);
     let mut config = env.config(1, OptimizerKind::Baseline);
     config.concurrency = 4;
-    let started = Instant::now();
     let summary = env.run(&suite, config).await;
-    assert!(started.elapsed() < Duration::from_secs(30), "the hanging task was killed at its timeout");
     assert_eq!(summary.epochs.len(), 1, "the suite completed despite the failures");
     let runs = env.store.runs_of_epoch(summary.epochs[0].epoch_id).await.unwrap();
     assert_eq!(runs.len(), 10);
