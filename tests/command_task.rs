@@ -3,7 +3,6 @@
 
 mod common;
 
-
 use attractor::outer::OptimizerKind;
 use attractor::store::RunRow;
 use common::Env;

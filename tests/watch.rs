@@ -521,3 +521,60 @@ async fn an_evaluator_command_changed_in_a_problem_file_is_asked_about_again() {
     assert_eq!(second.commands[0].command, "python3 other.py");
     s.shutdown().await;
 }
+
+/// `tests/hostile/expected.txt`: each hostile file with the words its
+/// refusal must hold.
+fn hostile_manifest() -> Vec<(String, Vec<String>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile");
+    let manifest = std::fs::read_to_string(dir.join("expected.txt")).unwrap();
+    let cases: Vec<(String, Vec<String>)> = manifest
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (file, says) = l.split_once('\t').unwrap_or_else(|| panic!("no tab in `{l}`"));
+            (file.to_string(), says.split(" | ").map(String::from).collect())
+        })
+        .collect();
+    assert!(cases.len() >= 10, "the hostile corpus is there");
+    cases
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_hostile_file_dropped_in_a_watched_folder_is_refused_at_its_place_and_the_watcher_goes_on() {
+    let w = World::new();
+    let s = w.watching().await;
+    let cases = hostile_manifest();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile");
+    for (file, _) in &cases {
+        std::fs::copy(corpus.join(file), w.file(file)).unwrap();
+    }
+    for (file, says) in &cases {
+        let f = wait_status(&s, &w.file(file), "invalid").await;
+        assert!(!f.issues.is_empty(), "{file}: invalid without an issue");
+        let shown: Vec<String> = f
+            .issues
+            .iter()
+            .map(|i| {
+                let field = if i.field.is_empty() { String::new() } else { format!("field `{}`: ", i.field) };
+                format!("{}:{}: {field}{}", i.line, i.column, i.message)
+            })
+            .collect();
+        let text = shown.join("\n");
+        for words in says {
+            assert!(text.contains(words.as_str()), "{file}: no `{words}` in {text}");
+        }
+        for i in &f.issues {
+            assert!(i.line >= 1 && i.column >= 1, "{file}: {text}");
+            assert!(i.hint.as_deref().is_some_and(|h| !h.is_empty()), "{file}: no hint in {text}");
+        }
+    }
+    assert_eq!(count(&s, "SELECT COUNT(*) FROM task_suites").await, 0, "no hostile file registered anything");
+    // The watcher lived through all of them: a good file is still registered.
+    let good = w.write("fine.suite.yaml", "name: fine\ntasks:\n  - name: g06\n    problem: g06\n");
+    wait_status(&s, &good, "ready").await;
+    let folders = watched(&s).await;
+    assert!(folders.watching, "the watcher still runs");
+    assert_eq!(folders.folders.len(), 1);
+    assert_eq!(folders.folders[0].files, cases.len() + 1, "every file was seen once");
+    s.shutdown().await;
+}

@@ -20,7 +20,7 @@ mod raw;
 pub mod taskfile;
 mod yaml;
 
-pub use yaml::{locate, parse_strict, read_text};
+pub use yaml::{decode_text, locate, parse_strict, read_text};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -317,6 +317,9 @@ impl fmt::Display for SuiteError {
 
 impl std::error::Error for SuiteError {}
 
+/// What suite and task files are, for the hints of a file that is not one.
+pub const SUITE_FILE_HINT: &str = "suite files are YAML text (see examples/)";
+
 /// Reads and validates a suite file.
 pub fn load(path: &Path) -> Result<Suite, SuiteError> {
     load_with(path, &Access::default())
@@ -342,7 +345,7 @@ impl Access {
 
 /// [`load`] with the user's [`Access`].
 pub fn load_with(path: &Path, access: &Access) -> Result<Suite, SuiteError> {
-    let text = read_text(path, "suite file", "suite files are YAML text (see examples/)")?;
+    let text = read_text(path, "suite file", SUITE_FILE_HINT)?;
     parse_with(&text, path, access)
 }
 

@@ -14,42 +14,53 @@ use super::{SourceLocation, SuiteError, SuiteIssue};
 /// file that cannot be read, or is no UTF-8 text, is one issue at 1:1 with
 /// a hint (`kind_hint`: what such files are).
 pub fn read_text(path: &Path, what: &str, kind_hint: &str) -> Result<String, SuiteError> {
-    let fail = |message: String, hint: String| {
-        SuiteError::one(SuiteIssue {
-            location: SourceLocation { file: path.to_path_buf(), line: 1, column: 1 },
-            field: String::new(),
-            message,
-            hint: Some(hint),
-        })
-    };
     match std::fs::read(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(fail(format!("there is no {what} here"), format!("check the path; {kind_hint}")))
+            Err(whole_file_issue(path, format!("there is no {what} here"), format!("check the path; {kind_hint}")))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory || path.is_dir() => Err(fail(
+        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory || path.is_dir() => Err(whole_file_issue(
+            path,
             format!("this is a folder, not a {what}"),
             format!("give the path of the file itself; {kind_hint}"),
         )),
-        Err(e) => Err(fail(format!("cannot read the {what}: {e}"), "check its permissions".to_string())),
-        // NUL never occurs in text: a file with one is binary, even when its
-        // bytes happen to be valid UTF-8.
-        Ok(bytes) if bytes.contains(&0) => Err(fail(
-            format!(
-                "the {what} is a binary file, not text (byte {} is NUL)",
-                bytes.iter().position(|b| *b == 0).unwrap_or(0) + 1
-            ),
-            format!("{kind_hint}; give the path of the YAML file"),
-        )),
-        Ok(bytes) => String::from_utf8(bytes).map_err(|e| {
-            fail(
-                format!(
-                    "the {what} is not UTF-8 text (byte {} is not; is it a binary file?)",
-                    e.utf8_error().valid_up_to() + 1
-                ),
-                format!("{kind_hint}; save it as UTF-8"),
-            )
-        }),
+        Err(e) => Err(whole_file_issue(path, format!("cannot read the {what}: {e}"), "check its permissions".into())),
+        Ok(bytes) => decode_text(bytes, path, what, kind_hint),
     }
+}
+
+/// A file's bytes as text: a binary or non-UTF-8 file is one issue at 1:1
+/// saying which byte gave it away. Every reader of files Attractor is
+/// pointed at, the folder watcher included, decodes through here.
+pub fn decode_text(bytes: Vec<u8>, path: &Path, what: &str, kind_hint: &str) -> Result<String, SuiteError> {
+    // NUL never occurs in text: a file with one is binary, even when its
+    // bytes happen to be valid UTF-8.
+    if let Some(nul) = bytes.iter().position(|b| *b == 0) {
+        return Err(whole_file_issue(
+            path,
+            format!("the {what} is a binary file, not text (byte {} is NUL)", nul + 1),
+            format!("{kind_hint}; give the path of the YAML file"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        whole_file_issue(
+            path,
+            format!(
+                "the {what} is not UTF-8 text (byte {} is not; is it a binary file?)",
+                e.utf8_error().valid_up_to() + 1
+            ),
+            format!("{kind_hint}; save it as UTF-8"),
+        )
+    })
+}
+
+/// A problem of the whole file: at its start, 1:1.
+fn whole_file_issue(path: &Path, message: String, hint: String) -> SuiteError {
+    SuiteError::one(SuiteIssue {
+        location: SourceLocation { file: path.to_path_buf(), line: 1, column: 1 },
+        field: String::new(),
+        message,
+        hint: Some(hint),
+    })
 }
 
 /// Deserializes strict YAML (the type rejects unknown keys) into `T`; a

@@ -536,15 +536,16 @@ impl Registrar {
             write.issues_json = Some(issues_json(&e.issues));
             Verdict { write, suite: None, asked: None, detail }
         };
-        let Ok(text) = std::str::from_utf8(bytes) else {
-            let issue = commands::file_issue(path, "the file is not UTF-8 text", "save it as UTF-8");
-            return Ok(invalid(write, SuiteError { issues: vec![issue] }));
+        let what = if kind == "task" { "task file" } else { "suite file" };
+        let text = match suite::decode_text(bytes.to_vec(), path, what, suite::SUITE_FILE_HINT) {
+            Ok(text) => text,
+            Err(e) => return Ok(invalid(write, e)),
         };
         let access = &self.config.access;
         let parsed = if kind == "task" {
-            suite::parse_task_file_with(text, path, keep_name, access)
+            suite::parse_task_file_with(&text, path, keep_name, access)
         } else {
-            suite::parse_with(text, path, access)
+            suite::parse_with(&text, path, access)
         };
         let s = match parsed {
             Ok(s) => s,
