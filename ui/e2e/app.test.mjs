@@ -15,7 +15,7 @@ import { inflateRawSync } from "node:zlib";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:http";
-import { WAIT, baseEnv, bin, browser, checkPrerequisites, fixtures, scriptedModel, serve as serveDb, shot as save, shots } from "./harness.mjs";
+import { WAIT, baseEnv, bin, browser, checkPrerequisites, fixtures, hostileFiles, scriptedModel, serve as serveDb, shot as save, shots } from "./harness.mjs";
 
 const work = mkdtempSync(join(tmpdir(), "attractor-e2e-"));
 const db = join(work, "attractor.db");
@@ -284,6 +284,26 @@ describe("the Attractor web UI against a real server", () => {
 
     await page.goto(`${server.url}#/suites`);
     await page.locator("tr[data-suite=knobs] td:nth-child(2)", { hasText: "10" }).waitFor();
+  });
+
+  it("refuses every hostile file on the Launch screen at its place, with a hint, and never starts it", async () => {
+    await page.goto(`${server.url}#/launch`);
+    const path = page.getByTestId("suite-path");
+    for (const { file, path: hostile, says } of hostileFiles()) {
+      await path.fill(hostile);
+      // The validation of this file, not the previous one's, is on screen.
+      const issues = page.getByTestId("issues").filter({ hasText: file });
+      await issues.waitFor();
+      const text = await issues.innerText();
+      for (const words of says) assert.ok(text.includes(words), `${file}: no \`${words}\` in ${text}`);
+      assert.match(text, /hint: \S/, `${file}: no hint in ${text}`);
+      assert.doesNotMatch(text, /:0:|panicked|invalid u\d|DuplicateKeyPolicy/, `${file}: ${text}`);
+      assert.equal(await page.getByTestId("start").isDisabled(), true, `${file}: Start is enabled`);
+    }
+    await shot("09b-launch-hostile.png");
+    const suites = await (await fetch(`${server.url}api/suites`)).json();
+    const hostileNames = ["huge", "m", "n"];
+    assert.deepEqual(suites.filter((x) => hostileNames.includes(x.name)), [], "no hostile file was registered");
   });
 
   it("cancels a launch from the live screen, leaving the epoch to resume", async () => {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium } from "playwright-core";
@@ -95,4 +95,21 @@ export function scriptedModel(reply) {
     });
   });
   return new Promise((ok) => http.listen(0, "127.0.0.1", () => ok({ http, url: `http://127.0.0.1:${http.address().port}/v1` })));
+}
+
+/**
+ * The hostile corpus (tests/hostile): each file with the words its refusal
+ * must hold, as `expected.txt` lists them for the command line.
+ */
+export function hostileFiles() {
+  const dir = join(root, "tests/hostile");
+  const cases = readFileSync(join(dir, "expected.txt"), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() && !l.startsWith("#"))
+    .map((l) => {
+      const [file, says] = l.split("\t");
+      return { file, path: join(dir, file), says: says.split(" | ") };
+    });
+  if (cases.length < 10) throw new Error(`the hostile corpus has only ${cases.length} files`);
+  return cases;
 }

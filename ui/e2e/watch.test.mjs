@@ -8,10 +8,10 @@
 // harness.mjs for ATTRACTOR_BIN, CHROMIUM and E2E_SHOTS).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { baseEnv, browser, checkPrerequisites, serve, shot as save } from "./harness.mjs";
+import { baseEnv, browser, checkPrerequisites, hostileFiles, serve, shot as save } from "./harness.mjs";
 
 const work = realpathSync(mkdtempSync(join(tmpdir(), "attractor-e2e-watch-")));
 const drop = join(work, "drop");
@@ -95,6 +95,27 @@ describe("the Watched Folders screen against a real watcher", () => {
     await page.locator('tr[data-file="mark.task.yaml"][data-status="ready"]').getByText("finished", { exact: true }).waitFor();
     assert.equal(readFileSync(mark, "utf8"), "ran\n");
     await shot("w5-watch-ran.png");
+  });
+
+  it("shows every hostile file dropped in the folder as invalid at its place, and the watcher goes on", async () => {
+    await page.goto(`${server.url}#/watch`);
+    const cases = hostileFiles();
+    mkdirSync(join(drop, "hostile"));
+    for (const { file, path } of cases) copyFileSync(path, join(drop, "hostile", file));
+    for (const { file, says } of cases) {
+      const row = page.locator(`tr[data-file="hostile/${file}"][data-status="invalid"]`);
+      await row.waitFor();
+      if ((await page.getByTestId("issues").filter({ hasText: file }).count()) === 0) {
+        await row.getByRole("button", { name: "Details" }).click();
+      }
+      const text = await page.getByTestId("issues").filter({ hasText: file }).innerText();
+      for (const words of says) assert.ok(text.includes(words), `${file}: no \`${words}\` in ${text}`);
+      assert.match(text, /hint: \S/, `${file}: no hint in ${text}`);
+    }
+    await shot("w6-watch-hostile.png");
+    // Still watching: a good file dropped after them is registered.
+    writeFileSync(join(drop, "after.task.yaml"), "task: Minimise g08.\nproblem: g08\n");
+    await page.locator('tr[data-file="after.task.yaml"][data-status="ready"]').waitFor();
   });
 
   it("marks a deleted file removed and stops watching a folder on request", async () => {

@@ -1,5 +1,6 @@
 // Small formatting helpers shared by the screens.
 import type { ModelSpend } from "../generated/ModelSpend";
+import type { SuiteIssueView } from "../generated/SuiteIssueView";
 
 export function fmtLoss(x: number | null | undefined): string {
   return x === null || x === undefined || Number.isNaN(x) ? "–" : x.toFixed(4);
@@ -37,4 +38,11 @@ export function fmtModelSpend(m: ModelSpend): string {
         ? `cost unknown (${m.unpriced_calls} unpriced call${m.unpriced_calls === 1 ? "" : "s"})`
         : `cost ≥ ${fmtCost(m.cost)}`;
   return `${m.calls} model call${m.calls === 1 ? "" : "s"}${failed}, ${tokens} tokens, ${cost}, ${m.seconds.toFixed(1)} s`;
+}
+
+/** A located issue in the command line's words (`file:line:column: field
+ * `x`: message`), the way editors and terminals link it. */
+export function issueText(i: SuiteIssueView): string {
+  const field = i.field ? `field \`${i.field}\`: ` : "";
+  return `${i.file}:${i.line}:${i.column}: ${field}${i.message}`;
 }

@@ -1,16 +1,8 @@
 // What the Watched Folders screen shows about each file, as pure functions:
-// a file's state in words, located issues as `file:line:column: message`,
-// and the counts in each folder's header. Tested in ui/src/test/watch.test.ts.
-import type { SuiteIssueView } from "../generated/SuiteIssueView";
+// a file's state in words and the counts in each folder's header. Tested in ui/src/test/watch.test.ts.
 import type { WatchedFileView } from "../generated/WatchedFileView";
 import type { WatchedFolderView } from "../generated/WatchedFolderView";
 import type { PlannedCommand } from "../generated/PlannedCommand";
-
-/** A located issue the way editors and terminals link it. */
-export function issueText(i: SuiteIssueView): string {
-  const field = i.field ? ` (${i.field})` : "";
-  return `${i.file}:${i.line}:${i.column}: ${i.message}${field}`;
-}
 
 /** The path of a file relative to its folder (the folder itself is the card's title). */
 export function relativePath(path: string, folder: string): string {

@@ -5,6 +5,7 @@ import { useEffect, useState } from "react";
 import { api, RequestError } from "../api";
 import { go } from "../App";
 import { ErrorNote } from "../components/common";
+import { Issues } from "../components/Issues";
 import { PathInput } from "../components/PathInput";
 import type { LaunchPreview } from "../generated/LaunchPreview";
 import type { OptimizerName } from "../generated/OptimizerName";
@@ -104,17 +105,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
             </span>
           )}
           {validation && !validation.valid && (
-            <ul className="issues">
-              {validation.issues.map((i, k) => (
-                <li key={k} className="issue">
-                  <code>
-                    {i.file}:{i.line}:{i.column}
-                  </code>
-                  {i.field && <> field <code>{i.field}</code></>}: {i.message}
-                  {i.hint && <div className="hint">hint: {i.hint}</div>}
-                </li>
-              ))}
-            </ul>
+            <Issues issues={validation.issues} />
           )}
         </div>
         <div className="row">

@@ -6,12 +6,13 @@ import { api } from "../api";
 import { useLive } from "../App";
 import { Commands } from "../components/Commands";
 import { Confirm, Empty, ErrorNote } from "../components/common";
+import { Issues } from "../components/Issues";
 import { PathInput } from "../components/PathInput";
 import type { WatchedFileView } from "../generated/WatchedFileView";
 import type { WatchedFolders } from "../generated/WatchedFolders";
 import type { WatchedFolderView } from "../generated/WatchedFolderView";
 import { fmtTime } from "../lib/format";
-import { folderCounts, issueText, relativePath, sortFiles, statusClass, statusText } from "../lib/watch";
+import { folderCounts, relativePath, sortFiles, statusClass, statusText } from "../lib/watch";
 
 function FileRow({ file, folder }: { file: WatchedFileView; folder: string }) {
   const name = relativePath(file.path, folder);
@@ -76,14 +77,7 @@ function FileRow({ file, folder }: { file: WatchedFileView; folder: string }) {
         <tr className="details-row">
           <td colSpan={6}>
             {file.issues.length > 0 && (
-              <ul className="issues" data-testid="issues">
-                {file.issues.map((i, k) => (
-                  <li key={k} className="issue">
-                    <code>{issueText(i)}</code>
-                    {i.hint && <div className="hint">hint: {i.hint}</div>}
-                  </li>
-                ))}
-              </ul>
+              <Issues issues={file.issues} />
             )}
             {file.error && <p className="error">{file.error}</p>}
             {file.approval && (

@@ -2,7 +2,8 @@ import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/re
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { WatchedFileView } from "../generated/WatchedFileView";
 import type { WatchedFolders } from "../generated/WatchedFolders";
-import { folderCounts, issueText, relativePath, sortFiles, statusText } from "../lib/watch";
+import { issueText } from "../lib/format";
+import { folderCounts, relativePath, sortFiles, statusText } from "../lib/watch";
 
 const api = vi.hoisted(() => ({ watched: vi.fn(), watchFolder: vi.fn(), unwatchFolder: vi.fn() }));
 vi.mock("../api", () => ({ api, inDesktopApp: () => false }));
@@ -56,7 +57,7 @@ const waiting = file({
 
 describe("watched-file helpers", () => {
   it("write located issues the way editors link them", () => {
-    expect(issueText(invalid.issues[0])).toBe("/drop/nested/broken.suite.yaml:5:14: -1 is not a positive number of seconds (tasks[0].timeout)");
+    expect(issueText(invalid.issues[0])).toBe("/drop/nested/broken.suite.yaml:5:14: field `tasks[0].timeout`: -1 is not a positive number of seconds");
     expect(relativePath("/drop/nested/x.task.yaml", "/drop")).toBe("nested/x.task.yaml");
     expect(relativePath("/elsewhere/x.task.yaml", "/drop")).toBe("/elsewhere/x.task.yaml");
   });
@@ -99,7 +100,7 @@ describe("the Watched Folders screen", () => {
     const rows = [...container.querySelectorAll("tr[data-file]")].map((r) => r.getAttribute("data-file"));
     expect(rows).toEqual(["nested/broken.suite.yaml", "mark.task.yaml", "a.task.yaml"]);
     // Issues of an invalid file are open from the start.
-    expect(screen.getByTestId("issues").textContent).toContain("/drop/nested/broken.suite.yaml:5:14: -1 is not a positive number");
+    expect(screen.getByTestId("issues").textContent).toContain("/drop/nested/broken.suite.yaml:5:14: field `tasks[0].timeout`: -1 is not a positive number");
     const toInbox = screen.getByTestId("to-inbox");
     expect(toInbox.getAttribute("href")).toBe("#/inbox");
     expect(toInbox.textContent).toContain("#7");
