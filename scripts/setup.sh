@@ -4,6 +4,7 @@
 #
 # - a C compiler (the bundled SQLite is built from source), curl, git;
 # - python3 (the bundled example harness is a Python script);
+# - bubblewrap (the sandbox of agent tasks' commands) and prlimit;
 # - the Rust toolchain through rustup, when cargo is absent.
 # It also defines ensure_ui_toolchain, ensure_desktop_toolchain and
 # ensure_test_services for the scripts that build and test the web UI, the
@@ -15,6 +16,9 @@ command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl ca-certificates)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+# The sandbox agent tasks' overseers and command executors run in.
+command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+command -v prlimit >/dev/null 2>&1 || need_apt+=(util-linux)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}" >&2

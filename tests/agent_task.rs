@@ -419,10 +419,11 @@ async fn edits_outside_the_workspace_are_refused_and_count_as_gate_rejections() 
 #[tokio::test]
 async fn an_overseer_that_times_out_is_environmental_and_retried() {
     let f = Fixture::new("agent-suite").await;
-    let marker = f.path("first-attempt-done");
+    // In the workspace: the sandbox lets the overseer write nowhere else.
+    let marker = ".first-attempt-done";
     let slow = format!(
         "      - name: tests\n        kind: test\n        timeout: 1\n        command: if [ ! -e {m} ]; then touch {m}; sleep 20; fi; python3 -m unittest -v\n",
-        m = marker.display()
+        m = marker
     );
     let suite = f.suite("    budget:\n      max_loops: 3\n", &slow);
     let server = ScriptedServer::start(vec![passing(10, "all")]).await.unwrap();
@@ -1070,7 +1071,11 @@ async fn an_overseer_that_leaves_a_process_running_raises_one_zombie_alert_and_t
     );
     let suite = f.suite("    budget:\n      max_loops: 4\n", &overseers);
     let server = ScriptedServer::start(vec![passing(6, "six"), passing(10, "ten")]).await.unwrap();
-    f.run(&suite, &server, quick(), 1).await;
+    // Without the sandbox: inside it nothing outlives its command (see
+    // process::sandbox's tests), so there would be nothing to report.
+    let mut config = quick();
+    config.sandbox.enabled = false;
+    f.run(&suite, &server, config, 1).await;
 
     let (run, t, obs) = f.last_trajectory().await;
     assert_eq!((run.status.as_str(), t.status.as_str(), obs.len()), ("complete", "converged", 2), "{:?}", run.error);

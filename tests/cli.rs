@@ -470,6 +470,25 @@ fn numbers_out_of_range_in_an_agent_configuration_or_the_settings_file_exit_2_at
     assert!(err.contains("hint: ") && !err.contains("u32"), "{err}");
 }
 
+#[test]
+fn without_bubblewrap_an_agent_run_stops_before_it_starts_and_names_the_switch() {
+    let cli = Cli::new();
+    std::fs::create_dir_all(cli.dir.path().join("ws")).unwrap();
+    let suite = cli.write(
+        "agent.suite.yaml",
+        "name: boxed\ntasks:\n  - name: a\n    kind: agent\n    task: t\n    workspace: ws\n    executor: { type: command, command: 'true' }\n    overseers:\n      - { name: o, kind: custom, command: 'true' }\n",
+    );
+    // No `bwrap` on this PATH: the sandbox cannot start.
+    let empty = cli.dir.path().join("empty-path");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = cli.cmd(&["run", suite.to_str().unwrap()]).env("PATH", &empty).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(err.contains("bubblewrap (`bwrap`) is not installed"), "{err}");
+    assert!(err.contains("--no-sandbox") && err.contains("ATTRACTOR_SANDBOX=off"), "{err}");
+    assert!(cli.ok(&["inspect"]).contains("no suites") || !cli.db().exists(), "nothing ran");
+}
+
 /// `validate` and `run` both refuse the suite at `path` with exit 2, no
 /// panic, and every text of `says` in the message.
 fn refused_by_validate_and_run(cli: &Cli, path: &Path, says: &[&str]) {

@@ -214,6 +214,10 @@ pub struct RunArgs {
     /// overseer retries, intent verifier, how long a question waits).
     #[arg(long, value_name = "FILE")]
     pub agent_config: Option<PathBuf>,
+    /// Run agent tasks' overseers and command executors without the
+    /// sandbox, with your full rights (also ATTRACTOR_SANDBOX=off).
+    #[arg(long)]
+    pub no_sandbox: bool,
     /// Seconds one model call may take (each attempt) [default: 120].
     #[arg(long, value_name = "SECS")]
     pub llm_timeout: Option<f64>,
@@ -340,6 +344,7 @@ impl From<RunnerError> for Failure {
             RunnerError::Store(s) => s.into(),
             e @ (RunnerError::AgentNeedsModel { .. }
             | RunnerError::AgentWorkspace { .. }
+            | RunnerError::Sandbox(_)
             | RunnerError::Baseline(_)) => Failure::input(e.to_string()),
             e @ RunnerError::Busy { .. } => Failure { code: EXIT_BUSY, message: e.to_string() },
             e => Failure::runtime(e.to_string()),
@@ -716,12 +721,18 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         return Err(RunnerError::NeedsModel(args.optimizer.name()).into());
     }
     let llm = if args.no_llm { None } else { model.clone() };
-    let agent_config = match &args.agent_config {
+    let mut agent_config = match &args.agent_config {
         Some(path) => crate::task::agent::AgentConfig::load(path).map_err(|e| Failure::input(e.to_string()))?,
         None => crate::task::agent::AgentConfig::default(),
     };
+    if args.no_sandbox || crate::process::sandbox::SandboxConfig::off_by_env(|n| std::env::var(n).ok()) {
+        agent_config.sandbox.enabled = false;
+    }
     if !g.quiet && !g.json {
         eprintln!("{}", plan_line(&suite, &registry, args));
+        if suite.tasks.iter().any(|t| matches!(t.kind, crate::suite::TaskKind::Agent(_))) {
+            eprintln!("sandbox: {}", agent_config.sandbox.describe());
+        }
         if let Some(line) = model.as_ref().and_then(|m| model_line(&suite, &registry, args, &agent_config, m)) {
             eprintln!("{line}");
         }

@@ -89,11 +89,18 @@ struct AgentReport {
 /// Executes iterations by running an external coding agent.
 pub struct CommandExecutor {
     config: CommandExecutorConfig,
+    sandbox: Option<crate::process::sandbox::Sandbox>,
 }
 
 impl CommandExecutor {
     pub fn new(config: CommandExecutorConfig) -> CommandExecutor {
-        CommandExecutor { config }
+        CommandExecutor { config, sandbox: None }
+    }
+
+    /// Runs the agent in `sandbox` (`None`: with the user's full rights).
+    pub fn sandboxed(mut self, sandbox: Option<crate::process::sandbox::Sandbox>) -> CommandExecutor {
+        self.sandbox = sandbox;
+        self
     }
 }
 
@@ -136,7 +143,8 @@ impl Executor for CommandExecutor {
             .env("ATTRACTOR_EXECUTION_FILE", &report_file)
             .env("ATTRACTOR_WORKSPACE", ws.root())
             .env("ATTRACTOR_STRATEGY", request.strategy.as_str())
-            .env("ATTRACTOR_SEQUENCE", request.sequence.to_string());
+            .env("ATTRACTOR_SEQUENCE", request.sequence.to_string())
+            .sandboxed(self.sandbox.clone());
         for (k, v) in &self.config.env {
             cmd = cmd.env(k, v);
         }

@@ -91,6 +91,8 @@ pub enum RunnerError {
         "{location}: task `{task}` uses the LLM executor, and no model is configured\n  hint: set ATTRACTOR_LLM_MODEL (and ATTRACTOR_LLM_BASE_URL for a server other than a local Ollama; OPENAI_API_KEY or ATTRACTOR_LLM_API_KEY for a key), or give the task `executor: {{type: command, command: …}}`"
     )]
     AgentNeedsModel { task: String, location: SourceLocation },
+    #[error(transparent)]
+    Sandbox(#[from] crate::process::sandbox::SandboxUnavailable),
     #[error(
         "{location}: task `{task}`: the workspace folder {path} does not exist\n  hint: `workspace:` is relative to the suite file's folder"
     )]
@@ -346,6 +348,9 @@ impl SuiteRunner {
             if let TaskKind::Agent(a) = &t.kind {
                 if task::agent::needs_model(a) && self.agent_model().is_none() {
                     return Err(RunnerError::AgentNeedsModel { task: t.name.clone(), location: t.location.clone() });
+                }
+                if self.agent_config.sandbox.enabled {
+                    crate::process::sandbox::available()?;
                 }
                 if let Some(folder) = &a.workspace
                     && !self.suite.dir.join(folder).is_dir()

@@ -119,6 +119,8 @@ pub struct OverseerRunner {
     overseers: Vec<Configured>,
     config: RunnerConfig,
     env: Vec<(String, String)>,
+    /// How the commands are confined (none unless [`OverseerRunner::sandboxed`]).
+    sandbox: Option<crate::process::sandbox::SandboxConfig>,
 }
 
 fn cost_rank(c: CostClass) -> u8 {
@@ -148,7 +150,15 @@ impl OverseerRunner {
             configured.push(Configured { spec, success, failure });
         }
         configured.sort_by_key(|c| cost_rank(c.spec.cost));
-        Ok(OverseerRunner { overseers: configured, config, env: Vec::new() })
+        Ok(OverseerRunner { overseers: configured, config, env: Vec::new(), sandbox: None })
+    }
+
+    /// Runs every overseer's command in the sandbox `config` describes
+    /// (nothing, when it is turned off); an overseer declared `network: true`
+    /// keeps the network.
+    pub fn sandboxed(mut self, config: &crate::process::sandbox::SandboxConfig) -> OverseerRunner {
+        self.sandbox = Some(config.clone());
+        self
     }
 
     /// Adds an environment variable to every overseer's command.
@@ -248,7 +258,8 @@ impl OverseerRunner {
         let mut cmd = ShellCommand::new(&o.command, root, timeout)
             .capture(Capture::head_and_tail(self.config.output_head_bytes, self.config.output_tail_bytes))
             .env("ATTRACTOR_WORKSPACE", root)
-            .env("ATTRACTOR_OVERSEER", &o.name);
+            .env("ATTRACTOR_OVERSEER", &o.name)
+            .sandboxed(self.sandbox.as_ref().and_then(|s| s.for_command(o.network)));
         for (k, v) in &self.env {
             cmd = cmd.env(k, v);
         }

@@ -20,7 +20,11 @@
 //!   zombie-process alert): a command that leaves work running behind it is
 //!   a bug in the harness, and a leak on a machine that runs thousands;
 //! - reports how it ended ([`ProcessEnd`]) without ever failing itself, so the
-//!   caller decides what a spawn error, a timeout or an exit code means.
+//!   caller decides what a spawn error, a timeout or an exit code means;
+//! - runs it in a [`sandbox`] when asked (model-written code: overseers and
+//!   command executors of agent tasks).
+
+pub mod sandbox;
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -138,6 +142,8 @@ pub struct ShellCommand {
     pub env: Vec<(OsString, OsString)>,
     pub timeout: Duration,
     pub capture: Capture,
+    /// Run inside this sandbox (writable: `cwd` alone), or as is.
+    pub sandbox: Option<sandbox::Sandbox>,
 }
 
 /// A process of a command's group that was still alive after the command
@@ -180,7 +186,14 @@ impl ShellCommand {
             env: Vec::new(),
             timeout,
             capture: Capture::head_and_tail(256 * 1024, 256 * 1024),
+            sandbox: None,
         }
+    }
+
+    /// Runs it in `sandbox` (`None`: as is).
+    pub fn sandboxed(mut self, sandbox: Option<sandbox::Sandbox>) -> ShellCommand {
+        self.sandbox = sandbox;
+        self
     }
 
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> ShellCommand {
@@ -196,10 +209,20 @@ impl ShellCommand {
     /// Runs the command to its end, its timeout, or `cancel` turning true.
     pub async fn run(&self, cancel: Option<watch::Receiver<bool>>) -> ShellRun {
         let started = Instant::now();
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(&self.command)
-            .current_dir(&self.cwd)
+        let mut cmd = match &self.sandbox {
+            Some(sandbox) => {
+                let (program, args) = sandbox.wrap(&self.command, &self.cwd);
+                let mut c = Command::new(program);
+                c.args(args);
+                c
+            }
+            None => {
+                let mut c = Command::new("sh");
+                c.arg("-c").arg(&self.command);
+                c
+            }
+        };
+        cmd.current_dir(&self.cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

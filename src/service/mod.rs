@@ -1144,6 +1144,10 @@ impl Service {
                         run_config,
                         cancel_rx,
                     );
+                    let mut agent = crate::task::agent::AgentConfig::default();
+                    agent.sandbox.enabled =
+                        !crate::process::sandbox::SandboxConfig::off_by_env(|n| (service.config.env)(n));
+                    let runner = runner.with_agent_config(agent);
                     let runner = match llm {
                         Some(client) => runner.with_llm(client),
                         None => runner,

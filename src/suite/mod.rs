@@ -187,6 +187,9 @@ pub struct Overseer {
     pub timeout: Option<Duration>,
     /// A report file the command writes, relative to the workspace.
     pub report: Option<String>,
+    /// Whether the sandbox lets the command use the network.
+    #[serde(default)]
+    pub network: bool,
 }
 
 impl Overseer {
@@ -202,6 +205,7 @@ impl Overseer {
             failure_pattern: None,
             timeout: None,
             report: None,
+            network: false,
         }
     }
 
@@ -954,6 +958,7 @@ impl Validator {
                     failure_pattern: o.failure_pattern.map(|p| p.value),
                     timeout,
                     report: o.report.map(|r| r.value),
+                    network: o.network,
                 });
             }
         }

@@ -212,6 +212,10 @@ pub struct Executor {
     pub command: Option<String>,
     #[serde(default)]
     pub timeout: Option<f64>,
+    /// Whether a command executor may use the network (a coding agent
+    /// needs its model's API; the sandbox gives it none by default).
+    #[serde(default)]
+    pub network: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -281,6 +285,10 @@ pub struct Overseer {
     /// a security scan), relative to the workspace.
     #[serde(default)]
     pub report: Option<Spanned<String>>,
+    /// Whether the command may use the network (the sandbox gives it none
+    /// by default).
+    #[serde(default)]
+    pub network: bool,
 }
 
 fn default_cost() -> CostClass {

@@ -17,6 +17,7 @@ use crate::engine::{Complexity, EngineConfig};
 use crate::executor::LlmExecutorConfig;
 use crate::memory::MemoryConfig;
 use crate::overseer::runner::RunnerConfig;
+use crate::process::sandbox::SandboxConfig;
 use crate::suite::{SourceLocation, SuiteError, SuiteIssue};
 use crate::workspace::WorkspaceConfig;
 
@@ -45,6 +46,9 @@ pub struct AgentConfig {
     pub max_unusable_replies: u32,
     /// How the category's memories prime a new trajectory.
     pub memory: MemoryConfig,
+    /// How overseers and command executors are confined (bubblewrap, on by
+    /// default; `--no-sandbox` turns it off).
+    pub sandbox: SandboxConfig,
 }
 
 impl Default for AgentConfig {
@@ -60,6 +64,7 @@ impl Default for AgentConfig {
             intervention_timeout_secs: None,
             max_unusable_replies: 2,
             memory: MemoryConfig::default(),
+            sandbox: SandboxConfig::default(),
         }
     }
 }
@@ -135,7 +140,7 @@ impl AgentConfig {
 /// What a configuration file is, for the hints of its issues.
 const HINT: &str = "the agent configuration is JSON (or YAML) over the defaults: engine, overseers, executor, \
                     workspace, complexity, verifier, intervention_poll_ms, intervention_timeout_secs, \
-                    max_unusable_replies, memory; see `--agent-config` in the README";
+                    max_unusable_replies, memory, sandbox; see `--agent-config` in the README";
 
 /// A number of the configuration outside its range.
 #[derive(Debug, Clone, PartialEq)]
@@ -180,6 +185,8 @@ const BOUNDS: &[(&str, Bound)] = &[
     ("min_subtasks", bound(2.0, 100.0, "subtasks")),
     ("max_subtasks", bound(2.0, 100.0, "subtasks")),
     ("max_depth", bound(0.0, 5.0, "levels of splitting")),
+    ("sandbox.memory_mb", bound(16.0, 1_048_576.0, "MiB one command may allocate")),
+    ("sandbox.processes", bound(8.0, 1_000_000.0, "processes")),
     // Counts where 0 means "none".
     ("environmental_retries", bound(0.0, 100.0, "retries")),
     ("max_extensions", bound(0.0, 100.0, "budget extensions")),

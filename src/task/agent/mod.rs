@@ -327,6 +327,7 @@ impl Setup {
             "budget": budget,
             "policy": plan.policy,
             "memory": kit.recall.to_json(),
+            "sandbox": r.config.sandbox.describe(),
         });
         Setup { plan, budget, json }
     }
@@ -360,7 +361,7 @@ impl Kit {
             Some(spec) if spec.kind == ExecutorKind::Command => {
                 let config =
                     CommandExecutorConfig::from_spec(spec).ok_or(AgentError::NoCommand { task: task.clone() })?;
-                Arc::new(CommandExecutor::new(config))
+                Arc::new(CommandExecutor::new(config).sandboxed(r.config.sandbox.for_command(spec.network)))
             }
             spec => {
                 let client = r.llm.clone().ok_or(AgentError::NoModel { task: task.clone() })?;
@@ -522,7 +523,8 @@ impl<'r> Driver<'r> {
     /// its row.
     async fn create(r: &'r AgentRun<'r>, kit: &'r Kit, s: Start) -> Result<Driver<'r>, AgentError> {
         let overseers = OverseerRunner::new(s.overseers.clone(), r.config.overseers.clone())
-            .map_err(|source| AgentError::Overseer { task: r.task.name.clone(), source })?;
+            .map_err(|source| AgentError::Overseer { task: r.task.name.clone(), source })?
+            .sandboxed(&r.config.sandbox);
         let t = &s.task;
         let spec = SpecificationEvolution::from_submission(&t.task, &t.constraints, &t.anti_patterns);
         let mut trajectory = Trajectory::new(&s.place.id, &r.task.name, spec, s.budget.clone(), s.policy);
@@ -625,7 +627,8 @@ impl<'r> Driver<'r> {
         let setup: Value = serde_json::from_str(&row.setup_json).unwrap_or_default();
         let (task, overseer_specs) = task_of(r, &setup);
         let overseers = OverseerRunner::new(overseer_specs.clone(), r.config.overseers.clone())
-            .map_err(|source| AgentError::Overseer { task: r.task.name.clone(), source })?;
+            .map_err(|source| AgentError::Overseer { task: r.task.name.clone(), source })?
+            .sandboxed(&r.config.sandbox);
         Ok(Some(Driver {
             r,
             kit,

