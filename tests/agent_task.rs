@@ -854,6 +854,7 @@ async fn the_cli_runs_an_agent_suite_against_the_configured_model_and_shows_its_
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("converged, 2 iteration(s)"), "{text}");
+    assert!(text.contains("sandbox: bubblewrap (workspace writable"), "the run shows its sandbox: {text}");
     assert!(text.contains("intent not satisfied"), "{text}");
     let lines: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with(['0', '1'])).collect();
     assert_eq!(lines.len(), 2, "{text}");

@@ -429,6 +429,9 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
         }
         let result = parse(t.result_json.as_deref());
         let setup = parse(Some(&t.setup_json));
+        if let Some(sandbox) = setup["sandbox"].as_str() {
+            println!("{body}sandbox: {sandbox}");
+        }
         if let Some(d) = setup.get("decomposition").filter(|d| d["applied"] == false) {
             println!("{body}not split: {}", d["reason"].as_str().unwrap_or("-"));
         }
