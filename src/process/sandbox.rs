@@ -6,7 +6,8 @@
 //! here, with bubblewrap (`bwrap`, Debian's `bubblewrap`):
 //!
 //! - the whole file system is mounted read-only, the workspace alone writable
-//!   at its own path, `/tmp` private and empty, `/dev` minimal;
+//!   at its own path, `/tmp` and `~/.cache` private and empty, `/dev`
+//!   minimal (and Cargo builds into the workspace's `target/`);
 //! - no network (a fresh network namespace with nothing in it) unless the
 //!   overseer or the executor is declared `network: true`;
 //! - its own process namespace: the command sees only its own processes, can
@@ -106,8 +107,17 @@ impl Sandbox {
         {
             arg(a);
         }
+        // Build tools keep caches under ~/.cache: a private, empty one lets
+        // them work (the real one stays untouched). Cargo builds into the
+        // workspace's own `target/` rather than a shared folder outside it.
+        if let Some(cache) = std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")).filter(|c| c.is_dir()) {
+            args.push("--tmpfs".into());
+            args.push(cache.into());
+        }
+        args.push("--unsetenv".into());
+        args.push("CARGO_TARGET_DIR".into());
         if !self.network {
-            arg("--unshare-net");
+            args.push("--unshare-net".into());
             // Nothing in the sandbox can send it anywhere, but a key has no
             // business in a test run's environment either.
             for key in [crate::llm::ENV_API_KEY, crate::llm::ENV_OPENAI_API_KEY] {

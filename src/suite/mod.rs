@@ -166,6 +166,12 @@ pub struct AgentTask {
     /// `aso`: the ASO coordinator supervises the trajectories (seed 000 over
     /// agent tasks); `engine` (the default): the convergence engine alone.
     pub supervision: Supervision,
+    /// Globs (relative to the workspace) of files the executor may not
+    /// change, on top of the inferred ones.
+    pub protected: Vec<String>,
+    /// Whether test files, test configuration, CI files and the overseers'
+    /// own scripts are protected without being listed.
+    pub infer_protected: bool,
 }
 
 /// A validated overseer: a command that measures the workspace.
@@ -564,6 +570,35 @@ impl Validator {
             self.issues.sort_by_key(|i| (i.location.line, i.location.column));
             Err(SuiteError { issues: self.issues })
         }
+    }
+
+    /// `protected:` globs, each one a pattern `globset` can compile, relative
+    /// to the workspace (no `..`, not absolute).
+    fn protected_globs(&mut self, field: &str, raw: Option<Spanned<Vec<String>>>) -> Vec<String> {
+        let Some(raw) = raw else { return Vec::new() };
+        let mut out = Vec::new();
+        for (i, glob) in raw.value.into_iter().enumerate() {
+            let glob = glob.trim().to_string();
+            let wrong = if glob.is_empty() {
+                Some("an empty pattern".to_string())
+            } else if glob.starts_with('/') || glob.split('/').any(|part| part == "..") {
+                Some(format!("`{glob}` leads outside the workspace"))
+            } else {
+                crate::task::agent::protect::glob(&glob)
+                    .err()
+                    .map(|e| format!("`{glob}` is not a usable pattern ({})", e.kind()))
+            };
+            match wrong {
+                Some(message) => self.issue(
+                    raw.referenced,
+                    format!("{field}[{i}]"),
+                    message,
+                    "write a glob relative to the workspace, e.g. `tests/**` or `**/conftest.py`",
+                ),
+                None => out.push(glob),
+            }
+        }
+        out
     }
 
     /// `llm:` as settings, checked against the same bounds as the CLI's flags.
@@ -1086,6 +1121,12 @@ impl Validator {
             if let Some(c) = &t.supervision {
                 wrong_kind(self, c.referenced, "supervision", "agent");
             }
+            if let Some(c) = &t.protected {
+                wrong_kind(self, c.referenced, "protected", "agent");
+            }
+            if let Some(c) = &t.infer_protected {
+                wrong_kind(self, c.referenced, "infer_protected", "agent");
+            }
         }
         if kind_name != raw::KindName::Optimize
             && let Some(c) = &t.problem
@@ -1170,6 +1211,8 @@ impl Validator {
                     executor: t.executor.map(|e| e.value),
                     overseers,
                     supervision: t.supervision.map(|s| s.value).unwrap_or_default(),
+                    protected: self.protected_globs(&field("protected"), t.protected),
+                    infer_protected: t.infer_protected.is_none_or(|b| b.value),
                 })
             }
             raw::KindName::Optimize => {

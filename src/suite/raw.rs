@@ -163,6 +163,13 @@ pub struct Task {
     pub overseers: Option<Spanned<Vec<Spanned<Overseer>>>>,
     #[serde(default)]
     pub supervision: Option<Spanned<Supervision>>,
+    /// Globs of files the executor may not touch, besides the inferred ones.
+    #[serde(default)]
+    pub protected: Option<Spanned<Vec<String>>>,
+    /// Whether test files, test configuration, CI files and the overseers'
+    /// scripts are protected without being listed (default: yes).
+    #[serde(default)]
+    pub infer_protected: Option<Spanned<bool>>,
     // kind: optimize
     #[serde(default)]
     pub problem: Option<Spanned<String>>,

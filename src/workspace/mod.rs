@@ -325,6 +325,31 @@ impl Workspace {
         Ok(())
     }
 
+    /// Puts `paths` back as they were at `commit` (a file that did not exist
+    /// then is removed) and commits that as the next state: how a change to
+    /// a protected file is undone while the rest of an execution stays.
+    pub async fn restore_paths(
+        &mut self,
+        commit: &str,
+        paths: &[String],
+        message: &str,
+    ) -> Result<ArtifactReference, WorkspaceError> {
+        check_commit_id(commit)?;
+        for path in paths {
+            let existed = self.git(&["cat-file", "-e", &format!("{commit}:{path}")]).await.is_ok();
+            if existed {
+                self.git(&["checkout", commit, "--", path]).await?;
+            } else {
+                // Never follows a link out: the path is removed, not its target.
+                let full = self.root.join(path);
+                if std::fs::symlink_metadata(&full).is_ok() {
+                    tokio::fs::remove_file(&full).await.map_err(io_err("remove", &full))?;
+                }
+            }
+        }
+        self.commit(message).await
+    }
+
     /// Makes this workspace's files those of `source` — another workspace's
     /// result — and commits that as the next state: everything but `.git` is
     /// removed, then `source` (everything but its `.git`) is copied in. A

@@ -67,6 +67,7 @@ mod intervene;
 mod leftovers;
 mod parallel;
 mod points;
+pub mod protect;
 mod remember;
 mod split;
 mod state;
@@ -505,6 +506,8 @@ struct Driver<'r> {
     /// Its overseers (a subtask's are some of the task's).
     overseer_specs: Vec<Overseer>,
     overseers: OverseerRunner,
+    /// The files the executor may not change (`protect`).
+    protection: protect::Protection,
     ws: Workspace,
     state: AgentState,
     resumed: bool,
@@ -584,6 +587,7 @@ impl<'r> Driver<'r> {
             task: s.task,
             overseer_specs: s.overseers,
             overseers,
+            protection: protect::Protection::of(r.spec, s.ws.root()),
             ws: s.ws,
             state,
             resumed: false,
@@ -636,6 +640,7 @@ impl<'r> Driver<'r> {
             task,
             overseer_specs,
             overseers,
+            protection: protect::Protection::of(r.spec, ws.root()),
             ws,
             state,
             resumed: true,
@@ -859,7 +864,8 @@ impl<'r> Driver<'r> {
         };
         // A supervisor's focus is for this attempt only.
         self.state.focus = None;
-        let execution = match self.kit.executor.execute(&request, &mut self.ws).await {
+        let before = self.ws.head().map(str::to_string);
+        let mut execution = match self.kit.executor.execute(&request, &mut self.ws).await {
             Ok(e) => {
                 self.state.unusable_replies = 0;
                 e
@@ -901,6 +907,12 @@ impl<'r> Driver<'r> {
             }
             Err(e) => return Err(e.into()),
         };
+        if let Some(before) = &before {
+            let undone = self.protection.enforce(&mut self.ws, before, &mut execution).await?;
+            if !undone.is_empty() {
+                tracing::info!(trajectory = %self.place.id, files = ?undone, "undid changes to protected files");
+            }
+        }
         if self.cancelled() {
             return Ok(Some(self.stopped()));
         }

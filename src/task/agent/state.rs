@@ -296,6 +296,8 @@ mod tests {
                 executor: None,
                 overseers: vec![],
                 supervision: Default::default(),
+                protected: vec![],
+                infer_protected: true,
             }),
             workflow: None,
             model: None,
