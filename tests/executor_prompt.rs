@@ -33,6 +33,7 @@ fn latest() -> OverseerSignals {
             failing: vec!["tests::parses_negative".into(), "tests::rejects_overflow".into()],
             passing: vec!["tests::parses_zero".into(), "tests::parses_one".into(), "tests::parses_many".into()],
             regression_count: 0,
+            missing: 0,
         }),
         verdicts: vec![
             verdict("build", true, "build passed"),

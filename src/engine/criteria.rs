@@ -47,6 +47,20 @@ pub fn criteria_of(observation: &Observation) -> Vec<CriterionVerdict> {
         for i in t.passing.len() as u32..t.passed {
             out.push(pass(format!("passing test #{}", i + 1)));
         }
+        // A skipped test shows nothing, and a test that no longer runs even
+        // less: the goal gradient sees both as gaps, as the level does.
+        for i in 0..t.skipped {
+            out.push(fail(
+                format!("skipped test #{}", i + 1),
+                "skipped: a test that does not run shows nothing".into(),
+            ));
+        }
+        for i in 0..t.missing {
+            out.push(fail(
+                format!("missing test #{}", i + 1),
+                format!("{} test(s) that ran in an earlier iteration no longer run", t.missing),
+            ));
+        }
     }
     if let Some(b) = &s.build_result {
         out.push(if b.success {
@@ -152,6 +166,26 @@ mod tests {
         assert_eq!(c.len(), 6, "{c:#?}");
         assert_eq!(c.iter().filter(|v| !v.passed).count(), 2);
         assert!(c.iter().any(|v| v.criterion == "test:parse_empty" && v.evidence == "tests says"));
+    }
+
+    #[test]
+    fn skipped_and_missing_tests_are_gaps_the_goal_gradient_sees() {
+        // Every test skipped: nothing failed, nothing passed — and no gap
+        // would be left without counting the skips.
+        let skipped = criteria_of(&obs(OverseerSignals {
+            test_results: Some(TestResults { skipped: 10, total: 10, ..Default::default() }),
+            ..Default::default()
+        }));
+        assert_eq!(skipped.iter().filter(|v| !v.passed).count(), 10, "{skipped:#?}");
+        let missing = criteria_of(&obs(OverseerSignals {
+            test_results: Some(TestResults { passed: 4, total: 4, missing: 6, ..Default::default() }),
+            ..Default::default()
+        }));
+        let gaps: Vec<&str> = missing.iter().filter(|v| !v.passed).map(|v| v.criterion.as_str()).collect();
+        assert_eq!(gaps.len(), 6);
+        assert!(gaps.iter().all(|g| g.starts_with("missing test #")), "{gaps:?}");
+        let d = crate::ggs::loss::intent_distance(&missing, &Default::default()).unwrap();
+        assert!((d - 0.6).abs() < 1e-9, "D = {d}");
     }
 
     #[test]

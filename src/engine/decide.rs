@@ -200,8 +200,17 @@ impl Engine {
         let was_forced = pending.as_ref().is_none_or(|p| p.forced || p.strategy != obs.strategy_used);
         let context_at_selection = pending.map_or(trajectory.attractor_state.kind(), |p| p.attractor);
         let prev = trajectory.observations.last();
+        // The most tests any earlier iteration counted: fewer now means
+        // some went missing (a test file emptied, tests no longer collected).
+        let most_tests = trajectory
+            .observations
+            .iter()
+            .filter_map(|o| o.overseer_signals.test_results.as_ref().map(|t| t.total))
+            .max()
+            .unwrap_or(0);
         if let Some(t) = obs.overseer_signals.test_results.as_mut() {
             t.regression_count = regressions(prev.and_then(|p| p.overseer_signals.test_results.as_ref()), t);
+            t.missing = most_tests.saturating_sub(t.total);
         }
         obs.metrics = prev.map(|p| compute_metrics(p, &obs, &trajectory.context_health, &c.delta, &c.level));
         if obs.strategy_used == StrategyKind::FreshStart {

@@ -97,13 +97,15 @@ pub fn convergence_delta(
 ) -> f64 {
     let prev_pass = prev.test_results.as_ref().map_or(0, |t| t.passed) as f64;
     let curr_pass = curr.test_results.as_ref().map_or(0, |t| t.passed) as f64;
-    let total = curr.test_results.as_ref().map_or(1, |t| t.total.max(1)) as f64;
+    let total = curr.test_results.as_ref().map_or(1, |t| t.expected().max(1)) as f64;
     let test_delta = (curr_pass - prev_pass) / total;
 
     let (prev_err, curr_err) = (prev.error_count() as f64, curr.error_count() as f64);
     let error_delta = (prev_err - curr_err) / prev_err.max(curr_err).max(1.0);
 
-    let regression_penalty = curr.test_results.as_ref().map_or(0.0, |t| t.regression_count as f64 / total);
+    // Tests that went missing are regressions too: they no longer say anything.
+    let regression_penalty =
+        curr.test_results.as_ref().map_or(0.0, |t| f64::from(t.regression_count.saturating_add(t.missing)) / total);
     let churn = if w.churn_scale_lines > 0.0 { (lines_changed as f64 / w.churn_scale_lines).min(1.0) } else { 0.0 };
 
     let mut delta =
@@ -127,7 +129,9 @@ pub fn convergence_level(signals: &OverseerSignals, w: &LevelWeights) -> f64 {
     if !signals.has_any_signal() {
         return 0.0;
     }
-    let test = signals.test_results.as_ref().map_or(1.0, |t| t.passed as f64 / t.total.max(1) as f64).min(1.0);
+    // Passed over every test there is: a skipped test is not a pass, and a
+    // test that went missing still counts in the denominator.
+    let test = signals.test_results.as_ref().map_or(1.0, |t| t.passed as f64 / t.expected().max(1) as f64).min(1.0);
     let build = signals.build_result.as_ref().map_or(1.0, |b| if b.success { 1.0 } else { 0.0 });
     let type_check = signals.type_check.as_ref().map_or(1.0, |t| if t.clean { 1.0 } else { 0.0 });
     let custom = if signals.custom_checks.is_empty() {
@@ -267,6 +271,21 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(regressions(Some(&prev), &curr), 1);
+    }
+
+    #[test]
+    fn tests_that_went_missing_lower_the_level_and_count_as_regressions() {
+        let w = LevelWeights::default();
+        let all = |t: TestResults| OverseerSignals { test_results: Some(t), ..Default::default() };
+        let whole = all(tests(10, 10));
+        let fewer = all(TestResults { missing: 6, ..tests(4, 4) });
+        assert_eq!(convergence_level(&whole, &w), convergence_level(&all(tests(10, 10)), &w));
+        assert!(convergence_level(&fewer, &w) < convergence_level(&all(tests(5, 10)), &w), "4 of 10, not 4 of 4");
+        assert!(!fewer.all_passing());
+        let d = convergence_delta(&whole, &fewer, 0, &ContextHealth::default(), &DeltaWeights::default());
+        assert!(d < 0.0, "a drop from 10 tests to 4 is a step back: {d}");
+        let skipped = all(TestResults { skipped: 6, ..tests(4, 10) });
+        assert!(convergence_level(&skipped, &w) < convergence_level(&all(tests(5, 10)), &w), "a skip is no pass");
     }
 
     #[test]

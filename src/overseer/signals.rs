@@ -40,12 +40,27 @@ pub struct TestResults {
     /// the engine, which knows the previous observation.
     #[serde(default)]
     pub regression_count: u32,
+    /// Tests that ran in an earlier observation of the trajectory and no
+    /// longer do (the most counted before, less this total): a test file
+    /// emptied, a test no longer collected. Filled in by the engine; they
+    /// count as failing everywhere a verdict is made.
+    #[serde(default)]
+    pub missing: u32,
 }
 
 impl TestResults {
-    /// Every test ran and passed (an empty run does not count as passing).
+    /// Every test ran and passed (an empty run does not count as passing,
+    /// nor one with fewer tests than before).
     pub fn all_passing(&self) -> bool {
-        self.failed == 0 && self.total > 0 && self.passed == self.total.saturating_sub(self.skipped)
+        self.failed == 0
+            && self.total > 0
+            && self.missing == 0
+            && self.passed == self.total.saturating_sub(self.skipped)
+    }
+
+    /// The tests a verdict is over: those counted now and those gone missing.
+    pub fn expected(&self) -> u32 {
+        self.total.saturating_add(self.missing)
     }
 }
 

@@ -158,7 +158,16 @@ impl Tally {
         };
         let (passing, failing, skipped) = (names(Outcome::Pass), names(Outcome::Fail), count(&names(Outcome::Skip)));
         let (passed, failed) = (count(&passing), count(&failing));
-        TestResults { passed, failed, skipped, total: passed + failed + skipped, failing, passing, regression_count: 0 }
+        TestResults {
+            passed,
+            failed,
+            skipped,
+            total: passed + failed + skipped,
+            failing,
+            passing,
+            regression_count: 0,
+            missing: 0,
+        }
     }
 
     /// Results whose counts come from the runner's own summary (which also
