@@ -753,9 +753,12 @@ async fn a_trapped_trajectory_asks_a_person_and_a_hint_reopens_it_with_a_fresh_s
         server.push(passing(10, "computed"));
         f.store.answer_intervention(q.id, "hint", Some("Return n * n; the table is the trap.")).await.unwrap();
     };
-    // Without decomposition (a split would be the last escape from the cycle).
+    // Without decomposition (a split would be the last escape from the cycle)
+    // and without fresh starts of its own (the engine's first answer to a
+    // cycle no escape broke): the trap and the person's hint are the subject.
     let mut config = quick();
     config.engine.decomposition.reactive = false;
+    config.engine.policy.max_fresh_starts = 0;
     let (_, ()) = tokio::join!(f.run(&suite, &server, config, 1), answerer);
 
     let (run, t, obs) = f.last_trajectory().await;

@@ -179,9 +179,28 @@ fn two_alternating_wrong_states_are_a_period_two_cycle_escaped_by_a_fresh_explor
 }
 
 #[test]
-fn a_cycle_with_every_escape_already_tried_is_trapped_with_next_moves() {
+fn a_cycle_with_every_escape_tried_starts_afresh_while_fresh_starts_are_left() {
     let config = EngineConfig { disabled_strategies: vec![Decompose], ..Default::default() };
     let mut run = Run::new(config, budget(30, 600), ConvergencePolicy::default());
+    let a = named(&["t1", "t2"], &["t3", "t4", "t5"]);
+    let b = named(&["t4"], &["t1", "t2", "t3", "t5"]);
+    run.observe(a.clone());
+    run.observe_with(b.clone(), |o| o.strategy_used = Reframe);
+    run.observe_with(a, |o| o.strategy_used = AlternativeApproach);
+    let d = run.observe(b);
+    match &d.loop_control {
+        LoopControl::ForceFreshStart { reason } => assert_eq!(*reason, Degradation::Cycling),
+        other => panic!("expected a fresh start, got {other:?}"),
+    }
+    assert_eq!(d.next.as_ref().map(|n| n.kind), Some(FreshStart));
+    assert_ne!(run.t.phase, ConvergencePhase::Trapped);
+}
+
+#[test]
+fn a_cycle_with_every_escape_and_every_fresh_start_used_is_trapped_with_next_moves() {
+    let config = EngineConfig { disabled_strategies: vec![Decompose], ..Default::default() };
+    let policy = ConvergencePolicy { max_fresh_starts: 0, ..ConvergencePolicy::default() };
+    let mut run = Run::new(config, budget(30, 600), policy);
     let a = named(&["t1", "t2"], &["t3", "t4", "t5"]);
     let b = named(&["t4"], &["t1", "t2", "t3", "t5"]);
     run.observe(a.clone());
@@ -219,7 +238,8 @@ fn a_cycle_whose_last_escape_is_a_split_offers_it_and_once_set_aside_is_trapped(
     assert!(run.t.unavailable.contains(&Decompose));
     run.next = again;
     let d = run.observe(a);
-    assert!(matches!(d.loop_control, LoopControl::Trapped { .. }), "{:?}", d.loop_control);
+    // No escape left in this context: a fresh start before giving up.
+    assert!(matches!(d.loop_control, LoopControl::ForceFreshStart { .. }), "{:?}", d.loop_control);
     assert!(!d.eligible.contains(&Decompose));
 }
 

@@ -34,6 +34,7 @@ fn latest() -> OverseerSignals {
             passing: vec!["tests::parses_zero".into(), "tests::parses_one".into(), "tests::parses_many".into()],
             regression_count: 0,
             missing: 0,
+            new_skips: 0,
         }),
         verdicts: vec![
             verdict("build", true, "build passed"),

@@ -165,7 +165,7 @@ pub struct GcArgs {
     /// Keep cached model replies younger than DAYS.
     #[arg(long, default_value_t = 30, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(0..=36_500))]
     pub cache_days: u32,
-    /// The runs folder; only folders inside it are removed [default: a `runs` folder beside the database].
+    /// The runs folder; only folders inside it are removed [default: `runs/<database name>` beside the database].
     #[arg(long, env = "ATTRACTOR_RUNS_DIR", value_name = "DIR")]
     pub runs_dir: Option<PathBuf>,
     /// Say what would go, change nothing.
@@ -203,7 +203,7 @@ pub struct RunArgs {
     /// (ATTRACTOR_LLM_MODEL).
     #[arg(long)]
     pub no_llm: bool,
-    /// Where run directories go [default: a `runs` folder beside the database].
+    /// Where run directories go [default: `runs/<database name>` beside the database].
     #[arg(long, env = "ATTRACTOR_RUNS_DIR", value_name = "DIR")]
     pub runs_dir: Option<PathBuf>,
     /// How far the held-out mean loss may rise over the previous epoch's
@@ -518,9 +518,9 @@ async fn report(g: &Global, suite: &str, out: &std::path::Path) -> Result<u8, Fa
     Ok(0)
 }
 
-/// The runs folder: the one asked for, else `runs` beside the database.
+/// The runs folder: the one asked for, else `runs/<database name>` beside the database.
 fn runs_root(db: &std::path::Path, asked: Option<&PathBuf>) -> PathBuf {
-    asked.cloned().unwrap_or_else(|| db.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs")))
+    asked.cloned().unwrap_or_else(|| crate::store::default_runs_root(db))
 }
 
 fn db_path(g: &Global) -> PathBuf {
@@ -538,7 +538,7 @@ fn load_suite(path: &std::path::Path, allow_outside: &[PathBuf]) -> Result<suite
         .map_err(|e| Failure::input(e.to_string()))?;
     let access =
         suite::Access { outside: settings.access().outside.into_iter().chain(allow_outside.iter().cloned()).collect() };
-    suite::load_with(path, &access).map_err(|e| Failure::input(e.to_string()))
+    suite::load_with(path, &access).and_then(suite::check_runnable).map_err(|e| Failure::input(e.to_string()))
 }
 
 async fn gc(g: &Global, args: &GcArgs) -> Result<u8, Failure> {

@@ -49,6 +49,9 @@ pub enum Degradation {
     SecurityRegressing,
     /// Regenerating the same code.
     Duplicating,
+    /// A limit cycle no escape strategy broke: the context keeps leading
+    /// back into it.
+    Cycling,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -47,9 +47,9 @@ pub fn criteria_of(observation: &Observation) -> Vec<CriterionVerdict> {
         for i in t.passing.len() as u32..t.passed {
             out.push(pass(format!("passing test #{}", i + 1)));
         }
-        // A skipped test shows nothing, and a test that no longer runs even
-        // less: the goal gradient sees both as gaps, as the level does.
-        for i in 0..t.skipped {
+        // A test newly skipped shows nothing, and a test that no longer runs
+        // even less: the goal gradient sees both as gaps, as the level does.
+        for i in 0..t.new_skips {
             out.push(fail(
                 format!("skipped test #{}", i + 1),
                 "skipped: a test that does not run shows nothing".into(),
@@ -170,10 +170,10 @@ mod tests {
 
     #[test]
     fn skipped_and_missing_tests_are_gaps_the_goal_gradient_sees() {
-        // Every test skipped: nothing failed, nothing passed — and no gap
-        // would be left without counting the skips.
+        // Every test newly skipped: nothing failed, nothing passed — and no
+        // gap would be left without counting the skips.
         let skipped = criteria_of(&obs(OverseerSignals {
-            test_results: Some(TestResults { skipped: 10, total: 10, ..Default::default() }),
+            test_results: Some(TestResults { skipped: 10, new_skips: 10, total: 10, ..Default::default() }),
             ..Default::default()
         }));
         assert_eq!(skipped.iter().filter(|v| !v.passed).count(), 10, "{skipped:#?}");

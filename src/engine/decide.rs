@@ -202,15 +202,14 @@ impl Engine {
         let prev = trajectory.observations.last();
         // The most tests any earlier iteration counted: fewer now means
         // some went missing (a test file emptied, tests no longer collected).
-        let most_tests = trajectory
-            .observations
-            .iter()
-            .filter_map(|o| o.overseer_signals.test_results.as_ref().map(|t| t.total))
-            .max()
-            .unwrap_or(0);
+        let earlier = || trajectory.observations.iter().filter_map(|o| o.overseer_signals.test_results.as_ref());
+        let most_tests = earlier().map(|t| t.total).max().unwrap_or(0);
+        // Skips the suite had from the start are its own; more are new.
+        let fewest_skips = earlier().map(|t| t.skipped).min();
         if let Some(t) = obs.overseer_signals.test_results.as_mut() {
             t.regression_count = regressions(prev.and_then(|p| p.overseer_signals.test_results.as_ref()), t);
             t.missing = most_tests.saturating_sub(t.total);
+            t.new_skips = fewest_skips.map_or(0, |f| t.skipped.saturating_sub(f));
         }
         obs.metrics = prev.map(|p| compute_metrics(p, &obs, &trajectory.context_health, &c.delta, &c.level));
         if obs.strategy_used == StrategyKind::FreshStart {
@@ -624,6 +623,16 @@ impl Engine {
         }
 
         if trajectory.attractor_state.kind() == AttractorKind::LimitCycle && eligible.is_empty() {
+            // Every escape inside the context failed: before giving up with
+            // budget left, start afresh with only what was learned — as a
+            // plateau would.
+            if trajectory.total_fresh_starts < trajectory.policy.max_fresh_starts
+                && !self.config.disabled_strategies.contains(&StrategyKind::FreshStart)
+                && !trajectory.unavailable.contains(&StrategyKind::FreshStart)
+            {
+                trajectory.forced_strategy = Some(StrategyKind::FreshStart);
+                return LoopControl::ForceFreshStart { reason: super::context::Degradation::Cycling };
+            }
             trajectory.phase = ConvergencePhase::Trapped;
             let partial = self.partial_result(trajectory, Some(plan), "trapped in a limit cycle, every escape tried");
             return LoopControl::Trapped { best: self.best(trajectory), partial };

@@ -104,8 +104,16 @@ pub fn convergence_delta(
     let error_delta = (prev_err - curr_err) / prev_err.max(curr_err).max(1.0);
 
     // Tests that went missing are regressions too: they no longer say anything.
-    let regression_penalty =
-        curr.test_results.as_ref().map_or(0.0, |t| f64::from(t.regression_count.saturating_add(t.missing)) / total);
+    // (Without test names the regressions are already the lost passes, the
+    // missing ones among them: counted once.)
+    let lost = |t: &TestResults| {
+        if t.passing.is_empty() && t.failing.is_empty() {
+            t.regression_count.max(t.missing)
+        } else {
+            t.regression_count.saturating_add(t.missing)
+        }
+    };
+    let regression_penalty = curr.test_results.as_ref().map_or(0.0, |t| f64::from(lost(t)) / total);
     let churn = if w.churn_scale_lines > 0.0 { (lines_changed as f64 / w.churn_scale_lines).min(1.0) } else { 0.0 };
 
     let mut delta =

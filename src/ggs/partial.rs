@@ -134,12 +134,14 @@ impl PartialResult {
         }
         moves.truncate(MAX_MOVES);
 
+        // A percentage next to counts is the counts' own share; the level
+        // (a weighted mix of tests, build and checks) is shown as what it is.
+        let (met, criteria) = (ctx.passing.len(), ctx.passing.len() + ctx.failing.len());
         let summary = format!(
-            "Stopped: {}. The best result reached {:.0}% ({} of {} criteria met){}.",
+            "Stopped: {}. The best result met {met} of {criteria} criteria ({}), convergence level {:.2}{}.",
             ctx.reason,
-            ctx.best_level * 100.0,
-            ctx.passing.len(),
-            ctx.passing.len() + ctx.failing.len(),
+            percent_of(met, criteria),
+            ctx.best_level,
             if ctx.environmental.is_empty() {
                 String::new()
             } else {
@@ -156,6 +158,16 @@ impl PartialResult {
             next_moves: moves,
         }
     }
+}
+
+/// `part` of `whole` as a whole percentage, from the counts ("8 of 11" is
+/// 73%, never the weighted level's 84%); "–" of nothing.
+pub fn percent_of(part: usize, whole: usize) -> String {
+    if whole == 0 {
+        return "–".to_string();
+    }
+    // Integer arithmetic: 8 of 11 is 72.7…, shown 73.
+    format!("{}%", (part * 200 + whole) / (whole * 2))
 }
 
 #[cfg(test)]
@@ -193,6 +205,15 @@ mod tests {
         assert!(r.next_moves[0].contains("`test:a`, `test:b`"), "{:?}", r.next_moves);
         assert!(r.next_moves[0].contains("right: 2"));
         assert_eq!(r.remaining, vec!["test:a".to_string(), "test:b".to_string()]);
-        assert!(r.summary.contains("60%") && r.summary.contains("1 of 3"), "{}", r.summary);
+        assert!(r.summary.contains("met 1 of 3 criteria (33%), convergence level 0.60"), "{}", r.summary);
+    }
+
+    #[test]
+    fn a_percentage_is_the_share_of_its_counts() {
+        assert_eq!(percent_of(8, 11), "73%");
+        assert_eq!(percent_of(1, 3), "33%");
+        assert_eq!(percent_of(2, 3), "67%");
+        assert_eq!(percent_of(0, 0), "–");
+        assert_eq!(percent_of(11, 11), "100%");
     }
 }

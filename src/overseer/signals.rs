@@ -46,6 +46,11 @@ pub struct TestResults {
     /// count as failing everywhere a verdict is made.
     #[serde(default)]
     pub missing: u32,
+    /// Skipped tests beyond the fewest an earlier observation of the
+    /// trajectory skipped (a test that was run and now is not); filled in by
+    /// the engine. Skips the suite always had are not counted.
+    #[serde(default)]
+    pub new_skips: u32,
 }
 
 impl TestResults {

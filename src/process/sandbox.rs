@@ -76,6 +76,23 @@ impl SandboxConfig {
     }
 }
 
+/// Folders under the home folder that hold credentials: hidden (empty).
+const SECRET_FOLDERS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".docker",
+    ".kube",
+    ".password-store",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/attractor",
+    ".local/share/keyrings",
+];
+
+/// Files under the home folder that hold credentials: read as empty.
+const SECRET_FILES: &[&str] = &[".netrc", ".pypirc", ".git-credentials", ".npmrc"];
+
 /// How one command is confined; its writable folder is its working directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
@@ -99,45 +116,75 @@ impl Sandbox {
     /// the sandbox.
     pub fn wrap(&self, command: &str, cwd: &Path) -> (OsString, Vec<OsString>) {
         let mut args: Vec<OsString> = Vec::new();
-        let mut arg = |a: &str| args.push(a.into());
-        for a in ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"] {
-            arg(a);
-        }
-        for a in ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--setenv", "TMPDIR", "/tmp"]
-        {
-            arg(a);
-        }
-        // Build tools keep caches under ~/.cache: a private, empty one lets
-        // them work (the real one stays untouched). Cargo builds into the
-        // workspace's own `target/` rather than a shared folder outside it.
-        if let Some(cache) = std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")).filter(|c| c.is_dir()) {
-            args.push("--tmpfs".into());
-            args.push(cache.into());
-        }
-        args.push("--unsetenv".into());
-        args.push("CARGO_TARGET_DIR".into());
-        if !self.network {
-            args.push("--unshare-net".into());
-            // Nothing in the sandbox can send it anywhere, but a key has no
-            // business in a test run's environment either.
-            for key in [crate::llm::ENV_API_KEY, crate::llm::ENV_OPENAI_API_KEY] {
-                args.push("--unsetenv".into());
-                args.push(key.into());
+        let mut add = |words: &[&dyn AsRef<std::ffi::OsStr>]| {
+            args.extend(words.iter().map(|w| w.as_ref().to_os_string()));
+        };
+        add(&[&"--ro-bind", &"/", &"/", &"--dev", &"/dev", &"--proc", &"/proc", &"--tmpfs", &"/tmp"]);
+        // Its own session (no typing into the user's terminal), processes,
+        // IPC and host name; it dies with the process that started it.
+        add(&[&"--new-session", &"--unshare-pid", &"--unshare-ipc", &"--unshare-uts", &"--die-with-parent"]);
+        add(&[&"--setenv", &"TMPDIR", &"/tmp"]);
+        // Sockets are reachable on a read-only file system: the session bus
+        // (a way out through systemd, and the keychain), an SSH agent, a
+        // Docker daemon. Their folders are replaced by empty ones.
+        for dir in ["/run", "/var/run"] {
+            // (`/var/run` is usually a link to `/run`: hidden with it.)
+            if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+                add(&[&"--tmpfs", &dir]);
             }
         }
-        args.push("--bind".into());
-        args.push(cwd.into());
-        args.push(cwd.into());
-        args.push("--chdir".into());
-        args.push(cwd.into());
-        args.push("--".into());
-        args.push("prlimit".into());
-        args.push(format!("--data={}", self.memory_bytes).into());
-        args.push(format!("--nproc={}", self.processes).into());
-        args.push("--".into());
-        args.push("sh".into());
-        args.push("-c".into());
-        args.push(command.into());
+        for var in ["DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "XDG_RUNTIME_DIR", "DOCKER_HOST", "GPG_AGENT_INFO"] {
+            add(&[&"--unsetenv", &var]);
+        }
+        if let Some(home) = std::env::var_os("HOME").map(std::path::PathBuf::from) {
+            // Build tools keep caches under ~/.cache, ~/.npm, ~/.gradle:
+            // private, empty ones let them work (the real ones stay untouched).
+            for dir in [".cache", ".npm", ".gradle"] {
+                let path = home.join(dir);
+                if path.is_dir() {
+                    add(&[&"--tmpfs", &path]);
+                }
+            }
+            // Credentials are nobody's business in a test run.
+            for dir in SECRET_FOLDERS {
+                let path = home.join(dir);
+                if path.is_dir() {
+                    add(&[&"--tmpfs", &path]);
+                }
+            }
+            for file in SECRET_FILES {
+                let path = home.join(file);
+                if path.is_file() {
+                    add(&[&"--ro-bind", &"/dev/null", &path]);
+                }
+            }
+        }
+        // Cargo builds into the workspace's own `target/` rather than a
+        // shared folder outside it.
+        add(&[&"--unsetenv", &"CARGO_TARGET_DIR"]);
+        // Attractor's own key never; a provider's key only for a command
+        // that was given the network (a coding agent calling its model).
+        add(&[&"--unsetenv", &crate::llm::ENV_API_KEY]);
+        if !self.network {
+            add(&[&"--unshare-net", &"--unsetenv", &crate::llm::ENV_OPENAI_API_KEY]);
+        }
+        add(&[&"--bind", &cwd, &cwd]);
+        // The workspace's git folder stays read-only: a hook, a filter or
+        // an `fsmonitor` written into its config would run outside the
+        // sandbox at the next commit. The executor's scratch folder inside
+        // it (its prompt and report) stays writable.
+        let git = cwd.join(".git");
+        if git.is_dir() {
+            add(&[&"--ro-bind", &git, &git]);
+            let scratch = git.join("attractor");
+            if scratch.is_dir() {
+                add(&[&"--bind", &scratch, &scratch]);
+            }
+        }
+        add(&[&"--chdir", &cwd, &"--", &"prlimit"]);
+        let data = format!("--data={}", self.memory_bytes);
+        let nproc = format!("--nproc={}", self.processes);
+        add(&[&data, &nproc, &"--", &"sh", &"-c", &command]);
         ("bwrap".into(), args)
     }
 }
@@ -189,7 +236,9 @@ mod tests {
     async fn a_sandboxed_command_writes_its_workspace_and_nothing_else() {
         available().unwrap();
         let ws = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        // Outside /tmp (private in the sandbox anyway): the home folder.
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from).unwrap();
+        let outside = tempfile::Builder::new().prefix(".attractor-sandbox-test").tempdir_in(home).unwrap();
         let target = outside.path().join("escaped.txt");
         let command = format!(
             "echo in > in.txt && mkdir -p sub && echo deep > sub/deep.txt; echo out > '{}'; echo $? > status.txt; echo tmp > /tmp/t && cat /tmp/t",
@@ -201,12 +250,21 @@ mod tests {
         assert!(!target.exists(), "wrote outside the workspace");
         assert_ne!(std::fs::read_to_string(ws.path().join("status.txt")).unwrap().trim(), "0");
         assert!(run.stderr.contains("Read-only file system"), "{}", run.stderr);
+        let git = run_git_probe(ws.path()).await;
+        assert!(git.contains("Read-only"), "the workspace's .git is writable: {git}");
         assert_eq!(run.stdout.trim(), "tmp", "a private /tmp is writable");
 
         // The same command as is: it can (the test could fail).
         let bare = super::super::ShellCommand::new(&command, ws.path(), Duration::from_secs(60)).run(None).await;
         assert!(bare.end.success());
         assert!(target.exists(), "without the sandbox the write lands");
+    }
+
+    /// Tries to write the workspace's git config from inside the sandbox.
+    async fn run_git_probe(ws: &Path) -> String {
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        let r = run("echo '[core] fsmonitor = evil' >> .git/config", ws, sandbox()).await;
+        r.stderr
     }
 
     #[tokio::test]
@@ -259,6 +317,21 @@ mod tests {
             .filter(|c| c.starts_with("sleep 31337"))
             .collect();
         assert_eq!(alive, Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn sockets_and_credentials_are_out_of_reach() {
+        available().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let probe = "ls -A /run | wc -l; echo \"${DBUS_SESSION_BUS_ADDRESS:-none} ${SSH_AUTH_SOCK:-none} ${ATTRACTOR_LLM_API_KEY:-none}\"";
+        let run = ShellCommand::new(probe, ws.path(), Duration::from_secs(60))
+            .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus")
+            .env("SSH_AUTH_SOCK", "/tmp/agent.sock")
+            .env("ATTRACTOR_LLM_API_KEY", "sk-secret")
+            .sandboxed(sandbox())
+            .run(None)
+            .await;
+        assert_eq!(run.stdout.lines().collect::<Vec<_>>(), ["0", "none none none"], "{}", run.stderr);
     }
 
     #[test]

@@ -32,7 +32,7 @@ use crate::artifact::{Origin, Registry, RegistryError};
 use crate::bus::{self, Bus, Envelope, Event};
 use crate::outer::{OptimizerKind, RunConfig, RunnerError, SuiteRunner};
 use crate::store::{CountedRun, EpochRow, InterventionRow, RunBrief, Store, StoreError, SuiteRow, TelemetryRow};
-use crate::suite::{self, SourceLocation, SuiteError, SuiteIssue, TaskKind};
+use crate::suite::{self, SourceLocation, SuiteError, SuiteIssue};
 use crate::watch::{LaunchRefusal, Launcher, WatchConfig, WatchError, Watcher};
 
 pub use diff::line_diff;
@@ -1049,7 +1049,7 @@ impl Service {
     /// Runs an already loaded (and, for watched files, approved) suite in the
     /// background. The watcher comes in here with the very bytes it checked.
     fn launch_loaded(self: &Arc<Self>, suite: suite::Suite, req: &LaunchRequest) -> Result<LaunchView> {
-        let suite = check_runnable(suite)
+        let suite = suite::check_runnable(suite)
             .map_err(|e| ServiceError::InvalidSuite(Box::new(validation_of(&suite_path_text(&e), Err(&e)))))?;
         let path = suite.path.clone();
         let model = self.llm_client_with(&suite.llm)?;
@@ -1061,9 +1061,7 @@ impl Service {
             return Err(ServiceError::BadInput(RunnerError::NeedsModel(optimizer.name()).to_string()));
         }
         let runs_root =
-            self.config.runs_root.clone().unwrap_or_else(|| {
-                self.config.db_path.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs"))
-            });
+            self.config.runs_root.clone().unwrap_or_else(|| crate::store::default_runs_root(&self.config.db_path));
         let mut run_config = RunConfig {
             epochs: req.epochs,
             optimizer,
@@ -1545,38 +1543,7 @@ fn resolve_path(path: &str) -> PathBuf {
 /// epoch (problems it cannot resolve, agent workspaces that do not exist), so
 /// a launch fails up front with located issues instead of in the background.
 fn load_runnable(path: &Path, access: &suite::Access) -> std::result::Result<suite::Suite, SuiteError> {
-    check_runnable(suite::load_with(path, access)?)
-}
-
-/// The checks of [`load_runnable`] on a suite already loaded.
-fn check_runnable(s: suite::Suite) -> std::result::Result<suite::Suite, SuiteError> {
-    let mut issues = Vec::new();
-    for t in &s.tasks {
-        match &t.kind {
-            TaskKind::Agent(a) => {
-                if let Some(folder) = a.workspace.as_ref().filter(|f| !s.dir.join(f).is_dir()) {
-                    issues.push(SuiteIssue {
-                        location: t.location.clone(),
-                        field: format!("tasks.{}.workspace", t.name),
-                        message: format!("the workspace folder {} does not exist", s.dir.join(folder).display()),
-                        hint: Some("`workspace:` is relative to the suite file's folder".into()),
-                    });
-                }
-            }
-            TaskKind::Optimize(o) => {
-                if let Err(message) = crate::task::optimize::resolve_problem(&o.problem, &s.dir) {
-                    issues.push(SuiteIssue {
-                        location: t.location.clone(),
-                        field: format!("tasks.{}.problem", t.name),
-                        message,
-                        hint: Some("use a built-in problem name or a problem file path relative to the suite".into()),
-                    });
-                }
-            }
-            TaskKind::Command(_) => {}
-        }
-    }
-    if issues.is_empty() { Ok(s) } else { Err(SuiteError { issues }) }
+    suite::check_runnable(suite::load_with(path, access)?)
 }
 
 /// The verdict on a suite file that did (or did not) load.

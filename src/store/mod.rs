@@ -81,6 +81,14 @@ pub fn default_path() -> PathBuf {
         .join("attractor.db")
 }
 
+/// Where the runs of the database at `db` keep their folders when nobody
+/// said otherwise: `runs/<database name>/` beside it, so two databases in
+/// one folder never write into each other's run folders.
+pub fn default_runs_root(db: &Path) -> PathBuf {
+    let stem = db.file_stem().map_or_else(|| "attractor".into(), |s| s.to_string_lossy().into_owned());
+    db.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs")).join(stem)
+}
+
 /// A handle to the database; cheap to clone (it wraps a connection pool).
 #[derive(Clone, Debug)]
 pub struct Store {

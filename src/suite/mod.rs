@@ -17,9 +17,11 @@
 //! [`parse`] tell the two apart by the file name.
 
 mod raw;
+mod runnable;
 pub mod taskfile;
 mod yaml;
 
+pub use runnable::check_runnable;
 pub use yaml::{decode_text, locate, parse_strict, read_text};
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -274,7 +274,7 @@ impl Workspace {
             Some(prev) => self.changes(prev, &commit).await?,
             None => self.parse_numstat(
                 &self
-                    .git(&["diff-tree", "--root", "-r", "--no-renames", "--numstat", "--no-commit-id", &commit])
+                    .git(&["diff-tree", "-z", "--root", "-r", "--no-renames", "--numstat", "--no-commit-id", &commit])
                     .await?,
             ),
         };
@@ -293,12 +293,15 @@ impl Workspace {
     pub async fn changes(&self, from: &str, to: &str) -> Result<Vec<FileChange>, WorkspaceError> {
         check_commit_id(from)?;
         check_commit_id(to)?;
-        let out = self.git(&["diff", "--numstat", "--no-renames", "--no-ext-diff", from, to, "--"]).await?;
+        let out = self.git(&["diff", "-z", "--numstat", "--no-renames", "--no-ext-diff", from, to, "--"]).await?;
         Ok(self.parse_numstat(&out))
     }
 
+    /// `--numstat -z` output: one `added<TAB>removed<TAB>path` record per
+    /// NUL, the path as it is (without `-z`, git quotes a path holding `"`,
+    /// `\` or a tab, and it would match nothing).
     fn parse_numstat(&self, out: &str) -> Vec<FileChange> {
-        out.lines()
+        out.split('\0')
             .filter_map(|line| {
                 let mut parts = line.splitn(3, '\t');
                 let (added, removed, path) = (parts.next()?, parts.next()?, parts.next()?);
@@ -325,6 +328,24 @@ impl Workspace {
         Ok(())
     }
 
+    /// Files changed since the last commit, tracked or new (not ignored).
+    pub async fn uncommitted_changes(&self) -> Result<Vec<String>, WorkspaceError> {
+        let tracked = self.git(&["diff", "-z", "--name-only", "--no-renames", "HEAD", "--"]).await?;
+        let new = self.git(&["ls-files", "-z", "--others", "--exclude-standard"]).await?;
+        let mut out: Vec<String> =
+            tracked.split('\0').chain(new.split('\0')).filter(|p| !p.is_empty()).map(String::from).collect();
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// Files in the workspace that git ignores (build output, caches, what
+    /// the workspace's `exclude` lists): never committed, so never in a diff.
+    pub async fn ignored_files(&self) -> Result<Vec<String>, WorkspaceError> {
+        let out = self.git(&["ls-files", "-z", "--others", "--ignored", "--exclude-standard"]).await?;
+        Ok(out.split('\0').filter(|p| !p.is_empty()).map(String::from).collect())
+    }
+
     /// Puts `paths` back as they were at `commit` (a file that did not exist
     /// then is removed) and commits that as the next state: how a change to
     /// a protected file is undone while the rest of an execution stays.
@@ -338,12 +359,16 @@ impl Workspace {
         for path in paths {
             let existed = self.git(&["cat-file", "-e", &format!("{commit}:{path}")]).await.is_ok();
             if existed {
-                self.git(&["checkout", commit, "--", path]).await?;
+                // A path, not a pattern: `*`, `?` and `:` mean themselves.
+                self.git(&["--literal-pathspecs", "checkout", commit, "--", path]).await?;
             } else {
-                // Never follows a link out: the path is removed, not its target.
+                // Never follows a link out: the path is removed, not its
+                // target; a folder (an embedded repository) with all it holds.
                 let full = self.root.join(path);
-                if std::fs::symlink_metadata(&full).is_ok() {
-                    tokio::fs::remove_file(&full).await.map_err(io_err("remove", &full))?;
+                match std::fs::symlink_metadata(&full) {
+                    Ok(m) if m.is_dir() => tokio::fs::remove_dir_all(&full).await.map_err(io_err("remove", &full))?,
+                    Ok(_) => tokio::fs::remove_file(&full).await.map_err(io_err("remove", &full))?,
+                    Err(_) => {}
                 }
             }
         }

@@ -167,6 +167,7 @@ impl Tally {
             passing,
             regression_count: 0,
             missing: 0,
+            new_skips: 0,
         }
     }
 

@@ -105,11 +105,27 @@ impl AgentConfig {
         let mut leaves = Vec::new();
         numbers(&serde_json::to_value(self).unwrap_or(Value::Null), String::new(), &mut leaves);
         for ((field, whole), value) in leaves {
+            let default = field.split('.').try_fold(&defaults, |v, k| v.get(k)).filter(|v| !v.is_null());
+            if value.is_nan() && default.is_none_or(|d| !d.is_number()) {
+                // A null where null is allowed (an optional setting left out).
+                continue;
+            }
             let bound = bound_of(&field, whole);
             if value >= bound.min && value <= bound.max {
                 continue;
             }
-            let default = field.split('.').try_fold(&defaults, |v, k| v.get(k)).filter(|v| !v.is_null());
+            if !value.is_finite() {
+                wrong.push(OutOfBounds {
+                    message: "is not a finite number (.nan and .inf are not usable here)".to_string(),
+                    hint: format!(
+                        "write a number from {} to {}",
+                        crate::suite::shown_number(bound.min),
+                        crate::suite::shown_number(bound.max)
+                    ),
+                    field,
+                });
+                continue;
+            }
             wrong.push(OutOfBounds {
                 message: format!(
                     "{} is outside {}..={} ({})",
@@ -124,6 +140,20 @@ impl AgentConfig {
                 },
                 field,
             });
+        }
+        // Optional numbers serialize as null whether left out or `.nan`:
+        // checked where they are.
+        for (field, value) in [
+            ("intervention_timeout_secs", self.intervention_timeout_secs),
+            ("executor.timeout_secs", self.executor.timeout_secs),
+        ] {
+            if value.is_some_and(|v| !v.is_finite()) {
+                wrong.push(OutOfBounds {
+                    field: field.to_string(),
+                    message: "is not a finite number (.nan and .inf are not usable here)".to_string(),
+                    hint: "write a number of seconds, or remove the key for the default".to_string(),
+                });
+            }
         }
         let split = &self.engine.decomposition;
         if split.min_subtasks > split.max_subtasks {
@@ -185,6 +215,7 @@ const BOUNDS: &[(&str, Bound)] = &[
     ("min_subtasks", bound(2.0, 100.0, "subtasks")),
     ("max_subtasks", bound(2.0, 100.0, "subtasks")),
     ("max_depth", bound(0.0, 5.0, "levels of splitting")),
+    ("overhead_per_subtask", bound(0.0, 100.0, "iterations")),
     ("sandbox.memory_mb", bound(16.0, 1_048_576.0, "MiB one command may allocate")),
     ("sandbox.processes", bound(8.0, 1_000_000.0, "processes")),
     // Counts where 0 means "none".
@@ -229,6 +260,9 @@ fn bound_of(path: &str, whole: bool) -> Bound {
 fn numbers(value: &Value, path: String, out: &mut Vec<((String, bool), f64)>) {
     match value {
         Value::Number(n) => out.push(((path, !n.is_f64()), n.as_f64().unwrap_or(f64::NAN))),
+        // `.nan` and `.inf` serialize as null: where a number must be (the
+        // caller checks against the defaults), a null is one of them.
+        Value::Null => out.push(((path, false), f64::NAN)),
         Value::Object(map) => {
             for (k, v) in map {
                 let next = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
@@ -288,6 +322,14 @@ mod tests {
         assert!(c.engine.parallel.follow_basin);
         let err = parse(r#"{"engine": {"decomposition": {"proactive": "sometimes"}}}"#).unwrap_err().to_string();
         assert!(err.contains("engine.decomposition.proactive"), "{err}");
+    }
+
+    #[test]
+    fn a_number_that_is_not_finite_is_refused() {
+        for text in ["engine:\n  ggs:\n    epsilon: .nan\n", "intervention_timeout_secs: .inf\n"] {
+            let err = parse(text).expect_err(text).to_string();
+            assert!(err.contains("agent.json:") && err.contains("hint: "), "{err}");
+        }
     }
 
     #[test]

@@ -918,7 +918,12 @@ impl<'r> Driver<'r> {
         }
 
         let policy = MeasurePolicy { skip_expensive: self.state.trajectory.policy.skip_expensive_overseers };
-        let measurement = self.overseers.measure(self.ws.root(), policy, Some(self.place.cancel.clone())).await;
+        let mut measurement = self.overseers.measure(self.ws.root(), policy, Some(self.place.cancel.clone())).await;
+        let tampered =
+            self.protection.check_measurement(&mut self.ws, &mut measurement.signals, &mut execution).await?;
+        if !tampered.is_empty() {
+            tracing::warn!(trajectory = %self.place.id, files = ?tampered, "protected files changed while the checks ran");
+        }
         let scope = leftovers::Scope {
             bus: &self.r.bus,
             suite_id: self.r.suite_id,

@@ -45,6 +45,20 @@ pub const INFERRED: &[&str] = &[
     "**/vitest.config.*",
     "**/karma.conf.*",
     "**/phpunit.xml*",
+    "**/tests.py",
+    "**/tests.rs",
+    "**/testdata/**",
+    "**/noxfile.py",
+    "**/setup.cfg",
+    "**/pyproject.toml",
+    "**/package.json",
+    "**/Cargo.toml",
+    "**/Makefile",
+    // Compiled caches: a crafted one would stand in for a test's source.
+    "**/__pycache__/**",
+    // What git ignores decides what a diff shows.
+    "**/.gitignore",
+    "**/.gitattributes",
     ".github/**",
     ".gitlab-ci.yml",
     ".circleci/**",
@@ -63,6 +77,9 @@ pub const REASON: &str = "this file is protected — the overseers' verdict depe
 pub struct Protection {
     set: GlobSet,
     patterns: Vec<String>,
+    /// Files the overseers write by design (their `report:`): not
+    /// tampering when they appear during a measurement.
+    reports: Vec<String>,
 }
 
 impl Protection {
@@ -87,7 +104,8 @@ impl Protection {
             }
         }
         let set = builder.build().unwrap_or_else(|_| GlobSet::empty());
-        Protection { set, patterns }
+        let reports = spec.overseers.iter().filter_map(|o| o.report.clone()).collect();
+        Protection { set, patterns, reports }
     }
 
     /// Whether the file at `path` (relative, `/`-separated) is protected.
@@ -109,6 +127,19 @@ impl Protection {
         before: &str,
         execution: &mut Execution,
     ) -> Result<Vec<String>, WorkspaceError> {
+        // Ignored files never reach a commit: one under protection (a
+        // `conftest.py` hidden by an ignore rule, a crafted bytecode cache)
+        // is simply removed — the checks' own caches come back next run.
+        for path in ws.ignored_files().await?.into_iter().filter(|p| self.covers(p)) {
+            let full = ws.root().join(&path);
+            if std::fs::symlink_metadata(&full).is_ok_and(|m| !m.is_dir()) {
+                std::fs::remove_file(&full).map_err(|source| WorkspaceError::Io {
+                    action: "remove",
+                    path: full,
+                    source,
+                })?;
+            }
+        }
         let changed = ws.changes(before, &execution.artifact.commit).await?;
         let touched: Vec<String> = changed.into_iter().map(|c| c.path).filter(|p| self.covers(p)).collect();
         if touched.is_empty() {
@@ -135,6 +166,50 @@ impl Protection {
             execution.rejected.push(RejectedEdit { path: path.clone(), action, reason: REASON.to_string() });
         }
         Ok(touched)
+    }
+}
+
+/// The name of the failing check a measurement gets when protected files
+/// changed while the overseers ran.
+pub const TAMPERED_CHECK: &str = "protected-files";
+
+impl Protection {
+    /// After a measurement: protected files the measured code changed while
+    /// the checks ran (a test module rewritten before it was collected).
+    /// They are put back (the workspace returns to the execution's commit),
+    /// and the measurement gets a failing check and the execution a refused
+    /// edit per file, so the state cannot pass on a rigged measurement.
+    pub async fn check_measurement(
+        &self,
+        ws: &mut Workspace,
+        signals: &mut crate::overseer::OverseerSignals,
+        execution: &mut Execution,
+    ) -> Result<Vec<String>, WorkspaceError> {
+        let tampered: Vec<String> = ws
+            .uncommitted_changes()
+            .await?
+            .into_iter()
+            .filter(|p| self.covers(p) && !self.reports.contains(p))
+            .collect();
+        if tampered.is_empty() {
+            return Ok(tampered);
+        }
+        if let Some(head) = ws.head().map(str::to_string) {
+            ws.reset_to(&head).await?;
+        }
+        signals.custom_checks.push(crate::overseer::signals::CustomCheckResult {
+            name: TAMPERED_CHECK.to_string(),
+            passed: false,
+            detail: format!("protected files changed while the checks ran: {}", tampered.join(", ")),
+        });
+        for path in &tampered {
+            execution.rejected.push(RejectedEdit {
+                path: path.clone(),
+                action: EditAction::Write,
+                reason: format!("{REASON} (it was changed while the checks ran, so that measurement does not count)"),
+            });
+        }
+        Ok(tampered)
     }
 }
 
@@ -250,6 +325,50 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn protected_files_changed_while_the_checks_ran_void_the_measurement() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        std::fs::create_dir_all(src.join("tests")).unwrap();
+        std::fs::write(src.join("code.py"), "x = 1\n").unwrap();
+        std::fs::write(src.join("tests/test_code.py"), "assert True\n").unwrap();
+        let mut ws = Workspace::create(&src, &dir.path().join("ws"), Default::default()).await.unwrap();
+        let mut spec = spec(&[], true, &["python3 -m pytest"]);
+        spec.overseers[0].report = Some("tests/junit.xml".into());
+        let p = Protection::of(&spec, ws.root());
+        let mut signals = crate::overseer::OverseerSignals::default();
+        let mut execution = execution(ws.head().unwrap());
+        // An honest run writes only its report: nothing to say.
+        std::fs::write(ws.root().join("tests/junit.xml"), "<testsuite/>").unwrap();
+        assert!(p.check_measurement(&mut ws, &mut signals, &mut execution).await.unwrap().is_empty());
+        // The measured code rewrites a test and drops a conftest while the checks run.
+        std::fs::write(ws.root().join("tests/test_code.py"), "").unwrap();
+        std::fs::write(ws.root().join("conftest.py"), "collect_ignore = ['tests']\n").unwrap();
+        let tampered = p.check_measurement(&mut ws, &mut signals, &mut execution).await.unwrap();
+        assert_eq!(tampered, ["conftest.py", "tests/test_code.py"]);
+        assert_eq!(std::fs::read_to_string(ws.root().join("tests/test_code.py")).unwrap(), "assert True\n");
+        assert!(!ws.root().join("conftest.py").exists());
+        let check = signals.custom_checks.iter().find(|c| c.name == TAMPERED_CHECK).expect("a failing check");
+        assert!(!check.passed && check.detail.contains("conftest.py"), "{check:?}");
+        assert_eq!(execution.rejection_count(), 2);
+    }
+
+    fn execution(commit: &str) -> Execution {
+        Execution {
+            artifact: crate::workspace::ArtifactReference { commit: commit.to_string(), ..Default::default() },
+            tokens: 0,
+            wall_time: std::time::Duration::ZERO,
+            summary: String::new(),
+            applied: Vec::new(),
+            rejected: Vec::new(),
+            tools_used: Vec::new(),
+            status: crate::executor::ExecutionStatus::Completed,
+            subtasks: Vec::new(),
+            amendments: Vec::new(),
+            left_running: Vec::new(),
+        }
+    }
+
+    #[tokio::test]
     async fn a_change_to_a_protected_file_is_undone_and_refused_while_the_rest_stays() {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src");
@@ -264,6 +383,10 @@ mod tests {
         std::fs::write(ws.root().join("tests/test_code.py"), "").unwrap();
         std::fs::remove_file(ws.root().join("test_other.py")).unwrap();
         std::fs::write(ws.root().join("conftest.py"), "collect_ignore = ['tests']\n").unwrap();
+        // A name git would quote, and a cache git ignores.
+        std::fs::write(ws.root().join("tests/we\"ird\tname.py"), "import sys\n").unwrap();
+        std::fs::create_dir_all(ws.root().join("__pycache__")).unwrap();
+        std::fs::write(ws.root().join("__pycache__/test_other.cpython-311.pyc"), "crafted").unwrap();
         let artifact = ws.commit("execution").await.unwrap();
         let mut execution = Execution {
             artifact,
@@ -281,12 +404,14 @@ mod tests {
         let p = Protection::of(&spec(&[], true, &[]), ws.root());
         let mut undone = p.enforce(&mut ws, &before, &mut execution).await.unwrap();
         undone.sort();
-        assert_eq!(undone, ["conftest.py", "test_other.py", "tests/test_code.py"]);
+        assert_eq!(undone, ["conftest.py", "test_other.py", "tests/test_code.py", "tests/we\"ird\tname.py"]);
+        assert!(!ws.root().join("tests/we\"ird\tname.py").exists());
+        assert!(!ws.root().join("__pycache__/test_other.cpython-311.pyc").exists(), "the crafted cache is gone");
         assert_eq!(std::fs::read_to_string(ws.root().join("code.py")).unwrap(), "x = 2\n", "the fix stays");
         assert_eq!(std::fs::read_to_string(ws.root().join("tests/test_code.py")).unwrap(), "assert True\n");
         assert!(ws.root().join("test_other.py").exists());
         assert!(!ws.root().join("conftest.py").exists());
-        assert_eq!(execution.rejection_count(), 3);
+        assert_eq!(execution.rejection_count(), 4);
         assert_eq!((execution.artifact.files_changed, execution.artifact.commit.as_str()), (1, ws.head().unwrap()));
         assert!(execution.rejected.iter().all(|r| r.reason == REASON));
     }
