@@ -1385,6 +1385,17 @@ async fn a_strategy_escalation_waits_across_a_restart_and_a_rejection_picks_a_st
     assert!(user_message(&server, 3).contains(&format!("Strategy for this attempt: {}", obs[3].strategy)));
     let state: Value = serde_json::from_str(&t2.state_json).unwrap();
     assert_eq!(state["trajectory"]["declined"], json!(["architect_review"]));
+    // The first run stays inspectable: its trajectory, every iteration of it.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_attractor"))
+        .arg("--db")
+        .arg(&db)
+        .args(["trajectory", &run1.id.to_string()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains(&format!("run {} continued its trajectory", run2.id)), "{text}");
+    assert!(text.contains("converged, 4 iteration(s)"), "{text}");
     server.shutdown().await;
 }
 

@@ -220,7 +220,10 @@ fn a_cost_budget_needs_a_price_for_a_remote_model_and_the_settings_file_gives_it
     std::fs::write(&settings, r#"{"model_prices": {"big-model": {"input_per_million": 3, "output_per_million": 15}}}"#)
         .unwrap();
     let out = run();
-    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    // Priced, the run starts; its command writes no result, so the run
+    // fails — and the exit code says so (4), not the price.
+    assert_eq!(code(&out), 4, "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("has no price"));
 
     std::fs::write(
         &settings,
@@ -293,7 +296,11 @@ fn telemetry_and_the_interventions_inbox_from_the_command_line() {
         "s.yaml",
         "name: mixed\ntasks:\n  - name: ring\n    problem: impossible.yaml\n    budget: { max_evaluations: 100 }\n  - name: g24\n    problem: g24\n    budget: { max_evaluations: 2000 }\n",
     );
-    let out = cli.ok(&["run", suite.to_str().unwrap()]);
+    // `ring` has no feasible point: its run fails, and the exit code says so.
+    let run = cli.run(&["run", suite.to_str().unwrap()]);
+    let (out, err) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    assert_eq!(code(&run), 4, "{err}");
+    assert!(err.contains("1 run(s) failed or were aborted: ring (run 1, failed)"), "{err}");
     assert!(out.contains("epoch   1"), "{out}");
 
     let inbox = cli.ok(&["interventions"]);

@@ -43,7 +43,12 @@ impl World {
             .env_remove("ATTRACTOR_LLM_MODEL")
             .output()
             .unwrap();
-        assert!(out.status.success(), "attractor {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        // 4: it ran, and some runs failed — as some fixtures' tasks do by design.
+        assert!(
+            matches!(out.status.code(), Some(0 | 4)),
+            "attractor {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     }
 

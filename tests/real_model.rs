@@ -524,7 +524,13 @@ async fn the_agent_example_applies_model_edits_measures_them_and_leaves_no_quest
         .output()
         .expect("run attractor");
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    // A 135M model seldom converges in two iterations: runs that end failed
+    // are the model's, and the exit code says so (4) and names them.
+    match out.status.code() {
+        Some(0) => {}
+        Some(4) => assert!(stderr.contains("run(s) failed or were aborted: "), "{stderr}"),
+        other => panic!("exit {other:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"),
+    }
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.contains("model: about "), "the pre-run preview: {stderr}");
     assert!(stdout.contains("model use: executor"), "{stdout}");
@@ -540,7 +546,7 @@ async fn the_agent_example_applies_model_edits_measures_them_and_leaves_no_quest
     .await
     .unwrap();
     assert!(!rows.is_empty(), "no iteration ran");
-    assert!(rows.iter().any(|(applied, ..)| *applied > 0), "no model edit was applied: {rows:?}");
+    assert!(rows.iter().any(|(applied, ..)| *applied > 0), "no model edit was applied: {rows:?}\nstderr:\n{stderr}");
     for (applied, rejected, verdicts, execution) in &rows {
         assert!(!verdicts.is_empty(), "an iteration the overseers did not measure");
         let e: Value = serde_json::from_str(execution).unwrap();

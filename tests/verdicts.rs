@@ -121,3 +121,82 @@ async fn an_executor_that_fixes_the_code_and_also_touches_a_test_keeps_the_fix_a
     assert_eq!(v.refused.first().map(String::as_str), Some("test_squares.py"));
     assert!(v.gate_rejections >= 1.0);
 }
+
+/// The squares task with a held-out check: ten more cases (11–20) in the
+/// suite's folder, run by a `hidden: true` overseer the executor never sees.
+async fn held_out_verdict(command: &str) -> (String, f64, Vec<attractor::store::ObservationRow>) {
+    let f = Fixture::new("held").await;
+    let held = f.path("held");
+    std::fs::create_dir_all(&held).unwrap();
+    let mut cases =
+        String::from("import unittest\n\nfrom squares import square\n\n\nclass HeldOut(unittest.TestCase):\n");
+    for n in 11..=20 {
+        cases.push_str(&format!("    def test_{n}(self):\n        self.assertEqual(square({n}), {})\n\n", n * n));
+    }
+    std::fs::write(held.join("test_held.py"), cases).unwrap();
+    let yaml = format!(
+        "name: held\ntasks:\n  - name: squares\n    kind: agent\n    task: Implement square(n) in squares.py.\n    workspace: pkg\n    budget:\n      max_loops: 2\n    executor:\n      type: command\n      command: {command:?}\n    overseers:\n      - name: tests\n        kind: test\n        command: python3 -m unittest -v\n      - name: held-out\n        kind: test\n        hidden: true\n        command: python3 -m unittest discover -v -s \"$ATTRACTOR_SUITE_DIR/held\"\n"
+    );
+    let suite_path = f.path("held.suite.yaml");
+    std::fs::write(&suite_path, yaml).unwrap();
+    let suite = attractor::suite::load(&suite_path).unwrap_or_else(|e| panic!("{e}"));
+    let mut agent = AgentConfig::default();
+    agent.verifier.enabled = false;
+    agent.engine.interventions = attractor::engine::InterventionConfig::all(attractor::engine::InterventionMode::Auto);
+    let bus = Bus::new();
+    let persister = bus::persist(&bus, f.store.clone());
+    let registry = Registry::load(f.store.clone()).await.unwrap();
+    let (_tx, cancel) = tokio::sync::watch::channel(false);
+    SuiteRunner::new(
+        f.store.clone(),
+        registry,
+        bus.clone(),
+        suite,
+        common::squares::run_config(f.path("runs"), 1),
+        cancel,
+    )
+    .with_agent_config(agent)
+    .run()
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    bus.close();
+    persister.await.unwrap();
+    let run = f.last_run().await;
+    let t = f.store.trajectories_of_run(run.id).await.unwrap().pop().expect("a trajectory");
+    let rows = f.store.epoch_runs_of_suite(run.suite_id).await.unwrap();
+    (t.status, rows[0].loss, f.store.observations_of_trajectory(&t.id).await.unwrap())
+}
+
+#[tokio::test]
+async fn held_out_checks_catch_a_hard_coded_answer_that_the_visible_tests_pass() {
+    let (honest_status, honest_loss, _) = held_out_verdict(HONEST).await;
+    assert_eq!(honest_status, "converged");
+
+    // A table of the ten visible answers: every visible test passes.
+    let table: String = (1..=10).map(|n| format!("{n}: {}, ", n * n)).collect();
+    let hard_coded = format!("printf 'def square(n):\\n    return {{{table}}}[n]\\n' > squares.py");
+    let (status, loss, observations) = held_out_verdict(&hard_coded).await;
+    assert_ne!(status, "converged", "the held-out checks disagree");
+    assert!(loss > honest_loss, "loss {loss} ≤ the honest {honest_loss}");
+    // What the executor is told never names them: the visible record holds
+    // only the visible tests.
+    for o in &observations {
+        for text in [&o.signals_json, &o.overseer_runs_json, &o.verdict_summary] {
+            assert!(!text.contains("test_held") && !text.contains("HeldOut"), "held-out output leaked: {text}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_suite_whose_every_check_is_hidden_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+    let path = dir.path().join("s.yaml");
+    std::fs::write(
+        &path,
+        "name: s\ntasks:\n  - name: a\n    kind: agent\n    task: t\n    workspace: ws\n    executor: { type: command, command: 'true' }\n    overseers:\n      - { name: o, kind: test, command: 'true', hidden: true }\n",
+    )
+    .unwrap();
+    let err = attractor::suite::load(&path).unwrap_err().to_string();
+    assert!(err.contains("every overseer is hidden") && err.contains("hint: "), "{err}");
+}

@@ -351,7 +351,27 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
     let Some(run) = store.run(run_id).await? else {
         return Err(Failure::input(format!("no run {run_id}\n  hint: `attractor inspect SUITE --json` lists run ids")));
     };
-    let trajectories = store.trajectories_of_run(run_id).await?;
+    let mut trajectories = store.trajectories_of_run(run_id).await?;
+    if trajectories.is_empty() && run.kind == "agent" {
+        // A trajectory that paused (or was stopped) belongs to the run that
+        // continued it: the later run of the same task in the same epoch.
+        for later in store.runs_of_epoch(run.epoch_id).await? {
+            if later.id > run_id && later.task_name == run.task_name {
+                let adopted = store.trajectories_of_run(later.id).await?;
+                if !adopted.is_empty() {
+                    if !g.json {
+                        println!(
+                            "run {run_id} stopped (paused or interrupted); run {} continued its trajectory — every \
+                             iteration, before and after, is below",
+                            later.id
+                        );
+                    }
+                    trajectories = adopted;
+                    break;
+                }
+            }
+        }
+    }
     if trajectories.is_empty() {
         return Err(Failure::input(format!(
             "run {run_id} (task `{}`, kind {}) has no trajectory: only agent tasks do{}",

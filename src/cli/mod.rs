@@ -302,6 +302,8 @@ fn parse_learning_rate(s: &str) -> Result<f64, String> {
 
 /// The exit code of a run refused because another run holds its suite.
 pub const EXIT_BUSY: u8 = 3;
+/// The suite ran to the end, and some of its runs failed or were aborted.
+pub const EXIT_RUNS_FAILED: u8 = 4;
 
 /// An error on its way to the terminal, with the exit code it means.
 #[derive(Debug)]
@@ -776,6 +778,14 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     let _ = auditor.await;
     let _ = persister.await;
     let _ = renderer.await;
+    // What did not succeed, for the exit code: a suite whose runs failed
+    // or were aborted did not do its job, whatever the loss says.
+    let mut unsuccessful = Vec::new();
+    if let Ok(s) = &result {
+        for e in &s.epochs {
+            unsuccessful.extend(store.unsuccessful_runs(e.epoch_id).await.unwrap_or_default());
+        }
+    }
     store.close().await;
 
     let by_role = usage.map(|u| u.by_role()).unwrap_or_default();
@@ -814,7 +824,23 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         }
         println!("database: {}", db.display());
     }
-    Ok(if summary.interrupted { 130 } else { 0 })
+    if summary.interrupted {
+        return Ok(130);
+    }
+    if !unsuccessful.is_empty() {
+        if !g.quiet {
+            let runs: Vec<String> =
+                unsuccessful.iter().map(|r| format!("{} (run {}, {})", r.task_name, r.id, r.status)).collect();
+            eprintln!(
+                "{} run(s) failed or were aborted: {}\n  hint: `attractor inspect {}` shows each run's error",
+                unsuccessful.len(),
+                runs.join(", "),
+                summary.suite
+            );
+        }
+        return Ok(EXIT_RUNS_FAILED);
+    }
+    Ok(0)
 }
 
 /// `ROLE=N` for `--max-tokens`.

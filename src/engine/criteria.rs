@@ -121,6 +121,15 @@ pub fn criteria_of(observation: &Observation) -> Vec<CriterionVerdict> {
         first.evidence = evidence;
     }
 
+    // Held-out checks: one criterion, named and never explained, so the
+    // gradient sees the gap and nothing about the checks leaks.
+    if let Some(hidden) = &observation.held_out {
+        out.push(if hidden.all_passing() {
+            pass("held-out checks".into())
+        } else {
+            fail("held-out checks".into(), "checks the executor does not see disagree".into())
+        });
+    }
     if let Some(v) = &observation.verification {
         out.extend(v.verdicts.iter().cloned());
     }

@@ -271,7 +271,14 @@ impl Engine {
             &mut trajectory.gradient,
             RoundInput { verdicts: &criteria, resources, tools_used: &latest.tools_used },
         );
-        let thrashing = detect_thrashing(&trajectory.gradient.history, c.ggs.thrashing_repeats);
+        // "New approaches are not helping" only when new approaches ran:
+        // rounds whose attempts were all retries are not thrashing.
+        let thrashing = detect_thrashing(&trajectory.gradient.history, c.ggs.thrashing_repeats).filter(|alert| {
+            trajectory.observations.iter().rev().take(alert.repeats as usize).any(|o| {
+                o.strategy_used.is_exploration()
+                    || matches!(o.strategy_used, StrategyKind::FreshStart | StrategyKind::RevertAndBranch)
+            })
+        });
         trajectory.last_directive = Some(plan.clone());
 
         // 5. Loop control.
@@ -571,7 +578,7 @@ impl Engine {
             return false;
         }
         match &latest.verification {
-            Some(v) if !v.satisfied() => level >= 1.0 || latest.overseer_signals.all_passing(),
+            Some(v) if !v.satisfied() => level >= 1.0 || latest.judged_signals().all_passing(),
             _ => true,
         }
     }

@@ -176,7 +176,8 @@ pub fn compute_metrics(
         error_count_delta: (c.error_count() as i64 - p.error_count() as i64) as i32,
         vulnerability_delta: (c.vulnerability_count() as i64 - p.vulnerability_count() as i64) as i32,
         convergence_delta: convergence_delta(p, c, lines_changed, health, delta_weights),
-        convergence_level: convergence_level(c, level_weights),
+        // The level is over every check, the held-out ones included.
+        convergence_level: convergence_level(&curr.judged_signals(), level_weights),
     }
 }
 

@@ -142,9 +142,24 @@ pub struct Observation {
     /// directive demands a different approach.
     #[serde(default)]
     pub tools_used: Vec<String>,
+    /// What the held-out checks (overseers the executor never sees) said
+    /// of this state, when they ran: they run once the visible checks
+    /// would let it converge, and the verdict — level, convergence, the
+    /// loss — is over both.
+    #[serde(default)]
+    pub held_out: Option<OverseerSignals>,
 }
 
 impl Observation {
+    /// The signals a verdict is over: the visible checks', and the
+    /// held-out ones' when they ran. Prompts only ever see the visible.
+    pub fn judged_signals(&self) -> std::borrow::Cow<'_, OverseerSignals> {
+        match &self.held_out {
+            Some(hidden) => std::borrow::Cow::Owned(self.overseer_signals.combined(hidden)),
+            None => std::borrow::Cow::Borrowed(&self.overseer_signals),
+        }
+    }
+
     /// An observation of `signals` produced by `strategy`, the rest empty.
     pub fn new(strategy: StrategyKind, artifact: ArtifactReference, signals: OverseerSignals) -> Self {
         Observation {
@@ -158,12 +173,13 @@ impl Observation {
             wall_time_ms: 0,
             strategy_used: strategy,
             tools_used: Vec::new(),
+            held_out: None,
         }
     }
 
     /// The convergence level, from the stored metrics or the signals.
     pub fn level(&self, weights: &LevelWeights) -> f64 {
-        self.metrics.map_or_else(|| convergence_level(&self.overseer_signals, weights), |m| m.convergence_level)
+        self.metrics.map_or_else(|| convergence_level(&self.judged_signals(), weights), |m| m.convergence_level)
     }
 }
 

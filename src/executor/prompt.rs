@@ -269,7 +269,9 @@ pub fn build_prompt(
     {
         anti.extend(cf.anti_patterns.iter().cloned());
     }
-    if !anti.is_empty() && strategy != StrategyKind::FreshStart {
+    // (A fresh start carries the failed approaches in its own section, once;
+    // the task's anti-patterns are still things to avoid, not things tried.)
+    if !anti.is_empty() {
         section(&mut u, "Anti-patterns (do NOT do these)", &bullets(&anti));
     }
     if !inputs.lessons.is_empty() {
@@ -512,15 +514,8 @@ fn strategy_sections(
                 facts.push_str("\nRemaining gaps:\n");
                 facts.push_str(&bullets(&cf.remaining_gaps));
             }
-            let mut failures = cf.failure_summary.trim().to_string();
-            let mut anti = inputs.anti_patterns.clone();
-            anti.extend(cf.anti_patterns.iter().cloned());
-            if !anti.is_empty() {
-                if !failures.is_empty() {
-                    failures.push('\n');
-                }
-                failures.push_str(&bullets(&anti));
-            }
+            // The failure summary already lists each failed approach once.
+            let failures = cf.failure_summary.trim().to_string();
             let (facts, failures) = (or_none(facts.trim()), or_none(&failures));
             let template = &texts.carry_forward_template;
             let mut body =

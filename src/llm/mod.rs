@@ -29,7 +29,7 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), attractor::llm::LlmError> {
 //! use attractor::llm::{ChatMessage, ChatRequest, LlmClient, LlmConfig};
-//! #[derive(serde::Deserialize)]
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct Verdict { pass: bool, reason: String }
 //!
 //! let client = LlmClient::new(LlmConfig::from_env()?)?;

@@ -121,6 +121,8 @@ pub struct OverseerRunner {
     env: Vec<(String, String)>,
     /// How the commands are confined (none unless [`OverseerRunner::sandboxed`]).
     sandbox: Option<crate::process::sandbox::SandboxConfig>,
+    /// Folders the sandboxed commands may read though `/tmp` hides them.
+    readable: Vec<std::path::PathBuf>,
 }
 
 fn cost_rank(c: CostClass) -> u8 {
@@ -150,7 +152,7 @@ impl OverseerRunner {
             configured.push(Configured { spec, success, failure });
         }
         configured.sort_by_key(|c| cost_rank(c.spec.cost));
-        Ok(OverseerRunner { overseers: configured, config, env: Vec::new(), sandbox: None })
+        Ok(OverseerRunner { overseers: configured, config, env: Vec::new(), sandbox: None, readable: Vec::new() })
     }
 
     /// Runs every overseer's command in the sandbox `config` describes
@@ -158,6 +160,12 @@ impl OverseerRunner {
     /// keeps the network.
     pub fn sandboxed(mut self, config: &crate::process::sandbox::SandboxConfig) -> OverseerRunner {
         self.sandbox = Some(config.clone());
+        self
+    }
+
+    /// Lets the sandboxed commands read `dir` (read-only) wherever it is.
+    pub fn reading(mut self, dir: std::path::PathBuf) -> OverseerRunner {
+        self.readable.push(dir);
         self
     }
 
@@ -259,7 +267,10 @@ impl OverseerRunner {
             .capture(Capture::head_and_tail(self.config.output_head_bytes, self.config.output_tail_bytes))
             .env("ATTRACTOR_WORKSPACE", root)
             .env("ATTRACTOR_OVERSEER", &o.name)
-            .sandboxed(self.sandbox.as_ref().and_then(|s| s.for_command(o.network)));
+            .sandboxed(self.sandbox.as_ref().and_then(|s| s.for_command(o.network)).map(|mut s| {
+                s.readable = self.readable.clone();
+                s
+            }));
         for (k, v) in &self.env {
             cmd = cmd.env(k, v);
         }

@@ -141,6 +141,52 @@ pub struct OverseerSignals {
 }
 
 impl OverseerSignals {
+    /// These measurements and `other`'s as one: counts added, a check
+    /// passing only when both sides pass. How held-out checks join the
+    /// visible ones in a verdict.
+    pub fn combined(&self, other: &OverseerSignals) -> OverseerSignals {
+        fn both<T: Clone>(a: &Option<T>, b: &Option<T>, join: impl Fn(&T, &T) -> T) -> Option<T> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some(join(a, b)),
+                (a, b) => a.clone().or_else(|| b.clone()),
+            }
+        }
+        OverseerSignals {
+            test_results: both(&self.test_results, &other.test_results, |a, b| TestResults {
+                passed: a.passed + b.passed,
+                failed: a.failed + b.failed,
+                skipped: a.skipped + b.skipped,
+                total: a.total + b.total,
+                failing: a.failing.iter().chain(&b.failing).cloned().collect(),
+                passing: a.passing.iter().chain(&b.passing).cloned().collect(),
+                regression_count: a.regression_count + b.regression_count,
+                missing: a.missing + b.missing,
+                new_skips: a.new_skips + b.new_skips,
+            }),
+            type_check: both(&self.type_check, &other.type_check, |a, b| TypeCheckResult {
+                clean: a.clean && b.clean,
+                error_count: a.error_count + b.error_count,
+            }),
+            lint_results: both(&self.lint_results, &other.lint_results, |a, b| LintResults {
+                error_count: a.error_count + b.error_count,
+                warning_count: a.warning_count + b.warning_count,
+            }),
+            build_result: both(&self.build_result, &other.build_result, |a, b| BuildResult {
+                success: a.success && b.success,
+                error_count: a.error_count + b.error_count,
+                warning_count: a.warning_count + b.warning_count,
+            }),
+            security_scan: both(&self.security_scan, &other.security_scan, |a, b| SecurityScanResult {
+                critical_count: a.critical_count + b.critical_count,
+                high_count: a.high_count + b.high_count,
+                medium_count: a.medium_count + b.medium_count,
+                low_count: a.low_count + b.low_count,
+            }),
+            custom_checks: self.custom_checks.iter().chain(&other.custom_checks).cloned().collect(),
+            verdicts: self.verdicts.iter().chain(&other.verdicts).cloned().collect(),
+        }
+    }
+
     /// At least one overseer produced a measurement (lint alone does not
     /// count: it cannot say whether the task is done).
     pub fn has_any_signal(&self) -> bool {

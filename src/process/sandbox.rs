@@ -55,6 +55,7 @@ impl SandboxConfig {
             network,
             memory_bytes: self.memory_mb.saturating_mul(1024 * 1024),
             processes: self.processes,
+            readable: Vec::new(),
         })
     }
 
@@ -99,6 +100,9 @@ pub struct Sandbox {
     pub network: bool,
     pub memory_bytes: u64,
     pub processes: u64,
+    /// Folders the command reads that the private `/tmp` would hide (the
+    /// suite's folder, where held-out checks live): bound read-only.
+    pub readable: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -168,6 +172,9 @@ impl Sandbox {
         if !self.network {
             add(&[&"--unshare-net", &"--unsetenv", &crate::llm::ENV_OPENAI_API_KEY]);
         }
+        for dir in self.readable.iter().filter(|d| d.is_dir()) {
+            add(&[&"--ro-bind", dir, dir]);
+        }
         add(&[&"--bind", &cwd, &cwd]);
         // The workspace's git folder stays read-only: a hook, a filter or
         // an `fsmonitor` written into its config would run outside the
@@ -198,7 +205,7 @@ pub fn available() -> Result<(), SandboxUnavailable> {
 
 fn probe() -> Result<(), SandboxUnavailable> {
     let dir = std::env::temp_dir();
-    let sandbox = Sandbox { network: false, memory_bytes: 1 << 30, processes: 64 };
+    let sandbox = Sandbox { network: false, memory_bytes: 1 << 30, processes: 64, readable: Vec::new() };
     let (program, args) = sandbox.wrap("true", &dir);
     match std::process::Command::new(&program).args(&args).output() {
         Ok(out) if out.status.success() => Ok(()),

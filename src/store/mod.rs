@@ -495,6 +495,17 @@ impl Store {
             .await?)
     }
 
+    /// The counted runs of an epoch that failed or were aborted.
+    pub async fn unsuccessful_runs(&self, epoch_id: i64) -> Result<Vec<RunRow>> {
+        Ok(sqlx::query_as(
+            "SELECT runs.* FROM runs JOIN epoch_runs ON epoch_runs.run_id = runs.id \
+             WHERE runs.epoch_id = ? AND runs.status IN ('failed', 'aborted') ORDER BY runs.task_name",
+        )
+        .bind(epoch_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     pub async fn runs_of_epoch(&self, epoch_id: i64) -> Result<Vec<RunRow>> {
         Ok(sqlx::query_as("SELECT * FROM runs WHERE epoch_id = ? ORDER BY id")
             .bind(epoch_id)

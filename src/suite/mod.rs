@@ -198,6 +198,10 @@ pub struct Overseer {
     /// Whether the sandbox lets the command use the network.
     #[serde(default)]
     pub network: bool,
+    /// A held-out check: the executor never sees its output; the verdict,
+    /// the level and the loss include it once the visible checks pass.
+    #[serde(default)]
+    pub hidden: bool,
 }
 
 impl Overseer {
@@ -214,6 +218,7 @@ impl Overseer {
             timeout: None,
             report: None,
             network: false,
+            hidden: false,
         }
     }
 
@@ -996,6 +1001,7 @@ impl Validator {
                     timeout,
                     report: o.report.map(|r| r.value),
                     network: o.network,
+                    hidden: o.hidden,
                 });
             }
         }
@@ -1189,7 +1195,19 @@ impl Validator {
                     self.executor(prefix, e);
                 }
                 let overseers = match t.overseers {
-                    Some(o) => self.overseers(prefix, o.value),
+                    Some(o) => {
+                        let at = o.referenced;
+                        let list = self.overseers(prefix, o.value);
+                        if !list.is_empty() && list.iter().all(|o| o.hidden) {
+                            self.issue(
+                                at,
+                                field("overseers"),
+                                "every overseer is hidden: the executor would work blind",
+                                "keep at least one check visible (`hidden: false`); held-out checks join the verdict once the visible ones pass",
+                            );
+                        }
+                        list
+                    }
                     None => Vec::new(),
                 };
                 TaskKind::Agent(AgentTask {

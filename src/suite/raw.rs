@@ -296,6 +296,10 @@ pub struct Overseer {
     /// by default).
     #[serde(default)]
     pub network: bool,
+    /// A held-out check: its output never reaches the executor; it joins
+    /// the verdict once the visible checks pass.
+    #[serde(default)]
+    pub hidden: bool,
 }
 
 fn default_cost() -> CostClass {

@@ -506,6 +506,9 @@ struct Driver<'r> {
     /// Its overseers (a subtask's are some of the task's).
     overseer_specs: Vec<Overseer>,
     overseers: OverseerRunner,
+    /// The held-out checks (`hidden: true`): run once the visible ones
+    /// would let the state converge; their output never reaches a prompt.
+    held_out: Option<OverseerRunner>,
     /// The files the executor may not change (`protect`).
     protection: protect::Protection,
     ws: Workspace,
@@ -520,14 +523,66 @@ struct Driver<'r> {
     unverified_tokens: u64,
 }
 
+/// The visible overseers' runner and, when some are `hidden`, the held-out
+/// checks' — both in the sandbox.
+fn runners(r: &AgentRun<'_>, specs: &[Overseer]) -> Result<(OverseerRunner, Option<OverseerRunner>), AgentError> {
+    // The suite's folder, where held-out checks keep what the executor must
+    // not see (the workspace is all it is shown).
+    let suite_dir = std::fs::canonicalize(r.suite_dir).unwrap_or_else(|_| r.suite_dir.to_path_buf());
+    let runner = |specs: Vec<Overseer>| {
+        OverseerRunner::new(specs, r.config.overseers.clone())
+            .map(|o| {
+                o.sandboxed(&r.config.sandbox)
+                    .reading(suite_dir.clone())
+                    .env("ATTRACTOR_SUITE_DIR", suite_dir.display().to_string())
+            })
+            .map_err(|source| AgentError::Overseer { task: r.task.name.clone(), source })
+    };
+    let (hidden, visible): (Vec<Overseer>, Vec<Overseer>) = specs.iter().cloned().partition(|o| o.hidden);
+    let held_out = if hidden.is_empty() { None } else { Some(runner(hidden)?) };
+    Ok((runner(visible)?, held_out))
+}
+
 impl<'r> Driver<'r> {
+    /// The held-out checks' verdict on the state, when the visible checks
+    /// would let it converge (below that, nothing depends on them yet).
+    async fn held_out(
+        &mut self,
+        visible: &crate::overseer::OverseerSignals,
+        policy: MeasurePolicy,
+        execution: &mut Execution,
+    ) -> Result<Option<crate::overseer::OverseerSignals>, AgentError> {
+        let Some(runner) = &self.held_out else { return Ok(None) };
+        let level = crate::engine::metrics::convergence_level(visible, &self.kit.engine.config.level);
+        if level < self.state.trajectory.policy.acceptance_threshold {
+            return Ok(None);
+        }
+        let mut hidden = runner.measure(self.ws.root(), policy, Some(self.place.cancel.clone())).await;
+        self.protection.check_measurement(&mut self.ws, &mut hidden.signals, execution).await?;
+        // A held-out check that failed — or could not run — disagrees, with
+        // or without results to count: no convergence on its silence.
+        let failed: Vec<String> = hidden
+            .signals
+            .verdicts
+            .iter()
+            .filter(|v| !v.passed && !v.skipped)
+            .map(|v| format!("held-out:{}", v.overseer))
+            .collect();
+        for name in failed {
+            hidden.signals.custom_checks.push(crate::overseer::signals::CustomCheckResult {
+                name,
+                passed: false,
+                detail: String::new(),
+            });
+        }
+        Ok(Some(hidden.signals))
+    }
+
     /// Starts a new trajectory in `s.ws`: the specification (with the
     /// hints), the bandit primed from its category, the first strategy, and
     /// its row.
     async fn create(r: &'r AgentRun<'r>, kit: &'r Kit, s: Start) -> Result<Driver<'r>, AgentError> {
-        let overseers = OverseerRunner::new(s.overseers.clone(), r.config.overseers.clone())
-            .map_err(|source| AgentError::Overseer { task: r.task.name.clone(), source })?
-            .sandboxed(&r.config.sandbox);
+        let (overseers, held_out) = runners(r, &s.overseers)?;
         let t = &s.task;
         let spec = SpecificationEvolution::from_submission(&t.task, &t.constraints, &t.anti_patterns);
         let mut trajectory = Trajectory::new(&s.place.id, &r.task.name, spec, s.budget.clone(), s.policy);
@@ -587,6 +642,7 @@ impl<'r> Driver<'r> {
             task: s.task,
             overseer_specs: s.overseers,
             overseers,
+            held_out,
             protection: protect::Protection::of(r.spec, s.ws.root()),
             ws: s.ws,
             state,
@@ -630,9 +686,7 @@ impl<'r> Driver<'r> {
         };
         let setup: Value = serde_json::from_str(&row.setup_json).unwrap_or_default();
         let (task, overseer_specs) = task_of(r, &setup);
-        let overseers = OverseerRunner::new(overseer_specs.clone(), r.config.overseers.clone())
-            .map_err(|source| AgentError::Overseer { task: r.task.name.clone(), source })?
-            .sandboxed(&r.config.sandbox);
+        let (overseers, held_out) = runners(r, &overseer_specs)?;
         Ok(Some(Driver {
             r,
             kit,
@@ -640,6 +694,7 @@ impl<'r> Driver<'r> {
             task,
             overseer_specs,
             overseers,
+            held_out,
             protection: protect::Protection::of(r.spec, ws.root()),
             ws,
             state,
@@ -924,6 +979,7 @@ impl<'r> Driver<'r> {
         if !tampered.is_empty() {
             tracing::warn!(trajectory = %self.place.id, files = ?tampered, "protected files changed while the checks ran");
         }
+        let held_out = self.held_out(&measurement.signals, policy, &mut execution).await?;
         let scope = leftovers::Scope {
             bus: &self.r.bus,
             suite_id: self.r.suite_id,
@@ -947,6 +1003,7 @@ impl<'r> Driver<'r> {
         observation.tokens_used = execution.tokens + verified.as_ref().map_or(self.unverified_tokens, |v| v.tokens);
         observation.wall_time_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         observation.tools_used = execution.tools_used.clone();
+        observation.held_out = held_out;
 
         self.state.gate_rejections += execution.rejection_count();
         self.state.attempts.push(AttemptRecord::of(sequence, &execution));

@@ -56,9 +56,6 @@ pub const INFERRED: &[&str] = &[
     "**/Makefile",
     // Compiled caches: a crafted one would stand in for a test's source.
     "**/__pycache__/**",
-    // What git ignores decides what a diff shows.
-    "**/.gitignore",
-    "**/.gitattributes",
     ".github/**",
     ".gitlab-ci.yml",
     ".circleci/**",
@@ -128,8 +125,10 @@ impl Protection {
         execution: &mut Execution,
     ) -> Result<Vec<String>, WorkspaceError> {
         // Ignored files never reach a commit: one under protection (a
-        // `conftest.py` hidden by an ignore rule, a crafted bytecode cache)
-        // is simply removed — the checks' own caches come back next run.
+        // `conftest.py` hidden by an ignore rule the executor added, a
+        // crafted bytecode cache) is simply removed — the checks' own
+        // caches come back next run. (So `.gitignore` itself can stay
+        // editable.)
         for path in ws.ignored_files().await?.into_iter().filter(|p| self.covers(p)) {
             let full = ws.root().join(&path);
             if std::fs::symlink_metadata(&full).is_ok_and(|m| !m.is_dir()) {
