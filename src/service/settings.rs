@@ -108,21 +108,10 @@ impl Settings {
         let text = crate::suite::read_text(path, "settings file", FILE_HINT).map_err(SettingsError::Invalid)?;
         let settings: Settings = crate::suite::parse_strict(&text, path, FILE_HINT)
             .map_err(|issue| SettingsError::Invalid(crate::suite::SuiteError::one(issue)))?;
-        let mut issues: Vec<crate::suite::SuiteIssue> = settings
-            .out_of_bounds()
-            .into_iter()
-            .map(|wrong| {
-                let (line, column) = crate::suite::locate(&text, &wrong.field).unwrap_or((1, 1));
-                crate::suite::SuiteIssue {
-                    location: crate::suite::SourceLocation { file: path.to_path_buf(), line, column },
-                    message: wrong.message,
-                    field: wrong.field,
-                    hint: Some("see \"Model calls: limits\" in the README for each limit and its bounds".to_string()),
-                }
-            })
-            .collect();
-        issues.sort_by_key(|i| (i.location.line, i.location.column));
-        if issues.is_empty() { Ok(settings) } else { Err(SettingsError::Invalid(crate::suite::SuiteError { issues })) }
+        let hint = "see \"Model calls: limits\" in the README for each limit and its bounds";
+        let wrong = settings.out_of_bounds().into_iter().map(|w| (w.field, w.message, hint.to_string()));
+        crate::suite::issues_at(&text, path, wrong).map_err(SettingsError::Invalid)?;
+        Ok(settings)
     }
 
     /// The model-call limits and prices outside their bounds, each named

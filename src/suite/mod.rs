@@ -22,7 +22,7 @@ pub mod taskfile;
 mod yaml;
 
 pub use runnable::check_runnable;
-pub use yaml::{decode_text, locate, parse_strict, read_text};
+pub use yaml::{decode_text, issues_at, locate, parse_strict, read_text};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

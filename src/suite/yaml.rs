@@ -210,7 +210,35 @@ fn hint_for(message: &str) -> Option<String> {
 /// outside its range) use it to point at what they refuse.
 pub fn locate(text: &str, field: &str) -> Option<(u32, u32)> {
     let tree: Spanned<Node> = serde_saphyr::from_str(text).ok()?;
-    let mut at = &tree;
+    locate_in(&tree, field)
+}
+
+/// Problems found after parsing — `(field, message, hint)` — as issues at
+/// their places in `path`'s `text` (read once), in file order.
+pub fn issues_at(
+    text: &str,
+    path: &Path,
+    wrong: impl IntoIterator<Item = (String, String, String)>,
+) -> Result<(), SuiteError> {
+    let tree: Option<Spanned<Node>> = serde_saphyr::from_str(text).ok();
+    let mut issues: Vec<SuiteIssue> = wrong
+        .into_iter()
+        .map(|(field, message, hint)| {
+            let (line, column) = tree.as_ref().and_then(|t| locate_in(t, &field)).unwrap_or((1, 1));
+            SuiteIssue {
+                location: SourceLocation { file: path.to_path_buf(), line, column },
+                field,
+                message,
+                hint: Some(hint),
+            }
+        })
+        .collect();
+    issues.sort_by_key(|i| (i.location.line, i.location.column));
+    if issues.is_empty() { Ok(()) } else { Err(SuiteError { issues }) }
+}
+
+fn locate_in(tree: &Spanned<Node>, field: &str) -> Option<(u32, u32)> {
+    let mut at = tree;
     for step in steps(field) {
         let next = match (&at.value, step) {
             (Node::Map(entries), Step::Key(key)) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),

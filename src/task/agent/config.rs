@@ -18,7 +18,7 @@ use crate::executor::LlmExecutorConfig;
 use crate::memory::MemoryConfig;
 use crate::overseer::runner::RunnerConfig;
 use crate::process::sandbox::SandboxConfig;
-use crate::suite::{SourceLocation, SuiteError, SuiteIssue};
+use crate::suite::SuiteError;
 use crate::workspace::WorkspaceConfig;
 
 /// Everything about how agent tasks run that a suite file does not say.
@@ -81,21 +81,9 @@ impl AgentConfig {
     /// key or a number outside its range is an issue at its place in `path`.
     pub fn parse(text: &str, path: &Path) -> Result<AgentConfig, SuiteError> {
         let config: AgentConfig = crate::suite::parse_strict(text, path, HINT).map_err(SuiteError::one)?;
-        let mut issues: Vec<SuiteIssue> = config
-            .out_of_bounds()
-            .into_iter()
-            .map(|wrong| {
-                let (line, column) = crate::suite::locate(text, &wrong.field).unwrap_or((1, 1));
-                SuiteIssue {
-                    location: SourceLocation { file: path.to_path_buf(), line, column },
-                    field: wrong.field,
-                    message: wrong.message,
-                    hint: Some(wrong.hint),
-                }
-            })
-            .collect();
-        issues.sort_by_key(|i| (i.location.line, i.location.column));
-        if issues.is_empty() { Ok(config) } else { Err(SuiteError { issues }) }
+        let wrong = config.out_of_bounds().into_iter().map(|w| (w.field, w.message, w.hint));
+        crate::suite::issues_at(text, path, wrong)?;
+        Ok(config)
     }
 
     /// Every number outside its range.

@@ -387,19 +387,7 @@ mod tests {
         std::fs::create_dir_all(ws.root().join("__pycache__")).unwrap();
         std::fs::write(ws.root().join("__pycache__/test_other.cpython-311.pyc"), "crafted").unwrap();
         let artifact = ws.commit("execution").await.unwrap();
-        let mut execution = Execution {
-            artifact,
-            tokens: 0,
-            wall_time: std::time::Duration::ZERO,
-            summary: String::new(),
-            applied: Vec::new(),
-            rejected: Vec::new(),
-            tools_used: Vec::new(),
-            status: crate::executor::ExecutionStatus::Completed,
-            subtasks: Vec::new(),
-            amendments: Vec::new(),
-            left_running: Vec::new(),
-        };
+        let mut execution = Execution { artifact, ..execution("") };
         let p = Protection::of(&spec(&[], true, &[]), ws.root());
         let mut undone = p.enforce(&mut ws, &before, &mut execution).await.unwrap();
         undone.sort();
