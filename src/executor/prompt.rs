@@ -604,7 +604,13 @@ fn measurements(s: &OverseerSignals) -> Vec<String> {
         ));
     }
     for c in &s.custom_checks {
-        out.push(format!("check `{}`: {}", c.name, if c.passed { "passes" } else { "FAILS" }));
+        match (c.passed, c.detail.trim()) {
+            (true, _) => out.push(format!("check `{}`: passes", c.name)),
+            (false, "") => out.push(format!("check `{}`: FAILS", c.name)),
+            // What the check found, where our own checks say it (an
+            // overseer's output reaches the model through its verdict).
+            (false, detail) => out.push(format!("check `{}`: FAILS — {detail}", c.name)),
+        }
     }
     for v in s.verdicts.iter().filter(|v| v.failure_class == Some(FailureClass::Environmental)) {
         out.push(format!("`{}` could not run (environmental; not your change's fault)", v.overseer));

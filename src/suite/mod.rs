@@ -174,6 +174,20 @@ pub struct AgentTask {
     /// Whether test files, test configuration, CI files and the overseers'
     /// own scripts are protected without being listed.
     pub infer_protected: bool,
+    /// The anti-patterns with a check (`forbid:`).
+    pub forbidden: Vec<Forbidden>,
+}
+
+/// An anti-pattern that is checked, not only said: no line the executor
+/// adds (to the files `paths` names, all when empty) may match `pattern`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Forbidden {
+    /// What to avoid, in words (what the model and the check are named by).
+    pub avoid: String,
+    /// A regular expression (Rust `regex` syntax), checked to compile.
+    pub pattern: String,
+    /// Globs relative to the workspace.
+    pub paths: Vec<String>,
 }
 
 /// A validated overseer: a command that measures the workspace.
@@ -608,6 +622,61 @@ impl Validator {
         out
     }
 
+    /// `anti_patterns:` as the sentences the model reads (every entry) and
+    /// the checks of those with a `forbid:` pattern (agent tasks only: they
+    /// read what the executor changed in its workspace).
+    fn anti_patterns(
+        &mut self,
+        field: &str,
+        raw: Vec<Spanned<raw::AntiPattern>>,
+        kind: raw::KindName,
+    ) -> (Vec<String>, Vec<Forbidden>) {
+        let mut said = Vec::new();
+        let mut checked = Vec::new();
+        for (i, entry) in raw.into_iter().enumerate() {
+            let c = match entry.value {
+                raw::AntiPattern::Said(text) => {
+                    said.push(text);
+                    continue;
+                }
+                raw::AntiPattern::Checked(c) => c,
+            };
+            let at = format!("{field}[{i}]");
+            said.push(c.avoid.clone());
+            if kind != raw::KindName::Agent {
+                self.issue(
+                    entry.referenced,
+                    format!("{at}.forbid"),
+                    format!(
+                        "a checked anti-pattern reads an agent's changes, but this task is `kind: {}`",
+                        kind.as_str()
+                    ),
+                    "write it as a sentence (`- avoid …`) or set `kind: agent`",
+                );
+                continue;
+            }
+            if c.avoid.trim().is_empty() {
+                self.issue(entry.referenced, format!("{at}.avoid"), "`avoid:` is empty", "say in words what to avoid");
+                continue;
+            }
+            if let Err(e) = crate::task::agent::forbid::compile(&c.forbid) {
+                self.issue(
+                    entry.referenced,
+                    format!("{at}.forbid"),
+                    format!("`{}` is not a usable regular expression: {e}", c.forbid),
+                    "write a pattern in Rust `regex` syntax, e.g. `time\\.sleep\\(` or `if n == \\d+`",
+                );
+                continue;
+            }
+            let paths = self.protected_globs(
+                &format!("{at}.paths"),
+                Some(Spanned { value: c.paths, referenced: entry.referenced, defined: entry.defined }),
+            );
+            checked.push(Forbidden { avoid: c.avoid.trim().to_string(), pattern: c.forbid, paths });
+        }
+        (said, checked)
+    }
+
     /// `llm:` as settings, checked against the same bounds as the CLI's flags.
     fn llm_limits(&mut self, raw: Option<Spanned<crate::llm::LlmLimits>>) -> crate::llm::LlmLimits {
         let Some(raw) = raw else { return crate::llm::LlmLimits::default() };
@@ -1013,7 +1082,7 @@ impl Validator {
     /// missing `name:` (task files only).
     fn task(&mut self, prefix: &str, t: Spanned<raw::Task>, default_name: Option<&str>) -> Option<Task> {
         let at = t.referenced;
-        let t = t.value;
+        let mut t = t.value;
         let field = |f: &str| format!("{prefix}{f}");
         let (name, name_at) = match (&t.name, default_name) {
             (Some(n), _) => (n.value.trim().to_string(), n.referenced),
@@ -1141,6 +1210,8 @@ impl Validator {
         {
             wrong_kind(self, c.referenced, "problem", "optimize");
         }
+        let (anti_patterns, forbidden) =
+            self.anti_patterns(&field("anti_patterns"), std::mem::take(&mut t.anti_patterns), kind_name);
 
         let task_text = t.task.as_ref().map(|s| s.value.clone()).unwrap_or_default();
         let mut location_at = kind_at;
@@ -1233,6 +1304,7 @@ impl Validator {
                     supervision: t.supervision.map(|s| s.value).unwrap_or_default(),
                     protected: self.protected_globs(&field("protected"), t.protected),
                     infer_protected: t.infer_protected.is_none_or(|b| b.value),
+                    forbidden,
                 })
             }
             raw::KindName::Optimize => {
@@ -1282,7 +1354,7 @@ impl Validator {
             priority: t.priority,
             hints: t.hints,
             constraints: t.constraints,
-            anti_patterns: t.anti_patterns,
+            anti_patterns,
             parallel_samples,
             location: SourceLocation {
                 file: self.file.clone(),

@@ -144,7 +144,7 @@ pub struct Task {
     #[serde(default)]
     pub constraints: Vec<String>,
     #[serde(default)]
-    pub anti_patterns: Vec<String>,
+    pub anti_patterns: Vec<Spanned<AntiPattern>>,
     #[serde(default)]
     pub parallel_samples: Option<Spanned<u32>>,
     // kind: command
@@ -304,4 +304,55 @@ pub struct Overseer {
 
 fn default_cost() -> CostClass {
     CostClass::Moderate
+}
+
+/// One entry of `anti_patterns:`: a sentence the model is told to avoid, or
+/// one with a check — `forbid:`, a pattern no line the executor adds may
+/// match (in the files `paths:` names, all by default).
+#[derive(Debug)]
+pub enum AntiPattern {
+    Said(String),
+    Checked(CheckedAntiPattern),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckedAntiPattern {
+    pub avoid: String,
+    pub forbid: String,
+    #[serde(default)]
+    pub paths: Vec<String>,
+}
+
+impl<'de> Deserialize<'de> for AntiPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, Visitor};
+        struct Entry;
+        impl<'de> Visitor<'de> for Entry {
+            type Value = AntiPattern;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a sentence, or a mapping with `avoid:`, `forbid:` and optionally `paths:`")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<AntiPattern, E> {
+                Ok(AntiPattern::Said(v.to_string()))
+            }
+            // A bare `yes` or `42` is still something said.
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<AntiPattern, E> {
+                Ok(AntiPattern::Said(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<AntiPattern, E> {
+                Ok(AntiPattern::Said(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<AntiPattern, E> {
+                Ok(AntiPattern::Said(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<AntiPattern, E> {
+                Ok(AntiPattern::Said(v.to_string()))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<AntiPattern, A::Error> {
+                CheckedAntiPattern::deserialize(de::value::MapAccessDeserializer::new(map)).map(AntiPattern::Checked)
+            }
+        }
+        d.deserialize_any(Entry)
+    }
 }

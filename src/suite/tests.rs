@@ -459,3 +459,42 @@ fn a_bad_noisy_or_verify_repeats_value_is_rejected_with_its_place() {
     assert!(i.message.contains("no `noisy: true`"), "{}", i.message);
     assert!(i.hint.as_deref().unwrap_or_default().contains("noisy: true"), "{i}");
 }
+
+#[test]
+fn anti_patterns_are_sentences_or_checks_and_every_one_is_said() {
+    let s = ok(&format!(
+        "{AGENT}    anti_patterns:\n      - editing the tests\n      - avoid: special-casing the inputs\n        forbid: 'if n == \\d+'\n        paths: ['**/*.py']\n"
+    ));
+    let t = &s.tasks[0];
+    assert_eq!(t.anti_patterns, vec!["editing the tests", "special-casing the inputs"]);
+    let TaskKind::Agent(a) = &t.kind else { panic!("an agent task") };
+    assert_eq!(
+        a.forbidden,
+        vec![Forbidden {
+            avoid: "special-casing the inputs".into(),
+            pattern: r"if n == \d+".into(),
+            paths: vec!["**/*.py".into()]
+        }]
+    );
+}
+
+#[test]
+fn a_checked_anti_pattern_that_cannot_be_checked_is_refused_at_its_entry() {
+    let i = one(&format!("{AGENT}    anti_patterns:\n      - said\n      - avoid: x\n        forbid: '(unclosed'\n"));
+    assert_eq!((i.location.line, i.location.column), (7, 9), "{i}");
+    assert_eq!(i.field, "tasks[0].anti_patterns[1].forbid");
+    assert!(i.message.contains("not a usable regular expression") && i.message.contains("unclosed"), "{i}");
+    assert!(!i.message.contains('\n'), "{i}");
+
+    let i =
+        one(&format!("{AGENT}    anti_patterns:\n      - avoid: x\n        forbid: y\n        paths: ['../up/*']\n"));
+    assert_eq!(i.field, "tasks[0].anti_patterns[0].paths[0]");
+    assert!(i.message.contains("leads outside the workspace"), "{i}");
+
+    let i = one(&format!("{AGENT}    anti_patterns:\n      - avoid: x\n        forbids: y\n"));
+    assert!(i.message.contains("unknown field `forbids`"), "{i}");
+
+    let i = one(&format!("{CMD}    anti_patterns:\n      - avoid: x\n        forbid: y\n"));
+    assert_eq!(i.field, "tasks[0].anti_patterns[0].forbid");
+    assert!(i.message.contains("reads an agent's changes") && i.message.contains("kind: command"), "{i}");
+}

@@ -410,6 +410,24 @@ impl Workspace {
         self.commit(message).await
     }
 
+    /// The text of `path` as it was at `commit`; `None` when it did not
+    /// exist there, was not a file, or is larger than `max_file_bytes`.
+    pub async fn file_at(&self, commit: &str, path: &str) -> Result<Option<String>, WorkspaceError> {
+        check_commit_id(commit)?;
+        let object = format!("{commit}:{path}");
+        if self.git(&["cat-file", "-e", &object]).await.is_err() {
+            return Ok(None);
+        }
+        let size = self.git(&["cat-file", "-s", &object]).await?;
+        if size.trim().parse::<u64>().map_or(true, |n| n > self.config.max_file_bytes) {
+            return Ok(None);
+        }
+        if self.git(&["cat-file", "-t", &object]).await?.trim() != "blob" {
+            return Ok(None);
+        }
+        self.git(&["cat-file", "blob", &object]).await.map(Some)
+    }
+
     /// The unified diff between two commits, cut at `max_diff_bytes`.
     pub async fn diff(&self, from: &str, to: &str) -> Result<String, WorkspaceError> {
         check_commit_id(from)?;

@@ -63,6 +63,7 @@
 
 mod config;
 mod decompose;
+pub mod forbid;
 mod intervene;
 mod leftovers;
 mod parallel;
@@ -511,6 +512,8 @@ struct Driver<'r> {
     held_out: Option<OverseerRunner>,
     /// The files the executor may not change (`protect`).
     protection: protect::Protection,
+    /// The anti-patterns with a `forbid:` check.
+    anti_patterns: forbid::AntiPatterns,
     ws: Workspace,
     state: AgentState,
     resumed: bool,
@@ -644,6 +647,7 @@ impl<'r> Driver<'r> {
             overseers,
             held_out,
             protection: protect::Protection::of(r.spec, s.ws.root()),
+            anti_patterns: forbid::AntiPatterns::of(&r.spec.forbidden),
             ws: s.ws,
             state,
             resumed: false,
@@ -696,6 +700,7 @@ impl<'r> Driver<'r> {
             overseers,
             held_out,
             protection: protect::Protection::of(r.spec, ws.root()),
+            anti_patterns: forbid::AntiPatterns::of(&r.spec.forbidden),
             ws,
             state,
             resumed: true,
@@ -979,6 +984,9 @@ impl<'r> Driver<'r> {
         if !tampered.is_empty() {
             tracing::warn!(trajectory = %self.place.id, files = ?tampered, "protected files changed while the checks ran");
         }
+        let checked =
+            self.anti_patterns.check(&self.ws, &self.state.initial_commit, &execution.artifact.commit).await?;
+        measurement.signals.custom_checks.extend(checked);
         let held_out = self.held_out(&measurement.signals, policy, &mut execution).await?;
         let scope = leftovers::Scope {
             bus: &self.r.bus,

@@ -298,6 +298,7 @@ mod tests {
                 supervision: Default::default(),
                 protected: vec![],
                 infer_protected: true,
+                forbidden: vec![],
             }),
             workflow: None,
             model: None,
