@@ -31,9 +31,9 @@ use super::config::{AsoConfig, BudgetSplit};
 use super::diagnostics::{self, OptimizerDiagnostics, Snapshot, Status, TrajectoryView};
 use super::directive::{Directive, DirectiveAction};
 use super::seeds;
+use super::solver::{AlmSolver, ChunkSolver, Names, PopulationSolver};
 use super::supervisor::{SupervisionContext, TieredSupervisor};
-use crate::numeric::alm::{self, AlmSettings, AlmState, Candidate, ChunkResult, ChunkStatus, Start};
-use crate::numeric::population::{self, PopulationChunk, PopulationStart, PopulationState};
+use crate::numeric::alm::{AlmSettings, AlmState, Candidate, ChunkStatus};
 use crate::numeric::problem::Problem;
 use crate::store::{Store, TelemetryRow};
 
@@ -62,9 +62,6 @@ pub struct TrajectoryState {
     pub id: u32,
     pub kind: TrajectoryKind,
     pub seed: Vec<f64>,
-    pub alm: Option<AlmState>,
-    /// The population of a population trajectory, after its last chunk.
-    pub population: Option<PopulationState>,
     pub history: Vec<Snapshot>,
     pub evals_used: u64,
     pub steps: u32,
@@ -88,8 +85,6 @@ impl TrajectoryState {
             id,
             kind: TrajectoryKind::Local,
             seed,
-            alm: None,
-            population: None,
             history: Vec::new(),
             evals_used: 0,
             steps: 0,
@@ -109,6 +104,24 @@ impl TrajectoryState {
     /// A population trajectory (its members are drawn when it starts).
     pub fn population(id: u32, settings: AlmSettings) -> Self {
         TrajectoryState { kind: TrajectoryKind::Population, ..TrajectoryState::new(id, vec![], settings) }
+    }
+
+    /// The seed's bookkeeping of progress after a judged step: a lower
+    /// violation, or a lower objective at no higher violation, resets the
+    /// stagnation count; anything else adds to it.
+    fn note_progress(&mut self, d: &OptimizerDiagnostics) {
+        if d.max_violation < self.best_violation {
+            self.best_violation = d.max_violation;
+            self.stagnation_count = 0;
+        } else if d.objective < self.best_objective && d.max_violation <= self.best_violation {
+            self.best_objective = d.objective;
+            self.stagnation_count = 0;
+        } else {
+            self.stagnation_count += 1;
+        }
+        if d.status == Status::FeasibleFound {
+            self.steps_in_feasible_region += 1;
+        }
     }
 }
 
@@ -403,36 +416,6 @@ impl Coordinator {
         }
     }
 
-    /// Books a finished chunk (ALM or population): its evaluations count
-    /// against the trajectory, what it did not use of `granted` goes back to
-    /// the pool. A crashed optimizer or a problem that could not be evaluated
-    /// abandons the trajectory and records why; `None` says it ends here.
-    fn book_chunk<T>(
-        traj: &mut TrajectoryState,
-        shared: &Shared,
-        granted: u64,
-        joined: Result<T, tokio::task::JoinError>,
-        parts: impl Fn(&T) -> (u64, ChunkStatus, Option<String>),
-    ) -> Option<T> {
-        let result = match joined {
-            Ok(r) => r,
-            Err(e) => {
-                traj.status = TrajectoryStatus::Abandoned;
-                shared.fail(format!("optimizer crashed: {e}"));
-                return None;
-            }
-        };
-        let (evals_used, status, error) = parts(&result);
-        traj.evals_used += evals_used;
-        shared.pool.fetch_add(granted.saturating_sub(evals_used), Ordering::AcqRel);
-        if status == ChunkStatus::Failed {
-            traj.status = TrajectoryStatus::Abandoned;
-            shared.fail(error.unwrap_or_else(|| "the problem could not be evaluated".into()));
-            return None;
-        }
-        Some(result)
-    }
-
     /// Takes up to `want` evaluations from the shared pool.
     fn reserve(shared: &Shared, want: u64) -> u64 {
         let mut got = 0;
@@ -443,20 +426,19 @@ impl Coordinator {
         got
     }
 
+    /// A local trajectory: a direct SQP descent from the seed, then the
+    /// augmented Lagrangian from the best point it found.
     async fn run_trajectory(
         &self,
         mut traj: TrajectoryState,
         allocation: u64,
         shared: Arc<Shared>,
-        mut rng: ChaCha8Rng,
+        rng: ChaCha8Rng,
     ) -> TrajectoryState {
         let tol = self.alm.feasibility_tolerance;
-        let names = (self.problem.inequality_names(), self.problem.equality_names());
-        let thresholds = self.config.thresholds();
-        // A direct SQP descent from the seed first: on smooth problems it lands
-        // in the seed's basin in a few hundred evaluations, and on piecewise
-        // ones (g17) it often finds a cheaper piece than the penalty path,
-        // which the ALM chunks then start from.
+        // On smooth problems the descent lands in the seed's basin in a few
+        // hundred evaluations, and on piecewise ones (g17) it often finds a
+        // cheaper piece than the penalty path, which the ALM then starts from.
         if let Some(p) = self.polish_from(&traj.seed, &shared).await {
             traj.evals_used += p.evals_used;
             if let Some(e) = p.error {
@@ -473,210 +455,97 @@ impl Coordinator {
                 traj.best = Some(b);
             }
         }
-        let mut start = Start::Seed(traj.seed.clone());
-        let mut restarted_at: Option<u32> = None;
-        while traj.status == TrajectoryStatus::Active && traj.evals_used < allocation && !*self.cancel.borrow() {
-            let want = self.chunk().min(allocation - traj.evals_used);
-            let granted = Self::reserve(&shared, want);
-            if granted == 0 {
-                break;
-            }
-            traj.steps += 1;
-            let started = Instant::now();
-            let problem = self.problem.clone();
-            let settings = traj.settings.clone();
-            let chunk_start = std::mem::replace(&mut start, Start::Seed(vec![]));
-            let result =
-                tokio::task::spawn_blocking(move || alm::run_chunk(problem.as_ref(), chunk_start, granted, &settings))
-                    .await;
-            let book = |r: &ChunkResult| (r.evals_used, r.status, r.error.clone());
-            let Some(result) = Self::book_chunk(&mut traj, &shared, granted, result, book) else {
-                break;
-            };
-            let Some(state) = result.state else {
-                traj.status = TrajectoryStatus::Abandoned;
-                break;
-            };
-            if traj.best.as_ref().is_none_or(|b| state.best.better_than(b, tol)) {
-                traj.best = Some(state.best.clone());
-            }
-
-            // Diagnostics, and the seed's bookkeeping of progress.
-            let snapshot = state.snapshot(&names.0, &names.1);
-            let diag = diagnostics::generate(
-                &snapshot,
-                traj.history.last(),
-                TrajectoryView {
-                    id: traj.id,
-                    step: traj.steps,
-                    stagnation_count: traj.stagnation_count,
-                    steps_in_feasible_region: traj.steps_in_feasible_region,
-                },
-                &thresholds,
-            );
-            if diag.max_violation < traj.best_violation {
-                traj.best_violation = diag.max_violation;
-                traj.stagnation_count = 0;
-            } else if diag.objective < traj.best_objective && diag.max_violation <= traj.best_violation {
-                traj.best_objective = diag.objective;
-                traj.stagnation_count = 0;
-            } else {
-                traj.stagnation_count += 1;
-            }
-            if diag.status == Status::FeasibleFound {
-                traj.steps_in_feasible_region += 1;
-                if let Some(at) = restarted_at.take() {
-                    tracing::debug!(trajectory = traj.id, restart_step = at, "feasible again after a restart");
-                    traj.restarts_recovered += 1;
-                }
-            }
-            traj.history.push(snapshot);
-
-            let supervised = self.supervisor.supervise(&diag, &self.context).await;
-            self.record(&traj, &diag, &supervised.directive, supervised.llm_call_made, started).await;
-            let directive = supervised.directive;
-            match directive.action {
-                DirectiveAction::Stop => {
-                    traj.status = if diag.status == Status::FeasibleFound {
-                        TrajectoryStatus::Converged
-                    } else {
-                        TrajectoryStatus::Stagnated
-                    };
-                    traj.alm = Some(state);
-                    break;
-                }
-                DirectiveAction::Restart => {
-                    let (x, probes) = self.valid_restart_point(&directive, &traj, &mut rng).await;
-                    traj.evals_used += probes;
-                    Self::reserve(&shared, probes);
-                    traj.seed = x.clone();
-                    traj.history.clear();
-                    traj.stagnation_count = 0;
-                    traj.restarts += 1;
-                    restarted_at = Some(traj.steps);
-                    traj.alm = None;
-                    start = Start::Seed(x);
-                    continue;
-                }
-                DirectiveAction::Adjust | DirectiveAction::Continue => {
-                    let mut state = state;
-                    let rejected = apply_directive(&directive, &mut state, &mut traj, &self.config, &names);
-                    shared.rejected.fetch_add(u64::from(rejected), Ordering::Relaxed);
-                    traj.alm = Some(state.clone());
-                    start = Start::Continue(Box::new(state));
-                }
-            }
-            if traj.stagnation_count >= self.config.max_stagnation_steps {
-                traj.status = TrajectoryStatus::Stagnated;
-                break;
-            }
-        }
-        // Finish the trajectory's best point with an SQP polish on the original
-        // problem, from the shared budget.
-        if let Some(best) =
-            traj.best.clone().filter(|_| !*self.cancel.borrow() && traj.status != TrajectoryStatus::Abandoned)
-        {
-            if let Some(p) = self.polish_from(&best.x, &shared).await {
-                traj.evals_used += p.evals_used;
-                if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
-                    tracing::debug!(trajectory = traj.id, objective = b.objective, "polish improved the best point");
-                    traj.best = Some(b);
-                }
-            }
-        }
-        if traj.status == TrajectoryStatus::Active {
-            // Out of budget (or interrupted) while still working.
-            traj.status = if traj.best.as_ref().is_some_and(|b| b.max_violation <= tol) {
-                TrajectoryStatus::Converged
-            } else {
-                TrajectoryStatus::Stagnated
-            };
-        }
-        traj
+        let solver = AlmSolver::new(traj.seed.clone(), self.problem.dimension());
+        self.drive(traj, Box::new(solver), allocation, shared, rng).await
     }
 
     /// A population trajectory: εDE on `allocation` evaluations from the
-    /// shared pool, in chunks of `population_chunk_generations` generations,
-    /// each followed by diagnostics, a directive and a telemetry row like an
-    /// ALM chunk. Whenever the population's best feasible point has improved
-    /// by `population_polish_gain` since the last polish it is polished with
+    /// shared pool, in chunks of `population_chunk_generations` generations.
+    /// Whenever the population's best feasible point has improved by
+    /// `population_polish_gain` since the last polish it is polished with
     /// SQP (the population finds the basin, SQP its bottom), and once more at
-    /// the end. STOP ends it, RESTART draws a new population; ALM overrides
-    /// (penalties, constraint weights) do not apply to it.
-    ///
-    /// The population starts from a Latin hypercube of the whole box, not
-    /// from the rounds' best point: one good member would pull the whole
-    /// population into the basin the local searches already know.
+    /// the end. ALM overrides (penalties, constraint weights) do not apply to it.
     async fn run_population_trajectory(
         &self,
+        traj: TrajectoryState,
+        allocation: u64,
+        shared: Arc<Shared>,
+        mut rng: ChaCha8Rng,
+    ) -> TrajectoryState {
+        let solver = PopulationSolver::new(self.problem.as_ref(), &self.config, allocation, &mut rng);
+        self.drive(traj, Box::new(solver), allocation, shared, rng).await
+    }
+
+    /// The one trajectory loop, whatever drives it: grant the solver's next
+    /// step its evaluations, run it, judge the state it reached, let the
+    /// supervisors decide, record the step, act on the directive — until a
+    /// STOP, stagnation, the allocation, an interrupt or a failure; then
+    /// polish the best point.
+    async fn drive(
+        &self,
         mut traj: TrajectoryState,
+        mut solver: Box<dyn ChunkSolver>,
         allocation: u64,
         shared: Arc<Shared>,
         mut rng: ChaCha8Rng,
     ) -> TrajectoryState {
         let tol = self.alm.feasibility_tolerance;
-        let names = (self.problem.inequality_names(), self.problem.equality_names());
+        let names: Names = (self.problem.inequality_names(), self.problem.equality_names());
         let thresholds = self.config.thresholds();
-        let settings = self.config.population_settings();
-        let bounds = self.problem.bounds();
-        let size = settings.population_size(self.problem.dimension());
-        let chunk = u64::from(self.config.population_chunk_generations.max(1)) * size as u64;
-        let gain = self.config.population_polish_gain.max(0.0);
-        let fresh = |rng: &mut ChaCha8Rng, planned: u64| PopulationStart::Fresh {
-            points: seeds::latin_hypercube(&bounds, size, rng),
-            planned_evaluations: planned,
-            seed: rng.random(),
-        };
-        let mut start = fresh(&mut rng, allocation);
-        // The objective of the last point polished, so a polish is spent only
-        // on a best point that moved on since.
-        let mut polished: Option<f64> = None;
+        let mut restarted_at: Option<u32> = None;
         while traj.status == TrajectoryStatus::Active && traj.evals_used < allocation && !*self.cancel.borrow() {
-            // A new population is first evaluated on its own, without a
-            // directive: its snapshot is what the first step is measured
-            // against (measured against nothing, a first step looks
-            // converged to the heuristic and would be stopped at once).
-            let initializing = matches!(start, PopulationStart::Fresh { .. });
-            let want = if initializing { size as u64 } else { chunk }.min(allocation - traj.evals_used);
+            let want = solver.wants(self.chunk()).min(allocation - traj.evals_used);
+            // Too few evaluations for a step that can move: out of budget. (A
+            // step that evaluates nothing would only repeat the last diagnosis
+            // and its directive.)
+            if want < solver.least() {
+                break;
+            }
             let granted = Self::reserve(&shared, want);
-            if granted == 0 {
+            if granted < solver.least() {
+                shared.pool.fetch_add(granted, Ordering::AcqRel);
                 break;
             }
             let started = Instant::now();
-            let problem = self.problem.clone();
-            let step_settings = settings.clone();
-            let chunk_start = start;
-            let result = tokio::task::spawn_blocking(move || {
-                population::run_chunk(problem.as_ref(), chunk_start, granted, &step_settings)
+            let (problem, settings) = (self.problem.clone(), traj.settings.clone());
+            let joined = tokio::task::spawn_blocking(move || {
+                let step = solver.step(problem.as_ref(), granted, &settings);
+                (solver, step)
             })
             .await;
-            let book = |r: &PopulationChunk| (r.evals_used, r.status, r.error.clone());
-            let Some(result) = Self::book_chunk(&mut traj, &shared, granted, result, book) else {
-                break;
+            let step = match joined {
+                Ok((back, step)) => {
+                    solver = back;
+                    step
+                }
+                Err(e) => {
+                    shared.pool.fetch_add(granted, Ordering::AcqRel);
+                    traj.status = TrajectoryStatus::Abandoned;
+                    shared.fail(format!("optimizer crashed: {e}"));
+                    return traj;
+                }
             };
-            let Some(state) = result.state else {
-                // Nothing to start from (e.g. a population below four members).
-                tracing::warn!(trajectory = traj.id, error = ?result.error, "the population could not start");
+            traj.evals_used += step.evals_used;
+            shared.pool.fetch_add(granted.saturating_sub(step.evals_used), Ordering::AcqRel);
+            if step.status == ChunkStatus::Failed {
+                traj.status = TrajectoryStatus::Abandoned;
+                shared.fail(step.error.unwrap_or_else(|| "the problem could not be evaluated".into()));
+                break;
+            }
+            if let Some(reason) = &step.ended {
+                tracing::warn!(trajectory = traj.id, %reason, "the trajectory cannot go on");
                 traj.status = TrajectoryStatus::Abandoned;
                 break;
-            };
-            if let Some(b) =
-                state.best.as_ref().filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol)))
-            {
+            }
+            if let Some(b) = solver.best().filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
                 traj.best = Some(b.clone());
             }
-            let snapshot = state.snapshot(&names.0, &names.1);
-            if initializing && state.pending.is_empty() {
+            let Some(snapshot) = solver.snapshot(&names) else { continue };
+            if !step.judged {
                 traj.history.push(snapshot);
-                traj.population = Some(state.clone());
-                start = PopulationStart::Continue(Box::new(state));
                 continue;
             }
-            if initializing {
-                // The budget ran out before the population was complete.
-                traj.population = Some(state);
-                break;
-            }
+
             traj.steps += 1;
             let mut diag = diagnostics::generate(
                 &snapshot,
@@ -689,63 +558,32 @@ impl Coordinator {
                 },
                 &thresholds,
             );
-            diag.optimizer_health.insert("population_size".into(), state.members.len() as f64);
-            diag.optimizer_health.insert("generation".into(), f64::from(state.generation));
-            diag.optimizer_health.insert("epsilon_level".into(), state.epsilon);
-            diag.narrative.push(format!(
-                "Population trajectory (εDE): generation {}, {} members, ε = {:.3e}; objective and constraints \
-                 are the median member's.",
-                state.generation,
-                state.members.len(),
-                state.epsilon
-            ));
-            if diag.max_violation < traj.best_violation {
-                traj.best_violation = diag.max_violation;
-                traj.stagnation_count = 0;
-            } else if diag.objective < traj.best_objective && diag.max_violation <= traj.best_violation {
-                traj.best_objective = diag.objective;
-                traj.stagnation_count = 0;
-            } else {
-                traj.stagnation_count += 1;
-            }
-            if diag.status == Status::FeasibleFound {
-                traj.steps_in_feasible_region += 1;
+            solver.annotate(&mut diag);
+            traj.note_progress(&diag);
+            if diag.status == Status::FeasibleFound
+                && let Some(at) = restarted_at.take()
+            {
+                tracing::debug!(trajectory = traj.id, restart_step = at, "feasible again after a restart");
+                traj.restarts_recovered += 1;
             }
             traj.history.push(snapshot);
 
-            // Polish the population's best when it has moved on far enough.
-            let due = state.best.as_ref().filter(|b| {
-                b.max_violation <= tol && polished.is_none_or(|p| b.objective < p - gain * p.abs().max(1e-12))
-            });
-            if let Some(b) = due.cloned() {
-                polished = Some(b.objective);
-                if let Some(p) = self.polish_from(&b.x, &shared).await {
-                    traj.evals_used += p.evals_used;
-                    if let Some(pb) = p.best.filter(|pb| traj.best.as_ref().is_none_or(|cur| pb.better_than(cur, tol)))
-                    {
-                        tracing::debug!(
-                            trajectory = traj.id,
-                            objective = pb.objective,
-                            "polish improved the population's best"
-                        );
-                        traj.best = Some(pb);
-                    }
-                }
+            if let Some(x) = solver.polish_now(tol) {
+                self.polish_into(&mut traj, &x, &shared).await;
             }
 
             let supervised = self.supervisor.supervise(&diag, &self.context).await;
             self.record(&traj, &diag, &supervised.directive, supervised.llm_call_made, started).await;
             let directive = supervised.directive;
-            let converged = result.converged;
             tracing::debug!(
                 trajectory = traj.id,
+                kind = ?solver.kind(),
                 step = traj.steps,
-                generation = state.generation,
                 status = diag.status.as_str(),
-                median = diag.objective,
+                objective = diag.objective,
                 best = traj.best.as_ref().map(|b| b.objective),
                 action = directive.action.as_str(),
-                "population step"
+                "trajectory step"
             );
             match directive.action {
                 DirectiveAction::Stop => {
@@ -754,26 +592,31 @@ impl Coordinator {
                     } else {
                         TrajectoryStatus::Stagnated
                     };
-                    traj.population = Some(state);
                     break;
                 }
                 DirectiveAction::Restart => {
+                    let point = if solver.restarts_from_a_point() {
+                        let (x, probes) = self.valid_restart_point(&directive, &traj, &mut rng).await;
+                        traj.evals_used += probes;
+                        Self::reserve(&shared, probes);
+                        traj.seed = x.clone();
+                        Some(x)
+                    } else {
+                        None
+                    };
+                    solver.restart(point, &mut rng, allocation.saturating_sub(traj.evals_used));
                     traj.history.clear();
                     traj.stagnation_count = 0;
                     traj.restarts += 1;
-                    traj.population = None;
-                    start = fresh(&mut rng, allocation.saturating_sub(traj.evals_used));
+                    restarted_at = Some(traj.steps);
                     continue;
                 }
                 DirectiveAction::Adjust | DirectiveAction::Continue => {
-                    if directive.config_overrides.is_some() {
-                        tracing::debug!(trajectory = traj.id, "ALM overrides do not apply to a population; continuing");
-                    }
-                    traj.population = Some(state.clone());
-                    start = PopulationStart::Continue(Box::new(state));
+                    let rejected = solver.apply(&directive, &mut traj, &self.config, &names);
+                    shared.rejected.fetch_add(u64::from(rejected), Ordering::Relaxed);
                 }
             }
-            if converged {
+            if step.converged && solver.kind() == TrajectoryKind::Population {
                 // The population collapsed onto one point.
                 traj.status = TrajectoryStatus::Converged;
                 break;
@@ -783,19 +626,15 @@ impl Coordinator {
                 break;
             }
         }
-        // The final polish, unless the best point is the one polished last.
+        // Finish the trajectory's best point with an SQP polish on the
+        // original problem, from the shared budget.
         if let Some(best) = traj.best.clone().filter(|b| {
-            !*self.cancel.borrow()
-                && traj.status != TrajectoryStatus::Abandoned
-                && polished.is_none_or(|p| b.objective < p || b.max_violation > tol)
-        }) && let Some(p) = self.polish_from(&best.x, &shared).await
-        {
-            traj.evals_used += p.evals_used;
-            if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
-                traj.best = Some(b);
-            }
+            !*self.cancel.borrow() && traj.status != TrajectoryStatus::Abandoned && solver.polish_at_end(b, tol)
+        }) {
+            self.polish_into(&mut traj, &best.x, &shared).await;
         }
         if traj.status == TrajectoryStatus::Active {
+            // Out of budget (or interrupted) while still working.
             traj.status = if traj.best.as_ref().is_some_and(|b| b.max_violation <= tol) {
                 TrajectoryStatus::Converged
             } else {
@@ -803,6 +642,18 @@ impl Coordinator {
             };
         }
         traj
+    }
+
+    /// Polishes from `x`; a better point becomes the trajectory's best.
+    async fn polish_into(&self, traj: &mut TrajectoryState, x: &[f64], shared: &Shared) {
+        let tol = self.alm.feasibility_tolerance;
+        if let Some(p) = self.polish_from(x, shared).await {
+            traj.evals_used += p.evals_used;
+            if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
+                tracing::debug!(trajectory = traj.id, objective = b.objective, "polish improved the best point");
+                traj.best = Some(b);
+            }
+        }
     }
 
     /// An SQP polish on the original problem from `x`, with up to

@@ -9,7 +9,9 @@
 //! - [`heuristic`]: the tier-1 decision tree;
 //! - [`supervisor`]: tiers 1 and 2 together, with the fallback;
 //! - [`seeds`]: where trajectories start;
-//! - [`coordinator`]: the trajectories, their budget, directives, telemetry;
+//! - [`solver`]: one trajectory's optimizer a step at a time (ALM, εDE);
+//! - [`coordinator`]: the rounds of trajectories and the one loop that
+//!   drives each (budget, directives, termination, telemetry);
 //! - [`agent`]: the same supervision over agent trajectories (diagnostics
 //!   from the convergence engine, directives as policy changes).
 
@@ -21,6 +23,7 @@ pub mod directive;
 pub mod heuristic;
 pub mod llm_tier;
 pub mod seeds;
+pub mod solver;
 pub mod supervisor;
 
 pub use config::{AsoConfig, DiagnosticThresholds, SupervisionMode};

@@ -1,0 +1,306 @@
+//! One trajectory's optimizer, one chunk at a time — the Solver of argmin's
+//! shape, where [`super::coordinator`] is the Executor (budget, directives,
+//! termination) and the telemetry writer the Observer.
+//!
+//! The coordinator drives every kind of trajectory with the same loop: ask
+//! the solver how many evaluations its next step wants, grant them from the
+//! shared pool, run the step off the async runtime, read the state back as
+//! a [`Snapshot`], let the supervisors decide, and hand the directive back
+//! to the solver. What differs between the augmented Lagrangian from one
+//! seed ([`AlmSolver`]) and differential evolution over a population
+//! ([`PopulationSolver`]) lives here, behind [`ChunkSolver`].
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::config::AsoConfig;
+use super::coordinator::{TrajectoryKind, TrajectoryState, apply_directive};
+use super::diagnostics::{OptimizerDiagnostics, Snapshot};
+use super::directive::Directive;
+use super::seeds;
+use crate::numeric::alm::{self, AlmSettings, AlmState, Candidate, ChunkStatus, Start};
+use crate::numeric::population::{self, PopulationSettings, PopulationStart, PopulationState};
+use crate::numeric::problem::Problem;
+
+/// The names of a problem's inequalities and equalities, in order.
+pub type Names = (Vec<String>, Vec<String>);
+
+/// What one step did.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub evals_used: u64,
+    pub status: ChunkStatus,
+    /// Why the problem could not be evaluated (with `ChunkStatus::Failed`).
+    pub error: Option<String>,
+    /// The solver cannot go on (nothing to start from): this trajectory
+    /// ends, the others do not.
+    pub ended: Option<String>,
+    /// More steps would not help: the iterate stopped moving while
+    /// feasible, or the population collapsed onto one point.
+    pub converged: bool,
+    /// Whether the step is judged (diagnostics, a directive, a telemetry
+    /// row). A new population's first evaluation is not: its snapshot is
+    /// what the first judged step is measured against.
+    pub judged: bool,
+}
+
+/// One kind of trajectory's optimizer, a step at a time.
+pub trait ChunkSolver: Send + 'static {
+    fn kind(&self) -> TrajectoryKind;
+    /// Evaluations the next step asks for, given the coordinator's chunk.
+    fn wants(&self, chunk: u64) -> u64;
+    /// The fewest evaluations a step can make progress with: fewer, and
+    /// the trajectory is out of budget (a step that cannot evaluate
+    /// anything would only repeat the last diagnosis).
+    fn least(&self) -> u64;
+    /// One step on at most `budget` evaluations (blocking: the coordinator
+    /// runs it off the async runtime).
+    fn step(&mut self, problem: &dyn Problem, budget: u64, settings: &AlmSettings) -> Step;
+    /// The state as the diagnostics read it; `None` before there is one.
+    fn snapshot(&self, names: &Names) -> Option<Snapshot>;
+    /// The best point seen since the (re)start.
+    fn best(&self) -> Option<&Candidate>;
+    /// Adds what only this kind knows to the diagnostics.
+    fn annotate(&self, _d: &mut OptimizerDiagnostics) {}
+    /// Applies a directive's overrides; returns how many parts were refused.
+    fn apply(&mut self, d: &Directive, traj: &mut TrajectoryState, config: &AsoConfig, names: &Names) -> u32;
+    /// Whether a RESTART needs a point from the coordinator (the ALM
+    /// restarts from one; a population draws its own).
+    fn restarts_from_a_point(&self) -> bool;
+    /// Starts over: from `point` when given, else from a fresh draw.
+    fn restart(&mut self, point: Option<Vec<f64>>, rng: &mut ChaCha8Rng, evaluations_left: u64);
+    /// A point worth polishing now, mid-run (the population's best when it
+    /// has moved on far enough since the last polish).
+    fn polish_now(&mut self, _tol: f64) -> Option<Vec<f64>> {
+        None
+    }
+    /// Whether the trajectory's best point still needs its final polish.
+    fn polish_at_end(&self, _best: &Candidate, _tol: f64) -> bool {
+        true
+    }
+}
+
+/// The augmented Lagrangian from one seed (a local trajectory).
+pub struct AlmSolver {
+    state: Option<AlmState>,
+    /// Where the next step starts afresh (the seed, or a restart point).
+    seed: Option<Vec<f64>>,
+    dimension: u64,
+}
+
+impl AlmSolver {
+    pub fn new(seed: Vec<f64>, dimension: usize) -> AlmSolver {
+        AlmSolver { state: None, seed: Some(seed), dimension: dimension as u64 }
+    }
+}
+
+impl ChunkSolver for AlmSolver {
+    fn kind(&self) -> TrajectoryKind {
+        TrajectoryKind::Local
+    }
+
+    fn wants(&self, chunk: u64) -> u64 {
+        chunk
+    }
+
+    fn least(&self) -> u64 {
+        // One outer iteration: a gradient (n probes), a step, the final evaluation.
+        self.dimension + 2
+    }
+
+    fn step(&mut self, problem: &dyn Problem, budget: u64, settings: &AlmSettings) -> Step {
+        let start = match (self.seed.take(), self.state.take()) {
+            (Some(x), _) => Start::Seed(x),
+            (None, Some(s)) => Start::Continue(Box::new(s)),
+            (None, None) => {
+                return Step {
+                    evals_used: 0,
+                    status: ChunkStatus::Skipped,
+                    error: None,
+                    ended: Some("the augmented Lagrangian has nothing to go on from".into()),
+                    converged: false,
+                    judged: false,
+                };
+            }
+        };
+        let r = alm::run_chunk(problem, start, budget, settings);
+        let ended = r.state.is_none().then(|| "the augmented Lagrangian has no state to go on from".to_string());
+        self.state = r.state;
+        Step { evals_used: r.evals_used, status: r.status, error: r.error, ended, converged: r.converged, judged: true }
+    }
+
+    fn snapshot(&self, names: &Names) -> Option<Snapshot> {
+        self.state.as_ref().map(|s| s.snapshot(&names.0, &names.1))
+    }
+
+    fn best(&self) -> Option<&Candidate> {
+        self.state.as_ref().map(|s| &s.best)
+    }
+
+    fn apply(&mut self, d: &Directive, traj: &mut TrajectoryState, config: &AsoConfig, names: &Names) -> u32 {
+        match self.state.as_mut() {
+            Some(state) => apply_directive(d, state, traj, config, names),
+            None => 0,
+        }
+    }
+
+    fn restarts_from_a_point(&self) -> bool {
+        true
+    }
+
+    fn restart(&mut self, point: Option<Vec<f64>>, _rng: &mut ChaCha8Rng, _left: u64) {
+        self.state = None;
+        self.seed = point;
+    }
+}
+
+/// Differential evolution with the ε comparison over a population drawn
+/// from the whole box; its best point polished as it improves.
+pub struct PopulationSolver {
+    state: Option<PopulationState>,
+    /// A fresh population to evaluate next (at the start and on RESTART).
+    fresh: Option<PopulationStart>,
+    settings: PopulationSettings,
+    bounds: Vec<(f64, f64)>,
+    size: usize,
+    /// Generations per step.
+    generations: u64,
+    /// Relative gain of the best point since the last polish that makes
+    /// another one worth its evaluations.
+    gain: f64,
+    /// The objective of the last point polished.
+    polished: Option<f64>,
+}
+
+impl PopulationSolver {
+    pub fn new(
+        problem: &dyn Problem,
+        config: &AsoConfig,
+        planned_evaluations: u64,
+        rng: &mut ChaCha8Rng,
+    ) -> PopulationSolver {
+        let settings = config.population_settings();
+        let size = settings.population_size(problem.dimension());
+        let mut solver = PopulationSolver {
+            state: None,
+            fresh: None,
+            settings,
+            bounds: problem.bounds(),
+            size,
+            generations: u64::from(config.population_chunk_generations.max(1)),
+            gain: config.population_polish_gain.max(0.0),
+            polished: None,
+        };
+        solver.restart(None, rng, planned_evaluations);
+        solver
+    }
+}
+
+impl ChunkSolver for PopulationSolver {
+    fn kind(&self) -> TrajectoryKind {
+        TrajectoryKind::Population
+    }
+
+    fn wants(&self, _chunk: u64) -> u64 {
+        // A new population is first evaluated on its own.
+        let pending = self.state.as_ref().map_or(0, |s| s.pending.len());
+        if self.fresh.is_some() {
+            self.size as u64
+        } else if pending > 0 {
+            pending as u64
+        } else {
+            self.generations * self.size as u64
+        }
+    }
+
+    fn least(&self) -> u64 {
+        1
+    }
+
+    fn step(&mut self, problem: &dyn Problem, budget: u64, _settings: &AlmSettings) -> Step {
+        let initializing = self.fresh.is_some() || self.state.as_ref().is_some_and(|s| !s.pending.is_empty());
+        let start = match (self.fresh.take(), self.state.take()) {
+            (Some(fresh), _) => fresh,
+            (None, Some(s)) => PopulationStart::Continue(Box::new(s)),
+            (None, None) => {
+                return Step {
+                    evals_used: 0,
+                    status: ChunkStatus::Skipped,
+                    error: None,
+                    ended: Some("the population has nothing to go on from".into()),
+                    converged: false,
+                    judged: false,
+                };
+            }
+        };
+        let r = population::run_chunk(problem, start, budget, &self.settings);
+        // Nothing to start from (e.g. a population below four members).
+        let ended =
+            r.state.is_none().then(|| r.error.clone().unwrap_or_else(|| "the population could not start".into()));
+        let error = if r.status == ChunkStatus::Failed { r.error } else { None };
+        self.state = r.state;
+        Step { evals_used: r.evals_used, status: r.status, error, ended, converged: r.converged, judged: !initializing }
+    }
+
+    fn snapshot(&self, names: &Names) -> Option<Snapshot> {
+        // An incomplete population has no median to speak of yet.
+        self.state.as_ref().filter(|s| s.pending.is_empty()).map(|s| s.snapshot(&names.0, &names.1))
+    }
+
+    fn best(&self) -> Option<&Candidate> {
+        self.state.as_ref().and_then(|s| s.best.as_ref())
+    }
+
+    fn annotate(&self, d: &mut OptimizerDiagnostics) {
+        let Some(state) = &self.state else { return };
+        d.optimizer_health.insert("population_size".into(), state.members.len() as f64);
+        d.optimizer_health.insert("generation".into(), f64::from(state.generation));
+        d.optimizer_health.insert("epsilon_level".into(), state.epsilon);
+        d.narrative.push(format!(
+            "Population trajectory (εDE): generation {}, {} members, ε = {:.3e}; objective and constraints \
+             are the median member's.",
+            state.generation,
+            state.members.len(),
+            state.epsilon
+        ));
+    }
+
+    fn apply(&mut self, d: &Directive, _traj: &mut TrajectoryState, _config: &AsoConfig, _names: &Names) -> u32 {
+        if d.config_overrides.is_some() {
+            tracing::debug!("ALM overrides do not apply to a population; continuing");
+        }
+        0
+    }
+
+    fn restarts_from_a_point(&self) -> bool {
+        false
+    }
+
+    /// A Latin hypercube of the whole box, not a cloud around the rounds'
+    /// best point: one good member would pull the whole population into
+    /// the basin the local searches already know.
+    fn restart(&mut self, _point: Option<Vec<f64>>, rng: &mut ChaCha8Rng, evaluations_left: u64) {
+        self.state = None;
+        self.fresh = Some(PopulationStart::Fresh {
+            points: seeds::latin_hypercube(&self.bounds, self.size, rng),
+            planned_evaluations: evaluations_left,
+            seed: rng.random(),
+        });
+    }
+
+    fn polish_now(&mut self, tol: f64) -> Option<Vec<f64>> {
+        let gain = self.gain;
+        let polished = self.polished;
+        let due = self
+            .best()
+            .filter(|b| b.max_violation <= tol && polished.is_none_or(|p| b.objective < p - gain * p.abs().max(1e-12)))?
+            .clone();
+        self.polished = Some(due.objective);
+        Some(due.x)
+    }
+
+    /// Unless the best point is the one polished last.
+    fn polish_at_end(&self, best: &Candidate, tol: f64) -> bool {
+        self.polished.is_none_or(|p| best.objective < p || best.max_violation > tol)
+    }
+}
