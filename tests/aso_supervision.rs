@@ -19,7 +19,7 @@ fn diagnostics(status: Status) -> OptimizerDiagnostics {
         step: 4,
         trajectory_id: 1,
         objective: 12.5,
-        objective_delta: 0.0,
+        objective_delta: Some(0.0),
         max_violation: 0.3,
         status,
         constraint_diagnostics: vec![ConstraintDiagnostic {
@@ -232,6 +232,8 @@ async fn a_restart_directive_draws_a_new_population() {
         supervision_mode: attractor::aso::SupervisionMode::EveryStep,
         population_after_stalled_rounds: 1,
         population_min_dimension: 0,
+        // Every local trajectory goes on to be supervised, whatever its descent found.
+        stop_after_descent: false,
         ..AsoConfig::default()
     };
     let problem = Arc::new(Recording { points: Default::default() });

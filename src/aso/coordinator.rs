@@ -46,6 +46,43 @@ pub enum TrajectoryStatus {
     Abandoned,
 }
 
+/// Why a trajectory stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrajectoryStop {
+    /// A supervisor said STOP (its reasoning is in the telemetry).
+    Directive,
+    /// The solver's iterate stopped moving while feasible, or the
+    /// population collapsed onto one point.
+    Stationary,
+    /// Feasible, with the objective and the best point unchanged over the
+    /// last `stop_window` steps.
+    Flat,
+    /// `max_stagnation_steps` steps without progress.
+    Stagnation,
+    /// Its share of the evaluations ran out.
+    Budget,
+    Interrupted,
+    /// The evaluator failed, or the solver could not go on.
+    Failed,
+}
+
+/// Why a whole coordinator run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStop {
+    /// Enough trajectories agreed on the best value, and rounds since did
+    /// not improve it (`stop_after_agreed_rounds`).
+    Agreed,
+    /// `max_stalled_rounds` rounds in a row without a better point.
+    Stalled,
+    /// The evaluation budget ran out.
+    Budget,
+    Interrupted,
+    /// The evaluator failed, or no point could be evaluated.
+    Failed,
+}
+
 /// What drives a trajectory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -77,6 +114,13 @@ pub struct TrajectoryState {
     /// The trajectory's own ALM settings (directives change them).
     pub settings: AlmSettings,
     pub exploration_ratio: f64,
+    /// Why it stopped, once it has.
+    pub stop: Option<TrajectoryStop>,
+    /// It started near the best point known (a hop), not from a global seed.
+    pub around_best: bool,
+    /// The last judged steps (objective, feasible, best point), for the
+    /// flat-window test.
+    recent: Vec<(f64, bool, Option<Vec<f64>>)>,
 }
 
 impl TrajectoryState {
@@ -98,12 +142,50 @@ impl TrajectoryState {
             best: None,
             settings,
             exploration_ratio: 1.0,
+            stop: None,
+            around_best: false,
+            recent: Vec::new(),
         }
     }
 
     /// A population trajectory (its members are drawn when it starts).
     pub fn population(id: u32, settings: AlmSettings) -> Self {
         TrajectoryState { kind: TrajectoryKind::Population, ..TrajectoryState::new(id, vec![], settings) }
+    }
+
+    /// Ends the trajectory with `status` for `why`.
+    fn end(&mut self, status: TrajectoryStatus, why: TrajectoryStop) {
+        self.status = status;
+        self.stop = Some(why);
+    }
+
+    /// Whether, after this judged step, the last `window` steps were all
+    /// feasible and changed neither the objective (relative to its size)
+    /// nor the best point (relative to each variable's range) beyond the
+    /// tolerances: the trajectory has converged as far as it will.
+    fn flat(&mut self, d: &OptimizerDiagnostics, bounds: &[(f64, f64)], c: &AsoConfig) -> bool {
+        let window = c.stop_window as usize;
+        if window == 0 {
+            return false;
+        }
+        self.recent.push((d.objective, d.status == Status::FeasibleFound, self.best.as_ref().map(|b| b.x.clone())));
+        if self.recent.len() > window + 1 {
+            self.recent.remove(0);
+        }
+        let (Some(first), Some(last)) = (self.recent.first(), self.recent.last()) else { return false };
+        if self.recent.len() <= window || !self.recent.iter().all(|r| r.1) {
+            return false;
+        }
+        let objective_still = (last.0 - first.0).abs() <= c.stop_objective_tolerance * last.0.abs().max(1.0);
+        let point_still = match (&first.2, &last.2) {
+            (Some(a), Some(b)) => a
+                .iter()
+                .zip(b)
+                .zip(bounds)
+                .all(|((a, b), (lo, hi))| (a - b).abs() <= c.stop_step_tolerance * (hi - lo).abs().max(1e-300)),
+            _ => false,
+        };
+        objective_still && point_still
     }
 
     /// The seed's bookkeeping of progress after a judged step: a lower
@@ -137,6 +219,8 @@ pub struct TrajectorySummary {
     pub restarts_recovered: u32,
     pub best: Option<Candidate>,
     pub feasible: bool,
+    pub stop: TrajectoryStop,
+    pub around_best: bool,
 }
 
 /// What a whole coordinator invocation produced.
@@ -154,6 +238,7 @@ pub struct CoordinatorOutcome {
     /// The problem could not be evaluated (e.g. a broken external evaluator).
     pub error: Option<String>,
     pub interrupted: bool,
+    pub stop: RunStop,
 }
 
 impl CoordinatorOutcome {
@@ -227,6 +312,12 @@ impl Coordinator {
         let mut summaries = Vec::new();
         let (mut evals, mut steps) = (0, 0);
         let mut stalled_rounds = 0;
+        // Rounds in a row that improved the best by no more than the
+        // agreement tolerance: a gain that small does not pay for a round.
+        let mut unpaid_rounds = 0;
+        // Whether the rounds have moved from hops around the best to global
+        // starts only.
+        let mut exploring = false;
         let mut next_id = 0u32;
         let mut populations = 0u32;
 
@@ -240,15 +331,23 @@ impl Coordinator {
         // run on its own (see the module doc); the rounds then go on around
         // the best point it found.
         let mut round = 0usize;
+        let mut stop = RunStop::Budget;
         loop {
             let left = shared.pool.load(Ordering::Acquire);
+            if *self.cancel.borrow() {
+                stop = RunStop::Interrupted;
+                break;
+            }
             // A round needs its seeds and at least one chunk per trajectory.
-            if left < 2 * n as u64 + self.chunk().min(left) || *self.cancel.borrow() {
+            if left < 2 * n as u64 + self.chunk().min(left) {
                 break;
             }
             let problem = self.problem.clone();
             let seed_rng = ChaCha8Rng::seed_from_u64(rng.random());
-            let incumbent = best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.x.clone());
+            // Hops around the best point until they stop paying with the best
+            // agreed on; then every start is a global one, which is what the
+            // estimate of unseen minima counts.
+            let incumbent = best.as_ref().filter(|b| b.max_violation <= tol && !exploring).map(|b| b.x.clone());
             let scale = HOP_SCALES[round.saturating_sub(1) % HOP_SCALES.len()];
             round += 1;
             let prepared = tokio::task::spawn_blocking(move || {
@@ -263,18 +362,20 @@ impl Coordinator {
                             tol,
                         )?;
                         let (global, more) = seeds::prepare(problem.as_ref(), 1, tol, &mut r)?;
+                        let around = local.len();
                         local.extend(global);
-                        Ok((local, used + more))
+                        Ok((local, used + more, around))
                     }
-                    _ => seeds::prepare(problem.as_ref(), n, tol, &mut r),
+                    _ => seeds::prepare(problem.as_ref(), n, tol, &mut r).map(|(s, used)| (s, used, 0)),
                 }
             })
             .await;
-            let (seeds, seed_evals) = match prepared {
+            let (seeds, seed_evals, around) = match prepared {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) if summaries.is_empty() => return self.failed_outcome(budget, e.0),
                 Ok(Err(e)) => {
                     shared.fail(e.0);
+                    stop = RunStop::Failed;
                     break;
                 }
                 Err(e) => return self.failed_outcome(budget, e.to_string()),
@@ -288,6 +389,7 @@ impl Coordinator {
                         "no valid seed: the problem gave no finite value at any sample".into(),
                     );
                 }
+                stop = RunStop::Failed;
                 break;
             }
             for s in &seeds {
@@ -298,8 +400,9 @@ impl Coordinator {
             let remaining = shared.pool.load(Ordering::Acquire);
             let per_trajectory = remaining / seeds.len() as u64;
             let mut handles = Vec::new();
-            for seed in &seeds {
-                let traj = TrajectoryState::new(next_id, seed.x.clone(), self.alm.clone());
+            for (i, seed) in seeds.iter().enumerate() {
+                let mut traj = TrajectoryState::new(next_id, seed.x.clone(), self.alm.clone());
+                traj.around_best = i < around;
                 next_id += 1;
                 let allocation = match self.config.trajectory_budget_split {
                     BudgetSplit::Equal => per_trajectory,
@@ -328,6 +431,7 @@ impl Coordinator {
                 absorb(t, tol, &mut best, &mut summaries, &mut evals, &mut steps);
             }
             if shared.failed() {
+                stop = RunStop::Failed;
                 break;
             }
             let feasible = best.as_ref().is_some_and(|b| b.max_violation <= tol);
@@ -340,6 +444,16 @@ impl Coordinator {
                 _ => false,
             };
             stalled_rounds = if improved || !feasible { 0 } else { stalled_rounds + 1 };
+            let paid = match (&best, &before) {
+                (Some(b), Some(prev)) => {
+                    b.better_than(prev, tol)
+                        && (prev.objective - b.objective).abs()
+                            > self.config.agreement_tolerance * prev.objective.abs().max(1.0)
+                }
+                (Some(_), None) => true,
+                _ => false,
+            };
+            unpaid_rounds = if paid || !feasible { 0 } else { unpaid_rounds + 1 };
             tracing::debug!(
                 round,
                 evaluations = budget - shared.pool.load(Ordering::Acquire),
@@ -348,7 +462,18 @@ impl Coordinator {
                 "round finished"
             );
             let c = &self.config;
-            let by_stall = c.population_after_stalled_rounds > 0 && stalled_rounds >= c.population_after_stalled_rounds;
+            // Enough trajectories ended on the best value, and hops around it
+            // have stopped paying: from now on the starts are global, and the
+            // run stops once they say no other minimum is likely left — after
+            // the population has had its look (`population_before_stopping`):
+            // a basin few starts reach, g17's, is missed by any rule that
+            // reads only the ends, and there the population is what finds it.
+            let agreed = agreeing(&summaries, best.as_ref(), tol, c.agreement_tolerance) >= c.agreement.max(1) as usize;
+            if c.stop_after_agreed_rounds > 0 && agreed && unpaid_rounds >= c.stop_after_agreed_rounds {
+                exploring = true;
+            }
+            let by_stall = (exploring && c.population_before_stopping)
+                || (c.population_after_stalled_rounds > 0 && stalled_rounds >= c.population_after_stalled_rounds);
             let by_landscape = c.population_min_dimension > 0
                 && self.problem.dimension() >= c.population_min_dimension as usize
                 && round >= c.population_after_rounds as usize
@@ -371,6 +496,7 @@ impl Coordinator {
                         if let Some(s) = summaries.last_mut() {
                             s.status = TrajectoryStatus::Abandoned;
                         }
+                        stop = RunStop::Failed;
                         break;
                     }
                     // The rounds take a fresh look around whatever it found.
@@ -382,6 +508,11 @@ impl Coordinator {
                 }
             }
             if stalled_rounds >= self.config.max_stalled_rounds.max(1) {
+                stop = RunStop::Stalled;
+                break;
+            }
+            if exploring && unseen_minima(&summaries, tol, c.agreement_tolerance) < c.max_unseen_minima {
+                stop = RunStop::Agreed;
                 break;
             }
         }
@@ -398,6 +529,7 @@ impl Coordinator {
             rejected_directives: shared.rejected.load(Ordering::Relaxed) as u32,
             error,
             interrupted: *self.cancel.borrow(),
+            stop: if *self.cancel.borrow() { RunStop::Interrupted } else { stop },
         }
     }
 
@@ -413,6 +545,7 @@ impl Coordinator {
             rejected_directives: 0,
             error: Some(error),
             interrupted: false,
+            stop: RunStop::Failed,
         }
     }
 
@@ -445,7 +578,7 @@ impl Coordinator {
                 // The evaluator failed: as for a failed chunk, the trajectory ends
                 // with the reason. (Known gap: a pole of a built-in — a single
                 // unevaluable point — ends it too; EvalError should tell the two apart.)
-                traj.status = TrajectoryStatus::Abandoned;
+                traj.end(TrajectoryStatus::Abandoned, TrajectoryStop::Failed);
                 traj.best = p.best.or(traj.best.take());
                 shared.fail(e);
                 return traj;
@@ -453,6 +586,13 @@ impl Coordinator {
             if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
                 traj.seed = b.x.clone();
                 traj.best = Some(b);
+            }
+            // The descent settled at a feasible local optimum: that is what the
+            // augmented Lagrangian would find from here, at several times the
+            // cost. (An easy problem costs what SLSQP costs.)
+            if p.converged && self.config.stop_after_descent {
+                traj.end(TrajectoryStatus::Converged, TrajectoryStop::Stationary);
+                return traj;
             }
         }
         let solver = AlmSolver::new(traj.seed.clone(), self.problem.dimension());
@@ -492,6 +632,7 @@ impl Coordinator {
         let tol = self.alm.feasibility_tolerance;
         let names: Names = (self.problem.inequality_names(), self.problem.equality_names());
         let thresholds = self.config.thresholds();
+        let bounds = self.problem.bounds();
         let mut restarted_at: Option<u32> = None;
         while traj.status == TrajectoryStatus::Active && traj.evals_used < allocation && !*self.cancel.borrow() {
             let want = solver.wants(self.chunk()).min(allocation - traj.evals_used);
@@ -520,7 +661,7 @@ impl Coordinator {
                 }
                 Err(e) => {
                     shared.pool.fetch_add(granted, Ordering::AcqRel);
-                    traj.status = TrajectoryStatus::Abandoned;
+                    traj.end(TrajectoryStatus::Abandoned, TrajectoryStop::Failed);
                     shared.fail(format!("optimizer crashed: {e}"));
                     return traj;
                 }
@@ -528,13 +669,13 @@ impl Coordinator {
             traj.evals_used += step.evals_used;
             shared.pool.fetch_add(granted.saturating_sub(step.evals_used), Ordering::AcqRel);
             if step.status == ChunkStatus::Failed {
-                traj.status = TrajectoryStatus::Abandoned;
+                traj.end(TrajectoryStatus::Abandoned, TrajectoryStop::Failed);
                 shared.fail(step.error.unwrap_or_else(|| "the problem could not be evaluated".into()));
                 break;
             }
             if let Some(reason) = &step.ended {
                 tracing::warn!(trajectory = traj.id, %reason, "the trajectory cannot go on");
-                traj.status = TrajectoryStatus::Abandoned;
+                traj.end(TrajectoryStatus::Abandoned, TrajectoryStop::Failed);
                 break;
             }
             if let Some(b) = solver.best().filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
@@ -587,11 +728,12 @@ impl Coordinator {
             );
             match directive.action {
                 DirectiveAction::Stop => {
-                    traj.status = if diag.status == Status::FeasibleFound {
+                    let status = if diag.status == Status::FeasibleFound {
                         TrajectoryStatus::Converged
                     } else {
                         TrajectoryStatus::Stagnated
                     };
+                    traj.end(status, TrajectoryStop::Directive);
                     break;
                 }
                 DirectiveAction::Restart => {
@@ -606,6 +748,7 @@ impl Coordinator {
                     };
                     solver.restart(point, &mut rng, allocation.saturating_sub(traj.evals_used));
                     traj.history.clear();
+                    traj.recent.clear();
                     traj.stagnation_count = 0;
                     traj.restarts += 1;
                     restarted_at = Some(traj.steps);
@@ -616,13 +759,21 @@ impl Coordinator {
                     shared.rejected.fetch_add(u64::from(rejected), Ordering::Relaxed);
                 }
             }
-            if step.converged && solver.kind() == TrajectoryKind::Population {
-                // The population collapsed onto one point.
-                traj.status = TrajectoryStatus::Converged;
+            // The solver's own test: the ALM's iterate stopped moving while
+            // feasible, or the population collapsed onto one point.
+            if step.converged && diag.status == Status::FeasibleFound {
+                traj.end(TrajectoryStatus::Converged, TrajectoryStop::Stationary);
+                break;
+            }
+            // (A population has its own test, the collapse: its median can sit
+            // still for generations while ε tightens and a member finds a
+            // better basin.)
+            if solver.kind() == TrajectoryKind::Local && traj.flat(&diag, &bounds, &self.config) {
+                traj.end(TrajectoryStatus::Converged, TrajectoryStop::Flat);
                 break;
             }
             if traj.stagnation_count >= self.config.max_stagnation_steps {
-                traj.status = TrajectoryStatus::Stagnated;
+                traj.end(TrajectoryStatus::Stagnated, TrajectoryStop::Stagnation);
                 break;
             }
         }
@@ -635,11 +786,13 @@ impl Coordinator {
         }
         if traj.status == TrajectoryStatus::Active {
             // Out of budget (or interrupted) while still working.
-            traj.status = if traj.best.as_ref().is_some_and(|b| b.max_violation <= tol) {
+            let status = if traj.best.as_ref().is_some_and(|b| b.max_violation <= tol) {
                 TrajectoryStatus::Converged
             } else {
                 TrajectoryStatus::Stagnated
             };
+            let why = if *self.cancel.borrow() { TrajectoryStop::Interrupted } else { TrajectoryStop::Budget };
+            traj.end(status, why);
         }
         traj
     }
@@ -784,8 +937,45 @@ fn absorb(
         restarts: t.restarts,
         restarts_recovered: t.restarts_recovered,
         feasible: t.best.as_ref().is_some_and(|b| b.max_violation <= tol),
+        stop: t.stop.unwrap_or(TrajectoryStop::Budget),
+        around_best: t.around_best,
         best: t.best,
     });
+}
+
+/// How many trajectories ended feasible on `best`'s value, within
+/// `tolerance` relative to its size.
+fn agreeing(summaries: &[TrajectorySummary], best: Option<&Candidate>, tol: f64, tolerance: f64) -> usize {
+    let Some(best) = best.filter(|b| b.max_violation <= tol) else { return 0 };
+    let within = tolerance * best.objective.abs().max(1.0);
+    summaries
+        .iter()
+        .filter_map(|t| t.best.as_ref().filter(|b| b.max_violation <= tol))
+        .filter(|b| (b.objective - best.objective).abs() <= within)
+        .count()
+}
+
+/// How many more local minima there probably are than the trajectories
+/// have found: the Bayesian estimate of Boender and Rinnooy Kan (1987) for
+/// multistart, ŵ = w(N − 1)/(N − w − 2) with N feasible ends and w distinct
+/// end values among them (within `tolerance`, relative), minus w. Infinite
+/// until there are enough ends to say (N ≤ w + 2). With one value found it
+/// falls below 0.5 at eight ends; every other value found asks for more.
+fn unseen_minima(summaries: &[TrajectorySummary], tol: f64, tolerance: f64) -> f64 {
+    let mut ends: Vec<f64> = summaries
+        .iter()
+        .filter(|t| !t.around_best)
+        .filter_map(|t| t.best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.objective))
+        .collect();
+    ends.sort_by(f64::total_cmp);
+    let n = ends.len() as f64;
+    let distinct = ends.windows(2).filter(|w| w[1] - w[0] > tolerance * w[0].abs().max(w[1].abs()).max(1.0)).count()
+        + usize::from(!ends.is_empty());
+    let w = distinct as f64;
+    if n <= w + 2.0 {
+        return f64::INFINITY;
+    }
+    w * (n - 1.0) / (n - w - 2.0) - w
 }
 
 /// Whether feasible end values of local trajectories disagree beyond
@@ -859,6 +1049,102 @@ pub fn apply_directive(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn diag(objective: f64, status: Status) -> OptimizerDiagnostics {
+        OptimizerDiagnostics {
+            step: 1,
+            trajectory_id: 0,
+            objective,
+            objective_delta: None,
+            max_violation: 0.0,
+            status,
+            constraint_diagnostics: vec![],
+            optimizer_health: Default::default(),
+            narrative: vec![],
+            steps_since_improvement: 0,
+            steps_in_feasible_region: 0,
+        }
+    }
+
+    #[test]
+    fn a_trajectory_is_flat_after_a_window_of_feasible_steps_that_changed_nothing() {
+        let config = AsoConfig { stop_window: 3, ..AsoConfig::default() };
+        let bounds = [(0.0, 10.0), (0.0, 10.0)];
+        let mut t = TrajectoryState::new(0, vec![1.0, 1.0], AlmSettings::default());
+        t.best = Some(Candidate { x: vec![1.0, 2.0], objective: 5.0, max_violation: 0.0 });
+        let steps: Vec<bool> = (0..4).map(|_| t.flat(&diag(5.0, Status::FeasibleFound), &bounds, &config)).collect();
+        assert_eq!(steps, [false, false, false, true], "three unchanged steps after the first");
+
+        // One infeasible step in the window, or a best point still moving: not flat.
+        let mut t = TrajectoryState::new(0, vec![1.0, 1.0], AlmSettings::default());
+        t.best = Some(Candidate { x: vec![1.0, 2.0], objective: 5.0, max_violation: 0.0 });
+        for status in [Status::FeasibleFound, Status::InProgress, Status::FeasibleFound] {
+            assert!(!t.flat(&diag(5.0, status), &bounds, &config));
+        }
+        assert!(
+            !t.flat(&diag(5.0, Status::FeasibleFound), &bounds, &config),
+            "the window still holds the infeasible step"
+        );
+        let mut t = TrajectoryState::new(0, vec![1.0, 1.0], AlmSettings::default());
+        for i in 0..5 {
+            t.best = Some(Candidate { x: vec![1.0, 2.0 + 1e-3 * f64::from(i)], objective: 5.0, max_violation: 0.0 });
+            assert!(!t.flat(&diag(5.0, Status::FeasibleFound), &bounds, &config), "the point moved at step {i}");
+        }
+        // Off: never.
+        let off = AsoConfig { stop_window: 0, ..AsoConfig::default() };
+        assert!((0..10).all(|_| !t.flat(&diag(5.0, Status::FeasibleFound), &bounds, &off)));
+    }
+
+    #[test]
+    fn unseen_minima_fall_as_ends_repeat_the_values_found() {
+        let ends = |values: &[f64]| -> Vec<TrajectorySummary> {
+            values
+                .iter()
+                .map(|v| TrajectorySummary {
+                    id: 0,
+                    kind: TrajectoryKind::Local,
+                    status: TrajectoryStatus::Converged,
+                    steps: 1,
+                    evals_used: 1,
+                    restarts: 0,
+                    restarts_recovered: 0,
+                    best: Some(Candidate { x: vec![], objective: *v, max_violation: 0.0 }),
+                    feasible: true,
+                    stop: TrajectoryStop::Flat,
+                    around_best: false,
+                })
+                .collect()
+        };
+        let one = |n: usize| unseen_minima(&ends(&vec![1.0; n]), 1e-4, 1e-4);
+        assert!(one(3).is_infinite(), "three ends of one value prove little");
+        assert!(one(7) >= 0.5 && one(8) < 0.5, "{} {}", one(7), one(8));
+        // g17's ends: a second value found keeps the estimate up.
+        let g17 = [8927.6, 8927.6, 8853.5, 8927.6, 8927.6, 8927.6, 8927.6, 8927.6];
+        assert!(unseen_minima(&ends(&g17), 1e-4, 1e-4) >= 0.5);
+        // Within the tolerance is one value.
+        assert!(unseen_minima(&ends(&[1.0, 1.00001, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]), 1e-4, 1e-4) < 0.5);
+    }
+
+    #[test]
+    fn agreement_counts_feasible_trajectories_on_the_best_value() {
+        let summary = |objective: f64, violation: f64| TrajectorySummary {
+            id: 0,
+            kind: TrajectoryKind::Local,
+            status: TrajectoryStatus::Converged,
+            steps: 1,
+            evals_used: 1,
+            restarts: 0,
+            restarts_recovered: 0,
+            best: Some(Candidate { x: vec![], objective, max_violation: violation }),
+            feasible: violation <= 1e-4,
+            stop: TrajectoryStop::Flat,
+            around_best: false,
+        };
+        let best = Candidate { x: vec![], objective: -30665.54, max_violation: 0.0 };
+        let ends = [summary(-30665.54, 0.0), summary(-30665.0, 0.0), summary(-30665.545, 0.0), summary(-30666.0, 0.5)];
+        assert_eq!(agreeing(&ends, Some(&best), 1e-4, 1e-6), 2, "the infeasible one and the one 0.54 off do not agree");
+        assert_eq!(agreeing(&ends, None, 1e-4, 1e-6), 0);
+    }
 
     #[test]
     fn optima_count_as_distinct_beyond_a_relative_thousandth() {

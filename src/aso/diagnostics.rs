@@ -3,14 +3,20 @@
 //! 000 §4): per-constraint violation, penalty, trend and delta; objective
 //! delta; a status; a narrative; and whether the LLM tier should be asked.
 //!
-//! Three deliberate departures from the seed, all for problems it did not
-//! meet: an equality constraint's violation is |h| (the seed only had g ≤ 0);
+//! Deliberate departures from the seed, all for problems it did not meet:
+//! an equality constraint's violation is |h| (the seed only had g ≤ 0);
 //! DIVERGING needs at least one worsening constraint (the seed's
-//! `count >= n // 2` is true at once for a single-constraint problem); and
+//! `count >= n // 2` is true at once for a single-constraint problem);
 //! DIVERGING also needs the largest violation not to have fallen — with two
 //! constraints, one worsening while the other improves is the augmented
 //! Lagrangian trading them off, not divergence, and stopping there (case 5)
-//! lost g06 every time.
+//! lost g06 every time; and DIVERGING needs the objective not to be falling
+//! — a constraint that turns slightly violated while the objective falls
+//! is an iterate reaching the boundary the optimum lies on (the cantilever
+//! beam was abandoned there, at four times its optimum), and the worsening
+//! constraint gets a higher weight instead (case 6). On a first step the
+//! objective's change is unknown (`None`), not zero: zero made every
+//! trajectory that was feasible after one chunk look converged.
 
 use std::collections::BTreeMap;
 
@@ -104,7 +110,10 @@ pub struct OptimizerDiagnostics {
     pub step: u32,
     pub trajectory_id: u32,
     pub objective: f64,
-    pub objective_delta: f64,
+    /// The change since the trajectory's previous step; `None` on its first
+    /// step (or the first after a restart): nothing to compare with, which
+    /// is not the same as no change.
+    pub objective_delta: Option<f64>,
     pub max_violation: f64,
     pub status: Status,
     pub constraint_diagnostics: Vec<ConstraintDiagnostic>,
@@ -157,8 +166,10 @@ pub fn generate(
             delta,
         });
     }
-    let objective_delta = prev.map_or(0.0, |p| now.objective - p.objective);
+    let objective_delta = prev.map(|p| now.objective - p.objective);
     let max_violation = now.max_violation();
+    // Whether the objective fell by more than noise since the last step.
+    let improving = objective_delta.is_some_and(|d| d < -t.stagnation_objective * now.objective.abs().max(1.0));
 
     let mut narrative = Vec::new();
     let status = if max_violation < t.feasibility {
@@ -166,10 +177,12 @@ pub fn generate(
         Status::FeasibleFound
     } else if diverging_count >= (now.constraints.len() / 2).max(1)
         && prev.is_none_or(|p| max_violation >= p.max_violation())
+        && !improving
     {
         narrative.push("Multiple constraints diverging.".to_string());
         Status::Diverging
-    } else if prev.is_some() && objective_delta.abs() < t.stagnation_objective && max_violation > t.stagnation_violation
+    } else if objective_delta.is_some_and(|d| d.abs() < t.stagnation_objective)
+        && max_violation > t.stagnation_violation
     {
         narrative.push("Stagnation: minimal progress with constraint violations.".to_string());
         Status::Stagnation
@@ -249,7 +262,7 @@ mod tests {
     fn a_feasible_state_is_feasible_found() {
         let d = diag(&snap(3.0, &[-1.0, 0.0005]), Some(&snap(4.0, &[0.5, 0.5])));
         assert_eq!(d.status, Status::FeasibleFound);
-        assert_eq!(d.objective_delta, -1.0);
+        assert_eq!(d.objective_delta, Some(-1.0));
         assert!((d.max_violation - 0.0005).abs() < 1e-15);
         assert_eq!(d.constraint_diagnostics[0].violation, 0.0, "satisfied inequalities have no violation");
     }
@@ -282,7 +295,20 @@ mod tests {
         // The seed's `count >= n // 2` would call this DIVERGING (0 >= 0).
         let d = diag(&snap(0.5, &[0.2]), Some(&snap(1.0, &[0.2])));
         assert_eq!(d.status, Status::InProgress);
-        let d = diag(&snap(0.5, &[0.4]), Some(&snap(1.0, &[0.2])));
+        let d = diag(&snap(1.0, &[0.4]), Some(&snap(1.0, &[0.2])));
+        assert_eq!(d.status, Status::Diverging);
+    }
+
+    #[test]
+    fn a_constraint_turning_active_while_the_objective_falls_is_not_diverging() {
+        // The cantilever beam's telemetry: feasible at f = 5.70, then 5.02
+        // with g1 = 0.0046 — the iterate reached the boundary the optimum
+        // lies on; the tree boosts g1's weight instead of abandoning.
+        let d = diag(&snap(5.021, &[0.0046]), Some(&snap(5.699, &[0.0])));
+        assert_eq!(d.constraint_diagnostics[0].trend, Trend::IncreasingViolation);
+        assert_eq!(d.status, Status::InProgress);
+        // The same rise with a flat objective is divergence.
+        let d = diag(&snap(5.699, &[0.0046]), Some(&snap(5.699, &[0.0])));
         assert_eq!(d.status, Status::Diverging);
     }
 
@@ -293,6 +319,7 @@ mod tests {
         // Not on a first step: there is nothing to compare with.
         let first = diag(&snap(1.0, &[0.3, 0.3]), None);
         assert_eq!(first.status, Status::InProgress);
+        assert_eq!(first.objective_delta, None, "unknown, not zero");
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Tier 1: the rule-based supervisor that answers every step without an LLM
 //! (`HeuristicSupervisor`, seed 000 Part 3), with the seven-case tree exactly:
 //!
-//! 1. FEASIBLE_FOUND and a flat objective → STOP (converged)
+//! 1. FEASIBLE_FOUND and a flat objective → STOP (converged) — flat
+//!    relative to the objective's magnitude (the seed's 1e-5 is absolute, so
+//!    an objective of 3e4 was never flat), and only once there is a change
+//!    to measure (not on a trajectory's first step)
 //! 2. FEASIBLE_FOUND and still improving → CONTINUE
 //! 3. STAGNATION with a high violation → ADJUST (raise penalties)
 //! 4. STAGNATION near feasibility → RESTART (new seed)
@@ -32,7 +35,10 @@ impl HeuristicSupervisor {
         let h = DirectiveSource::Heuristic;
         match d.status {
             Status::FeasibleFound => {
-                if d.objective_delta.abs() < self.config.stagnation_objective_threshold {
+                // Flat relative to the objective's size, and measured: on a
+                // trajectory's first step there is no change to speak of.
+                let flat = self.config.stagnation_objective_threshold * d.objective.abs().max(1.0);
+                if d.objective_delta.is_some_and(|delta| delta.abs() < flat) {
                     Directive::new(DirectiveAction::Stop, h, "Converged: feasible with stable objective")
                 } else {
                     Directive::new(DirectiveAction::Continue, h, "Feasible and still improving")
@@ -89,6 +95,7 @@ mod tests {
     use crate::aso::diagnostics::ConstraintDiagnostic;
 
     fn d(status: Status, objective_delta: f64, max_violation: f64) -> OptimizerDiagnostics {
+        let objective_delta = Some(objective_delta);
         OptimizerDiagnostics {
             step: 3,
             trajectory_id: 0,
@@ -118,6 +125,26 @@ mod tests {
         assert_eq!(out.action, DirectiveAction::Stop);
         assert_eq!(out.source, DirectiveSource::Heuristic);
         assert!(out.reasoning.starts_with("Converged"));
+    }
+
+    #[test]
+    fn a_first_feasible_step_is_not_converged_whatever_its_objective() {
+        // The cantilever beam's telemetry: feasible after one chunk at
+        // f = 7.23 (the optimum is 1.34), stopped as converged because the
+        // unknown change read as zero.
+        let mut first = d(Status::FeasibleFound, 0.0, 0.0);
+        first.objective = 7.2268;
+        first.objective_delta = None;
+        assert_eq!(sup().analyze(&first).action, DirectiveAction::Continue);
+    }
+
+    #[test]
+    fn flat_is_relative_to_the_objectives_size() {
+        let mut big = d(Status::FeasibleFound, -1.0, 0.0);
+        big.objective = -30665.5;
+        assert_eq!(sup().analyze(&big).action, DirectiveAction::Continue, "1 in 3e4 is still progress");
+        big.objective_delta = Some(-0.01);
+        assert_eq!(sup().analyze(&big).action, DirectiveAction::Stop, "3e-7 relative is flat (absolute: not)");
     }
 
     #[test]

@@ -15,6 +15,9 @@ pub struct Cell {
     pub successes: u32,
     pub errors: u32,
     pub median_evals_to_success: Option<f64>,
+    /// Evaluations a run used in all, whether it succeeded or not (a method
+    /// that stops when done spends less than its budget).
+    pub median_evals_spent: Option<f64>,
     pub median_best: Option<f64>,
 }
 
@@ -58,6 +61,7 @@ impl Report {
                     median_evals_to_success: median(
                         rs.iter().filter_map(|r| r.evals_to_success.map(|e| e as f64)).collect(),
                     ),
+                    median_evals_spent: median(rs.iter().map(|r| r.evals as f64).collect()),
                     median_best: median(rs.iter().filter_map(|r| r.best_feasible).collect()),
                 };
                 (key, cell)
@@ -139,6 +143,20 @@ impl Report {
             let _ = write!(s, " **{pct:.0}%** |");
         }
         s.push('\n');
+        s
+    }
+
+    /// The median evaluations each cell's runs used in all.
+    pub fn spent_table(&self) -> String {
+        let mut s = header(&self.methods);
+        for p in &self.problems {
+            let _ = write!(s, "| {p} |");
+            for m in &self.methods {
+                let text = self.cell(p, m).and_then(|c| c.median_evals_spent).map_or("–".into(), group);
+                let _ = write!(s, " {text} |");
+            }
+            s.push('\n');
+        }
         s
     }
 

@@ -615,6 +615,7 @@ fn render(a: &NumericArgs, problems: &[String], records: &[RunRecord], supervisi
     for (p, ours, peer, best) in behind {
         let _ = writeln!(s, "- behind on {p}: {:.0}% against {peer}'s {:.0}%", 100.0 * ours, 100.0 * best);
     }
+    let _ = writeln!(s, "\n## Evaluations spent (median of every run, success or not)\n\n{}", report.spent_table());
     let _ = writeln!(s, "\n## Median best feasible value\n\n{}", report.best_table());
 
     let ours: Vec<&RunRecord> = records.iter().filter(|r| r.method == OURS).collect();

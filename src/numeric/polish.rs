@@ -103,6 +103,10 @@ pub struct Polished {
     pub best: Option<Candidate>,
     pub evals_used: u64,
     pub error: Option<String>,
+    /// SLSQP ended on its own tolerances (not the budget, not a failure)
+    /// at a point feasible within `tol`: a local optimum, as far as a
+    /// gradient method can tell.
+    pub converged: bool,
 }
 
 /// Polishes from `x0` with at most `budget` evaluations.
@@ -110,7 +114,7 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
     let n = problem.dimension();
     let bounds = problem.bounds();
     if budget < n as u64 + 2 || x0.len() != n {
-        return Polished { best: None, evals_used: 0, error: None };
+        return Polished { best: None, evals_used: 0, error: None, converged: false };
     }
     let cache = RefCell::new(Cache {
         problem,
@@ -126,7 +130,7 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
     });
     let Some(first) = cache.borrow_mut().value_at(x0) else {
         let c = cache.into_inner();
-        return Polished { best: c.best, evals_used: c.evals, error: c.error.map(|e| e.0) };
+        return Polished { best: c.best, evals_used: c.evals, error: c.error.map(|e| e.0), converged: false };
     };
     let (n_ineq, n_eq) = (first.inequalities.len(), first.equalities.len());
     // Half the tolerance, so the polished point is feasible with room to spare.
@@ -172,10 +176,15 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
     }
     let maxeval = (budget / (n as u64 + 1)).max(1) as usize;
     let stop = slsqp::StopTols { ftol_rel: 1e-12, xtol_rel: 1e-12, ..slsqp::StopTols::default() };
-    let _ = slsqp::minimize(objective, x0, &bounds, &constraints, (), maxeval, Some(stop));
+    let outcome = slsqp::minimize(objective, x0, &bounds, &constraints, (), maxeval, Some(stop));
     drop(constraints);
     let c = cache.into_inner();
-    Polished { best: c.best, evals_used: c.evals, error: c.error.map(|e| e.0) }
+    let settled = matches!(&outcome, Ok((status, _, _)) if !matches!(status, slsqp::SuccessStatus::MaxEvalReached));
+    let converged = settled
+        && c.error.is_none()
+        && !c.diverged
+        && c.best.as_ref().is_some_and(|b| b.max_violation <= tol && b.objective.is_finite());
+    Polished { best: c.best, evals_used: c.evals, error: c.error.map(|e| e.0), converged }
 }
 
 #[cfg(test)]

@@ -183,6 +183,7 @@ async fn solve(r: OptimizeRun<'_>) -> RunOutcome {
         "best": outcome.best,
         "evaluations": outcome.evals_used,
         "budget": budget,
+        "stopped": outcome.stop,
         "steps": outcome.steps,
         "llm_calls": outcome.llm_calls,
         "llm_failures": outcome.llm_failures,
@@ -346,6 +347,8 @@ mod tests {
                 restarts_recovered: 0,
                 feasible: best.as_ref().is_some_and(|b| b.max_violation <= 1e-4),
                 best: best.clone(),
+                stop: crate::aso::coordinator::TrajectoryStop::Flat,
+                around_best: false,
             }],
             best,
             evals_used: 250,
@@ -356,6 +359,7 @@ mod tests {
             rejected_directives: 1,
             error: error.map(String::from),
             interrupted: false,
+            stop: crate::aso::coordinator::RunStop::Agreed,
         }
     }
 

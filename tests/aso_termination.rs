@@ -1,0 +1,151 @@
+//! When the coordinator stops: a trajectory not on its first feasible step,
+//! never with a directive that no evaluation preceded, and a whole run once
+//! its trajectories agree on the best and further rounds stop paying —
+//! every stop with its reason. The cases come from the telemetry of runs
+//! that went wrong: the cantilever beam (never seen by the tuning) stopped
+//! at f = 4.6–9.5 against its optimum 1.34, and g04 / g06 spent their whole
+//! budget though their trajectories had converged after a few hundred
+//! evaluations.
+
+use std::sync::Arc;
+
+use attractor::aso::config::AsoConfig;
+use attractor::aso::coordinator::{RunStop, TrajectoryStatus, TrajectoryStop};
+use attractor::aso::{Coordinator, CoordinatorOutcome, SupervisionContext, TieredSupervisor};
+use attractor::numeric::problem::{BestKnown, EvalError, Evaluation, Problem};
+use attractor::store::{Store, TelemetryRow};
+
+/// The cantilever beam of five hollow square sections: minimise
+/// 0.0624·Σxᵢ subject to 61/x₁³ + 37/x₂³ + 19/x₃³ + 7/x₄³ + 1/x₅³ ≤ 1;
+/// optimum 1.339956.
+struct Cantilever;
+
+const CANTILEVER_OPTIMUM: f64 = 1.339956;
+
+impl Problem for Cantilever {
+    fn name(&self) -> &str {
+        "cantilever"
+    }
+    fn dimension(&self) -> usize {
+        5
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        vec![(0.01, 100.0); 5]
+    }
+    fn inequality_names(&self) -> Vec<String> {
+        vec!["g1".into()]
+    }
+    fn equality_names(&self) -> Vec<String> {
+        vec![]
+    }
+    fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
+        let c = [61.0, 37.0, 19.0, 7.0, 1.0];
+        let g: f64 = x.iter().zip(c).map(|(x, c)| c / x.powi(3)).sum::<f64>() - 1.0;
+        Ok(Evaluation { objective: 0.0624 * x.iter().sum::<f64>(), inequalities: vec![g], equalities: vec![] })
+    }
+    fn best_known(&self) -> Option<BestKnown> {
+        Some(BestKnown { value: CANTILEVER_OPTIMUM, x: None })
+    }
+}
+
+/// One coordinator run with telemetry: the outcome and its rows.
+async fn run(
+    problem: Arc<dyn Problem>,
+    config: AsoConfig,
+    seed: u64,
+    budget: u64,
+) -> (CoordinatorOutcome, Vec<TelemetryRow>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("a.db")).await.unwrap();
+    let exp = store.insert_experiment(None, problem.name(), "{}").await.unwrap();
+    let (_tx, cancel) = tokio::sync::watch::channel(false);
+    let c = Coordinator {
+        alm: config.alm_settings(),
+        supervisor: Arc::new(TieredSupervisor::new(config.clone(), None)),
+        context: SupervisionContext { cycle: 1, problem: problem.name().into(), human_hints: vec![], timeout: None },
+        problem,
+        config,
+        telemetry: Some((store.clone(), exp)),
+        seed,
+        chunk_evaluations: 0,
+        cancel,
+    };
+    let out = c.produce_candidates(budget).await;
+    let rows = store.telemetry_of_experiment(exp).await.unwrap();
+    (out, rows)
+}
+
+#[tokio::test]
+async fn a_trajectory_feasible_after_one_chunk_goes_on_to_the_optimum() {
+    for seed in 1..=3 {
+        let (out, rows) = run(Arc::new(Cantilever), AsoConfig::default(), seed, 20_000).await;
+        let first_steps: Vec<&TelemetryRow> = rows.iter().filter(|r| r.step == 1).collect();
+        assert!(!first_steps.is_empty());
+        for r in first_steps {
+            assert_ne!(r.directive_action, "STOP", "seed {seed}: stopped on its first step: {r:?}");
+        }
+        // Those that stopped of their own accord (not cut short by the budget).
+        let converged: Vec<_> = out
+            .trajectories
+            .iter()
+            .filter(|t| t.status == TrajectoryStatus::Converged)
+            .filter(|t| matches!(t.stop, TrajectoryStop::Directive | TrajectoryStop::Stationary | TrajectoryStop::Flat))
+            .collect();
+        assert!(!converged.is_empty(), "seed {seed}: {:?}", out.trajectories);
+        for t in converged {
+            let best = t.best.as_ref().expect("a converged trajectory has a best point");
+            assert!(
+                best.objective <= CANTILEVER_OPTIMUM * 1.001,
+                "seed {seed}: trajectory {} called converged at f = {} ({:?})",
+                t.id,
+                best.objective,
+                t.stop
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_directive_follows_new_evaluations() {
+    for seed in 1..=4 {
+        // A budget the trajectories run into: their last steps get what is left.
+        let (_, rows) = run(Arc::new(Cantilever), AsoConfig::default(), seed, 20_000).await;
+        let mut by_trajectory: std::collections::BTreeMap<i64, Vec<&TelemetryRow>> = Default::default();
+        for r in &rows {
+            by_trajectory.entry(r.trajectory_id).or_default().push(r);
+        }
+        assert!(!by_trajectory.is_empty());
+        for (id, steps) in by_trajectory {
+            for w in steps.windows(2) {
+                assert!(
+                    w[0].evals_used < w[1].evals_used,
+                    "seed {seed}, trajectory {id}: {} then {} at {} evaluations",
+                    w[0].directive_action,
+                    w[1].directive_action,
+                    w[1].evals_used
+                );
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_run_whose_trajectories_agree_stops_long_before_its_budget_and_says_why() {
+    for (name, budget) in [("g04", 100_000), ("g06", 100_000)] {
+        let problem: Arc<dyn Problem> = Arc::from(attractor::numeric::builtin(name).unwrap());
+        let reference = problem.best_known().unwrap().value;
+        let (out, _) = run(problem.clone(), AsoConfig::default(), 7, budget).await;
+        assert_eq!(out.stop, RunStop::Agreed, "{name}: {:?}", out.trajectories);
+        assert!(out.evals_used < budget / 4, "{name}: {} of {budget}", out.evals_used);
+        let best = out.best.clone().unwrap();
+        let gap = (best.objective - reference) / reference.abs().max(1.0);
+        assert!(best.max_violation <= 1e-4 && gap <= 1e-4, "{name}: {best:?} against {reference}");
+        assert!(out.trajectories.iter().all(|t| t.best.is_some()), "every trajectory says how it ended");
+
+        // The control: without the agreement rule the rounds go on.
+        let patient = AsoConfig { stop_after_agreed_rounds: 0, ..AsoConfig::default() };
+        let (control, _) = run(problem, patient, 7, budget).await;
+        assert_ne!(control.stop, RunStop::Agreed);
+        assert!(control.evals_used > out.evals_used, "{name}: {} ≤ {}", control.evals_used, out.evals_used);
+    }
+}
