@@ -28,200 +28,19 @@ use serde::Serialize;
 use tokio::sync::watch;
 
 use super::config::{AsoConfig, BudgetSplit};
-use super::diagnostics::{self, OptimizerDiagnostics, Snapshot, Status, TrajectoryView};
+use super::diagnostics::{self, OptimizerDiagnostics, Status, TrajectoryView};
 use super::directive::{Directive, DirectiveAction};
 use super::seeds;
 use super::solver::{AlmSolver, ChunkSolver, Names, PopulationSolver};
+pub use super::stopping::RunStop;
+use super::stopping::{agreeing, distinct_optima, unseen_minima};
 use super::supervisor::{SupervisionContext, TieredSupervisor};
-use crate::numeric::alm::{AlmSettings, AlmState, Candidate, ChunkStatus};
+pub use super::trajectory::{
+    TrajectoryKind, TrajectoryState, TrajectoryStatus, TrajectoryStop, TrajectorySummary, apply_directive,
+};
+use crate::numeric::alm::{AlmSettings, Candidate, ChunkStatus};
 use crate::numeric::problem::Problem;
 use crate::store::{Store, TelemetryRow};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TrajectoryStatus {
-    Active,
-    Converged,
-    Stagnated,
-    Abandoned,
-}
-
-/// Why a trajectory stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TrajectoryStop {
-    /// A supervisor said STOP (its reasoning is in the telemetry).
-    Directive,
-    /// The solver's iterate stopped moving while feasible, or the
-    /// population collapsed onto one point.
-    Stationary,
-    /// Feasible, with the objective and the best point unchanged over the
-    /// last `stop_window` steps.
-    Flat,
-    /// `max_stagnation_steps` steps without progress.
-    Stagnation,
-    /// Its share of the evaluations ran out.
-    Budget,
-    Interrupted,
-    /// The evaluator failed, or the solver could not go on.
-    Failed,
-}
-
-/// Why a whole coordinator run stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStop {
-    /// Enough trajectories agreed on the best value, and rounds since did
-    /// not improve it (`stop_after_agreed_rounds`).
-    Agreed,
-    /// `max_stalled_rounds` rounds in a row without a better point.
-    Stalled,
-    /// The evaluation budget ran out.
-    Budget,
-    Interrupted,
-    /// The evaluator failed, or no point could be evaluated.
-    Failed,
-}
-
-/// What drives a trajectory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TrajectoryKind {
-    /// The ALM from one seed, finished with an SQP polish.
-    Local,
-    /// Differential evolution with the ε comparison, its best point polished.
-    Population,
-}
-
-/// One trajectory's state between steps.
-#[derive(Debug, Clone)]
-pub struct TrajectoryState {
-    pub id: u32,
-    pub kind: TrajectoryKind,
-    pub seed: Vec<f64>,
-    pub history: Vec<Snapshot>,
-    pub evals_used: u64,
-    pub steps: u32,
-    pub status: TrajectoryStatus,
-    pub best_objective: f64,
-    pub best_violation: f64,
-    pub stagnation_count: u32,
-    pub steps_in_feasible_region: u32,
-    pub restarts: u32,
-    /// Restarts after which this trajectory reached feasibility.
-    pub restarts_recovered: u32,
-    pub best: Option<Candidate>,
-    /// The trajectory's own ALM settings (directives change them).
-    pub settings: AlmSettings,
-    pub exploration_ratio: f64,
-    /// Why it stopped, once it has.
-    pub stop: Option<TrajectoryStop>,
-    /// It started near the best point known (a hop), not from a global seed.
-    pub around_best: bool,
-    /// The last judged steps (objective, feasible, best point), for the
-    /// flat-window test.
-    recent: Vec<(f64, bool, Option<Vec<f64>>)>,
-}
-
-impl TrajectoryState {
-    pub fn new(id: u32, seed: Vec<f64>, settings: AlmSettings) -> Self {
-        TrajectoryState {
-            id,
-            kind: TrajectoryKind::Local,
-            seed,
-            history: Vec::new(),
-            evals_used: 0,
-            steps: 0,
-            status: TrajectoryStatus::Active,
-            best_objective: f64::INFINITY,
-            best_violation: f64::INFINITY,
-            stagnation_count: 0,
-            steps_in_feasible_region: 0,
-            restarts: 0,
-            restarts_recovered: 0,
-            best: None,
-            settings,
-            exploration_ratio: 1.0,
-            stop: None,
-            around_best: false,
-            recent: Vec::new(),
-        }
-    }
-
-    /// A population trajectory (its members are drawn when it starts).
-    pub fn population(id: u32, settings: AlmSettings) -> Self {
-        TrajectoryState { kind: TrajectoryKind::Population, ..TrajectoryState::new(id, vec![], settings) }
-    }
-
-    /// Ends the trajectory with `status` for `why`.
-    fn end(&mut self, status: TrajectoryStatus, why: TrajectoryStop) {
-        self.status = status;
-        self.stop = Some(why);
-    }
-
-    /// Whether, after this judged step, the last `window` steps were all
-    /// feasible and changed neither the objective (relative to its size)
-    /// nor the best point (relative to each variable's range) beyond the
-    /// tolerances: the trajectory has converged as far as it will.
-    fn flat(&mut self, d: &OptimizerDiagnostics, bounds: &[(f64, f64)], c: &AsoConfig) -> bool {
-        let window = c.stop_window as usize;
-        if window == 0 {
-            return false;
-        }
-        self.recent.push((d.objective, d.status == Status::FeasibleFound, self.best.as_ref().map(|b| b.x.clone())));
-        if self.recent.len() > window + 1 {
-            self.recent.remove(0);
-        }
-        let (Some(first), Some(last)) = (self.recent.first(), self.recent.last()) else { return false };
-        if self.recent.len() <= window || !self.recent.iter().all(|r| r.1) {
-            return false;
-        }
-        let objective_still = (last.0 - first.0).abs() <= c.stop_objective_tolerance * last.0.abs().max(1.0);
-        let point_still = match (&first.2, &last.2) {
-            (Some(a), Some(b)) => a
-                .iter()
-                .zip(b)
-                .zip(bounds)
-                .all(|((a, b), (lo, hi))| (a - b).abs() <= c.stop_step_tolerance * (hi - lo).abs().max(1e-300)),
-            _ => false,
-        };
-        objective_still && point_still
-    }
-
-    /// The seed's bookkeeping of progress after a judged step: a lower
-    /// violation, or a lower objective at no higher violation, resets the
-    /// stagnation count; anything else adds to it.
-    fn note_progress(&mut self, d: &OptimizerDiagnostics) {
-        if d.max_violation < self.best_violation {
-            self.best_violation = d.max_violation;
-            self.stagnation_count = 0;
-        } else if d.objective < self.best_objective && d.max_violation <= self.best_violation {
-            self.best_objective = d.objective;
-            self.stagnation_count = 0;
-        } else {
-            self.stagnation_count += 1;
-        }
-        if d.status == Status::FeasibleFound {
-            self.steps_in_feasible_region += 1;
-        }
-    }
-}
-
-/// How one trajectory ended.
-#[derive(Debug, Clone, Serialize)]
-pub struct TrajectorySummary {
-    pub id: u32,
-    pub kind: TrajectoryKind,
-    pub status: TrajectoryStatus,
-    pub steps: u32,
-    pub evals_used: u64,
-    pub restarts: u32,
-    pub restarts_recovered: u32,
-    pub best: Option<Candidate>,
-    pub feasible: bool,
-    pub stop: TrajectoryStop,
-    pub around_best: bool,
-}
 
 /// What a whole coordinator invocation produced.
 #[derive(Debug, Clone, Serialize)]
@@ -416,7 +235,7 @@ impl Coordinator {
             // round ends abandoned, however far it got — which one met the
             // failure first is only a matter of scheduling.
             if shared.failed() {
-                finished.iter_mut().for_each(|t| t.status = TrajectoryStatus::Abandoned);
+                finished.iter_mut().for_each(|t| t.end(TrajectoryStatus::Abandoned, TrajectoryStop::Failed));
             }
 
             let before = best.clone();
@@ -454,6 +273,10 @@ impl Coordinator {
                 _ => false,
             };
             unpaid_rounds = if paid || !feasible { 0 } else { unpaid_rounds + 1 };
+            // A better best is a new place to hop around.
+            if paid {
+                exploring = false;
+            }
             tracing::debug!(
                 round,
                 evaluations = budget - shared.pool.load(Ordering::Acquire),
@@ -495,12 +318,21 @@ impl Coordinator {
                     if shared.failed() {
                         if let Some(s) = summaries.last_mut() {
                             s.status = TrajectoryStatus::Abandoned;
+                            s.stop = TrajectoryStop::Failed;
                         }
                         stop = RunStop::Failed;
                         break;
                     }
                     // The rounds take a fresh look around whatever it found.
                     stalled_rounds = 0;
+                    if best.as_ref().zip(before.as_ref()).is_none_or(|(b, prev)| {
+                        b.better_than(prev, tol)
+                            && (prev.objective - b.objective).abs()
+                                > self.config.agreement_tolerance * prev.objective.abs().max(1.0)
+                    }) {
+                        exploring = false;
+                        unpaid_rounds = 0;
+                    }
                     if best != before {
                         tracing::debug!(best = best.as_ref().map(|b| b.objective), "the population improved the best");
                     }
@@ -681,6 +513,10 @@ impl Coordinator {
             if let Some(b) = solver.best().filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
                 traj.best = Some(b.clone());
             }
+            // A step that evaluated nothing would repeat itself forever.
+            if step.evals_used == 0 {
+                break;
+            }
             let Some(snapshot) = solver.snapshot(&names) else { continue };
             if !step.judged {
                 traj.history.push(snapshot);
@@ -748,7 +584,7 @@ impl Coordinator {
                     };
                     solver.restart(point, &mut rng, allocation.saturating_sub(traj.evals_used));
                     traj.history.clear();
-                    traj.recent.clear();
+                    traj.forget_window();
                     traj.stagnation_count = 0;
                     traj.restarts += 1;
                     restarted_at = Some(traj.steps);
@@ -761,8 +597,13 @@ impl Coordinator {
             }
             // The solver's own test: the ALM's iterate stopped moving while
             // feasible, or the population collapsed onto one point.
-            if step.converged && diag.status == Status::FeasibleFound {
-                traj.end(TrajectoryStatus::Converged, TrajectoryStop::Stationary);
+            if step.converged && (diag.status == Status::FeasibleFound || solver.kind() == TrajectoryKind::Population) {
+                let status = if traj.best.as_ref().is_some_and(|b| b.max_violation <= tol) {
+                    TrajectoryStatus::Converged
+                } else {
+                    TrajectoryStatus::Stagnated
+                };
+                traj.end(status, TrajectoryStop::Stationary);
                 break;
             }
             // (A population has its own test, the collapse: its median can sit
@@ -941,218 +782,4 @@ fn absorb(
         around_best: t.around_best,
         best: t.best,
     });
-}
-
-/// How many trajectories ended feasible on `best`'s value, within
-/// `tolerance` relative to its size.
-fn agreeing(summaries: &[TrajectorySummary], best: Option<&Candidate>, tol: f64, tolerance: f64) -> usize {
-    let Some(best) = best.filter(|b| b.max_violation <= tol) else { return 0 };
-    let within = tolerance * best.objective.abs().max(1.0);
-    summaries
-        .iter()
-        .filter_map(|t| t.best.as_ref().filter(|b| b.max_violation <= tol))
-        .filter(|b| (b.objective - best.objective).abs() <= within)
-        .count()
-}
-
-/// How many more local minima there probably are than the trajectories
-/// have found: the Bayesian estimate of Boender and Rinnooy Kan (1987) for
-/// multistart, ŵ = w(N − 1)/(N − w − 2) with N feasible ends and w distinct
-/// end values among them (within `tolerance`, relative), minus w. Infinite
-/// until there are enough ends to say (N ≤ w + 2). With one value found it
-/// falls below 0.5 at eight ends; every other value found asks for more.
-fn unseen_minima(summaries: &[TrajectorySummary], tol: f64, tolerance: f64) -> f64 {
-    let mut ends: Vec<f64> = summaries
-        .iter()
-        .filter(|t| !t.around_best)
-        .filter_map(|t| t.best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.objective))
-        .collect();
-    ends.sort_by(f64::total_cmp);
-    let n = ends.len() as f64;
-    let distinct = ends.windows(2).filter(|w| w[1] - w[0] > tolerance * w[0].abs().max(w[1].abs()).max(1.0)).count()
-        + usize::from(!ends.is_empty());
-    let w = distinct as f64;
-    if n <= w + 2.0 {
-        return f64::INFINITY;
-    }
-    w * (n - 1.0) / (n - w - 2.0) - w
-}
-
-/// Whether feasible end values of local trajectories disagree beyond
-/// rounding (relative 1e-3): they found different optima.
-fn distinct_optima(ends: &[f64]) -> bool {
-    let (min, max) = ends.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
-    ends.len() >= 2 && max - min > 1e-3 * min.abs().max(max.abs()).max(1e-9)
-}
-
-/// Applies a directive's overrides under the safety clamps (seed 000
-/// `_apply_directive`). A part that cannot be applied is logged and skipped,
-/// never fatal; returns how many parts were refused.
-pub fn apply_directive(
-    d: &Directive,
-    state: &mut AlmState,
-    traj: &mut TrajectoryState,
-    config: &AsoConfig,
-    names: &(Vec<String>, Vec<String>),
-) -> u32 {
-    let Some(o) = &d.config_overrides else { return 0 };
-    let mut rejected = 0;
-    if o.agent.is_some() {
-        tracing::warn!("ignoring agent overrides in a directive for a numeric trajectory");
-        rejected += 1;
-    }
-    if let Some(weights) = &o.constraint_weights {
-        for (name, w) in weights {
-            if !w.is_finite() || *w <= 0.0 {
-                tracing::warn!(constraint = %name, weight = w, "ignoring a constraint weight that is not a positive number");
-                rejected += 1;
-                continue;
-            }
-            let w = w.min(config.max_constraint_weight);
-            if !state.raise_penalty(name, w, config.max_penalty_parameter, (&names.0, &names.1)) {
-                tracing::warn!(constraint = %name, "ignoring a weight for a constraint this problem does not have");
-                rejected += 1;
-            }
-        }
-    }
-    if let Some(alm) = &o.alm_settings {
-        match alm.penalty_parameters_increase_factor {
-            Some(f) if f.is_finite() && f > 0.0 => {
-                traj.settings.penalty_parameters_increase_factor = f.clamp(1.0, 100.0)
-            }
-            Some(f) => {
-                tracing::warn!(value = f, "ignoring penalty_parameters_increase_factor");
-                rejected += 1;
-            }
-            None => {}
-        }
-        match alm.bounds_reduction_factor {
-            Some(f) if f.is_finite() && f > 0.0 => traj.settings.bounds_reduction_factor = f.clamp(0.5, 1.0),
-            Some(f) => {
-                tracing::warn!(value = f, "ignoring bounds_reduction_factor");
-                rejected += 1;
-            }
-            None => {}
-        }
-    }
-    if let Some(r) = o.proposal_mix.as_ref().and_then(|m| m.exploration_ratio) {
-        if r.is_finite() {
-            traj.exploration_ratio = r.clamp(0.0, 1.0);
-        } else {
-            rejected += 1;
-        }
-    }
-    traj.settings.max_penalty = config.max_penalty_parameter;
-    rejected
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn diag(objective: f64, status: Status) -> OptimizerDiagnostics {
-        OptimizerDiagnostics {
-            step: 1,
-            trajectory_id: 0,
-            objective,
-            objective_delta: None,
-            max_violation: 0.0,
-            status,
-            constraint_diagnostics: vec![],
-            optimizer_health: Default::default(),
-            narrative: vec![],
-            steps_since_improvement: 0,
-            steps_in_feasible_region: 0,
-        }
-    }
-
-    #[test]
-    fn a_trajectory_is_flat_after_a_window_of_feasible_steps_that_changed_nothing() {
-        let config = AsoConfig { stop_window: 3, ..AsoConfig::default() };
-        let bounds = [(0.0, 10.0), (0.0, 10.0)];
-        let mut t = TrajectoryState::new(0, vec![1.0, 1.0], AlmSettings::default());
-        t.best = Some(Candidate { x: vec![1.0, 2.0], objective: 5.0, max_violation: 0.0 });
-        let steps: Vec<bool> = (0..4).map(|_| t.flat(&diag(5.0, Status::FeasibleFound), &bounds, &config)).collect();
-        assert_eq!(steps, [false, false, false, true], "three unchanged steps after the first");
-
-        // One infeasible step in the window, or a best point still moving: not flat.
-        let mut t = TrajectoryState::new(0, vec![1.0, 1.0], AlmSettings::default());
-        t.best = Some(Candidate { x: vec![1.0, 2.0], objective: 5.0, max_violation: 0.0 });
-        for status in [Status::FeasibleFound, Status::InProgress, Status::FeasibleFound] {
-            assert!(!t.flat(&diag(5.0, status), &bounds, &config));
-        }
-        assert!(
-            !t.flat(&diag(5.0, Status::FeasibleFound), &bounds, &config),
-            "the window still holds the infeasible step"
-        );
-        let mut t = TrajectoryState::new(0, vec![1.0, 1.0], AlmSettings::default());
-        for i in 0..5 {
-            t.best = Some(Candidate { x: vec![1.0, 2.0 + 1e-3 * f64::from(i)], objective: 5.0, max_violation: 0.0 });
-            assert!(!t.flat(&diag(5.0, Status::FeasibleFound), &bounds, &config), "the point moved at step {i}");
-        }
-        // Off: never.
-        let off = AsoConfig { stop_window: 0, ..AsoConfig::default() };
-        assert!((0..10).all(|_| !t.flat(&diag(5.0, Status::FeasibleFound), &bounds, &off)));
-    }
-
-    #[test]
-    fn unseen_minima_fall_as_ends_repeat_the_values_found() {
-        let ends = |values: &[f64]| -> Vec<TrajectorySummary> {
-            values
-                .iter()
-                .map(|v| TrajectorySummary {
-                    id: 0,
-                    kind: TrajectoryKind::Local,
-                    status: TrajectoryStatus::Converged,
-                    steps: 1,
-                    evals_used: 1,
-                    restarts: 0,
-                    restarts_recovered: 0,
-                    best: Some(Candidate { x: vec![], objective: *v, max_violation: 0.0 }),
-                    feasible: true,
-                    stop: TrajectoryStop::Flat,
-                    around_best: false,
-                })
-                .collect()
-        };
-        let one = |n: usize| unseen_minima(&ends(&vec![1.0; n]), 1e-4, 1e-4);
-        assert!(one(3).is_infinite(), "three ends of one value prove little");
-        assert!(one(7) >= 0.5 && one(8) < 0.5, "{} {}", one(7), one(8));
-        // g17's ends: a second value found keeps the estimate up.
-        let g17 = [8927.6, 8927.6, 8853.5, 8927.6, 8927.6, 8927.6, 8927.6, 8927.6];
-        assert!(unseen_minima(&ends(&g17), 1e-4, 1e-4) >= 0.5);
-        // Within the tolerance is one value.
-        assert!(unseen_minima(&ends(&[1.0, 1.00001, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]), 1e-4, 1e-4) < 0.5);
-    }
-
-    #[test]
-    fn agreement_counts_feasible_trajectories_on_the_best_value() {
-        let summary = |objective: f64, violation: f64| TrajectorySummary {
-            id: 0,
-            kind: TrajectoryKind::Local,
-            status: TrajectoryStatus::Converged,
-            steps: 1,
-            evals_used: 1,
-            restarts: 0,
-            restarts_recovered: 0,
-            best: Some(Candidate { x: vec![], objective, max_violation: violation }),
-            feasible: violation <= 1e-4,
-            stop: TrajectoryStop::Flat,
-            around_best: false,
-        };
-        let best = Candidate { x: vec![], objective: -30665.54, max_violation: 0.0 };
-        let ends = [summary(-30665.54, 0.0), summary(-30665.0, 0.0), summary(-30665.545, 0.0), summary(-30666.0, 0.5)];
-        assert_eq!(agreeing(&ends, Some(&best), 1e-4, 1e-6), 2, "the infeasible one and the one 0.54 off do not agree");
-        assert_eq!(agreeing(&ends, None, 1e-4, 1e-6), 0);
-    }
-
-    #[test]
-    fn optima_count_as_distinct_beyond_a_relative_thousandth() {
-        assert!(distinct_optima(&[-0.30, -0.24, -0.21]));
-        assert!(!distinct_optima(&[-30665.5387, -30665.5386]), "rounding, not another optimum");
-        assert!(!distinct_optima(&[1.0]), "one end proves nothing");
-        assert!(!distinct_optima(&[]));
-        assert!(distinct_optima(&[0.0, 1e-3]));
-        assert!(!distinct_optima(&[0.0, 0.0]));
-    }
 }

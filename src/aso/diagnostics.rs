@@ -177,7 +177,7 @@ pub fn generate(
         Status::FeasibleFound
     } else if diverging_count >= (now.constraints.len() / 2).max(1)
         && prev.is_none_or(|p| max_violation >= p.max_violation())
-        && !improving
+        && !(improving && max_violation <= t.stagnation_violation)
     {
         narrative.push("Multiple constraints diverging.".to_string());
         Status::Diverging
@@ -307,8 +307,11 @@ mod tests {
         let d = diag(&snap(5.021, &[0.0046]), Some(&snap(5.699, &[0.0])));
         assert_eq!(d.constraint_diagnostics[0].trend, Trend::IncreasingViolation);
         assert_eq!(d.status, Status::InProgress);
-        // The same rise with a flat objective is divergence.
+        // The same rise with a flat objective is divergence, and so is a
+        // large one however the objective moves (penalties too low).
         let d = diag(&snap(5.699, &[0.0046]), Some(&snap(5.699, &[0.0])));
+        assert_eq!(d.status, Status::Diverging);
+        let d = diag(&snap(0.5, &[0.4]), Some(&snap(1.0, &[0.2])));
         assert_eq!(d.status, Status::Diverging);
     }
 

@@ -9,7 +9,10 @@
 //! - [`heuristic`]: the tier-1 decision tree;
 //! - [`supervisor`]: tiers 1 and 2 together, with the fallback;
 //! - [`seeds`]: where trajectories start;
+//! - [`trajectory`]: one trajectory's state, progress, own stop and
+//!   directive clamps;
 //! - [`solver`]: one trajectory's optimizer a step at a time (ALM, εDE);
+//! - [`stopping`]: when a whole run has looked enough;
 //! - [`coordinator`]: the rounds of trajectories and the one loop that
 //!   drives each (budget, directives, termination, telemetry);
 //! - [`agent`]: the same supervision over agent trajectories (diagnostics
@@ -24,7 +27,9 @@ pub mod heuristic;
 pub mod llm_tier;
 pub mod seeds;
 pub mod solver;
+pub mod stopping;
 pub mod supervisor;
+pub mod trajectory;
 
 pub use config::{AsoConfig, DiagnosticThresholds, SupervisionMode};
 pub use coordinator::{Coordinator, CoordinatorOutcome, TrajectoryKind};

@@ -100,7 +100,7 @@ impl ChunkSolver for AlmSolver {
     }
 
     fn wants(&self, chunk: u64) -> u64 {
-        chunk
+        chunk.max(self.least())
     }
 
     fn least(&self) -> u64 {

@@ -572,8 +572,13 @@ impl Engine {
             return false;
         }
         // Security veto, and no acceptance of a state an overseer could not measure.
+        // Nor of a state one of our own checks refuses (a protected file
+        // changed while the checks ran, a checked anti-pattern, the held-out
+        // checks disagreeing): however high the level, with a lenient
+        // threshold one failing check among passing tests would pass it.
         if latest.metrics.is_some_and(|m| m.vulnerability_delta > 0)
             || latest.overseer_signals.has_environmental_failure()
+            || latest.judged_signals().has_failing_required_check()
         {
             return false;
         }

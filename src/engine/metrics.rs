@@ -251,8 +251,8 @@ mod tests {
         assert_eq!(convergence_level(&OverseerSignals::default(), &w), 0.0);
         let mut s = signals(8, 10);
         s.custom_checks = vec![
-            CustomCheckResult { name: "a".into(), passed: true, detail: String::new() },
-            CustomCheckResult { name: "b".into(), passed: false, detail: String::new() },
+            CustomCheckResult { name: "a".into(), passed: true, detail: String::new(), required: false },
+            CustomCheckResult { name: "b".into(), passed: false, detail: String::new(), required: false },
         ];
         assert!((convergence_level(&s, &w) - (0.55 * 0.8 + 0.2 + 0.1 + 0.15 * 0.5)).abs() < 1e-9);
         s.build_result = Some(BuildResult { success: false, error_count: 1, warning_count: 0 });

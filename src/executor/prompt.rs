@@ -606,10 +606,12 @@ fn measurements(s: &OverseerSignals) -> Vec<String> {
     for c in &s.custom_checks {
         match (c.passed, c.detail.trim()) {
             (true, _) => out.push(format!("check `{}`: passes", c.name)),
-            (false, "") => out.push(format!("check `{}`: FAILS", c.name)),
-            // What the check found, where our own checks say it (an
-            // overseer's output reaches the model through its verdict).
-            (false, detail) => out.push(format!("check `{}`: FAILS — {detail}", c.name)),
+            // What our own checks found, where they say it (an overseer's
+            // output reaches the model through its verdict, not here).
+            (false, detail) if c.required && !detail.is_empty() => {
+                out.push(format!("check `{}`: FAILS — {detail}", c.name))
+            }
+            (false, _) => out.push(format!("check `{}`: FAILS", c.name)),
         }
     }
     for v in s.verdicts.iter().filter(|v| v.failure_class == Some(FailureClass::Environmental)) {

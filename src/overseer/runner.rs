@@ -469,7 +469,12 @@ fn assess(c: &Configured, run: &ShellRun, report: Option<Vec<String>>) -> Assess
                 passed,
                 class: (!passed).then_some(FailureClass::Logical),
                 summary: format!("check {}: {detail}", if passed { "passed" } else { "failed" }),
-                measured: Measured::Custom(CustomCheckResult { name: c.spec.name.clone(), passed, detail }),
+                measured: Measured::Custom(CustomCheckResult {
+                    name: c.spec.name.clone(),
+                    passed,
+                    detail,
+                    required: false,
+                }),
                 format: None,
             }
         }

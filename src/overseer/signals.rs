@@ -105,6 +105,12 @@ pub struct CustomCheckResult {
     /// A short excerpt saying why, for prompts and the app.
     #[serde(default)]
     pub detail: String,
+    /// One of Attractor's own checks of the verdict (protected files, a
+    /// checked anti-pattern, the held-out checks): while it fails the state
+    /// cannot converge, whatever the level says, and its detail is ours to
+    /// show the model.
+    #[serde(default)]
+    pub required: bool,
 }
 
 /// One overseer's verdict, kept beside the aggregated numbers so prompts,
@@ -222,6 +228,11 @@ impl OverseerSignals {
     /// really measured.
     pub fn has_environmental_failure(&self) -> bool {
         self.verdicts.iter().any(|v| v.failure_class == Some(FailureClass::Environmental))
+    }
+
+    /// Whether one of Attractor's own checks of the verdict fails.
+    pub fn has_failing_required_check(&self) -> bool {
+        self.custom_checks.iter().any(|c| c.required && !c.passed)
     }
 }
 

@@ -655,8 +655,22 @@ impl Validator {
                 );
                 continue;
             }
-            if c.avoid.trim().is_empty() {
-                self.issue(entry.referenced, format!("{at}.avoid"), "`avoid:` is empty", "say in words what to avoid");
+            if c.avoid.trim().is_empty() || c.avoid.contains('\n') {
+                self.issue(
+                    entry.referenced,
+                    format!("{at}.avoid"),
+                    "`avoid:` must be one line of text",
+                    "say in a few words what to avoid (it names the check)",
+                );
+                continue;
+            }
+            if checked.iter().any(|f: &Forbidden| f.avoid == c.avoid.trim()) {
+                self.issue(
+                    entry.referenced,
+                    format!("{at}.avoid"),
+                    format!("another checked anti-pattern is already called `{}`", c.avoid.trim()),
+                    "give each checked anti-pattern its own `avoid:` words (they name its check)",
+                );
                 continue;
             }
             if let Err(e) = crate::task::agent::forbid::compile(&c.forbid) {

@@ -491,6 +491,12 @@ fn a_checked_anti_pattern_that_cannot_be_checked_is_refused_at_its_entry() {
     assert_eq!(i.field, "tasks[0].anti_patterns[0].paths[0]");
     assert!(i.message.contains("leads outside the workspace"), "{i}");
 
+    let i = one(&format!(
+        "{AGENT}    anti_patterns:\n      - avoid: x\n        forbid: y\n      - avoid: x\n        forbid: z\n"
+    ));
+    assert_eq!(i.field, "tasks[0].anti_patterns[1].avoid");
+    assert!(i.message.contains("already called `x`"), "{i}");
+
     let i = one(&format!("{AGENT}    anti_patterns:\n      - avoid: x\n        forbids: y\n"));
     assert!(i.message.contains("unknown field `forbids`"), "{i}");
 

@@ -6,7 +6,9 @@
 //! check: every line the executor has added since the trajectory started
 //! (to the files `paths:` names) is matched against the pattern, and a match
 //! is a failing check of the measurement — the state cannot converge on it,
-//! the loss counts it, and the model reads where it is.
+//! the loss counts it, and the model reads where it is. Only failing checks
+//! are added: a passing one is no measurement (it would count as a signal
+//! on its own, and dilute the share of failing overseer checks).
 
 use globset::{GlobSet, GlobSetBuilder};
 use regex::{Regex, RegexBuilder};
@@ -57,10 +59,20 @@ impl AntiPatterns {
                 let pattern = compile(&f.pattern).ok()?;
                 let paths = (!f.paths.is_empty()).then(|| {
                     let mut b = GlobSetBuilder::new();
-                    for g in f.paths.iter().filter_map(|p| super::protect::glob(p).ok()) {
-                        b.add(g);
+                    for p in &f.paths {
+                        match super::protect::glob(p) {
+                            Ok(g) => {
+                                b.add(g);
+                            }
+                            Err(e) => {
+                                tracing::warn!(pattern = %p, error = %e, "an anti-pattern's path glob does not compile")
+                            }
+                        }
                     }
-                    b.build().unwrap_or_else(|_| GlobSet::empty())
+                    b.build().unwrap_or_else(|e| {
+                        tracing::warn!(error = %e, "an anti-pattern's paths do not compile; it checks no file");
+                        GlobSet::empty()
+                    })
                 });
                 Some(Check { avoid: f.avoid.clone(), pattern, paths })
             })
@@ -72,10 +84,10 @@ impl AntiPatterns {
         self.checks.is_empty()
     }
 
-    /// One check result per anti-pattern: the lines added between `from`
-    /// (where the trajectory started) and `to` (the measured state) that
-    /// match it. A line that was there before (the same text, as many
-    /// times) is not the executor's.
+    /// A failing check per anti-pattern that the lines added between `from`
+    /// (where the trajectory started) and `to` (the measured state) match.
+    /// A line that was there before (the same text, as many times) is not
+    /// the executor's.
     pub async fn check(&self, ws: &Workspace, from: &str, to: &str) -> Result<Vec<CustomCheckResult>, WorkspaceError> {
         if self.checks.is_empty() || from.is_empty() {
             return Ok(Vec::new());
@@ -101,10 +113,12 @@ impl AntiPatterns {
             .checks
             .iter()
             .zip(hits)
+            .filter(|(_, hits)| !hits.is_empty())
             .map(|(c, hits)| CustomCheckResult {
                 name: format!("{CHECK_PREFIX}{}", c.avoid),
-                passed: hits.is_empty(),
+                passed: false,
                 detail: describe(&c.pattern, &hits),
+                required: true,
             })
             .collect())
     }
@@ -137,7 +151,8 @@ fn describe(pattern: &Regex, hits: &[String]) -> String {
     if hits.is_empty() {
         return String::new();
     }
-    let mut out = format!("added lines match the forbidden pattern `{}`: ", pattern.as_str());
+    let shown: String = pattern.as_str().chars().take(80).collect();
+    let mut out = format!("added lines match the forbidden pattern `{shown}`: ");
     out.push_str(&hits.iter().take(SHOWN).cloned().collect::<Vec<_>>().join("; "));
     if hits.len() > SHOWN {
         out.push_str(&format!(" (and {} more)", hits.len() - SHOWN));
@@ -194,7 +209,7 @@ mod tests {
         let all = AntiPatterns::of(&[forbidden(r"if n == \d+", &[])]);
         let results = all.check(&ws, &from, &to).await.unwrap();
         assert_eq!(results.len(), 1);
-        assert!(!results[0].passed);
+        assert!(!results[0].passed && results[0].required);
         assert_eq!(results[0].name, "anti-pattern: special-casing inputs");
         assert!(results[0].detail.contains("squares.py:2: if n == 2:"), "{}", results[0].detail);
         assert!(results[0].detail.contains("notes.md:1"), "{}", results[0].detail);
@@ -204,7 +219,6 @@ mod tests {
         assert!(!results[0].detail.contains("notes.md"), "{}", results[0].detail);
 
         let clean = AntiPatterns::of(&[forbidden(r"time\.sleep", &[])]);
-        let results = clean.check(&ws, &from, &to).await.unwrap();
-        assert!(results[0].passed && results[0].detail.is_empty());
+        assert!(clean.check(&ws, &from, &to).await.unwrap().is_empty(), "a passing check adds nothing");
     }
 }

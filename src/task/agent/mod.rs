@@ -576,6 +576,7 @@ impl<'r> Driver<'r> {
                 name,
                 passed: false,
                 detail: String::new(),
+                required: true,
             });
         }
         Ok(Some(hidden.signals))
@@ -984,9 +985,12 @@ impl<'r> Driver<'r> {
         if !tampered.is_empty() {
             tracing::warn!(trajectory = %self.place.id, files = ?tampered, "protected files changed while the checks ran");
         }
-        let checked =
-            self.anti_patterns.check(&self.ws, &self.state.initial_commit, &execution.artifact.commit).await?;
-        measurement.signals.custom_checks.extend(checked);
+        // A check that cannot read the history is skipped with a warning, not
+        // a failed iteration.
+        match self.anti_patterns.check(&self.ws, &self.state.initial_commit, &execution.artifact.commit).await {
+            Ok(failing) => measurement.signals.custom_checks.extend(failing),
+            Err(e) => tracing::warn!(trajectory = %self.place.id, error = %e, "could not check the anti-patterns"),
+        }
         let held_out = self.held_out(&measurement.signals, policy, &mut execution).await?;
         let scope = leftovers::Scope {
             bus: &self.r.bus,

@@ -200,6 +200,7 @@ impl Protection {
             name: TAMPERED_CHECK.to_string(),
             passed: false,
             detail: format!("protected files changed while the checks ran: {}", tampered.join(", ")),
+            required: true,
         });
         for path in &tampered {
             execution.rejected.push(RejectedEdit {
