@@ -74,26 +74,27 @@ mod tests {
     use super::*;
     use crate::aso::trajectory::TrajectoryStatus;
 
+    /// A local trajectory from a global start that stopped on its own at
+    /// `objective` with `violation`.
+    fn end(objective: f64, violation: f64) -> TrajectorySummary {
+        TrajectorySummary {
+            id: 0,
+            kind: TrajectoryKind::Local,
+            status: TrajectoryStatus::Converged,
+            steps: 1,
+            evals_used: 1,
+            restarts: 0,
+            restarts_recovered: 0,
+            best: Some(Candidate { x: vec![], objective, max_violation: violation }),
+            feasible: violation <= 1e-4,
+            stop: TrajectoryStop::Flat,
+            around_best: false,
+        }
+    }
+
     #[test]
     fn unseen_minima_fall_as_ends_repeat_the_values_found() {
-        let ends = |values: &[f64]| -> Vec<TrajectorySummary> {
-            values
-                .iter()
-                .map(|v| TrajectorySummary {
-                    id: 0,
-                    kind: TrajectoryKind::Local,
-                    status: TrajectoryStatus::Converged,
-                    steps: 1,
-                    evals_used: 1,
-                    restarts: 0,
-                    restarts_recovered: 0,
-                    best: Some(Candidate { x: vec![], objective: *v, max_violation: 0.0 }),
-                    feasible: true,
-                    stop: TrajectoryStop::Flat,
-                    around_best: false,
-                })
-                .collect()
-        };
+        let ends = |values: &[f64]| -> Vec<TrajectorySummary> { values.iter().map(|v| end(*v, 0.0)).collect() };
         let one = |n: usize| unseen_minima(&ends(&vec![1.0; n]), 1e-4, 1e-4);
         assert!(one(3).is_infinite(), "three ends of one value prove little");
         assert!(one(7) >= 0.5 && one(8) < 0.5, "{} {}", one(7), one(8));
@@ -106,19 +107,7 @@ mod tests {
 
     #[test]
     fn agreement_counts_feasible_trajectories_on_the_best_value() {
-        let summary = |objective: f64, violation: f64| TrajectorySummary {
-            id: 0,
-            kind: TrajectoryKind::Local,
-            status: TrajectoryStatus::Converged,
-            steps: 1,
-            evals_used: 1,
-            restarts: 0,
-            restarts_recovered: 0,
-            best: Some(Candidate { x: vec![], objective, max_violation: violation }),
-            feasible: violation <= 1e-4,
-            stop: TrajectoryStop::Flat,
-            around_best: false,
-        };
+        let summary = end;
         let best = Candidate { x: vec![], objective: -30665.54, max_violation: 0.0 };
         let ends = [summary(-30665.54, 0.0), summary(-30665.0, 0.0), summary(-30665.545, 0.0), summary(-30666.0, 0.5)];
         assert_eq!(agreeing(&ends, Some(&best), 1e-4, 1e-6), 2, "the infeasible one and the one 0.54 off do not agree");
