@@ -161,7 +161,6 @@ impl Coordinator {
             if left < 2 * n as u64 + self.chunk().min(left) {
                 break;
             }
-            let problem = self.problem.clone();
             let seed_rng = ChaCha8Rng::seed_from_u64(rng.random());
             // Hops around the best point until they stop paying with the best
             // agreed on; then every start is a global one, which is what the
@@ -169,35 +168,14 @@ impl Coordinator {
             let incumbent = best.as_ref().filter(|b| b.max_violation <= tol && !exploring).map(|b| b.x.clone());
             let scale = HOP_SCALES[round.saturating_sub(1) % HOP_SCALES.len()];
             round += 1;
-            let prepared = tokio::task::spawn_blocking(move || {
-                let mut r = seed_rng;
-                match incumbent {
-                    Some(center) if n > 1 => {
-                        let bounds = problem.bounds();
-                        let (mut local, used) = seeds::filter_valid(
-                            problem.as_ref(),
-                            seeds::around(&center, &bounds, n - 1, scale, &mut r),
-                            n - 1,
-                            tol,
-                        )?;
-                        let (global, more) = seeds::prepare(problem.as_ref(), 1, tol, &mut r)?;
-                        let around = local.len();
-                        local.extend(global);
-                        Ok((local, used + more, around))
-                    }
-                    _ => seeds::prepare(problem.as_ref(), n, tol, &mut r).map(|(s, used)| (s, used, 0)),
-                }
-            })
-            .await;
-            let (seeds, seed_evals, around) = match prepared {
-                Ok(Ok(s)) => s,
-                Ok(Err(e)) if summaries.is_empty() => return self.failed_outcome(budget, e.0),
-                Ok(Err(e)) => {
-                    shared.fail(e.0);
+            let (seeds, seed_evals, around) = match self.round_seeds(incumbent, scale, seed_rng).await {
+                Ok(s) => s,
+                Err(e) if summaries.is_empty() => return self.failed_outcome(budget, e),
+                Err(e) => {
+                    shared.fail(e);
                     stop = RunStop::Failed;
                     break;
                 }
-                Err(e) => return self.failed_outcome(budget, e.to_string()),
             };
             Self::reserve(&shared, seed_evals);
             evals += seed_evals;
@@ -362,6 +340,43 @@ impl Coordinator {
             error,
             interrupted: *self.cancel.borrow(),
             stop: if *self.cancel.borrow() { RunStop::Interrupted } else { stop },
+        }
+    }
+
+    /// The starts of one round: `n − 1` hops around `incumbent` (at
+    /// `scale` of each variable's range) and one global seed, or `n` global
+    /// seeds when there is no incumbent; with the evaluations spent choosing
+    /// them and how many lead the list as hops.
+    async fn round_seeds(
+        &self,
+        incumbent: Option<Vec<f64>>,
+        scale: f64,
+        mut rng: ChaCha8Rng,
+    ) -> Result<(Vec<Candidate>, u64, usize), String> {
+        let n = self.config.n_trajectories.max(1) as usize;
+        let tol = self.alm.feasibility_tolerance;
+        let problem = self.problem.clone();
+        let prepared = tokio::task::spawn_blocking(move || match incumbent {
+            Some(center) if n > 1 => {
+                let bounds = problem.bounds();
+                let (mut local, used) = seeds::filter_valid(
+                    problem.as_ref(),
+                    seeds::around(&center, &bounds, n - 1, scale, &mut rng),
+                    n - 1,
+                    tol,
+                )?;
+                let (global, more) = seeds::prepare(problem.as_ref(), 1, tol, &mut rng)?;
+                let around = local.len();
+                local.extend(global);
+                Ok((local, used + more, around))
+            }
+            _ => seeds::prepare(problem.as_ref(), n, tol, &mut rng).map(|(s, used)| (s, used, 0)),
+        })
+        .await;
+        match prepared {
+            Ok(Ok(s)) => Ok(s),
+            Ok(Err(e)) => Err(e.0),
+            Err(e) => Err(e.to_string()),
         }
     }
 
