@@ -33,7 +33,7 @@ use super::directive::{Directive, DirectiveAction};
 use super::seeds;
 use super::solver::{AlmSolver, ChunkSolver, Names, PopulationSolver};
 pub use super::stopping::RunStop;
-use super::stopping::{agreeing, distinct_optima, unseen_minima};
+use super::stopping::{agreeing, distinct_optima, gained, unseen_minima};
 use super::supervisor::{SupervisionContext, TieredSupervisor};
 pub use super::trajectory::{
     TrajectoryKind, TrajectoryState, TrajectoryStatus, TrajectoryStop, TrajectorySummary, apply_directive,
@@ -232,24 +232,9 @@ impl Coordinator {
                 break;
             }
             let feasible = best.as_ref().is_some_and(|b| b.max_violation <= tol);
-            let improved = match (&best, &before) {
-                (Some(b), Some(prev)) => {
-                    b.better_than(prev, tol)
-                        && (prev.objective - b.objective).abs() > 1e-9 * prev.objective.abs().max(1.0)
-                }
-                (Some(_), None) => true,
-                _ => false,
-            };
+            let improved = gained(best.as_ref(), before.as_ref(), tol, 1e-9);
             stalled_rounds = if improved || !feasible { 0 } else { stalled_rounds + 1 };
-            let paid = match (&best, &before) {
-                (Some(b), Some(prev)) => {
-                    b.better_than(prev, tol)
-                        && (prev.objective - b.objective).abs()
-                            > self.config.agreement_tolerance * prev.objective.abs().max(1.0)
-                }
-                (Some(_), None) => true,
-                _ => false,
-            };
+            let paid = gained(best.as_ref(), before.as_ref(), tol, self.config.agreement_tolerance);
             unpaid_rounds = if paid || !feasible { 0 } else { unpaid_rounds + 1 };
             // A better best is a new place to hop around.
             if paid {
@@ -303,11 +288,7 @@ impl Coordinator {
                     }
                     // The rounds take a fresh look around whatever it found.
                     stalled_rounds = 0;
-                    if best.as_ref().zip(before.as_ref()).is_none_or(|(b, prev)| {
-                        b.better_than(prev, tol)
-                            && (prev.objective - b.objective).abs()
-                                > self.config.agreement_tolerance * prev.objective.abs().max(1.0)
-                    }) {
+                    if gained(best.as_ref(), before.as_ref(), tol, self.config.agreement_tolerance) {
                         exploring = false;
                         unpaid_rounds = 0;
                     }

@@ -24,6 +24,18 @@ pub enum RunStop {
     Failed,
 }
 
+/// Whether the best point moved from `before` to `best` by more than
+/// `relative` of the objective's size (a first best always counts).
+pub(super) fn gained(best: Option<&Candidate>, before: Option<&Candidate>, tol: f64, relative: f64) -> bool {
+    match (best, before) {
+        (Some(b), Some(prev)) => {
+            b.better_than(prev, tol) && (prev.objective - b.objective).abs() > relative * prev.objective.abs().max(1.0)
+        }
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
 /// How many trajectories ended feasible on `best`'s value, within
 /// `tolerance` relative to its size.
 pub(super) fn agreeing(summaries: &[TrajectorySummary], best: Option<&Candidate>, tol: f64, tolerance: f64) -> usize {

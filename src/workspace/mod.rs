@@ -415,17 +415,13 @@ impl Workspace {
     pub async fn file_at(&self, commit: &str, path: &str) -> Result<Option<String>, WorkspaceError> {
         check_commit_id(commit)?;
         let object = format!("{commit}:{path}");
-        if self.git(&["cat-file", "-e", &object]).await.is_err() {
-            return Ok(None);
-        }
-        let size = self.git(&["cat-file", "-s", &object]).await?;
+        // Two git calls: the size (which fails when the path is missing), then
+        // the text (which fails when it is not a file).
+        let Ok(size) = self.git(&["cat-file", "-s", &object]).await else { return Ok(None) };
         if size.trim().parse::<u64>().map_or(true, |n| n > self.config.max_file_bytes) {
             return Ok(None);
         }
-        if self.git(&["cat-file", "-t", &object]).await?.trim() != "blob" {
-            return Ok(None);
-        }
-        self.git(&["cat-file", "blob", &object]).await.map(Some)
+        Ok(self.git(&["cat-file", "blob", &object]).await.ok())
     }
 
     /// The unified diff between two commits, cut at `max_diff_bytes`.

@@ -104,9 +104,9 @@ impl AntiPatterns {
             let Some(after) = ws.file_at(to, &path).await?.filter(|t| !t.contains('\0')) else { continue };
             let before = ws.file_at(from, &path).await?.unwrap_or_default();
             for i in wanted {
-                hits[i].extend(added_matches(&self.checks[i].pattern, &before, &after).map(|(line, text)| {
-                    format!("{path}:{line}: {}", text.trim().chars().take(120).collect::<String>())
-                }));
+                hits[i].extend(added_matches(&self.checks[i].pattern, &before, &after).into_iter().map(
+                    |(line, text)| format!("{path}:{line}: {}", text.trim().chars().take(120).collect::<String>()),
+                ));
             }
         }
         Ok(self
@@ -126,25 +126,24 @@ impl AntiPatterns {
 
 /// The lines of `after` (1-based line number, text) that match `pattern`,
 /// beyond the matching lines `before` already had (counted by text).
-fn added_matches<'a>(pattern: &'a Regex, before: &str, after: &'a str) -> impl Iterator<Item = (usize, &'a str)> {
+fn added_matches<'a>(pattern: &Regex, before: &str, after: &'a str) -> Vec<(usize, &'a str)> {
     let mut existing: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for line in before.lines().filter(|l| pattern.is_match(l)) {
         *existing.entry(line).or_default() += 1;
     }
-    let mut existing: std::collections::HashMap<String, usize> =
-        existing.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-    after.lines().enumerate().filter_map(move |(i, line)| {
-        if !pattern.is_match(line) {
-            return None;
-        }
-        match existing.get_mut(line) {
+    after
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| pattern.is_match(line))
+        .filter(|(_, line)| match existing.get_mut(line) {
             Some(n) if *n > 0 => {
                 *n -= 1;
-                None
+                false
             }
-            _ => Some((i + 1, line)),
-        }
-    })
+            _ => true,
+        })
+        .map(|(i, line)| (i + 1, line))
+        .collect()
 }
 
 fn describe(pattern: &Regex, hits: &[String]) -> String {
@@ -177,11 +176,14 @@ mod tests {
         let re = compile(r"if n == \d+").unwrap();
         let before = "def f(n):\n    if n == 0:\n        return 0\n";
         let after = "def f(n):\n    if n == 0:\n        return 0\n    if n == 3:\n        return 9\n";
-        let found: Vec<_> = added_matches(&re, before, after).collect();
+        let found = added_matches(&re, before, after);
         assert_eq!(found, vec![(4, "    if n == 3:")]);
         // The same line twice where it was once: the second is new.
         let twice = "    if n == 0:\n    if n == 0:\n";
-        assert_eq!(added_matches(&re, "    if n == 0:\n", twice).map(|(l, _)| l).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(
+            added_matches(&re, "    if n == 0:\n", twice).into_iter().map(|(l, _)| l).collect::<Vec<_>>(),
+            vec![2]
+        );
     }
 
     #[test]
