@@ -35,6 +35,7 @@ impl Problem for Small {
             objective: (x[0] - 2.0).powi(2) + (x[1] - 1.0).powi(2),
             inequalities: vec![x[0] * x[0] - x[1]],
             equalities: vec![x[0] + x[1] - 2.0],
+            gradients: None,
         })
     }
     fn best_known(&self) -> Option<BestKnown> {

@@ -176,6 +176,7 @@ impl attractor::numeric::Problem for Recording {
             objective: (x[0] - 1.0).powi(2) + (x[1] - 2.0).powi(2),
             inequalities: vec![x[0] - 3.0],
             equalities: vec![],
+            gradients: None,
         })
     }
     fn best_known(&self) -> Option<attractor::numeric::BestKnown> {

@@ -41,7 +41,12 @@ impl Problem for Cantilever {
     fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
         let c = [61.0, 37.0, 19.0, 7.0, 1.0];
         let g: f64 = x.iter().zip(c).map(|(x, c)| c / x.powi(3)).sum::<f64>() - 1.0;
-        Ok(Evaluation { objective: 0.0624 * x.iter().sum::<f64>(), inequalities: vec![g], equalities: vec![] })
+        Ok(Evaluation {
+            objective: 0.0624 * x.iter().sum::<f64>(),
+            inequalities: vec![g],
+            equalities: vec![],
+            gradients: None,
+        })
     }
     fn best_known(&self) -> Option<BestKnown> {
         Some(BestKnown { value: CANTILEVER_OPTIMUM, x: None })

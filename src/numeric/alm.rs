@@ -404,6 +404,7 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
                     objective: state.objective,
                     inequalities: state.inequalities.clone(),
                     equalities: state.equalities.clone(),
+                    gradients: None,
                 },
             ),
         };
@@ -511,6 +512,7 @@ mod tests {
                 objective: (x[0] - 2.0).powi(2) + (x[1] - 1.0).powi(2),
                 inequalities: vec![x[0] * x[0] - x[1]],
                 equalities: vec![x[0] + x[1] - 2.0],
+                gradients: None,
             })
         }
         fn best_known(&self) -> Option<BestKnown> {

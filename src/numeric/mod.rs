@@ -16,5 +16,5 @@ pub mod population;
 pub mod problem;
 
 pub use cec2006::feasible_reference;
-pub use external::{ExternalError, ExternalProblem, Variable, load_external, parse_external};
-pub use problem::{BestKnown, EvalError, Evaluation, Problem, builtin, builtin_names};
+pub use external::{EvaluatorMode, ExternalError, ExternalProblem, Variable, load_external, parse_external};
+pub use problem::{BestKnown, EvalError, Evaluation, Gradients, Problem, builtin, builtin_names};

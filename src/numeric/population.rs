@@ -658,6 +658,7 @@ mod tests {
                 objective: (x[0] - 2.0).powi(2) + (x[1] - 1.0).powi(2),
                 inequalities: vec![x[0] * x[0] - x[1], x[0] + x[1] - 2.0],
                 equalities: vec![],
+                gradients: None,
             })
         }
         fn best_known(&self) -> Option<BestKnown> {
@@ -689,6 +690,7 @@ mod tests {
                 objective: x.iter().map(|v| v * v).sum(),
                 inequalities: vec![],
                 equalities: vec![x.iter().sum::<f64>() - 3.0],
+                gradients: None,
             })
         }
         fn best_known(&self) -> Option<BestKnown> {

@@ -9,6 +9,18 @@ pub struct Evaluation {
     pub objective: f64,
     pub inequalities: Vec<f64>,
     pub equalities: Vec<f64>,
+    /// Exact gradients, when the evaluator computed them (an external one
+    /// may); solvers take finite differences when there are none.
+    pub gradients: Option<Gradients>,
+}
+
+/// The gradients of the objective and of every constraint at one point,
+/// each with one entry per variable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gradients {
+    pub objective: Vec<f64>,
+    pub inequalities: Vec<Vec<f64>>,
+    pub equalities: Vec<Vec<f64>>,
 }
 
 impl Evaluation {
@@ -50,6 +62,12 @@ pub trait Problem: Send + Sync {
     fn inequality_names(&self) -> Vec<String>;
     fn equality_names(&self) -> Vec<String>;
     fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError>;
+    /// Evaluates several points, answering in their order. The default asks
+    /// [`Problem::evaluate`] for each in turn; an evaluator that pays per call
+    /// (a process per point, a round trip per message) answers them at once.
+    fn evaluate_batch(&self, points: &[Vec<f64>]) -> Vec<Result<Evaluation, EvalError>> {
+        points.iter().map(|x| self.evaluate(x)).collect()
+    }
     fn best_known(&self) -> Option<BestKnown>;
 }
 
@@ -116,7 +134,7 @@ impl Problem for BuiltinProblem {
         let mut inequalities = vec![0.0; self.inequalities];
         let mut equalities = vec![0.0; self.equalities];
         let objective = (self.formula)(x, &mut inequalities, &mut equalities);
-        let eval = Evaluation { objective, inequalities, equalities };
+        let eval = Evaluation { objective, inequalities, equalities, gradients: None };
         if eval.is_finite() {
             Ok(eval)
         } else {
@@ -138,9 +156,11 @@ mod tests {
 
     #[test]
     fn max_violation_counts_positive_inequalities_and_absolute_equalities() {
-        let e = Evaluation { objective: 1.0, inequalities: vec![-3.0, 0.25], equalities: vec![-0.5, 0.1] };
+        let e =
+            Evaluation { objective: 1.0, inequalities: vec![-3.0, 0.25], equalities: vec![-0.5, 0.1], gradients: None };
         assert_eq!(e.max_violation(), 0.5);
-        let feasible = Evaluation { objective: 1.0, inequalities: vec![-3.0, 0.0], equalities: vec![] };
+        let feasible =
+            Evaluation { objective: 1.0, inequalities: vec![-3.0, 0.0], equalities: vec![], gradients: None };
         assert_eq!(feasible.max_violation(), 0.0);
     }
 
