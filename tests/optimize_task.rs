@@ -50,6 +50,23 @@ async fn builtin_problems_run_under_the_coordinator_and_become_losses() {
 }
 
 #[tokio::test]
+async fn the_external_example_is_solved_through_its_persistent_evaluator() {
+    // examples/external.suite.yaml: the cantilever beam from a Python
+    // process answering JSON lines with exact gradients.
+    let env = Env::new().await;
+    let suite = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/external.suite.yaml");
+    let summary = env.run(&suite, env.config(1, OptimizerKind::Baseline)).await;
+    let runs = env.store.runs_of_epoch(summary.epochs[0].epoch_id).await.unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].status, "complete", "{:?}", runs[0]);
+    let m: Value = serde_json::from_str(runs[0].result_json.as_deref().unwrap()).unwrap();
+    let best = m["best"]["objective"].as_f64().unwrap();
+    assert!(m["best"]["max_violation"].as_f64().unwrap() <= 1e-4, "{m}");
+    assert!((best - 1.339956).abs() / 1.339956 < 1e-4, "the beam's optimum is 1.339956, got {best}");
+    assert!(m["evaluations"].as_u64().unwrap() <= 3000);
+}
+
+#[tokio::test]
 async fn an_unknown_problem_is_refused_before_anything_runs() {
     let env = Env::new().await;
     let err = attractor::suite::load(&env.suite("u.yaml", "name: u\ntasks:\n  - name: x\n    problem: g99\n"))

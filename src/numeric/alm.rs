@@ -115,6 +115,10 @@ pub struct AlmState {
     pub evaluations: u64,
     /// The best point seen since the seed.
     pub best: Candidate,
+    /// The evaluator sends exact gradients (seen at the seed): the
+    /// Lagrangian's gradient is computed from them, not by differences.
+    #[serde(default)]
+    pub exact_gradients: bool,
 }
 
 impl AlmState {
@@ -214,16 +218,65 @@ pub const MAX_CONSECUTIVE_ERRORS: u32 = 10;
 
 impl Tracker<'_> {
     fn eval(&mut self, x: &[f64]) -> Result<Evaluation, EvalError> {
-        self.evals += 1;
-        let e = self.problem.evaluate(x)?;
-        let cand = Candidate { x: x.to_vec(), objective: e.objective, max_violation: e.max_violation() };
-        if cand.objective.is_finite()
-            && cand.max_violation.is_finite()
-            && self.best.as_ref().is_none_or(|b| cand.better_than(b, self.tol))
-        {
-            self.best = Some(cand);
+        self.eval_batch(&[x.to_vec()]).pop().unwrap_or_else(|| Err(EvalError("no answer for the point".into())))
+    }
+
+    /// Evaluates `points` as one batch (one message to a persistent external
+    /// evaluator), counting each and keeping the best.
+    fn eval_batch(&mut self, points: &[Vec<f64>]) -> Vec<Result<Evaluation, EvalError>> {
+        self.evals += points.len() as u64;
+        let answers = self.problem.evaluate_batch(points);
+        for (x, e) in points.iter().zip(&answers) {
+            let Ok(e) = e else { continue };
+            let cand = Candidate { x: x.clone(), objective: e.objective, max_violation: e.max_violation() };
+            if cand.objective.is_finite()
+                && cand.max_violation.is_finite()
+                && self.best.as_ref().is_none_or(|b| cand.better_than(b, self.tol))
+            {
+                self.best = Some(cand);
+            }
         }
-        Ok(e)
+        answers
+    }
+
+    /// The augmented Lagrangian at each of `points` (BAD where the problem
+    /// gave no value, NaN once the evaluator counts as broken), and the
+    /// first point's evaluation.
+    fn lagrangians(&mut self, points: &[Vec<f64>], s: &AlmState) -> (Vec<f64>, Option<Evaluation>) {
+        if self.error.is_some() {
+            return (vec![f64::NAN; points.len()], None);
+        }
+        let mut first = None;
+        let answers = self.eval_batch(points);
+        let values = answers
+            .into_iter()
+            .enumerate()
+            .map(|(i, answer)| {
+                if self.error.is_some() {
+                    return f64::NAN;
+                }
+                match answer {
+                    Ok(e) => {
+                        self.consecutive_errors = 0;
+                        let v = augmented(&e, s);
+                        if i == 0 {
+                            first = Some(e);
+                        }
+                        if v.is_finite() { v } else { BAD }
+                    }
+                    Err(err) => {
+                        self.consecutive_errors += 1;
+                        if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
+                            self.error = Some(err);
+                            f64::NAN
+                        } else {
+                            BAD
+                        }
+                    }
+                }
+            })
+            .collect();
+        (values, first)
     }
 }
 
@@ -244,6 +297,24 @@ fn augmented(e: &Evaluation, s: &AlmState) -> f64 {
         l += (t * t - mu * mu) / (2.0 * rho);
     }
     l
+}
+
+/// The gradient of [`augmented`] from the evaluator's exact gradients, if it sent them.
+fn augmented_gradient(e: &Evaluation, s: &AlmState) -> Option<Vec<f64>> {
+    let exact = e.gradients.as_ref()?;
+    let mut grad: Vec<f64> = exact.objective.iter().map(|v| v * s.objective_scale).collect();
+    let mut add = |weight: f64, row: &[f64]| {
+        grad.iter_mut().zip(row).for_each(|(g, v)| *g += weight * v);
+    };
+    for (j, h) in e.equalities.iter().enumerate() {
+        let h = h * s.eq_scales[j];
+        add((s.eq_multipliers[j] + s.eq_penalties[j] * h) * s.eq_scales[j], &exact.equalities[j]);
+    }
+    for (i, g) in e.inequalities.iter().enumerate() {
+        let t = (s.ineq_multipliers[i] + s.ineq_penalties[i] * g * s.ineq_scales[i]).max(0.0);
+        add(t * s.ineq_scales[i], &exact.inequalities[i]);
+    }
+    grad.iter().all(|v| v.is_finite()).then_some(grad)
 }
 
 /// A value SLSQP can work with when the problem gives none.
@@ -311,6 +382,7 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
                 outer_iterations: 0,
                 evaluations: 0,
                 best,
+                exact_gradients: e.gradients.is_some(),
             }
         }
     };
@@ -321,7 +393,9 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
     // One outer iteration needs at least a gradient and a step.
     while budget.saturating_sub(tracker.borrow().evals) > n as u64 + 1 {
         let remaining = budget - tracker.borrow().evals - 1; // keep one for the final evaluation
-        let maxeval = (remaining / (n as u64 + 1)).max(1) as usize;
+        // SLSQP counts a gradient as one call: n + 1 evaluations by differences, one when exact.
+        let per_call = if state.exact_gradients { 1 } else { n as u64 + 1 };
+        let maxeval = (remaining / per_call).max(1) as usize;
         let lower: Vec<(f64, f64)> = state
             .x
             .iter()
@@ -332,46 +406,38 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
         let frozen = state.clone();
         let lagrangian = |x: &[f64], grad: Option<&mut [f64]>, _: &mut ()| -> f64 {
             let mut t = tracker.borrow_mut();
-            if t.error.is_some() {
-                return f64::NAN;
+            let Some(g) = grad else { return t.lagrangians(&[x.to_vec()], &frozen).0[0] };
+            if frozen.exact_gradients {
+                let (values, e) = t.lagrangians(&[x.to_vec()], &frozen);
+                if let Some(exact) = e.as_ref().and_then(|e| augmented_gradient(e, &frozen)) {
+                    g.copy_from_slice(&exact);
+                    return values[0];
+                }
+                if t.error.is_some() || e.is_none() {
+                    return values[0];
+                }
+                // This answer came without a gradient: differences below.
             }
-            let value = |t: &mut Tracker, x: &[f64]| {
-                if t.error.is_some() {
-                    return f64::NAN;
-                }
-                match t.eval(x) {
-                    Ok(e) => {
-                        t.consecutive_errors = 0;
-                        let v = augmented(&e, &frozen);
-                        if v.is_finite() { v } else { BAD }
-                    }
-                    Err(err) => {
-                        t.consecutive_errors += 1;
-                        if t.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
-                            t.error = Some(err);
-                            f64::NAN
-                        } else {
-                            BAD
-                        }
-                    }
-                }
-            };
-            let f0 = value(&mut t, x);
-            if let Some(g) = grad {
-                let mut probe = x.to_vec();
-                for k in 0..x.len() {
+            // Forward differences: the point and its n probes in one batch.
+            let steps: Vec<f64> = (0..x.len())
+                .map(|k| {
                     let (lo, hi) = bounds[k];
-                    let mut h = settings.gradient_step * x[k].abs().max(1.0);
+                    let h = settings.gradient_step * x[k].abs().max(1.0);
                     // Step inwards at the upper bound so the probe stays feasible for the box.
-                    if x[k] + h > hi && x[k] - h >= lo {
-                        h = -h;
-                    }
-                    probe[k] = x[k] + h;
-                    g[k] = (value(&mut t, &probe) - f0) / h;
-                    probe[k] = x[k];
-                }
+                    if x[k] + h > hi && x[k] - h >= lo { -h } else { h }
+                })
+                .collect();
+            let mut points = vec![x.to_vec()];
+            points.extend((0..x.len()).map(|k| {
+                let mut probe = x.to_vec();
+                probe[k] = x[k] + steps[k];
+                probe
+            }));
+            let (values, _) = t.lagrangians(&points, &frozen);
+            for (k, step) in steps.iter().enumerate() {
+                g[k] = (values[k + 1] - values[0]) / step;
             }
-            f0
+            values[0]
         };
         let no_constraints: Vec<&dyn slsqp::Func<()>> = Vec::new();
         let stop = slsqp::StopTols { ftol_rel: 1e-10, xtol_rel: 1e-10, ..slsqp::StopTols::default() };

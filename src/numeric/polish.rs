@@ -7,8 +7,10 @@
 //! fast when the active set is right. Objective, constraints and their
 //! gradients at one point come from one evaluation plus one per variable — a
 //! small cache shares them between the objective and every constraint, so
-//! SLSQP asking for each separately costs nothing extra. Every evaluation is
-//! counted and the best point seen is kept.
+//! SLSQP asking for each separately costs nothing extra. The probes of one
+//! gradient go to the problem as one batch (one message to a persistent
+//! external evaluator), and an evaluator that sends exact gradients spares
+//! them altogether. Every evaluation is counted and the best point seen is kept.
 
 use std::cell::RefCell;
 
@@ -33,66 +35,89 @@ struct Cache<'p> {
 }
 
 impl Cache<'_> {
-    fn eval(&mut self, x: &[f64]) -> Option<Evaluation> {
-        if self.error.is_some() || self.diverged || self.evals >= self.budget {
+    /// Evaluates `points` in one batch, or nothing when the budget cannot pay
+    /// for all of them (a gradient cut short is of no use).
+    fn eval_all(&mut self, points: &[Vec<f64>]) -> Option<Vec<Evaluation>> {
+        if self.error.is_some() || self.diverged || self.evals + points.len() as u64 > self.budget {
             return None;
         }
         // Never hand a NaN point to the evaluator: an external one would
         // fail on it and the run would blame a healthy problem.
-        if x.iter().any(|v| !v.is_finite()) {
+        if points.iter().flatten().any(|v| !v.is_finite()) {
             self.diverged = true;
             return None;
         }
-        self.evals += 1;
-        match self.problem.evaluate(x) {
-            Ok(e) => {
-                let c = Candidate { x: x.to_vec(), objective: e.objective, max_violation: e.max_violation() };
-                if e.is_finite() && self.best.as_ref().is_none_or(|b| c.better_than(b, self.tol)) {
-                    self.best = Some(c);
+        self.evals += points.len() as u64;
+        let mut values = Vec::with_capacity(points.len());
+        for (x, answer) in points.iter().zip(self.problem.evaluate_batch(points)) {
+            match answer {
+                Ok(e) => {
+                    let c = Candidate { x: x.clone(), objective: e.objective, max_violation: e.max_violation() };
+                    if e.is_finite() && self.best.as_ref().is_none_or(|b| c.better_than(b, self.tol)) {
+                        self.best = Some(c);
+                    }
+                    values.push(e);
                 }
-                Some(e)
-            }
-            Err(err) => {
-                self.error = Some(err);
-                None
+                Err(err) => {
+                    self.error.get_or_insert(err);
+                }
             }
         }
+        (values.len() == points.len()).then_some(values)
     }
 
     fn value_at(&mut self, x: &[f64]) -> Option<Evaluation> {
         if self.at != x || self.value.is_none() {
             self.at = x.to_vec();
             self.gradients = None;
-            self.value = self.eval(x);
+            self.value = self.eval_all(&[x.to_vec()]).and_then(|mut v| v.pop());
         }
         self.value.clone()
     }
 
+    /// The gradient table at `x`: the evaluator's own when it sent one,
+    /// else forward differences from one batch of `n` probes.
     fn gradients_at(&mut self, x: &[f64], bounds: &[(f64, f64)]) -> Option<Vec<Vec<f64>>> {
         let base = self.value_at(x)?;
-        if self.gradients.is_none() {
-            let rows = 1 + base.inequalities.len() + base.equalities.len();
-            let mut g = vec![vec![0.0; x.len()]; rows];
-            let mut probe = x.to_vec();
-            for k in 0..x.len() {
-                let (lo, hi) = bounds[k];
-                let mut h = 1e-7 * x[k].abs().max(1.0);
-                if x[k] + h > hi && x[k] - h >= lo {
-                    h = -h;
-                }
-                probe[k] = x[k] + h;
-                let e = self.eval(&probe)?;
-                probe[k] = x[k];
-                let values = std::iter::once(e.objective).chain(e.inequalities).chain(e.equalities);
-                let base_values = std::iter::once(base.objective)
-                    .chain(base.inequalities.iter().copied())
-                    .chain(base.equalities.iter().copied());
-                for (row, (v, b)) in values.zip(base_values).enumerate() {
-                    g[row][k] = (v - b) / h;
-                }
-            }
-            self.gradients = Some(g);
+        if self.gradients.is_some() {
+            return self.gradients.clone();
         }
+        if let Some(exact) = &base.gradients {
+            let rows: Vec<Vec<f64>> = std::iter::once(exact.objective.clone())
+                .chain(exact.inequalities.iter().cloned())
+                .chain(exact.equalities.iter().cloned())
+                .collect();
+            self.gradients = Some(rows);
+            return self.gradients.clone();
+        }
+        let steps: Vec<f64> = (0..x.len())
+            .map(|k| {
+                let (lo, hi) = bounds[k];
+                let h = 1e-7 * x[k].abs().max(1.0);
+                if x[k] + h > hi && x[k] - h >= lo { -h } else { h }
+            })
+            .collect();
+        let probes: Vec<Vec<f64>> = (0..x.len())
+            .map(|k| {
+                let mut probe = x.to_vec();
+                probe[k] = x[k] + steps[k];
+                probe
+            })
+            .collect();
+        let shifted = self.eval_all(&probes)?;
+        let rows = 1 + base.inequalities.len() + base.equalities.len();
+        let mut g = vec![vec![0.0; x.len()]; rows];
+        let base_values: Vec<f64> = std::iter::once(base.objective)
+            .chain(base.inequalities.iter().copied())
+            .chain(base.equalities.iter().copied())
+            .collect();
+        for (k, e) in shifted.into_iter().enumerate() {
+            let values = std::iter::once(e.objective).chain(e.inequalities).chain(e.equalities);
+            for (row, (v, b)) in values.zip(&base_values).enumerate() {
+                g[row][k] = (v - b) / steps[k];
+            }
+        }
+        self.gradients = Some(g);
         self.gradients.clone()
     }
 }
@@ -174,7 +199,9 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
         constraints.push(make(1 + n_ineq + j, 1.0, eps));
         constraints.push(make(1 + n_ineq + j, -1.0, eps));
     }
-    let maxeval = (budget / (n as u64 + 1)).max(1) as usize;
+    // SLSQP counts a gradient as one call: n + 1 evaluations by differences, one when exact.
+    let per_call = if first.gradients.is_some() { 1 } else { n as u64 + 1 };
+    let maxeval = (budget / per_call).max(1) as usize;
     let stop = slsqp::StopTols { ftol_rel: 1e-12, xtol_rel: 1e-12, ..slsqp::StopTols::default() };
     let outcome = slsqp::minimize(objective, x0, &bounds, &constraints, (), maxeval, Some(stop));
     drop(constraints);

@@ -311,43 +311,66 @@ impl Evaluator<'_> {
     /// Evaluates `x` (one evaluation) into a member; a point the problem
     /// cannot evaluate becomes a member that loses every comparison.
     fn member(&mut self, x: Vec<f64>, scale_factor: f64, crossover_rate: f64) -> Member {
-        self.evals += 1;
-        let evaluated = self.problem.evaluate(&x).and_then(|e| {
-            if e.is_finite() { Ok(e) } else { Err(EvalError(format!("not a finite value at x = {x:?}"))) }
-        });
-        match evaluated {
-            Ok(e) => {
-                self.consecutive_errors = 0;
-                let violation = e.max_violation();
-                let c = Candidate { x: x.clone(), objective: e.objective, max_violation: violation };
-                if self.best.as_ref().is_none_or(|b| c.better_than(b, self.tol)) {
-                    self.best = Some(c);
+        let mut one = self.members(vec![(x, scale_factor, crossover_rate)]);
+        one.pop().unwrap_or_else(|| Member::unevaluated(Vec::new(), scale_factor, crossover_rate))
+    }
+
+    /// Evaluates points (with the F and CR each was made with) as one batch
+    /// — a generation goes to a persistent external evaluator in one message,
+    /// spread over its processes.
+    fn members(&mut self, trials: Vec<(Vec<f64>, f64, f64)>) -> Vec<Member> {
+        self.evals += trials.len() as u64;
+        let points: Vec<Vec<f64>> = trials.iter().map(|t| t.0.clone()).collect();
+        let answers = self.problem.evaluate_batch(&points);
+        trials
+            .into_iter()
+            .zip(answers)
+            .map(|((x, scale_factor, crossover_rate), answer)| {
+                let evaluated = answer.and_then(|e| {
+                    if e.is_finite() { Ok(e) } else { Err(EvalError(format!("not a finite value at x = {x:?}"))) }
+                });
+                match evaluated {
+                    Ok(e) => {
+                        self.consecutive_errors = 0;
+                        let violation = e.max_violation();
+                        let c = Candidate { x: x.clone(), objective: e.objective, max_violation: violation };
+                        if self.best.as_ref().is_none_or(|b| c.better_than(b, self.tol)) {
+                            self.best = Some(c);
+                        }
+                        Member {
+                            x,
+                            objective: e.objective,
+                            violation,
+                            inequalities: e.inequalities,
+                            equalities: e.equalities,
+                            scale_factor,
+                            crossover_rate,
+                        }
+                    }
+                    Err(err) => {
+                        self.consecutive_errors += 1;
+                        if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
+                            self.error.get_or_insert(err);
+                        }
+                        Member::unevaluated(x, scale_factor, crossover_rate)
+                    }
                 }
-                Member {
-                    x,
-                    objective: e.objective,
-                    violation,
-                    inequalities: e.inequalities,
-                    equalities: e.equalities,
-                    scale_factor,
-                    crossover_rate,
-                }
-            }
-            Err(err) => {
-                self.consecutive_errors += 1;
-                if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
-                    self.error = Some(err);
-                }
-                Member {
-                    x,
-                    objective: f64::INFINITY,
-                    violation: f64::INFINITY,
-                    inequalities: vec![],
-                    equalities: vec![],
-                    scale_factor,
-                    crossover_rate,
-                }
-            }
+            })
+            .collect()
+    }
+}
+
+impl Member {
+    /// A point the problem could not evaluate: it loses every comparison.
+    fn unevaluated(x: Vec<f64>, scale_factor: f64, crossover_rate: f64) -> Member {
+        Member {
+            x,
+            objective: f64::INFINITY,
+            violation: f64::INFINITY,
+            inequalities: vec![],
+            equalities: vec![],
+            scale_factor,
+            crossover_rate,
         }
     }
 }
@@ -421,30 +444,44 @@ pub fn run_chunk(
     };
     let tau = settings.adaptation_probability.clamp(0.0, 1.0);
     let mut converged = false;
-    while ev.remaining() > 0 && ev.error.is_none() {
-        // The first population, one point at a time.
-        if let Some(x) = state.pending.pop() {
-            let m = ev.member(x, settings.scale_factor, settings.crossover_rate);
-            state.members.push(m);
+    'chunk: while ev.remaining() > 0 && ev.error.is_none() {
+        let room = usize::try_from(ev.remaining()).unwrap_or(usize::MAX);
+        // The first population, as many of its points at once as the budget allows.
+        if !state.pending.is_empty() {
+            let take = room.min(state.pending.len());
+            let first: Vec<_> = (0..take)
+                .filter_map(|_| state.pending.pop())
+                .map(|x| (x, settings.scale_factor, settings.crossover_rate))
+                .collect();
+            let members = ev.members(first);
+            state.members.extend(members);
             if state.pending.is_empty() {
                 state.start_epsilon(settings);
                 state.next = state.members.clone();
             }
             continue;
         }
-        let i = state.cursor;
-        let (x, f, cr) = trial(&mut state, i, &bounds, settings, tau);
-        let mut child = ev.member(x, f, cr);
-        if child.violation > state.epsilon
-            && child.violation.is_finite()
-            && state.rng.random::<f64>() < settings.repair_probability
-        {
-            child = repair(&mut ev, child, &bounds, settings, state.epsilon);
+        // The rest of this generation's children in one batch: each is made
+        // from the current members only, so none depends on another's value.
+        let end = state.members.len().min(state.cursor.saturating_add(room));
+        // Each child's repair coin is drawn with it, so a generation cut
+        // across chunks draws the same numbers as an uncut one.
+        let (trials, coins): (Vec<_>, Vec<f64>) = (state.cursor..end)
+            .map(|i| {
+                let t = trial(&mut state, i, &bounds, settings, tau);
+                (t, state.rng.random::<f64>())
+            })
+            .unzip();
+        let children = ev.members(trials);
+        for ((i, mut child), coin) in (state.cursor..end).zip(children).zip(coins) {
+            if child.violation > state.epsilon && child.violation.is_finite() && coin < settings.repair_probability {
+                child = repair(&mut ev, child, &bounds, settings, state.epsilon);
+            }
+            if epsilon_order(child.key(), state.members[i].key(), state.epsilon) != Ordering::Greater {
+                state.next[i] = child;
+            }
+            state.cursor += 1;
         }
-        if epsilon_order(child.key(), state.members[i].key(), state.epsilon) != Ordering::Greater {
-            state.next[i] = child;
-        }
-        state.cursor += 1;
         if state.cursor == state.members.len() {
             state.members.clone_from(&state.next);
             state.cursor = 0;
@@ -452,7 +489,7 @@ pub fn run_chunk(
             state.update_epsilon(settings);
             if state.collapsed(&bounds, settings.convergence_spread) {
                 converged = true;
-                break;
+                break 'chunk;
             }
         }
     }
@@ -551,23 +588,28 @@ fn repair(
         if rows.is_empty() {
             break;
         }
+        let steps: Vec<f64> = (0..n)
+            .map(|k| {
+                let (lo, hi) = bounds[k];
+                let h = settings.gradient_step * current.x[k].abs().max(1.0);
+                if current.x[k] + h > hi && current.x[k] - h >= lo { -h } else { h }
+            })
+            .collect();
+        let probes: Vec<_> = (0..n)
+            .map(|k| {
+                let mut probe = current.x.clone();
+                probe[k] += steps[k];
+                (probe, current.scale_factor, current.crossover_rate)
+            })
+            .collect();
         let mut jacobian = vec![vec![0.0; n]; rows.len()];
-        let mut probe = current.x.clone();
-        for k in 0..n {
-            let (lo, hi) = bounds[k];
-            let mut h = settings.gradient_step * current.x[k].abs().max(1.0);
-            if current.x[k] + h > hi && current.x[k] - h >= lo {
-                h = -h;
-            }
-            probe[k] = current.x[k] + h;
-            let p = ev.member(probe.clone(), current.scale_factor, current.crossover_rate);
-            probe[k] = current.x[k];
+        for (k, p) in ev.members(probes).into_iter().enumerate() {
             if !p.objective.is_finite() {
                 return current;
             }
             for (r, &(inequality, idx, value)) in rows.iter().enumerate() {
                 let shifted = if inequality { p.inequalities[idx] } else { p.equalities[idx] };
-                jacobian[r][k] = (shifted - value) / h;
+                jacobian[r][k] = (shifted - value) / steps[k];
             }
         }
         let values: Vec<f64> = rows.iter().map(|r| r.2).collect();
@@ -855,7 +897,9 @@ mod tests {
         let r = run_chunk(&p, fresh(&p, 1000, 1), 1000, &PopulationSettings::default());
         assert_eq!(r.status, ChunkStatus::Failed);
         assert_eq!(r.error.as_deref(), Some("evaluator crashed"));
-        assert_eq!(r.evals_used, 50 + u64::from(MAX_CONSECUTIVE_ERRORS));
+        // The batch in flight when it broke is counted, then the chunk ends.
+        assert_eq!(r.evals_used, u64::from(p.0.load(std::sync::atomic::Ordering::SeqCst)));
+        assert!(r.evals_used >= 50 + u64::from(MAX_CONSECUTIVE_ERRORS) && r.evals_used < 1000, "{}", r.evals_used);
         assert!(r.state.unwrap().best.is_some());
     }
 
