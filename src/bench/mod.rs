@@ -8,10 +8,13 @@
 //! - [`engine`]: the convergence engine's control overhead and throughput on
 //!   real agent runs, and its decisions against plain retries on a simulated
 //!   population of trajectories.
+//! - [`evaluator`]: what an external evaluator costs, a process per point
+//!   against persistent processes answering many points per message.
 //! - [`ui`]: the data the app is measured against (`bench/ui`): a suite
 //!   history of 500 epochs × 50 tasks written through the store.
 
 pub mod engine;
+pub mod evaluator;
 pub mod numeric;
 pub mod outer;
 pub mod report;

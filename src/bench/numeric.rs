@@ -159,6 +159,27 @@ impl Problem for Recorder {
     fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
         let index = self.evals.fetch_add(1, Ordering::AcqRel) + 1;
         let e = self.inner.evaluate(x)?;
+        self.note(index, &e);
+        Ok(e)
+    }
+
+    /// The inner problem's own batch (one message to a persistent external
+    /// evaluator), each point counted in order.
+    fn evaluate_batch(&self, points: &[Vec<f64>]) -> Vec<Result<Evaluation, EvalError>> {
+        let first = self.evals.fetch_add(points.len() as u64, Ordering::AcqRel) + 1;
+        let answers = self.inner.evaluate_batch(points);
+        for (i, e) in answers.iter().enumerate() {
+            if let Ok(e) = e {
+                self.note(first + i as u64, e);
+            }
+        }
+        answers
+    }
+}
+
+impl Recorder {
+    /// Records evaluation number `index` if it is feasible.
+    fn note(&self, index: u64, e: &Evaluation) {
         if e.is_finite() && e.max_violation() <= self.tol {
             let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
             if seen.best_feasible.is_none_or(|b| e.objective < b) {
@@ -168,7 +189,6 @@ impl Problem for Recorder {
                 seen.first_success = Some(index);
             }
         }
-        Ok(e)
     }
 }
 

@@ -36,6 +36,34 @@ pub enum BenchCommand {
     /// The convergence engine: control overhead and throughput on real agent
     /// runs, and the engine against plain retries on a simulated population.
     Engine(EngineArgs),
+    /// External evaluators: a process per point against persistent processes
+    /// at several message sizes, and the cantilever example in each mode.
+    Evaluator(EvaluatorArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EvaluatorArgs {
+    /// Points per persistent measurement.
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
+    pub points: u64,
+    /// Points in the one-shot measurement (a process start each).
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub once_points: u64,
+    /// Points per message, separated by commas (one measurement each).
+    #[arg(long, default_value = "1,8,64,512")]
+    pub batches: String,
+    /// Evaluator processes, separated by commas (one measurement each per batch).
+    #[arg(long, default_value = "1,2")]
+    pub processes: String,
+    /// Evaluations of each coordinator run on the cantilever example (0 skips them).
+    #[arg(long, default_value_t = 3000, value_parser = clap::value_parser!(u64).range(0..=10_000_000))]
+    pub run_budget: u64,
+    /// The folder holding `evaluator/cantilever.yaml`.
+    #[arg(long, default_value = "examples")]
+    pub examples: PathBuf,
+    /// Where the scripts, problem files and report go.
+    #[arg(long, default_value = "bench/results/evaluator")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -139,7 +167,60 @@ pub async fn run(g: &Global, command: &BenchCommand) -> Result<u8, Failure> {
         BenchCommand::Outer(args) => outer_bench(g, args).await,
         BenchCommand::Engine(args) => engine_bench(g, args).await,
         BenchCommand::Fill(args) => fill(g, args).await,
+        BenchCommand::Evaluator(args) => evaluator_bench(g, args).await,
     }
+}
+
+/// Counts separated by commas, each from 1 to `max`.
+fn counts(flag: &str, text: &str, max: usize) -> Result<Vec<usize>, Failure> {
+    text.split(',')
+        .map(|c| c.trim().parse::<usize>().ok().filter(|n| (1..=max).contains(n)))
+        .collect::<Option<Vec<_>>>()
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| {
+            Failure::input(format!("{flag} {text:?}: give counts from 1 to {max} separated by commas, e.g. 1,8,64"))
+        })
+}
+
+async fn evaluator_bench(g: &Global, a: &EvaluatorArgs) -> Result<u8, Failure> {
+    use crate::bench::evaluator::{self, EvaluatorBench};
+    let config = EvaluatorBench {
+        points: usize::try_from(a.points).unwrap_or(usize::MAX),
+        once_points: usize::try_from(a.once_points).unwrap_or(usize::MAX),
+        batches: counts("--batches", &a.batches, crate::numeric::external::MAX_BATCH)?,
+        processes: counts("--processes", &a.processes, crate::numeric::external::MAX_PROCESSES)?,
+        run_budget: a.run_budget,
+        work: a.out.clone(),
+    };
+    std::fs::create_dir_all(&a.out).map_err(|e| Failure::runtime(format!("cannot create {}: {e}", a.out.display())))?;
+    let work = std::fs::canonicalize(&a.out).map_err(|e| Failure::runtime(e.to_string()))?;
+    let config = EvaluatorBench { work: work.clone(), ..config };
+    if !g.quiet {
+        eprintln!("measuring throughput…");
+    }
+    let measured = config.clone();
+    let rows = tokio::task::spawn_blocking(move || evaluator::throughput(&measured))
+        .await
+        .map_err(|e| Failure::runtime(e.to_string()))?
+        .map_err(Failure::runtime)?;
+    let runs = if a.run_budget > 0 {
+        if !g.quiet {
+            eprintln!("running the cantilever example…");
+        }
+        evaluator::example_runs(&config, &a.examples, 1).await.map_err(Failure::runtime)?
+    } else {
+        Vec::new()
+    };
+    let report = evaluator::report(&rows, &runs);
+    let path = work.join("report.md");
+    std::fs::write(&path, &report).map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
+    let json = serde_json::json!({ "throughput": rows, "runs": runs });
+    if g.json {
+        println!("{json}");
+    } else {
+        println!("{report}\nreport: {}", path.display());
+    }
+    Ok(0)
 }
 
 async fn fill(g: &Global, a: &FillArgs) -> Result<u8, Failure> {
