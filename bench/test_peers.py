@@ -48,7 +48,7 @@ class FakeEvaluator:
 class RunAccounting(unittest.TestCase):
     def run_with(self, budget=10, tol=1e-4, reference=-2.0):
         ev = FakeEvaluator()
-        return ev, peers.Run(ev, dict(PROBLEM, reference=reference), budget, tol)
+        return ev, peers.Run(ev, dict(PROBLEM, reference=reference), budget, tol, tol)
 
     def test_the_same_point_counts_once_and_the_budget_stops_new_ones(self):
         ev, run = self.run_with(budget=2)

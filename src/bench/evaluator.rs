@@ -186,7 +186,8 @@ pub async fn example_runs(b: &EvaluatorBench, examples: &Path, seed: u64) -> Res
         std::fs::write(&path, text).map_err(|e| e.to_string())?;
         let settings = crate::bench::numeric::OursSettings {
             budget: b.run_budget,
-            tol: 1e-4,
+            tol: 1e-6,
+            gap: 1e-4,
             config: crate::aso::AsoConfig::default(),
             model: None,
         };

@@ -108,6 +108,7 @@ pub struct Recorder {
     inner: Arc<dyn Problem>,
     reference: Option<f64>,
     tol: f64,
+    gap: f64,
     evals: AtomicU64,
     seen: Mutex<Seen>,
 }
@@ -119,8 +120,9 @@ struct Seen {
 }
 
 impl Recorder {
-    pub fn new(inner: Arc<dyn Problem>, reference: Option<f64>, tol: f64) -> Recorder {
-        Recorder { inner, reference, tol, evals: AtomicU64::new(0), seen: Mutex::new(Seen::default()) }
+    /// Judges feasibility at `tol` (max violation) and success at `gap` (relative to the reference).
+    pub fn new(inner: Arc<dyn Problem>, reference: Option<f64>, tol: f64, gap: f64) -> Recorder {
+        Recorder { inner, reference, tol, gap, evals: AtomicU64::new(0), seen: Mutex::new(Seen::default()) }
     }
 
     pub fn evaluations(&self) -> u64 {
@@ -185,7 +187,7 @@ impl Recorder {
             if seen.best_feasible.is_none_or(|b| e.objective < b) {
                 seen.best_feasible = Some(e.objective);
             }
-            if seen.first_success.is_none() && self.reference.is_some_and(|r| reaches(e.objective, r, self.tol)) {
+            if seen.first_success.is_none() && self.reference.is_some_and(|r| reaches(e.objective, r, self.gap)) {
                 seen.first_success = Some(index);
             }
         }
@@ -196,7 +198,10 @@ impl Recorder {
 #[derive(Clone)]
 pub struct OursSettings {
     pub budget: u64,
+    /// Max violation of a feasible point.
     pub tol: f64,
+    /// Relative gap that reaches the reference.
+    pub gap: f64,
     pub config: AsoConfig,
     /// Tier 2; `None` runs on heuristics alone.
     pub model: Option<Arc<dyn ModelSupervisor>>,
@@ -226,7 +231,7 @@ pub async fn run_ours(problem: &str, seed: u64, s: &OursSettings) -> RunRecord {
             return record;
         }
     };
-    let recorder = Arc::new(Recorder::new(inner, reference, s.tol));
+    let recorder = Arc::new(Recorder::new(inner, reference, s.tol, s.gap));
     // The sender must outlive the run: a dropped sender reads as "cancelled" nowhere,
     // but keeping it makes the intent plain.
     let (_cancel_tx, cancel) = watch::channel(false);
@@ -284,7 +289,7 @@ mod tests {
     fn the_recorder_counts_every_evaluation_and_keeps_the_best_feasible_one() {
         let (p, r) = resolve_problem("g06", std::path::Path::new(".")).unwrap();
         let best = p.best_known().unwrap().x.unwrap();
-        let rec = Recorder::new(p, r, 1e-4);
+        let rec = Recorder::new(p, r, 1e-4, 1e-4);
         let lower: Vec<f64> = rec.bounds().iter().map(|b| b.0).collect();
         rec.evaluate(&lower).unwrap();
         assert_eq!((rec.evaluations(), rec.best_feasible(), rec.first_success()), (1, None, None));

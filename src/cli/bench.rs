@@ -132,9 +132,12 @@ pub struct NumericArgs {
     /// Evaluations per run (objective and every constraint at one point = one).
     #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(100..))]
     pub budget: u64,
-    /// Max violation and relative gap that count as success.
-    #[arg(long, default_value_t = 1e-4)]
+    /// Max violation that counts as feasible (success needs a feasible point).
+    #[arg(long, default_value_t = 1e-6)]
     pub tol: f64,
+    /// Relative gap to the reference that counts as reaching it.
+    #[arg(long, default_value_t = 1e-4)]
+    pub gap: f64,
     /// `target` (the 24 problems), `all` (every built-in), or names separated by commas.
     #[arg(long, default_value = "target")]
     pub problems: String,
@@ -398,8 +401,10 @@ fn bar(show: bool, len: u64, prefix: &str) -> ProgressBar {
 }
 
 async fn numeric_bench(g: &Global, a: &NumericArgs) -> Result<u8, Failure> {
-    if !(a.tol > 0.0 && a.tol < 1.0) {
-        return Err(Failure::input(format!("--tol {} must be in (0, 1)", a.tol)));
+    for (flag, v) in [("--tol", a.tol), ("--gap", a.gap)] {
+        if !(v > 0.0 && v < 1.0) {
+            return Err(Failure::input(format!("{flag} {v} must be in (0, 1)")));
+        }
     }
     let problems = problem_list(&a.problems)?;
     // The configuration is read once: its text keys the results folder, its
@@ -435,7 +440,7 @@ async fn numeric_bench(g: &Global, a: &NumericArgs) -> Result<u8, Failure> {
     let ours_path = a.out.join("attractor.jsonl");
     let done: HashSet<(String, u64)> =
         read_records(&ours_path).into_iter().filter(|r| r.method == OURS).map(|r| (r.problem, r.seed)).collect();
-    let settings = OursSettings { budget: a.budget, tol: a.tol, config: config.clone(), model: None };
+    let settings = OursSettings { budget: a.budget, tol: a.tol, gap: a.gap, config: config.clone(), model: None };
     let todo: Vec<(&String, u64)> = problems
         .iter()
         .flat_map(|p| seeds.iter().map(move |&s| (p, s)))
@@ -485,7 +490,7 @@ async fn numeric_bench(g: &Global, a: &NumericArgs) -> Result<u8, Failure> {
 /// folder's `settings.json` records them.
 fn check_settings(a: &NumericArgs, config_text: &str) -> Result<(), Failure> {
     let path = a.out.join("settings.json");
-    let now = serde_json::json!({ "budget": a.budget, "tol": a.tol, "aso_config": config_text });
+    let now = serde_json::json!({ "budget": a.budget, "tol": a.tol, "gap": a.gap, "aso_config": config_text });
     if let Ok(text) = std::fs::read_to_string(&path)
         && let Ok(before) = serde_json::from_str::<serde_json::Value>(&text)
         && before != now
@@ -588,7 +593,7 @@ async fn supervision_runs(
         pb.set_message(format!("{} {p} seed {s}", row.method()));
         let config = AsoConfig { supervision_mode: row.mode(), ..base.clone() };
         let model = if row == SupervisionRow::RestartOnStagnation { &restart_model } else { &continue_model };
-        let settings = OursSettings { budget: a.budget, tol: a.tol, config, model: Some(model.clone()) };
+        let settings = OursSettings { budget: a.budget, tol: a.tol, gap: a.gap, config, model: Some(model.clone()) };
         let mut record = numeric::run_ours(p, s, &settings).await;
         record.method = row.method();
         append(path, &record)?;
@@ -645,6 +650,8 @@ fn run_peers(a: &NumericArgs, problems: &[String], out: &Path, show: bool) -> Re
         .arg(a.budget.to_string())
         .arg("--tol")
         .arg(a.tol.to_string())
+        .arg("--gap")
+        .arg(a.gap.to_string())
         .arg("--out")
         .arg(out)
         .arg("--jobs")
@@ -679,7 +686,7 @@ fn render(a: &NumericArgs, problems: &[String], records: &[RunRecord], supervisi
         a.seed_base + u64::from(a.runs) - 1,
         a.budget,
         a.tol,
-        a.tol
+        a.gap
     );
     let _ = writeln!(s, "## Successes (median evaluations to success)\n\n{}", report.success_table());
     let (ok, n) = report.overall(OURS);
