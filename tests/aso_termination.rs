@@ -144,7 +144,7 @@ async fn a_run_whose_trajectories_agree_stops_long_before_its_budget_and_says_wh
         assert!(out.evals_used < budget / 4, "{name}: {} of {budget}", out.evals_used);
         let best = out.best.clone().unwrap();
         let gap = (best.objective - reference) / reference.abs().max(1.0);
-        assert!(best.max_violation <= 1e-4 && gap <= 1e-4, "{name}: {best:?} against {reference}");
+        assert!(best.max_violation <= 1e-6 && gap <= 1e-4, "{name}: {best:?} against {reference}");
         assert!(out.trajectories.iter().all(|t| t.best.is_some()), "every trajectory says how it ended");
 
         // The control: without the agreement rule the rounds go on.

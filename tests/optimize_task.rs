@@ -41,7 +41,7 @@ async fn builtin_problems_run_under_the_coordinator_and_become_losses() {
         assert_eq!(r.status, "complete", "{r:?}");
         let m: Value = serde_json::from_str(r.result_json.as_deref().unwrap()).unwrap();
         assert!(m["evaluations"].as_u64().unwrap() <= 3000);
-        assert!(m["best"]["max_violation"].as_f64().unwrap() <= 1e-4);
+        assert!(m["best"]["max_violation"].as_f64().unwrap() <= 1e-6, "reported at the strict tolerance");
         let exp = env.store.experiment_of_run(r.id).await.unwrap().expect("an experiment per run");
         let telemetry = env.store.telemetry_of_experiment(exp).await.unwrap();
         assert_eq!(telemetry.len() as u64, m["steps"].as_u64().unwrap(), "one telemetry row per step");
@@ -61,7 +61,7 @@ async fn the_external_example_is_solved_through_its_persistent_evaluator() {
     assert_eq!(runs[0].status, "complete", "{:?}", runs[0]);
     let m: Value = serde_json::from_str(runs[0].result_json.as_deref().unwrap()).unwrap();
     let best = m["best"]["objective"].as_f64().unwrap();
-    assert!(m["best"]["max_violation"].as_f64().unwrap() <= 1e-4, "{m}");
+    assert!(m["best"]["max_violation"].as_f64().unwrap() <= 1e-6, "{m}");
     assert!((best - 1.339956).abs() / 1.339956 < 1e-4, "the beam's optimum is 1.339956, got {best}");
     assert!(m["evaluations"].as_u64().unwrap() <= 3000);
 }

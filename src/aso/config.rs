@@ -118,6 +118,15 @@ pub struct AsoConfig {
     /// A local trajectory whose first SQP descent from its seed settles at
     /// a feasible point ends there, without the augmented Lagrangian.
     pub stop_after_descent: bool,
+    /// Beyond the seed — the max violation at which a result counts as
+    /// feasible: the best point reported, the loss, the run's agreement, and
+    /// every SQP polish, which drives points to it. A problem file's
+    /// `tolerance` overrides it for that problem.
+    pub feasibility_tolerance: f64,
+    /// The looser violation the search itself works to (the augmented
+    /// Lagrangian's penalty updates, the population's ε level): reaching the
+    /// last digits of feasibility is the polish's job, at a fraction of the cost.
+    pub search_tolerance: f64,
 }
 
 impl Default for AsoConfig {
@@ -161,6 +170,8 @@ impl Default for AsoConfig {
             max_unseen_minima: 0.5,
             population_before_stopping: false,
             stop_after_descent: true,
+            feasibility_tolerance: 1e-6,
+            search_tolerance: 1e-4,
         }
     }
 }
@@ -174,7 +185,25 @@ impl AsoConfig {
     /// The ALM settings a coordinator with this configuration runs with:
     /// the defaults, under this configuration's penalty ceiling.
     pub fn alm_settings(&self) -> crate::numeric::alm::AlmSettings {
-        crate::numeric::alm::AlmSettings { max_penalty: self.max_penalty_parameter, ..Default::default() }
+        let defaults = crate::numeric::alm::AlmSettings::default();
+        let search = Some(self.search_tolerance).filter(|t| t.is_finite() && *t > 0.0 && *t < 1.0);
+        crate::numeric::alm::AlmSettings {
+            max_penalty: self.max_penalty_parameter,
+            feasibility_tolerance: search.unwrap_or(defaults.feasibility_tolerance),
+            ..defaults
+        }
+    }
+
+    /// The max violation at which a result on `problem` counts as feasible:
+    /// the problem's own tolerance if it declares one, else this
+    /// configuration's (brought into (0, 1); 1e-6 if it is not a number there).
+    pub fn tolerance_for(&self, problem: &dyn crate::numeric::Problem) -> f64 {
+        let valid = |t: f64| t.is_finite() && t > 0.0 && t < 1.0;
+        problem
+            .feasibility_tolerance()
+            .filter(|t| valid(*t))
+            .or(Some(self.feasibility_tolerance).filter(|t| valid(*t)))
+            .unwrap_or(1e-6)
     }
 
     /// The population optimizer's settings under this configuration: the

@@ -113,6 +113,12 @@ impl Shared {
 }
 
 impl Coordinator {
+    /// The max violation of a feasible result on this problem (the search
+    /// itself works to the looser `search_tolerance`).
+    fn tol(&self) -> f64 {
+        self.config.tolerance_for(self.problem.as_ref())
+    }
+
     fn chunk(&self) -> u64 {
         if self.chunk_evaluations > 0 { self.chunk_evaluations } else { 30 * (self.problem.dimension() as u64 + 1) }
     }
@@ -120,7 +126,7 @@ impl Coordinator {
     /// Runs the trajectories on `budget` evaluations in all (seeds included).
     pub async fn produce_candidates(&self, budget: u64) -> CoordinatorOutcome {
         let n = self.config.n_trajectories.max(1) as usize;
-        let tol = self.alm.feasibility_tolerance;
+        let tol = self.tol();
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let shared = Arc::new(Shared {
             pool: AtomicU64::new(budget),
@@ -335,7 +341,7 @@ impl Coordinator {
         mut rng: ChaCha8Rng,
     ) -> Result<(Vec<Candidate>, u64, usize), String> {
         let n = self.config.n_trajectories.max(1) as usize;
-        let tol = self.alm.feasibility_tolerance;
+        let tol = self.tol();
         let problem = self.problem.clone();
         let prepared = tokio::task::spawn_blocking(move || match incumbent {
             Some(center) if n > 1 => {
@@ -396,6 +402,8 @@ impl Coordinator {
         shared: Arc<Shared>,
         rng: ChaCha8Rng,
     ) -> TrajectoryState {
+        // The search's tolerance: a trajectory's best is the point its search
+        // believes best; the polishes drive it to the strict one.
         let tol = self.alm.feasibility_tolerance;
         // On smooth problems the descent lands in the seed's basin in a few
         // hundred evaluations, and on piecewise ones (g17) it often finds a
@@ -457,6 +465,8 @@ impl Coordinator {
         shared: Arc<Shared>,
         mut rng: ChaCha8Rng,
     ) -> TrajectoryState {
+        // The search's tolerance: a trajectory's best is the point its search
+        // believes best; the polishes drive it to the strict one.
         let tol = self.alm.feasibility_tolerance;
         let names: Names = (self.problem.inequality_names(), self.problem.equality_names());
         let thresholds = self.config.thresholds();
@@ -541,6 +551,7 @@ impl Coordinator {
             }
             traj.history.push(snapshot);
 
+            // Mid-run polishes follow the search: a best feasible to its tolerance.
             if let Some(x) = solver.polish_now(tol) {
                 self.polish_into(&mut traj, &x, &shared).await;
             }
@@ -617,13 +628,13 @@ impl Coordinator {
         // Finish the trajectory's best point with an SQP polish on the
         // original problem, from the shared budget.
         if let Some(best) = traj.best.clone().filter(|b| {
-            !*self.cancel.borrow() && traj.status != TrajectoryStatus::Abandoned && solver.polish_at_end(b, tol)
+            !*self.cancel.borrow() && traj.status != TrajectoryStatus::Abandoned && solver.polish_at_end(b, self.tol())
         }) {
             self.polish_into(&mut traj, &best.x, &shared).await;
         }
         if traj.status == TrajectoryStatus::Active {
             // Out of budget (or interrupted) while still working.
-            let status = if traj.best.as_ref().is_some_and(|b| b.max_violation <= tol) {
+            let status = if traj.best.as_ref().is_some_and(|b| b.max_violation <= self.tol()) {
                 TrajectoryStatus::Converged
             } else {
                 TrajectoryStatus::Stagnated
@@ -636,7 +647,7 @@ impl Coordinator {
 
     /// Polishes from `x`; a better point becomes the trajectory's best.
     async fn polish_into(&self, traj: &mut TrajectoryState, x: &[f64], shared: &Shared) {
-        let tol = self.alm.feasibility_tolerance;
+        let tol = self.tol();
         if let Some(p) = self.polish_from(x, shared).await {
             traj.evals_used += p.evals_used;
             if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
@@ -658,7 +669,7 @@ impl Coordinator {
         if granted == 0 {
             return None;
         }
-        let (problem, x, tol) = (self.problem.clone(), x.to_vec(), self.alm.feasibility_tolerance);
+        let (problem, x, tol) = (self.problem.clone(), x.to_vec(), self.tol());
         let polished =
             tokio::task::spawn_blocking(move || crate::numeric::polish::polish(problem.as_ref(), &x, granted, tol))
                 .await;

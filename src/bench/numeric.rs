@@ -157,6 +157,9 @@ impl Problem for Recorder {
     fn best_known(&self) -> Option<BestKnown> {
         self.inner.best_known()
     }
+    fn feasibility_tolerance(&self) -> Option<f64> {
+        self.inner.feasibility_tolerance()
+    }
 
     fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
         let index = self.evals.fetch_add(1, Ordering::AcqRel) + 1;

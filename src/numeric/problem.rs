@@ -69,6 +69,12 @@ pub trait Problem: Send + Sync {
         points.iter().map(|x| self.evaluate(x)).collect()
     }
     fn best_known(&self) -> Option<BestKnown>;
+    /// The max violation at which a point of this problem counts as
+    /// feasible, when the problem sets its own (an external problem file's
+    /// `tolerance`); else the coordinator's `feasibility_tolerance` applies.
+    fn feasibility_tolerance(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// A built-in problem by name ("g01".."g24", "pressure_vessel", "welded_beam", "spring", "speed_reducer").

@@ -154,7 +154,7 @@ async fn solve(r: OptimizeRun<'_>) -> RunOutcome {
         _ => None,
     };
     let alm = config.alm_settings();
-    let tol = alm.feasibility_tolerance;
+    let tol = config.tolerance_for(problem.as_ref());
     let supervisor = Arc::new(TieredSupervisor::new(config.clone(), model));
     let coordinator = Coordinator {
         problem: problem.clone(),

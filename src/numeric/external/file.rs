@@ -36,6 +36,8 @@ pub(super) struct RawProblem {
     equalities: Vec<Spanned<String>>,
     #[serde(default)]
     best_known: Option<Spanned<f64>>,
+    #[serde(default)]
+    tolerance: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -186,6 +188,20 @@ impl Validator {
             b.value
         });
 
+        let tolerance = raw.tolerance.and_then(|t| {
+            if t.value.is_finite() && t.value > 0.0 && t.value < 1.0 {
+                Some(t.value)
+            } else {
+                self.issue(
+                    t.referenced,
+                    "tolerance",
+                    format!("tolerance {} is not a number between 0 and 1", t.value),
+                    "give the max constraint violation a result may have, e.g. `tolerance: 1e-6`, or leave the key out",
+                );
+                None
+            }
+        });
+
         let dir = path
             .parent()
             .map(Path::to_path_buf)
@@ -207,6 +223,7 @@ impl Validator {
             inequalities,
             equalities,
             best_known,
+            tolerance,
             pool: Arc::new(Pool::new(processes)),
         }
     }

@@ -13,6 +13,7 @@
 //! inequalities: [g1]            # names; values must be ≤ 0 when feasible
 //! equalities: [h1]              # names; values must be = 0 when feasible
 //! best_known: 1.23              # optional
+//! tolerance: 1e-6               # optional: max violation of a feasible result
 //! ```
 //!
 //! Two ways to talk to the command ([`EvaluatorMode`]):
@@ -95,6 +96,7 @@ pub struct ExternalProblem {
     inequalities: Vec<String>,
     equalities: Vec<String>,
     best_known: Option<f64>,
+    tolerance: Option<f64>,
     pool: Arc<Pool>,
 }
 
@@ -250,6 +252,10 @@ impl Problem for ExternalProblem {
 
     fn best_known(&self) -> Option<BestKnown> {
         self.best_known.map(|value| BestKnown { value, x: None })
+    }
+
+    fn feasibility_tolerance(&self) -> Option<f64> {
+        self.tolerance
     }
 }
 
