@@ -265,6 +265,19 @@ fn a_problem_file_loads_with_defaults_and_its_best_known_value() {
     assert!(p.inequality_names().is_empty() && p.equality_names().is_empty());
     assert_eq!(p.command(), "python3 eval.py");
     assert_eq!(p.variables()[0].name, "x1");
+    assert_eq!(p.feasibility_tolerance(), None, "the coordinator's tolerance applies");
+
+    let strict = dir.write(
+        "s.yaml",
+        "name: s\ncommand: python3 eval.py\nvariables:\n  - { name: x1, min: 0, max: 1 }\ntolerance: 1e-8\n",
+    );
+    assert_eq!(load_external(&strict).unwrap_or_else(|e| panic!("{e}")).feasibility_tolerance(), Some(1e-8));
+    let bad = dir.write(
+        "b.yaml",
+        "name: b\ncommand: python3 eval.py\nvariables:\n  - { name: x1, min: 0, max: 1 }\ntolerance: 2\n",
+    );
+    let err = load_external(&bad).unwrap_err().to_string();
+    assert!(err.contains("b.yaml:5:12") && err.contains("tolerance 2 is not a number between 0 and 1"), "{err}");
 
     let missing = dir.path().join("nope.yaml");
     let err = load_external(&missing).unwrap_err().to_string();

@@ -260,6 +260,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_problem_s_own_tolerance_wins_and_a_nonsense_one_is_ignored() {
+        struct Declares(Option<f64>);
+        impl crate::numeric::Problem for Declares {
+            fn name(&self) -> &str {
+                "d"
+            }
+            fn dimension(&self) -> usize {
+                1
+            }
+            fn bounds(&self) -> Vec<(f64, f64)> {
+                vec![(0.0, 1.0)]
+            }
+            fn inequality_names(&self) -> Vec<String> {
+                vec![]
+            }
+            fn equality_names(&self) -> Vec<String> {
+                vec![]
+            }
+            fn evaluate(&self, _: &[f64]) -> Result<crate::numeric::Evaluation, crate::numeric::EvalError> {
+                Err(crate::numeric::EvalError("not evaluated here".into()))
+            }
+            fn best_known(&self) -> Option<crate::numeric::BestKnown> {
+                None
+            }
+            fn feasibility_tolerance(&self) -> Option<f64> {
+                self.0
+            }
+        }
+        let c = AsoConfig::default();
+        assert_eq!(c.tolerance_for(&Declares(None)), 1e-6);
+        assert_eq!(c.tolerance_for(&Declares(Some(1e-3))), 1e-3);
+        assert_eq!(c.tolerance_for(&Declares(Some(f64::NAN))), 1e-6);
+        let odd = AsoConfig { feasibility_tolerance: -1.0, search_tolerance: 5.0, ..AsoConfig::default() };
+        assert_eq!(odd.tolerance_for(&Declares(None)), 1e-6, "out of (0, 1): the default");
+        assert_eq!(odd.alm_settings().feasibility_tolerance, 1e-4, "the search keeps its default too");
+    }
+
+    #[test]
     fn defaults_follow_the_seed() {
         let c = AsoConfig::default();
         assert_eq!(c.supervision_mode, SupervisionMode::EventTriggered);

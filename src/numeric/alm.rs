@@ -617,6 +617,54 @@ mod tests {
     }
 
     #[test]
+    fn the_exact_lagrangian_gradient_matches_finite_differences() {
+        // Small with its gradients, at a point where g1 and h1 are both off zero.
+        let with_gradients = |x: &[f64]| {
+            let mut e = Small.evaluate(x).unwrap();
+            e.gradients = Some(crate::numeric::Gradients {
+                objective: vec![2.0 * (x[0] - 2.0), 2.0 * (x[1] - 1.0)],
+                inequalities: vec![vec![2.0 * x[0], -1.0]],
+                equalities: vec![vec![1.0, 1.0]],
+            });
+            e
+        };
+        let x = [1.7, 0.4];
+        let state = AlmState {
+            x: x.to_vec(),
+            objective: 0.0,
+            inequalities: vec![0.0],
+            equalities: vec![0.0],
+            ineq_multipliers: vec![0.3],
+            eq_multipliers: vec![-0.7],
+            ineq_penalties: vec![12.0],
+            eq_penalties: vec![5.0],
+            ineq_scales: vec![0.5],
+            eq_scales: vec![0.25],
+            objective_scale: 0.8,
+            radius: vec![1.0, 1.0],
+            outer_iterations: 0,
+            evaluations: 0,
+            best: Candidate { x: x.to_vec(), objective: 0.0, max_violation: 0.0 },
+            exact_gradients: true,
+        };
+        let exact = augmented_gradient(&with_gradients(&x), &state).unwrap();
+        for k in 0..2 {
+            let h = 1e-6;
+            let (mut up, mut down) = (x, x);
+            up[k] += h;
+            down[k] -= h;
+            let numeric =
+                (augmented(&with_gradients(&up), &state) - augmented(&with_gradients(&down), &state)) / (2.0 * h);
+            assert!(
+                (exact[k] - numeric).abs() < 1e-6 * numeric.abs().max(1.0),
+                "∂/∂x{k}: {} against {numeric}",
+                exact[k]
+            );
+        }
+        assert_eq!(augmented_gradient(&Small.evaluate(&x).unwrap(), &state), None, "no gradients, no exact gradient");
+    }
+
+    #[test]
     fn alm_solves_a_small_problem_to_tolerance() {
         let s = AlmSettings::default();
         let r = run_chunk(&Small, Start::Seed(vec![-3.0, 4.0]), 3000, &s);
