@@ -647,7 +647,9 @@ impl Coordinator {
 
     /// Polishes from `x`; a better point becomes the trajectory's best.
     async fn polish_into(&self, traj: &mut TrajectoryState, x: &[f64], shared: &Shared) {
-        let tol = self.tol();
+        // Ranked as the polish ranks its points: a search point that rides
+        // the strict tolerance does not beat the polish's converged one.
+        let tol = 0.1 * self.tol();
         if let Some(p) = self.polish_from(x, shared).await {
             traj.evals_used += p.evals_used;
             if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {

@@ -22,6 +22,8 @@ struct Cache<'p> {
     problem: &'p dyn Problem,
     evals: u64,
     budget: u64,
+    /// The violation at which the best point seen counts as feasible: a
+    /// tenth of the polish's tolerance.
     tol: f64,
     best: Option<Candidate>,
     error: Option<EvalError>,
@@ -145,7 +147,7 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
         problem,
         evals: 0,
         budget,
-        tol,
+        tol: 0.1 * tol,
         best: None,
         error: None,
         diverged: false,
@@ -158,8 +160,13 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
         return Polished { best: c.best, evals_used: c.evals, error: c.error.map(|e| e.0), converged: false };
     };
     let (n_ineq, n_eq) = (first.inequalities.len(), first.equalities.len());
-    // Half the tolerance, so the polished point is feasible with room to spare.
-    let eps = 0.5 * tol;
+    // SLSQP aims a twentieth of the tolerance inside every constraint, so
+    // its converged point is feasible with room to spare; and the best point
+    // seen is ranked at a tenth of it (see `Cache::tol`) — else a
+    // line-search point that rides the tolerance, a hair infeasible with a
+    // lower objective, would be reported instead of the converged one,
+    // below the true optimum.
+    let margin = 0.05 * tol;
 
     let objective = |x: &[f64], grad: Option<&mut [f64]>, _: &mut ()| -> f64 {
         let mut c = cache.borrow_mut();
@@ -193,11 +200,11 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
     };
     let mut constraints = Vec::new();
     for i in 0..n_ineq {
-        constraints.push(make(1 + i, 1.0, 0.0));
+        constraints.push(make(1 + i, 1.0, -margin));
     }
     for j in 0..n_eq {
-        constraints.push(make(1 + n_ineq + j, 1.0, eps));
-        constraints.push(make(1 + n_ineq + j, -1.0, eps));
+        constraints.push(make(1 + n_ineq + j, 1.0, margin));
+        constraints.push(make(1 + n_ineq + j, -1.0, margin));
     }
     // SLSQP counts a gradient as one call: n + 1 evaluations by differences, one when exact.
     let per_call = if first.gradients.is_some() { 1 } else { n as u64 + 1 };
