@@ -89,6 +89,10 @@ pub struct Coordinator {
 /// polish may use.
 pub const POLISH_ITERATIONS: u64 = 60;
 
+/// SQP iterations held back from the start for the final polish of the
+/// reported best (at most a twentieth of the budget).
+const FINAL_POLISH_ITERATIONS: u64 = 20;
+
 /// Perturbation scales (× each variable's range) of the rounds that start
 /// around the best point, cycled: wide hops first, then ever closer looks.
 const HOP_SCALES: [f64; 4] = [0.1, 0.03, 0.01, 0.003];
@@ -127,9 +131,12 @@ impl Coordinator {
     pub async fn produce_candidates(&self, budget: u64) -> CoordinatorOutcome {
         let n = self.config.n_trajectories.max(1) as usize;
         let tol = self.tol();
+        // Held back for the final polish of the reported best (see `finish`).
+        let final_reserve = FINAL_POLISH_ITERATIONS * (self.problem.dimension() as u64 + 1);
+        let final_reserve = final_reserve.min(budget / 20);
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let shared = Arc::new(Shared {
-            pool: AtomicU64::new(budget),
+            pool: AtomicU64::new(budget - final_reserve),
             rejected: AtomicU64::new(0),
             errors: std::sync::Mutex::new(None),
         });
@@ -314,6 +321,10 @@ impl Coordinator {
             }
         }
 
+        shared.pool.fetch_add(final_reserve, Ordering::AcqRel);
+        if stop != RunStop::Failed && !shared.failed() {
+            evals += self.finish(&mut best, &shared).await;
+        }
         let error = shared.errors.lock().map(|e| e.clone()).unwrap_or_default();
         CoordinatorOutcome {
             best,
@@ -647,16 +658,41 @@ impl Coordinator {
 
     /// Polishes from `x`; a better point becomes the trajectory's best.
     async fn polish_into(&self, traj: &mut TrajectoryState, x: &[f64], shared: &Shared) {
-        // Ranked as the polish ranks its points: a search point that rides
-        // the strict tolerance does not beat the polish's converged one.
-        let tol = 0.1 * self.tol();
         if let Some(p) = self.polish_from(x, shared).await {
             traj.evals_used += p.evals_used;
-            if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
+            if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| self.polished_wins(b, cur))) {
                 tracing::debug!(trajectory = traj.id, objective = b.objective, "polish improved the best point");
                 traj.best = Some(b);
             }
         }
+    }
+
+    /// The reported best, polished once more from where the search left it
+    /// and ranked as the polish ranks (at a tenth of the tolerance): a point
+    /// that rides the tolerance — feasible by a hair, its objective below
+    /// the true optimum — gives way to the converged one. The evaluations used.
+    async fn finish(&self, best: &mut Option<Candidate>, shared: &Shared) -> u64 {
+        let Some(start) = best.clone().filter(|b| b.max_violation > 0.1 * self.tol()) else { return 0 };
+        let Some(p) = self.polish_from(&start.x, shared).await else { return 0 };
+        if let Some(b) = p.best.filter(|b| self.polished_wins(b, &start)) {
+            tracing::debug!(objective = b.objective, violation = b.max_violation, "the final polish replaced the best");
+            *best = Some(b);
+        }
+        p.evals_used
+    }
+
+    /// Whether a polished point replaces `current`: when it is better at the
+    /// strict tolerance, or when it is feasible at a tenth of it where
+    /// `current` is not, for an objective at most `agreement_tolerance`
+    /// (relative) worse — the price of not riding the tolerance. A polish
+    /// that failed far from `current` does not replace it.
+    fn polished_wins(&self, polished: &Candidate, current: &Candidate) -> bool {
+        let (tol, inner) = (self.tol(), 0.1 * self.tol());
+        let slack = self.config.agreement_tolerance * current.objective.abs().max(1.0);
+        polished.better_than(current, tol)
+            || (polished.max_violation <= inner
+                && current.max_violation > inner
+                && polished.objective <= current.objective + slack)
     }
 
     /// An SQP polish on the original problem from `x`, with up to

@@ -58,7 +58,7 @@ pub fn around<R: Rng>(center: &[f64], bounds: &[(f64, f64)], count: usize, scale
         .collect()
 }
 
-/// Evaluates `samples` (each counts as one evaluation) and returns up to
+/// Evaluates `samples` as one batch (each counts as one evaluation) and returns up to
 /// `wanted` valid ones, best first, with the evaluations used.
 pub fn filter_valid(
     problem: &dyn Problem,
@@ -67,12 +67,13 @@ pub fn filter_valid(
     tol: f64,
 ) -> Result<(Vec<Candidate>, u64), EvalError> {
     let mut valid = Vec::new();
-    let mut evals = 0;
+    let evals = samples.len() as u64;
     let mut last_error = None;
-    for x in samples {
-        evals += 1;
+    // One batch: a persistent external evaluator answers it in one message.
+    let answers = problem.evaluate_batch(&samples);
+    for (x, answer) in samples.into_iter().zip(answers) {
         // A point the problem cannot evaluate is simply not a seed.
-        let e = match problem.evaluate(&x) {
+        let e = match answer {
             Ok(e) => e,
             Err(err) => {
                 last_error = Some(err);
