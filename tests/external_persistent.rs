@@ -247,3 +247,41 @@ fn persistent_settings_are_checked_where_they_are_written() {
     assert_eq!((ok.batch(), ok.mode()), (64, EvaluatorMode::Persistent));
     assert!(ok.processes() >= 1);
 }
+
+#[test]
+fn a_line_printed_after_a_reply_is_caught_before_it_is_read_as_the_next_one() {
+    // Every reply printed twice: the second copy would shift every later answer by one.
+    let ev = Evaluator::new(
+        "reply(request, [value(x) for x in request['points']])\nreply(request, [value(x) for x in request['points']])",
+    );
+    let p = ev.problem("processes: 1");
+    assert!(p.evaluate(&[1.0, 2.0]).is_ok());
+    let err = error_of(&p, &[1.0, 3.0]);
+    assert!(
+        err.contains("after its reply to message 1") || err.contains("answered with id 1 while message 2 was waiting"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_evaluator_that_stops_reading_its_input_times_out_instead_of_blocking() {
+    // Never reads stdin: a request of 4,000 points (~100 KB) is more than a pipe holds.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("eval.py"), "import time\ntime.sleep(300)\n").unwrap();
+    let yaml = "name: deaf\ncommand: python3 eval.py\nmode: persistent\nprocesses: 1\nbatch: 10000\ntimeout: 0.001\nvariables:\n  - { name: a, min: -5, max: 5 }\n  - { name: b, min: 0, max: 10 }\ninequalities: [g1]\n";
+    let path = dir.path().join("problem.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let p = load_external(&path).unwrap_or_else(|e| panic!("{e}"));
+    let answers = p.evaluate_batch(&points(4_000));
+    assert_eq!(answers.len(), 4_000);
+    let err = answers[0].as_ref().unwrap_err().to_string();
+    assert!(err.contains("did not answer message 1 (4000 points)"), "{err}");
+}
+
+#[test]
+fn an_empty_batch_starts_nothing() {
+    let ev = Evaluator::new("reply(request, [value(x) for x in request['points']])");
+    let p = ev.problem("processes: 1");
+    assert!(p.evaluate_batch(&[]).is_empty());
+    assert_eq!(p.processes_started(), 0);
+}

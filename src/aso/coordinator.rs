@@ -683,8 +683,8 @@ impl Coordinator {
 
     /// Whether a polished point replaces `current`: when it is better at the
     /// strict tolerance, or when it is feasible at a tenth of it where
-    /// `current` is not, for an objective at most `agreement_tolerance`
-    /// (relative) worse — the price of not riding the tolerance. A polish
+    /// `current` is not, for an objective at most `agreement_tolerance` ×
+    /// max(|objective|, 1) worse — the price of not riding the tolerance. A polish
     /// that failed far from `current` does not replace it.
     fn polished_wins(&self, polished: &Candidate, current: &Candidate) -> bool {
         let (tol, inner) = (self.tol(), 0.1 * self.tol());

@@ -248,34 +248,37 @@ impl Tracker<'_> {
         }
         let mut first = None;
         let answers = self.eval_batch(points);
-        let values = answers
+        // A batch counts once towards the errors in a row: one broken
+        // message fails all its points, and that is one failure, not k.
+        let mut failure = None;
+        let mut any_ok = false;
+        let values: Vec<f64> = answers
             .into_iter()
             .enumerate()
-            .map(|(i, answer)| {
-                if self.error.is_some() {
-                    return f64::NAN;
+            .map(|(i, answer)| match answer {
+                Ok(e) => {
+                    any_ok = true;
+                    let v = augmented(&e, s);
+                    if i == 0 {
+                        first = Some(e);
+                    }
+                    if v.is_finite() { v } else { BAD }
                 }
-                match answer {
-                    Ok(e) => {
-                        self.consecutive_errors = 0;
-                        let v = augmented(&e, s);
-                        if i == 0 {
-                            first = Some(e);
-                        }
-                        if v.is_finite() { v } else { BAD }
-                    }
-                    Err(err) => {
-                        self.consecutive_errors += 1;
-                        if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
-                            self.error = Some(err);
-                            f64::NAN
-                        } else {
-                            BAD
-                        }
-                    }
+                Err(err) => {
+                    failure = Some(err);
+                    BAD
                 }
             })
             .collect();
+        if any_ok {
+            self.consecutive_errors = 0;
+        } else if let Some(err) = failure {
+            self.consecutive_errors += 1;
+            if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
+                self.error = Some(err);
+                return (vec![f64::NAN; values.len()], None);
+            }
+        }
         (values, first)
     }
 }
@@ -407,32 +410,46 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
         let lagrangian = |x: &[f64], grad: Option<&mut [f64]>, _: &mut ()| -> f64 {
             let mut t = tracker.borrow_mut();
             let Some(g) = grad else { return t.lagrangians(&[x.to_vec()], &frozen).0[0] };
+            // Forward-difference steps, inwards at the upper bound so the
+            // probe stays inside the box.
+            let steps: Vec<f64> = (0..x.len())
+                .map(|k| {
+                    let (lo, hi) = bounds[k];
+                    let h = settings.gradient_step * x[k].abs().max(1.0);
+                    if x[k] + h > hi && x[k] - h >= lo { -h } else { h }
+                })
+                .collect();
+            let probes = |x: &[f64]| -> Vec<Vec<f64>> {
+                (0..x.len())
+                    .map(|k| {
+                        let mut probe = x.to_vec();
+                        probe[k] = x[k] + steps[k];
+                        probe
+                    })
+                    .collect()
+            };
             if frozen.exact_gradients {
                 let (values, e) = t.lagrangians(&[x.to_vec()], &frozen);
                 if let Some(exact) = e.as_ref().and_then(|e| augmented_gradient(e, &frozen)) {
                     g.copy_from_slice(&exact);
                     return values[0];
                 }
-                if t.error.is_some() || e.is_none() {
+                // This answer came without a gradient: differences from the
+                // value just read, if the chunk can still pay for them (its
+                // SLSQP budget counted one evaluation per call).
+                if t.error.is_some() || e.is_none() || t.evals + x.len() as u64 >= budget {
+                    g.iter_mut().for_each(|v| *v = 0.0);
                     return values[0];
                 }
-                // This answer came without a gradient: differences below.
+                let (shifted, _) = t.lagrangians(&probes(x), &frozen);
+                for (k, step) in steps.iter().enumerate() {
+                    g[k] = (shifted[k] - values[0]) / step;
+                }
+                return values[0];
             }
-            // Forward differences: the point and its n probes in one batch.
-            let steps: Vec<f64> = (0..x.len())
-                .map(|k| {
-                    let (lo, hi) = bounds[k];
-                    let h = settings.gradient_step * x[k].abs().max(1.0);
-                    // Step inwards at the upper bound so the probe stays feasible for the box.
-                    if x[k] + h > hi && x[k] - h >= lo { -h } else { h }
-                })
-                .collect();
+            // The point and its n probes in one batch.
             let mut points = vec![x.to_vec()];
-            points.extend((0..x.len()).map(|k| {
-                let mut probe = x.to_vec();
-                probe[k] = x[k] + steps[k];
-                probe
-            }));
+            points.extend(probes(x));
             let (values, _) = t.lagrangians(&points, &frozen);
             for (k, step) in steps.iter().enumerate() {
                 g[k] = (values[k + 1] - values[0]) / step;
@@ -720,7 +737,8 @@ mod tests {
         assert_eq!(r.status, ChunkStatus::Failed);
         assert_eq!(r.error.as_deref(), Some("evaluator crashed"));
         assert!(r.state.is_some());
-        assert!(r.evals_used <= 21 + u64::from(MAX_CONSECUTIVE_ERRORS), "{}", r.evals_used);
+        // Failed batches in a row (a gradient's n + 1 = 3 points each) end it.
+        assert!(r.evals_used <= 21 + 3 * u64::from(MAX_CONSECUTIVE_ERRORS), "{}", r.evals_used);
     }
 
     #[test]

@@ -322,7 +322,11 @@ impl Evaluator<'_> {
         self.evals += trials.len() as u64;
         let points: Vec<Vec<f64>> = trials.iter().map(|t| t.0.clone()).collect();
         let answers = self.problem.evaluate_batch(&points);
-        trials
+        // A batch counts once towards the errors in a row: one broken
+        // message fails all its points, and that is one failure, not k.
+        let mut failure = None;
+        let mut any_ok = false;
+        let members = trials
             .into_iter()
             .zip(answers)
             .map(|((x, scale_factor, crossover_rate), answer)| {
@@ -331,7 +335,7 @@ impl Evaluator<'_> {
                 });
                 match evaluated {
                     Ok(e) => {
-                        self.consecutive_errors = 0;
+                        any_ok = true;
                         let violation = e.max_violation();
                         let c = Candidate { x: x.clone(), objective: e.objective, max_violation: violation };
                         if self.best.as_ref().is_none_or(|b| c.better_than(b, self.tol)) {
@@ -348,15 +352,21 @@ impl Evaluator<'_> {
                         }
                     }
                     Err(err) => {
-                        self.consecutive_errors += 1;
-                        if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
-                            self.error.get_or_insert(err);
-                        }
+                        failure = Some(err);
                         Member::unevaluated(x, scale_factor, crossover_rate)
                     }
                 }
             })
-            .collect()
+            .collect();
+        if any_ok {
+            self.consecutive_errors = 0;
+        } else if let Some(err) = failure {
+            self.consecutive_errors += 1;
+            if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
+                self.error.get_or_insert(err);
+            }
+        }
+        members
     }
 }
 

@@ -119,14 +119,17 @@ impl Validator {
         let default_processes = std::thread::available_parallelism().map_or(1, usize::from).min(MAX_PROCESSES);
         let processes =
             self.count(raw.processes.as_ref(), "processes", MAX_PROCESSES, default_processes, "evaluator processes");
-        if mode == EvaluatorMode::Once {
+        // Only when the mode really is `once` (absent or written so): an
+        // unknown mode is its own error.
+        let once = raw.mode.as_ref().is_none_or(|m| m.value.trim() == "once");
+        if once {
             for (value, field) in [(&raw.batch, "batch"), (&raw.processes, "processes")] {
                 if let Some(v) = value {
                     self.issue(
                         v.referenced,
                         field,
                         format!("`{field}` applies to `mode: persistent` only"),
-                        "add `mode: persistent` (one process answering JSON lines) or remove the key",
+                        "add `mode: persistent` (processes that answer JSON lines) or remove the key",
                     );
                 }
             }
@@ -238,7 +241,7 @@ impl Validator {
                     m.referenced,
                     "mode",
                     format!("unknown mode `{other}`"),
-                    "use `once` (a process per point, the default) or `persistent` (one process answering JSON lines)",
+                    "use `once` (a process per point, the default) or `persistent` (processes that stay up and answer JSON lines)",
                 );
                 EvaluatorMode::Once
             }

@@ -51,15 +51,22 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 /// Answers for `points`, in order: messages of at most `batch` points, spread
 /// over the pool's processes.
 pub(super) fn evaluate(p: &ExternalProblem, points: &[Vec<f64>]) -> Vec<Result<Evaluation, EvalError>> {
+    if points.is_empty() {
+        return Vec::new();
+    }
     let parts = split(points.len(), p.batch, p.processes);
     if parts.len() <= 1 {
         return message(p, points);
     }
     std::thread::scope(|scope| {
-        let handles: Vec<_> = parts.into_iter().map(|r| scope.spawn(move || message(p, &points[r]))).collect();
+        let handles: Vec<_> =
+            parts.into_iter().map(|r| (r.len(), scope.spawn(move || message(p, &points[r])))).collect();
         handles
             .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|_| vec![Err(p.fail("evaluation thread panicked"))]))
+            .flat_map(|(len, h)| {
+                // One answer per point whatever happens, so none is misattributed.
+                h.join().unwrap_or_else(|_| (0..len).map(|_| Err(p.fail("evaluation thread panicked"))).collect())
+            })
             .collect()
     })
 }
@@ -212,10 +219,12 @@ impl Drop for Pool {
     fn drop(&mut self) {
         let mut idle = std::mem::take(&mut self.lock().idle);
         for w in &mut idle {
-            w.stdin = None;
+            w.requests = None;
         }
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
         for mut w in idle {
-            if matches!(w.child.wait_timeout(SHUTDOWN_GRACE), Ok(Some(_))) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if matches!(w.child.wait_timeout(left), Ok(Some(_))) {
                 w.reaped = true;
             }
         }
@@ -240,7 +249,9 @@ enum Fault {
 /// One running evaluator process.
 struct Worker {
     child: Child,
-    stdin: Option<BufWriter<ChildStdin>>,
+    /// Requests go to a writer thread: a process that stops reading its
+    /// input cannot block the caller past the message's deadline.
+    requests: Option<mpsc::Sender<Vec<u8>>>,
     lines: mpsc::Receiver<Line>,
     stderr: Arc<Mutex<Vec<u8>>>,
     /// Closed when stderr has been read to its end.
@@ -271,7 +282,11 @@ impl Worker {
             .process_group(0)
             .spawn()
             .map_err(|e| p.fail(format_args!("could not be started in {}: {e}", p.dir.display())))?;
-        let stdin = child.stdin.take().map(BufWriter::new);
+        let requests = child.stdin.take().map(|stdin| {
+            let (tx, rx) = mpsc::channel::<Vec<u8>>();
+            std::thread::spawn(move || write_requests(stdin, &rx));
+            tx
+        });
         let (tx, lines) = mpsc::channel();
         if let Some(stdout) = child.stdout.take() {
             std::thread::spawn(move || read_lines(stdout, &tx));
@@ -285,7 +300,7 @@ impl Worker {
                 drop(done);
             });
         }
-        Ok(Worker { child, stdin, lines, stderr, stderr_done, answered: 0, reaped: false })
+        Ok(Worker { child, requests, lines, stderr, stderr_done, answered: 0, reaped: false })
     }
 
     /// Sends `points` as one request and reads the reply line.
@@ -297,14 +312,29 @@ impl Worker {
         let id = self.answered + 1;
         let names: Vec<&str> = p.variables.iter().map(|v| v.name.as_str()).collect();
         let request = Request { id, names: &names, points };
-        let Some(stdin) = self.stdin.as_mut() else {
-            return Err(Fault::Died(format!("had no input to send message {id} to")));
+        // A line printed since the last reply means the process is out of
+        // step (an extra reply, a debug print): better an error now than
+        // every later answer read one message late.
+        while let Ok(line) = self.lines.try_recv() {
+            if let Line::Text(text) = &line
+                && !text.trim().is_empty()
+            {
+                return Err(Fault::Broken(p.fail(format_args!(
+                    "printed {} after its reply to message {}; it must print one line per request (debug output goes to stderr)",
+                    excerpt(text),
+                    self.answered
+                ))));
+            }
+            if !matches!(line, Line::Text(_)) {
+                return Err(Fault::Died(format!("stopped before message {id}")));
+            }
+        }
+        let mut bytes = match serde_json::to_vec(&request) {
+            Ok(b) => b,
+            Err(e) => return Err(Fault::Broken(p.fail(format_args!("message {id} could not be written: {e}")))),
         };
-        let written = serde_json::to_writer(&mut *stdin, &request)
-            .map_err(std::io::Error::from)
-            .and_then(|()| stdin.write_all(b"\n"))
-            .and_then(|()| stdin.flush());
-        if written.is_err() {
+        bytes.push(b'\n');
+        if self.requests.as_ref().is_none_or(|tx| tx.send(bytes).is_err()) {
             return Err(Fault::Died(format!("closed its input before message {id}")));
         }
 
@@ -447,7 +477,13 @@ impl Worker {
 }
 
 impl Drop for Worker {
+    /// Kills the process group — whatever the evaluator started with it
+    /// (a simulation's subprocesses) too, even when the evaluator itself
+    /// has already exited.
     fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+        }
         if !self.reaped {
             kill_group(&mut self.child);
             self.reaped = true;
@@ -475,6 +511,17 @@ fn read_lines(stdout: impl Read, tx: &mpsc::Sender<Line>) {
         };
         let last = !matches!(line, Line::Text(_));
         if tx.send(line).is_err() || last {
+            return;
+        }
+    }
+}
+
+/// Writes each request to the process's stdin until the worker goes away
+/// or the pipe breaks (the process died or was killed).
+fn write_requests(stdin: ChildStdin, requests: &mpsc::Receiver<Vec<u8>>) {
+    let mut stdin = BufWriter::new(stdin);
+    while let Ok(bytes) = requests.recv() {
+        if stdin.write_all(&bytes).and_then(|()| stdin.flush()).is_err() {
             return;
         }
     }
