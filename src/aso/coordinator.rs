@@ -674,11 +674,33 @@ impl Coordinator {
     async fn finish(&self, best: &mut Option<Candidate>, shared: &Shared) -> u64 {
         let Some(start) = best.clone().filter(|b| b.max_violation > 0.1 * self.tol()) else { return 0 };
         let Some(p) = self.polish_from(&start.x, shared).await else { return 0 };
+        let mut used = p.evals_used;
         if let Some(b) = p.best.filter(|b| self.polished_wins(b, &start)) {
             tracing::debug!(objective = b.objective, violation = b.max_violation, "the final polish replaced the best");
             *best = Some(b);
+            return used;
         }
-        p.evals_used
+        // SLSQP could not step from there (at active bounds its linearised
+        // constraints can be incompatible): Gauss–Newton onto the constraints.
+        let want = 4 * (self.problem.dimension() as u64 + 1);
+        let granted = Self::reserve(shared, want);
+        let (problem, x, tol) = (self.problem.clone(), start.x.clone(), self.tol());
+        let restored =
+            tokio::task::spawn_blocking(move || crate::numeric::polish::restore(problem.as_ref(), &x, granted, tol))
+                .await;
+        if let Ok(r) = restored {
+            used += r.evals_used;
+            shared.pool.fetch_add(granted.saturating_sub(r.evals_used), Ordering::AcqRel);
+            if let Some(b) = r.best.filter(|b| self.polished_wins(b, &start)) {
+                tracing::debug!(
+                    objective = b.objective,
+                    violation = b.max_violation,
+                    "restored the best onto its constraints"
+                );
+                *best = Some(b);
+            }
+        }
+        used
     }
 
     /// Whether a polished point replaces `current`: when it is better at the

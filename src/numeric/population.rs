@@ -641,7 +641,7 @@ fn repair(
 
 /// The least-norm s with J s = c: s = Jᵀ y where (JJᵀ + δI) y = c, a tiny δ
 /// keeping dependent rows solvable. `None` when the system is singular anyway.
-fn minimum_norm_step(jacobian: &[Vec<f64>], c: &[f64]) -> Option<Vec<f64>> {
+pub(crate) fn minimum_norm_step(jacobian: &[Vec<f64>], c: &[f64]) -> Option<Vec<f64>> {
     let m = jacobian.len();
     let n = jacobian.first().map_or(0, Vec::len);
     let mut a = vec![vec![0.0; m + 1]; m];
