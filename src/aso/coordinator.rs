@@ -642,6 +642,16 @@ impl Coordinator {
             !*self.cancel.borrow() && traj.status != TrajectoryStatus::Abandoned && solver.polish_at_end(b, self.tol())
         }) {
             self.polish_into(&mut traj, &best.x, &shared).await;
+            // Still short of the strict tolerance (SLSQP could not step):
+            // restored onto its constraints, so its end counts as feasible.
+            if let Some(b) = traj.best.clone().filter(|b| b.max_violation > 0.1 * self.tol() && !*self.cancel.borrow())
+            {
+                let (restored, used) = self.restore_from(&b, &shared).await;
+                traj.evals_used += used;
+                if let Some(r) = restored {
+                    traj.best = Some(r);
+                }
+            }
         }
         if traj.status == TrajectoryStatus::Active {
             // Out of budget (or interrupted) while still working.
@@ -674,7 +684,7 @@ impl Coordinator {
     async fn finish(&self, best: &mut Option<Candidate>, shared: &Shared) -> u64 {
         let Some(start) = best.clone().filter(|b| b.max_violation > 0.1 * self.tol()) else { return 0 };
         let Some(p) = self.polish_from(&start.x, shared).await else { return 0 };
-        let mut used = p.evals_used;
+        let used = p.evals_used;
         if let Some(b) = p.best.filter(|b| self.polished_wins(b, &start)) {
             tracing::debug!(objective = b.objective, violation = b.max_violation, "the final polish replaced the best");
             *best = Some(b);
@@ -682,25 +692,38 @@ impl Coordinator {
         }
         // SLSQP could not step from there (at active bounds its linearised
         // constraints can be incompatible): Gauss–Newton onto the constraints.
+        let (restored, more) = self.restore_from(&start, shared).await;
+        if let Some(b) = restored {
+            tracing::debug!(
+                objective = b.objective,
+                violation = b.max_violation,
+                "restored the best onto its constraints"
+            );
+            *best = Some(b);
+        }
+        used + more
+    }
+
+    /// Gauss–Newton restoration of `start` onto its constraints
+    /// ([`crate::numeric::polish::restore`]) from the shared pool: the
+    /// restored point if it beats `start` by [`Self::polished_wins`], and
+    /// the evaluations used.
+    async fn restore_from(&self, start: &Candidate, shared: &Shared) -> (Option<Candidate>, u64) {
         let want = 4 * (self.problem.dimension() as u64 + 1);
         let granted = Self::reserve(shared, want);
+        if granted == 0 {
+            return (None, 0);
+        }
         let (problem, x, tol) = (self.problem.clone(), start.x.clone(), self.tol());
         let restored =
             tokio::task::spawn_blocking(move || crate::numeric::polish::restore(problem.as_ref(), &x, granted, tol))
                 .await;
-        if let Ok(r) = restored {
-            used += r.evals_used;
-            shared.pool.fetch_add(granted.saturating_sub(r.evals_used), Ordering::AcqRel);
-            if let Some(b) = r.best.filter(|b| self.polished_wins(b, &start)) {
-                tracing::debug!(
-                    objective = b.objective,
-                    violation = b.max_violation,
-                    "restored the best onto its constraints"
-                );
-                *best = Some(b);
-            }
-        }
-        used
+        let Ok(r) = restored else {
+            shared.pool.fetch_add(granted, Ordering::AcqRel);
+            return (None, 0);
+        };
+        shared.pool.fetch_add(granted.saturating_sub(r.evals_used), Ordering::AcqRel);
+        (r.best.filter(|b| self.polished_wins(b, start)), r.evals_used)
     }
 
     /// Whether a polished point replaces `current`: when it is better at the
