@@ -216,6 +216,20 @@ struct Tracker<'p> {
 /// fewer are single bad points (a pole, a log of zero) and only repel the search.
 pub const MAX_CONSECUTIVE_ERRORS: u32 = 10;
 
+/// Keeps the count of batches in a row the problem could not evaluate at
+/// all (one broken message fails all its points: that is one failure, not
+/// k): reset by a batch with any value, and the error once the count
+/// reaches [`MAX_CONSECUTIVE_ERRORS`].
+pub(crate) fn broken_after(streak: &mut u32, any_ok: bool, failure: Option<EvalError>) -> Option<EvalError> {
+    if any_ok {
+        *streak = 0;
+        return None;
+    }
+    let err = failure?;
+    *streak += 1;
+    (*streak >= MAX_CONSECUTIVE_ERRORS).then_some(err)
+}
+
 impl Tracker<'_> {
     fn eval(&mut self, x: &[f64]) -> Result<Evaluation, EvalError> {
         self.eval_batch(&[x.to_vec()]).pop().unwrap_or_else(|| Err(EvalError("no answer for the point".into())))
@@ -248,8 +262,7 @@ impl Tracker<'_> {
         }
         let mut first = None;
         let answers = self.eval_batch(points);
-        // A batch counts once towards the errors in a row: one broken
-        // message fails all its points, and that is one failure, not k.
+        // A batch counts once towards the errors in a row (`broken_after`).
         let mut failure = None;
         let mut any_ok = false;
         let values: Vec<f64> = answers
@@ -270,14 +283,9 @@ impl Tracker<'_> {
                 }
             })
             .collect();
-        if any_ok {
-            self.consecutive_errors = 0;
-        } else if let Some(err) = failure {
-            self.consecutive_errors += 1;
-            if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
-                self.error = Some(err);
-                return (vec![f64::NAN; values.len()], None);
-            }
+        if let Some(err) = broken_after(&mut self.consecutive_errors, any_ok, failure) {
+            self.error = Some(err);
+            return (vec![f64::NAN; values.len()], None);
         }
         (values, first)
     }

@@ -40,7 +40,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::alm::{Candidate, ChunkStatus, MAX_CONSECUTIVE_ERRORS};
+use super::alm::{Candidate, ChunkStatus};
 use super::problem::{EvalError, Problem};
 use crate::aso::diagnostics::{ConstraintKind, ConstraintReading, Snapshot};
 
@@ -322,8 +322,7 @@ impl Evaluator<'_> {
         self.evals += trials.len() as u64;
         let points: Vec<Vec<f64>> = trials.iter().map(|t| t.0.clone()).collect();
         let answers = self.problem.evaluate_batch(&points);
-        // A batch counts once towards the errors in a row: one broken
-        // message fails all its points, and that is one failure, not k.
+        // A batch counts once towards the errors in a row (`broken_after`).
         let mut failure = None;
         let mut any_ok = false;
         let members = trials
@@ -358,13 +357,8 @@ impl Evaluator<'_> {
                 }
             })
             .collect();
-        if any_ok {
-            self.consecutive_errors = 0;
-        } else if let Some(err) = failure {
-            self.consecutive_errors += 1;
-            if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
-                self.error.get_or_insert(err);
-            }
+        if let Some(err) = super::alm::broken_after(&mut self.consecutive_errors, any_ok, failure) {
+            self.error.get_or_insert(err);
         }
         members
     }
@@ -684,6 +678,7 @@ pub(crate) fn minimum_norm_step(jacobian: &[Vec<f64>], c: &[f64]) -> Option<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::numeric::alm::MAX_CONSECUTIVE_ERRORS;
     use crate::numeric::problem::{BestKnown, Evaluation};
 
     /// min (x−2)² + (y−1)²  s.t.  x² − y ≤ 0,  x + y − 2 ≤ 0  → optimum (1, 1), f = 1.

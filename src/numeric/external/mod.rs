@@ -40,8 +40,9 @@ pub mod persistent;
 mod reply;
 
 use std::fmt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Child;
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -170,6 +171,24 @@ impl ExternalProblem {
 
     fn fail(&self, what: impl fmt::Display) -> EvalError {
         EvalError(format!("external problem `{}`: `{}` {what}", self.name, self.command))
+    }
+
+    /// Starts the command in the problem's folder with every stdio piped,
+    /// `ATTRACTOR_EVALUATOR_PROTOCOL` set to `protocol` (1 once, 2
+    /// persistent), in its own process group so a kill reaches whatever the
+    /// shell started.
+    fn spawn(&self, protocol: &str) -> Result<Child, EvalError> {
+        Command::new("sh")
+            .arg("-c")
+            .arg(&self.command)
+            .current_dir(&self.dir)
+            .env("ATTRACTOR_EVALUATOR_PROTOCOL", protocol)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| self.fail(format_args!("could not be started in {}: {e}", self.dir.display())))
     }
 
     fn shape(&self) -> Shape<'_> {

@@ -6,8 +6,7 @@
 //! evaluators called thousands of times.
 
 use std::io::{Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Command, Stdio};
+use std::os::unix::process::ExitStatusExt;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
@@ -36,17 +35,7 @@ pub(super) fn evaluate(p: &ExternalProblem, x: &[f64]) -> Result<Evaluation, Eva
 
 /// Runs the command once with `input` on stdin: its stdout, or why not.
 fn run(p: &ExternalProblem, input: Vec<u8>) -> Result<String, EvalError> {
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(&p.command)
-        .current_dir(&p.dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own process group, so a timeout kills whatever the shell started.
-        .process_group(0)
-        .spawn()
-        .map_err(|e| p.fail(format_args!("could not be started in {}: {e}", p.dir.display())))?;
+    let mut child = p.spawn("1")?;
 
     // Write and read on threads: the command may not read its input, and
     // may print more than a pipe holds before it exits.

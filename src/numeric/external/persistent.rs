@@ -24,8 +24,8 @@
 
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::ops::Range;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, ChildStdin};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -270,18 +270,7 @@ struct Request<'a> {
 
 impl Worker {
     fn spawn(p: &ExternalProblem) -> Result<Worker, EvalError> {
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(&p.command)
-            .current_dir(&p.dir)
-            .env("ATTRACTOR_EVALUATOR_PROTOCOL", "2")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own process group, so a kill reaches whatever the shell started.
-            .process_group(0)
-            .spawn()
-            .map_err(|e| p.fail(format_args!("could not be started in {}: {e}", p.dir.display())))?;
+        let mut child = p.spawn("2")?;
         let requests = child.stdin.take().map(|stdin| {
             let (tx, rx) = mpsc::channel::<Vec<u8>>();
             std::thread::spawn(move || write_requests(stdin, &rx));
