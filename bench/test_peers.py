@@ -138,7 +138,7 @@ class ThroughTheEvaluator(unittest.TestCase):
         self.addCleanup(signal.signal, signal.SIGINT, signal.getsignal(signal.SIGINT))
         peers.init_worker(binary)
         for method in peers.METHODS:
-            row = peers.run_task((problem, method, 1, 300, 1e-4))
+            row = peers.run_task((problem, method, 1, 300, 1e-4, 1e-4))
             self.assertEqual(list(row), list(peers.FIELDS))
             self.assertIsNone(row["error"], (method, row))
             self.assertLessEqual(row["evals"], 300)
