@@ -13,6 +13,7 @@
 //!   directive clamps;
 //! - [`solver`]: one trajectory's optimizer a step at a time (ALM, εDE);
 //! - [`stopping`]: when a whole run has looked enough;
+//! - `finishing`: the polishes and restoration a trajectory and a run end with;
 //! - [`coordinator`]: the rounds of trajectories and the one loop that
 //!   drives each (budget, directives, termination, telemetry);
 //! - [`agent`]: the same supervision over agent trajectories (diagnostics
@@ -23,6 +24,7 @@ pub mod config;
 pub mod coordinator;
 pub mod diagnostics;
 pub mod directive;
+mod finishing;
 pub mod heuristic;
 pub mod llm_tier;
 pub mod seeds;
