@@ -213,12 +213,7 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
     let outcome = slsqp::minimize(objective, x0, &bounds, &constraints, (), maxeval, Some(stop));
     drop(constraints);
     let c = cache.into_inner();
-    // Round-off ending the line search is SLSQP's way of saying it cannot
-    // improve further on finite differences: settled, like a success.
-    let settled = match &outcome {
-        Ok((status, _, _)) => !matches!(status, slsqp::SuccessStatus::MaxEvalReached),
-        Err((status, _, _)) => matches!(status, slsqp::FailStatus::RoundoffLimited),
-    };
+    let settled = matches!(&outcome, Ok((status, _, _)) if !matches!(status, slsqp::SuccessStatus::MaxEvalReached));
     let converged = settled
         && c.error.is_none()
         && !c.diverged
