@@ -33,7 +33,7 @@ use super::directive::{Directive, DirectiveAction};
 use super::finishing::FINAL_POLISH_ITERATIONS;
 pub use super::finishing::POLISH_ITERATIONS;
 use super::seeds;
-use super::solver::{AlmSolver, ChunkSolver, Names, PopulationSolver};
+use super::solver::{ChunkSolver, LocalSolver, Names, PopulationSolver};
 pub use super::stopping::RunStop;
 use super::stopping::{agreeing, distinct_optima, gained, unseen_minima};
 use super::supervisor::{SupervisionContext, TieredSupervisor};
@@ -173,6 +173,7 @@ impl Coordinator {
             // agreed on; then every start is a global one, which is what the
             // estimate of unseen minima counts.
             let incumbent = best.as_ref().filter(|b| b.max_violation <= tol && !exploring).map(|b| b.x.clone());
+            let in_turn = round == 0 && incumbent.is_none() && self.config.descent_first;
             let scale = HOP_SCALES[round.saturating_sub(1) % HOP_SCALES.len()];
             round += 1;
             let (seeds, seed_evals, around) = match self.round_seeds(incumbent, scale, seed_rng).await {
@@ -203,8 +204,13 @@ impl Coordinator {
             }
             let remaining = shared.pool.load(Ordering::Acquire);
             let per_trajectory = remaining / seeds.len() as u64;
+            let mut finished = if in_turn {
+                self.run_in_turn(&seeds, per_trajectory, &shared, &mut next_id, &mut rng).await
+            } else {
+                Vec::new()
+            };
             let mut handles = Vec::new();
-            for (i, seed) in seeds.iter().enumerate() {
+            for (i, seed) in seeds.iter().enumerate().filter(|_| !in_turn) {
                 let mut traj = TrajectoryState::new(next_id, seed.x.clone(), self.alm.clone());
                 traj.around_best = i < around;
                 next_id += 1;
@@ -215,7 +221,7 @@ impl Coordinator {
                 let rng = ChaCha8Rng::seed_from_u64(rng.random());
                 handles.push(self.run_trajectory(traj, allocation, shared.clone(), rng));
             }
-            let mut finished = futures::future::join_all(handles).await;
+            finished.extend(futures::future::join_all(handles).await);
             // The evaluator broke during this round: every trajectory of the
             // round ends abandoned, however far it got — which one met the
             // failure first is only a matter of scheduling.
@@ -398,46 +404,43 @@ impl Coordinator {
         got
     }
 
-    /// A local trajectory: a direct SQP descent from the seed, then the
-    /// augmented Lagrangian from the best point it found.
+    /// A local trajectory: an SQP descent from the seed, then (unless it
+    /// settled) the augmented Lagrangian from the best point it found.
     async fn run_trajectory(
         &self,
-        mut traj: TrajectoryState,
+        traj: TrajectoryState,
         allocation: u64,
         shared: Arc<Shared>,
         rng: ChaCha8Rng,
     ) -> TrajectoryState {
-        // The search's tolerance: a trajectory's best is the point its search
-        // believes best; the polishes drive it to the strict one.
-        let tol = self.alm.feasibility_tolerance;
-        // On smooth problems the descent lands in the seed's basin in a few
-        // hundred evaluations, and on piecewise ones (g17) it often finds a
-        // cheaper piece than the penalty path, which the ALM then starts from.
-        if let Some(p) = self.polish_from(&traj.seed, &shared).await {
-            traj.evals_used += p.evals_used;
-            if let Some(e) = p.error {
-                // The evaluator failed: as for a failed chunk, the trajectory ends
-                // with the reason. (Known gap: a pole of a built-in — a single
-                // unevaluable point — ends it too; EvalError should tell the two apart.)
-                traj.end(TrajectoryStatus::Abandoned, TrajectoryStop::Failed);
-                traj.best = p.best.or(traj.best.take());
-                shared.fail(e);
-                return traj;
-            }
-            if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
-                traj.seed = b.x.clone();
-                traj.best = Some(b);
-            }
-            // The descent settled at a feasible local optimum: that is what the
-            // augmented Lagrangian would find from here, at several times the
-            // cost. (An easy problem costs what SLSQP costs.)
-            if p.converged && self.config.stop_after_descent {
-                traj.end(TrajectoryStatus::Converged, TrajectoryStop::Stationary);
-                return traj;
-            }
-        }
-        let solver = AlmSolver::new(traj.seed.clone(), self.problem.dimension());
+        let solver =
+            LocalSolver::new(traj.seed.clone(), self.problem.dimension(), self.tol(), self.config.stop_after_descent);
         self.drive(traj, Box::new(solver), allocation, shared, rng).await
+    }
+
+    /// The first round: the local trajectories one after another — a
+    /// multistart of SQP descents, where the first seed's is done before the
+    /// second's starts instead of the three sharing the evaluations, so an
+    /// easy problem's answer costs what one SLSQP run costs.
+    async fn run_in_turn(
+        &self,
+        seeds: &[Candidate],
+        per_trajectory: u64,
+        shared: &Arc<Shared>,
+        next_id: &mut u32,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<TrajectoryState> {
+        let mut done = Vec::new();
+        for seed in seeds {
+            if shared.failed() || *self.cancel.borrow() {
+                break;
+            }
+            let traj = TrajectoryState::new(*next_id, seed.x.clone(), self.alm.clone());
+            *next_id += 1;
+            let trng = ChaCha8Rng::seed_from_u64(rng.random());
+            done.push(self.run_trajectory(traj, per_trajectory, shared.clone(), trng).await);
+        }
+        done
     }
 
     /// A population trajectory: εDE on `allocation` evaluations from the
@@ -621,7 +624,7 @@ impl Coordinator {
             // (A population has its own test, the collapse: its median can sit
             // still for generations while ε tightens and a member finds a
             // better basin.)
-            if solver.kind() == TrajectoryKind::Local && traj.flat(&diag, &bounds, &self.config) {
+            if solver.kind() != TrajectoryKind::Population && traj.flat(&diag, &bounds, &self.config) {
                 traj.end(TrajectoryStatus::Converged, TrajectoryStop::Flat);
                 break;
             }

@@ -6,8 +6,9 @@
 //! the solver how many evaluations its next step wants, grant them from the
 //! shared pool, run the step off the async runtime, read the state back as
 //! a [`Snapshot`], let the supervisors decide, and hand the directive back
-//! to the solver. What differs between the augmented Lagrangian from one
-//! seed ([`AlmSolver`]) and differential evolution over a population
+//! to the solver. What differs between an SQP descent ([`SqpSolver`]), the
+//! augmented Lagrangian from one seed ([`AlmSolver`]), the two in turn
+//! ([`LocalSolver`]) and differential evolution over a population
 //! ([`PopulationSolver`]) lives here, behind [`ChunkSolver`].
 
 use rand::Rng;
@@ -15,12 +16,14 @@ use rand_chacha::ChaCha8Rng;
 
 use super::config::AsoConfig;
 use super::coordinator::{TrajectoryKind, TrajectoryState, apply_directive};
-use super::diagnostics::{OptimizerDiagnostics, Snapshot};
+use super::diagnostics::{ConstraintKind, ConstraintReading, OptimizerDiagnostics, Snapshot};
 use super::directive::Directive;
+use super::finishing::POLISH_ITERATIONS;
 use super::seeds;
 use crate::numeric::alm::{self, AlmSettings, AlmState, Candidate, ChunkStatus, Start};
+use crate::numeric::polish::{self, PolishEnd};
 use crate::numeric::population::{self, PopulationSettings, PopulationStart, PopulationState};
-use crate::numeric::problem::Problem;
+use crate::numeric::problem::{Evaluation, Problem};
 
 /// The names of a problem's inequalities and equalities, in order.
 pub type Names = (Vec<String>, Vec<String>);
@@ -77,6 +80,329 @@ pub trait ChunkSolver: Send + 'static {
     /// Whether the trajectory's best point still needs its final polish.
     fn polish_at_end(&self, _best: &Candidate, _tol: f64) -> bool {
         true
+    }
+}
+
+/// An SQP descent on the original problem (SLSQP, see
+/// [`crate::numeric::polish`]): each step one SLSQP run of up to
+/// `POLISH_ITERATIONS` iterations from the best point so far. The cheap
+/// local search: on a smooth problem its first step lands at the bottom of
+/// the seed's basin for what SLSQP alone costs.
+pub struct SqpSolver {
+    /// Where the next step starts.
+    at: Vec<f64>,
+    best: Option<Candidate>,
+    /// The objective and constraints at `best`, for the diagnostics.
+    at_best: Option<Evaluation>,
+    dimension: u64,
+    /// The strict feasibility tolerance the polish aims inside of.
+    tol: f64,
+    /// How the last step ended.
+    last: Option<PolishEnd>,
+    /// Whether the last step settled at a feasible point.
+    settled: bool,
+    /// How far the last step moved the best point.
+    moved: f64,
+}
+
+impl SqpSolver {
+    pub fn new(seed: Vec<f64>, dimension: usize, tol: f64) -> SqpSolver {
+        SqpSolver {
+            at: seed,
+            best: None,
+            at_best: None,
+            dimension: dimension as u64,
+            tol,
+            last: None,
+            settled: false,
+            moved: 0.0,
+        }
+    }
+
+    /// Keeps a polish's best point if it beats ours, ranked as the polish
+    /// ranks its own points: at a tenth of the tolerance.
+    fn absorb(&mut self, best: Option<Candidate>, at_best: Option<Evaluation>) {
+        let rank = 0.1 * self.tol;
+        if let Some(b) = best.filter(|b| self.best.as_ref().is_none_or(|cur| b.better_than(cur, rank))) {
+            self.at = b.x.clone();
+            self.best = Some(b);
+            self.at_best = at_best;
+        }
+    }
+
+    /// Whether the best point is better than `before` by more than rounding.
+    fn gained_on(&self, before: Option<&Candidate>) -> bool {
+        match (&self.best, before) {
+            (Some(b), Some(prev)) => {
+                b.better_than(prev, 0.1 * self.tol)
+                    && (b.max_violation < prev.max_violation
+                        || prev.objective - b.objective > 1e-9 * prev.objective.abs().max(1.0))
+            }
+            (Some(_), None) => true,
+            _ => false,
+        }
+    }
+
+    fn failed(evals_used: u64, error: String) -> Step {
+        Step {
+            evals_used,
+            status: ChunkStatus::Failed,
+            error: Some(error),
+            ended: None,
+            converged: false,
+            judged: true,
+        }
+    }
+}
+
+impl ChunkSolver for SqpSolver {
+    fn kind(&self) -> TrajectoryKind {
+        TrajectoryKind::Descent
+    }
+
+    fn wants(&self, _chunk: u64) -> u64 {
+        POLISH_ITERATIONS * (self.dimension + 1)
+    }
+
+    fn least(&self) -> u64 {
+        // A value, a gradient by differences, and one step.
+        self.dimension + 2
+    }
+
+    fn step(&mut self, problem: &dyn Problem, budget: u64, _settings: &AlmSettings) -> Step {
+        let start = self.best.clone();
+        let mut used = 0;
+        // SLSQP also stops stuck (no step makes progress) short of a
+        // first-order point, where its quasi-Newton model went bad: one
+        // fresh start from the best point resets the model. Stuck again
+        // without a gain, SQP has nothing more to offer from here.
+        let mut ended = None;
+        for attempt in 0..2 {
+            let before = self.best.clone();
+            let p = polish::polish(problem, &self.at, budget - used, self.tol);
+            used += p.evals_used;
+            if let Some(e) = p.error {
+                return SqpSolver::failed(used, e);
+            }
+            self.absorb(p.best, p.at_best);
+            self.settled = p.converged;
+            self.last = Some(p.end);
+            if p.end != PolishEnd::Stuck || p.converged {
+                break;
+            }
+            if attempt == 1 && !self.gained_on(before.as_ref()) {
+                ended = Some("SQP finds no step from its best point".to_string());
+            }
+        }
+        self.moved = match (&start, &self.best) {
+            (Some(a), Some(b)) => distance(&a.x, &b.x),
+            _ => 0.0,
+        };
+        Step {
+            evals_used: used,
+            status: ChunkStatus::Optimized,
+            error: None,
+            ended,
+            converged: self.settled,
+            judged: true,
+        }
+    }
+
+    fn snapshot(&self, names: &Names) -> Option<Snapshot> {
+        let (b, e) = (self.best.as_ref()?, self.at_best.as_ref()?);
+        let reading = |kind, names: &[String], prefix: &str, (i, value): (usize, &f64)| ConstraintReading {
+            name: names.get(i).cloned().unwrap_or_else(|| format!("{prefix}{}", i + 1)),
+            kind,
+            value: *value,
+            penalty: 0.0,
+        };
+        let constraints = (e.inequalities.iter().enumerate())
+            .map(|iv| reading(ConstraintKind::Inequality, &names.0, "g", iv))
+            .chain(e.equalities.iter().enumerate().map(|iv| reading(ConstraintKind::Equality, &names.1, "h", iv)))
+            .collect();
+        Some(Snapshot { objective: b.objective, constraints, bounds_norm: self.moved })
+    }
+
+    fn best(&self) -> Option<&Candidate> {
+        self.best.as_ref()
+    }
+
+    fn annotate(&self, d: &mut OptimizerDiagnostics) {
+        let end = match self.last {
+            Some(PolishEnd::Settled) => "settled on its tolerances",
+            Some(PolishEnd::Budget) => "used its evaluations",
+            Some(PolishEnd::Stuck) => "found no step that makes progress",
+            Some(PolishEnd::Failed) | None => "could not step",
+        };
+        d.narrative.push(format!(
+            "SQP descent: SLSQP {end}; the best point moved by {:.3e}; objective and constraints are the best point's.",
+            self.moved
+        ));
+    }
+
+    fn apply(&mut self, d: &Directive, _traj: &mut TrajectoryState, _config: &AsoConfig, _names: &Names) -> u32 {
+        if d.config_overrides.is_some() {
+            tracing::debug!("ALM overrides do not apply to an SQP descent; continuing");
+        }
+        0
+    }
+
+    fn restarts_from_a_point(&self) -> bool {
+        true
+    }
+
+    fn restart(&mut self, point: Option<Vec<f64>>, _rng: &mut ChaCha8Rng, _left: u64) {
+        if let Some(x) = point {
+            self.at = x;
+        }
+        (self.best, self.at_best, self.last, self.settled, self.moved) = (None, None, None, false, 0.0);
+    }
+
+    /// Unless the descent settled: its steps are polishes already.
+    fn polish_at_end(&self, best: &Candidate, tol: f64) -> bool {
+        !self.settled || best.max_violation > 0.1 * tol
+    }
+}
+
+fn distance(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt()
+}
+
+/// A local trajectory: an SQP descent from the seed, then — unless it
+/// settled at a feasible point (`stop_after_descent`) — the augmented
+/// Lagrangian from the best point it found. On smooth problems the descent
+/// lands in the seed's basin in a few hundred evaluations; on piecewise
+/// ones (g17) it often finds a cheaper piece than the penalty path, which
+/// the ALM then starts from.
+pub struct LocalSolver {
+    /// The descent, until it hands over.
+    descent: Option<SqpSolver>,
+    /// The ALM, once the descent has handed over.
+    alm: Option<AlmSolver>,
+    /// The descent's last state, for the diagnostics until the ALM has one.
+    handed_over: Option<SqpSolver>,
+    seed: Vec<f64>,
+    dimension: usize,
+    stop_after_descent: bool,
+}
+
+impl LocalSolver {
+    pub fn new(seed: Vec<f64>, dimension: usize, tol: f64, stop_after_descent: bool) -> LocalSolver {
+        LocalSolver {
+            descent: Some(SqpSolver::new(seed.clone(), dimension, tol)),
+            alm: None,
+            handed_over: None,
+            seed,
+            dimension,
+            stop_after_descent,
+        }
+    }
+
+    /// The ALM from the descent's best point (or the seed).
+    fn hand_over(&mut self) {
+        if let Some(d) = self.descent.take() {
+            let from = d.best.as_ref().map_or_else(|| self.seed.clone(), |b| b.x.clone());
+            self.alm = Some(AlmSolver::new(from, self.dimension));
+            self.handed_over = Some(d);
+        }
+    }
+
+    fn current(&self) -> &dyn ChunkSolver {
+        match (&self.descent, &self.alm) {
+            (Some(d), _) => d,
+            (None, Some(a)) => a,
+            (None, None) => unreachable!("a local solver has a descent or an ALM"),
+        }
+    }
+}
+
+impl ChunkSolver for LocalSolver {
+    fn kind(&self) -> TrajectoryKind {
+        TrajectoryKind::Local
+    }
+
+    fn wants(&self, chunk: u64) -> u64 {
+        self.current().wants(chunk)
+    }
+
+    fn least(&self) -> u64 {
+        self.current().least()
+    }
+
+    fn step(&mut self, problem: &dyn Problem, budget: u64, settings: &AlmSettings) -> Step {
+        if let Some(alm) = self.alm.as_mut() {
+            let mut step = alm.step(problem, budget, settings);
+            if alm.state.is_some() && self.handed_over.take().is_some() {
+                // The ALM's first chunk is what its later ones are measured
+                // against, not the descent's end (a penalty path leaves the
+                // feasible region first: no sign of diverging).
+                step.judged = false;
+            }
+            return step;
+        }
+        let Some(d) = self.descent.as_mut() else { unreachable!("a local solver has a descent or an ALM") };
+        let mut step = d.step(problem, budget, settings);
+        if step.status == ChunkStatus::Failed || (step.converged && self.stop_after_descent) {
+            return step;
+        }
+        self.hand_over();
+        step.converged = false;
+        step.ended = None;
+        step
+    }
+
+    fn snapshot(&self, names: &Names) -> Option<Snapshot> {
+        match (&self.alm, &self.handed_over) {
+            (Some(a), _) if a.state.is_some() => a.snapshot(names),
+            (_, Some(d)) => d.snapshot(names),
+            _ => self.current().snapshot(names),
+        }
+    }
+
+    fn best(&self) -> Option<&Candidate> {
+        match (&self.alm, &self.handed_over) {
+            (Some(a), _) if a.state.is_some() => a.best(),
+            (_, Some(d)) => d.best(),
+            _ => self.current().best(),
+        }
+    }
+
+    fn annotate(&self, d: &mut OptimizerDiagnostics) {
+        match (&self.alm, &self.handed_over) {
+            (Some(a), _) if a.state.is_some() => a.annotate(d),
+            (_, Some(h)) => h.annotate(d),
+            _ => self.current().annotate(d),
+        }
+    }
+
+    fn apply(&mut self, d: &Directive, traj: &mut TrajectoryState, config: &AsoConfig, names: &Names) -> u32 {
+        match (&mut self.descent, &mut self.alm) {
+            (Some(s), _) => s.apply(d, traj, config, names),
+            (None, Some(a)) => a.apply(d, traj, config, names),
+            (None, None) => 0,
+        }
+    }
+
+    fn restarts_from_a_point(&self) -> bool {
+        true
+    }
+
+    /// The ALM restarts from the point (a descent in progress starts its
+    /// next step there).
+    fn restart(&mut self, point: Option<Vec<f64>>, rng: &mut ChaCha8Rng, left: u64) {
+        self.handed_over = None;
+        match (&mut self.descent, &mut self.alm) {
+            (Some(s), _) => s.restart(point, rng, left),
+            (None, Some(a)) => a.restart(point, rng, left),
+            (None, None) => {}
+        }
+    }
+
+    fn polish_at_end(&self, best: &Candidate, tol: f64) -> bool {
+        match &self.descent {
+            Some(d) => d.polish_at_end(best, tol),
+            None => true,
+        }
     }
 }
 

@@ -59,7 +59,7 @@ pub(super) fn unseen_minima(summaries: &[TrajectorySummary], tol: f64, tolerance
     // best, not the population, not trajectories cut short.
     let mut ends: Vec<f64> = summaries
         .iter()
-        .filter(|t| !t.around_best && t.kind == TrajectoryKind::Local)
+        .filter(|t| !t.around_best && t.kind != TrajectoryKind::Population)
         .filter(|t| matches!(t.stop, TrajectoryStop::Directive | TrajectoryStop::Stationary | TrajectoryStop::Flat))
         .filter_map(|t| t.best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.objective))
         .collect();

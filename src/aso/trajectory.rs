@@ -44,7 +44,11 @@ pub enum TrajectoryStop {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TrajectoryKind {
-    /// The ALM from one seed, finished with an SQP polish.
+    /// An SQP descent alone ([`super::solver::SqpSolver`]; within a run it
+    /// is the first phase of a local trajectory).
+    Descent,
+    /// An SQP descent from one seed, then (unless it settled) the ALM from
+    /// the best point it found, finished with an SQP polish.
     Local,
     /// Differential evolution with the ε comparison, its best point polished.
     Population,
