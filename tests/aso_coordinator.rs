@@ -287,3 +287,30 @@ async fn the_budget_is_never_exceeded_with_a_population_trajectory() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_rounds_descents_take_turns_and_its_augmented_lagrangians_wait_for_all_of_them() {
+    let (_dir, store) = store().await;
+    let mut went_on = 0;
+    for seed in 1..=3 {
+        let exp = store.insert_experiment(None, "g04", "{}").await.unwrap();
+        let g04: Arc<dyn Problem> = Arc::from(attractor::numeric::problem::builtin("g04").unwrap());
+        let mut c = coordinator(g04, AsoConfig::default(), Some((store.clone(), exp)));
+        c.seed = seed;
+        let out = c.produce_candidates(20_000).await;
+        assert!(out.error.is_none(), "{:?}", out.error);
+        // The first round: trajectories 0, 1, 2. Each one's first step is its
+        // SQP descent; they come in turn, and every later step (the ALM of
+        // a descent that did not settle) after all three.
+        let mut rows = store.telemetry_of_experiment(exp).await.unwrap();
+        rows.sort_by_key(|r| r.id); // in the order they were written
+        let first_round: Vec<(i64, i64)> =
+            rows.iter().filter(|r| r.trajectory_id < 3).map(|r| (r.trajectory_id, r.step)).collect();
+        let descents: Vec<i64> = first_round.iter().filter(|r| r.1 == 1).map(|r| r.0).collect();
+        assert_eq!(descents, [0, 1, 2], "seed {seed}: {first_round:?}");
+        let last_descent = first_round.iter().position(|&r| r == (2, 1)).unwrap();
+        assert!(first_round[..last_descent].iter().all(|r| r.1 == 1), "seed {seed}: {first_round:?}");
+        went_on += first_round.iter().filter(|r| r.1 > 1).count();
+    }
+    assert!(went_on > 0, "some descent handed over to the ALM: the barrier was put to the test");
+}

@@ -118,11 +118,11 @@ pub struct AsoConfig {
     /// A local trajectory whose first SQP descent from its seed settles at
     /// a feasible point ends there, without the augmented Lagrangian.
     pub stop_after_descent: bool,
-    /// The first round's local trajectories run one after another, not
-    /// together: a multistart of SQP descents, so an easy problem costs what
-    /// one SLSQP run costs (each still goes on with the ALM where its
-    /// descent does not settle); the later rounds run together.
-    pub descent_first: bool,
+    /// A round's local trajectories take turns for their SQP descents (the
+    /// ALM phases run together): a multistart of SQP, where the first
+    /// seed's descent is done before the second's starts — an easy problem
+    /// costs what one SLSQP run costs.
+    pub descents_in_turn: bool,
     /// Beyond the seed — the max violation at which a result counts as
     /// feasible: the best point reported, the loss, the run's agreement, and
     /// every SQP polish, which drives points to it. A problem file's
@@ -175,7 +175,7 @@ impl Default for AsoConfig {
             max_unseen_minima: 0.5,
             population_before_stopping: false,
             stop_after_descent: true,
-            descent_first: true,
+            descents_in_turn: true,
             feasibility_tolerance: 1e-6,
             search_tolerance: 1e-4,
         }

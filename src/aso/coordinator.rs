@@ -110,6 +110,25 @@ impl Shared {
     }
 }
 
+/// How a round's trajectories take turns for their SQP descents
+/// (`descents_in_turn`): one descends at a time (the lock), and none goes on
+/// with the ALM before every descent of the round is done (the barrier) —
+/// a multistart of SQP first, the augmented Lagrangians after.
+#[derive(Clone)]
+struct Gate {
+    turn: Arc<tokio::sync::Mutex<()>>,
+    descents_done: Arc<tokio::sync::Barrier>,
+}
+
+impl Gate {
+    fn new(trajectories: usize) -> Gate {
+        Gate {
+            turn: Arc::new(tokio::sync::Mutex::new(())),
+            descents_done: Arc::new(tokio::sync::Barrier::new(trajectories)),
+        }
+    }
+}
+
 impl Coordinator {
     /// The max violation of a feasible result on this problem (the search
     /// itself works to the looser `search_tolerance`).
@@ -173,7 +192,6 @@ impl Coordinator {
             // agreed on; then every start is a global one, which is what the
             // estimate of unseen minima counts.
             let incumbent = best.as_ref().filter(|b| b.max_violation <= tol && !exploring).map(|b| b.x.clone());
-            let in_turn = round == 0 && incumbent.is_none() && self.config.descent_first;
             let scale = HOP_SCALES[round.saturating_sub(1) % HOP_SCALES.len()];
             round += 1;
             let (seeds, seed_evals, around) = match self.round_seeds(incumbent, scale, seed_rng).await {
@@ -204,13 +222,14 @@ impl Coordinator {
             }
             let remaining = shared.pool.load(Ordering::Acquire);
             let per_trajectory = remaining / seeds.len() as u64;
-            let mut finished = if in_turn {
-                self.run_in_turn(&seeds, per_trajectory, &shared, &mut next_id, &mut rng).await
-            } else {
-                Vec::new()
-            };
+            // The round's SQP descents take turns (their ALM phases run
+            // together): the first seed's descent is done before the
+            // second's starts, as in a multistart, so an easy problem's
+            // answer costs what one SLSQP run costs rather than three
+            // descents sharing the evaluations.
+            let gate = self.config.descents_in_turn.then(|| Gate::new(seeds.len()));
             let mut handles = Vec::new();
-            for (i, seed) in seeds.iter().enumerate().filter(|_| !in_turn) {
+            for (i, seed) in seeds.iter().enumerate() {
                 let mut traj = TrajectoryState::new(next_id, seed.x.clone(), self.alm.clone());
                 traj.around_best = i < around;
                 next_id += 1;
@@ -219,9 +238,9 @@ impl Coordinator {
                     BudgetSplit::Adaptive => remaining,
                 };
                 let rng = ChaCha8Rng::seed_from_u64(rng.random());
-                handles.push(self.run_trajectory(traj, allocation, shared.clone(), rng));
+                handles.push(self.run_trajectory(traj, allocation, shared.clone(), rng, gate.clone()));
             }
-            finished.extend(futures::future::join_all(handles).await);
+            let mut finished = futures::future::join_all(handles).await;
             // The evaluator broke during this round: every trajectory of the
             // round ends abandoned, however far it got — which one met the
             // failure first is only a matter of scheduling.
@@ -412,35 +431,11 @@ impl Coordinator {
         allocation: u64,
         shared: Arc<Shared>,
         rng: ChaCha8Rng,
+        gate: Option<Gate>,
     ) -> TrajectoryState {
         let solver =
             LocalSolver::new(traj.seed.clone(), self.problem.dimension(), self.tol(), self.config.stop_after_descent);
-        self.drive(traj, Box::new(solver), allocation, shared, rng).await
-    }
-
-    /// The first round: the local trajectories one after another — a
-    /// multistart of SQP descents, where the first seed's is done before the
-    /// second's starts instead of the three sharing the evaluations, so an
-    /// easy problem's answer costs what one SLSQP run costs.
-    async fn run_in_turn(
-        &self,
-        seeds: &[Candidate],
-        per_trajectory: u64,
-        shared: &Arc<Shared>,
-        next_id: &mut u32,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<TrajectoryState> {
-        let mut done = Vec::new();
-        for seed in seeds {
-            if shared.failed() || *self.cancel.borrow() {
-                break;
-            }
-            let traj = TrajectoryState::new(*next_id, seed.x.clone(), self.alm.clone());
-            *next_id += 1;
-            let trng = ChaCha8Rng::seed_from_u64(rng.random());
-            done.push(self.run_trajectory(traj, per_trajectory, shared.clone(), trng).await);
-        }
-        done
+        self.drive(traj, Box::new(solver), allocation, shared, rng, gate).await
     }
 
     /// A population trajectory: εDE on `allocation` evaluations from the
@@ -457,7 +452,7 @@ impl Coordinator {
         mut rng: ChaCha8Rng,
     ) -> TrajectoryState {
         let solver = PopulationSolver::new(self.problem.as_ref(), &self.config, allocation, &mut rng);
-        self.drive(traj, Box::new(solver), allocation, shared, rng).await
+        self.drive(traj, Box::new(solver), allocation, shared, rng, None).await
     }
 
     /// The one trajectory loop, whatever drives it: grant the solver's next
@@ -472,15 +467,29 @@ impl Coordinator {
         allocation: u64,
         shared: Arc<Shared>,
         mut rng: ChaCha8Rng,
+        gate: Option<Gate>,
     ) -> TrajectoryState {
         // The search's tolerance: a trajectory's best is the point its search
         // believes best; the polishes drive it to the strict one.
         let tol = self.alm.feasibility_tolerance;
+        // Held while this trajectory's solver descends, and whether it has
+        // passed the barrier after the round's descents (see `Gate`).
+        let (mut turn, mut passed) = (None, false);
         let names: Names = (self.problem.inequality_names(), self.problem.equality_names());
         let thresholds = self.config.thresholds();
         let bounds = self.problem.bounds();
         let mut restarted_at: Option<u32> = None;
         while traj.status == TrajectoryStatus::Active && traj.evals_used < allocation && !*self.cancel.borrow() {
+            // The descent is over (its step recorded): the next trajectory's
+            // turn; this one goes on once every descent of the round is done.
+            if let Some(g) = gate.as_ref().filter(|_| !passed && !solver.descending()) {
+                turn = None;
+                g.descents_done.wait().await;
+                passed = true;
+            }
+            if let Some(g) = gate.as_ref().filter(|_| turn.is_none() && solver.descending()) {
+                turn = Some(g.turn.clone().lock_owned().await);
+            }
             let want = solver.wants(self.chunk()).min(allocation - traj.evals_used);
             // Too few evaluations for a step that can move: out of budget. (A
             // step that evaluates nothing would only repeat the last diagnosis
@@ -509,6 +518,11 @@ impl Coordinator {
                     shared.pool.fetch_add(granted, Ordering::AcqRel);
                     traj.end(TrajectoryStatus::Abandoned, TrajectoryStop::Failed);
                     shared.fail(format!("optimizer crashed: {e}"));
+                    // The round's other trajectories wait for this one's descent.
+                    if let Some(g) = gate.as_ref().filter(|_| !passed) {
+                        drop(turn);
+                        g.descents_done.wait().await;
+                    }
                     return traj;
                 }
             };
@@ -632,6 +646,11 @@ impl Coordinator {
                 traj.end(TrajectoryStatus::Stagnated, TrajectoryStop::Stagnation);
                 break;
             }
+        }
+        drop(turn);
+        // Ended while descending: the others may go on with their ALMs.
+        if let Some(g) = gate.as_ref().filter(|_| !passed) {
+            g.descents_done.wait().await;
         }
         // Finish the trajectory's best point with an SQP polish on the
         // original problem, from the shared budget.

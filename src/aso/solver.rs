@@ -77,6 +77,11 @@ pub trait ChunkSolver: Send + 'static {
     fn polish_now(&mut self, _tol: f64) -> Option<Vec<f64>> {
         None
     }
+    /// Whether the solver is in an SQP descent (which a round's
+    /// trajectories take in turn).
+    fn descending(&self) -> bool {
+        false
+    }
     /// Whether the trajectory's best point still needs its final polish.
     fn polish_at_end(&self, _best: &Candidate, _tol: f64) -> bool {
         true
@@ -319,6 +324,10 @@ impl LocalSolver {
 impl ChunkSolver for LocalSolver {
     fn kind(&self) -> TrajectoryKind {
         TrajectoryKind::Local
+    }
+
+    fn descending(&self) -> bool {
+        self.descent.is_some()
     }
 
     fn wants(&self, chunk: u64) -> u64 {
