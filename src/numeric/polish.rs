@@ -259,7 +259,7 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
         Some(x) => {
             let mut c = cache.borrow_mut();
             match (c.value_at(&x), c.gradients_at(&x, &bounds)) {
-                (Some(e), Some(g)) => kkt_residual(&x, &bounds, &e, &g) <= KKT_TOLERANCE,
+                (Some(e), Some(g)) => kkt_residual(&x, &bounds, &e, &g, tol) <= KKT_TOLERANCE,
                 _ => false,
             }
         }
@@ -290,17 +290,21 @@ const KKT_TOLERANCE: f64 = 1e-4;
 /// objective's gradient: the least |∇f + Σλ∇g + Σμ∇h − ν| over multipliers
 /// λ ≥ 0 of the near-active inequalities, free μ of the equalities and ν of
 /// the active bounds (signed to push outward), divided by |∇f|. `g` is the
-/// gradient table (objective, inequalities, equalities) at `x`, `e` the values.
-pub fn kkt_residual(x: &[f64], bounds: &[(f64, f64)], e: &Evaluation, g: &[Vec<f64>]) -> f64 {
+/// gradient table (objective, inequalities, equalities) at `x`, `e` the
+/// values, `tol` the feasibility tolerance.
+pub fn kkt_residual(x: &[f64], bounds: &[(f64, f64)], e: &Evaluation, g: &[Vec<f64>], tol: f64) -> f64 {
     let norm = |v: &[f64]| v.iter().map(|a| a * a).sum::<f64>().sqrt();
     let scale = norm(x).max(1.0);
     // Columns with whether their multiplier must be nonnegative.
     let mut columns: Vec<(Vec<f64>, bool)> = Vec::new();
     for (i, value) in e.inequalities.iter().enumerate() {
         let grad = &g[1 + i];
-        // Near-active: within 1e-4 of the point's size of the constraint's surface;
-        // a bound within 1e-6 of its range.
-        if *value >= -1e-4 * scale * norm(grad) {
+        // Near-active: within 1e-6 of the point's size of the constraint's
+        // surface, or within ten tolerances of it (the polish aims a twentieth
+        // of one inside); a bound within 1e-6 of its range. A wider window
+        // takes in constraints the point is not on, and their gradients
+        // can then absorb an objective gradient that still points downhill.
+        if *value >= -(1e-6 * scale * norm(grad)).max(10.0 * tol) {
             columns.push((grad.clone(), true));
         }
     }
@@ -470,16 +474,21 @@ mod tests {
         let e = Evaluation { objective: 0.0, inequalities: vec![], equalities: vec![], gradients: None };
         let g = vec![vec![1.0]];
         let bounds = [(0.0, 1.0)];
-        assert_eq!(kkt_residual(&[0.5], &bounds, &e, &g), 1.0, "interior: the whole gradient is left");
-        assert!(kkt_residual(&[0.0], &bounds, &e, &g) < 1e-12, "at the lower bound f only grows inward");
-        assert_eq!(kkt_residual(&[1.0], &bounds, &e, &g), 1.0, "at the upper bound f falls inward");
+        assert_eq!(kkt_residual(&[0.5], &bounds, &e, &g, 1e-6), 1.0, "interior: the whole gradient is left");
+        assert!(kkt_residual(&[0.0], &bounds, &e, &g, 1e-6) < 1e-12, "at the lower bound f only grows inward");
+        assert_eq!(kkt_residual(&[1.0], &bounds, &e, &g, 1e-6), 1.0, "at the upper bound f falls inward");
         // An active inequality x − 0.5 ≤ 0 with ∇f = −1: its multiplier 1 balances it.
         let e = Evaluation { objective: 0.0, inequalities: vec![0.0], equalities: vec![], gradients: None };
         let g = vec![vec![-1.0], vec![1.0]];
-        assert!(kkt_residual(&[0.5], &bounds, &e, &g) < 1e-12);
+        assert!(kkt_residual(&[0.5], &bounds, &e, &g, 1e-6) < 1e-12);
         // The same constraint with ∇f = +1 would need a negative multiplier.
         let g = vec![vec![1.0], vec![1.0]];
-        assert_eq!(kkt_residual(&[0.5], &bounds, &e, &g), 1.0);
+        assert_eq!(kkt_residual(&[0.5], &bounds, &e, &g, 1e-6), 1.0);
+        // A constraint 0.01 away (x − 100.01 ≤ 0 at x = 100) is not one the
+        // point is on: it must not absorb a gradient that points at it.
+        let e = Evaluation { objective: 0.0, inequalities: vec![-0.01], equalities: vec![], gradients: None };
+        let g = vec![vec![-1.0], vec![1.0]];
+        assert_eq!(kkt_residual(&[100.0], &[(0.0, 1000.0)], &e, &g, 1e-6), 1.0);
     }
 
     #[test]
