@@ -314,3 +314,17 @@ async fn a_rounds_descents_take_turns_and_its_augmented_lagrangians_wait_for_all
     }
     assert!(went_on > 0, "some descent handed over to the ALM: the barrier was put to the test");
 }
+
+#[tokio::test]
+async fn hops_per_round_sets_how_many_of_a_rounds_starts_hop_around_the_best() {
+    for hops in [0u32, 1, 2] {
+        let config = AsoConfig { hops_per_round: hops, stop_after_agreed_rounds: 0, ..AsoConfig::default() };
+        let c = coordinator(Arc::new(Small), config, None);
+        let out = c.produce_candidates(6000).await;
+        let local = of_kind(&out, TrajectoryKind::Local);
+        let rounds: Vec<usize> = local.chunks(3).map(|r| r.iter().filter(|t| t.around_best).count()).collect();
+        assert!(rounds.len() >= 3, "{rounds:?}");
+        assert_eq!(rounds[0], 0, "the first round has no best to hop around");
+        assert!(rounds[1..].iter().all(|&h| h == hops as usize), "hops {hops}: {rounds:?}");
+    }
+}

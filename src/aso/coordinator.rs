@@ -168,9 +168,9 @@ impl Coordinator {
 
         // Rounds of trajectories: when every trajectory of a round has stopped
         // and budget is left, a new round starts from fresh seeds (multi-start).
-        // Once a feasible point is known, every round but one trajectory
-        // starts around it (iterated local search); the last one keeps
-        // exploring the box. The rounds end with the budget, on an evaluator
+        // Once a feasible point is known, `hops_per_round` of a round's
+        // trajectories start around it (iterated local search); the others
+        // keep exploring the box. The rounds end with the budget, on an evaluator
         // failure, or after `max_stalled_rounds` rounds in a row that did not
         // improve a feasible best. Between rounds a population trajectory may
         // run on its own (see the module doc); the rounds then go on around
@@ -360,9 +360,9 @@ impl Coordinator {
         }
     }
 
-    /// The starts of one round: `n − 1` hops around `incumbent` (at
-    /// `scale` of each variable's range) and one global seed, or `n` global
-    /// seeds when there is no incumbent; with the evaluations spent choosing
+    /// The starts of one round: `hops_per_round` hops around `incumbent`
+    /// (at `scale` of each variable's range) and global seeds for the rest,
+    /// or `n` global seeds when there is no incumbent; with the evaluations spent choosing
     /// them and how many lead the list as hops.
     async fn round_seeds(
         &self,
@@ -371,18 +371,19 @@ impl Coordinator {
         mut rng: ChaCha8Rng,
     ) -> Result<(Vec<Candidate>, u64, usize), String> {
         let n = self.config.n_trajectories.max(1) as usize;
+        let hops = (self.config.hops_per_round as usize).min(n - 1);
         let tol = self.tol();
         let problem = self.problem.clone();
         let prepared = tokio::task::spawn_blocking(move || match incumbent {
-            Some(center) if n > 1 => {
+            Some(center) if hops > 0 => {
                 let bounds = problem.bounds();
                 let (mut local, used) = seeds::filter_valid(
                     problem.as_ref(),
-                    seeds::around(&center, &bounds, n - 1, scale, &mut rng),
-                    n - 1,
+                    seeds::around(&center, &bounds, hops, scale, &mut rng),
+                    hops,
                     tol,
                 )?;
-                let (global, more) = seeds::prepare(problem.as_ref(), 1, tol, &mut rng)?;
+                let (global, more) = seeds::prepare(problem.as_ref(), n - hops, tol, &mut rng)?;
                 let around = local.len();
                 local.extend(global);
                 Ok((local, used + more, around))
