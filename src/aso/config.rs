@@ -119,9 +119,9 @@ pub struct AsoConfig {
     /// a feasible point ends there, without the augmented Lagrangian.
     pub stop_after_descent: bool,
     /// A round's local trajectories take turns for their SQP descents (the
-    /// ALM phases run together): a multistart of SQP, where the first
-    /// seed's descent is done before the second's starts — an easy problem
-    /// costs what one SLSQP run costs.
+    /// ALM phases run together, after all of them): a multistart of SQP,
+    /// where the first seed's descent is done before the second's starts —
+    /// on an easy problem the first answer comes after one SLSQP run.
     pub descents_in_turn: bool,
     /// How many of a round's starts hop around the best point once one is
     /// known (at most `n_trajectories` − 1); the others are global starts.

@@ -223,10 +223,10 @@ impl Coordinator {
             let remaining = shared.pool.load(Ordering::Acquire);
             let per_trajectory = remaining / seeds.len() as u64;
             // The round's SQP descents take turns (their ALM phases run
-            // together): the first seed's descent is done before the
-            // second's starts, as in a multistart, so an easy problem's
-            // answer costs what one SLSQP run costs rather than three
-            // descents sharing the evaluations.
+            // together, after all of them): the first seed's descent is done
+            // before the second's starts, as in a multistart, so on an easy
+            // problem the first answer comes after one SLSQP run rather than
+            // after three descents sharing the evaluations.
             let gate = self.config.descents_in_turn.then(|| Gate::new(seeds.len()));
             let mut handles = Vec::new();
             for (i, seed) in seeds.iter().enumerate() {
@@ -490,6 +490,10 @@ impl Coordinator {
             }
             if let Some(g) = gate.as_ref().filter(|_| turn.is_none() && solver.descending()) {
                 turn = Some(g.turn.clone().lock_owned().await);
+            }
+            // Either wait can be long: the run may have been stopped meanwhile.
+            if gate.is_some() && (*self.cancel.borrow() || shared.failed()) {
+                break;
             }
             let want = solver.wants(self.chunk()).min(allocation - traj.evals_used);
             // Too few evaluations for a step that can move: out of budget. (A

@@ -161,8 +161,9 @@ impl SqpSolver {
 }
 
 impl ChunkSolver for SqpSolver {
+    /// (Within a run a descent is the first phase of a local trajectory.)
     fn kind(&self) -> TrajectoryKind {
-        TrajectoryKind::Descent
+        TrajectoryKind::Local
     }
 
     fn wants(&self, _chunk: u64) -> u64 {
@@ -175,7 +176,7 @@ impl ChunkSolver for SqpSolver {
     }
 
     fn step(&mut self, problem: &dyn Problem, budget: u64, _settings: &AlmSettings) -> Step {
-        let start = self.best.clone();
+        let from = self.at.clone();
         let mut used = 0;
         // SLSQP also stops stuck (no step makes progress) short of a
         // first-order point, where its quasi-Newton model went bad: one
@@ -183,13 +184,18 @@ impl ChunkSolver for SqpSolver {
         // without a gain, SQP has nothing more to offer from here.
         let mut ended = None;
         for attempt in 0..2 {
+            // Too little left for a fresh start to take a step.
+            if budget - used < self.least() {
+                break;
+            }
             let before = self.best.clone();
             let p = polish::polish(problem, &self.at, budget - used, self.tol);
             used += p.evals_used;
+            // The best point reached counts even when the problem then failed.
+            self.absorb(p.best, p.at_best);
             if let Some(e) = p.error {
                 return SqpSolver::failed(used, e);
             }
-            self.absorb(p.best, p.at_best);
             self.settled = p.converged;
             self.last = Some(p.end);
             if p.end != PolishEnd::Stuck || p.converged {
@@ -199,10 +205,7 @@ impl ChunkSolver for SqpSolver {
                 ended = Some("SQP finds no step from its best point".to_string());
             }
         }
-        self.moved = match (&start, &self.best) {
-            (Some(a), Some(b)) => distance(&a.x, &b.x),
-            _ => 0.0,
-        };
+        self.moved = distance(&from, &self.at);
         Step {
             evals_used: used,
             status: ChunkStatus::Optimized,
@@ -286,7 +289,6 @@ pub struct LocalSolver {
     alm: Option<AlmSolver>,
     /// The descent's last state, for the diagnostics until the ALM has one.
     handed_over: Option<SqpSolver>,
-    seed: Vec<f64>,
     dimension: usize,
     stop_after_descent: bool,
 }
@@ -294,20 +296,18 @@ pub struct LocalSolver {
 impl LocalSolver {
     pub fn new(seed: Vec<f64>, dimension: usize, tol: f64, stop_after_descent: bool) -> LocalSolver {
         LocalSolver {
-            descent: Some(SqpSolver::new(seed.clone(), dimension, tol)),
+            descent: Some(SqpSolver::new(seed, dimension, tol)),
             alm: None,
             handed_over: None,
-            seed,
             dimension,
             stop_after_descent,
         }
     }
 
-    /// The ALM from the descent's best point (or the seed).
+    /// The ALM from where the descent got to (its best point, else its start).
     fn hand_over(&mut self) {
         if let Some(d) = self.descent.take() {
-            let from = d.best.as_ref().map_or_else(|| self.seed.clone(), |b| b.x.clone());
-            self.alm = Some(AlmSolver::new(from, self.dimension));
+            self.alm = Some(AlmSolver::new(d.at.clone(), self.dimension));
             self.handed_over = Some(d);
         }
     }

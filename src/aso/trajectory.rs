@@ -44,9 +44,6 @@ pub enum TrajectoryStop {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TrajectoryKind {
-    /// An SQP descent alone ([`super::solver::SqpSolver`]; within a run it
-    /// is the first phase of a local trajectory).
-    Descent,
     /// An SQP descent from one seed, then (unless it settled) the ALM from
     /// the best point it found, finished with an SQP polish.
     Local,
