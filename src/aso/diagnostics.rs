@@ -51,6 +51,26 @@ impl ConstraintReading {
     }
 }
 
+/// The readings of a point's inequalities `g` and equalities `h`, named from
+/// `names` (or g1…, h1… past their end), each with the penalty `penalty`
+/// gives its kind and index.
+pub fn readings(
+    names: (&[String], &[String]),
+    g: &[f64],
+    h: &[f64],
+    penalty: impl Fn(ConstraintKind, usize) -> f64,
+) -> Vec<ConstraintReading> {
+    let reading = |kind, names: &[String], prefix: &str, i: usize, value: f64| ConstraintReading {
+        name: names.get(i).cloned().unwrap_or_else(|| format!("{prefix}{}", i + 1)),
+        kind,
+        value,
+        penalty: penalty(kind, i),
+    };
+    let inequalities = g.iter().enumerate().map(|(i, v)| reading(ConstraintKind::Inequality, names.0, "g", i, *v));
+    let equalities = h.iter().enumerate().map(|(j, v)| reading(ConstraintKind::Equality, names.1, "h", j, *v));
+    inequalities.chain(equalities).collect()
+}
+
 /// The optimizer state diagnostics are made from (for numeric tasks, the ALM
 /// state after a chunk).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::config::AsoConfig;
 use super::coordinator::{TrajectoryKind, TrajectoryState, apply_directive};
-use super::diagnostics::{ConstraintKind, ConstraintReading, OptimizerDiagnostics, Snapshot};
+use super::diagnostics::{OptimizerDiagnostics, Snapshot, readings};
 use super::directive::Directive;
 use super::finishing::POLISH_ITERATIONS;
 use super::seeds;
@@ -66,7 +66,13 @@ pub trait ChunkSolver: Send + 'static {
     /// Adds what only this kind knows to the diagnostics.
     fn annotate(&self, _d: &mut OptimizerDiagnostics) {}
     /// Applies a directive's overrides; returns how many parts were refused.
-    fn apply(&mut self, d: &Directive, traj: &mut TrajectoryState, config: &AsoConfig, names: &Names) -> u32;
+    /// By default there are none to apply: the overrides are the ALM's.
+    fn apply(&mut self, d: &Directive, _traj: &mut TrajectoryState, _config: &AsoConfig, _names: &Names) -> u32 {
+        if d.config_overrides.is_some() {
+            tracing::debug!(kind = ?self.kind(), "ALM overrides do not apply to this solver; continuing");
+        }
+        0
+    }
     /// Whether a RESTART needs a point from the coordinator (the ALM
     /// restarts from one; a population draws its own).
     fn restarts_from_a_point(&self) -> bool;
@@ -218,16 +224,8 @@ impl ChunkSolver for SqpSolver {
 
     fn snapshot(&self, names: &Names) -> Option<Snapshot> {
         let (b, e) = (self.best.as_ref()?, self.at_best.as_ref()?);
-        let reading = |kind, names: &[String], prefix: &str, (i, value): (usize, &f64)| ConstraintReading {
-            name: names.get(i).cloned().unwrap_or_else(|| format!("{prefix}{}", i + 1)),
-            kind,
-            value: *value,
-            penalty: 0.0,
-        };
-        let constraints = (e.inequalities.iter().enumerate())
-            .map(|iv| reading(ConstraintKind::Inequality, &names.0, "g", iv))
-            .chain(e.equalities.iter().enumerate().map(|iv| reading(ConstraintKind::Equality, &names.1, "h", iv)))
-            .collect();
+        // SQP has no penalties.
+        let constraints = readings((&names.0, &names.1), &e.inequalities, &e.equalities, |_, _| 0.0);
         Some(Snapshot { objective: b.objective, constraints, bounds_norm: self.moved })
     }
 
@@ -246,13 +244,6 @@ impl ChunkSolver for SqpSolver {
             "SQP descent: SLSQP {end}; the best point moved by {:.3e}; objective and constraints are the best point's.",
             self.moved
         ));
-    }
-
-    fn apply(&mut self, d: &Directive, _traj: &mut TrajectoryState, _config: &AsoConfig, _names: &Names) -> u32 {
-        if d.config_overrides.is_some() {
-            tracing::debug!("ALM overrides do not apply to an SQP descent; continuing");
-        }
-        0
     }
 
     fn restarts_from_a_point(&self) -> bool {
@@ -283,40 +274,47 @@ fn distance(a: &[f64], b: &[f64]) -> f64 {
 /// ones (g17) it often finds a cheaper piece than the penalty path, which
 /// the ALM then starts from.
 pub struct LocalSolver {
-    /// The descent, until it hands over.
-    descent: Option<SqpSolver>,
-    /// The ALM, once the descent has handed over.
-    alm: Option<AlmSolver>,
-    /// The descent's last state, for the diagnostics until the ALM has one.
-    handed_over: Option<SqpSolver>,
+    phase: Phase,
     dimension: usize,
     stop_after_descent: bool,
 }
 
+enum Phase {
+    Descent(SqpSolver),
+    /// The ALM, with the descent it took over from: the diagnostics read the
+    /// descent's end until the ALM has a state of its own.
+    Alm(AlmSolver, Option<SqpSolver>),
+}
+
 impl LocalSolver {
     pub fn new(seed: Vec<f64>, dimension: usize, tol: f64, stop_after_descent: bool) -> LocalSolver {
-        LocalSolver {
-            descent: Some(SqpSolver::new(seed, dimension, tol)),
-            alm: None,
-            handed_over: None,
-            dimension,
-            stop_after_descent,
-        }
+        LocalSolver { phase: Phase::Descent(SqpSolver::new(seed, dimension, tol)), dimension, stop_after_descent }
     }
 
     /// The ALM from where the descent got to (its best point, else its start).
     fn hand_over(&mut self) {
-        if let Some(d) = self.descent.take() {
-            self.alm = Some(AlmSolver::new(d.at.clone(), self.dimension));
-            self.handed_over = Some(d);
+        let Phase::Descent(d) = &self.phase else { return };
+        let alm = AlmSolver::new(d.at.clone(), self.dimension);
+        if let Phase::Descent(d) = std::mem::replace(&mut self.phase, Phase::Alm(alm, None))
+            && let Phase::Alm(_, handed_over) = &mut self.phase
+        {
+            *handed_over = Some(d);
         }
     }
 
+    /// The solver that steps now.
     fn current(&self) -> &dyn ChunkSolver {
-        match (&self.descent, &self.alm) {
-            (Some(d), _) => d,
-            (None, Some(a)) => a,
-            (None, None) => unreachable!("a local solver has a descent or an ALM"),
+        match &self.phase {
+            Phase::Descent(d) => d,
+            Phase::Alm(a, _) => a,
+        }
+    }
+
+    /// The solver whose state the diagnostics read.
+    fn shown(&self) -> &dyn ChunkSolver {
+        match &self.phase {
+            Phase::Alm(a, Some(d)) if a.state.is_none() => d,
+            _ => self.current(),
         }
     }
 }
@@ -327,7 +325,7 @@ impl ChunkSolver for LocalSolver {
     }
 
     fn descending(&self) -> bool {
-        self.descent.is_some()
+        matches!(self.phase, Phase::Descent(_))
     }
 
     fn wants(&self, chunk: u64) -> u64 {
@@ -339,18 +337,19 @@ impl ChunkSolver for LocalSolver {
     }
 
     fn step(&mut self, problem: &dyn Problem, budget: u64, settings: &AlmSettings) -> Step {
-        if let Some(alm) = self.alm.as_mut() {
-            let mut step = alm.step(problem, budget, settings);
-            if alm.state.is_some() && self.handed_over.take().is_some() {
-                // The ALM's first chunk is what its later ones are measured
-                // against, not the descent's end (a penalty path leaves the
-                // feasible region first: no sign of diverging).
-                step.judged = false;
+        let mut step = match &mut self.phase {
+            Phase::Alm(alm, handed_over) => {
+                let mut step = alm.step(problem, budget, settings);
+                if alm.state.is_some() && handed_over.take().is_some() {
+                    // The ALM's first chunk is what its later ones are measured
+                    // against, not the descent's end (a penalty path leaves the
+                    // feasible region first: no sign of diverging).
+                    step.judged = false;
+                }
+                return step;
             }
-            return step;
-        }
-        let Some(d) = self.descent.as_mut() else { unreachable!("a local solver has a descent or an ALM") };
-        let mut step = d.step(problem, budget, settings);
+            Phase::Descent(d) => d.step(problem, budget, settings),
+        };
         if step.status == ChunkStatus::Failed || (step.converged && self.stop_after_descent) {
             return step;
         }
@@ -361,34 +360,21 @@ impl ChunkSolver for LocalSolver {
     }
 
     fn snapshot(&self, names: &Names) -> Option<Snapshot> {
-        match (&self.alm, &self.handed_over) {
-            (Some(a), _) if a.state.is_some() => a.snapshot(names),
-            (_, Some(d)) => d.snapshot(names),
-            _ => self.current().snapshot(names),
-        }
+        self.shown().snapshot(names)
     }
 
     fn best(&self) -> Option<&Candidate> {
-        match (&self.alm, &self.handed_over) {
-            (Some(a), _) if a.state.is_some() => a.best(),
-            (_, Some(d)) => d.best(),
-            _ => self.current().best(),
-        }
+        self.shown().best()
     }
 
     fn annotate(&self, d: &mut OptimizerDiagnostics) {
-        match (&self.alm, &self.handed_over) {
-            (Some(a), _) if a.state.is_some() => a.annotate(d),
-            (_, Some(h)) => h.annotate(d),
-            _ => self.current().annotate(d),
-        }
+        self.shown().annotate(d)
     }
 
     fn apply(&mut self, d: &Directive, traj: &mut TrajectoryState, config: &AsoConfig, names: &Names) -> u32 {
-        match (&mut self.descent, &mut self.alm) {
-            (Some(s), _) => s.apply(d, traj, config, names),
-            (None, Some(a)) => a.apply(d, traj, config, names),
-            (None, None) => 0,
+        match &mut self.phase {
+            Phase::Descent(s) => s.apply(d, traj, config, names),
+            Phase::Alm(a, _) => a.apply(d, traj, config, names),
         }
     }
 
@@ -399,18 +385,19 @@ impl ChunkSolver for LocalSolver {
     /// The ALM restarts from the point (a descent in progress starts its
     /// next step there).
     fn restart(&mut self, point: Option<Vec<f64>>, rng: &mut ChaCha8Rng, left: u64) {
-        self.handed_over = None;
-        match (&mut self.descent, &mut self.alm) {
-            (Some(s), _) => s.restart(point, rng, left),
-            (None, Some(a)) => a.restart(point, rng, left),
-            (None, None) => {}
+        match &mut self.phase {
+            Phase::Descent(s) => s.restart(point, rng, left),
+            Phase::Alm(a, handed_over) => {
+                *handed_over = None;
+                a.restart(point, rng, left);
+            }
         }
     }
 
     fn polish_at_end(&self, best: &Candidate, tol: f64) -> bool {
-        match &self.descent {
-            Some(d) => d.polish_at_end(best, tol),
-            None => true,
+        match &self.phase {
+            Phase::Descent(d) => d.polish_at_end(best, tol),
+            Phase::Alm(..) => true,
         }
     }
 }
@@ -598,13 +585,6 @@ impl ChunkSolver for PopulationSolver {
             state.members.len(),
             state.epsilon
         ));
-    }
-
-    fn apply(&mut self, d: &Directive, _traj: &mut TrajectoryState, _config: &AsoConfig, _names: &Names) -> u32 {
-        if d.config_overrides.is_some() {
-            tracing::debug!("ALM overrides do not apply to a population; continuing");
-        }
-        0
     }
 
     fn restarts_from_a_point(&self) -> bool {

@@ -30,7 +30,7 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 
 use super::problem::{EvalError, Evaluation, Problem};
-use crate::aso::diagnostics::{ConstraintKind, ConstraintReading, Snapshot};
+use crate::aso::diagnostics::{ConstraintKind, Snapshot, readings};
 
 /// Settings of the ALM (seed 000 Appendix B names the first two).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -129,23 +129,11 @@ impl AlmState {
     /// The state as the coordinator's diagnostics read it. Penalties are
     /// reported in the unscaled units of each constraint's value.
     pub fn snapshot(&self, ineq_names: &[String], eq_names: &[String]) -> Snapshot {
-        let mut constraints = Vec::with_capacity(self.inequalities.len() + self.equalities.len());
-        for (i, g) in self.inequalities.iter().enumerate() {
-            constraints.push(ConstraintReading {
-                name: ineq_names.get(i).cloned().unwrap_or_else(|| format!("g{}", i + 1)),
-                kind: ConstraintKind::Inequality,
-                value: *g,
-                penalty: self.ineq_penalties[i],
+        let constraints =
+            readings((ineq_names, eq_names), &self.inequalities, &self.equalities, |kind, i| match kind {
+                ConstraintKind::Inequality => self.ineq_penalties[i],
+                ConstraintKind::Equality => self.eq_penalties[i],
             });
-        }
-        for (j, h) in self.equalities.iter().enumerate() {
-            constraints.push(ConstraintReading {
-                name: eq_names.get(j).cloned().unwrap_or_else(|| format!("h{}", j + 1)),
-                kind: ConstraintKind::Equality,
-                value: *h,
-                penalty: self.eq_penalties[j],
-            });
-        }
         let bounds_norm = self.radius.iter().map(|r| r * r).sum::<f64>().sqrt();
         Snapshot { objective: self.objective, constraints, bounds_norm }
     }
