@@ -283,7 +283,7 @@ enum Phase {
     Descent(SqpSolver),
     /// The ALM, with the descent it took over from: the diagnostics read the
     /// descent's end until the ALM has a state of its own.
-    Alm(AlmSolver, Option<SqpSolver>),
+    Alm(AlmSolver, Option<Box<SqpSolver>>),
 }
 
 impl LocalSolver {
@@ -298,7 +298,7 @@ impl LocalSolver {
         if let Phase::Descent(d) = std::mem::replace(&mut self.phase, Phase::Alm(alm, None))
             && let Phase::Alm(_, handed_over) = &mut self.phase
         {
-            *handed_over = Some(d);
+            *handed_over = Some(Box::new(d));
         }
     }
 
@@ -313,7 +313,7 @@ impl LocalSolver {
     /// The solver whose state the diagnostics read.
     fn shown(&self) -> &dyn ChunkSolver {
         match &self.phase {
-            Phase::Alm(a, Some(d)) if a.state.is_none() => d,
+            Phase::Alm(a, Some(d)) if a.state.is_none() => d.as_ref(),
             _ => self.current(),
         }
     }
