@@ -8,6 +8,7 @@
 //! nothing is ever deleted.
 
 pub mod builtin;
+pub mod compare;
 
 use std::collections::BTreeMap;
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{ExportFormat, Failure, Global};
-use crate::artifact::Registry;
+use crate::artifact::{Registry, compare};
 use crate::store::{EpochRow, Store, SuiteRow, TrajectoryRow};
 
 /// Every suite with its epoch count and latest mean loss.
@@ -163,12 +163,7 @@ pub async fn artifact(g: &Global, store: &Store, name: &str) -> Result<(), Failu
             history.first()
         });
         if let Some(parent) = parent.filter(|_| v.version != 0) {
-            let diff = similar::TextDiff::from_lines(&parent.content, &v.content);
-            let text = diff
-                .unified_diff()
-                .context_radius(3)
-                .header(&format!("{name} v{}", parent.version), &format!("{name} v{}", v.version))
-                .to_string();
+            let text = compare::unified(def.kind, name, (parent.version, &parent.content), (v.version, &v.content), 3);
             for line in text.lines() {
                 println!("    {line}");
             }

@@ -23,6 +23,7 @@ use super::optimizer::{self, OptimizerKind};
 use super::preverify::Guard;
 use super::tree::{self, Brief, Judgement, Node, NodeStatus, Steering};
 use super::{EpochSummary, Plan, RunnerError, SuiteRunner, TaskResult};
+use crate::artifact::compare;
 use crate::bus::Event;
 use crate::loss;
 use crate::store::{EpochClose, EpochRow, NewTreeNode, NewTreeNote, StoreError};
@@ -505,11 +506,8 @@ impl SuiteRunner {
                     let to = n.artifacts.get(focus).copied().unwrap_or(0);
                     let old = self.registry.get(focus, from).await?.content;
                     let new = self.registry.get(focus, to).await?.content;
-                    let diff = similar::TextDiff::from_lines(&old, &new)
-                        .unified_diff()
-                        .context_radius(2)
-                        .header(&format!("{focus} v{from}"), &format!("{focus} v{to}"))
-                        .to_string();
+                    let kind = self.registry.def(focus)?.kind;
+                    let diff = compare::unified(kind, focus, (from, &old), (to, &new), 2);
                     Some(ideation::Change {
                         parent: parent.id,
                         artifact: focus.to_string(),

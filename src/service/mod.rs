@@ -35,7 +35,7 @@ use crate::store::{CountedRun, EpochRow, InterventionRow, RunBrief, Store, Store
 use crate::suite::{self, SourceLocation, SuiteError, SuiteIssue};
 use crate::watch::{LaunchRefusal, Launcher, WatchConfig, WatchError, Watcher};
 
-pub use diff::line_diff;
+pub use diff::artifact_diff;
 pub use settings::Settings;
 use types::*;
 
@@ -691,7 +691,8 @@ impl Service {
                     epoch_num: at.map(|(n, _)| *n),
                     suite: at.map(|(_, s)| s.clone()),
                     is_active: v.is_active,
-                    diff_from_parent: parent.map(|p| line_diff(name, p.version, &p.content, v.version, &v.content)),
+                    diff_from_parent: parent
+                        .map(|p| artifact_diff(def.kind, name, p.version, &p.content, v.version, &v.content)),
                 }
             })
             .collect();
@@ -701,9 +702,10 @@ impl Service {
     /// The diff between any two versions of an artifact.
     pub async fn artifact_diff(&self, name: &str, from: i64, to: i64) -> Result<LineDiff> {
         let registry = Registry::load(self.store.clone()).await?;
+        let kind = registry.def(name)?.kind;
         let old = registry.get(name, from).await?;
         let new = registry.get(name, to).await?;
-        Ok(line_diff(name, from, &old.content, to, &new.content))
+        Ok(artifact_diff(kind, name, from, &old.content, to, &new.content))
     }
 
     /// Makes an earlier (or later) version the active one: a pointer flip.

@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+pub use crate::artifact::compare::DiffBasis;
+
 /// What a suite is doing as far as this service can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
@@ -333,6 +335,7 @@ pub struct LineDiff {
     pub artifact: String,
     pub from_version: i64,
     pub to_version: i64,
+    pub basis: DiffBasis,
     pub added: usize,
     pub removed: usize,
     pub lines: Vec<DiffLine>,

@@ -107,6 +107,8 @@ before(async () => {
   mkdirSync(shots, { recursive: true });
   cli("run", join(fixtures, "knobs.suite.yaml"), "--epochs", "8", "--optimizer", "evolve", "--seed", "1", "--quiet");
   cli("run", join(fixtures, "inbox.suite.yaml"), "--seed", "1", "--quiet");
+  // Versions of the built-in `aso_config`, whose version 0 keeps its author's key order.
+  cli("run", join(fixtures, "tune.suite.yaml"), "--epochs", "2", "--optimizer", "evolve", "--seed", "1", "--quiet");
   // textgrad on its own database, against the scripted model.
   model = await textgradModel();
   const tgDb = join(work, "textgrad.db");
@@ -254,6 +256,47 @@ describe("the Attractor web UI against a real server", () => {
     await page.locator(`tr[data-version="${target}"] [data-testid=active-marker]`).waitFor();
     const afterwards = await (await fetch(`${server.url}api/artifacts/knobs/versions`)).json();
     assert.equal(afterwards.artifact.active_version, target);
+  });
+
+  it("compares a JSON artifact field by field, whatever the key order of its versions", async () => {
+    // v0 of aso_config is written by hand in its own key order, v1 by a
+    // serializer in another; evolve changed one field between them.
+    await page.goto(`${server.url}#/artifacts/aso_config`);
+    const v1 = page.locator('tr[data-version="1"]');
+    await v1.waitFor();
+    assert.match(await v1.innerText(), /\+1\s+−1/);
+    await page.getByLabel("from version").selectOption("0");
+    await page.getByLabel("to version").selectOption("1");
+    const diff = page.locator('[data-testid=diff][data-basis=fields]');
+    await diff.waitFor();
+    await diff.getByText(/^Compared field by field/).waitFor();
+    await page.getByRole("button", { name: "Unified" }).click();
+    const unified = page.locator("[data-testid=diff][data-mode=unified][data-basis=fields]");
+    await unified.waitFor();
+    const changed = await unified.locator("tr.diff-insert, tr.diff-delete").allInnerTexts();
+    assert.equal(changed.length, 2, changed.join("\n"));
+    assert.ok(changed.every((line) => line.includes('"population_scale_factor"')), changed.join("\n"));
+    await shot("07b-json-diff-by-field.png");
+    await page.getByRole("button", { name: "Side by side" }).click();
+  });
+
+  it("does not carry one artifact's compared versions over to the next", async () => {
+    // knobs has versions that aso_config lacks: compare two of them, then
+    // open aso_config — its own default comparison, and no error.
+    const knobs = await (await fetch(`${server.url}api/artifacts/knobs/versions`)).json();
+    const last = knobs.versions.at(-1).version;
+    assert.ok(last > 2, `knobs has ${last + 1} versions`);
+    await page.goto(`${server.url}#/artifacts/knobs`);
+    await page.getByTestId("versions").waitFor();
+    await page.getByLabel("from version").selectOption(String(last - 1));
+    await page.getByLabel("to version").selectOption(String(last));
+    await page.getByTestId("diff").or(page.getByText(/have the same/)).first().waitFor();
+    await page.locator("a[data-artifact=aso_config]").click();
+    await page.getByRole("heading", { name: "aso_config" }).waitFor();
+    await page.locator("[data-testid=diff][data-basis=fields]").waitFor();
+    assert.equal(await page.getByLabel("to version").inputValue(), "2");
+    assert.equal(await page.getByLabel("from version").inputValue(), "1");
+    assert.equal(await page.locator(".error").count(), 0, await page.locator(".error").allInnerTexts().then((t) => t.join("; ")));
   });
 
   it("validates a suite file inline, then launches it and shows live progress to the end", async () => {

@@ -21,7 +21,11 @@ export function DiffView({ diff, mode }: { diff: LineDiff; mode: "unified" | "sp
   const unified = useMemo(() => fold(diff.lines, (l) => l.tag !== "equal"), [diff]);
   const split = useMemo(() => fold(sideBySide(diff.lines), (r: SideRow) => r.left?.tag !== "equal" || r.right?.tag !== "equal"), [diff]);
   if (diff.added === 0 && diff.removed === 0) {
-    return <p className="muted">v{diff.from_version} and v{diff.to_version} have the same content.</p>;
+    return (
+      <p className="muted">
+        v{diff.from_version} and v{diff.to_version} have the same {diff.basis === "fields" ? "fields and values" : "content"}.
+      </p>
+    );
   }
   const foldRow = (hidden: number, cols: number, key: number) => (
     <tr key={key} className="diff-fold">
@@ -29,7 +33,12 @@ export function DiffView({ diff, mode }: { diff: LineDiff; mode: "unified" | "sp
     </tr>
   );
   return (
-    <div className="diff" data-testid="diff" data-mode={mode}>
+    <div className="diff" data-testid="diff" data-mode={mode} data-basis={diff.basis}>
+      {diff.basis === "fields" && (
+        <p className="muted small diff-basis" data-testid="diff-basis">
+          Compared field by field: both versions are shown with their keys in sorted order, so a reordering is no change.
+        </p>
+      )}
       <table>
         <tbody>
           {mode === "unified"

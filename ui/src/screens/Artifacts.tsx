@@ -27,6 +27,16 @@ export function Artifacts({ name }: { name?: string }) {
     api.artifacts().then(setList).catch((e: Error) => setError(e.message));
   }, [tick]);
 
+  // Another artifact: nothing of the last one's comparison carries over (its
+  // version numbers may not exist here).
+  useEffect(() => {
+    setFrom(null);
+    setTo(null);
+    setDiff(null);
+    setError(null);
+    setNotice(null);
+  }, [name]);
+
   useEffect(() => {
     if (!name) return setHistory(null);
     api
@@ -49,10 +59,24 @@ export function Artifacts({ name }: { name?: string }) {
     // Only when another artifact is opened, not on every refresh.
   }, [history?.artifact.name]);
 
+  // Only once this artifact's history is in: until then `from` and `to` may
+  // still be the previous artifact's.
+  const loaded = history?.artifact.name === name ? name : undefined;
   useEffect(() => {
-    if (!name || from === null || to === null) return;
-    api.diff(name, from, to).then(setDiff).catch((e: Error) => setError(e.message));
-  }, [name, from, to]);
+    if (!loaded || from === null || to === null) return;
+    let current = true;
+    api
+      .diff(loaded, from, to)
+      .then((d) => {
+        if (!current) return;
+        setDiff(d);
+        setError(null);
+      })
+      .catch((e: Error) => current && setError(e.message));
+    return () => {
+      current = false;
+    };
+  }, [loaded, from, to]);
 
   const sorted = useMemo(
     () => [...(list ?? [])].sort((a, b) => Number(b.versions > 1) - Number(a.versions > 1) || a.name.localeCompare(b.name)),

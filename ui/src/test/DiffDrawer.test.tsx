@@ -10,6 +10,7 @@ const diff: LineDiff = {
   artifact: "knobs",
   from_version: 1,
   to_version: 2,
+  basis: "lines",
   added: 1,
   removed: 1,
   lines: [
