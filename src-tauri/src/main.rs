@@ -51,6 +51,11 @@ async fn suite_epochs(s: Facade<'_>, key: String, with_runs: bool) -> Reply<Suit
 }
 
 #[tauri::command(rename_all = "snake_case")]
+async fn suite_charts(s: Facade<'_>, key: String) -> Reply<SuiteCharts> {
+    Ok(s.suite_charts(&key).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
 async fn suite_graph(s: Facade<'_>, key: String) -> Reply<SuiteGraph> {
     Ok(s.suite_graph(&key).await?)
 }
@@ -304,6 +309,7 @@ fn main() -> ExitCode {
             overview,
             suites,
             suite_epochs,
+            suite_charts,
             suite_graph,
             suite_proposals,
             export_report,

@@ -97,6 +97,9 @@ pub enum Event {
         mean_loss_prev: f64,
         mean_loss_current: f64,
         new_learning_rate: f64,
+        reason: crate::outer::RollbackReason,
+        holdout_mean_prev: Option<f64>,
+        holdout_mean_current: Option<f64>,
     },
     SuiteFinished {
         suite_id: i64,

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::{ExportFormat, Failure, Global};
 use crate::artifact::{Registry, compare};
+use crate::outer::rollback;
 use crate::store::{EpochRow, Store, SuiteRow, TrajectoryRow};
 
 /// Every suite with its epoch count and latest mean loss.
@@ -119,12 +120,15 @@ pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure>
                     ev["rationale"].as_str().unwrap_or("")
                 ),
                 "rollback" => format!(
-                    "rollback {} v{}→v{}  mean loss {:.4} > {:.4}, η now {}",
+                    "rollback {} v{}→v{}{}, η now {}",
                     ev["artifact"].as_str().unwrap_or("?"),
                     ev["from_version"],
                     ev["to_version"],
-                    ev["mean_loss_current"].as_f64().unwrap_or(f64::NAN),
-                    ev["mean_loss_prev"].as_f64().unwrap_or(f64::NAN),
+                    rollback::why(
+                        serde_json::from_value(ev["reason"].clone()).ok(),
+                        (ev["mean_loss_prev"].as_f64(), ev["mean_loss_current"].as_f64()),
+                        (ev["holdout_mean_prev"].as_f64(), ev["holdout_mean_current"].as_f64()),
+                    ),
                     ev["new_learning_rate"]
                 ),
                 other => other.to_string(),

@@ -4,6 +4,7 @@
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::bus::{Bus, Event};
+use crate::outer::rollback;
 
 /// Starts rendering; the task ends when the bus closes.
 pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::JoinHandle<()> {
@@ -94,8 +95,25 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                 Event::ArtifactUpdated { artifact, from_version, to_version, .. } => {
                     updates.push(format!("update {artifact} v{from_version}→v{to_version}"));
                 }
-                Event::ArtifactRolledBack { artifact, from_version, to_version, new_learning_rate, .. } => {
-                    updates.push(format!("rollback {artifact} v{from_version}→v{to_version}, η={new_learning_rate}"));
+                Event::ArtifactRolledBack {
+                    artifact,
+                    from_version,
+                    to_version,
+                    new_learning_rate,
+                    reason,
+                    mean_loss_prev,
+                    mean_loss_current,
+                    holdout_mean_prev,
+                    holdout_mean_current,
+                    ..
+                } => {
+                    let why = rollback::why(
+                        Some(reason),
+                        (Some(mean_loss_prev), Some(mean_loss_current)),
+                        (holdout_mean_prev, holdout_mean_current),
+                    );
+                    updates
+                        .push(format!("rollback {artifact} v{from_version}→v{to_version}{why}, η={new_learning_rate}"));
                 }
                 Event::EpochFinished { epoch_num, mean_loss, holdout_mean_loss, note, model, .. } => {
                     epoch_bar.inc(1);

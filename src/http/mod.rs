@@ -91,6 +91,7 @@ pub fn router(service: Arc<Service>, token: Option<String>, ui_dir: Option<PathB
         .route("/overview", get(overview))
         .route("/suites", get(suites))
         .route("/suites/{id}/epochs", get(suite_epochs))
+        .route("/suites/{id}/charts", get(suite_charts))
         .route("/suites/{id}/graph", get(suite_graph))
         .route("/suites/{id}/proposals", get(suite_proposals))
         .route("/suites/{id}/report.zip", get(suite_report_zip))
@@ -352,6 +353,10 @@ async fn suite_epochs(
 ) -> Reply<SuiteEpochs> {
     let with_runs = q?.0.runs.unwrap_or(true);
     Ok(Json(s.service.suite_epochs(&id?.0, with_runs).await?))
+}
+
+async fn suite_charts(State(s): State<AppState>, id: Result<UrlPath<String>, PathRejection>) -> Reply<SuiteCharts> {
+    Ok(Json(s.service.suite_charts(&id?.0).await?))
 }
 
 async fn suite_graph(State(s): State<AppState>, id: Result<UrlPath<String>, PathRejection>) -> Reply<SuiteGraph> {

@@ -26,6 +26,7 @@ pub mod ideation;
 mod lease;
 pub mod optimizer;
 pub mod preverify;
+pub mod rollback;
 pub mod textgrad;
 pub mod tree;
 mod tree_run;
@@ -47,6 +48,7 @@ use crate::store::{
 };
 use crate::suite::{SourceLocation, Suite, Task, TaskKind};
 use crate::task::{self, ActiveArtifact};
+pub use rollback::RollbackReason;
 
 pub use optimizer::{Optimizer, OptimizerKind};
 
@@ -688,10 +690,10 @@ impl SuiteRunner {
         let mut bus_events = Vec::new();
         // On a noisy suite a gain within the noise does not count: the update goes.
         let (regressed, reason) = match gain {
-            Some(tree::Gain::Better { .. }) => (false, "training"),
-            Some(tree::Gain::WithinNoise { .. }) => (true, "noise"),
-            Some(tree::Gain::NotBetter { .. }) => (true, "training"),
-            None => (matches!((current_mean, prev_mean), (Some(m), Some(p)) if m > p), "training"),
+            Some(tree::Gain::Better { .. }) => (false, RollbackReason::Training),
+            Some(tree::Gain::WithinNoise { .. }) => (true, RollbackReason::Noise),
+            Some(tree::Gain::NotBetter { .. }) => (true, RollbackReason::Training),
+            None => (matches!((current_mean, prev_mean), (Some(m), Some(p)) if m > p), RollbackReason::Training),
         };
         // The held-out gate: an update may lower the training loss and still
         // be overfitting the optimizer's evidence; held-out tasks never reach
@@ -722,7 +724,7 @@ impl SuiteRunner {
         if roll_back {
             let (m, p) = (current_mean.unwrap_or_default(), prev_mean.unwrap_or_default());
             *lr /= 2.0;
-            let reason = if regressed { reason } else { "holdout" };
+            let reason = if regressed { reason } else { RollbackReason::Holdout };
             for (artifact, from, to) in &last_updates {
                 changes.push(ArtifactChange::Activate { name: artifact.clone(), version: *from });
                 let mut event = json!({
@@ -747,6 +749,9 @@ impl SuiteRunner {
                     mean_loss_prev: p,
                     mean_loss_current: m,
                     new_learning_rate: *lr,
+                    reason,
+                    holdout_mean_prev: prev_holdout,
+                    holdout_mean_current: current_holdout,
                 });
             }
         } else if let Some(m) = mean_loss {

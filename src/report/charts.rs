@@ -292,7 +292,7 @@ impl Chart for TaskSpread<'_> {
         }
         header(root, &self.title, &legend)?;
 
-        let values = self.points.iter().flat_map(|p| [p.min, p.max].into_iter().chain(p.holdout.iter().copied()));
+        let values = self.points.iter().flat_map(|p| [p.min, p.max].into_iter().chain(p.holdout.iter().map(|h| h.1)));
         let y = padded(values);
         let label = loss_label(&y);
         let mut chart = plot(root, &self.epochs, y, "loss", 6, &label, self.epochs.count <= 60)?;
@@ -320,8 +320,8 @@ impl Chart for TaskSpread<'_> {
             let d = (r - 1).max(2);
             chart
                 .draw_series(self.points.iter().flat_map(|p| {
-                    p.holdout.iter().filter(|h| h.is_finite()).map(move |h| {
-                        EmptyElement::at((x(p) + half * 1.6, *h)) + Polygon::new(diamond(d), HOLDOUT.filled())
+                    p.holdout.iter().filter(|h| h.1.is_finite()).map(move |h| {
+                        EmptyElement::at((x(p) + half * 1.6, h.1)) + Polygon::new(diamond(d), HOLDOUT.filled())
                     })
                 }))
                 .map_err(fail)?;

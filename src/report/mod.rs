@@ -103,7 +103,7 @@ pub fn render(view: &SuiteEpochs, generated_at: &str) -> Result<Report, ReportEr
         return Err(ReportError::NoEpochs(suite.clone()));
     };
     let epochs = Epochs { first: first.epoch, last: last.epoch, count: points.len() };
-    let spread = shape::spread_points(&view.epochs);
+    let spread = shape::spread_points(view);
     let (rows, marks) = shape::timeline(&view.epochs, &view.artifacts);
 
     let loss = LossCurve { title: format!("Loss curve · {suite}"), epochs, points: &points };

@@ -1,16 +1,21 @@
-//! What the report's charts show, computed from a suite's epochs.
-//!
-//! The same shaping as the app's Charts screen (`ui/src/lib/charts.ts`), so a
-//! report and the screen agree point for point: finished epochs only, a
-//! trailing 3-epoch moving average that skips missing losses, the dot colour
-//! from the epoch's artifact events (a rollback wins over an update), the
-//! per-task spread over the training tasks with held-out tasks apart, and one
-//! timeline mark per artifact event on the rows of the artifacts that moved.
+//! What the charts show, computed from a suite's epochs — once, for both the
+//! app's Charts screen (served as [`SuiteCharts`]) and the report's files, so
+//! the two agree point for point: finished epochs only, on one epoch axis the
+//! three charts share; a trailing 3-epoch moving average that skips missing
+//! losses; the dot colour from the epoch's artifact events (a rollback wins
+//! over an update); the per-task spread (min, quartiles, max) over the
+//! training tasks with held-out tasks apart; and one timeline mark per
+//! artifact event on the rows of the artifacts that moved.
 
-use crate::service::types::{ArtifactEvent, EpochView};
+use serde::Serialize;
+use ts_rs::TS;
+
+use crate::outer::rollback;
+use crate::service::types::{ArtifactEvent, EpochView, SuiteEpochs, SuiteItem};
 
 /// What happened to the artifacts at the end of an epoch (the dot colour).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
 pub enum Move {
     Update,
     Rollback,
@@ -29,14 +34,30 @@ impl Move {
     }
 }
 
-/// `update knobs v1→v2` / `rollback knobs v2→v1`.
+/// `update knobs v1→v2` / `rollback knobs v2→v1`, and for a rollback why:
+/// `(held-out loss rose 0.3100 → 0.3800)`.
 pub fn transition_label(e: &ArtifactEvent) -> String {
     match e {
         ArtifactEvent::Update { artifact, from_version, to_version, .. } => {
             format!("update {artifact} v{from_version}→v{to_version}")
         }
-        ArtifactEvent::Rollback { artifact, from_version, to_version, .. } => {
-            format!("rollback {artifact} v{from_version}→v{to_version}")
+        ArtifactEvent::Rollback {
+            artifact,
+            from_version,
+            to_version,
+            reason,
+            mean_loss_prev,
+            mean_loss_current,
+            holdout_mean_prev,
+            holdout_mean_current,
+            ..
+        } => {
+            let why = rollback::why(
+                *reason,
+                (*mean_loss_prev, *mean_loss_current),
+                (*holdout_mean_prev, *holdout_mean_current),
+            );
+            format!("rollback {artifact} v{from_version}→v{to_version}{why}")
         }
     }
 }
@@ -55,7 +76,7 @@ pub fn moving_average(values: &[Option<f64>], window: usize) -> Vec<Option<f64>>
         .collect()
 }
 
-/// Median of sorted values (`None` when empty).
+/// The `q` quantile of sorted values (`None` when empty).
 fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
         return None;
@@ -67,8 +88,12 @@ fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
     Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64))
 }
 
+fn finished(epochs: &[EpochView]) -> impl Iterator<Item = &EpochView> {
+    epochs.iter().filter(|e| e.completed_at.is_some())
+}
+
 /// One finished epoch on the loss curve.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct LossPoint {
     pub epoch: i64,
     /// Mean training loss.
@@ -83,7 +108,7 @@ pub struct LossPoint {
 
 /// The loss curve's points: one per finished epoch, in order.
 pub fn loss_points(epochs: &[EpochView]) -> Vec<LossPoint> {
-    let done: Vec<&EpochView> = epochs.iter().filter(|e| e.completed_at.is_some()).collect();
+    let done: Vec<&EpochView> = finished(epochs).collect();
     let averages = moving_average(&done.iter().map(|e| e.mean_loss).collect::<Vec<_>>(), 3);
     done.iter()
         .zip(averages)
@@ -98,61 +123,92 @@ pub fn loss_points(epochs: &[EpochView]) -> Vec<LossPoint> {
         .collect()
 }
 
-/// One epoch of the per-task loss chart.
-#[derive(Debug, Clone, PartialEq)]
+/// A task's loss in an epoch: the task as an index into the task names sent
+/// alongside ([`SuiteCharts::tasks`]), to keep 500 epochs × 50 tasks small.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, TS)]
+pub struct Ranked(pub u32, pub f64);
+
+/// One epoch of the per-task loss chart: a box plot of the training tasks.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct SpreadPoint {
     pub epoch: i64,
     pub min: f64,
-    pub max: f64,
     pub q1: f64,
     pub median: f64,
     pub q3: f64,
-    /// Training tasks in the bar (held-out ones when the suite has only those).
-    pub tasks: usize,
-    /// Held-out tasks' losses: drawn apart, never part of the bar.
-    pub holdout: Vec<f64>,
+    pub max: f64,
+    /// The tasks in the box, by loss (held-out ones when the suite has only those).
+    pub tasks: Vec<Ranked>,
+    /// Held-out tasks: drawn apart, never part of the box.
+    pub holdout: Vec<Ranked>,
+}
+
+/// The task names [`Ranked`] points into: the suite's tasks, then any task
+/// an epoch ran that the suite no longer lists.
+fn task_names(view: &SuiteEpochs) -> Vec<String> {
+    let mut names: Vec<String> = view.tasks.iter().map(|t| t.name.clone()).collect();
+    for t in view.epochs.iter().flat_map(|e| &e.tasks) {
+        if !names.contains(&t.task) {
+            names.push(t.task.clone());
+        }
+    }
+    names
+}
+
+/// The spread of one epoch's task losses, `None` when it counted none.
+fn spread_point(e: &EpochView, names: &[String]) -> Option<SpreadPoint> {
+    let rank = |held: bool| {
+        let mut v: Vec<Ranked> = e
+            .tasks
+            .iter()
+            .filter(|t| t.holdout == held && t.loss.is_finite())
+            .filter_map(|t| Some(Ranked(u32::try_from(names.iter().position(|n| *n == t.task)?).ok()?, t.loss)))
+            .collect();
+        v.sort_by(|a, b| a.1.total_cmp(&b.1));
+        v
+    };
+    let train = rank(false);
+    let holdout = rank(true);
+    let tasks = if train.is_empty() { holdout.clone() } else { train };
+    let sorted: Vec<f64> = tasks.iter().map(|r| r.1).collect();
+    Some(SpreadPoint {
+        epoch: e.epoch_num,
+        min: *sorted.first()?,
+        q1: quantile(&sorted, 0.25)?,
+        median: quantile(&sorted, 0.5)?,
+        q3: quantile(&sorted, 0.75)?,
+        max: *sorted.last()?,
+        tasks,
+        holdout,
+    })
 }
 
 /// The spread of the task losses of every finished epoch that has any.
-pub fn spread_points(epochs: &[EpochView]) -> Vec<SpreadPoint> {
-    epochs
-        .iter()
-        .filter(|e| e.completed_at.is_some())
-        .filter_map(|e| {
-            let mut train: Vec<f64> = e.tasks.iter().filter(|t| !t.holdout).map(|t| t.loss).collect();
-            let holdout: Vec<f64> = e.tasks.iter().filter(|t| t.holdout).map(|t| t.loss).collect();
-            let mut base = if train.is_empty() { holdout.clone() } else { std::mem::take(&mut train) };
-            base.retain(|l| l.is_finite());
-            base.sort_by(f64::total_cmp);
-            Some(SpreadPoint {
-                epoch: e.epoch_num,
-                min: *base.first()?,
-                max: *base.last()?,
-                q1: quantile(&base, 0.25)?,
-                median: quantile(&base, 0.5)?,
-                q3: quantile(&base, 0.75)?,
-                tasks: base.len(),
-                holdout,
-            })
-        })
-        .collect()
+pub fn spread_points(view: &SuiteEpochs) -> Vec<SpreadPoint> {
+    let names = task_names(view);
+    finished(&view.epochs).filter_map(|e| spread_point(e, &names)).collect()
 }
 
 /// One artifact event on the timeline.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct TimelineMark {
     pub epoch: i64,
-    /// Row of the artifact.
+    /// The epoch's place on the shared axis (an index into [`SuiteCharts::epochs`]).
+    pub column: usize,
+    /// Row of the artifact (an index into the rows).
     pub row: usize,
+    pub artifact: String,
     pub rollback: bool,
     pub from: i64,
     pub to: i64,
+    /// What the tooltip says, with a rollback's reason.
+    pub label: String,
 }
 
 /// The timeline: rows are the artifacts that ever moved (in the order of
 /// `artifacts`, then any others), marks are every event of a finished epoch.
 pub fn timeline(epochs: &[EpochView], artifacts: &[String]) -> (Vec<String>, Vec<TimelineMark>) {
-    let done: Vec<&EpochView> = epochs.iter().filter(|e| e.completed_at.is_some()).collect();
+    let done: Vec<&EpochView> = finished(epochs).collect();
     let moved: Vec<&str> = done.iter().flat_map(|e| e.events.iter().map(ArtifactEvent::artifact)).collect();
     let mut rows: Vec<String> = artifacts.iter().filter(|a| moved.contains(&a.as_str())).cloned().collect();
     for a in moved {
@@ -161,17 +217,54 @@ pub fn timeline(epochs: &[EpochView], artifacts: &[String]) -> (Vec<String>, Vec
         }
     }
     let mut marks = Vec::new();
-    for e in &done {
+    for (column, e) in done.iter().enumerate() {
         for ev in &e.events {
             let (from, to, rollback) = match ev {
                 ArtifactEvent::Update { from_version, to_version, .. } => (*from_version, *to_version, false),
                 ArtifactEvent::Rollback { from_version, to_version, .. } => (*from_version, *to_version, true),
             };
             let row = rows.iter().position(|r| r == ev.artifact()).unwrap_or(0);
-            marks.push(TimelineMark { epoch: e.epoch_num, row, rollback, from, to });
+            marks.push(TimelineMark {
+                epoch: e.epoch_num,
+                column,
+                row,
+                artifact: ev.artifact().to_string(),
+                rollback,
+                from,
+                to,
+                label: transition_label(ev),
+            });
         }
     }
     (rows, marks)
+}
+
+/// Everything the Charts screen draws, shaped here so the screen only styles
+/// it: the finished epochs are the columns every chart shares, so hovering
+/// one epoch in one chart shows the same epoch in the others.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SuiteCharts {
+    pub suite: SuiteItem,
+    /// The finished epochs' numbers, in order: the shared x axis.
+    pub epochs: Vec<i64>,
+    /// One point per column.
+    pub loss: Vec<LossPoint>,
+    /// One box per column; `None` for an epoch that counted no task.
+    pub spread: Vec<Option<SpreadPoint>>,
+    /// The names the spread's [`Ranked`] entries point into.
+    pub tasks: Vec<String>,
+    /// The timeline's rows: the artifacts that moved.
+    pub rows: Vec<String>,
+    pub marks: Vec<TimelineMark>,
+}
+
+/// Shapes a suite's epochs for the Charts screen.
+pub fn suite_charts(view: SuiteEpochs) -> SuiteCharts {
+    let loss = loss_points(&view.epochs);
+    let tasks = task_names(&view);
+    let spread = finished(&view.epochs).map(|e| spread_point(e, &tasks)).collect();
+    let (rows, marks) = timeline(&view.epochs, &view.artifacts);
+    SuiteCharts { epochs: loss.iter().map(|p| p.epoch).collect(), loss, spread, tasks, rows, marks, suite: view.suite }
 }
 
 #[cfg(test)]
@@ -179,7 +272,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::service::types::TaskLoss;
+    use crate::outer::RollbackReason;
+    use crate::service::types::{SuiteStatus, TaskInfo, TaskLoss};
 
     fn update(artifact: &str, from: i64, to: i64) -> ArtifactEvent {
         ArtifactEvent::Update {
@@ -193,6 +287,28 @@ mod tests {
         }
     }
 
+    fn suite(epochs: Vec<EpochView>) -> SuiteEpochs {
+        let tasks = ["a", "b", "c", "h"]
+            .iter()
+            .map(|n| TaskInfo { name: n.to_string(), kind: "command".into(), holdout: *n == "h" })
+            .collect();
+        let suite = SuiteItem {
+            id: 1,
+            name: "s".into(),
+            created_at: String::new(),
+            epochs: 0,
+            latest_mean_loss: None,
+            status: SuiteStatus::Idle,
+            tasks: 4,
+            holdout_tasks: 1,
+            suite_path: None,
+            last_error: None,
+            launch_id: None,
+            model: None,
+        };
+        SuiteEpochs { suite, tasks, artifacts: vec!["k".into()], epochs }
+    }
+
     fn rollback(artifact: &str, from: i64, to: i64) -> ArtifactEvent {
         ArtifactEvent::Rollback {
             artifact: artifact.into(),
@@ -201,6 +317,9 @@ mod tests {
             mean_loss_prev: None,
             mean_loss_current: None,
             new_learning_rate: None,
+            reason: None,
+            holdout_mean_prev: None,
+            holdout_mean_current: None,
         }
     }
 
@@ -278,11 +397,12 @@ mod tests {
         assert_eq!(points.iter().map(|p| p.epoch).collect::<Vec<_>>(), [1, 2]);
         assert_eq!(points[1].transitions, ["rollback k v1→v0"]);
 
-        let spread = spread_points(&epochs);
+        let spread = spread_points(&suite(epochs.clone()));
         assert_eq!(spread.len(), 2);
         assert_eq!((spread[0].min, spread[0].max, spread[0].median), (0.4, 0.6, 0.5));
-        assert_eq!(spread[0].holdout, [0.9], "held-out tasks stay out of the bar");
+        assert_eq!(spread[0].holdout, [Ranked(3, 0.9)], "held-out tasks stay out of the box");
         assert_eq!((spread[1].q1, spread[1].median, spread[1].q3), (0.25, 0.3, 0.5));
+        assert_eq!(spread[1].tasks, [Ranked(0, 0.2), Ranked(1, 0.3), Ranked(2, 0.7)], "by loss, named by index");
 
         let (rows, marks) = timeline(&epochs, &["k".to_string(), "still".to_string()]);
         assert_eq!(rows, ["k"], "only artifacts that moved get a row");
@@ -292,7 +412,48 @@ mod tests {
     #[test]
     fn a_suite_of_only_held_out_tasks_still_gets_its_spread() {
         let epochs = vec![epoch(1, true, Some(0.5), &[("h1", 0.2, true), ("h2", 0.8, true)], vec![])];
-        let spread = spread_points(&epochs);
-        assert_eq!((spread[0].min, spread[0].max, spread[0].tasks), (0.2, 0.8, 2));
+        let spread = spread_points(&suite(epochs));
+        assert_eq!((spread[0].min, spread[0].max, spread[0].tasks.len()), (0.2, 0.8, 2));
+    }
+
+    #[test]
+    fn every_chart_shares_one_column_per_finished_epoch_even_one_without_tasks() {
+        // Epoch 2 counted no task (all of its runs failed to start): the
+        // spread has a hole there, not a shift of every later epoch.
+        let epochs = vec![
+            epoch(1, true, Some(0.5), &[("a", 0.4, false), ("b", 0.6, false)], vec![update("k", 0, 1)]),
+            epoch(2, true, None, &[], vec![]),
+            epoch(3, true, Some(0.3), &[("a", 0.2, false), ("b", 0.4, false)], vec![rollback("k", 1, 0)]),
+            epoch(4, false, None, &[("a", 0.1, false)], vec![]),
+        ];
+        let charts = suite_charts(suite(epochs));
+        assert_eq!(charts.epochs, [1, 2, 3]);
+        assert_eq!(charts.loss.iter().map(|p| p.epoch).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(
+            charts.spread.iter().map(|s| s.as_ref().map(|s| s.epoch)).collect::<Vec<_>>(),
+            [Some(1), None, Some(3)]
+        );
+        assert_eq!(charts.marks.iter().map(|m| (m.epoch, m.column)).collect::<Vec<_>>(), [(1, 0), (3, 2)]);
+        assert_eq!(charts.tasks, ["a", "b", "c", "h"], "the suite's tasks, in its order");
+    }
+
+    #[test]
+    fn a_rollback_label_says_why_the_update_went() {
+        let with = |reason| ArtifactEvent::Rollback {
+            artifact: "knobs".into(),
+            from_version: 3,
+            to_version: 2,
+            mean_loss_prev: Some(0.4),
+            mean_loss_current: Some(0.5),
+            new_learning_rate: Some(0.25),
+            reason,
+            holdout_mean_prev: Some(0.31),
+            holdout_mean_current: Some(0.38),
+        };
+        let label = |reason| transition_label(&with(reason));
+        assert_eq!(label(Some(RollbackReason::Holdout)), "rollback knobs v3→v2 (held-out loss rose 0.3100 → 0.3800)");
+        assert_eq!(label(Some(RollbackReason::Training)), "rollback knobs v3→v2 (training loss rose 0.4000 → 0.5000)");
+        assert_eq!(label(Some(RollbackReason::Noise)), "rollback knobs v3→v2 (the gain was within the noise)");
+        assert_eq!(label(None), "rollback knobs v3→v2", "an epoch recorded before reasons were");
     }
 }

@@ -482,6 +482,13 @@ impl Service {
         Ok(SuiteEpochs { suite, tasks, artifacts, epochs: views })
     }
 
+    /// What the Charts screen draws, shaped on this side (the report draws
+    /// the same points): one column per finished epoch, shared by the three
+    /// charts.
+    pub async fn suite_charts(&self, key: &str) -> Result<SuiteCharts> {
+        Ok(crate::report::shape::suite_charts(self.suite_epochs(key, false).await?))
+    }
+
     /// The suite's graph: its experiment tree when it has one, else the
     /// chain of its epochs.
     pub async fn suite_graph(&self, key: &str) -> Result<SuiteGraph> {
@@ -510,7 +517,7 @@ impl Service {
             .map(|w| GraphEdge {
                 source: format!("epoch-{}", w[0].epoch_num),
                 target: format!("epoch-{}", w[1].epoch_num),
-                label: w[0].events.iter().map(event_label).collect::<Vec<_>>().join("; "),
+                label: w[0].events.iter().map(crate::report::shape::transition_label).collect::<Vec<_>>().join("; "),
                 events: w[0].events.clone(),
             })
             .collect();
@@ -1679,6 +1686,9 @@ fn parse_events(child: &Value) -> Vec<ArtifactEvent> {
                     mean_loss_prev: num(&e["mean_loss_prev"]),
                     mean_loss_current: num(&e["mean_loss_current"]),
                     new_learning_rate: num(&e["new_learning_rate"]),
+                    reason: serde_json::from_value(e["reason"].clone()).ok(),
+                    holdout_mean_prev: num(&e["holdout_mean_prev"]),
+                    holdout_mean_current: num(&e["holdout_mean_current"]),
                 }),
                 _ => None,
             }
@@ -1818,17 +1828,6 @@ fn tree_graph(
         })
         .collect();
     SuiteGraph { suite: epochs.suite.name, kind: GraphKind::Tree, nodes, edges, notes }
-}
-
-fn event_label(e: &ArtifactEvent) -> String {
-    match e {
-        ArtifactEvent::Update { artifact, from_version, to_version, .. } => {
-            format!("update {artifact} v{from_version}→v{to_version}")
-        }
-        ArtifactEvent::Rollback { artifact, from_version, to_version, .. } => {
-            format!("rollback {artifact} v{from_version}→v{to_version}")
-        }
-    }
 }
 
 /// Builds every epoch's view from whole-suite reads (`runs` may be empty:
@@ -2064,7 +2063,7 @@ mod tests {
         ]});
         let events = parse_events(&child);
         assert_eq!(events.len(), 2);
-        assert_eq!(event_label(&events[0]), "update a v0→v1");
+        assert_eq!(crate::report::shape::transition_label(&events[0]), "update a v0→v1");
         assert!(matches!(events[1], ArtifactEvent::Rollback { new_learning_rate: Some(r), .. } if r == 0.25));
     }
 }

@@ -26,6 +26,7 @@ fn export_all(cfg: &Config) {
         Overview,
         SuiteItem,
         SuiteEpochs,
+        SuiteCharts,
         SuiteGraph,
         SuiteProposals,
         RunEpoch,

@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 pub use crate::artifact::compare::DiffBasis;
+pub use crate::outer::RollbackReason;
+pub use crate::report::shape::SuiteCharts;
 
 /// What a suite is doing as far as this service can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -85,6 +87,10 @@ pub enum ArtifactEvent {
         mean_loss_prev: Option<f64>,
         mean_loss_current: Option<f64>,
         new_learning_rate: Option<f64>,
+        /// Why the update went (`None` in epochs recorded before reasons were).
+        reason: Option<RollbackReason>,
+        holdout_mean_prev: Option<f64>,
+        holdout_mean_current: Option<f64>,
     },
 }
 

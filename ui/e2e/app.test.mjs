@@ -107,6 +107,8 @@ before(async () => {
   mkdirSync(shots, { recursive: true });
   cli("run", join(fixtures, "knobs.suite.yaml"), "--epochs", "8", "--optimizer", "evolve", "--seed", "1", "--quiet");
   cli("run", join(fixtures, "inbox.suite.yaml"), "--seed", "1", "--quiet");
+  // An update the held-out gate rolls back (epoch 2).
+  cli("run", join(fixtures, "gate.suite.yaml"), "--epochs", "2", "--optimizer", "evolve", "--seed", "1", "--quiet");
   // Versions of the built-in `aso_config`, whose version 0 keeps its author's key order.
   cli("run", join(fixtures, "tune.suite.yaml"), "--epochs", "2", "--optimizer", "evolve", "--seed", "1", "--quiet");
   // textgrad on its own database, against the scripted model.
@@ -204,7 +206,7 @@ describe("the Attractor web UI against a real server", () => {
     // The spread chart's tooltip lists every task's loss, the held-out one marked.
     const spread = page.getByTestId("task-spread");
     await spread.scrollIntoViewIfNeeded();
-    const q = await pixel("task-spread", 2, [0, 0]);
+    const q = await pixel("task-spread", 0, [0, 0]);
     await page.mouse.move(q.x, q.y - 40);
     const tip = spread.getByText(/delta \(held out\)/);
     await tip.waitFor();
@@ -236,6 +238,43 @@ describe("the Attractor web UI against a real server", () => {
     await shot("06-diff-drawer-split.png");
     await page.keyboard.press("Escape");
     await drawer.waitFor({ state: "detached" });
+  });
+
+  it("links the three charts' tooltips by epoch, not by the position of a point in its series", async () => {
+    // The timeline has one point per artifact change, not per epoch: linked by
+    // position, pointing at epoch 6 showed the sixth update (epoch 8).
+    await page.goto(`${server.url}#/charts/knobs`);
+    const charts = await (await fetch(`${server.url}api/suites/knobs/charts`)).json();
+    assert.equal(charts.epochs.length, 8);
+    const updates = charts.marks.filter((m) => !m.rollback);
+    assert.ok(updates.some((m, i) => m.column !== i), "an update whose place in its series is not its column");
+    await page.getByTestId("loss-curve").locator("canvas").waitFor();
+    const tip = (id, epoch) => page.getByTestId(id).locator(".chart-tip", { hasText: new RegExp(`^epoch ${epoch}(?!\\d)`) });
+    for (const [column, epoch] of charts.epochs.entries()) {
+      const p = await pixel("loss-curve", 0, [column, charts.loss[column].loss]);
+      await page.mouse.move(p.x, p.y);
+      await tip("loss-curve", epoch).waitFor({ timeout: 15_000 });
+      await tip("task-spread", epoch).waitFor({ timeout: 15_000 });
+      if (charts.marks.some((m) => m.column === column)) await tip("artifact-timeline", epoch).waitFor({ timeout: 15_000 });
+    }
+    await shot("04b-linked-tooltips.png");
+    await page.mouse.move(5, 5);
+  });
+
+  it("says when a rollback was the held-out gate's, though the training loss fell", async () => {
+    await page.goto(`${server.url}#/charts/gate`);
+    const charts = await (await fetch(`${server.url}api/suites/gate/charts`)).json();
+    assert.equal(charts.loss.length, 2);
+    assert.ok(charts.loss[1].loss < charts.loss[0].loss, "the training loss fell");
+    // The screen may still show the last suite's charts: wait for this one's.
+    const curve = page.locator('[data-testid=loss-curve][data-points="2"]');
+    await curve.locator("canvas").waitFor();
+    await page.waitForFunction(() => window.attractorCharts?.["loss-curve"]?.getOption().xAxis[0].data.length === 2);
+    const p = await pixel("loss-curve", 0, [1, charts.loss[1].loss]);
+    await page.mouse.move(p.x, p.y);
+    await curve.getByText(/rollback gate_knobs v1→v0 \(held-out loss rose 0\.\d{4} → 0\.\d{4}\)/).waitFor();
+    await shot("04c-holdout-rollback.png");
+    await page.mouse.move(5, 5);
   });
 
   it("shows an artifact's versions and rolls back after a confirmation", async () => {

@@ -38,6 +38,7 @@ import type { SettingsUpdate } from "./generated/SettingsUpdate";
 import type { SettingsView } from "./generated/SettingsView";
 import type { SimilarRequest } from "./generated/SimilarRequest";
 import type { SimilarTrajectories } from "./generated/SimilarTrajectories";
+import type { SuiteCharts } from "./generated/SuiteCharts";
 import type { SuiteEpochs } from "./generated/SuiteEpochs";
 import type { SuiteGraph } from "./generated/SuiteGraph";
 import type { SuiteItem } from "./generated/SuiteItem";
@@ -179,6 +180,9 @@ export const api = {
       ["suite_epochs", { key: String(suite), with_runs: runs }],
       ["GET", `/suites/${enc(String(suite))}/epochs${runs ? "" : "?runs=false"}`],
     ),
+  /** What the Charts screen draws, shaped on the server: one column per finished epoch. */
+  charts: (suite: string | number) =>
+    request<SuiteCharts>(["suite_charts", { key: String(suite) }], ["GET", `/suites/${enc(String(suite))}/charts`]),
   graph: (suite: string | number) =>
     request<SuiteGraph>(["suite_graph", { key: String(suite) }], ["GET", `/suites/${enc(String(suite))}/graph`]),
   /** Every proposal the optimizer considered, with predicted and observed effect. */

@@ -9,11 +9,25 @@
 // time since the page started loading, in ms (the UI benchmark reads it).
 import { useEffect, useRef } from "react";
 import * as echarts from "echarts/core";
-import { BarChart, GraphChart, LineChart, ScatterChart, TreeChart } from "echarts/charts";
-import { DataZoomComponent, GridComponent, LegendComponent, TooltipComponent } from "echarts/components";
+import { BarChart, BoxplotChart, GraphChart, LineChart, ScatterChart, TreeChart } from "echarts/charts";
+import { DataZoomComponent, GridComponent, LegendComponent, MarkLineComponent, TooltipComponent } from "echarts/components";
 import { CanvasRenderer } from "echarts/renderers";
+import { link, type Tip } from "../lib/linked";
 
-echarts.use([LineChart, ScatterChart, BarChart, TreeChart, GraphChart, GridComponent, TooltipComponent, LegendComponent, DataZoomComponent, CanvasRenderer]);
+echarts.use([
+  LineChart,
+  ScatterChart,
+  BarChart,
+  BoxplotChart,
+  TreeChart,
+  GraphChart,
+  GridComponent,
+  TooltipComponent,
+  LegendComponent,
+  DataZoomComponent,
+  MarkLineComponent,
+  CanvasRenderer,
+]);
 
 declare global {
   interface Window {
@@ -29,8 +43,13 @@ export interface ChartClick {
 
 interface Props {
   id: string;
-  /** Charts of one group zoom together (ECharts' `connect`): their epoch columns stay aligned. */
+  /**
+   * Charts of one group share an epoch axis: they zoom together, and pointing
+   * at a column of one shows the same column's tooltip in the others.
+   */
   group?: string;
+  /** Where this chart's tooltip goes for a column another chart points at (default: series 0 at that column). */
+  tipAt?: (column: number) => Tip;
   option: echarts.EChartsCoreOption;
   height?: number;
   points?: number;
@@ -38,11 +57,13 @@ interface Props {
   dark?: boolean;
 }
 
-export function EChart({ id, group, option, height = 320, points, onClick, dark }: Props) {
+export function EChart({ id, group, tipAt, option, height = 320, points, onClick, dark }: Props) {
   const el = useRef<HTMLDivElement>(null);
   const chart = useRef<echarts.ECharts | null>(null);
   const clickRef = useRef(onClick);
   clickRef.current = onClick;
+  const tipRef = useRef(tipAt);
+  tipRef.current = tipAt;
 
   useEffect(() => {
     if (!el.current) return;
@@ -55,10 +76,7 @@ export function EChart({ id, group, option, height = 320, points, onClick, dark 
       c.off("finished", markRendered);
     };
     c.on("finished", markRendered);
-    if (group) {
-      c.group = group;
-      echarts.connect(group);
-    }
+    const unlink = group ? link(group, c, (column) => (tipRef.current ? tipRef.current(column) : { seriesIndex: 0, dataIndex: column })) : undefined;
     window.attractorCharts = { ...(window.attractorCharts ?? {}), [id]: c };
     // The observer also reports the size the chart was created with; only a
     // real change is worth a resize (each one redraws every point).
@@ -67,6 +85,7 @@ export function EChart({ id, group, option, height = 320, points, onClick, dark 
     });
     ro.observe(el.current);
     return () => {
+      unlink?.();
       ro.disconnect();
       if (window.attractorCharts?.[id] === c) delete window.attractorCharts[id];
       c.dispose();

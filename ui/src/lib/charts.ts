@@ -1,16 +1,18 @@
-// Chart data shaping and ECharts options for the three analytics charts of
-// seed 004 §11: LossCurve, ArtifactDeltaTimeline and PerTaskLossBoxplot, and
-// the optimizer's calibration (predicted against observed loss reduction).
+// ECharts options for the three analytics charts of seed 004 §11 —
+// LossCurve, ArtifactDeltaTimeline and PerTaskLossBoxplot — and the
+// optimizer's calibration (predicted against observed loss reduction).
 //
-// Everything here is a pure function of the API's `EpochView`s, so it is unit
-// tested without a browser, and the chart components only hand the result to
-// ECharts. Options avoid per-point closures where ECharts offers data fields:
-// with 500 epochs × 50 tasks the charts must stay responsive.
+// The data is shaped once, on the Rust side (`report::shape`, served as
+// `SuiteCharts`; the exported report draws the same points): this file only
+// styles it. The three charts share one category axis, the finished epochs,
+// so a column index means the same epoch in all of them. Options avoid
+// per-point closures where ECharts offers data fields: with 500 epochs × 50
+// tasks the charts must stay responsive.
 import type { EChartsCoreOption } from "echarts/core";
-import type { ArtifactEvent } from "../generated/ArtifactEvent";
-import type { EpochView } from "../generated/EpochView";
 import type { ProposalItem } from "../generated/ProposalItem";
-import { fmtLoss } from "./format";
+import type { SpreadPoint } from "../generated/SpreadPoint";
+import type { SuiteCharts } from "../generated/SuiteCharts";
+import { fmtLoss, fmtTick } from "./format";
 
 export const COLORS = {
   update: "#2e9d4f",
@@ -20,59 +22,6 @@ export const COLORS = {
   average: "#8a63d2",
   holdout: "#e08a1e",
 };
-
-/**
- * Trailing moving average over `window` points. The first points average what
- * exists so far; a missing value (an epoch without a loss) is skipped, and a
- * window with no values at all gives null.
- */
-export function movingAverage(values: (number | null)[], window = 3): (number | null)[] {
-  return values.map((_, i) => {
-    const slice = values.slice(Math.max(0, i - window + 1), i + 1).filter((v): v is number => v !== null);
-    return slice.length ? slice.reduce((a, b) => a + b, 0) / slice.length : null;
-  });
-}
-
-/** What happened to the artifacts at the end of an epoch, for the dot colour. */
-export function epochMove(events: ArtifactEvent[]): "update" | "rollback" | "none" {
-  if (events.some((e) => e.type === "rollback")) return "rollback";
-  if (events.some((e) => e.type === "update")) return "update";
-  return "none";
-}
-
-/** `knobs v1→v2` for each event of an epoch. */
-export function transitionLabels(events: ArtifactEvent[]): string[] {
-  return events.map((e) => `${e.type} ${e.artifact} v${e.from_version}→v${e.to_version}`);
-}
-
-/** Median of a non-empty list. */
-export function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-export interface LossPoint {
-  epoch: number;
-  loss: number | null;
-  average: number | null;
-  holdout: number | null;
-  move: "update" | "rollback" | "none";
-  transitions: string[];
-}
-
-export function lossPoints(epochs: EpochView[]): LossPoint[] {
-  const done = epochs.filter((e) => e.completed_at !== null);
-  const avg = movingAverage(done.map((e) => e.mean_loss));
-  return done.map((e, i) => ({
-    epoch: e.epoch_num,
-    loss: e.mean_loss,
-    average: avg[i],
-    holdout: e.holdout_mean_loss,
-    move: epochMove(e.events),
-    transitions: transitionLabels(e.events),
-  }));
-}
 
 /** One left margin for all three charts, so their epoch columns line up. */
 const GRID_LEFT = 130;
@@ -95,7 +44,21 @@ export function zoom(n: number) {
     : [{ type: "inside" }];
 }
 
-export function lossCurveOption(points: LossPoint[]): EChartsCoreOption {
+/** The shared epoch axis. */
+function epochAxis(c: SuiteCharts, extra: Record<string, unknown> = {}) {
+  return { type: "category", name: "epoch", nameLocation: "middle", nameGap: 24, data: c.epochs, ...extra };
+}
+
+/** A loss axis whose labels carry the digits that matter, never 17 of them. */
+const lossAxis = { type: "value", name: "loss", scale: true, axisLabel: { formatter: fmtTick } };
+
+/** The column an axis tooltip is about (the axis value is the epoch's index). */
+function columnOf(params: { dataIndex: number; axisIndex?: number; seriesIndex?: number }[]): number {
+  return params[0]?.dataIndex ?? 0;
+}
+
+export function lossCurveOption(c: SuiteCharts): EChartsCoreOption {
+  const points = c.loss;
   const hasHoldout = points.some((p) => p.holdout !== null);
   const many = points.length > 120;
   return {
@@ -104,9 +67,10 @@ export function lossCurveOption(points: LossPoint[]): EChartsCoreOption {
     legend: { top: 0, data: ["mean loss", "3-epoch average", ...(hasHoldout ? ["held-out mean"] : [])] },
     tooltip: {
       trigger: "axis",
-      // The formatter reads the points by index: no per-point closures.
+      className: "chart-tip",
+      // The formatter reads the points by column: no per-point closures.
       formatter: (params: { dataIndex: number }[]) => {
-        const p = points[params[0]?.dataIndex ?? 0];
+        const p = points[columnOf(params)];
         if (!p) return "";
         const lines = [
           `<b>epoch ${p.epoch}</b>`,
@@ -118,8 +82,8 @@ export function lossCurveOption(points: LossPoint[]): EChartsCoreOption {
         return lines.join("<br/>");
       },
     },
-    xAxis: { type: "category", name: "epoch", nameLocation: "middle", nameGap: 24, data: points.map((p) => p.epoch) },
-    yAxis: { type: "value", name: "loss", scale: true },
+    xAxis: epochAxis(c),
+    yAxis: lossAxis,
     dataZoom: zoom(points.length),
     series: [
       {
@@ -129,7 +93,7 @@ export function lossCurveOption(points: LossPoint[]): EChartsCoreOption {
         symbol: "circle",
         showAllSymbol: true,
         symbolSize: many ? 4 : 10,
-        data: points.map((p) => ({ value: p.loss, itemStyle: { color: COLORS[p.move] } })),
+        data: points.map((p) => ({ value: p.loss, itemStyle: { color: COLORS[p.movement] } })),
       },
       {
         name: "3-epoch average",
@@ -156,156 +120,96 @@ export function lossCurveOption(points: LossPoint[]): EChartsCoreOption {
   };
 }
 
-export interface TimelineMark {
-  epoch: number;
-  artifact: string;
-  row: number;
-  type: "update" | "rollback";
-  from: number;
-  to: number;
-}
-
-/** One mark per artifact event; rows are the artifacts that ever moved (all of `artifacts` when none did). */
-export function timelineMarks(epochs: EpochView[], artifacts: string[]): { rows: string[]; marks: TimelineMark[] } {
-  const moved = new Set(epochs.flatMap((e) => e.events.map((ev) => ev.artifact)));
-  const rows = artifacts.filter((a) => moved.has(a));
-  for (const a of moved) if (!rows.includes(a)) rows.push(a);
-  const marks: TimelineMark[] = [];
-  for (const e of epochs) {
-    for (const ev of e.events) {
-      marks.push({
-        epoch: e.epoch_num,
-        artifact: ev.artifact,
-        row: rows.indexOf(ev.artifact),
-        type: ev.type,
-        from: ev.from_version,
-        to: ev.to_version,
-      });
-    }
-  }
-  return { rows, marks };
-}
-
 /** A filled × (ECharts fills symbol paths, so the cross is drawn as a shape). */
 const CROSS = "path://M3,0 L10,7 L17,0 L20,3 L13,10 L20,17 L17,20 L10,13 L3,20 L0,17 L7,10 L0,3 Z";
 
 /**
- * Epochs run along a category axis, as in the other two charts, so a marker
- * sits straight below the loss-curve dot of the same epoch. A mark's value is
- * [epoch index, row, from, to, artifact, epoch].
+ * Epochs run along the shared category axis, so a marker sits straight below
+ * the loss-curve dot of the same epoch. A mark's value is [column, row, index
+ * of the mark in `c.marks`].
  */
-export function timelineOption(rows: string[], marks: TimelineMark[], epochNums: number[]): EChartsCoreOption {
-  const column = new Map(epochNums.map((n, i) => [n, i]));
-  const toData = (type: "update" | "rollback") =>
-    marks
-      .filter((m) => m.type === type && column.has(m.epoch))
-      .map((m) => [column.get(m.epoch), m.row, m.from, m.to, m.artifact, m.epoch]);
+export function timelineOption(c: SuiteCharts): EChartsCoreOption {
+  const toData = (rollback: boolean) =>
+    c.marks.flatMap((m, i) => (m.rollback === rollback ? [[m.column, m.row, i]] : []));
   return {
-    animation: epochNums.length <= 120,
-    grid: { left: GRID_LEFT, right: 20, top: 30, bottom: epochNums.length > 30 ? 56 : 32 },
+    animation: c.epochs.length <= 120,
+    grid: { left: GRID_LEFT, right: 20, top: 30, bottom: c.epochs.length > 30 ? 56 : 32 },
     legend: { top: 0, data: ["update", "rollback"] },
     tooltip: {
       trigger: "item",
-      formatter: (p: { seriesName: string; value: (number | string)[] }) =>
-        `<b>epoch ${p.value[5]}</b><br/>${p.seriesName} ${p.value[4]} v${p.value[2]}→v${p.value[3]}<br/><i>click for the diff</i>`,
+      className: "chart-tip",
+      formatter: (p: { value: number[] }) => {
+        const m = c.marks[p.value[2]];
+        return m ? `<b>epoch ${m.epoch}</b><br/>${m.label}<br/><i>click for the diff</i>` : "";
+      },
     },
-    xAxis: { type: "category", name: "epoch", nameLocation: "middle", nameGap: 24, data: epochNums, splitLine: { show: true } },
-    yAxis: { type: "category", data: rows, inverse: true, axisLabel: { width: GRID_LEFT - 16, overflow: "truncate" } },
-    dataZoom: zoom(epochNums.length),
+    xAxis: epochAxis(c, { splitLine: { show: true } }),
+    yAxis: { type: "category", data: c.rows, inverse: true, axisLabel: { width: GRID_LEFT - 16, overflow: "truncate" } },
+    dataZoom: zoom(c.epochs.length),
     series: [
-      { name: "update", type: "scatter", symbol: "circle", symbolSize: 14, color: COLORS.update, data: toData("update"), cursor: "pointer" },
-      { name: "rollback", type: "scatter", symbol: CROSS, symbolSize: 14, color: COLORS.rollback, data: toData("rollback"), cursor: "pointer" },
+      { name: "update", type: "scatter", symbol: "circle", symbolSize: 14, color: COLORS.update, data: toData(false), cursor: "pointer" },
+      { name: "rollback", type: "scatter", symbol: CROSS, symbolSize: 14, color: COLORS.rollback, data: toData(true), cursor: "pointer" },
     ],
   };
 }
 
-export interface SpreadPoint {
-  epoch: number;
-  min: number;
-  max: number;
-  median: number;
-  /** Training tasks, sorted by loss. */
-  tasks: { task: string; loss: number }[];
-  /** Held-out tasks: shown apart, never part of the bar. */
-  holdout: { task: string; loss: number }[];
-}
-
-export function spreadPoints(epochs: EpochView[]): SpreadPoint[] {
-  const out: SpreadPoint[] = [];
-  for (const e of epochs) {
-    const train = e.tasks.filter((t) => !t.holdout).map((t) => ({ task: t.task, loss: t.loss }));
-    const held = e.tasks.filter((t) => t.holdout).map((t) => ({ task: t.task, loss: t.loss }));
-    if (!train.length && !held.length) continue;
-    const base = train.length ? train : held;
-    const losses = base.map((t) => t.loss);
-    out.push({
-      epoch: e.epoch_num,
-      min: Math.min(...losses),
-      max: Math.max(...losses),
-      median: median(losses),
-      tasks: [...train].sort((a, b) => a.loss - b.loss),
-      holdout: held,
-    });
+/**
+ * Where the timeline's tooltip goes when another chart of the group points at
+ * `column`: the first mark of that epoch, or nowhere.
+ */
+export function timelineTipAt(c: SuiteCharts, column: number): { seriesIndex: number; dataIndex: number } | null {
+  for (const [seriesIndex, rollback] of [[0, false], [1, true]] as const) {
+    const inSeries = c.marks.filter((m) => m.rollback === rollback);
+    const dataIndex = inSeries.findIndex((m) => m.column === column);
+    if (dataIndex >= 0) return { seriesIndex, dataIndex };
   }
-  return out;
+  return null;
 }
 
-function spreadTooltip(p: SpreadPoint): string {
-  const row = (t: { task: string; loss: number }, held = false) =>
-    `${t.task}${held ? " <i>(held out)</i>" : ""}: ${fmtLoss(t.loss)}`;
+function spreadTooltip(c: SuiteCharts, p: SpreadPoint): string {
+  const name = (i: number) => c.tasks[i] ?? `task ${i}`;
+  const row = ([t, loss]: [number, number], held = false) => `${name(t)}${held ? " <i>(held out)</i>" : ""}: ${fmtLoss(loss)}`;
   const shown = p.tasks.length > 25 ? [...p.tasks.slice(0, 12), null, ...p.tasks.slice(-12)] : p.tasks;
   return [
-    `<b>epoch ${p.epoch}</b> — median ${fmtLoss(p.median)}, range ${fmtLoss(p.min)}–${fmtLoss(p.max)}`,
+    `<b>epoch ${p.epoch}</b> — median ${fmtLoss(p.median)}, middle half ${fmtLoss(p.q1)}–${fmtLoss(p.q3)}, range ${fmtLoss(p.min)}–${fmtLoss(p.max)}`,
     ...shown.map((t) => (t ? row(t) : `… ${p.tasks.length - 24} more …`)),
     ...p.holdout.map((t) => row(t, true)),
   ].join("<br/>");
 }
 
-export function boxplotOption(points: SpreadPoint[]): EChartsCoreOption {
-  const hasHoldout = points.some((p) => p.holdout.length);
-  const many = points.length > 120;
+/**
+ * The per-task loss: a box plot per epoch (whiskers at the lowest and highest
+ * task, the box over the middle half, a line at the median) of the training
+ * tasks, with held-out tasks as diamonds beside it.
+ */
+export function boxplotOption(c: SuiteCharts): EChartsCoreOption {
+  const hasHoldout = c.spread.some((p) => p?.holdout.length);
+  const many = c.epochs.length > 120;
   return {
     animation: !many,
-    grid: { left: GRID_LEFT, right: 20, top: 36, bottom: points.length > 30 ? 56 : 32 },
-    legend: { top: 0, data: ["task range", "median", ...(hasHoldout ? ["held-out task"] : [])] },
+    grid: { left: GRID_LEFT, right: 20, top: 36, bottom: c.epochs.length > 30 ? 56 : 32 },
+    legend: { top: 0, data: ["tasks", ...(hasHoldout ? ["held-out task"] : [])] },
     tooltip: {
       trigger: "axis",
+      className: "chart-tip",
       axisPointer: { type: "shadow" },
       formatter: (params: { dataIndex: number }[]) => {
-        const p = points[params[0]?.dataIndex ?? 0];
-        return p ? spreadTooltip(p) : "";
+        const p = c.spread[columnOf(params)];
+        return p ? spreadTooltip(c, p) : "";
       },
     },
-    xAxis: { type: "category", name: "epoch", nameLocation: "middle", nameGap: 24, data: points.map((p) => p.epoch) },
-    yAxis: { type: "value", name: "loss", scale: true },
-    dataZoom: zoom(points.length),
+    xAxis: epochAxis(c),
+    yAxis: lossAxis,
+    dataZoom: zoom(c.epochs.length),
     series: [
       {
-        // A stacked pair draws the min–max bar: an invisible bar up to min,
-        // then a visible one of height max − min.
-        name: "floor",
-        type: "bar",
-        stack: "range",
-        silent: true,
-        itemStyle: { color: "transparent" },
-        data: points.map((p) => p.min),
-        barMaxWidth: 14,
-      },
-      {
-        name: "task range",
-        type: "bar",
-        stack: "range",
-        color: "rgba(59, 111, 216, 0.35)",
-        data: points.map((p) => p.max - p.min),
-        barMaxWidth: 14,
-        barMinHeight: 2,
-      },
-      {
-        name: "median",
-        type: "scatter",
+        name: "tasks",
+        type: "boxplot",
         color: COLORS.line,
-        symbolSize: many ? 4 : 9,
-        data: points.map((p) => p.median),
+        itemStyle: { color: "rgba(59, 111, 216, 0.25)", borderColor: COLORS.line, borderWidth: 1.5 },
+        boxWidth: [4, 14],
+        // An epoch that counted no task is a gap, not a shifted column.
+        data: c.spread.map((p) => (p ? [p.min, p.q1, p.median, p.q3, p.max] : ["-", "-", "-", "-", "-"])),
       },
       ...(hasHoldout
         ? [
@@ -315,8 +219,12 @@ export function boxplotOption(points: SpreadPoint[]): EChartsCoreOption {
               color: COLORS.holdout,
               symbol: "diamond",
               symbolSize: many ? 4 : 9,
+              // Beside the box, not on it.
+              symbolOffset: [many ? 0 : 12, 0],
               itemStyle: { borderColor: COLORS.holdout, color: "transparent", borderWidth: 2 },
-              data: points.flatMap((p, i) => p.holdout.map((t) => [i, t.loss])),
+              // Not part of the axis tooltip's lookup: the box series' index is the column.
+              tooltip: { show: false },
+              data: c.spread.flatMap((p, i) => (p ? p.holdout.map(([, loss]) => [i, loss]) : [])),
             },
           ]
         : []),

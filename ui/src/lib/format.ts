@@ -6,6 +6,17 @@ export function fmtLoss(x: number | null | undefined): string {
   return x === null || x === undefined || Number.isNaN(x) ? "–" : x.toFixed(4);
 }
 
+/**
+ * An axis tick with the digits that matter: 0.25, 1.5e-5, 3.2e7 — never
+ * 0.000000000000000000001 or a 17-digit float.
+ */
+export function fmtTick(v: number): string {
+  if (v === 0 || !Number.isFinite(v)) return String(v);
+  const a = Math.abs(v);
+  if (a >= 1e5 || a < 1e-3) return v.toExponential(1).replace("e+", "e").replace(".0e", "e");
+  return String(Number(v.toPrecision(4)));
+}
+
 export function fmtDuration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined) return "–";
   if (ms < 1000) return `${ms} ms`;

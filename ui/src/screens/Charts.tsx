@@ -7,16 +7,9 @@ import { DiffDrawer, type Transition } from "../components/DiffDrawer";
 import { EChart, type ChartClick } from "../components/EChart";
 import { Proposals } from "../components/Proposals";
 import { Empty, ErrorNote, Status } from "../components/common";
-import type { SuiteEpochs } from "../generated/SuiteEpochs";
+import type { SuiteCharts } from "../generated/SuiteCharts";
 import type { SuiteItem } from "../generated/SuiteItem";
-import {
-  boxplotOption,
-  lossCurveOption,
-  lossPoints,
-  spreadPoints,
-  timelineMarks,
-  timelineOption,
-} from "../lib/charts";
+import { boxplotOption, lossCurveOption, timelineOption, timelineTipAt } from "../lib/charts";
 import { fmtLoss } from "../lib/format";
 import { epochsVersion } from "../lib/live";
 import { useDark } from "../lib/theme";
@@ -24,7 +17,7 @@ import { useDark } from "../lib/theme";
 export function Charts({ suite }: { suite?: string }) {
   const { tick, suiteChanges, reconnects } = useLive();
   const dark = useDark();
-  const [data, setData] = useState<SuiteEpochs | null>(null);
+  const [data, setData] = useState<SuiteCharts | null>(null);
   const [suites, setSuites] = useState<SuiteItem[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [open, setOpen] = useState<Transition | null>(null);
@@ -39,7 +32,7 @@ export function Charts({ suite }: { suite?: string }) {
   useEffect(() => {
     if (!suite) return;
     api
-      .epochs(suite, false)
+      .charts(suite)
       .then((d) => {
         setData(d);
         setError(null);
@@ -47,21 +40,16 @@ export function Charts({ suite }: { suite?: string }) {
       .catch((e: Error) => setError(e.message));
   }, [suite, version]);
 
-  const loss = useMemo(() => (data ? lossPoints(data.epochs) : []), [data]);
-  const lossOpt = useMemo(() => lossCurveOption(loss), [loss]);
-  const timeline = useMemo(() => (data ? timelineMarks(data.epochs, data.artifacts) : { rows: [], marks: [] }), [data]);
-  const timelineOpt = useMemo(
-    () => timelineOption(timeline.rows, timeline.marks, loss.map((p) => p.epoch)),
-    [timeline, loss],
-  );
-  // Finished epochs only, like the other two charts, so the columns line up.
-  const spread = useMemo(() => (data ? spreadPoints(data.epochs.filter((e) => e.completed_at !== null)) : []), [data]);
-  const spreadOpt = useMemo(() => boxplotOption(spread), [spread]);
+  const lossOpt = useMemo(() => (data ? lossCurveOption(data) : {}), [data]);
+  const timelineOpt = useMemo(() => (data ? timelineOption(data) : {}), [data]);
+  const spreadOpt = useMemo(() => (data ? boxplotOption(data) : {}), [data]);
+  const timelineTip = useMemo(() => (data ? (column: number) => timelineTipAt(data, column) : undefined), [data]);
 
   const onMark = (e: ChartClick) => {
-    const v = e.value as [number, number, number, number, string, number];
-    if (!Array.isArray(v)) return;
-    setOpen({ epoch: v[5], from: v[2], to: v[3], artifact: v[4], type: e.seriesName === "rollback" ? "rollback" : "update" });
+    const v = e.value as [number, number, number];
+    const m = Array.isArray(v) ? data?.marks[v[2]] : undefined;
+    if (!m) return;
+    setOpen({ epoch: m.epoch, from: m.from, to: m.to, artifact: m.artifact, type: m.rollback ? "rollback" : "update" });
   };
 
   const picker = (
@@ -91,6 +79,7 @@ export function Charts({ suite }: { suite?: string }) {
     );
   }
 
+  const loss = data?.loss ?? [];
   const completed = loss.length;
   const last = loss[loss.length - 1];
   return (
@@ -147,15 +136,16 @@ export function Charts({ suite }: { suite?: string }) {
           </div>
           <div className="card">
             <h3>Artifact changes</h3>
-            {timeline.marks.length === 0 ? (
+            {data.marks.length === 0 ? (
               <p className="muted">No artifact has changed yet. With the baseline optimizer nothing moves; launch with <code>evolve</code> to tune.</p>
             ) : (
               <EChart
                 id="artifact-timeline"
                 group="suite-charts"
                 option={timelineOpt}
-                height={Math.max(140, 70 + timeline.rows.length * 36)}
-                points={timeline.marks.length}
+                height={Math.max(140, 70 + data.rows.length * 36)}
+                points={data.marks.length}
+                tipAt={timelineTip}
                 onClick={onMark}
                 dark={dark}
               />
@@ -163,7 +153,7 @@ export function Charts({ suite }: { suite?: string }) {
           </div>
           <div className="card">
             <h3>Per-task loss</h3>
-            <EChart id="task-spread" group="suite-charts" option={spreadOpt} points={spread.length} dark={dark} />
+            <EChart id="task-spread" group="suite-charts" option={spreadOpt} points={data.spread.filter(Boolean).length} dark={dark} />
           </div>
           <div className="card">
             <h3>Proposals: predicted against observed</h3>

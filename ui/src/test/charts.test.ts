@@ -4,79 +4,97 @@ import {
   boxplotOption,
   calibrationOption,
   calibrationPoints,
-  epochMove,
   lossCurveOption,
-  lossPoints,
-  median,
-  movingAverage,
-  spreadPoints,
-  timelineMarks,
   timelineOption,
+  timelineTipAt,
   zoom,
 } from "../lib/charts";
+import type { LossPoint } from "../generated/LossPoint";
 import type { ProposalItem } from "../generated/ProposalItem";
-import { epoch, rollback, update } from "./fixtures";
+import type { SuiteCharts } from "../generated/SuiteCharts";
+import type { TimelineMark } from "../generated/TimelineMark";
 
-type Series = { name: string; data: unknown[]; lineStyle?: { type: string }; symbol?: string };
+type Series = { name: string; type: string; data: unknown[]; lineStyle?: { type: string }; symbol?: string; tooltip?: { show: boolean } };
 const series = (o: Record<string, unknown>) => o.series as Series[];
 type Fmt = (p: { dataIndex: number }[]) => string;
 
-describe("movingAverage", () => {
-  it("averages a trailing window of three, partial at the start", () => {
-    expect(movingAverage([3, 6, 9, 12])).toEqual([3, 4.5, 6, 9]);
-  });
-  it("skips missing values and gives null for a window without any", () => {
-    expect(movingAverage([null, 2, null, 4, null, null, null])).toEqual([null, 2, 2, 3, 4, 4, null]);
-  });
-  it("takes other window sizes", () => {
-    expect(movingAverage([1, 2, 3, 4], 2)).toEqual([1, 1.5, 2.5, 3.5]);
-  });
+// What the server sends (`report::shape::suite_charts`, tested on the Rust
+// side): three finished epochs, the second with a rollback and no counted task.
+const point = (epoch: number, loss: number | null, movement: LossPoint["movement"], transitions: string[] = []): LossPoint => ({
+  epoch,
+  loss,
+  average: loss,
+  holdout: loss === null ? null : loss + 0.3,
+  movement,
+  transitions,
 });
-
-describe("median and epoch moves", () => {
-  it("takes the middle, or the mean of the two middles", () => {
-    expect(median([5, 1, 3])).toBe(3);
-    expect(median([4, 1, 3, 2])).toBe(2.5);
-  });
-  it("colours a rollback over an update, an update over nothing", () => {
-    expect(epochMove([])).toBe("none");
-    expect(epochMove([update("a", 0, 1)])).toBe("update");
-    expect(epochMove([update("a", 0, 1), rollback("b", 2, 1)])).toBe("rollback");
-  });
+const mark = (epoch: number, column: number, row: number, artifact: string, rollback: boolean, from: number, to: number): TimelineMark => ({
+  epoch,
+  column,
+  row,
+  artifact,
+  rollback,
+  from,
+  to,
+  label: `${rollback ? "rollback" : "update"} ${artifact} v${from}→v${to}`,
+});
+const charts = (): SuiteCharts => ({
+  suite: {
+    id: 1,
+    name: "s",
+    created_at: "",
+    epochs: 3,
+    latest_mean_loss: 0.2,
+    status: "idle",
+    tasks: 4,
+    holdout_tasks: 1,
+    suite_path: null,
+    last_error: null,
+    launch_id: null,
+    model: null,
+  },
+  epochs: [1, 2, 4],
+  loss: [point(1, 0.5, "update", ["update knobs v0→v1"]), point(2, null, "rollback", ["rollback knobs v1→v0 (held-out loss rose 0.3000 → 0.4000)"]), point(4, 0.2, "none")],
+  spread: [
+    { epoch: 1, min: 0.1, q1: 0.2, median: 0.3, q3: 0.4, max: 0.5, tasks: [[0, 0.1], [2, 0.3], [1, 0.5]], holdout: [[3, 0.9]] },
+    null,
+    { epoch: 4, min: 0.2, q1: 0.25, median: 0.3, q3: 0.35, max: 0.4, tasks: [[0, 0.2], [1, 0.4]], holdout: [[3, 0.8]] },
+  ],
+  tasks: ["a", "b", "c", "h"],
+  rows: ["knobs", "prompt"],
+  marks: [mark(1, 0, 0, "knobs", false, 0, 1), mark(2, 1, 0, "knobs", true, 1, 0), mark(4, 2, 1, "prompt", false, 0, 1)],
 });
 
 describe("LossCurve", () => {
-  const epochs = [
-    epoch(1, { a: 0.6, b: 0.4, h: 0.9 }, [update("knobs", 0, 1)], ["h"]),
-    epoch(2, { a: 0.8, b: 0.6, h: 0.7 }, [rollback("knobs", 1, 0)], ["h"]),
-    epoch(3, { a: 0.2, b: 0.2, h: 0.1 }, [], ["h"]),
-  ];
-  it("has one point per finished epoch with its dot colour and transition", () => {
-    const unfinished = { ...epoch(4, {}), completed_at: null };
-    const pts = lossPoints([...epochs, unfinished]);
-    expect(pts.map((p) => p.epoch)).toEqual([1, 2, 3]);
-    expect(pts.map((p) => p.move)).toEqual(["update", "rollback", "none"]);
-    expect(pts[0].transitions).toEqual(["update knobs v0→v1"]);
-    expect(pts[2].average).toBeCloseTo((0.5 + 0.7 + 0.2) / 3);
-    const s = series(lossCurveOption(pts) as Record<string, unknown>);
+  it("has one dot per column coloured by the epoch's move, and the moving average dashed", () => {
+    const s = series(lossCurveOption(charts()) as Record<string, unknown>);
     const dots = s[0].data as { value: number; itemStyle: { color: string } }[];
     expect(dots.map((d) => d.itemStyle.color)).toEqual([COLORS.update, COLORS.rollback, COLORS.none]);
     expect(s[1].name).toBe("3-epoch average");
     expect(s[1].lineStyle?.type).toBe("dashed");
   });
-  it("draws held-out tasks as their own series and says v{from}→v{to} in the tooltip", () => {
-    const opt = lossCurveOption(lossPoints(epochs)) as Record<string, unknown>;
+  it("draws held-out tasks as their own series and names the transition, with a rollback's reason, in the tooltip", () => {
+    const opt = lossCurveOption(charts()) as Record<string, unknown>;
     const s = series(opt);
     expect(s.map((x) => x.name)).toContain("held-out mean");
-    expect(s[2].data).toEqual([0.9, 0.7, 0.1]);
+    expect(s[2].data).toEqual([0.8, null, 0.5]);
     const fmt = (opt.tooltip as { formatter: Fmt }).formatter;
     expect(fmt([{ dataIndex: 0 }])).toContain("update knobs v0→v1");
-    expect(fmt([{ dataIndex: 1 }])).toContain("rollback knobs v1→v0");
+    expect(fmt([{ dataIndex: 1 }])).toContain("<b>epoch 2</b>");
+    expect(fmt([{ dataIndex: 1 }])).toContain("held-out loss rose");
     expect(fmt([{ dataIndex: 2 }])).toContain("no artifact change");
+    expect((opt.xAxis as { data: number[] }).data).toEqual([1, 2, 4]);
+  });
+  it("labels the loss axis with the digits that matter", () => {
+    const y = (lossCurveOption(charts()) as { yAxis: { axisLabel: { formatter: (v: number) => string } } }).yAxis;
+    expect(y.axisLabel.formatter(1e-21)).toBe("1e-21");
+    expect(y.axisLabel.formatter(0.30000000000000004)).toBe("0.3");
   });
   it("adds a zoom slider for long histories", () => {
-    const many = Array.from({ length: 500 }, (_, i) => epoch(i + 1, { a: 1 / (i + 1) }));
-    const opt = lossCurveOption(lossPoints(many)) as Record<string, unknown>;
+    const many = charts();
+    many.epochs = Array.from({ length: 500 }, (_, i) => i + 1);
+    many.loss = many.epochs.map((e) => point(e, 1 / e, "none"));
+    const opt = lossCurveOption(many) as Record<string, unknown>;
     const zooms = opt.dataZoom as { type: string; start: number; end: number }[];
     expect(zooms.map((z) => z.type)).toEqual(["inside", "slider"]);
     // It opens on the latest 100 of the 500 epochs.
@@ -90,46 +108,47 @@ describe("LossCurve", () => {
 });
 
 describe("ArtifactDeltaTimeline", () => {
-  it("has a row per artifact that moved and a circle or cross per event", () => {
-    const epochs = [epoch(1, { a: 1 }, [update("knobs", 0, 1)]), epoch(2, { a: 1 }, [rollback("knobs", 1, 0), update("prompt", 0, 1)]), epoch(3, { a: 1 })];
-    const { rows, marks } = timelineMarks(epochs, ["aso_config", "knobs", "prompt"]);
-    expect(rows).toEqual(["knobs", "prompt"]);
-    expect(marks).toHaveLength(3);
-    const opt = timelineOption(rows, marks, [1, 2, 3]) as Record<string, unknown>;
+  it("puts a circle or a cross per event on the shared columns", () => {
+    const opt = timelineOption(charts()) as Record<string, unknown>;
     const [updates, rollbacks] = series(opt);
     expect(updates.symbol).toBe("circle");
-    // [column of the epoch, row, from, to, artifact, epoch]
+    // [column, row, index of the mark]
     expect(updates.data).toEqual([
-      [0, 0, 0, 1, "knobs", 1],
-      [1, 1, 0, 1, "prompt", 2],
+      [0, 0, 0],
+      [2, 1, 2],
     ]);
     expect(rollbacks.symbol).toMatch(/^path:\/\//);
-    expect(rollbacks.data).toEqual([[1, 0, 1, 0, "knobs", 2]]);
+    expect(rollbacks.data).toEqual([[1, 0, 1]]);
     const fmt = (opt.tooltip as { formatter: (p: unknown) => string }).formatter;
-    expect(fmt({ seriesName: "rollback", value: [1, 0, 1, 0, "knobs", 2] })).toContain("<b>epoch 2</b><br/>rollback knobs v1→v0");
-    // The columns are the same epochs as the loss curve's.
-    expect((opt.xAxis as { type: string; data: number[] }).data).toEqual([1, 2, 3]);
+    expect(fmt({ value: [1, 0, 1] })).toContain("<b>epoch 2</b><br/>rollback knobs v1→v0");
+    expect((opt.xAxis as { type: string; data: number[] }).data).toEqual([1, 2, 4]);
+  });
+  it("answers a pointer on another chart's column with that epoch's mark, or none", () => {
+    const c = charts();
+    expect(timelineTipAt(c, 0)).toEqual({ seriesIndex: 0, dataIndex: 0 });
+    expect(timelineTipAt(c, 1)).toEqual({ seriesIndex: 1, dataIndex: 0 });
+    expect(timelineTipAt(c, 2)).toEqual({ seriesIndex: 0, dataIndex: 1 });
+    c.marks = c.marks.slice(0, 1);
+    expect(timelineTipAt(c, 2)).toBeNull();
   });
 });
 
 describe("PerTaskLossBoxplot", () => {
-  const epochs = [epoch(1, { a: 0.1, b: 0.5, c: 0.3, h: 0.9 }, [], ["h"]), epoch(2, { a: 0.2, b: 0.4, h: 0.8 }, [], ["h"])];
-  it("spans min to max of the training tasks with the median, holding out the rest", () => {
-    const pts = spreadPoints(epochs);
-    expect(pts[0]).toMatchObject({ epoch: 1, min: 0.1, max: 0.5, median: 0.3 });
-    expect(pts[0].holdout).toEqual([{ task: "h", loss: 0.9 }]);
-    expect(pts[1].median).toBeCloseTo(0.3);
-    const opt = boxplotOption(pts) as Record<string, unknown>;
-    const s = series(opt);
-    expect(s[0].data).toEqual([0.1, 0.2]);
-    expect(s[1].data.map((x) => Number((x as number).toFixed(6)))).toEqual([0.4, 0.2]);
-    expect(s[2].data).toEqual([0.3, pts[1].median]);
-    expect(s[3]).toMatchObject({ name: "held-out task", symbol: "diamond", data: [[0, 0.9], [1, 0.8]] });
+  it("draws a box per column over the middle half, a gap for an epoch without tasks, held-out tasks apart", () => {
+    const s = series(boxplotOption(charts()) as Record<string, unknown>);
+    expect(s[0].type).toBe("boxplot");
+    expect(s[0].data).toEqual([
+      [0.1, 0.2, 0.3, 0.4, 0.5],
+      ["-", "-", "-", "-", "-"],
+      [0.2, 0.25, 0.3, 0.35, 0.4],
+    ]);
+    expect(s[1]).toMatchObject({ name: "held-out task", symbol: "diamond", data: [[0, 0.9], [2, 0.8]], tooltip: { show: false } });
   });
-  it("lists every task's loss in the tooltip, held-out ones marked", () => {
-    const fmt = ((boxplotOption(spreadPoints(epochs)) as Record<string, unknown>).tooltip as { formatter: Fmt }).formatter;
+  it("lists every task's loss by name in the tooltip, held-out ones marked", () => {
+    const fmt = ((boxplotOption(charts()) as Record<string, unknown>).tooltip as { formatter: Fmt }).formatter;
     const text = fmt([{ dataIndex: 0 }]);
-    for (const t of ["a: 0.1000", "b: 0.5000", "c: 0.3000", "h <i>(held out)</i>: 0.9000"]) expect(text).toContain(t);
+    for (const t of ["<b>epoch 1</b>", "middle half 0.2000–0.4000", "a: 0.1000", "b: 0.5000", "c: 0.3000", "h <i>(held out)</i>: 0.9000"]) expect(text).toContain(t);
+    expect(fmt([{ dataIndex: 1 }])).toBe("");
   });
 });
 

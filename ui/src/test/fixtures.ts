@@ -44,4 +44,7 @@ export const rollback = (artifact: string, from: number, to: number): ArtifactEv
   mean_loss_prev: 0.2,
   mean_loss_current: 0.3,
   new_learning_rate: 0.25,
+  reason: "training",
+  holdout_mean_prev: null,
+  holdout_mean_current: null,
 });

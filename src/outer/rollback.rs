@@ -1,0 +1,40 @@
+//! Why an update was rolled back, in one type the outer loop records, the bus
+//! carries and every screen (the CLI's progress and `inspect`, the app's
+//! charts, the report) words the same way — a rollback by the held-out gate
+//! happens while the training loss *falls*, so "the loss rose" would be false.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// Why an update was rolled back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum RollbackReason {
+    /// The training loss rose (or, on a suite measured against its noise, did
+    /// not fall beyond it).
+    Training,
+    /// The training loss fell, but by less than its run-to-run noise.
+    Noise,
+    /// The held-out gate: the held-out loss rose beyond its tolerance.
+    Holdout,
+}
+
+/// What a rollback is said with, after its transition: ` (held-out loss rose
+/// 0.0200 → 0.0354)`. `training` and `holdout` are the means before and after
+/// the update; an epoch recorded before reasons were says nothing.
+pub fn why(
+    reason: Option<RollbackReason>,
+    training: (Option<f64>, Option<f64>),
+    holdout: (Option<f64>, Option<f64>),
+) -> String {
+    let rose = |what: &str, (a, b): (Option<f64>, Option<f64>)| match (a, b) {
+        (Some(a), Some(b)) => format!(" ({what} rose {a:.4} → {b:.4})"),
+        _ => format!(" ({what} rose)"),
+    };
+    match reason {
+        Some(RollbackReason::Holdout) => rose("held-out loss", holdout),
+        Some(RollbackReason::Training) => rose("training loss", training),
+        Some(RollbackReason::Noise) => " (the gain was within the noise)".to_string(),
+        None => String::new(),
+    }
+}
