@@ -339,6 +339,7 @@ mod tests {
             holdout_mean_loss: None,
             parent_artifacts: BTreeMap::new(),
             child_artifacts: BTreeMap::new(),
+            transitions: events.iter().map(transition_label).collect(),
             events,
             note: None,
             model: None,

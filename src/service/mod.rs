@@ -1868,6 +1868,7 @@ fn build_epochs(
                 e.child_artifacts_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null);
             let child_artifacts: BTreeMap<String, i64> =
                 serde_json::from_value(child["artifacts"].clone()).unwrap_or_default();
+            let events = parse_events(&child);
             EpochView {
                 epoch_id: e.id,
                 epoch_num: e.epoch_num,
@@ -1877,7 +1878,8 @@ fn build_epochs(
                 holdout_mean_loss: crate::loss::mean(&held),
                 parent_artifacts: parent,
                 child_artifacts,
-                events: parse_events(&child),
+                transitions: events.iter().map(crate::report::shape::transition_label).collect(),
+                events,
                 note: child["note"].as_str().map(str::to_string),
                 model: serde_json::from_value(child["model"].clone()).ok(),
                 tasks,

@@ -165,6 +165,9 @@ pub struct EpochView {
     /// Active versions after the epoch closed.
     pub child_artifacts: BTreeMap<String, i64>,
     pub events: Vec<ArtifactEvent>,
+    /// Each event as the screens say it (`rollback knobs v2→v1 (held-out
+    /// loss rose 0.0200 → 0.0354)`), in the order of `events`.
+    pub transitions: Vec<String>,
     /// Why the epoch changed nothing, when an optimizer was asked and
     /// nothing it proposed could be used.
     pub note: Option<String>,

@@ -447,10 +447,27 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(inbox.answered[0].answer, "hint");
   });
 
-  it("shows runs per epoch, and a run's output and telemetry", async () => {
+  it("shows runs a page of epochs at a time, with one status column and parts that add up to the loss", async () => {
     await page.goto(`${server.url}#/runs/knobs`);
-    await page.locator("[data-epoch='1']").waitFor();
+    const knobs = await (await fetch(`${server.url}api/suites/knobs/epochs`)).json();
+    const newest = knobs.epochs.at(-1).epoch_num;
+    assert.ok(knobs.epochs.length > 5, `knobs has ${knobs.epochs.length} epochs`);
+    await page.locator(`[data-epoch='${newest}']`).waitFor();
+    assert.equal(await page.locator(".card[data-epoch]").count(), 5, "the first page holds five epochs");
+    const card = page.locator(`[data-epoch='${newest}']`);
+    const headers = (await card.locator("thead tr").last().locator("th").allInnerTexts()).map((h) => h.trim().toLowerCase());
+    assert.equal(headers.filter((h) => h === "status").length, 1, headers.join(", "));
+    // Each part shows what it added: weight × component, and they add up to the loss.
+    for (const row of await card.locator("tbody tr").all()) {
+      const cells = (await row.locator("td").allInnerTexts()).map((c) => c.trim());
+      const [loss, ...parts] = cells.slice(2, 8).map(Number);
+      const sum = parts.reduce((a, b) => a + b, 0);
+      assert.ok(Math.abs(sum - loss) < 5e-4 * parts.length, `${cells.join(" | ")}: parts add up to ${sum}`);
+    }
     await shot("15-runs.png", true);
+    // Epoch 1 is on the last page.
+    const pager = page.getByTestId("pager").first();
+    while (!(await page.locator("[data-epoch='1']").count())) await pager.getByRole("button", { name: "Older →" }).click();
     await page.locator("[data-epoch='1'] tbody a").first().click();
     const out = page.getByTestId("stdout");
     await out.waitFor();

@@ -22,6 +22,11 @@ parent_artifacts: { [key in string]: number },
  */
 child_artifacts: { [key in string]: number }, events: Array<ArtifactEvent>, 
 /**
+ * Each event as the screens say it (`rollback knobs v2→v1 (held-out
+ * loss rose 0.0200 → 0.0354)`), in the order of `events`.
+ */
+transitions: Array<string>, 
+/**
  * Why the epoch changed nothing, when an optimizer was asked and
  * nothing it proposed could be used.
  */

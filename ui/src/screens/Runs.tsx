@@ -1,17 +1,44 @@
-// Runs: one table per epoch with every run's loss breakdown and status.
+// Runs: one table per epoch with every run's status, its loss and what each
+// part of the loss added to it, newest epoch first, a page of epochs at a time.
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { Empty, ErrorNote, Status } from "../components/common";
 import type { SuiteEpochs } from "../generated/SuiteEpochs";
 import type { SuiteItem } from "../generated/SuiteItem";
+import type { LossParts } from "../generated/LossParts";
+import type { RunItem } from "../generated/RunItem";
 import { fmtDuration, fmtLoss, fmtModelSpend } from "../lib/format";
+
+/** Epochs on one page of the Runs screen. */
+export const EPOCHS_PER_PAGE = 5;
+
+const PARTS: { key: keyof LossParts; label: string; what: string }[] = [
+  { key: "eval", label: "eval", what: "1 − eval score" },
+  { key: "critique", label: "critique", what: "1 − critique score" },
+  { key: "gate_rejections", label: "gates", what: "gate rejections over the limit" },
+  { key: "budget", label: "budget", what: "share of the budget used" },
+  { key: "status", label: "outcome", what: "outcome penalty (complete 0, partial 0.5, failed 1)" },
+];
+
+/** What one part added to a run's loss: its weight × its component. */
+function PartCell({ run, part }: { run: RunItem; part: (typeof PARTS)[number] }) {
+  const c = run.parts?.[part.key];
+  const w = run.weights?.[part.key];
+  if (c === undefined || w === undefined) return <td className="num">–</td>;
+  return (
+    <td className="num" title={`${part.what}: ${fmtLoss(c)} × weight ${fmtLoss(w)}`}>
+      {fmtLoss(c * w)}
+    </td>
+  );
+}
 
 export function Runs({ suite }: { suite?: string }) {
   const { tick } = useLive();
   const [suites, setSuites] = useState<SuiteItem[]>([]);
   const [data, setData] = useState<SuiteEpochs | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [page, setPage] = useState(0);
 
   useEffect(() => {
     api.suites().then(setSuites).catch(() => undefined);
@@ -20,8 +47,26 @@ export function Runs({ suite }: { suite?: string }) {
     if (!suite) return;
     api.epochs(suite).then(setData).catch((e: Error) => setError(e.message));
   }, [suite, tick]);
+  useEffect(() => setPage(0), [suite]);
 
-  const epochs = data ? [...data.epochs].reverse() : [];
+  const all = data ? [...data.epochs].reverse() : [];
+  const pages = Math.max(1, Math.ceil(all.length / EPOCHS_PER_PAGE));
+  const shown = Math.min(page, pages - 1);
+  const epochs = all.slice(shown * EPOCHS_PER_PAGE, (shown + 1) * EPOCHS_PER_PAGE);
+  const pager =
+    pages > 1 ? (
+      <nav className="pager" aria-label="epoch pages" data-testid="pager">
+        <button onClick={() => setPage(shown - 1)} disabled={shown === 0}>
+          ← Newer
+        </button>
+        <span className="muted small">
+          epochs {epochs[0]?.epoch_num}–{epochs[epochs.length - 1]?.epoch_num} of {all.length} · page {shown + 1} of {pages}
+        </span>
+        <button onClick={() => setPage(shown + 1)} disabled={shown >= pages - 1}>
+          Older →
+        </button>
+      </nav>
+    ) : null;
   // Runs in the suite's task order (they finish, and are stored, in any order).
   const order = new Map((data?.tasks ?? []).map((t, i) => [t.name, i]));
   const byTask = (a: { task: string; id: number }, b: { task: string; id: number }) =>
@@ -52,7 +97,8 @@ export function Runs({ suite }: { suite?: string }) {
           <p>Every epoch runs each task of the suite once; pick a suite to see its runs, their loss breakdown and output.</p>
         </Empty>
       )}
-      {data && epochs.length === 0 && <Empty title="No runs yet">Launch the suite to see its runs here.</Empty>}
+      {data && all.length === 0 && <Empty title="No runs yet">Launch the suite to see its runs here.</Empty>}
+      {pager}
       {epochs.map((e) => (
         <div className="card" key={e.epoch_id} data-epoch={e.epoch_num}>
           <header className="screen-head">
@@ -64,7 +110,7 @@ export function Runs({ suite }: { suite?: string }) {
             {e.completed_at === null && <Status status="unfinished" />}
             <span className="spacer" />
             <span className="muted small">
-              {e.events.map((ev) => `${ev.type} ${ev.artifact} v${ev.from_version}→v${ev.to_version}`).join("; ")}
+              {e.transitions.join("; ")}
             </span>
           </header>
           {(e.note !== null || (e.model !== null && e.model.calls > 0)) && (
@@ -76,15 +122,22 @@ export function Runs({ suite }: { suite?: string }) {
           )}
           <table className="table compact">
             <thead>
+              <tr className="group">
+                <th colSpan={3} />
+                <th colSpan={PARTS.length} className="part-group" title="each part's component in [0, 1] times its weight; they add up to the loss">
+                  what each part added to the loss
+                </th>
+                <th />
+              </tr>
               <tr>
                 <th>Task</th>
                 <th>Status</th>
                 <th className="num">Loss</th>
-                <th className="num" title="1 − eval score, before its weight">eval</th>
-                <th className="num" title="1 − critique score, before its weight">critique</th>
-                <th className="num" title="gate rejections over the limit, before its weight">gates</th>
-                <th className="num" title="share of the budget used, before its weight">budget</th>
-                <th className="num" title="status penalty (complete 0, partial 0.5, failed 1), before its weight">status</th>
+                {PARTS.map((p) => (
+                  <th key={p.key} className="num" title={`${p.what}, times its weight`}>
+                    {p.label}
+                  </th>
+                ))}
                 <th className="num">Time</th>
               </tr>
             </thead>
@@ -100,11 +153,9 @@ export function Runs({ suite }: { suite?: string }) {
                     <Status status={r.status} />
                   </td>
                   <td className="num">{fmtLoss(r.loss)}</td>
-                  <td className="num">{fmtLoss(r.parts?.eval)}</td>
-                  <td className="num">{fmtLoss(r.parts?.critique)}</td>
-                  <td className="num">{fmtLoss(r.parts?.gate_rejections)}</td>
-                  <td className="num">{fmtLoss(r.parts?.budget)}</td>
-                  <td className="num">{fmtLoss(r.parts?.status)}</td>
+                  {PARTS.map((p) => (
+                    <PartCell key={p.key} run={r} part={p} />
+                  ))}
                   <td className="num">{fmtDuration(r.duration_ms)}</td>
                 </tr>
               ))}
@@ -112,6 +163,7 @@ export function Runs({ suite }: { suite?: string }) {
           </table>
         </div>
       ))}
+      {pager}
     </section>
   );
 }

@@ -18,6 +18,7 @@ export function epoch(num: number, losses: Record<string, number>, events: Artif
     parent_artifacts: { knobs: 0 },
     child_artifacts: { knobs: 0 },
     events,
+    transitions: events.map((e) => `${e.type} ${e.artifact} v${e.from_version}→v${e.to_version}`),
     note: null,
     model: null,
     tasks,
