@@ -254,7 +254,7 @@ async fn suite_with_markup(db: &Path, suite: &str, artifact: &str) {
         { "name": "<b>bold</b>", "kind": "command" },
         { "name": "quiet", "kind": "command", "holdout": true }
     ]);
-    let id = store.upsert_suite(suite, &tasks.to_string(), "{}").await.unwrap();
+    let id = store.upsert_suite(suite, &tasks.to_string(), "{}", None).await.unwrap();
     for num in 1..=2 {
         let epoch = store.insert_epoch(id, num, "{}").await.unwrap();
         for (task, loss) in [("<b>bold</b>", 0.4), ("quiet", 0.2)] {
@@ -322,7 +322,7 @@ async fn unknown_suites_empty_suites_and_unwritable_folders_are_refused_with_a_h
 
     // A suite whose only epoch never finished has nothing to chart.
     let store = Store::open(&w.db()).await.unwrap();
-    let id = store.upsert_suite("fresh", "[]", "{}").await.unwrap();
+    let id = store.upsert_suite("fresh", "[]", "{}", None).await.unwrap();
     store.insert_epoch(id, 1, "{}").await.unwrap();
     store.close().await;
     let out = w.cli(&["report", "fresh", "--out", w.path("r").to_str().unwrap()]);

@@ -101,7 +101,7 @@ pub async fn fill(store: &Store, config: &FillConfig) -> Result<Filled, FillErro
             })
             .collect(),
     );
-    let suite_id = store.upsert_suite(&config.suite, &tasks_json.to_string(), "{}").await?;
+    let suite_id = store.upsert_suite(&config.suite, &tasks_json.to_string(), "{}", None).await?;
 
     let mut registry = Registry::load(store.clone()).await?;
     for (name, kind) in ARTIFACTS {

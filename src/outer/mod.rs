@@ -370,7 +370,10 @@ impl SuiteRunner {
         }
         let tasks_json = serde_json::to_string(&self.suite.tasks).map_err(StoreError::from)?;
         let baseline_json = serde_json::to_string(&self.suite.baseline_artifacts).map_err(StoreError::from)?;
-        let suite_id = self.store.upsert_suite(&self.suite.name, &tasks_json, &baseline_json).await?;
+        // Where the suite came from, for "Launch again" in the app.
+        let source = std::fs::canonicalize(&self.suite.path).ok().and_then(|p| p.to_str().map(str::to_string));
+        let suite_id =
+            self.store.upsert_suite(&self.suite.name, &tasks_json, &baseline_json, source.as_deref()).await?;
         if let Some(c) = &self.optimizer_llm {
             c.set_scope(crate::llm::CallScope { suite_id: Some(suite_id), ..Default::default() });
         }

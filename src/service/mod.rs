@@ -358,7 +358,9 @@ impl Service {
             let tasks = row.as_ref().map(task_infos).unwrap_or_default();
             let waiting = paused.contains(&s.id);
             let status = (s.epochs, s.latest_mean_loss, s.unfinished, waiting);
-            let mut item = self.suite_item(&s.name, s.id, &s.created_at, status, &tasks);
+            let head =
+                SuiteHead { id: s.id, name: &s.name, created_at: &s.created_at, source: s.source_path.as_deref() };
+            let mut item = self.suite_item(head, status, &tasks);
             item.model = self.suite_model(s.id).await?;
             out.push(item);
         }
@@ -377,14 +379,8 @@ impl Service {
 
     /// `counts`: finished epochs, the latest mean loss, open epochs, and
     /// whether a trajectory of the suite waits on a person.
-    fn suite_item(
-        &self,
-        name: &str,
-        id: i64,
-        created_at: &str,
-        counts: (i64, Option<f64>, i64, bool),
-        tasks: &[TaskInfo],
-    ) -> SuiteItem {
+    fn suite_item(&self, head: SuiteHead<'_>, counts: (i64, Option<f64>, i64, bool), tasks: &[TaskInfo]) -> SuiteItem {
+        let SuiteHead { id, name, created_at, source } = head;
         let (epochs, latest_mean_loss, unfinished, waiting) = counts;
         let launches = lock(&self.launches);
         let latest = launches.values().rev().find(|l| l.view.suite == name);
@@ -411,9 +407,12 @@ impl Service {
             status,
             tasks: tasks.len(),
             holdout_tasks: tasks.iter().filter(|t| t.holdout).count(),
+            // The last launch from here, else the last one recorded, else
+            // the file the suite was last run from (`attractor run`).
             suite_path: latest
                 .map(|l| l.view.suite_path.clone())
-                .or_else(|| lock(&self.settings).suite_paths.get(name).cloned()),
+                .or_else(|| lock(&self.settings).suite_paths.get(name).cloned())
+                .or_else(|| source.map(str::to_string)),
             last_error: failed.and_then(|l| l.view.error.clone()),
             launch_id: running.map(|l| l.view.id),
             model: None,
@@ -476,8 +475,7 @@ impl Service {
         let latest = epochs.iter().rev().find(|e| e.completed_at.is_some()).and_then(|e| e.mean_loss);
         let unfinished = epochs.iter().filter(|e| e.completed_at.is_none()).count() as i64;
         let waiting = self.store.suites_waiting_on_a_person().await?.contains(&row.id);
-        let mut suite =
-            self.suite_item(&row.name, row.id, &row.created_at, (completed, latest, unfinished, waiting), &tasks);
+        let mut suite = self.suite_item(SuiteHead::of(&row), (completed, latest, unfinished, waiting), &tasks);
         suite.model = self.suite_model(row.id).await?;
         Ok(SuiteEpochs { suite, tasks, artifacts, epochs: views })
     }
@@ -1828,6 +1826,21 @@ fn tree_graph(
         })
         .collect();
     SuiteGraph { suite: epochs.suite.name, kind: GraphKind::Tree, nodes, edges, notes }
+}
+
+/// What identifies a suite on its row of the Suites screen.
+struct SuiteHead<'a> {
+    id: i64,
+    name: &'a str,
+    created_at: &'a str,
+    /// The suite file it was last run from.
+    source: Option<&'a str>,
+}
+
+impl<'a> SuiteHead<'a> {
+    fn of(row: &'a SuiteRow) -> Self {
+        SuiteHead { id: row.id, name: &row.name, created_at: &row.created_at, source: row.source_path.as_deref() }
+    }
 }
 
 /// Builds every epoch's view from whole-suite reads (`runs` may be empty:

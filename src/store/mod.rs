@@ -161,19 +161,28 @@ impl Store {
     // ----- suites -------------------------------------------------------------
 
     /// Records a suite (or refreshes its task list) and returns its id. The
-    /// suite's name is its identity across runs.
-    pub async fn upsert_suite(&self, name: &str, tasks_json: &str, baseline_json: &str) -> Result<i64> {
+    /// suite's name is its identity across runs. `source` is the file it was
+    /// read from, when there is one (kept from an earlier run otherwise).
+    pub async fn upsert_suite(
+        &self,
+        name: &str,
+        tasks_json: &str,
+        baseline_json: &str,
+        source: Option<&str>,
+    ) -> Result<i64> {
         let id: i64 = sqlx::query_scalar(
-            "INSERT INTO task_suites (name, tasks_json, baseline_artifacts_json, created_at)
-             VALUES (?, ?, ?, ?)
+            "INSERT INTO task_suites (name, tasks_json, baseline_artifacts_json, created_at, source_path)
+             VALUES (?, ?, ?, ?, ?)
              ON CONFLICT(name) DO UPDATE SET tasks_json = excluded.tasks_json,
-                 baseline_artifacts_json = excluded.baseline_artifacts_json
+                 baseline_artifacts_json = excluded.baseline_artifacts_json,
+                 source_path = COALESCE(excluded.source_path, task_suites.source_path)
              RETURNING id",
         )
         .bind(name)
         .bind(tasks_json)
         .bind(baseline_json)
         .bind(now_rfc3339())
+        .bind(source)
         .fetch_one(&self.pool)
         .await?;
         Ok(id)
@@ -186,7 +195,7 @@ impl Store {
     /// Every suite with its epoch count and latest mean loss.
     pub async fn suite_summaries(&self) -> Result<Vec<SuiteSummary>> {
         Ok(sqlx::query_as(
-            "SELECT s.id, s.name, s.created_at,
+            "SELECT s.id, s.name, s.created_at, s.source_path,
                     (SELECT COUNT(*) FROM epochs e WHERE e.suite_id = s.id AND e.completed_at IS NOT NULL) AS epochs,
                     (SELECT e.mean_loss FROM epochs e WHERE e.suite_id = s.id AND e.completed_at IS NOT NULL
                        ORDER BY e.epoch_num DESC LIMIT 1) AS latest_mean_loss,

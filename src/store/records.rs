@@ -9,6 +9,8 @@ pub struct SuiteRow {
     pub tasks_json: String,
     pub baseline_artifacts_json: String,
     pub created_at: String,
+    /// The suite file it was last run from.
+    pub source_path: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
@@ -16,6 +18,8 @@ pub struct SuiteSummary {
     pub id: i64,
     pub name: String,
     pub created_at: String,
+    /// The suite file it was last run from.
+    pub source_path: Option<String>,
     /// Completed epochs.
     pub epochs: i64,
     pub latest_mean_loss: Option<f64>,

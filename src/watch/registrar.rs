@@ -581,7 +581,7 @@ impl Registrar {
         }
         let tasks_json = serde_json::to_string(&s.tasks).map_err(StoreError::from)?;
         let baseline_json = serde_json::to_string(&s.baseline_artifacts).map_err(StoreError::from)?;
-        let suite_id = self.store.upsert_suite(&s.name, &tasks_json, &baseline_json).await?;
+        let suite_id = self.store.upsert_suite(&s.name, &tasks_json, &baseline_json, Some(&write.path)).await?;
         write.suite_id = Some(suite_id);
 
         let mut asked = None;

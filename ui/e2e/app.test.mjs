@@ -196,6 +196,9 @@ describe("the Attractor web UI against a real server", () => {
     const epochs = await (await fetch(`${server.url}api/suites/knobs/epochs`)).json();
     const first = epochs.epochs[0];
     assert.equal(first.events[0].type, "update");
+    // The suite was first run from the command line: "Launch again" knows its file.
+    const again = page.getByRole("link", { name: "Launch again" });
+    assert.equal(await again.getAttribute("href"), `#/launch?path=${encodeURIComponent(join(fixtures, "knobs.suite.yaml"))}`);
 
     // Hover the first epoch's dot: the tooltip says v0→v1.
     const p = await pixel("loss-curve", 0, [0, first.mean_loss]);
@@ -287,8 +290,15 @@ describe("the Attractor web UI against a real server", () => {
     const target = activeBefore === 1 ? 2 : 1;
     await page.getByTestId("diff").waitFor();
     await shot("07-artifact-history.png");
+    // Esc closes the confirmation without changing anything.
     await page.getByTestId(`activate-${target}`).click();
     const dialog = page.getByRole("dialog");
+    await dialog.getByText(`Make v${target} of knobs active?`).waitFor();
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "detached" });
+    const unchanged = await (await fetch(`${server.url}api/artifacts/knobs/versions`)).json();
+    assert.equal(unchanged.artifact.active_version, activeBefore);
+    await page.getByTestId(`activate-${target}`).click();
     await dialog.getByText(`Make v${target} of knobs active?`).waitFor();
     await shot("08-rollback-confirm.png");
     await dialog.getByRole("button", { name: `Make v${target} active` }).click();

@@ -1,5 +1,5 @@
 // Small shared pieces: empty states, errors, status badges, confirmation.
-import type { ReactNode } from "react";
+import { useEffect, type ReactNode } from "react";
 
 export function Empty({ title, children }: { title: string; children?: ReactNode }) {
   return (
@@ -28,12 +28,22 @@ export function Confirm({ text, confirm, onConfirm, onCancel }: {
   onConfirm: () => void;
   onCancel: () => void;
 }) {
+  // Esc cancels, as in every dialog people know.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") onCancel();
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [onCancel]);
   return (
-    <div className="modal-backdrop">
+    <div className="modal-backdrop" onClick={(e) => e.target === e.currentTarget && onCancel()}>
       <div className="modal" role="dialog" aria-modal="true">
         <div>{text}</div>
         <div className="actions">
-          <button onClick={onCancel}>Cancel</button>
+          <button onClick={onCancel} autoFocus>
+            Cancel
+          </button>
           <button className="primary" onClick={onConfirm}>
             {confirm}
           </button>
