@@ -141,11 +141,28 @@ async fn suites_epochs_and_graph_show_what_the_cli_ran() {
     // By id and by name alike.
     let epochs = s.ok(&format!("/api/suites/{id}/epochs")).await;
     assert_eq!(epochs, s.ok("/api/suites/knobs/epochs").await);
-    // The charts' request leaves the run lists out and keeps everything else.
+    // `?runs=false` leaves the run lists out and keeps everything else.
     let lean = s.ok("/api/suites/knobs/epochs?runs=false").await;
     assert!(lean["epochs"].as_array().unwrap().iter().all(|e| e["runs"].as_array().unwrap().is_empty()));
     assert_eq!(lean["epochs"][3]["tasks"], epochs["epochs"][3]["tasks"]);
     assert_eq!(s.get("/api/suites/knobs/epochs?runs=maybe").await.0, StatusCode::BAD_REQUEST);
+    // The Charts screen's data, shaped on the server: one column per
+    // finished epoch, by id and by name alike; an unknown suite is a 404.
+    let charts = s.ok(&format!("/api/suites/{id}/charts")).await;
+    assert_eq!(charts, s.ok("/api/suites/knobs/charts").await);
+    let finished: Vec<i64> = epochs["epochs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| !e["completed_at"].is_null())
+        .map(|e| e["epoch_num"].as_i64().unwrap())
+        .collect();
+    assert!(!finished.is_empty());
+    assert_eq!(charts["epochs"], json!(finished));
+    assert_eq!(charts["loss"].as_array().unwrap().len(), finished.len());
+    assert_eq!(charts["spread"].as_array().unwrap().len(), finished.len());
+    assert_eq!(charts["loss"][0]["loss"], epochs["epochs"][0]["mean_loss"]);
+    assert_eq!(s.get("/api/suites/nope/charts").await.0, StatusCode::NOT_FOUND);
     // JSON goes out gzipped to a client that accepts it.
     let zipped =
         s.req(reqwest::Method::GET, "/api/suites/knobs/epochs").header("accept-encoding", "gzip").send().await.unwrap();

@@ -312,7 +312,10 @@ async fn the_database_holds_the_seed_tables_and_columns() {
         cols("artifact_versions").await,
         ["id", "artifact_name", "version", "content", "parent_version", "created_at", "epoch_id", "is_active"]
     );
-    assert_eq!(cols("task_suites").await, ["id", "name", "tasks_json", "baseline_artifacts_json", "created_at"]);
+    assert_eq!(
+        cols("task_suites").await,
+        ["id", "name", "tasks_json", "baseline_artifacts_json", "created_at", "source_path"]
+    );
     assert_eq!(
         cols("epochs").await,
         [

@@ -7,9 +7,10 @@
 //    navigation until all three charts have drawn their data (each chart
 //    stamps `data-rendered-at` when ECharts reports it finished), a fresh page
 //    per sample; plus the time to zoom the loss curve out to all epochs;
-// 2. the HTTP latency of `GET /api/suites/{id}/epochs` — the Charts screen's
-//    lean request (`?runs=false`) and the full one — sequential requests
-//    with gzip as a browser sends them, median and p95;
+// 2. the HTTP latency of `GET /api/suites/{id}/charts` (the Charts screen's
+//    request: the data shaped on the server) and of `GET …/epochs` without
+//    and with every run — sequential requests with gzip as a browser sends
+//    them, median and p95;
 // 3. idle memory: the resident set of `attractor serve` before any request
 //    and after the measurements, and of the desktop app (with its WebKit
 //    processes) under Xvfb when the binary and Xvfb are there.
@@ -182,8 +183,10 @@ await sleep(2000);
 const idleBefore = rss(server.child.pid);
 
 const epochsUrl = `${server.url}api/suites/${filled.suite_id}/epochs`;
+const chartsUrl = `${server.url}api/suites/${filled.suite_id}/charts`;
 console.error("bench ui: HTTP latency…");
 await timeRequests(`${epochsUrl}?runs=false`, 2); // warm-up: the first read pages the database in
+const charts = await timeRequests(chartsUrl, REQUESTS);
 const lean = await timeRequests(`${epochsUrl}?runs=false`, REQUESTS);
 const full = await timeRequests(epochsUrl, Math.max(5, Math.round(REQUESTS / 3)));
 
@@ -250,7 +253,7 @@ const live = await (async () => {
   const probe = () =>
     page.evaluate(() => ({
       busy: window.__longTasks.reduce((a, b) => a + b, 0),
-      fetches: performance.getEntriesByType("resource").filter((r) => r.name.includes("/epochs")).length,
+      fetches: performance.getEntriesByType("resource").filter((r) => r.name.includes("/charts")).length,
     }));
   const before = await probe();
   const t = performance.now();
@@ -291,8 +294,9 @@ const lines = [
   `|---|---|---|---|`,
   `| Charts screen, time to first render | ${ms(quantile(renders, 0.5))} | ${ms(quantile(renders, 0.95))} | navigation start → all three charts drawn; ${renders.length} fresh pages; main-thread long tasks ${ms(quantile(longTasks, 0.5))} (median total) |`,
   `| Charts screen, zoom out to all ${EPOCHS} epochs | ${ms(quantile(zooms, 0.5))} | ${ms(quantile(zooms, 0.95))} | one dataZoom on the loss curve, the other two follow |`,
-  `| Charts screen open while another suite runs ${LIVE_EPOCHS} epochs × 4 tasks (${live.seconds.toFixed(1)} s) | ${ms(live.busy)} | | main-thread long tasks in that time; the screen refetched its epochs ${live.fetches} time(s) |`,
-  `| \`GET /api/suites/{id}/epochs?runs=false\` (the charts' request) | ${ms(lean.median)} | ${ms(lean.p95)} | ${REQUESTS} sequential requests, gzip; ${(lean.bytes / 1e6).toFixed(2)} MB of JSON, ${(lean.wire / 1e6).toFixed(2)} MB on the wire |`,
+  `| Charts screen open while another suite runs ${LIVE_EPOCHS} epochs × 4 tasks (${live.seconds.toFixed(1)} s) | ${ms(live.busy)} | | main-thread long tasks in that time; the screen refetched its charts ${live.fetches} time(s) |`,
+  `| \`GET /api/suites/{id}/charts\` (the Charts screen's request) | ${ms(charts.median)} | ${ms(charts.p95)} | ${REQUESTS} sequential requests, gzip; ${(charts.bytes / 1e6).toFixed(2)} MB of JSON, ${(charts.wire / 1e6).toFixed(2)} MB on the wire |`,
+  `| \`GET /api/suites/{id}/epochs?runs=false\` | ${ms(lean.median)} | ${ms(lean.p95)} | ${REQUESTS} sequential requests, gzip; ${(lean.bytes / 1e6).toFixed(2)} MB of JSON, ${(lean.wire / 1e6).toFixed(2)} MB on the wire |`,
   `| \`GET /api/suites/{id}/epochs\` (with every run) | ${ms(full.median)} | ${ms(full.p95)} | ${(full.bytes / 1e6).toFixed(2)} MB of JSON, ${(full.wire / 1e6).toFixed(2)} MB on the wire |`,
   ``,
   `| memory | resident set |`,

@@ -45,7 +45,8 @@ pub fn comparable<'a>(kind: ArtifactKind, old: &'a str, new: &'a str) -> Compara
 }
 
 /// A unified diff (`---`/`+++` headers, `radius` lines of context) from
-/// version `from` to version `to` of artifact `name`.
+/// version `from` to version `to` of artifact `name`. Compared by field, the
+/// headers say so: the lines are the canonical form, not the stored file's.
 pub fn unified(
     kind: ArtifactKind,
     name: &str,
@@ -54,15 +55,18 @@ pub fn unified(
     radius: usize,
 ) -> String {
     let c = comparable(kind, old, new);
+    let basis = if c.basis == DiffBasis::Fields { " (by field, keys sorted)" } else { "" };
     similar::TextDiff::from_lines(c.old.as_ref(), c.new.as_ref())
         .unified_diff()
         .context_radius(radius)
-        .header(&format!("{name} v{from}"), &format!("{name} v{to}"))
+        .header(&format!("{name} v{from}{basis}"), &format!("{name} v{to}{basis}"))
         .to_string()
 }
 
 /// `text` as pretty-printed JSON with every object's keys sorted, or `None`
-/// when it is not JSON.
+/// when it is not JSON. (`serde_json`'s map is sorted today, but a dependency
+/// switching on its `preserve_order` feature would silently undo that; the
+/// sort here does not depend on it.)
 fn canonical_json(text: &str) -> Option<String> {
     fn sorted(value: Value) -> Value {
         match value {
@@ -93,6 +97,9 @@ mod tests {
             .filter(|l| l.starts_with(['+', '-']) && !l.starts_with("+++") && !l.starts_with("---"))
             .collect();
         assert_eq!(changed, ["-  \"gain\": 1.0,", "+  \"gain\": 2.0,"], "{text}");
-        assert!(text.starts_with("--- knobs v0\n+++ knobs v1\n"), "{text}");
+        assert!(
+            text.starts_with("--- knobs v0 (by field, keys sorted)\n+++ knobs v1 (by field, keys sorted)\n"),
+            "{text}"
+        );
     }
 }

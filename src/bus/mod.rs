@@ -100,6 +100,9 @@ pub enum Event {
         reason: crate::outer::RollbackReason,
         holdout_mean_prev: Option<f64>,
         holdout_mean_current: Option<f64>,
+        /// The reason as the screens say it after the transition
+        /// (` (held-out loss rose 0.0200 → 0.0354)`).
+        why: String,
     },
     SuiteFinished {
         suite_id: i64,

@@ -4,7 +4,6 @@
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::bus::{Bus, Event};
-use crate::outer::rollback;
 
 /// Starts rendering; the task ends when the bus closes.
 pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::JoinHandle<()> {
@@ -95,23 +94,7 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                 Event::ArtifactUpdated { artifact, from_version, to_version, .. } => {
                     updates.push(format!("update {artifact} v{from_version}→v{to_version}"));
                 }
-                Event::ArtifactRolledBack {
-                    artifact,
-                    from_version,
-                    to_version,
-                    new_learning_rate,
-                    reason,
-                    mean_loss_prev,
-                    mean_loss_current,
-                    holdout_mean_prev,
-                    holdout_mean_current,
-                    ..
-                } => {
-                    let why = rollback::why(
-                        Some(reason),
-                        (Some(mean_loss_prev), Some(mean_loss_current)),
-                        (holdout_mean_prev, holdout_mean_current),
-                    );
+                Event::ArtifactRolledBack { artifact, from_version, to_version, new_learning_rate, why, .. } => {
                     updates
                         .push(format!("rollback {artifact} v{from_version}→v{to_version}{why}, η={new_learning_rate}"));
                 }

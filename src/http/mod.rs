@@ -342,7 +342,7 @@ async fn suites(State(s): State<AppState>) -> Reply<Vec<SuiteItem>> {
 
 #[derive(Deserialize)]
 struct EpochsQuery {
-    /// `?runs=false` leaves each epoch's run list out (the charts' request).
+    /// `?runs=false` leaves each epoch's run list out (most of the payload).
     runs: Option<bool>,
 }
 

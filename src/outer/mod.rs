@@ -755,6 +755,7 @@ impl SuiteRunner {
                     reason,
                     holdout_mean_prev: prev_holdout,
                     holdout_mean_current: current_holdout,
+                    why: rollback::why(Some(reason), (Some(p), Some(m)), (prev_holdout, current_holdout)),
                 });
             }
         } else if let Some(m) = mean_loss {

@@ -27,14 +27,33 @@ pub fn why(
     training: (Option<f64>, Option<f64>),
     holdout: (Option<f64>, Option<f64>),
 ) -> String {
+    // A loss that stayed put is rolled back too (no gain is no reason to keep
+    // a change): "rose" would be false then.
     let rose = |what: &str, (a, b): (Option<f64>, Option<f64>)| match (a, b) {
-        (Some(a), Some(b)) => format!(" ({what} rose {a:.4} → {b:.4})"),
-        _ => format!(" ({what} rose)"),
+        (Some(a), Some(b)) if b > a => format!(" ({what} rose {a:.4} → {b:.4})"),
+        (Some(a), Some(b)) => format!(" ({what} did not fall: {a:.4} → {b:.4})"),
+        _ => format!(" ({what} did not fall)"),
     };
     match reason {
         Some(RollbackReason::Holdout) => rose("held-out loss", holdout),
         Some(RollbackReason::Training) => rose("training loss", training),
         Some(RollbackReason::Noise) => " (the gain was within the noise)".to_string(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rollback_says_rose_only_when_the_loss_rose() {
+        let training = |a, b| why(Some(RollbackReason::Training), (Some(a), Some(b)), (None, None));
+        assert_eq!(training(0.4, 0.5), " (training loss rose 0.4000 → 0.5000)");
+        assert_eq!(training(0.4, 0.4), " (training loss did not fall: 0.4000 → 0.4000)");
+        assert_eq!(
+            why(Some(RollbackReason::Holdout), (None, None), (Some(0.02), None)),
+            " (held-out loss did not fall)"
+        );
     }
 }

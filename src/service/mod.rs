@@ -449,15 +449,15 @@ impl Service {
     }
 
     /// A suite's epochs with per-task losses, artifact events and, with
-    /// `with_runs`, every run (the charts need only the counted losses: at
-    /// 500 epochs × 50 tasks the runs are most of the payload).
+    /// `with_runs`, every run (at 500 epochs × 50 tasks the runs are most of
+    /// the payload; the charts and the graph do without them).
     pub async fn suite_epochs(&self, key: &str, with_runs: bool) -> Result<SuiteEpochs> {
         let row = self.find_suite(key).await?;
         let tasks = task_infos(&row);
         let holdout: HashMap<&str, bool> = tasks.iter().map(|t| (t.name.as_str(), t.holdout)).collect();
         let epochs = self.store.epochs(row.id).await?;
-        // The run rows are read only when asked for: the charts need the
-        // counted losses alone, a fraction of the data.
+        // The run rows are read only when asked for: the charts and the
+        // graph need the counted losses alone, a fraction of the data.
         let runs = if with_runs { self.store.run_briefs_of_suite(row.id).await? } else { Vec::new() };
         let counted = self.store.counted_runs_of_suite(row.id).await?;
         let views = build_epochs(&epochs, &runs, &counted, &holdout);

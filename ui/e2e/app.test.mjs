@@ -427,6 +427,9 @@ describe("the Attractor web UI against a real server", () => {
     const curve = page.getByTestId("loss-curve");
     await curve.locator("canvas").waitFor();
     const before = Number(await curve.getAttribute("data-points"));
+    assert.equal(await curve.getAttribute("data-resets"), "1");
+    // The reader zooms to the latest epochs; a new epoch must not undo it.
+    await page.evaluate(() => window.attractorCharts["loss-curve"].dispatchAction({ type: "dataZoom", start: 50, end: 100 }));
     const resp = await fetch(`${server.url}api/launches`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
@@ -435,6 +438,12 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(resp.status, 202);
     // No reload: the epoch's event over SSE makes the screen refetch.
     await page.locator(`[data-testid=loss-curve][data-points="${before + 1}"]`).waitFor();
+    // Updated in place: not drawn afresh (which replayed the entry animation
+    // on every epoch), and the zoom is where the reader left it.
+    await page.waitForFunction((n) => window.attractorCharts["loss-curve"].getOption().xAxis[0].data.length === n, before + 1);
+    assert.equal(await curve.getAttribute("data-resets"), "1");
+    const zoom = await page.evaluate(() => window.attractorCharts["loss-curve"].getOption().dataZoom[0].start);
+    assert.equal(zoom, 50);
     const suites = await (await fetch(`${server.url}api/suites`)).json();
     assert.equal(suites.find((x) => x.name === "knobs").epochs, before + 1);
   });
@@ -549,6 +558,31 @@ describe("the Attractor web UI against a real server", () => {
     await page.getByText(/Saved to /).waitFor();
     const reset = await (await fetch(`${server.url}api/settings`)).json();
     assert.deepEqual(reset.model_prices, {});
+  });
+
+  it("fits a 900 px window on every screen: the sidebar becomes a top bar and wide tables scroll in their card", async () => {
+    await page.setViewportSize({ width: 900, height: 800 });
+    try {
+      for (const route of ["suites", "launch", "live", "charts/knobs", "graph/knobs", "artifacts/knobs", "runs/knobs", "memory", "inbox", "watch", "settings"]) {
+        await page.goto(`${server.url}#/${route}`);
+        await page.locator("main h2").first().waitFor();
+        await page.waitForLoadState("networkidle");
+        const layout = await page.evaluate(() => {
+          const nav = document.querySelector(".nav").getBoundingClientRect();
+          const main = document.querySelector(".main").getBoundingClientRect();
+          const vw = document.documentElement.clientWidth;
+          const over = [...document.querySelectorAll("body *")]
+            .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > vw + 1)
+            .map((e) => `${e.tagName.toLowerCase()}.${e.className}`);
+          return { page: document.documentElement.scrollWidth, vw, navBottom: nav.bottom, mainTop: main.top, over };
+        });
+        assert.ok(layout.page <= layout.vw, `#/${route} is ${layout.page} px wide in a ${layout.vw} px window: ${layout.over.slice(0, 3).join(", ")}`);
+        assert.ok(layout.navBottom <= layout.mainTop + 1, `#/${route}: the sidebar sits beside the content`);
+        await shot(`900-${route.replace("/", "-")}.png`);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1360, height: 900 });
+    }
   });
 
   it("moves between screens with keyboard shortcuts", async () => {

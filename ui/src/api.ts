@@ -174,7 +174,7 @@ export function queryString(fields: Record<string, string | number | null | unde
 export const api = {
   overview: () => request<Overview>(["overview"], ["GET", "/overview"]),
   suites: () => request<SuiteItem[]>(["suites"], ["GET", "/suites"]),
-  /** A suite's epochs; `runs: false` leaves the run lists out (what the charts need). */
+  /** A suite's epochs; `runs: false` leaves the run lists out (most of the payload). */
   epochs: (suite: string | number, runs = true) =>
     request<SuiteEpochs>(
       ["suite_epochs", { key: String(suite), with_runs: runs }],

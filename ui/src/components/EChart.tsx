@@ -10,7 +10,7 @@
 import { useEffect, useRef } from "react";
 import * as echarts from "echarts/core";
 import { BarChart, BoxplotChart, GraphChart, LineChart, ScatterChart, TreeChart } from "echarts/charts";
-import { DataZoomComponent, GridComponent, LegendComponent, MarkLineComponent, TooltipComponent } from "echarts/components";
+import { DataZoomComponent, GridComponent, LegendComponent, TooltipComponent } from "echarts/components";
 import { CanvasRenderer } from "echarts/renderers";
 import { link, type Tip } from "../lib/linked";
 
@@ -25,7 +25,6 @@ echarts.use([
   TooltipComponent,
   LegendComponent,
   DataZoomComponent,
-  MarkLineComponent,
   CanvasRenderer,
 ]);
 
@@ -48,8 +47,14 @@ interface Props {
    * at a column of one shows the same column's tooltip in the others.
    */
   group?: string;
-  /** Where this chart's tooltip goes for a column another chart points at (default: series 0 at that column). */
+  /** Where this chart's tooltip goes for a column another chart points at (default: its axis tooltip there). */
   tipAt?: (column: number) => Tip;
+  /**
+   * What the chart shows (a suite): a new key draws the chart afresh; a new
+   * option under the same key updates it in place — no replayed entry
+   * animation, and the reader's zoom is kept while a run adds epochs.
+   */
+  resetKey?: string;
   option: echarts.EChartsCoreOption;
   height?: number;
   points?: number;
@@ -57,18 +62,22 @@ interface Props {
   dark?: boolean;
 }
 
-export function EChart({ id, group, tipAt, option, height = 320, points, onClick, dark }: Props) {
+export function EChart({ id, group, tipAt, resetKey, option, height = 320, points, onClick, dark }: Props) {
   const el = useRef<HTMLDivElement>(null);
   const chart = useRef<echarts.ECharts | null>(null);
   const clickRef = useRef(onClick);
   clickRef.current = onClick;
   const tipRef = useRef(tipAt);
   tipRef.current = tipAt;
+  // The key the chart was last drawn afresh for (null: not drawn yet).
+  const drawnFor = useRef<string | null>(null);
+  const resets = useRef(0);
 
   useEffect(() => {
     if (!el.current) return;
     const c = echarts.init(el.current, dark ? "dark" : undefined, { renderer: "canvas" });
     chart.current = c;
+    drawnFor.current = null;
     c.on("click", (p) => clickRef.current?.(p as unknown as ChartClick));
     const node = el.current;
     const markRendered = () => {
@@ -76,7 +85,7 @@ export function EChart({ id, group, tipAt, option, height = 320, points, onClick
       c.off("finished", markRendered);
     };
     c.on("finished", markRendered);
-    const unlink = group ? link(group, c, (column) => (tipRef.current ? tipRef.current(column) : { seriesIndex: 0, dataIndex: column })) : undefined;
+    const unlink = group ? link(group, c, (column) => (tipRef.current ? tipRef.current(column) : "axis")) : undefined;
     window.attractorCharts = { ...(window.attractorCharts ?? {}), [id]: c };
     // The observer also reports the size the chart was created with; only a
     // real change is worth a resize (each one redraws every point).
@@ -94,8 +103,28 @@ export function EChart({ id, group, tipAt, option, height = 320, points, onClick
   }, [id, group, dark]);
 
   useEffect(() => {
-    chart.current?.setOption({ backgroundColor: "transparent", ...option }, { notMerge: true });
-  }, [option, dark]);
+    const c = chart.current;
+    if (!c) return;
+    const full = { backgroundColor: "transparent", ...option };
+    const key = resetKey ?? "";
+    if (drawnFor.current !== key) {
+      c.setOption(full, { notMerge: true });
+      drawnFor.current = key;
+      resets.current += 1;
+      if (el.current) el.current.dataset.resets = String(resets.current);
+    } else {
+      // An update: series are matched by id and morph to their new data;
+      // the zoom window keeps where the reader put it.
+      c.setOption(keepZoom(full), { replaceMerge: ["series"] });
+    }
+  }, [option, dark, resetKey]);
 
   return <div ref={el} className="chart" data-testid={id} data-points={points} style={{ height }} />;
+}
+
+/** `option` without its zoom windows' positions, so an update keeps the reader's. */
+function keepZoom(option: echarts.EChartsCoreOption): echarts.EChartsCoreOption {
+  const zoom = option.dataZoom;
+  if (!Array.isArray(zoom)) return option;
+  return { ...option, dataZoom: zoom.map(({ start: _start, end: _end, ...rest }: Record<string, unknown>) => rest) };
 }

@@ -30,7 +30,12 @@ note: string | null,
 /**
  * What the optimizer's model calls cost at the end of this epoch.
  */
-model: ModelSpend | null, } | { "type": "artifact_updated", suite_id: number, epoch_id: number, artifact: string, from_version: number, to_version: number, rationale: string, learning_rate: number, } | { "type": "artifact_rolled_back", suite_id: number, epoch_id: number, artifact: string, from_version: number, to_version: number, mean_loss_prev: number, mean_loss_current: number, new_learning_rate: number, reason: RollbackReason, holdout_mean_prev: number | null, holdout_mean_current: number | null, } | { "type": "suite_finished", suite_id: number, epochs_completed: number, interrupted: boolean, 
+model: ModelSpend | null, } | { "type": "artifact_updated", suite_id: number, epoch_id: number, artifact: string, from_version: number, to_version: number, rationale: string, learning_rate: number, } | { "type": "artifact_rolled_back", suite_id: number, epoch_id: number, artifact: string, from_version: number, to_version: number, mean_loss_prev: number, mean_loss_current: number, new_learning_rate: number, reason: RollbackReason, holdout_mean_prev: number | null, holdout_mean_current: number | null, 
+/**
+ * The reason as the screens say it after the transition
+ * (` (held-out loss rose 0.0200 → 0.0354)`).
+ */
+why: string, } | { "type": "suite_finished", suite_id: number, epochs_completed: number, interrupted: boolean, 
 /**
  * Why the run ended before its epochs were done, other than an
  * interruption (its model budget spent).

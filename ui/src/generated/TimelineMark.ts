@@ -15,4 +15,9 @@ row: number, artifact: string, rollback: boolean, from: number, to: number,
 /**
  * What the tooltip says, with a rollback's reason.
  */
-label: string, };
+label: string, 
+/**
+ * A rollback's reason alone (` (held-out loss rose 0.0200 → 0.0354)`),
+ * empty for an update.
+ */
+why: string, };

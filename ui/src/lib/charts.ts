@@ -87,6 +87,7 @@ export function lossCurveOption(c: SuiteCharts): EChartsCoreOption {
     dataZoom: zoom(points.length),
     series: [
       {
+        id: "mean loss",
         name: "mean loss",
         type: "line",
         color: COLORS.line,
@@ -96,6 +97,7 @@ export function lossCurveOption(c: SuiteCharts): EChartsCoreOption {
         data: points.map((p) => ({ value: p.loss, itemStyle: { color: COLORS[p.movement] } })),
       },
       {
+        id: "3-epoch average",
         name: "3-epoch average",
         type: "line",
         color: COLORS.average,
@@ -106,6 +108,7 @@ export function lossCurveOption(c: SuiteCharts): EChartsCoreOption {
       ...(hasHoldout
         ? [
             {
+              id: "held-out mean",
               name: "held-out mean",
               type: "line",
               color: COLORS.holdout,
@@ -147,8 +150,8 @@ export function timelineOption(c: SuiteCharts): EChartsCoreOption {
     yAxis: { type: "category", data: c.rows, inverse: true, axisLabel: { width: GRID_LEFT - 16, overflow: "truncate" } },
     dataZoom: zoom(c.epochs.length),
     series: [
-      { name: "update", type: "scatter", symbol: "circle", symbolSize: 14, color: COLORS.update, data: toData(false), cursor: "pointer" },
-      { name: "rollback", type: "scatter", symbol: CROSS, symbolSize: 14, color: COLORS.rollback, data: toData(true), cursor: "pointer" },
+      { id: "update", name: "update", type: "scatter", symbol: "circle", symbolSize: 14, color: COLORS.update, data: toData(false), cursor: "pointer" },
+      { id: "rollback", name: "rollback", type: "scatter", symbol: CROSS, symbolSize: 14, color: COLORS.rollback, data: toData(true), cursor: "pointer" },
     ],
   };
 }
@@ -203,6 +206,7 @@ export function boxplotOption(c: SuiteCharts): EChartsCoreOption {
     dataZoom: zoom(c.epochs.length),
     series: [
       {
+        id: "tasks",
         name: "tasks",
         type: "boxplot",
         color: COLORS.line,
@@ -214,6 +218,7 @@ export function boxplotOption(c: SuiteCharts): EChartsCoreOption {
       ...(hasHoldout
         ? [
             {
+              id: "held-out task",
               name: "held-out task",
               type: "scatter",
               color: COLORS.holdout,

@@ -137,8 +137,9 @@ export function progressReducer(state: ProgressState, e: Envelope): ProgressStat
     case "artifact_rolled_back": {
       const p = bySuiteId(e.suite_id);
       if (!p) return state;
-      const verb = e.type === "artifact_updated" ? "update" : "rollback";
-      return put({ ...p, moves: [...p.moves, `epoch ${p.currentEpoch}: ${verb} ${e.artifact} v${e.from_version}→v${e.to_version}`] });
+      const move =
+        e.type === "artifact_updated" ? `update ${e.artifact} v${e.from_version}→v${e.to_version}` : `rollback ${e.artifact} v${e.from_version}→v${e.to_version}${e.why}`;
+      return put({ ...p, moves: [...p.moves, `epoch ${p.currentEpoch}: ${move}`] });
     }
     case "epoch_finished": {
       const p = bySuiteId(e.suite_id);

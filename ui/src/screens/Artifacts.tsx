@@ -30,6 +30,7 @@ export function Artifacts({ name }: { name?: string }) {
   // Another artifact: nothing of the last one's comparison carries over (its
   // version numbers may not exist here).
   useEffect(() => {
+    setHistory(null);
     setFrom(null);
     setTo(null);
     setDiff(null);
@@ -39,13 +40,18 @@ export function Artifacts({ name }: { name?: string }) {
 
   useEffect(() => {
     if (!name) return setHistory(null);
+    let current = true;
     api
       .versions(name)
       .then((h) => {
+        if (!current) return;
         setHistory(h);
         setError(null);
       })
-      .catch((e: Error) => setError(e.message));
+      .catch((e: Error) => current && setError(e.message));
+    return () => {
+      current = false;
+    };
   }, [name, tick]);
 
   // Default comparison: the active version against its parent (or v0).
@@ -89,7 +95,9 @@ export function Artifacts({ name }: { name?: string }) {
     try {
       await api.rollback(name, version);
       setNotice(`${name}: version ${version} is now active.`);
-      setHistory(await api.versions(name));
+      const h = await api.versions(name);
+      // The reader may have opened another artifact meanwhile.
+      if (window.location.hash === `#/artifacts/${encodeURIComponent(name)}`) setHistory(h);
     } catch (e) {
       setError((e as Error).message);
     }

@@ -17,7 +17,9 @@ import { useDark } from "../lib/theme";
 export function Charts({ suite }: { suite?: string }) {
   const { tick, suiteChanges, reconnects } = useLive();
   const dark = useDark();
-  const [data, setData] = useState<SuiteCharts | null>(null);
+  const [fetched, setFetched] = useState<SuiteCharts | null>(null);
+  // What was fetched for another suite is never shown under this one's name.
+  const data = fetched && (fetched.suite.name === suite || String(fetched.suite.id) === suite) ? fetched : null;
   const [suites, setSuites] = useState<SuiteItem[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [open, setOpen] = useState<Transition | null>(null);
@@ -31,13 +33,18 @@ export function Charts({ suite }: { suite?: string }) {
   const version = epochsVersion(suiteChanges, reconnects, suite, data?.suite.id);
   useEffect(() => {
     if (!suite) return;
+    let current = true;
     api
       .charts(suite)
       .then((d) => {
-        setData(d);
+        if (!current) return;
+        setFetched(d);
         setError(null);
       })
-      .catch((e: Error) => setError(e.message));
+      .catch((e: Error) => current && setError(e.message));
+    return () => {
+      current = false;
+    };
   }, [suite, version]);
 
   const lossOpt = useMemo(() => (data ? lossCurveOption(data) : {}), [data]);
@@ -49,7 +56,14 @@ export function Charts({ suite }: { suite?: string }) {
     const v = e.value as [number, number, number];
     const m = Array.isArray(v) ? data?.marks[v[2]] : undefined;
     if (!m) return;
-    setOpen({ epoch: m.epoch, from: m.from, to: m.to, artifact: m.artifact, type: m.rollback ? "rollback" : "update" });
+    setOpen({
+      epoch: m.epoch,
+      from: m.from,
+      to: m.to,
+      artifact: m.artifact,
+      type: m.rollback ? "rollback" : "update",
+      caption: m.rollback ? `Rolled back at the end of epoch ${m.epoch}${m.why}` : undefined,
+    });
   };
 
   const picker = (
@@ -132,7 +146,7 @@ export function Charts({ suite }: { suite?: string }) {
           </div>
           <div className="card">
             <h3>Loss curve</h3>
-            <EChart id="loss-curve" group="suite-charts" option={lossOpt} points={loss.length} dark={dark} />
+            <EChart id="loss-curve" group="suite-charts" resetKey={suite} option={lossOpt} points={loss.length} dark={dark} />
           </div>
           <div className="card">
             <h3>Artifact changes</h3>
@@ -142,6 +156,7 @@ export function Charts({ suite }: { suite?: string }) {
               <EChart
                 id="artifact-timeline"
                 group="suite-charts"
+                resetKey={suite}
                 option={timelineOpt}
                 height={Math.max(140, 70 + data.rows.length * 36)}
                 points={data.marks.length}
@@ -153,7 +168,7 @@ export function Charts({ suite }: { suite?: string }) {
           </div>
           <div className="card">
             <h3>Per-task loss</h3>
-            <EChart id="task-spread" group="suite-charts" option={spreadOpt} points={data.spread.filter(Boolean).length} dark={dark} />
+            <EChart id="task-spread" group="suite-charts" resetKey={suite} option={spreadOpt} points={data.spread.filter(Boolean).length} dark={dark} />
           </div>
           <div className="card">
             <h3>Proposals: predicted against observed</h3>

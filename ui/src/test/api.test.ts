@@ -43,9 +43,11 @@ describe("in a browser", () => {
 
     expect(await api.suites()).toEqual(suites);
     await api.epochs("knobs", false);
+    await api.charts("knobs");
     expect(fetchMock.mock.calls.map((c) => (c as unknown as [string])[0])).toEqual([
       "/api/suites",
       "/api/suites/knobs/epochs?runs=false",
+      "/api/suites/knobs/charts",
     ]);
   });
 
@@ -110,6 +112,7 @@ describe("inside the desktop app", () => {
 
     expect(await api.suites()).toEqual(suites);
     await api.epochs("knobs", false);
+    await api.charts("knobs");
     await api.diff("knobs", 1, 3);
     await api.answer(4, { answer: "approve" });
     await api.dismiss(5);
@@ -120,6 +123,7 @@ describe("inside the desktop app", () => {
     expect(calls).toEqual([
       ["suites", {}],
       ["suite_epochs", { key: "knobs", with_runs: false }],
+      ["suite_charts", { key: "knobs" }],
       ["artifact_diff", { name: "knobs", from: 1, to: 3 }],
       ["answer", { id: 4, request: { answer: "approve" } }],
       ["dismiss", { id: 5 }],

@@ -37,6 +37,7 @@ const mark = (epoch: number, column: number, row: number, artifact: string, roll
   from,
   to,
   label: `${rollback ? "rollback" : "update"} ${artifact} v${from}→v${to}`,
+  why: rollback ? " (training loss rose 0.5000 → 0.6000)" : "",
 });
 const charts = (): SuiteCharts => ({
   suite: {
