@@ -352,12 +352,18 @@ impl Service {
     pub async fn suites(&self) -> Result<Vec<SuiteItem>> {
         let summaries = self.store.suite_summaries().await?;
         let paused = self.store.suites_waiting_on_a_person().await?;
+        let approvals = self.store.suites_awaiting_approval().await?;
         let mut out = Vec::with_capacity(summaries.len());
         for s in summaries {
             let row = self.store.suite_by_id(s.id).await?;
             let tasks = row.as_ref().map(task_infos).unwrap_or_default();
-            let waiting = paused.contains(&s.id);
-            let status = (s.epochs, s.latest_mean_loss, s.unfinished, waiting);
+            let status = SuiteCounts {
+                epochs: s.epochs,
+                latest: s.latest_mean_loss,
+                unfinished: s.unfinished,
+                waiting_on_a_person: paused.contains(&s.id),
+                awaiting_approval: approvals.contains(&s.id),
+            };
             let head =
                 SuiteHead { id: s.id, name: &s.name, created_at: &s.created_at, source: s.source_path.as_deref() };
             let mut item = self.suite_item(head, status, &tasks);
@@ -377,17 +383,16 @@ impl Service {
         Ok(out)
     }
 
-    /// `counts`: finished epochs, the latest mean loss, open epochs, and
-    /// whether a trajectory of the suite waits on a person.
-    fn suite_item(&self, head: SuiteHead<'_>, counts: (i64, Option<f64>, i64, bool), tasks: &[TaskInfo]) -> SuiteItem {
+    fn suite_item(&self, head: SuiteHead<'_>, counts: SuiteCounts, tasks: &[TaskInfo]) -> SuiteItem {
         let SuiteHead { id, name, created_at, source } = head;
-        let (epochs, latest_mean_loss, unfinished, waiting) = counts;
+        let SuiteCounts { epochs, latest: latest_mean_loss, unfinished, waiting_on_a_person, awaiting_approval } =
+            counts;
         let launches = lock(&self.launches);
         let latest = launches.values().rev().find(|l| l.view.suite == name);
         let running = latest.filter(|l| l.view.status == LaunchStatus::Running);
         let failed = latest.filter(|l| l.view.status == LaunchStatus::Failed);
         // Waiting on a person comes first: it is what someone must act on.
-        let status = if waiting {
+        let status = if waiting_on_a_person {
             SuiteStatus::Paused
         } else if running.is_some() {
             SuiteStatus::Running
@@ -395,6 +400,8 @@ impl Service {
             SuiteStatus::Failed
         } else if unfinished > 0 {
             SuiteStatus::Unfinished
+        } else if awaiting_approval {
+            SuiteStatus::AwaitingApproval
         } else {
             SuiteStatus::Idle
         };
@@ -474,8 +481,14 @@ impl Service {
         let completed = epochs.iter().filter(|e| e.completed_at.is_some()).count() as i64;
         let latest = epochs.iter().rev().find(|e| e.completed_at.is_some()).and_then(|e| e.mean_loss);
         let unfinished = epochs.iter().filter(|e| e.completed_at.is_none()).count() as i64;
-        let waiting = self.store.suites_waiting_on_a_person().await?.contains(&row.id);
-        let mut suite = self.suite_item(SuiteHead::of(&row), (completed, latest, unfinished, waiting), &tasks);
+        let counts = SuiteCounts {
+            epochs: completed,
+            latest,
+            unfinished,
+            waiting_on_a_person: self.store.suites_waiting_on_a_person().await?.contains(&row.id),
+            awaiting_approval: self.store.suites_awaiting_approval().await?.contains(&row.id),
+        };
+        let mut suite = self.suite_item(SuiteHead::of(&row), counts, &tasks);
         suite.model = self.suite_model(row.id).await?;
         Ok(SuiteEpochs { suite, tasks, artifacts, epochs: views })
     }
@@ -1826,6 +1839,20 @@ fn tree_graph(
         })
         .collect();
     SuiteGraph { suite: epochs.suite.name, kind: GraphKind::Tree, nodes, edges, notes }
+}
+
+/// What a suite's row counts and what it waits on, from the store.
+struct SuiteCounts {
+    /// Finished epochs.
+    epochs: i64,
+    /// The latest finished epoch's mean loss.
+    latest: Option<f64>,
+    /// Epochs started and not finished.
+    unfinished: i64,
+    /// A trajectory of the suite waits for a person's answer.
+    waiting_on_a_person: bool,
+    /// Its watched file's commands wait for a person's approval.
+    awaiting_approval: bool,
 }
 
 /// What identifies a suite on its row of the Suites screen.

@@ -34,6 +34,9 @@ pub enum SuiteStatus {
     /// (a budget extension, a trapped trajectory); the run goes on once
     /// it is answered, from the app or `attractor answer`.
     Paused,
+    /// Registered from a watched file whose commands wait for a person's
+    /// approval in the inbox: nothing of it runs before that.
+    AwaitingApproval,
 }
 
 /// One row of the suites screen.

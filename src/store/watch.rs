@@ -142,6 +142,17 @@ impl Store {
         .await?)
     }
 
+    /// Suites registered from a watched file whose commands wait for a
+    /// person's approval.
+    pub async fn suites_awaiting_approval(&self) -> Result<Vec<i64>> {
+        Ok(sqlx::query_scalar(
+            "SELECT DISTINCT f.suite_id FROM watched_files f JOIN watched_folders d ON d.id = f.folder_id
+             WHERE d.active = 1 AND f.status = 'awaiting_approval' AND f.suite_id IS NOT NULL",
+        )
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     /// The files recorded under one folder that are not marked removed.
     pub async fn present_files_of_folder(&self, folder_id: i64) -> Result<Vec<WatchedFileRow>> {
         Ok(sqlx::query_as("SELECT * FROM watched_files WHERE folder_id = ? AND status != 'removed' ORDER BY path")

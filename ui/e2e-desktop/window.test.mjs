@@ -240,6 +240,19 @@ describe("the Attractor desktop app", () => {
     assert.match(refused, /not allowed/);
   });
 
+  it("draws its text in the app's own font, never the system's fallback serif", async () => {
+    const font = await wd("POST", s("/execute/async"), {
+      script: `const done = arguments[0];
+        document.fonts.ready.then(() => done({
+          family: getComputedStyle(document.body).fontFamily,
+          loaded: [...document.fonts].some((f) => f.family.replace(/"/g, "") === "Inter Variable" && f.status === "loaded"),
+        }));`,
+      args: [],
+    });
+    assert.match(font.family, /^"?Inter Variable"?,/);
+    assert.ok(font.loaded, `the bundled font is not loaded: ${JSON.stringify(font)}`);
+  });
+
   it("lists the suite the CLI ran on the Suites screen", async () => {
     const row = await find("tr[data-suite=knobs]");
     const cells = await until("the suite's cells", async () => {

@@ -78,6 +78,13 @@ describe("the Watched Folders screen against a real watcher", () => {
     assert.equal(existsSync(mark), false);
     await page.getByTestId("inbox-badge").waitFor();
     await shot("w3-watch-awaiting.png");
+    // Its suite says what it waits for, not "idle".
+    const suites = await (await fetch(`${server.url}api/suites`)).json();
+    const waiting = suites.filter((x) => x.status === "awaiting_approval").map((x) => x.name);
+    assert.equal(waiting.length, 1, JSON.stringify(suites.map((x) => [x.name, x.status])));
+    await page.goto(`${server.url}#/suites`);
+    await page.locator(`tr[data-suite="${waiting[0]}"]`).getByText("awaiting approval", { exact: true }).waitFor();
+    await page.goto(`${server.url}#/watch`);
 
     await row.getByTestId("to-inbox").click();
     await page.waitForURL(/#\/inbox$/);

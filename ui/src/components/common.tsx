@@ -19,7 +19,7 @@ export function ErrorNote({ error }: { error: string | null }) {
 }
 
 export function Status({ status }: { status: string }) {
-  return <span className={`badge status-${status}`}>{status}</span>;
+  return <span className={`badge status-${status}`}>{status.replaceAll("_", " ")}</span>;
 }
 
 export function Confirm({ text, confirm, onConfirm, onCancel }: {

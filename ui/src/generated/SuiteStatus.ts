@@ -3,4 +3,4 @@
 /**
  * What a suite is doing as far as this service can tell.
  */
-export type SuiteStatus = "idle" | "running" | "unfinished" | "failed" | "paused";
+export type SuiteStatus = "idle" | "running" | "unfinished" | "failed" | "paused" | "awaiting_approval";

@@ -76,7 +76,9 @@ export function Suites() {
                         ? "An epoch is open: another process is running it, or it was interrupted. Launching the suite resumes it."
                         : s.status === "paused"
                           ? "A trajectory waits for your answer in the Inbox; it goes on once answered."
-                          : undefined
+                          : s.status === "awaiting_approval"
+                            ? "Its watched file's commands wait for your approval in the Inbox; nothing runs before that."
+                            : undefined
                     }
                   >
                     <Status status={s.status} />
