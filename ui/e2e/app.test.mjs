@@ -516,6 +516,28 @@ describe("the Attractor web UI against a real server", () => {
     await shot("17-run-telemetry.png");
   });
 
+  it("draws a numeric run's telemetry along the run, with two legend entries and the known optimum", async () => {
+    const tune = await (await fetch(`${server.url}api/suites/tune/epochs`)).json();
+    const run = tune.epochs[0].runs.find((r) => r.task === "g24");
+    const detail = await (await fetch(`${server.url}api/runs/${run.id}`)).json();
+    assert.ok(detail.telemetry.length >= 2, `${detail.telemetry.length} steps`);
+    await page.goto(`${server.url}#/runs/run/${run.id}`);
+    await page.getByTestId("telemetry").locator("canvas").waitFor();
+    const chart = await page.evaluate(() => {
+      const o = window.attractorCharts.telemetry.getOption();
+      return {
+        legend: o.legend[0].data,
+        reference: o.series[0].markLine?.data?.[0]?.yAxis,
+        xs: o.series.filter((s) => s.name === "objective").flatMap((s) => s.data.map((d) => d.value[0])),
+      };
+    });
+    assert.deepEqual(chart.legend, ["objective", "max violation"]);
+    assert.equal(chart.reference, detail.result.reference);
+    // Every step has its own place along the run, whichever trajectory took it.
+    assert.equal(new Set(chart.xs).size, detail.telemetry.length);
+    await shot("17b-numeric-telemetry.png");
+  });
+
   it("shows the settings without ever showing a key, and tests the model connection", async () => {
     await page.goto(`${server.url}#/settings`);
     await page.getByTestId("api-key").waitFor();

@@ -8,7 +8,7 @@ import { EChart } from "../components/EChart";
 import { ErrorNote, Status } from "../components/common";
 import type { LossParts } from "../generated/LossParts";
 import type { RunDetail } from "../generated/RunDetail";
-import { telemetryLabels, telemetryOption } from "../lib/telemetry";
+import { referenceOf, telemetryLabels, telemetryOption } from "../lib/telemetry";
 import { DIRECTIVE_SYMBOL, strategyCounts, trajectoryOption } from "../lib/trajectory";
 import type { TrajectoryView } from "../generated/TrajectoryView";
 import { fmtDuration, fmtLoss, fmtModelSpend, fmtTime } from "../lib/format";
@@ -22,7 +22,10 @@ export function RunDetailScreen({ id }: { id: number }) {
     if (!Number.isInteger(id)) return setError("no run id in the address");
     api.run(id).then(setD).catch((e: Error) => setError(e.message));
   }, [id]);
-  const option = useMemo(() => (d && d.telemetry.length ? telemetryOption(d.telemetry, d.run.kind) : null), [d]);
+  const option = useMemo(
+    () => (d && d.telemetry.length ? telemetryOption(d.telemetry, d.run.kind, referenceOf(d.result)) : null),
+    [d],
+  );
   const labels = telemetryLabels(d?.run.kind ?? "");
   if (error) return <ErrorNote error={error} />;
   if (!d) return <p className="muted">Loading…</p>;
