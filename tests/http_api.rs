@@ -361,6 +361,21 @@ async fn the_graph_of_a_tree_search_is_its_experiment_tree() {
     let losses = root["tree"]["task_losses"].as_object().unwrap();
     assert_eq!(losses.len(), 3, "{root}");
     assert!(!losses.contains_key("delta"));
+
+    // Every version the tree wrote names its node, the node's verdict, and
+    // the epoch that measured it — none reads as made "by hand".
+    let versions = s.ok("/api/artifacts/knobs/versions").await;
+    let written: Vec<&Value> = versions["versions"].as_array().unwrap().iter().filter(|v| v["version"] != 0).collect();
+    assert!(!written.is_empty(), "{versions}");
+    for v in written {
+        let node = nodes
+            .iter()
+            .find(|n| n["tree"]["node_id"] == v["tree_node"]["node_id"])
+            .unwrap_or_else(|| panic!("version {} names no node of the graph: {v}", v["version"]));
+        assert_eq!(v["tree_node"]["status"], node["tree"]["status"]);
+        assert_eq!(v["epoch_num"], node["epoch_num"]);
+        assert_eq!(v["suite"], "knobs");
+    }
 }
 
 #[tokio::test]

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::store::{DeclarationRow, Store, StoreError, VersionRow};
 
 /// Text (prompts) or JSON (structured settings with tunable numeric fields).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum ArtifactKind {
     Text,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum DirectiveAction {
     /// Proceed with the current settings.
@@ -28,10 +28,20 @@ impl DirectiveAction {
             DirectiveAction::Restart => "RESTART",
         }
     }
+
+    /// As the telemetry records it (`CONTINUE` for one it does not know).
+    pub fn parse(s: &str) -> DirectiveAction {
+        match s {
+            "ADJUST" => DirectiveAction::Adjust,
+            "STOP" => DirectiveAction::Stop,
+            "RESTART" => DirectiveAction::Restart,
+            _ => DirectiveAction::Continue,
+        }
+    }
 }
 
 /// Who decided: recorded in `aso_telemetry.directive_source`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum DirectiveSource {
     Llm,
@@ -50,6 +60,17 @@ impl DirectiveSource {
             DirectiveSource::Fallback => "fallback",
             DirectiveSource::Convergence => "convergence",
             DirectiveSource::Human => "human",
+        }
+    }
+
+    /// As the telemetry records it (`heuristic` for one it does not know).
+    pub fn parse(s: &str) -> DirectiveSource {
+        match s {
+            "llm" => DirectiveSource::Llm,
+            "fallback" => DirectiveSource::Fallback,
+            "convergence" => DirectiveSource::Convergence,
+            "human" => DirectiveSource::Human,
+            _ => DirectiveSource::Heuristic,
         }
     }
 }

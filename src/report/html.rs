@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use super::shape::{LossPoint, rollback_why, transition_label};
-use crate::service::types::{ArtifactEvent, SuiteEpochs};
+use crate::service::types::{ArtifactEvent, RunState, SuiteEpochs};
 
 /// Text made safe for HTML content and quoted attribute values.
 pub fn escape(text: &str) -> String {
@@ -150,7 +150,7 @@ fn epoch_table(h: &mut String, view: &SuiteEpochs) {
         let open = e.completed_at.is_none();
         // The runs the epoch counts (one per task; a run cut short and run
         // again counts once), and how many of them failed.
-        let failed = e.tasks.iter().filter(|t| matches!(t.status.as_str(), "failed" | "aborted")).count();
+        let failed = e.tasks.iter().filter(|t| matches!(t.status, RunState::Failed | RunState::Aborted)).count();
         let mut runs = e.tasks.len().to_string();
         if failed > 0 {
             let _ = write!(runs, " · {failed} failed");

@@ -279,7 +279,7 @@ mod tests {
 
     use super::*;
     use crate::outer::RollbackReason;
-    use crate::service::types::{SuiteStatus, TaskInfo, TaskLoss};
+    use crate::service::types::{RunState, SuiteStatus, TaskInfo, TaskLoss, TaskType};
 
     fn update(artifact: &str, from: i64, to: i64) -> ArtifactEvent {
         ArtifactEvent::Update {
@@ -296,7 +296,7 @@ mod tests {
     fn suite(epochs: Vec<EpochView>) -> SuiteEpochs {
         let tasks = ["a", "b", "c", "h"]
             .iter()
-            .map(|n| TaskInfo { name: n.to_string(), kind: "command".into(), holdout: *n == "h" })
+            .map(|n| TaskInfo { name: n.to_string(), kind: TaskType::Command, holdout: *n == "h" })
             .collect();
         let suite = SuiteItem {
             id: 1,
@@ -355,7 +355,7 @@ mod tests {
                     task: t.to_string(),
                     run_id: 0,
                     loss: *l,
-                    status: "complete".into(),
+                    status: RunState::Complete,
                     holdout: *h,
                 })
                 .collect(),

@@ -695,20 +695,30 @@ impl Service {
         let ids: Vec<i64> = history.iter().filter_map(|v| v.epoch_id).collect();
         let epochs: HashMap<i64, (i64, String)> =
             self.store.epoch_nums(&ids).await?.into_iter().map(|(id, num, suite)| (id, (num, suite))).collect();
+        // A tree's versions name no epoch of their own: their node does.
+        let nodes: HashMap<i64, (i64, String, Option<i64>, String)> = self
+            .store
+            .tree_versions(name)
+            .await?
+            .into_iter()
+            .map(|(version, node, status, epoch_num, suite)| (version, (node, status, epoch_num, suite)))
+            .collect();
         let versions = history
             .iter()
             .map(|v| {
                 let parent = v.parent_version.and_then(|p| history.iter().find(|h| h.version == p));
                 let at = v.epoch_id.and_then(|id| epochs.get(&id));
+                let node = if v.version == 0 { None } else { nodes.get(&v.version) };
                 VersionView {
                     version: v.version,
                     content: v.content.clone(),
                     parent_version: v.parent_version,
                     created_at: v.created_at.clone(),
                     epoch_id: v.epoch_id,
-                    epoch_num: at.map(|(n, _)| *n),
-                    suite: at.map(|(_, s)| s.clone()),
+                    epoch_num: at.map(|(n, _)| *n).or_else(|| node.and_then(|n| n.2)),
+                    suite: at.map(|(_, s)| s.clone()).or_else(|| node.map(|n| n.3.clone())),
                     is_active: v.is_active,
+                    tree_node: node.map(|n| VersionTreeNode { node_id: n.0, status: n.1.clone() }),
                     diff_from_parent: parent
                         .map(|p| artifact_diff(def.kind, name, p.version, &p.content, v.version, &v.content)),
                 }
@@ -1615,7 +1625,7 @@ fn task_infos(row: &SuiteRow) -> Vec<TaskInfo> {
         .filter_map(|t| {
             Some(TaskInfo {
                 name: t["name"].as_str()?.to_string(),
-                kind: t["kind"].as_str().unwrap_or("command").to_string(),
+                kind: TaskType::parse(t["kind"].as_str().unwrap_or("command")),
                 holdout: t["holdout"].as_bool().unwrap_or(false),
             })
         })
@@ -1653,8 +1663,8 @@ fn run_item(r: &RunBrief, epoch_num: i64, holdout: bool, counted: bool) -> RunIt
         epoch_id: r.epoch_id,
         epoch_num,
         task: r.task_name.clone(),
-        kind: r.kind.clone(),
-        status: r.status.clone(),
+        kind: TaskType::parse(&r.kind),
+        status: RunState::parse(&r.status),
         holdout,
         counted,
         loss: r.loss,
@@ -1898,7 +1908,7 @@ fn build_epochs(
                     task: c.task_name.clone(),
                     run_id: c.run_id,
                     loss: c.loss,
-                    status: c.status.clone(),
+                    status: RunState::parse(&c.status),
                     holdout: is_holdout(&c.task_name),
                 })
                 .collect();
@@ -1937,7 +1947,7 @@ fn build_epochs(
 fn artifact_item(def: &crate::artifact::ArtifactDef, history: &[crate::artifact::ArtifactVersion]) -> ArtifactItem {
     ArtifactItem {
         name: def.name.clone(),
-        kind: def.kind.as_str().to_string(),
+        kind: def.kind,
         description: def.description.clone(),
         origin: match &def.origin {
             Origin::Builtin => "built-in".to_string(),
@@ -1957,8 +1967,8 @@ fn step(r: TelemetryRow) -> TelemetryStep {
         status: r.status,
         objective: r.objective,
         max_violation: r.max_violation,
-        directive_action: r.directive_action,
-        directive_source: r.directive_source,
+        directive_action: crate::aso::directive::DirectiveAction::parse(&r.directive_action),
+        directive_source: crate::aso::directive::DirectiveSource::parse(&r.directive_source),
         evals_used: r.evals_used,
         wall_time_ms: r.wall_time_ms,
         llm_call_made: r.llm_call_made,

@@ -61,11 +61,60 @@ pub struct SuiteItem {
     pub model: Option<crate::llm::ModelSpend>,
 }
 
+/// What kind of task a task (or its run) is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskType {
+    Command,
+    Agent,
+    Optimize,
+}
+
+impl TaskType {
+    /// As the store and the suite record it; a command task unless it says otherwise.
+    pub fn parse(s: &str) -> TaskType {
+        match s {
+            "agent" => TaskType::Agent,
+            "optimize" => TaskType::Optimize,
+            _ => TaskType::Command,
+        }
+    }
+}
+
+/// Where a run is: still running, or how it ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Running,
+    Complete,
+    Partial,
+    Failed,
+    /// The task gave up (or Attractor stopped it) before an answer.
+    Aborted,
+    /// A person or a shutdown cancelled it; the epoch re-runs it on resume.
+    Cancelled,
+}
+
+impl RunState {
+    /// As the store records it. Every status is one this code wrote; one it
+    /// does not know (a newer version's) reads as failed rather than as fine.
+    pub fn parse(s: &str) -> RunState {
+        match s {
+            "running" => RunState::Running,
+            "complete" => RunState::Complete,
+            "partial" => RunState::Partial,
+            "aborted" => RunState::Aborted,
+            "cancelled" => RunState::Cancelled,
+            _ => RunState::Failed,
+        }
+    }
+}
+
 /// A task as the suite declared it (the parts the screens show).
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct TaskInfo {
     pub name: String,
-    pub kind: String,
+    pub kind: TaskType,
     /// Evaluated every epoch, never shown to the optimizer.
     pub holdout: bool,
 }
@@ -123,9 +172,8 @@ pub struct RunItem {
     pub epoch_id: i64,
     pub epoch_num: i64,
     pub task: String,
-    pub kind: String,
-    /// running, complete, partial, failed, aborted or cancelled.
-    pub status: String,
+    pub kind: TaskType,
+    pub status: RunState,
     pub holdout: bool,
     /// Whether this run's loss is the one its epoch counts (a cancelled run
     /// that was re-run is not).
@@ -148,7 +196,7 @@ pub struct TaskLoss {
     pub task: String,
     pub run_id: i64,
     pub loss: f64,
-    pub status: String,
+    pub status: RunState,
     pub holdout: bool,
 }
 
@@ -367,6 +415,17 @@ pub struct VersionView {
     pub is_active: bool,
     /// `None` for version 0, the default.
     pub diff_from_parent: Option<LineDiff>,
+    /// The experiment-tree node that made this version (`--optimizer tree`),
+    /// with what the search decided about it.
+    pub tree_node: Option<VersionTreeNode>,
+}
+
+/// The tree node a version came from.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct VersionTreeNode {
+    pub node_id: i64,
+    /// committed, discarded, rejected or pruned.
+    pub status: String,
 }
 
 /// An artifact as the list on the artifact screen shows it.
@@ -374,7 +433,7 @@ pub struct VersionView {
 pub struct ArtifactItem {
     pub name: String,
     /// text or json.
-    pub kind: String,
+    pub kind: crate::artifact::ArtifactKind,
     pub description: String,
     /// `built-in`, or the name of the suite that declares it.
     pub origin: String,
@@ -403,11 +462,10 @@ pub struct TelemetryStep {
     pub status: String,
     pub objective: Option<f64>,
     pub max_violation: Option<f64>,
-    /// CONTINUE, ADJUST, STOP or RESTART.
-    pub directive_action: String,
+    pub directive_action: crate::aso::directive::DirectiveAction,
     /// heuristic, llm, fallback (the heuristic after a failed model call),
     /// human, or convergence (the engine ended or paused the trajectory itself).
-    pub directive_source: String,
+    pub directive_source: crate::aso::directive::DirectiveSource,
     pub evals_used: i64,
     pub wall_time_ms: Option<f64>,
     pub llm_call_made: bool,

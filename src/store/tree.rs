@@ -133,6 +133,21 @@ impl Store {
             .await?)
     }
 
+    /// The tree nodes that made versions of `artifact`: (version, node id,
+    /// node status, the node's first epoch's number, the suite's name). A
+    /// tree writes a version before the epoch that measures it, so the
+    /// version row itself names no epoch.
+    pub async fn tree_versions(&self, artifact: &str) -> Result<Vec<(i64, i64, String, Option<i64>, String)>> {
+        Ok(sqlx::query_as(
+            "SELECT n.to_version, n.id, n.status, e.epoch_num, s.name FROM tree_nodes n
+             JOIN task_suites s ON s.id = n.suite_id LEFT JOIN epochs e ON e.id = n.epoch_id
+             WHERE n.changed_artifact = ? AND n.to_version IS NOT NULL ORDER BY n.id",
+        )
+        .bind(artifact)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     pub async fn insert_tree_note(&self, suite_id: i64, n: &NewTreeNote) -> Result<i64> {
         Ok(sqlx::query_scalar(
             "INSERT INTO tree_notes (suite_id, round, source, kind, artifact, parent_id, text, expected_loss_reduction,

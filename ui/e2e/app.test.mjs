@@ -479,7 +479,7 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(inbox.answered[0].answer, "hint");
   });
 
-  it("shows runs a page of epochs at a time, with one status column and parts that add up to the loss", async () => {
+  it("shows runs a page of epochs at a time, with one status column and parts that add up to the loss, and a run's output and telemetry", async () => {
     await page.goto(`${server.url}#/runs/knobs`);
     const knobs = await (await fetch(`${server.url}api/suites/knobs/epochs`)).json();
     const newest = knobs.epochs.at(-1).epoch_num;
@@ -522,7 +522,10 @@ describe("the Attractor web UI against a real server", () => {
     const detail = await (await fetch(`${server.url}api/runs/${run.id}`)).json();
     assert.ok(detail.telemetry.length >= 2, `${detail.telemetry.length} steps`);
     await page.goto(`${server.url}#/runs/run/${run.id}`);
+    // The screen may still show the last run's chart: wait for this one's.
+    await page.getByRole("heading", { name: new RegExp(`^Run ${run.id}:`) }).waitFor();
     await page.getByTestId("telemetry").locator("canvas").waitFor();
+    await page.waitForFunction((n) => window.attractorCharts.telemetry?.getOption().series.length === 2 * n, new Set(detail.telemetry.map((t) => t.trajectory_id)).size);
     const chart = await page.evaluate(() => {
       const o = window.attractorCharts.telemetry.getOption();
       return {

@@ -53,7 +53,8 @@ interface Props {
   /**
    * What the chart shows (a suite): a new key draws the chart afresh; a new
    * option under the same key updates it in place — no replayed entry
-   * animation, and the reader's zoom is kept while a run adds epochs.
+   * animation, and the reader's zoom is kept while a run adds epochs. Give
+   * a key only where every series has an id and an update says everything.
    */
   resetKey?: string;
   option: echarts.EChartsCoreOption;
@@ -107,8 +108,10 @@ export function EChart({ id, group, tipAt, resetKey, option, height = 320, point
     const c = chart.current;
     if (!c) return;
     const full = { backgroundColor: "transparent", ...option };
-    const key = resetKey ?? "";
-    if (drawnFor.current !== key) {
+    // Without a key every option is drawn afresh (the safe default: an
+    // update merges, and keeps whatever the new option leaves unsaid).
+    const key = resetKey ?? null;
+    if (key === null || drawnFor.current !== key) {
       c.setOption(full, { notMerge: true });
       drawnFor.current = key;
       resets.current += 1;

@@ -154,7 +154,13 @@ export function Artifacts({ name }: { name?: string }) {
                     </td>
                     <td>{v.version === 0 ? "default" : `v${v.parent_version}`}</td>
                     <td className="small">
-                      {v.epoch_num !== null ? `epoch ${v.epoch_num} of ${v.suite}` : v.version === 0 ? "built in" : "by hand"}
+                      {v.tree_node
+                        ? `tree node #${v.tree_node.node_id} of ${v.suite}${v.epoch_num !== null ? `, epoch ${v.epoch_num}` : ""} — ${v.tree_node.status}`
+                        : v.epoch_num !== null
+                          ? `epoch ${v.epoch_num} of ${v.suite}`
+                          : v.version === 0
+                            ? "built in"
+                            : "by hand"}
                       <div className="muted">{fmtTime(v.created_at)}</div>
                     </td>
                     <td className="small">

@@ -26,20 +26,32 @@ import { useDark } from "../lib/theme";
 export function Graph({ suite }: { suite?: string }) {
   const { tick } = useLive();
   const dark = useDark();
-  const [graph, setGraph] = useState<SuiteGraph | null>(null);
+  const [fetched, setFetched] = useState<SuiteGraph | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   const [open, setOpen] = useState<Transition | null>(null);
+  // Another suite's graph (a late answer) is never shown under this one's name.
+  const graph = fetched && fetched.suite === suite ? fetched : null;
+
+  useEffect(() => {
+    setSelected(null);
+    setOpen(null);
+  }, [suite]);
 
   useEffect(() => {
     if (!suite) return;
+    let current = true;
     api
       .graph(suite)
       .then((g) => {
-        setGraph(g);
+        if (!current) return;
+        setFetched(g);
         setError(null);
       })
-      .catch((e: Error) => setError(e.message));
+      .catch((e: Error) => current && setError(e.message));
+    return () => {
+      current = false;
+    };
   }, [suite, tick]);
 
   const isTree = graph?.kind === "tree";
@@ -122,7 +134,14 @@ export function Graph({ suite }: { suite?: string }) {
                 {graph.nodes.length} epochs; a thick edge is an update (green) or a rollback (red): click it for the diff.
               </p>
             )}
-            <EChart id="suite-graph" option={option} points={graph.nodes.length} height={height} onClick={onClick} dark={dark} />
+            <EChart
+              id="suite-graph"
+              option={option}
+              points={graph.nodes.length}
+              height={height}
+              onClick={onClick}
+              dark={dark}
+            />
           </div>
           {isTree && (
             <aside className="card node-panel" data-testid="node-panel">

@@ -4,7 +4,7 @@ import type { ArtifactEvent } from "../generated/ArtifactEvent";
 import type { EpochView } from "../generated/EpochView";
 
 export function epoch(num: number, losses: Record<string, number>, events: ArtifactEvent[] = [], holdout: string[] = []): EpochView {
-  const tasks = Object.entries(losses).map(([task, loss], i) => ({ task, run_id: num * 100 + i, loss, status: "complete", holdout: holdout.includes(task) }));
+  const tasks = Object.entries(losses).map(([task, loss], i) => ({ task, run_id: num * 100 + i, loss, status: "complete" as const, holdout: holdout.includes(task) }));
   const train = tasks.filter((t) => !t.holdout).map((t) => t.loss);
   const held = tasks.filter((t) => t.holdout).map((t) => t.loss);
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
