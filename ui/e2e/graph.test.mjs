@@ -135,6 +135,12 @@ describe("the Graph view", () => {
     await drawer.getByText(`knobs v${child.tree.from_version}→v${child.tree.to_version}`).waitFor();
     await shot(page, "graph-node-diff.png");
     await page.keyboard.press("Escape");
+
+    // The version that child wrote names its node and verdict on the Artifacts screen, not "by hand".
+    await page.goto(`${server.url}#/artifacts/knobs`);
+    const version = page.locator(`tr[data-version="${child.tree.to_version}"]`);
+    await version.getByText(`tree node #${child.tree.node_id} of knobs, epoch ${child.epoch_num} — ${child.tree.status}`).waitFor();
+    assert.equal(await page.getByTestId("versions").getByText("by hand").count(), 0);
   });
 
   it("shows an agent run's trajectory iteration by iteration", async () => {
