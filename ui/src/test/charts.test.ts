@@ -13,6 +13,7 @@ import type { LossPoint } from "../generated/LossPoint";
 import type { ProposalItem } from "../generated/ProposalItem";
 import type { SuiteCharts } from "../generated/SuiteCharts";
 import type { TimelineMark } from "../generated/TimelineMark";
+import { suiteItem } from "./fixtures";
 
 type Series = { name: string; type: string; data: unknown[]; lineStyle?: { type: string }; symbol?: string; tooltip?: { show: boolean } };
 const series = (o: Record<string, unknown>) => o.series as Series[];
@@ -40,20 +41,7 @@ const mark = (epoch: number, column: number, row: number, artifact: string, roll
   why: rollback ? " (training loss rose 0.5000 → 0.6000)" : "",
 });
 const charts = (): SuiteCharts => ({
-  suite: {
-    id: 1,
-    name: "s",
-    created_at: "",
-    epochs: 3,
-    latest_mean_loss: 0.2,
-    status: "idle",
-    tasks: 4,
-    holdout_tasks: 1,
-    suite_path: null,
-    last_error: null,
-    launch_id: null,
-    model: null,
-  },
+  suite: suiteItem({ id: 1, name: "s", epochs: 3, latest_mean_loss: 0.2 }),
   epochs: [1, 2, 4],
   loss: [point(1, 0.5, "update", ["update knobs v0→v1"]), point(2, null, "rollback", ["rollback knobs v1→v0 (held-out loss rose 0.3000 → 0.4000)"]), point(4, 0.2, "none")],
   spread: [

@@ -7,21 +7,9 @@ import { api } from "../api";
 import { ExportReport } from "../components/ExportReport";
 import type { SuiteItem } from "../generated/SuiteItem";
 import { attachmentName, reportSlug, suggestedReportDir } from "../lib/export";
+import { suiteItem } from "./fixtures";
 
-const suite: SuiteItem = {
-  id: 3,
-  name: "knobs",
-  created_at: "2026-01-01T00:00:00Z",
-  epochs: 8,
-  latest_mean_loss: 0.26,
-  status: "idle",
-  tasks: 4,
-  holdout_tasks: 1,
-  suite_path: null,
-  last_error: null,
-  launch_id: null,
-  model: null,
-};
+const suite: SuiteItem = suiteItem();
 
 afterEach(() => {
   cleanup();

@@ -2,6 +2,7 @@
 // builds them (see service::build_epochs): counted task losses, events.
 import type { ArtifactEvent } from "../generated/ArtifactEvent";
 import type { EpochView } from "../generated/EpochView";
+import type { SuiteItem } from "../generated/SuiteItem";
 
 export function epoch(num: number, losses: Record<string, number>, events: ArtifactEvent[] = [], holdout: string[] = []): EpochView {
   const tasks = Object.entries(losses).map(([task, loss], i) => ({ task, run_id: num * 100 + i, loss, status: "complete" as const, holdout: holdout.includes(task) }));
@@ -48,4 +49,21 @@ export const rollback = (artifact: string, from: number, to: number): ArtifactEv
   reason: "training",
   holdout_mean_prev: null,
   holdout_mean_current: null,
+});
+
+/** A suite's row as the Suites screen gets it, with `over` changed. */
+export const suiteItem = (over: Partial<SuiteItem> = {}): SuiteItem => ({
+  id: 3,
+  name: "knobs",
+  created_at: "2026-01-01T00:00:00Z",
+  epochs: 8,
+  latest_mean_loss: 0.26,
+  status: "idle",
+  tasks: 4,
+  holdout_tasks: 1,
+  suite_path: null,
+  last_error: null,
+  launch_id: null,
+  model: null,
+  ...over,
 });
