@@ -1,60 +1,44 @@
 // Artifact history: every version including v0, which one is active, the
 // diff of any two versions (unified or side by side), and a rollback that
 // asks for confirmation first.
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useMemo, useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { DiffModeToggle, DiffView } from "../components/DiffView";
 import { Confirm, Empty, ErrorNote } from "../components/common";
-import type { ArtifactHistory } from "../generated/ArtifactHistory";
-import type { ArtifactItem } from "../generated/ArtifactItem";
-import type { LineDiff } from "../generated/LineDiff";
 import { fmtTime } from "../lib/format";
+import { keepWhileSame } from "../lib/query";
 
 export function Artifacts({ name }: { name?: string }) {
   const { tick } = useLive();
-  const [list, setList] = useState<ArtifactItem[] | null>(null);
-  const [history, setHistory] = useState<ArtifactHistory | null>(null);
+  const queries = useQueryClient();
   const [from, setFrom] = useState<number | null>(null);
   const [to, setTo] = useState<number | null>(null);
-  const [diff, setDiff] = useState<LineDiff | null>(null);
   const [mode, setMode] = useState<"unified" | "split">("split");
   const [confirm, setConfirm] = useState<number | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [failure, setFailure] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
 
-  useEffect(() => {
-    api.artifacts().then(setList).catch((e: Error) => setError(e.message));
-  }, [tick]);
+  const list = useQuery({ queryKey: ["artifacts", tick], queryFn: api.artifacts, placeholderData: keepWhileSame(["artifacts"]) });
+  const versions = useQuery({
+    queryKey: ["versions", name, tick],
+    queryFn: () => api.versions(name ?? ""),
+    enabled: !!name,
+    placeholderData: keepWhileSame(["versions", name]),
+  });
+  const history = name ? (versions.data ?? null) : null;
 
   // Another artifact: nothing of the last one's comparison carries over (its
   // version numbers may not exist here).
   useEffect(() => {
-    setHistory(null);
     setFrom(null);
     setTo(null);
-    setDiff(null);
-    setError(null);
+    setFailure(null);
     setNotice(null);
   }, [name]);
 
-  useEffect(() => {
-    if (!name) return setHistory(null);
-    let current = true;
-    api
-      .versions(name)
-      .then((h) => {
-        if (!current) return;
-        setHistory(h);
-        setError(null);
-      })
-      .catch((e: Error) => current && setError(e.message));
-    return () => {
-      current = false;
-    };
-  }, [name, tick]);
-
-  // Default comparison: the active version against its parent (or v0).
+  // Default comparison: the latest version against its parent (or v0).
   useEffect(() => {
     if (!history) return;
     const active = history.versions.find((v) => v.is_active) ?? history.versions[0];
@@ -68,25 +52,17 @@ export function Artifacts({ name }: { name?: string }) {
   // Only once this artifact's history is in: until then `from` and `to` may
   // still be the previous artifact's.
   const loaded = history?.artifact.name === name ? name : undefined;
-  useEffect(() => {
-    if (!loaded || from === null || to === null) return;
-    let current = true;
-    api
-      .diff(loaded, from, to)
-      .then((d) => {
-        if (!current) return;
-        setDiff(d);
-        setError(null);
-      })
-      .catch((e: Error) => current && setError(e.message));
-    return () => {
-      current = false;
-    };
-  }, [loaded, from, to]);
+  const compared = useQuery({
+    queryKey: ["diff", loaded, from, to],
+    queryFn: () => api.diff(loaded ?? "", from ?? 0, to ?? 0),
+    enabled: !!loaded && from !== null && to !== null,
+  });
+  const diff = compared.data ?? null;
+  const error = failure ?? (list.error ?? versions.error ?? compared.error)?.message ?? null;
 
   const sorted = useMemo(
-    () => [...(list ?? [])].sort((a, b) => Number(b.versions > 1) - Number(a.versions > 1) || a.name.localeCompare(b.name)),
-    [list],
+    () => [...(list.data ?? [])].sort((a, b) => Number(b.versions > 1) - Number(a.versions > 1) || a.name.localeCompare(b.name)),
+    [list.data],
   );
 
   const doRollback = async (version: number) => {
@@ -95,11 +71,10 @@ export function Artifacts({ name }: { name?: string }) {
     try {
       await api.rollback(name, version);
       setNotice(`${name}: version ${version} is now active.`);
-      const h = await api.versions(name);
-      // The reader may have opened another artifact meanwhile.
-      if (window.location.hash === `#/artifacts/${encodeURIComponent(name)}`) setHistory(h);
+      await queries.invalidateQueries({ queryKey: ["versions", name] });
+      await queries.invalidateQueries({ queryKey: ["artifacts"] });
     } catch (e) {
-      setError((e as Error).message);
+      setFailure((e as Error).message);
     }
   };
 

@@ -1,5 +1,6 @@
 // Charts (seed 004 §11): LossCurve, ArtifactDeltaTimeline with its diff
 // drawer, and PerTaskLossBoxplot, for one suite.
+import { useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
@@ -7,45 +8,32 @@ import { DiffDrawer, type Transition } from "../components/DiffDrawer";
 import { EChart, type ChartClick } from "../components/EChart";
 import { Proposals } from "../components/Proposals";
 import { Empty, ErrorNote, Status } from "../components/common";
-import type { SuiteCharts } from "../generated/SuiteCharts";
-import type { SuiteItem } from "../generated/SuiteItem";
 import { boxplotOption, lossCurveOption, timelineOption, timelineTipAt } from "../lib/charts";
 import { fmtLoss } from "../lib/format";
 import { epochsVersion } from "../lib/live";
+import { keepWhileSame } from "../lib/query";
 import { useDark } from "../lib/theme";
 
 export function Charts({ suite }: { suite?: string }) {
   const { tick, suiteChanges, reconnects } = useLive();
   const dark = useDark();
-  const [fetched, setFetched] = useState<SuiteCharts | null>(null);
-  // What was fetched for another suite is never shown under this one's name.
-  const data = fetched && (fetched.suite.name === suite || String(fetched.suite.id) === suite) ? fetched : null;
-  const [suites, setSuites] = useState<SuiteItem[]>([]);
-  const [error, setError] = useState<string | null>(null);
   const [open, setOpen] = useState<Transition | null>(null);
 
-  useEffect(() => {
-    api.suites().then(setSuites).catch(() => undefined);
-  }, [tick]);
+  const suites = useQuery({ queryKey: ["suites", tick], queryFn: api.suites, placeholderData: keepWhileSame(["suites"]) }).data ?? [];
 
-  // The epochs are refetched when this suite's epochs may have changed, not
+  // The charts are refetched when this suite's epochs may have changed, not
   // on every event: at 500 epochs a refetch and redraw is heavy (lib/live).
-  const version = epochsVersion(suiteChanges, reconnects, suite, data?.suite.id);
-  useEffect(() => {
-    if (!suite) return;
-    let current = true;
-    api
-      .charts(suite)
-      .then((d) => {
-        if (!current) return;
-        setFetched(d);
-        setError(null);
-      })
-      .catch((e: Error) => current && setError(e.message));
-    return () => {
-      current = false;
-    };
-  }, [suite, version]);
+  const [suiteId, setSuiteId] = useState<number | undefined>(undefined);
+  const version = epochsVersion(suiteChanges, reconnects, suite, suiteId);
+  const query = useQuery({
+    queryKey: ["charts", suite, version],
+    queryFn: () => api.charts(suite ?? ""),
+    enabled: !!suite,
+    placeholderData: keepWhileSame(["charts", suite]),
+  });
+  const data = query.data ?? null;
+  const error = query.error ? query.error.message : null;
+  useEffect(() => setSuiteId(data?.suite.id), [data?.suite.id]);
 
   const lossOpt = useMemo(() => (data ? lossCurveOption(data) : {}), [data]);
   const timelineOpt = useMemo(() => (data ? timelineOption(data) : {}), [data]);

@@ -2,13 +2,13 @@
 // search, or the chain of epochs of a linear run. A click on a tree node shows
 // what it changed, its losses against its parent and why the search kept or
 // dropped it; the diff of its artifact opens in the side drawer.
+import { useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { DiffDrawer, type Transition } from "../components/DiffDrawer";
 import { EChart, type ChartClick } from "../components/EChart";
 import { Empty, ErrorNote } from "../components/common";
-import type { SuiteGraph } from "../generated/SuiteGraph";
 import {
   chainOption,
   nodeDetail,
@@ -21,38 +21,27 @@ import {
   treeOption,
 } from "../lib/graph";
 import { fmtLoss } from "../lib/format";
+import { keepWhileSame } from "../lib/query";
 import { useDark } from "../lib/theme";
 
 export function Graph({ suite }: { suite?: string }) {
   const { tick } = useLive();
   const dark = useDark();
-  const [fetched, setFetched] = useState<SuiteGraph | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   const [open, setOpen] = useState<Transition | null>(null);
-  // Another suite's graph (a late answer) is never shown under this one's name.
-  const graph = fetched && fetched.suite === suite ? fetched : null;
+  const query = useQuery({
+    queryKey: ["graph", suite, tick],
+    queryFn: () => api.graph(suite ?? ""),
+    enabled: !!suite,
+    placeholderData: keepWhileSame(["graph", suite]),
+  });
+  const graph = query.data ?? null;
+  const error = query.error ? query.error.message : null;
 
   useEffect(() => {
     setSelected(null);
     setOpen(null);
   }, [suite]);
-
-  useEffect(() => {
-    if (!suite) return;
-    let current = true;
-    api
-      .graph(suite)
-      .then((g) => {
-        if (!current) return;
-        setFetched(g);
-        setError(null);
-      })
-      .catch((e: Error) => current && setError(e.message));
-    return () => {
-      current = false;
-    };
-  }, [suite, tick]);
 
   const isTree = graph?.kind === "tree";
   const option = useMemo(() => (graph ? (isTree ? treeOption(graph) : chainOption(graph)) : null), [graph, isTree]);

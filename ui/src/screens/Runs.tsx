@@ -1,14 +1,14 @@
 // Runs: one table per epoch with every run's status, its loss and what each
 // part of the loss added to it, newest epoch first, a page of epochs at a time.
+import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { Empty, ErrorNote, Status } from "../components/common";
-import type { SuiteEpochs } from "../generated/SuiteEpochs";
-import type { SuiteItem } from "../generated/SuiteItem";
 import type { LossParts } from "../generated/LossParts";
 import type { RunItem } from "../generated/RunItem";
 import { fmtDuration, fmtLoss, fmtModelSpend } from "../lib/format";
+import { keepWhileSame } from "../lib/query";
 
 /** Epochs on one page of the Runs screen. */
 export const EPOCHS_PER_PAGE = 5;
@@ -35,24 +35,22 @@ function PartCell({ run, part }: { run: RunItem; part: (typeof PARTS)[number] })
 
 export function Runs({ suite }: { suite?: string }) {
   const { tick } = useLive();
-  const [suites, setSuites] = useState<SuiteItem[]>([]);
-  const [data, setData] = useState<SuiteEpochs | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const [page, setPage] = useState(0);
-
-  useEffect(() => {
-    api.suites().then(setSuites).catch(() => undefined);
-  }, [tick]);
-  useEffect(() => {
-    if (!suite) return;
-    api.epochs(suite).then(setData).catch((e: Error) => setError(e.message));
-  }, [suite, tick]);
+  const suites = useQuery({ queryKey: ["suites", tick], queryFn: api.suites, placeholderData: keepWhileSame(["suites"]) }).data ?? [];
+  const epochs = useQuery({
+    queryKey: ["epochs", suite, tick],
+    queryFn: () => api.epochs(suite ?? ""),
+    enabled: !!suite,
+    placeholderData: keepWhileSame(["epochs", suite]),
+  });
+  const data = epochs.data ?? null;
+  const error = epochs.error ? epochs.error.message : null;
   useEffect(() => setPage(0), [suite]);
 
   const all = data ? [...data.epochs].reverse() : [];
   const pages = Math.max(1, Math.ceil(all.length / EPOCHS_PER_PAGE));
   const shown = Math.min(page, pages - 1);
-  const epochs = all.slice(shown * EPOCHS_PER_PAGE, (shown + 1) * EPOCHS_PER_PAGE);
+  const onPage = all.slice(shown * EPOCHS_PER_PAGE, (shown + 1) * EPOCHS_PER_PAGE);
   const pager =
     pages > 1 ? (
       <nav className="pager" aria-label="epoch pages" data-testid="pager">
@@ -60,7 +58,7 @@ export function Runs({ suite }: { suite?: string }) {
           ← Newer
         </button>
         <span className="muted small">
-          epochs {epochs[0]?.epoch_num}–{epochs[epochs.length - 1]?.epoch_num} of {all.length} · page {shown + 1} of {pages}
+          epochs {onPage[0]?.epoch_num}–{onPage[onPage.length - 1]?.epoch_num} of {all.length} · page {shown + 1} of {pages}
         </span>
         <button onClick={() => setPage(shown + 1)} disabled={shown >= pages - 1}>
           Older →
@@ -99,7 +97,7 @@ export function Runs({ suite }: { suite?: string }) {
       )}
       {data && all.length === 0 && <Empty title="No runs yet">Launch the suite to see its runs here.</Empty>}
       {pager}
-      {epochs.map((e) => (
+      {onPage.map((e) => (
         <div className="card" key={e.epoch_id} data-epoch={e.epoch_num}>
           <header className="screen-head">
             <h3>Epoch {e.epoch_num}</h3>

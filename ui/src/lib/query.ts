@@ -1,0 +1,26 @@
+// Server data through TanStack Query: one cache for the screens, requests
+// deduplicated, and an answer for an older key (another suite, another
+// artifact) never shown under the current one — what each screen used to do
+// by hand with a `current` flag in an effect.
+//
+// The live feed decides when data is stale (a suite's epoch finished, a run
+// ended), so queries are not refetched on focus or retried on their own: a
+// screen puts the live version in its query key instead.
+import { QueryClient, type QueryKey } from "@tanstack/react-query";
+
+export const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: { retry: false, refetchOnWindowFocus: false, staleTime: Infinity, gcTime: 5 * 60_000 },
+  },
+});
+
+/**
+ * A `placeholderData` that keeps showing the previous answer while a newer
+ * version of the *same* thing loads — the previous query's key starts with
+ * `prefix` — so a live refresh does not blank the screen; another thing's
+ * answer is never kept.
+ */
+export function keepWhileSame(prefix: QueryKey) {
+  return <T>(previous: T | undefined, query: { queryKey: QueryKey } | undefined): T | undefined =>
+    query && prefix.every((x, i) => query.queryKey[i] === x) ? previous : undefined;
+}
