@@ -551,18 +551,6 @@ impl Coordinator {
             if step.evals_used == 0 {
                 break;
             }
-            // A step cut short by the budget (its own share or the run's pool
-            // near its end) is not judged: an objective that did not move on a
-            // handful of evaluations says nothing about convergence, and read
-            // as "flat" it ended trajectories as converged far from the optimum
-            // (cantilever at f = 8.9 against 1.34). Its best is kept; the
-            // trajectory ends as out of budget.
-            if granted < full {
-                if let Some(snapshot) = solver.snapshot(&names) {
-                    traj.history.push(snapshot);
-                }
-                break;
-            }
             let Some(snapshot) = solver.snapshot(&names) else { continue };
             if !step.judged {
                 traj.history.push(snapshot);
@@ -582,6 +570,15 @@ impl Coordinator {
                 &thresholds,
             );
             solver.annotate(&mut diag);
+            // A step cut short by the budget (its own share or the run's pool
+            // near its end) measured no change worth the name: an objective
+            // that did not move on a handful of evaluations says nothing about
+            // convergence, and read as "flat" it ended trajectories as
+            // converged far from the optimum (cantilever at f = 8.9 against
+            // 1.34). It is supervised as a first step is: without a delta.
+            if granted < full {
+                diag.objective_delta = None;
+            }
             traj.note_progress(&diag);
             if diag.status == Status::FeasibleFound
                 && let Some(at) = restarted_at.take()
