@@ -322,7 +322,23 @@ async fn artifact_versions_carry_their_diffs_and_a_rollback_flips_the_pointer() 
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, body) = s.post("/api/artifacts/knobs/rollback", json!({"v": 1})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(body["error"].as_str().unwrap().contains("unknown field `v`"), "{body}");
+    let error = body["error"].as_str().unwrap();
+    assert!(error.contains("unknown field `v`"), "{body}");
+    // Our words and the request's place, never the HTTP library's own.
+    assert!(error.starts_with("the request body is not what this endpoint takes: "), "{error}");
+    assert!(!error.contains("Failed to deserialize"), "{error}");
+    assert!(error.contains("hint: "), "{error}");
+    let raw = s
+        .req(reqwest::Method::POST, "/api/artifacts/knobs/rollback")
+        .header("Content-Type", "application/json")
+        .body("{\"version\": ")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(raw.status(), StatusCode::BAD_REQUEST);
+    let error = raw.json::<Value>().await.unwrap()["error"].as_str().unwrap().to_string();
+    assert!(error.starts_with("the request body is not valid JSON: "), "{error}");
+    assert!(!error.contains("Failed to parse"), "{error}");
 }
 
 #[tokio::test]

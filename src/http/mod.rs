@@ -186,7 +186,27 @@ impl From<JsonRejection> for Failure {
                 ApiError { error: "the request body is over this server's limit of 2 MB".into(), validation: None },
             );
         }
-        Failure::bad_input(format!("the request body is not what this endpoint takes: {}", r.body_text()))
+        // axum's text leads with its own words ("Failed to deserialize the
+        // JSON body into the target type: "); keep only what is about the
+        // request — the field, serde's reason, the line and column.
+        let text = r.body_text();
+        let detail = [
+            "Failed to deserialize the JSON body into the target type: ",
+            "Failed to parse the request body as JSON: ",
+        ]
+        .iter()
+        .find_map(|p| text.strip_prefix(p))
+        .unwrap_or(&text);
+        let message = match r {
+            JsonRejection::JsonSyntaxError(_) => format!("the request body is not valid JSON: {detail}"),
+            JsonRejection::MissingJsonContentType(_) => {
+                "the request body must be JSON\n  hint: send it with the header `Content-Type: application/json`".into()
+            }
+            _ => format!(
+                "the request body is not what this endpoint takes: {detail}\n  hint: the README's API table lists each endpoint's fields"
+            ),
+        };
+        Failure::bad_input(message)
     }
 }
 
