@@ -29,14 +29,10 @@ impl DirectiveAction {
         }
     }
 
-    /// As the telemetry records it (`CONTINUE` for one it does not know).
+    /// As the telemetry records it (its serde name; `CONTINUE` for one it
+    /// does not know).
     pub fn parse(s: &str) -> DirectiveAction {
-        match s {
-            "ADJUST" => DirectiveAction::Adjust,
-            "STOP" => DirectiveAction::Stop,
-            "RESTART" => DirectiveAction::Restart,
-            _ => DirectiveAction::Continue,
-        }
+        serde_json::from_value(serde_json::Value::from(s)).unwrap_or(DirectiveAction::Continue)
     }
 }
 
@@ -63,15 +59,10 @@ impl DirectiveSource {
         }
     }
 
-    /// As the telemetry records it (`heuristic` for one it does not know).
+    /// As the telemetry records it (its serde name; `heuristic` for one it
+    /// does not know).
     pub fn parse(s: &str) -> DirectiveSource {
-        match s {
-            "llm" => DirectiveSource::Llm,
-            "fallback" => DirectiveSource::Fallback,
-            "convergence" => DirectiveSource::Convergence,
-            "human" => DirectiveSource::Human,
-            _ => DirectiveSource::Heuristic,
-        }
+        serde_json::from_value(serde_json::Value::from(s)).unwrap_or(DirectiveSource::Heuristic)
     }
 }
 

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{ExportFormat, Failure, Global};
 use crate::artifact::{Registry, compare};
-use crate::outer::rollback;
+use crate::report::shape::transition_label;
 use crate::store::{EpochRow, Store, SuiteRow, TrajectoryRow};
 
 /// Every suite with its epoch count and latest mean loss.
@@ -119,18 +119,10 @@ pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure>
                     ev["learning_rate"],
                     ev["rationale"].as_str().unwrap_or("")
                 ),
-                "rollback" => format!(
-                    "rollback {} v{}→v{}{}, η now {}",
-                    ev["artifact"].as_str().unwrap_or("?"),
-                    ev["from_version"],
-                    ev["to_version"],
-                    rollback::why(
-                        serde_json::from_value(ev["reason"].clone()).ok(),
-                        (ev["mean_loss_prev"].as_f64(), ev["mean_loss_current"].as_f64()),
-                        (ev["holdout_mean_prev"].as_f64(), ev["holdout_mean_current"].as_f64()),
-                    ),
-                    ev["new_learning_rate"]
-                ),
+                "rollback" => match crate::service::parse_event(ev) {
+                    Some(e) => format!("{}, η now {}", transition_label(&e), ev["new_learning_rate"]),
+                    None => "rollback (unreadable)".to_string(),
+                },
                 other => other.to_string(),
             };
             println!("  → {line}");

@@ -19,27 +19,36 @@ pub enum RollbackReason {
     Holdout,
 }
 
-/// What a rollback is said with, after its transition: ` (held-out loss rose
-/// 0.0200 → 0.0354)`. `training` and `holdout` are the means before and after
-/// the update; an epoch recorded before reasons were says nothing.
+/// Why a rollback happened, in words: `held-out loss rose 0.0200 → 0.0354`.
+/// `training` and `holdout` are the means before and after the update; an
+/// epoch recorded before reasons were has none.
+pub fn reason(
+    reason: Option<RollbackReason>,
+    training: (Option<f64>, Option<f64>),
+    holdout: (Option<f64>, Option<f64>),
+) -> Option<String> {
+    // A loss that stayed put is rolled back too (no gain is no reason to keep
+    // a change): "rose" would be false then.
+    let rose = |what: &str, (a, b): (Option<f64>, Option<f64>)| match (a, b) {
+        (Some(a), Some(b)) if b > a => format!("{what} rose {a:.4} → {b:.4}"),
+        (Some(a), Some(b)) => format!("{what} did not fall: {a:.4} → {b:.4}"),
+        _ => format!("{what} did not fall"),
+    };
+    Some(match reason? {
+        RollbackReason::Holdout => rose("held-out loss", holdout),
+        RollbackReason::Training => rose("training loss", training),
+        RollbackReason::Noise => "the gain was within the noise".to_string(),
+    })
+}
+
+/// [`reason`] as said after a transition: ` (held-out loss rose …)`, or
+/// nothing.
 pub fn why(
     reason: Option<RollbackReason>,
     training: (Option<f64>, Option<f64>),
     holdout: (Option<f64>, Option<f64>),
 ) -> String {
-    // A loss that stayed put is rolled back too (no gain is no reason to keep
-    // a change): "rose" would be false then.
-    let rose = |what: &str, (a, b): (Option<f64>, Option<f64>)| match (a, b) {
-        (Some(a), Some(b)) if b > a => format!(" ({what} rose {a:.4} → {b:.4})"),
-        (Some(a), Some(b)) => format!(" ({what} did not fall: {a:.4} → {b:.4})"),
-        _ => format!(" ({what} did not fall)"),
-    };
-    match reason {
-        Some(RollbackReason::Holdout) => rose("held-out loss", holdout),
-        Some(RollbackReason::Training) => rose("training loss", training),
-        Some(RollbackReason::Noise) => " (the gain was within the noise)".to_string(),
-        None => String::new(),
-    }
+    self::reason(reason, training, holdout).map(|r| format!(" ({r})")).unwrap_or_default()
 }
 
 #[cfg(test)]

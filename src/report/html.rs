@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use super::shape::{LossPoint, rollback_why, transition_label};
+use super::shape::{LossPoint, rollback_reason, transition_label};
 use crate::service::types::{ArtifactEvent, RunState, SuiteEpochs};
 
 /// Text made safe for HTML content and quoted attribute values.
@@ -166,14 +166,9 @@ fn epoch_table(h: &mut String, view: &SuiteEpochs) {
                     let (class, why) = match ev {
                         ArtifactEvent::Update { rationale, .. } => ("update", rationale.clone()),
                         ArtifactEvent::Rollback { mean_loss_prev, mean_loss_current, .. } => {
-                            // The reason without its brackets, for the hover text.
-                            let why = rollback_why(ev);
-                            let why = why.trim().trim_start_matches('(').trim_end_matches(')');
-                            let why = if why.is_empty() {
+                            let why = rollback_reason(ev).unwrap_or_else(|| {
                                 format!("mean loss {} → {}", loss(*mean_loss_prev), loss(*mean_loss_current))
-                            } else {
-                                why.to_string()
-                            };
+                            });
                             ("rollback", why)
                         }
                     };

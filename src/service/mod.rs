@@ -696,13 +696,8 @@ impl Service {
         let epochs: HashMap<i64, (i64, String)> =
             self.store.epoch_nums(&ids).await?.into_iter().map(|(id, num, suite)| (id, (num, suite))).collect();
         // A tree's versions name no epoch of their own: their node does.
-        let nodes: HashMap<i64, (i64, String, Option<i64>, String)> = self
-            .store
-            .tree_versions(name)
-            .await?
-            .into_iter()
-            .map(|(version, node, status, epoch_num, suite)| (version, (node, status, epoch_num, suite)))
-            .collect();
+        let nodes: HashMap<i64, crate::store::TreeVersionRow> =
+            self.store.tree_versions(name).await?.into_iter().map(|n| (n.version, n)).collect();
         let versions = history
             .iter()
             .map(|v| {
@@ -715,10 +710,10 @@ impl Service {
                     parent_version: v.parent_version,
                     created_at: v.created_at.clone(),
                     epoch_id: v.epoch_id,
-                    epoch_num: at.map(|(n, _)| *n).or_else(|| node.and_then(|n| n.2)),
-                    suite: at.map(|(_, s)| s.clone()).or_else(|| node.map(|n| n.3.clone())),
+                    epoch_num: at.map(|(n, _)| *n).or_else(|| node.and_then(|n| n.epoch_num)),
+                    suite: at.map(|(_, s)| s.clone()).or_else(|| node.map(|n| n.suite.clone())),
                     is_active: v.is_active,
-                    tree_node: node.map(|n| VersionTreeNode { node_id: n.0, status: n.1.clone() }),
+                    tree_node: node.map(|n| VersionTreeNode { node_id: n.node_id, status: n.status.clone() }),
                     diff_from_parent: parent
                         .map(|p| artifact_diff(def.kind, name, p.version, &p.content, v.version, &v.content)),
                 }
@@ -1681,40 +1676,39 @@ fn run_item(r: &RunBrief, epoch_num: i64, holdout: bool, counted: bool) -> RunIt
 /// Reads the event log of `child_artifacts_json`. Unknown event types are
 /// skipped: a newer Attractor may write kinds this one does not draw.
 fn parse_events(child: &Value) -> Vec<ArtifactEvent> {
+    child["events"].as_array().into_iter().flatten().filter_map(parse_event).collect()
+}
+
+/// One artifact event of an epoch's event log; `None` for another kind of
+/// event (a verification) or one this version does not know.
+pub(crate) fn parse_event(e: &Value) -> Option<ArtifactEvent> {
     let num = |v: &Value| v.as_f64();
-    child["events"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| {
-            let artifact = e["artifact"].as_str()?.to_string();
-            let from_version = e["from_version"].as_i64()?;
-            let to_version = e["to_version"].as_i64()?;
-            match e["type"].as_str()? {
-                "update" => Some(ArtifactEvent::Update {
-                    artifact,
-                    from_version,
-                    to_version,
-                    rationale: e["rationale"].as_str().unwrap_or_default().to_string(),
-                    expected_loss_reduction: num(&e["expected_loss_reduction"]),
-                    confidence: num(&e["confidence"]),
-                    learning_rate: num(&e["learning_rate"]),
-                }),
-                "rollback" => Some(ArtifactEvent::Rollback {
-                    artifact,
-                    from_version,
-                    to_version,
-                    mean_loss_prev: num(&e["mean_loss_prev"]),
-                    mean_loss_current: num(&e["mean_loss_current"]),
-                    new_learning_rate: num(&e["new_learning_rate"]),
-                    reason: serde_json::from_value(e["reason"].clone()).ok(),
-                    holdout_mean_prev: num(&e["holdout_mean_prev"]),
-                    holdout_mean_current: num(&e["holdout_mean_current"]),
-                }),
-                _ => None,
-            }
-        })
-        .collect()
+    let artifact = e["artifact"].as_str()?.to_string();
+    let from_version = e["from_version"].as_i64()?;
+    let to_version = e["to_version"].as_i64()?;
+    match e["type"].as_str()? {
+        "update" => Some(ArtifactEvent::Update {
+            artifact,
+            from_version,
+            to_version,
+            rationale: e["rationale"].as_str().unwrap_or_default().to_string(),
+            expected_loss_reduction: num(&e["expected_loss_reduction"]),
+            confidence: num(&e["confidence"]),
+            learning_rate: num(&e["learning_rate"]),
+        }),
+        "rollback" => Some(ArtifactEvent::Rollback {
+            artifact,
+            from_version,
+            to_version,
+            mean_loss_prev: num(&e["mean_loss_prev"]),
+            mean_loss_current: num(&e["mean_loss_current"]),
+            new_learning_rate: num(&e["new_learning_rate"]),
+            reason: serde_json::from_value(e["reason"].clone()).ok(),
+            holdout_mean_prev: num(&e["holdout_mean_prev"]),
+            holdout_mean_current: num(&e["holdout_mean_current"]),
+        }),
+        _ => None,
+    }
 }
 
 fn trajectory_view(t: crate::store::TrajectoryRow, obs: Vec<crate::store::ObservationRow>) -> TrajectoryView {

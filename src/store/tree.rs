@@ -6,6 +6,16 @@ use serde::Serialize;
 use super::{Result, Store};
 use crate::now_rfc3339;
 
+/// A version a tree node wrote, with the node's verdict and first epoch.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TreeVersionRow {
+    pub version: i64,
+    pub node_id: i64,
+    pub status: String,
+    pub epoch_num: Option<i64>,
+    pub suite: String,
+}
+
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct TreeNodeRow {
     pub id: i64,
@@ -133,13 +143,12 @@ impl Store {
             .await?)
     }
 
-    /// The tree nodes that made versions of `artifact`: (version, node id,
-    /// node status, the node's first epoch's number, the suite's name). A
-    /// tree writes a version before the epoch that measures it, so the
-    /// version row itself names no epoch.
-    pub async fn tree_versions(&self, artifact: &str) -> Result<Vec<(i64, i64, String, Option<i64>, String)>> {
+    /// The tree nodes that made versions of `artifact`. A tree writes a
+    /// version before the epoch that measures it, so the version row itself
+    /// names no epoch.
+    pub async fn tree_versions(&self, artifact: &str) -> Result<Vec<TreeVersionRow>> {
         Ok(sqlx::query_as(
-            "SELECT n.to_version, n.id, n.status, e.epoch_num, s.name FROM tree_nodes n
+            "SELECT n.to_version AS version, n.id AS node_id, n.status, e.epoch_num, s.name AS suite FROM tree_nodes n
              JOIN task_suites s ON s.id = n.suite_id LEFT JOIN epochs e ON e.id = n.epoch_id
              WHERE n.changed_artifact = ? AND n.to_version IS NOT NULL ORDER BY n.id",
         )

@@ -6,7 +6,7 @@
 // The live feed decides when data is stale (a suite's epoch finished, a run
 // ended), so queries are not refetched on focus or retried on their own: a
 // screen puts the live version in its query key instead.
-import { QueryClient, type QueryKey } from "@tanstack/react-query";
+import { QueryClient, useQuery, type QueryKey } from "@tanstack/react-query";
 
 export const queryClient = new QueryClient({
   defaultOptions: {
@@ -20,7 +20,18 @@ export const queryClient = new QueryClient({
  * `prefix` — so a live refresh does not blank the screen; another thing's
  * answer is never kept.
  */
-export function keepWhileSame(prefix: QueryKey) {
+function keepWhileSame(prefix: QueryKey) {
   return <T>(previous: T | undefined, query: { queryKey: QueryKey } | undefined): T | undefined =>
     query && prefix.every((x, i) => query.queryKey[i] === x) ? previous : undefined;
+}
+
+/**
+ * Server data the live feed makes stale: `key` names it, `version` (the live
+ * tick, or a suite's epochs version) says which answer is current, and the
+ * previous answer stays on screen while the same thing refreshes. Nothing is
+ * fetched while `enabled` is false.
+ */
+export function useLiveQuery<T>(key: QueryKey, version: number, fetch: () => Promise<T>, enabled = true) {
+  const q = useQuery({ queryKey: [...key, version], queryFn: fetch, enabled, placeholderData: keepWhileSame(key) });
+  return { data: q.data ?? null, error: q.error ? q.error.message : null };
 }

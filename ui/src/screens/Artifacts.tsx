@@ -8,7 +8,7 @@ import { useLive } from "../App";
 import { DiffModeToggle, DiffView } from "../components/DiffView";
 import { Confirm, Empty, ErrorNote } from "../components/common";
 import { fmtTime } from "../lib/format";
-import { keepWhileSame } from "../lib/query";
+import { useLiveQuery } from "../lib/query";
 
 export function Artifacts({ name }: { name?: string }) {
   const { tick } = useLive();
@@ -20,14 +20,9 @@ export function Artifacts({ name }: { name?: string }) {
   const [failure, setFailure] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
 
-  const list = useQuery({ queryKey: ["artifacts", tick], queryFn: api.artifacts, placeholderData: keepWhileSame(["artifacts"]) });
-  const versions = useQuery({
-    queryKey: ["versions", name, tick],
-    queryFn: () => api.versions(name ?? ""),
-    enabled: !!name,
-    placeholderData: keepWhileSame(["versions", name]),
-  });
-  const history = name ? (versions.data ?? null) : null;
+  const list = useLiveQuery(["artifacts"], tick, api.artifacts);
+  const versions = useLiveQuery(["versions", name], tick, () => api.versions(name ?? ""), !!name);
+  const history = name ? versions.data : null;
 
   // Another artifact: nothing of the last one's comparison carries over (its
   // version numbers may not exist here).
@@ -58,7 +53,7 @@ export function Artifacts({ name }: { name?: string }) {
     enabled: !!loaded && from !== null && to !== null,
   });
   const diff = compared.data ?? null;
-  const error = failure ?? (list.error ?? versions.error ?? compared.error)?.message ?? null;
+  const error = failure ?? list.error ?? versions.error ?? compared.error?.message ?? null;
 
   const sorted = useMemo(
     () => [...(list.data ?? [])].sort((a, b) => Number(b.versions > 1) - Number(a.versions > 1) || a.name.localeCompare(b.name)),

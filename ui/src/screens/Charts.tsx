@@ -1,6 +1,5 @@
 // Charts (seed 004 §11): LossCurve, ArtifactDeltaTimeline with its diff
 // drawer, and PerTaskLossBoxplot, for one suite.
-import { useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
@@ -11,7 +10,7 @@ import { Empty, ErrorNote, Status } from "../components/common";
 import { boxplotOption, lossCurveOption, timelineOption, timelineTipAt } from "../lib/charts";
 import { fmtLoss } from "../lib/format";
 import { epochsVersion } from "../lib/live";
-import { keepWhileSame } from "../lib/query";
+import { useLiveQuery } from "../lib/query";
 import { useDark } from "../lib/theme";
 
 export function Charts({ suite }: { suite?: string }) {
@@ -19,20 +18,13 @@ export function Charts({ suite }: { suite?: string }) {
   const dark = useDark();
   const [open, setOpen] = useState<Transition | null>(null);
 
-  const suites = useQuery({ queryKey: ["suites", tick], queryFn: api.suites, placeholderData: keepWhileSame(["suites"]) }).data ?? [];
+  const suites = useLiveQuery(["suites"], tick, api.suites).data ?? [];
 
   // The charts are refetched when this suite's epochs may have changed, not
   // on every event: at 500 epochs a refetch and redraw is heavy (lib/live).
   const [suiteId, setSuiteId] = useState<number | undefined>(undefined);
   const version = epochsVersion(suiteChanges, reconnects, suite, suiteId);
-  const query = useQuery({
-    queryKey: ["charts", suite, version],
-    queryFn: () => api.charts(suite ?? ""),
-    enabled: !!suite,
-    placeholderData: keepWhileSame(["charts", suite]),
-  });
-  const data = query.data ?? null;
-  const error = query.error ? query.error.message : null;
+  const { data, error } = useLiveQuery(["charts", suite], version, () => api.charts(suite ?? ""), !!suite);
   useEffect(() => setSuiteId(data?.suite.id), [data?.suite.id]);
 
   const lossOpt = useMemo(() => (data ? lossCurveOption(data) : {}), [data]);

@@ -2,7 +2,6 @@
 // search, or the chain of epochs of a linear run. A click on a tree node shows
 // what it changed, its losses against its parent and why the search kept or
 // dropped it; the diff of its artifact opens in the side drawer.
-import { useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
@@ -21,7 +20,7 @@ import {
   treeOption,
 } from "../lib/graph";
 import { fmtLoss } from "../lib/format";
-import { keepWhileSame } from "../lib/query";
+import { useLiveQuery } from "../lib/query";
 import { useDark } from "../lib/theme";
 
 export function Graph({ suite }: { suite?: string }) {
@@ -29,14 +28,7 @@ export function Graph({ suite }: { suite?: string }) {
   const dark = useDark();
   const [selected, setSelected] = useState<string | null>(null);
   const [open, setOpen] = useState<Transition | null>(null);
-  const query = useQuery({
-    queryKey: ["graph", suite, tick],
-    queryFn: () => api.graph(suite ?? ""),
-    enabled: !!suite,
-    placeholderData: keepWhileSame(["graph", suite]),
-  });
-  const graph = query.data ?? null;
-  const error = query.error ? query.error.message : null;
+  const { data: graph, error } = useLiveQuery(["graph", suite], tick, () => api.graph(suite ?? ""), !!suite);
 
   useEffect(() => {
     setSelected(null);

@@ -1,6 +1,5 @@
 // Runs: one table per epoch with every run's status, its loss and what each
 // part of the loss added to it, newest epoch first, a page of epochs at a time.
-import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
@@ -8,7 +7,7 @@ import { Empty, ErrorNote, Status } from "../components/common";
 import type { LossParts } from "../generated/LossParts";
 import type { RunItem } from "../generated/RunItem";
 import { fmtDuration, fmtLoss, fmtModelSpend } from "../lib/format";
-import { keepWhileSame } from "../lib/query";
+import { useLiveQuery } from "../lib/query";
 
 /** Epochs on one page of the Runs screen. */
 export const EPOCHS_PER_PAGE = 5;
@@ -36,15 +35,8 @@ function PartCell({ run, part }: { run: RunItem; part: (typeof PARTS)[number] })
 export function Runs({ suite }: { suite?: string }) {
   const { tick } = useLive();
   const [page, setPage] = useState(0);
-  const suites = useQuery({ queryKey: ["suites", tick], queryFn: api.suites, placeholderData: keepWhileSame(["suites"]) }).data ?? [];
-  const epochs = useQuery({
-    queryKey: ["epochs", suite, tick],
-    queryFn: () => api.epochs(suite ?? ""),
-    enabled: !!suite,
-    placeholderData: keepWhileSame(["epochs", suite]),
-  });
-  const data = epochs.data ?? null;
-  const error = epochs.error ? epochs.error.message : null;
+  const suites = useLiveQuery(["suites"], tick, api.suites).data ?? [];
+  const { data, error } = useLiveQuery(["epochs", suite], tick, () => api.epochs(suite ?? ""), !!suite);
   useEffect(() => setPage(0), [suite]);
 
   const all = data ? [...data.epochs].reverse() : [];
