@@ -188,8 +188,11 @@ fn assert_located(e: &attractor::suite::SuiteError, input: &str) {
         // Never a library's own wording: Rust types, its options.
         let rustisms = ["panicked", "Option<", "DuplicateKeyPolicy", "serde", "__", "budget breached"];
         let types = ["u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64"];
+        // What the file itself said is quoted in backticks: a key the user
+        // spelled `max__million` is theirs, not a library's wording.
+        let ours: String = issue.message.split('`').step_by(2).collect::<Vec<_>>().join("`…`");
         for rustism in rustisms.into_iter().map(String::from).chain(types.iter().map(|t| format!("invalid {t}"))) {
-            assert!(!issue.message.contains(&rustism), "library wording `{rustism}` in: {issue}");
+            assert!(!ours.contains(&rustism), "library wording `{rustism}` in: {issue}");
         }
     }
 }
