@@ -178,10 +178,10 @@ fn model_call_limits_out_of_range_exit_2_with_their_place_in_the_suite_or_the_fl
     for (flag, value, says) in [
         ("--max-tokens", "poet=10", "unknown role `poet`; use one of proposer"),
         ("--max-tokens", "proposer=0", "0 tokens is out of range"),
-        ("--llm-attempts", "0", "attempts must be from 1 to 10"),
-        ("--llm-timeout", "1e20", "timeout_secs must be"),
-        ("--max-cost", "0", "max_cost must be an amount above 0"),
-        ("--max-cost", "1e300", "max_cost must be an amount above 0 and at most"),
+        ("--llm-attempts", "0", "field `model.attempts` (--llm-attempts): must be from 1 to 10"),
+        ("--llm-timeout", "1e20", "(--llm-timeout): must be"),
+        ("--max-cost", "0", "(--max-cost): must be an amount above 0"),
+        ("--max-cost", "1e300", "(--max-cost): must be an amount above 0 and at most"),
     ] {
         let out = cli.run(&["run", good.to_str().unwrap(), flag, value]);
         assert_eq!(code(&out), 2, "{flag} {value}");

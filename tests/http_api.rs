@@ -394,6 +394,64 @@ async fn the_graph_of_a_tree_search_is_its_experiment_tree() {
     }
 }
 
+/// A launch from the API takes every option `attractor run` has: here the
+/// tree search's width, which the app could not set before.
+#[tokio::test]
+async fn a_launch_sets_the_tree_search_as_the_command_line_would() {
+    let children_per_round = |graph: &Value| {
+        let mut per_round = std::collections::BTreeMap::<i64, usize>::new();
+        for n in graph["nodes"].as_array().unwrap() {
+            if let Some(r) = n["tree"]["round"].as_i64().filter(|r| *r > 0) {
+                *per_round.entry(r).or_default() += 1;
+            }
+        }
+        per_round
+    };
+    // Each on its own database: artifact names are shared by a database's suites.
+    for (width, first_round) in [(None, 2), (Some(1), 1)] {
+        let w = World::new();
+        // Two JSON artifacts, so a round from one parent has two briefs to
+        // give (knobs.py scores `knobs`; `spare` is there to be proposed).
+        std::fs::copy(fixture("knobs.py"), w.dir.path().join("knobs.py")).unwrap();
+        let knobs = std::fs::read_to_string(fixture("knobs.suite.yaml")).unwrap();
+        let spare = "artifacts:\n  - name: spare\n    type: json\n    content: { level: 1.0 }\n    fields:\n      level: { min: 0.0, max: 2.0 }\n";
+        let path = w.dir.path().join("two.suite.yaml");
+        std::fs::write(&path, knobs.replacen("artifacts:\n", spare, 1)).unwrap();
+        let s = w.serve(None, &[]).await;
+        let mut req = json!({"suite_path": path.display().to_string(), "epochs": 5, "optimizer": "tree", "seed": 3,
+                             "no_llm": true, "tree": {"branch_depth": 1, "stall": 1, "ideation_rounds": 0}});
+        if let Some(width) = width {
+            req["tree"]["width"] = json!(width);
+        }
+        let (status, preview) = s.post("/api/launches/preview", req.clone()).await;
+        assert_eq!(status, StatusCode::OK, "{preview}");
+        let children = format!("{} child(ren) a round", width.unwrap_or(3));
+        assert!(preview["plan"].as_str().unwrap().contains(&children), "{preview}");
+        let (status, launch) = s.post("/api/launches", req).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{launch}");
+        assert_eq!(launch["request"]["tree"]["width"], width.unwrap_or(3), "the launch keeps what it was asked");
+        let view = s.service.wait(launch["id"].as_i64().unwrap()).await.unwrap();
+        assert_eq!(serde_json::to_value(view.status).unwrap(), "finished", "{view:?}");
+        let per_round = children_per_round(&s.ok("/api/suites/knobs/graph").await);
+        assert_eq!(per_round.get(&1), Some(&first_round), "width {width:?}: {per_round:?}");
+        assert!(per_round.values().all(|&c| c <= first_round), "width {width:?}: {per_round:?}");
+    }
+
+    let w = World::new();
+    let s = w.serve(None, &[]).await;
+    // An option out of bounds or a missing agent configuration is refused
+    // up front, naming the field.
+    let (status, body) =
+        s.post("/api/launches", json!({"suite_path": fixture("knobs.suite.yaml"), "tree": {"width": 0}})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("field `tree.width` (--width): 0 is outside 1..=64"), "{body}");
+    let (status, body) = s
+        .post("/api/launches", json!({"suite_path": fixture("knobs.suite.yaml"), "agent_config": "/no/such.json"}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("/no/such.json"), "{body}");
+}
+
 #[tokio::test]
 async fn an_agent_run_shows_its_trajectory_iteration_by_iteration() {
     let w = World::new();
@@ -593,9 +651,9 @@ async fn a_launch_validates_first_then_streams_its_progress_and_adds_epochs() {
     assert!(body["error"].as_str().unwrap().contains("outside [0, 1]"));
     // Numbers from a request are bounded like the command line's.
     for (bad, says) in [
-        (json!({"epochs": 4_000_000_000u64}), "epochs 4000000000 is outside 1..=100000"),
+        (json!({"epochs": 4_000_000_000u64}), "field `epochs` (--epochs): 4000000000 is outside 1..=100000"),
         (json!({"holdout_tolerance": 1e300}), "holdout_tolerance"),
-        (json!({"concurrency": 100_000}), "concurrency 100000 is outside 1..=256"),
+        (json!({"concurrency": 100_000}), "field `concurrency` (--concurrency): 100000 is outside 1..=256"),
     ] {
         let mut req = json!({"suite_path": fixture("knobs.suite.yaml")});
         req.as_object_mut().unwrap().extend(bad.as_object().unwrap().clone());

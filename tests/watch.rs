@@ -221,7 +221,7 @@ async fn a_file_with_commands_runs_nothing_before_approval_and_runs_once_after()
     assert_eq!(w.marks_of("mark"), 0);
     assert_eq!(count(&s, "SELECT COUNT(*) FROM runs").await, 0);
     assert!(f.run.is_none(), "no run is queued before approval");
-    let req: attractor::service::types::LaunchRequest =
+    let req: attractor::service::types::RunRequest =
         serde_json::from_value(serde_json::json!({"suite_path": path.display().to_string()})).unwrap();
     match s.launch(&req).await {
         Err(ServiceError::Conflict(m)) => assert!(m.contains("approval"), "{m}"),
@@ -509,7 +509,7 @@ async fn an_evaluator_command_changed_in_a_problem_file_is_asked_about_again() {
     // The suite file is unchanged, but the command it would run is not: a
     // launch is refused and the new command is asked about.
     std::fs::write(w.file("p.yaml"), problem("python3 other.py")).unwrap();
-    let req: attractor::service::types::LaunchRequest =
+    let req: attractor::service::types::RunRequest =
         serde_json::from_value(serde_json::json!({"suite_path": path.display().to_string(), "no_llm": true})).unwrap();
     match s.launch(&req).await {
         Err(ServiceError::Conflict(m)) => assert!(m.contains("no approval covers"), "{m}"),

@@ -139,7 +139,7 @@ async fn validate(s: Facade<'_>, suite_path: String) -> Reply<Validation> {
 }
 
 #[tauri::command(rename_all = "snake_case")]
-async fn preview(s: Facade<'_>, request: LaunchRequest) -> Reply<LaunchPreview> {
+async fn preview(s: Facade<'_>, request: RunRequest) -> Reply<LaunchPreview> {
     Ok(s.preview(&request).await?)
 }
 
@@ -149,7 +149,7 @@ async fn launches(s: Facade<'_>) -> Reply<Vec<LaunchView>> {
 }
 
 #[tauri::command(rename_all = "snake_case")]
-async fn launch(s: Facade<'_>, request: LaunchRequest) -> Reply<LaunchView> {
+async fn launch(s: Facade<'_>, request: RunRequest) -> Reply<LaunchView> {
     Ok(s.launch(&request).await?)
 }
 

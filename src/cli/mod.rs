@@ -20,7 +20,8 @@ use tokio::sync::watch;
 
 use crate::artifact::{Registry, RegistryError};
 use crate::bus::{self, Bus};
-use crate::outer::{OptimizerKind, RunConfig, RunnerError, SuiteRunner};
+use crate::outer::request::{RunRequest, SelectionName, TreeRequest};
+use crate::outer::{OptimizerKind, RunnerError, SuiteRunner};
 use crate::store::{self, Store, StoreError};
 use crate::suite;
 
@@ -173,6 +174,8 @@ pub struct GcArgs {
     pub dry_run: bool,
 }
 
+/// `attractor run`'s flags: a [`RunRequest`] spelled as a command line
+/// (bounds are checked once, by the request), plus where run folders go.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The suite file (YAML).
@@ -182,19 +185,19 @@ pub struct RunArgs {
     pub allow_outside: Vec<PathBuf>,
     /// Epochs to run; the same command after a stopped run finishes the
     /// epochs it planned (an unfinished epoch counts as one).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::outer::MAX_EPOCHS)))]
+    #[arg(long, default_value_t = 1)]
     pub epochs: u32,
     /// How artifacts move between epochs.
     #[arg(long, value_enum, default_value_t = OptimizerKind::Baseline)]
     pub optimizer: OptimizerKind,
     /// Step size η in [0, 1]; halves after every rollback.
-    #[arg(long, default_value_t = 0.5, value_parser = parse_learning_rate)]
+    #[arg(long, default_value_t = 0.5)]
     pub learning_rate: f64,
     /// Keep updates even when the mean loss gets worse.
     #[arg(long)]
     pub no_rollback: bool,
-    /// Runs in flight at once.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
+    /// Runs in flight at once (1 to 256).
+    #[arg(long, default_value_t = 2)]
     pub concurrency: u32,
     /// Base seed for the optimizer's random choices [default: random, printed and recorded].
     #[arg(long)]
@@ -207,9 +210,9 @@ pub struct RunArgs {
     #[arg(long, env = "ATTRACTOR_RUNS_DIR", value_name = "DIR")]
     pub runs_dir: Option<PathBuf>,
     /// How far the held-out mean loss may rise over the previous epoch's
-    /// before the update behind it is rolled back.
-    #[arg(long, default_value_t = crate::outer::DEFAULT_HOLDOUT_TOLERANCE, value_parser = parse_tolerance)]
-    pub holdout_tolerance: f64,
+    /// before the update behind it is rolled back [default: 0.01].
+    #[arg(long)]
+    pub holdout_tolerance: Option<f64>,
     /// Settings of agent tasks as JSON over the defaults (engine numbers,
     /// overseer retries, intent verifier, how long a question waits).
     #[arg(long, value_name = "FILE")]
@@ -240,51 +243,64 @@ pub struct RunArgs {
     /// [default: no limit].
     #[arg(long, value_name = "AMOUNT")]
     pub max_cost: Option<f64>,
-    /// Tree search: children per round.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
+    /// Tree search: children per round (1 to 64).
+    #[arg(long, default_value_t = 3)]
     pub width: u32,
     /// Tree search: rounds without a new best before stopping.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 3)]
     pub stall: u32,
     /// Evaluations behind each decision: every tree node, or the epochs after
-    /// a textgrad/evolve update [default: the suite's `verify_repeats`, 3 on a
-    /// `noisy: true` suite, else 1].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=20))]
+    /// a textgrad/evolve update (1 to 20) [default: the suite's `verify_repeats`,
+    /// 3 on a `noisy: true` suite, else 1].
+    #[arg(long)]
     pub verify_repeats: Option<u32>,
     /// Tree search: ideation calls (frontier extrapolation, failure analysis)
     /// before stopping on stall, each feeding one more round; 0 turns them off.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=10))]
+    #[arg(long, default_value_t = 1)]
     pub ideation_rounds: u32,
     /// Tree search: how parents are picked from the frontier.
-    #[arg(long, value_enum, default_value_t = SelectionArg::Pareto)]
-    pub selection: SelectionArg,
+    #[arg(long, value_enum, default_value_t = SelectionName::Pareto)]
+    pub selection: SelectionName,
     /// Tree search: children one brief may make in a round, each from the
     /// last one committed (the per-branch budget); 1 turns deepening off.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=50))]
+    #[arg(long, default_value_t = 5)]
     pub branch_depth: u32,
 }
 
-/// `--selection` of the tree search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SelectionArg {
-    /// Every node no other node beats on every task (keeps specialists).
-    Pareto,
-    /// The lowest mean loss only.
-    Argmax,
-    /// The three lowest mean losses.
-    TopK,
-    /// The best, or with probability 0.2 another frontier node.
-    EpsGreedy,
-}
-
-impl From<SelectionArg> for crate::outer::tree::Selection {
-    fn from(s: SelectionArg) -> Self {
-        use crate::outer::tree::Selection;
-        match s {
-            SelectionArg::Pareto => Selection::Pareto,
-            SelectionArg::Argmax => Selection::Argmax,
-            SelectionArg::TopK => Selection::TopK(3),
-            SelectionArg::EpsGreedy => Selection::EpsGreedy(0.2),
+impl RunArgs {
+    /// The run these flags ask for (everything but `--runs-dir`, which is
+    /// this machine's business).
+    pub fn request(&self) -> RunRequest {
+        RunRequest {
+            suite_path: self.suite.display().to_string(),
+            allow_outside: self.allow_outside.iter().map(|p| p.display().to_string()).collect(),
+            epochs: self.epochs,
+            optimizer: self.optimizer,
+            learning_rate: self.learning_rate,
+            rollback: !self.no_rollback,
+            concurrency: self.concurrency,
+            seed: self.seed,
+            no_llm: self.no_llm,
+            holdout_tolerance: self.holdout_tolerance,
+            verify_repeats: self.verify_repeats,
+            tree: TreeRequest {
+                width: self.width,
+                stall: self.stall,
+                ideation_rounds: self.ideation_rounds,
+                selection: self.selection,
+                branch_depth: self.branch_depth,
+            },
+            agent_config: self.agent_config.as_ref().map(|p| p.display().to_string()),
+            no_sandbox: self.no_sandbox,
+            model: crate::llm::LlmLimits {
+                timeout_secs: self.llm_timeout,
+                attempts: self.llm_attempts,
+                max_model_secs: self.max_model_secs,
+                max_tokens: self.max_tokens.iter().copied().collect(),
+                max_reply_bytes: self.max_reply_bytes,
+                max_stored_chars: None,
+                max_cost: self.max_cost,
+            },
         }
     }
 }
@@ -293,11 +309,6 @@ impl From<SelectionArg> for crate::outer::tree::Selection {
 pub enum ExportFormat {
     Json,
     Csv,
-}
-
-fn parse_learning_rate(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(format!("{v} is outside [0, 1]")) }
 }
 
 /// The exit code of a run refused because another run holds its suite.
@@ -586,90 +597,37 @@ fn validate(g: &Global, path: &std::path::Path, allow_outside: &[PathBuf]) -> Re
     Ok(0)
 }
 
-/// What the chosen epochs buy, said before anything runs: runs, and for a
-/// model-driven optimizer the proposal calls (one per artifact per epoch;
-/// none in an epoch that rolls back).
-fn plan_line(suite: &crate::suite::Suite, registry: &Registry, args: &RunArgs) -> String {
-    let tasks = suite.tasks.len() as u64;
-    let epochs = u64::from(args.epochs);
-    let repeats = args.verify_repeats.unwrap_or_else(|| suite.verify_repeats());
-    if args.optimizer == OptimizerKind::Tree {
-        return format!(
-            "plan: tree search of at most {epochs} evaluation(s) × {tasks} task(s) = {} run(s), {} child(ren) a round, each evaluated {repeats} time(s), stop after {} round(s) without a new best and {} ideation round(s)",
-            epochs * tasks,
-            args.width,
-            args.stall,
-            args.ideation_rounds
-        );
-    }
-    let mut line = format!("plan: {epochs} epoch(s) × {tasks} task(s) = {} run(s)", epochs * tasks);
-    if repeats > 1 && args.optimizer != OptimizerKind::Baseline {
-        line.push_str(&format!("; each update is judged on {repeats} epoch(s) (a noisy suite)"));
-    }
-    if args.optimizer.needs_model() {
-        let artifacts = crate::outer::estimate::proposal_candidates(suite, registry);
-        line.push_str(&format!(
-            "; {} makes at most {epochs} × {artifacts} artifact(s) = {} proposal call(s) (none after a rollback)",
-            args.optimizer.name(),
-            epochs * artifacts
-        ));
-    }
-    line
-}
-
 /// The pre-run preview of the model's use: calls, tokens and cost at most.
 fn model_line(
     suite: &crate::suite::Suite,
     registry: &Registry,
-    args: &RunArgs,
+    req: &RunRequest,
     agent: &crate::task::agent::AgentConfig,
     model: &crate::llm::LlmClient,
 ) -> Option<String> {
     let run = crate::outer::estimate::PlannedRun {
         suite,
-        optimizer: args.optimizer,
-        epochs: args.epochs,
+        optimizer: req.optimizer,
+        epochs: req.epochs,
         proposal_candidates: crate::outer::estimate::proposal_candidates(suite, registry),
-        ideation_rounds: args.ideation_rounds,
+        ideation_rounds: req.tree.ideation_rounds,
         agent,
-        supervisor_tier: !args.no_llm,
+        supervisor_tier: !req.no_llm,
     };
     crate::outer::estimate::preview_line(&run, model)
 }
 
-fn parse_tolerance(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(format!("{v} is outside [0, 1] (losses lie in [0, 1])")) }
-}
-
 async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
-    let suite = load_suite(&args.suite, &args.allow_outside)?;
+    let req = args.request();
+    req.validate().map_err(|e| Failure::input(e.to_string()))?;
+    let suite = load_suite(&args.suite, &req.outside())?;
     let db = db_path(g);
     let store = Store::open(&db).await?;
     let registry = Registry::load(store.clone()).await?;
-    let runs_root = runs_root(&db, args.runs_dir.as_ref());
-    let mut config = RunConfig {
-        epochs: args.epochs,
-        optimizer: args.optimizer,
-        learning_rate: args.learning_rate,
-        rollback_on_regression: !args.no_rollback,
-        concurrency: args.concurrency as usize,
-        seed: 0,
-        runs_root,
-        holdout_tolerance: args.holdout_tolerance,
-        verify_repeats: args.verify_repeats,
-        tree: crate::outer::tree::TreeConfig {
-            width: args.width as usize,
-            stall: args.stall,
-            ideation_rounds: args.ideation_rounds,
-            branch_depth: args.branch_depth,
-            selection: args.selection.into(),
-            ..crate::outer::tree::TreeConfig::default()
-        },
-    };
+    let mut config = req.run_config(runs_root(&db, args.runs_dir.as_ref()), 0);
     // Without --seed, the same command started again continues the plan a
     // stopped run left unfinished, with its seed.
-    config.seed = match args.seed {
+    config.seed = match req.seed {
         Some(seed) => seed,
         None => crate::outer::stopped_plan_seed(&store, &suite.name, &config)
             .await?
@@ -686,56 +644,37 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         Some(_) => tokio::task::block_in_place(|| crate::secrets::fallback_key(&env)),
         None => None,
     };
-    // The suite's `llm:` limits, then the flags over them.
-    let flags = crate::llm::LlmSettings {
-        timeout_secs: args.llm_timeout,
-        attempts: args.llm_attempts,
-        max_model_secs: args.max_model_secs,
-        max_tokens: (!args.max_tokens.is_empty()).then(|| args.max_tokens.iter().copied().collect()),
-        max_reply_bytes: args.max_reply_bytes,
-        max_cost: args.max_cost,
-        ..Default::default()
-    };
-    flags
-        .validate()
-        .map_err(|e| Failure::input(format!("{e}\n  hint: see `attractor run --help` for the model-call flags")))?;
     // The settings file's limits and prices (what the app's settings screen
-    // saves), then the suite's `llm:`, then the flags.
+    // saves), then the suite's `llm:`, then the request's.
     let settings_path = crate::service::settings::Settings::path_from_env();
     let app = crate::service::settings::Settings::load(&settings_path).map_err(|e| Failure::input(e.to_string()))?;
     let settings = crate::llm::LlmSettings { api_key, ..Default::default() }
         .overlay(&app.llm_layer())
         .overlay(&suite.llm.to_settings())
-        .overlay(&flags);
+        .overlay(&req.model.to_settings());
     let model = match crate::llm::LlmConfig::resolve(&settings, env) {
         Ok(config) => {
             let client = crate::llm::LlmClient::new(config).map_err(|e| Failure::input(e.to_string()))?;
             Some(client.with_store(store.clone()))
         }
         Err(crate::llm::LlmError::NoModel) => None,
-        Err(e) if args.no_llm && !args.optimizer.needs_model() => {
+        Err(e) if req.no_llm && !req.optimizer.needs_model() => {
             tracing::debug!("ignoring the LLM settings (--no-llm): {e}");
             None
         }
         Err(e) => return Err(Failure::input(e.to_string())),
     };
-    if args.optimizer.needs_model() && model.is_none() {
-        return Err(RunnerError::NeedsModel(args.optimizer.name()).into());
+    if req.optimizer.needs_model() && model.is_none() {
+        return Err(RunnerError::NeedsModel(req.optimizer.name()).into());
     }
-    let llm = if args.no_llm { None } else { model.clone() };
-    let mut agent_config = match &args.agent_config {
-        Some(path) => crate::task::agent::AgentConfig::load(path).map_err(|e| Failure::input(e.to_string()))?,
-        None => crate::task::agent::AgentConfig::default(),
-    };
-    if args.no_sandbox || crate::process::sandbox::SandboxConfig::off_by_env(|n| std::env::var(n).ok()) {
-        agent_config.sandbox.enabled = false;
-    }
+    let llm = if req.no_llm { None } else { model.clone() };
+    let agent_config = req.agent_config(env).map_err(|e| Failure::input(e.to_string()))?;
     if !g.quiet && !g.json {
-        eprintln!("{}", plan_line(&suite, &registry, args));
+        eprintln!("{}", req.plan_line(&suite, crate::outer::estimate::proposal_candidates(&suite, &registry)));
         if suite.tasks.iter().any(|t| matches!(t.kind, crate::suite::TaskKind::Agent(_))) {
             eprintln!("sandbox: {}", agent_config.sandbox.describe());
         }
-        if let Some(line) = model.as_ref().and_then(|m| model_line(&suite, &registry, args, &agent_config, m)) {
+        if let Some(line) = model.as_ref().and_then(|m| model_line(&suite, &registry, &req, &agent_config, m)) {
             eprintln!("{line}");
         }
     }
@@ -855,4 +794,79 @@ fn parse_role_tokens(s: &str) -> Result<(crate::llm::CallRole, u32), String> {
         return Err(format!("{n} tokens is out of range (1 to {})", crate::llm::MAX_TOKENS_LIMIT));
     }
     Ok((role, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+
+    fn run_args(extra: &[&str]) -> RunArgs {
+        let mut argv = vec!["attractor", "run", "s.suite.yaml"];
+        argv.extend_from_slice(extra);
+        match Cli::try_parse_from(argv).map(|c| c.command) {
+            Ok(Command::Run(args)) => args,
+            other => panic!("not a run: {other:?}"),
+        }
+    }
+
+    /// Each flag of `attractor run` but `--runs-dir` (where this machine
+    /// keeps run folders) is an option of the run request, so the app's
+    /// launch form and the API can ask for everything the CLI can.
+    #[test]
+    fn every_run_flag_but_the_machines_own_changes_the_run_request() {
+        let samples: &[(&str, &str)] = &[
+            ("allow-outside", "/tmp/x"),
+            ("epochs", "4"),
+            ("optimizer", "tree"),
+            ("learning-rate", "0.25"),
+            ("no-rollback", ""),
+            ("concurrency", "3"),
+            ("seed", "9"),
+            ("no-llm", ""),
+            ("holdout-tolerance", "0.2"),
+            ("agent-config", "a.json"),
+            ("no-sandbox", ""),
+            ("llm-timeout", "9"),
+            ("llm-attempts", "2"),
+            ("max-model-secs", "50"),
+            ("max-tokens", "proposer=99"),
+            ("max-reply-bytes", "4096"),
+            ("max-cost", "1.5"),
+            ("width", "2"),
+            ("stall", "1"),
+            ("verify-repeats", "2"),
+            ("ideation-rounds", "0"),
+            ("selection", "argmax"),
+            ("branch-depth", "1"),
+        ];
+        let machine = ["runs-dir"];
+        let cli = Cli::command();
+        let run = cli.find_subcommand("run").expect("a run subcommand");
+        let flags: Vec<&str> = run.get_arguments().filter_map(|a| a.get_long()).collect();
+        assert!(flags.len() > 20, "{flags:?}");
+        for flag in &flags {
+            assert!(
+                machine.contains(flag) || samples.iter().any(|(f, _)| f == flag),
+                "`--{flag}` is neither in the run request nor the machine's own"
+            );
+        }
+        let plain = run_args(&[]).request();
+        assert_eq!(plain, RunRequest::new("s.suite.yaml"), "the CLI's defaults are the request's");
+        for (flag, value) in samples {
+            let long = format!("--{flag}");
+            let args: Vec<&str> = if value.is_empty() { vec![&long] } else { vec![&long, value] };
+            let req = run_args(&args).request();
+            assert_ne!(req, plain, "`{long} {value}` did not reach the request");
+            assert!(req.validate().is_ok(), "`{long} {value}`: {:?}", req.validate());
+        }
+    }
+
+    #[test]
+    fn a_flag_out_of_bounds_is_refused_by_the_request_with_the_flag_named() {
+        let e = run_args(&["--width", "0", "--learning-rate", "2"]).request().validate().unwrap_err().to_string();
+        assert!(e.contains("field `tree.width` (--width): 0 is outside 1..=64"), "{e}");
+        assert!(e.contains("field `learning_rate` (--learning-rate): 2 is outside [0, 1]"), "{e}");
+    }
 }

@@ -471,7 +471,7 @@ async fn dismiss(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejecti
     Ok(Json(s.service.dismiss(id).await?))
 }
 
-async fn preview(State(s): State<AppState>, body: Result<Json<LaunchRequest>, JsonRejection>) -> Reply<LaunchPreview> {
+async fn preview(State(s): State<AppState>, body: Result<Json<RunRequest>, JsonRejection>) -> Reply<LaunchPreview> {
     Ok(Json(s.service.preview(&body?.0).await?))
 }
 
@@ -485,7 +485,7 @@ async fn launches(State(s): State<AppState>) -> Reply<Vec<LaunchView>> {
 
 async fn launch(
     State(s): State<AppState>,
-    body: Result<Json<LaunchRequest>, JsonRejection>,
+    body: Result<Json<RunRequest>, JsonRejection>,
 ) -> Result<(StatusCode, Json<LaunchView>), Failure> {
     Ok((StatusCode::ACCEPTED, Json(s.service.launch(&body?.0).await?)))
 }

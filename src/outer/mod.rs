@@ -26,6 +26,7 @@ pub mod ideation;
 mod lease;
 pub mod optimizer;
 pub mod preverify;
+pub mod request;
 pub mod rollback;
 pub mod textgrad;
 pub mod tree;

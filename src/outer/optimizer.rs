@@ -163,11 +163,12 @@ pub trait Optimizer: Send + Sync {
     async fn propose(&self, evidence: &Evidence) -> Result<Step, OptimizerError>;
 }
 
-/// The optimizers the CLI can name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+/// The optimizers a run request can name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum OptimizerKind {
     /// No updates: measure the natural variance of the suite.
+    #[default]
     Baseline,
     /// Perturb one numeric field of one JSON artifact within its bounds.
     Evolve,

@@ -30,7 +30,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::artifact::{Origin, Registry, RegistryError};
 use crate::bus::{self, Bus, Envelope, Event};
-use crate::outer::{OptimizerKind, RunConfig, RunnerError, SuiteRunner};
+use crate::outer::{RunnerError, SuiteRunner};
 use crate::store::{CountedRun, EpochRow, InterventionRow, RunBrief, Store, StoreError, SuiteRow, TelemetryRow};
 use crate::suite::{self, SourceLocation, SuiteError, SuiteIssue};
 use crate::watch::{LaunchRefusal, Launcher, WatchConfig, WatchError, Watcher};
@@ -1000,62 +1000,61 @@ impl Service {
 
     /// Checks a suite file the way a launch would, without running anything.
     pub fn validate(&self, path: &str) -> Validation {
+        self.validate_with(path, &self.access())
+    }
+
+    fn validate_with(&self, path: &str, access: &suite::Access) -> Validation {
         let resolved = resolve_path(path);
-        let loaded = load_runnable(&resolved, &self.access());
+        let loaded = load_runnable(&resolved, access);
         validation_of(&resolved.display().to_string(), loaded.as_ref())
+    }
+
+    /// The folders a request's suite may reach: the settings' and its own.
+    fn access_for(&self, req: &RunRequest) -> suite::Access {
+        let mut access = self.access();
+        access.outside.extend(req.allow_outside.iter().map(|p| resolve_path(p)));
+        access
+    }
+
+    /// Loads a request's suite after checking the request's own options.
+    fn load_requested(&self, req: &RunRequest) -> Result<suite::Suite> {
+        req.validate().map_err(|e| ServiceError::BadInput(e.to_string()))?;
+        let access = self.access_for(req);
+        load_runnable(&resolve_path(&req.suite_path), &access)
+            .map_err(|_| ServiceError::InvalidSuite(Box::new(self.validate_with(&req.suite_path, &access))))
     }
 
     /// What launching `req` would do: how many runs, and what the model may
     /// cost (the same preview `attractor run` prints). Nothing runs.
-    pub async fn preview(&self, req: &LaunchRequest) -> Result<LaunchPreview> {
-        let path = resolve_path(&req.suite_path);
-        let suite = load_runnable(&path, &self.access())
-            .map_err(|_| ServiceError::InvalidSuite(Box::new(self.validate(&req.suite_path))))?;
-        let model = self.llm_client_with(&suite.llm)?;
+    pub async fn preview(&self, req: &RunRequest) -> Result<LaunchPreview> {
+        let suite = self.load_requested(req)?;
+        let model = self.llm_client_with(&suite.llm, req)?;
         let registry = Registry::load(self.store.clone()).await?;
-        let agent = crate::task::agent::AgentConfig::default();
+        let agent = req.agent_config(|n| (self.config.env)(n)).map_err(|e| ServiceError::BadInput(e.to_string()))?;
+        let candidates = crate::outer::estimate::proposal_candidates(&suite, &registry);
         let run = crate::outer::estimate::PlannedRun {
             suite: &suite,
-            optimizer: optimizer_kind(req.optimizer),
+            optimizer: req.optimizer,
             epochs: req.epochs,
-            proposal_candidates: crate::outer::estimate::proposal_candidates(&suite, &registry),
-            ideation_rounds: crate::outer::tree::TreeConfig::default().ideation_rounds,
+            proposal_candidates: candidates,
+            ideation_rounds: req.tree.ideation_rounds,
             agent: &agent,
             supervisor_tier: !req.no_llm,
         };
         Ok(LaunchPreview {
             runs: u64::from(req.epochs) * suite.tasks.len() as u64,
+            plan: req.plan_line(&suite, candidates),
             model: model.as_ref().and_then(|m| crate::outer::estimate::preview_line(&run, m)),
         })
     }
 
-    /// Validates the suite file, then runs it in the background. Progress
-    /// arrives on the bus; the returned launch can be polled or cancelled.
-    pub async fn launch(self: &Arc<Self>, req: &LaunchRequest) -> Result<LaunchView> {
+    /// Validates the request and its suite file, then runs it in the
+    /// background. Progress arrives on the bus; the returned launch can be
+    /// polled or cancelled.
+    pub async fn launch(self: &Arc<Self>, req: &RunRequest) -> Result<LaunchView> {
         self.ensure_keychain().await;
-        if !(1..=crate::outer::MAX_EPOCHS).contains(&req.epochs) {
-            return Err(ServiceError::BadInput(format!(
-                "epochs {} is outside 1..={}",
-                req.epochs,
-                crate::outer::MAX_EPOCHS
-            )));
-        }
-        if let Some(t) = req.holdout_tolerance.filter(|t| !(0.0..=1.0).contains(t)) {
-            return Err(ServiceError::BadInput(format!(
-                "holdout_tolerance {t} is outside [0, 1] (losses lie in [0, 1])"
-            )));
-        }
-        if !(0.0..=1.0).contains(&req.learning_rate) {
-            return Err(ServiceError::BadInput(format!("learning_rate {} is outside [0, 1]", req.learning_rate)));
-        }
-        if !(1..=256).contains(&req.concurrency) {
-            return Err(ServiceError::BadInput(format!("concurrency {} is outside 1..=256", req.concurrency)));
-        }
+        let suite = self.load_requested(req)?;
         let path = resolve_path(&req.suite_path);
-        let suite = match load_runnable(&path, &self.access()) {
-            Ok(s) => s,
-            Err(_) => return Err(ServiceError::InvalidSuite(Box::new(self.validate(&req.suite_path)))),
-        };
         // A file found by the watcher runs nothing before a person approved it.
         if let Err(blocked) = crate::watch::launch_allowed(&self.store, &path, &suite).await {
             if blocked.unasked {
@@ -1073,32 +1072,22 @@ impl Service {
 
     /// Runs an already loaded (and, for watched files, approved) suite in the
     /// background. The watcher comes in here with the very bytes it checked.
-    fn launch_loaded(self: &Arc<Self>, suite: suite::Suite, req: &LaunchRequest) -> Result<LaunchView> {
+    fn launch_loaded(self: &Arc<Self>, suite: suite::Suite, req: &RunRequest) -> Result<LaunchView> {
+        req.validate().map_err(|e| ServiceError::BadInput(e.to_string()))?;
         let suite = suite::check_runnable(suite)
             .map_err(|e| ServiceError::InvalidSuite(Box::new(validation_of(&suite_path_text(&e), Err(&e)))))?;
         let path = suite.path.clone();
-        let model = self.llm_client_with(&suite.llm)?;
+        let model = self.llm_client_with(&suite.llm, req)?;
         let llm = if req.no_llm { None } else { model.clone() };
         let seed = req.seed.unwrap_or_else(crate::outer::fresh_seed);
         let seed_given = req.seed.is_some();
-        let optimizer = optimizer_kind(req.optimizer);
-        if optimizer.needs_model() && model.is_none() {
-            return Err(ServiceError::BadInput(RunnerError::NeedsModel(optimizer.name()).to_string()));
+        if req.optimizer.needs_model() && model.is_none() {
+            return Err(ServiceError::BadInput(RunnerError::NeedsModel(req.optimizer.name()).to_string()));
         }
+        let agent = req.agent_config(|n| (self.config.env)(n)).map_err(|e| ServiceError::BadInput(e.to_string()))?;
         let runs_root =
             self.config.runs_root.clone().unwrap_or_else(|| crate::store::default_runs_root(&self.config.db_path));
-        let mut run_config = RunConfig {
-            epochs: req.epochs,
-            optimizer,
-            learning_rate: req.learning_rate,
-            rollback_on_regression: req.rollback,
-            concurrency: req.concurrency as usize,
-            seed,
-            runs_root,
-            holdout_tolerance: req.holdout_tolerance.unwrap_or(crate::outer::DEFAULT_HOLDOUT_TOLERANCE),
-            verify_repeats: None,
-            tree: crate::outer::tree::TreeConfig::default(),
-        };
+        let mut run_config = req.run_config(runs_root, seed);
 
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let view = {
@@ -1125,6 +1114,7 @@ impl Service {
                 started_at: crate::now_rfc3339(),
                 finished_at: None,
                 error: None,
+                request: req.clone(),
             };
             launches.insert(id, Launch { view: view.clone(), cancel: cancel_tx, task: None });
             view
@@ -1167,9 +1157,6 @@ impl Service {
                         run_config,
                         cancel_rx,
                     );
-                    let mut agent = crate::task::agent::AgentConfig::default();
-                    agent.sandbox.enabled =
-                        !crate::process::sandbox::SandboxConfig::off_by_env(|n| (service.config.env)(n));
                     let runner = runner.with_agent_config(agent);
                     let runner = match llm {
                         Some(client) => runner.with_llm(client),
@@ -1258,13 +1245,17 @@ impl Service {
     }
 
     fn llm_client(&self) -> Result<Option<crate::llm::LlmClient>> {
-        self.llm_client_with(&crate::llm::LlmLimits::default())
+        self.llm_client_with(&crate::llm::LlmLimits::default(), &RunRequest::new("-"))
     }
 
-    /// The model client of a launch: the app's settings and limits, with a
-    /// suite's `llm:` limits over them (never its endpoint or key: a suite
-    /// has none).
-    fn llm_client_with(&self, suite: &crate::llm::LlmLimits) -> Result<Option<crate::llm::LlmClient>> {
+    /// The model client of a launch: the app's settings and limits, a
+    /// suite's `llm:` limits over them, the request's over those (never an
+    /// endpoint or key from either: they have none).
+    fn llm_client_with(
+        &self,
+        suite: &crate::llm::LlmLimits,
+        req: &RunRequest,
+    ) -> Result<Option<crate::llm::LlmClient>> {
         let s = lock(&self.settings).clone();
         let layer = s.llm_layer();
         let llm_settings = crate::llm::LlmSettings {
@@ -1274,7 +1265,8 @@ impl Service {
             ..Default::default()
         }
         .overlay(&layer)
-        .overlay(&suite.to_settings());
+        .overlay(&suite.to_settings())
+        .overlay(&req.model.to_settings());
         let env = Arc::clone(&self.config.env);
         match crate::llm::LlmConfig::resolve(&llm_settings, |n| env(n)) {
             Ok(config) => {
@@ -1454,15 +1446,6 @@ impl Service {
     }
 }
 
-fn optimizer_kind(name: OptimizerName) -> OptimizerKind {
-    match name {
-        OptimizerName::Baseline => OptimizerKind::Baseline,
-        OptimizerName::Evolve => OptimizerKind::Evolve,
-        OptimizerName::Textgrad => OptimizerKind::Textgrad,
-        OptimizerName::Tree => OptimizerKind::Tree,
-    }
-}
-
 /// Launches the watcher's runs through the facade. It holds the service
 /// weakly: the service owns the watcher, not the other way round.
 struct WatchLauncher(std::sync::Weak<Service>);
@@ -1476,9 +1459,7 @@ impl Launcher for WatchLauncher {
         service.ensure_keychain().await;
         // One epoch with every other setting at its default, exactly as a
         // launch request naming only the file would get.
-        let req: LaunchRequest =
-            serde_json::from_value(serde_json::json!({ "suite_path": suite.path.display().to_string() }))
-                .map_err(|e| LaunchRefusal::Failed(e.to_string()))?;
+        let req = RunRequest::new(suite.path.display().to_string());
         match service.launch_loaded(suite, &req) {
             Ok(view) => Ok(view.id),
             Err(ServiceError::Conflict(m)) => Err(LaunchRefusal::Busy(m)),

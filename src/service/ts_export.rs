@@ -41,7 +41,7 @@ fn export_all(cfg: &Config) {
         ValidateRequest,
         Validation,
         LaunchPreview,
-        LaunchRequest,
+        RunRequest,
         LaunchView,
         SettingsView,
         SettingsUpdate,

@@ -672,59 +672,9 @@ pub struct ValidateRequest {
     pub suite_path: String,
 }
 
-/// The outer-loop optimizers a launch can use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum OptimizerName {
-    Baseline,
-    Evolve,
-    Textgrad,
-    Tree,
-}
-
-fn default_epochs() -> u32 {
-    1
-}
-fn default_learning_rate() -> f64 {
-    0.5
-}
-fn default_true() -> bool {
-    true
-}
-fn default_concurrency() -> u32 {
-    2
-}
-fn default_optimizer() -> OptimizerName {
-    OptimizerName::Baseline
-}
-
-/// What `attractor run` takes, as a request body (same defaults).
-#[derive(Debug, Clone, Deserialize, TS)]
-#[serde(deny_unknown_fields)]
-pub struct LaunchRequest {
-    pub suite_path: String,
-    #[serde(default = "default_epochs")]
-    pub epochs: u32,
-    #[serde(default = "default_optimizer")]
-    pub optimizer: OptimizerName,
-    #[serde(default = "default_learning_rate")]
-    pub learning_rate: f64,
-    /// Roll the last update back when the mean loss gets worse.
-    #[serde(default = "default_true")]
-    pub rollback: bool,
-    #[serde(default = "default_concurrency")]
-    pub concurrency: u32,
-    #[serde(default)]
-    #[ts(optional)]
-    pub seed: Option<u64>,
-    /// Run optimize tasks on heuristics alone even when a model is configured.
-    #[serde(default)]
-    pub no_llm: bool,
-    /// How far the held-out mean may rise before the update behind it is rolled back.
-    #[serde(default)]
-    #[ts(optional)]
-    pub holdout_tolerance: Option<f64>,
-}
+/// What `attractor run` takes, as a request body (same defaults): one
+/// type for the CLI, the API, the desktop app and the queue.
+pub use crate::outer::request::RunRequest;
 
 /// What a launch would do, before it starts: the runs, and what the model
 /// may cost.
@@ -733,6 +683,8 @@ pub struct LaunchPreview {
     /// Epochs × tasks (for a tree search, evaluations × tasks at most).
     #[ts(type = "number")]
     pub runs: u64,
+    /// "plan: 3 epoch(s) × 4 task(s) = 12 run(s); …", as `attractor run` prints it.
+    pub plan: String,
     /// "model: about 16 call(s) (…), at most 210000 tokens, cost at most
     /// 0.41"; none when the run calls no model.
     pub model: Option<String>,
@@ -758,11 +710,13 @@ pub struct LaunchView {
     pub status: LaunchStatus,
     pub epochs_requested: u32,
     pub epochs_done: u32,
-    pub optimizer: OptimizerName,
+    pub optimizer: crate::outer::OptimizerKind,
     pub seed: u64,
     pub started_at: String,
     pub finished_at: Option<String>,
     pub error: Option<String>,
+    /// Every option the launch was asked for.
+    pub request: RunRequest,
 }
 
 /// Settings as the settings screen shows them.

@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtempSync, mkdirSync, rmSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, mkdirSync, rmSync, readFileSync, writeFileSync } from "node:fs";
 import { inflateRawSync } from "node:zlib";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -395,6 +395,56 @@ describe("the Attractor web UI against a real server", () => {
 
     await page.goto(`${server.url}#/suites`);
     await page.locator("tr[data-suite=knobs] td:nth-child(2)", { hasText: "10" }).waitFor();
+  });
+
+  it("offers every option of `attractor run` on the Launch screen, and the run gets what the form set", async () => {
+    // A suite of its own (artifact names are shared by a database's suites).
+    const dir = join(work, "wide");
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(join(fixtures, "knobs.py"), join(dir, "knobs.py"));
+    const knobs = readFileSync(join(fixtures, "knobs.suite.yaml"), "utf8");
+    const suite = knobs
+      .replace("name: knobs\n", "name: wide\n")
+      .replace("  - name: knobs\n", "  - name: wide_knobs\n")
+      .replaceAll(/knobs\.py" (\w+)/g, 'knobs.py" $1 wide_knobs')
+      .replace("artifacts:\n", "artifacts:\n  - name: wide_spare\n    type: json\n    content: { level: 1.0 }\n    fields:\n      level: { min: 0.0, max: 2.0 }\n");
+    writeFileSync(join(dir, "wide.suite.yaml"), suite);
+    await page.goto(`${server.url}#/launch?path=${encodeURIComponent(join(dir, "wide.suite.yaml"))}`);
+    await page.getByText("✓ suite").waitFor();
+    await page.getByLabel("Epochs", { exact: true }).fill("4");
+    await page.getByLabel("Optimizer").selectOption("tree");
+    const tree = page.getByTestId("tree-settings");
+    await tree.getByLabel("Children per round").fill("1");
+    await tree.getByLabel("Branch depth").fill("1");
+    await tree.getByLabel("Stall rounds").fill("1");
+    await tree.getByLabel("Ideation rounds").fill("0");
+    await tree.getByLabel("Selection").selectOption("argmax");
+    // The plan the CLI prints follows the form.
+    await page.getByTestId("launch-plan").filter({ hasText: "1 child(ren) a round" }).waitFor();
+    await page.getByText("More settings").click();
+    const more = page.getByTestId("more-settings");
+    await more.getByLabel("Verify repeats").fill("2");
+    await more.getByLabel("Reply tokens: proposer").fill("512");
+    // An option out of bounds is named with its field before Start.
+    await more.getByLabel("Cost limit").fill("-1");
+    await page.locator(".error", { hasText: "model.max_cost" }).waitFor();
+    assert.equal(await page.getByTestId("start").isDisabled(), true);
+    await shot("09c-launch-every-option.png");
+    await more.getByLabel("Cost limit").fill("");
+    await page.getByTestId("launch-plan").filter({ hasText: "each evaluated 2 time(s)" }).waitFor();
+    await page.getByTestId("start").click();
+    await page.waitForURL(/#\/live/);
+    await page.locator("[data-testid=launch][data-suite=wide][data-status=finished]").waitFor();
+    const launches = await (await fetch(`${server.url}api/launches`)).json();
+    const asked = launches.find((l) => l.suite === "wide").request;
+    assert.deepEqual(asked.tree, { width: 1, stall: 1, ideation_rounds: 0, selection: "argmax", branch_depth: 1 });
+    assert.equal(asked.verify_repeats, 2);
+    assert.deepEqual(asked.model.max_tokens, { proposer: 512 });
+    // One child a round, as asked (two artifacts would give two).
+    const graph = await (await fetch(`${server.url}api/suites/wide/graph`)).json();
+    const rounds = graph.nodes.map((n) => n.tree?.round).filter((r) => r > 0);
+    assert.ok(rounds.length > 0, JSON.stringify(graph.nodes));
+    assert.equal(new Set(rounds).size, rounds.length, `two children in one round: ${rounds}`);
   });
 
   it("refuses every hostile file on the Launch screen at its place, with a hint, and never starts it", async () => {

@@ -25,7 +25,7 @@ import type { Envelope } from "./generated/Envelope";
 import type { Inbox } from "./generated/Inbox";
 import type { InterventionItem } from "./generated/InterventionItem";
 import type { LaunchPreview } from "./generated/LaunchPreview";
-import type { LaunchRequest } from "./generated/LaunchRequest";
+import type { RunRequest } from "./generated/RunRequest";
 import type { LaunchView } from "./generated/LaunchView";
 import type { LineDiff } from "./generated/LineDiff";
 import type { LlmCheck } from "./generated/LlmCheck";
@@ -224,9 +224,9 @@ export const api = {
   validate: (suite_path: string) =>
     request<Validation>(["validate", { suite_path }], ["POST", "/validate", { suite_path }]),
   /** What a launch would do and may cost; nothing runs. */
-  preview: (req: LaunchRequest) =>
+  preview: (req: RunRequest) =>
     request<LaunchPreview>(["preview", { request: req }], ["POST", "/launches/preview", req]),
-  launch: (req: LaunchRequest) => request<LaunchView>(["launch", { request: req }], ["POST", "/launches", req]),
+  launch: (req: RunRequest) => request<LaunchView>(["launch", { request: req }], ["POST", "/launches", req]),
   launches: () => request<LaunchView[]>(["launches"], ["GET", "/launches"]),
   launchView: (id: number) => request<LaunchView>(["launch_view", { id }], ["GET", `/launches/${id}`]),
   cancel: (id: number) => request<LaunchView>(["cancel", { id }], ["POST", `/launches/${id}/cancel`, {}]),

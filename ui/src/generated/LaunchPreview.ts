@@ -10,6 +10,10 @@ export type LaunchPreview = {
  */
 runs: number, 
 /**
+ * "plan: 3 epoch(s) × 4 task(s) = 12 run(s); …", as `attractor run` prints it.
+ */
+plan: string, 
+/**
  * "model: about 16 call(s) (…), at most 210000 tokens, cost at most
  * 0.41"; none when the run calls no model.
  */

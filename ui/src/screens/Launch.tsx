@@ -1,32 +1,63 @@
 // Launch: a suite file path (typed here; the desktop app adds a native file
-// dialog), the run's settings, validation shown inline with file:line:column
-// before anything starts.
+// dialog), every option `attractor run` has (the same RunRequest the CLI
+// builds), validation shown inline with file:line:column before anything
+// starts, and the plan and model preview the CLI prints.
 import { useEffect, useState } from "react";
 import { api, RequestError } from "../api";
 import { go } from "../App";
 import { ErrorNote } from "../components/common";
 import { Issues } from "../components/Issues";
 import { PathInput } from "../components/PathInput";
+import type { CallRole } from "../generated/CallRole";
 import type { LaunchPreview } from "../generated/LaunchPreview";
-import type { OptimizerName } from "../generated/OptimizerName";
+import type { LlmLimits } from "../generated/LlmLimits";
+import type { OptimizerKind } from "../generated/OptimizerKind";
+import type { RunRequest } from "../generated/RunRequest";
+import type { SelectionName } from "../generated/SelectionName";
+import type { TreeRequest } from "../generated/TreeRequest";
 import type { Validation } from "../generated/Validation";
 
+const ROLES: CallRole[] = ["proposer", "executor", "verifier", "decomposer", "supervisor", "ideation"];
+
+/** The request's defaults, as `attractor run` has them (the form starts on evolve, 3 epochs). */
+function initialRequest(path: string): RunRequest {
+  return {
+    suite_path: path,
+    allow_outside: [],
+    epochs: 3,
+    optimizer: "evolve",
+    learning_rate: 0.5,
+    rollback: true,
+    concurrency: 2,
+    no_llm: false,
+    tree: { width: 3, stall: 3, ideation_rounds: 1, selection: "pareto", branch_depth: 5 },
+    no_sandbox: false,
+    model: { timeout_secs: null, attempts: null, max_model_secs: null, max_tokens: {}, max_reply_bytes: null, max_stored_chars: null, max_cost: null },
+  };
+}
+
+/** A number typed into an optional field: empty is "not set". */
+function optional(text: string): number | null {
+  return text.trim() === "" ? null : Number(text);
+}
+
 export function Launch({ initialPath }: { initialPath: string }) {
-  const [path, setPath] = useState(initialPath);
-  const [epochs, setEpochs] = useState(3);
-  const [optimizer, setOptimizer] = useState<OptimizerName>("evolve");
-  const [lr, setLr] = useState(0.5);
-  const [rollback, setRollback] = useState(true);
-  const [concurrency, setConcurrency] = useState(2);
+  const [req, setReq] = useState<RunRequest>(() => initialRequest(initialPath));
   const [seed, setSeed] = useState("");
-  const [noLlm, setNoLlm] = useState(false);
+  const [outside, setOutside] = useState("");
   const [validation, setValidation] = useState<Validation | null>(null);
   const [checking, setChecking] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [starting, setStarting] = useState(false);
   const [preview, setPreview] = useState<LaunchPreview | null>(null);
+  const [previewError, setPreviewError] = useState<string | null>(null);
 
-  useEffect(() => setPath(initialPath), [initialPath]);
+  const set = (change: Partial<RunRequest>) => setReq((r) => ({ ...r, ...change }));
+  const setTree = (change: Partial<TreeRequest>) => setReq((r) => ({ ...r, tree: { ...r.tree, ...change } }));
+  const setModel = (change: Partial<LlmLimits>) => setReq((r) => ({ ...r, model: { ...r.model, ...change } }));
+  const path = req.suite_path;
+
+  useEffect(() => set({ suite_path: initialPath }), [initialPath]);
 
   // Validate as the path settles, so mistakes show before Start.
   useEffect(() => {
@@ -43,38 +74,38 @@ export function Launch({ initialPath }: { initialPath: string }) {
     return () => clearTimeout(t);
   }, [path]);
 
-  // What the launch would ask of the model, once the file is valid and as
-  // the settings change: the same preview `attractor run` prints.
-  useEffect(() => {
-    setPreview(null);
-    if (!validation?.valid) return;
-    const t = setTimeout(() => {
-      api
-        .preview({ suite_path: path, epochs, optimizer, learning_rate: 0.5, rollback: true, concurrency: 1, no_llm: noLlm })
-        .then(setPreview)
-        .catch(() => setPreview(null));
-    }, 200);
-    return () => clearTimeout(t);
-  }, [validation, path, epochs, optimizer, noLlm]);
-
   const seedValue = seed.trim() === "" ? undefined : Number(seed);
   // Seeds past 2^53 would be rounded by JavaScript numbers before they reach the server.
   const seedBad = seedValue !== undefined && (!Number.isSafeInteger(seedValue) || seedValue < 0);
+  const full: RunRequest = {
+    ...req,
+    seed: seedBad ? undefined : seedValue,
+    allow_outside: outside.split("\n").map((l) => l.trim()).filter((l) => l !== ""),
+  };
+  const fullKey = JSON.stringify(full);
+
+  // What the launch would do and ask of the model, once the file is valid
+  // and as the settings change: the plan and preview `attractor run` prints.
+  // A setting out of bounds shows the server's words here, before Start.
+  useEffect(() => {
+    setPreview(null);
+    setPreviewError(null);
+    if (!validation?.valid) return;
+    const t = setTimeout(() => {
+      api
+        .preview(full)
+        .then(setPreview)
+        .catch((e: Error) => setPreviewError(e.message));
+    }, 200);
+    return () => clearTimeout(t);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [validation, fullKey]);
 
   const start = async () => {
     setError(null);
     setStarting(true);
     try {
-      await api.launch({
-        suite_path: path,
-        epochs,
-        optimizer,
-        learning_rate: lr,
-        rollback,
-        concurrency,
-        seed: seedValue,
-        no_llm: noLlm,
-      });
+      await api.launch(full);
       go("/live");
     } catch (e) {
       if (e instanceof RequestError && e.validation) setValidation(e.validation);
@@ -84,6 +115,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
     }
   };
 
+  const tree = req.optimizer === "tree";
   return (
     <section>
       <header className="screen-head">
@@ -92,7 +124,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
       <div className="card form">
         <label>
           Suite file
-          <PathInput kind="suite" testId="suite-path" value={path} onChange={setPath} placeholder="examples/descent.suite.yaml" autoFocus />
+          <PathInput kind="suite" testId="suite-path" value={path} onChange={(p) => set({ suite_path: p })} placeholder="examples/descent.suite.yaml" autoFocus />
           <span className="hint">A path on the machine running Attractor, absolute or relative to where it was started.</span>
         </label>
         <div className="validation" data-testid="validation">
@@ -104,18 +136,16 @@ export function Launch({ initialPath }: { initialPath: string }) {
               {validation.artifacts.length > 0 && `, artifacts ${validation.artifacts.join(", ")}`}
             </span>
           )}
-          {validation && !validation.valid && (
-            <Issues issues={validation.issues} />
-          )}
+          {validation && !validation.valid && <Issues issues={validation.issues} />}
         </div>
         <div className="row">
           <label>
             Epochs
-            <input type="number" min={1} value={epochs} onChange={(e) => setEpochs(Math.max(1, Number(e.target.value)))} />
+            <input type="number" min={1} value={req.epochs} onChange={(e) => set({ epochs: Math.max(1, Number(e.target.value)) })} />
           </label>
           <label>
             Optimizer
-            <select value={optimizer} onChange={(e) => setOptimizer(e.target.value as OptimizerName)}>
+            <select value={req.optimizer} onChange={(e) => set({ optimizer: e.target.value as OptimizerKind })}>
               <option value="baseline">baseline — measure, change nothing</option>
               <option value="evolve">evolve — tune JSON artifact fields</option>
               <option value="textgrad">textgrad — a model rewrites one artifact per epoch</option>
@@ -124,11 +154,11 @@ export function Launch({ initialPath }: { initialPath: string }) {
           </label>
           <label>
             Learning rate
-            <input type="number" min={0} max={1} step={0.05} value={lr} onChange={(e) => setLr(Number(e.target.value))} />
+            <input type="number" min={0} max={1} step={0.05} value={req.learning_rate} onChange={(e) => set({ learning_rate: Number(e.target.value) })} />
           </label>
           <label>
             Concurrency
-            <input type="number" min={1} max={256} value={concurrency} onChange={(e) => setConcurrency(Math.max(1, Number(e.target.value)))} />
+            <input type="number" min={1} max={256} value={req.concurrency} onChange={(e) => set({ concurrency: Math.max(1, Number(e.target.value)) })} />
           </label>
           <label>
             Seed
@@ -137,20 +167,118 @@ export function Launch({ initialPath }: { initialPath: string }) {
         </div>
         <div className="row">
           <label className="check">
-            <input type="checkbox" checked={rollback} onChange={(e) => setRollback(e.target.checked)} /> Roll back an update when the mean loss gets worse
+            <input type="checkbox" checked={req.rollback} onChange={(e) => set({ rollback: e.target.checked })} /> Roll back an update when the mean loss gets worse
           </label>
           <label className="check">
-            <input type="checkbox" checked={noLlm} onChange={(e) => setNoLlm(e.target.checked)} /> Heuristics only (no LLM tier)
+            <input type="checkbox" checked={req.no_llm} onChange={(e) => set({ no_llm: e.target.checked })} /> Heuristics only (no LLM tier)
           </label>
         </div>
+        {tree && (
+          <fieldset className="row" data-testid="tree-settings">
+            <legend>Tree search</legend>
+            <label>
+              Children per round
+              <input type="number" min={1} max={64} value={req.tree.width} onChange={(e) => setTree({ width: Number(e.target.value) })} />
+            </label>
+            <label>
+              Stall rounds
+              <input type="number" min={1} value={req.tree.stall} onChange={(e) => setTree({ stall: Number(e.target.value) })} />
+            </label>
+            <label>
+              Ideation rounds
+              <input type="number" min={0} max={10} value={req.tree.ideation_rounds} onChange={(e) => setTree({ ideation_rounds: Number(e.target.value) })} />
+            </label>
+            <label>
+              Branch depth
+              <input type="number" min={1} max={50} value={req.tree.branch_depth} onChange={(e) => setTree({ branch_depth: Number(e.target.value) })} />
+            </label>
+            <label>
+              Selection
+              <select value={req.tree.selection} onChange={(e) => setTree({ selection: e.target.value as SelectionName })}>
+                <option value="pareto">pareto — keep specialists</option>
+                <option value="argmax">argmax — the lowest mean</option>
+                <option value="top_k">top k — the three lowest means</option>
+                <option value="eps_greedy">ε-greedy — the best, sometimes another</option>
+              </select>
+            </label>
+          </fieldset>
+        )}
+        <details className="more" data-testid="more-settings">
+          <summary>More settings — decisions, agent tasks, model limits, folders</summary>
+          <div className="row">
+            <label>
+              Verify repeats
+              <input type="number" min={1} max={20} placeholder="the suite's" value={req.verify_repeats ?? ""} onChange={(e) => set({ verify_repeats: optional(e.target.value) ?? undefined })} />
+            </label>
+            <label>
+              Held-out tolerance
+              <input type="number" min={0} max={1} step={0.005} placeholder="0.01" value={req.holdout_tolerance ?? ""} onChange={(e) => set({ holdout_tolerance: optional(e.target.value) ?? undefined })} />
+            </label>
+          </div>
+          <label>
+            Agent configuration
+            <PathInput kind="suite" testId="agent-config" value={req.agent_config ?? ""} onChange={(p) => set({ agent_config: p.trim() === "" ? undefined : p })} placeholder="defaults (a JSON file of agent-task settings)" />
+          </label>
+          <label className="check">
+            <input type="checkbox" checked={req.no_sandbox} onChange={(e) => set({ no_sandbox: e.target.checked })} /> Run agent tasks' commands without the sandbox (with full rights)
+          </label>
+          <div className="row">
+            <label>
+              Model call timeout (s)
+              <input type="number" min={0} placeholder="120" value={req.model.timeout_secs ?? ""} onChange={(e) => setModel({ timeout_secs: optional(e.target.value) })} />
+            </label>
+            <label>
+              Attempts per call
+              <input type="number" min={1} placeholder="3" value={req.model.attempts ?? ""} onChange={(e) => setModel({ attempts: optional(e.target.value) })} />
+            </label>
+            <label>
+              Model time for the run (s)
+              <input type="number" min={0} placeholder="no limit" value={req.model.max_model_secs ?? ""} onChange={(e) => setModel({ max_model_secs: optional(e.target.value) })} />
+            </label>
+            <label>
+              Largest reply (bytes)
+              <input type="number" min={1} placeholder="262144" value={req.model.max_reply_bytes ?? ""} onChange={(e) => setModel({ max_reply_bytes: optional(e.target.value) })} />
+            </label>
+            <label>
+              Cost limit
+              <input type="number" min={0} step={0.1} placeholder="no limit" value={req.model.max_cost ?? ""} onChange={(e) => setModel({ max_cost: optional(e.target.value) })} />
+            </label>
+          </div>
+          <div className="row tokens">
+            {ROLES.map((role) => (
+              <label key={role}>
+                Reply tokens: {role}
+                <input
+                  type="number"
+                  min={1}
+                  placeholder="default"
+                  value={req.model.max_tokens[role] ?? ""}
+                  onChange={(e) => {
+                    const n = optional(e.target.value);
+                    const next = { ...req.model.max_tokens };
+                    if (n === null) delete next[role];
+                    else next[role] = n;
+                    setModel({ max_tokens: next });
+                  }}
+                />
+              </label>
+            ))}
+          </div>
+          <label>
+            Folders outside the suite's own it may reach (one a line)
+            <textarea rows={2} value={outside} onChange={(e) => setOutside(e.target.value)} placeholder="none" spellCheck={false} />
+          </label>
+        </details>
         {preview && (
           <p className="muted small" data-testid="launch-preview">
             {preview.runs} run(s){preview.model ? ` · ${preview.model}` : " · no model calls"}
+            <br />
+            <span data-testid="launch-plan">{preview.plan}</span>
           </p>
         )}
-        <ErrorNote error={error} />
+        <ErrorNote error={error ?? previewError} />
         <div className="actions">
-          <button className="primary" data-testid="start" disabled={!validation?.valid || starting || seedBad || lr < 0 || lr > 1} onClick={start}>
+          <button className="primary" data-testid="start" disabled={!validation?.valid || starting || seedBad || previewError !== null} onClick={start}>
             {starting ? "Starting…" : "Start"}
           </button>
         </div>
