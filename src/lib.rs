@@ -57,6 +57,7 @@ pub mod numeric;
 pub mod outer;
 pub mod overseer;
 pub mod process;
+pub mod queue;
 pub mod report;
 pub mod retention;
 pub mod secrets;

@@ -633,7 +633,7 @@ fn a_second_run_of_a_suite_is_refused_with_its_holder_and_a_dead_holder_is_taken
     let second = cli.run(&args);
     let err = String::from_utf8_lossy(&second.stderr);
     assert_eq!(code(&second), 3, "{err}");
-    assert!(err.contains(&format!("suite `single` is being run by attractor (pid {})", first.id())), "{err}");
+    assert!(err.contains(&format!("suite `single` is being run by attractor run (pid {} on ", first.id())), "{err}");
     assert!(err.contains("hint: wait for it to finish"), "{err}");
     std::fs::write(&release, "").unwrap();
     let out = first.wait_with_output().unwrap();

@@ -612,6 +612,60 @@ async fn read_events(resp: &mut reqwest::Response, deadline: Duration, done: imp
     events
 }
 
+/// A run started with `attractor run` in a terminal shows on the app's Live
+/// screen: its request is in the queue the app lists, and its events, read
+/// back from the store, stream to the app as they happen.
+#[tokio::test]
+async fn a_cli_run_on_the_same_database_streams_to_the_app_live() {
+    let w = World::new();
+    let s = w.serve(None, &[]).await;
+    let mut stream = s.req(reqwest::Method::GET, "/api/events").send().await.unwrap();
+    let db = w.db();
+    let runs = w.dir.path().join("runs");
+    let cli = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_attractor"))
+            .arg("--db")
+            .arg(db)
+            .args(["run", &fixture("knobs.suite.yaml"), "--epochs", "2", "--optimizer", "evolve", "--seed", "4"])
+            .env("ATTRACTOR_RUNS_DIR", runs)
+            .env("KNOBS_DELAY", "0")
+            .env_remove("ATTRACTOR_LLM_MODEL")
+            .output()
+            .unwrap()
+    });
+    let events = read_events(&mut stream, Duration::from_secs(120), |ev| {
+        ev.iter().any(|e| e["type"] == "launch_ended" && e["suite"] == "knobs")
+    })
+    .await;
+    let out = cli.await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "launch_started").count(), 1, "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "run_finished").count(), 8, "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "epoch_finished").count(), 2, "{kinds:?}");
+    let started = events.iter().find(|e| e["type"] == "launch_started").unwrap();
+    let id = started["launch_id"].as_i64().unwrap();
+    // Once in the store: the app did not record the events it only relayed.
+    let stored = w.cli(&["--json", "inspect", "knobs"]);
+    assert!(stored.contains("\"epoch_num\": 2"), "{stored}");
+    let launches = s.ok("/api/launches").await;
+    let launch = launches.as_array().unwrap().iter().find(|l| l["id"] == id).expect("the CLI's launch is listed");
+    assert_eq!(launch["status"], "finished", "{launch}");
+    assert!(launch["holder"].as_str().unwrap().starts_with("attractor run (pid "), "{launch}");
+    assert_eq!(launch["request"]["epochs"], 2);
+    assert_eq!(launch["seed"], 4);
+    let count: i64 = {
+        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", w.db().display())).await.unwrap();
+        let n = sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE kind = 'run_finished'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+        n
+    };
+    assert_eq!(count, 8, "each event is recorded once, by the process that published it");
+}
+
 #[tokio::test]
 async fn a_launch_validates_first_then_streams_its_progress_and_adds_epochs() {
     let w = World::populated();

@@ -176,3 +176,90 @@ async fn an_evolve_run_killed_anywhere_resumes_to_the_uninterrupted_history() {
 async fn a_tree_search_killed_anywhere_resumes_to_the_uninterrupted_history() {
     resume_is_exact("tree", 10, 20).await;
 }
+
+/// The request of the queue as the database holds it: status, holder's
+/// process id, claims so far.
+async fn request_state(w: &Cli) -> Option<(String, Option<u32>, i64)> {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", w.db().display())).await.ok()?;
+    let row: Option<(String, Option<String>, i64)> =
+        sqlx::query_as("SELECT status, owner, attempts FROM run_requests ORDER BY id DESC LIMIT 1")
+            .fetch_optional(&pool)
+            .await
+            .ok()?;
+    pool.close().await;
+    // The owner is "host:pid:nonce".
+    row.map(|(status, owner, attempts)| {
+        let pid = owner.and_then(|o| o.rsplit(':').nth(1).and_then(|p| p.parse().ok()));
+        (status, pid, attempts)
+    })
+}
+
+/// Two workers share the queue; the one working the request is killed with
+/// SIGKILL partway, the other takes the request over and finishes it, and
+/// the history is the uninterrupted run's: every run recorded once.
+#[tokio::test]
+async fn a_worker_killed_mid_run_is_taken_over_by_another_and_the_history_is_the_uninterrupted_one() {
+    let example = example();
+    let args = ["run", example.as_str(), "--epochs", "6", "--optimizer", "evolve", "--seed", "7"];
+    let (reference, runs) = {
+        let w = Cli::new();
+        w.ok(&args);
+        (history(&w), ended_runs(&w).await)
+    };
+    let only: Option<u64> = std::env::var("ATTRACTOR_RESUME_TRIAL").ok().and_then(|t| t.parse().ok());
+    let mut taken_over = 0;
+    for trial in (0..3u64).filter(|t| only.is_none_or(|o| o == *t)) {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(100 + trial);
+        let after = rng.random_range(1..runs - 2);
+        let w = Cli::new();
+        let mut queued = args.to_vec();
+        queued.push("--queue");
+        assert!(w.ok(&queued).contains("queued request 1"));
+        let spawn = || w.cmd(&["worker"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn a worker");
+        let mut workers: Vec<Child> = vec![spawn(), spawn()];
+        // Kill whichever worker holds the request once `after` runs ended.
+        let killed = loop {
+            if let Some((status, Some(pid), _)) = request_state(&w).await {
+                if status != "running" {
+                    break None;
+                }
+                if ended_runs(&w).await >= after {
+                    let at = workers.iter().position(|c| c.id() == pid).expect("the holder is one of the workers");
+                    let mut victim = workers.remove(at);
+                    victim.kill().unwrap();
+                    victim.wait().unwrap();
+                    break Some(pid);
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        // The other worker finishes it.
+        let (status, holder) = loop {
+            match request_state(&w).await {
+                Some((status, holder, _)) if status != "running" => break (status, holder),
+                _ => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        };
+        for mut c in workers {
+            c.kill().unwrap();
+            c.wait().unwrap();
+        }
+        assert_eq!(status, "finished", "trial {trial}");
+        if let Some(dead) = killed {
+            taken_over += 1;
+            assert_ne!(holder, Some(dead), "trial {trial}: the dead worker cannot have finished it");
+            assert_eq!(request_state(&w).await.map(|s| s.2), Some(2), "trial {trial}: claimed twice");
+        }
+        let resumed = history(&w);
+        if let Some(diff) = first_difference(&reference, &resumed, String::new()) {
+            panic!("trial {trial} (killed after {after} ended runs): the taken-over history differs at {diff}");
+        }
+        // Every epoch counted each task exactly once.
+        for e in resumed["epochs"].as_array().unwrap() {
+            let tasks: Vec<&str> = e["runs"].as_array().unwrap().iter().map(|r| r["task"].as_str().unwrap()).collect();
+            let unique: std::collections::BTreeSet<&str> = tasks.iter().copied().collect();
+            assert_eq!(unique.len(), tasks.len(), "trial {trial}: a task counted twice in {e}");
+        }
+    }
+    assert!(only.is_some() || taken_over >= 2, "only {taken_over} of 3 trials killed the worker before the end");
+}

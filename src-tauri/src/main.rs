@@ -145,7 +145,7 @@ async fn preview(s: Facade<'_>, request: RunRequest) -> Reply<LaunchPreview> {
 
 #[tauri::command(rename_all = "snake_case")]
 async fn launches(s: Facade<'_>) -> Reply<Vec<LaunchView>> {
-    Ok(s.launches())
+    Ok(s.launches().await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -155,12 +155,12 @@ async fn launch(s: Facade<'_>, request: RunRequest) -> Reply<LaunchView> {
 
 #[tauri::command(rename_all = "snake_case")]
 async fn launch_view(s: Facade<'_>, id: i64) -> Reply<LaunchView> {
-    Ok(s.launch_view(id)?)
+    Ok(s.launch_view(id).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
 async fn cancel(s: Facade<'_>, id: i64) -> Reply<LaunchView> {
-    Ok(s.cancel(id)?)
+    Ok(s.cancel(id).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

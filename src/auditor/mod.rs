@@ -195,6 +195,10 @@ pub fn spawn(bus: &Bus, config: AuditConfig) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut auditor = Auditor::new(config);
         while let Some(envelope) = rx.recv().await {
+            // Another process's run was audited there.
+            if envelope.replayed {
+                continue;
+            }
             for alert in auditor.observe(&envelope.event) {
                 // The alert goes onto the bus, and what shows the run (the
                 // CLI's progress, the app) tells it once, as a sentence; a

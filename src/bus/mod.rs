@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::ggs::ThrashingAlert;
@@ -17,7 +17,7 @@ use crate::store::{NewEvent, Store};
 
 /// Something that happened. The serialized form (`{"type": "run_finished", …}`)
 /// is what the `events` table stores.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Event {
@@ -548,6 +548,12 @@ pub struct Envelope {
     pub occurred_at: String,
     #[serde(flatten)]
     pub event: Event,
+    /// Published by another process and read back from the store (see
+    /// [`tail`]): already recorded and audited there, so the store and the
+    /// auditor here skip it; what shows events (the app) shows it.
+    #[serde(skip)]
+    #[ts(skip)]
+    pub replayed: bool,
 }
 
 /// A cheap-to-clone handle to the bus.
@@ -570,7 +576,15 @@ impl Bus {
     }
 
     pub fn publish(&self, event: Event) {
-        let envelope = Envelope { occurred_at: crate::now_rfc3339(), event };
+        self.send(Envelope { occurred_at: crate::now_rfc3339(), event, replayed: false });
+    }
+
+    /// Publishes an event another process published (see [`tail`]).
+    pub fn replay(&self, event: Event, occurred_at: String) {
+        self.send(Envelope { occurred_at, event, replayed: true });
+    }
+
+    fn send(&self, envelope: Envelope) {
         // A subscriber that went away is simply dropped from the list.
         self.lock().retain(|s| s.send(envelope.clone()).is_ok());
     }
@@ -592,6 +606,9 @@ pub fn persist(bus: &Bus, store: Store) -> tokio::task::JoinHandle<()> {
     let mut rx = bus.subscribe();
     tokio::spawn(async move {
         while let Some(env) = rx.recv().await {
+            if env.replayed {
+                continue;
+            }
             let (suite_id, epoch_id, run_id) = env.event.ids();
             // Serialized once: the payload carries its own `type` tag.
             let payload = serde_json::to_value(&env.event).unwrap_or_default();
@@ -602,9 +619,48 @@ pub fn persist(bus: &Bus, store: Store) -> tokio::task::JoinHandle<()> {
                 run_id,
                 payload_json: payload.to_string(),
                 occurred_at: env.occurred_at.clone(),
+                origin: crate::process::origin().to_string(),
             };
             if let Err(e) = store.insert_event(&row).await {
                 tracing::error!(error = %e, kind = %row.kind, "could not record an event");
+            }
+        }
+    })
+}
+
+/// How often [`tail`] looks for other processes' events.
+const TAIL_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Republishes on `bus` the events other processes on the same database
+/// record from now on — a run started with `attractor run` or worked by
+/// `attractor worker` — so the app shows it live as if it ran here. It runs
+/// until aborted.
+pub fn tail(bus: &Bus, store: Store) -> tokio::task::JoinHandle<()> {
+    let bus = bus.clone();
+    tokio::spawn(async move {
+        let mut last = match store.last_event_id().await {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::warn!("cannot follow other processes' events: {e}");
+                return;
+            }
+        };
+        let me = crate::process::origin();
+        loop {
+            tokio::time::sleep(TAIL_EVERY).await;
+            let rows = match store.events_from_elsewhere(last, me, 1_000).await {
+                Ok(rows) => rows,
+                Err(e) => {
+                    tracing::debug!("could not read other processes' events: {e}");
+                    continue;
+                }
+            };
+            for row in rows {
+                last = last.max(row.id);
+                // An event of a newer version this one does not know is skipped.
+                if let Ok(event) = serde_json::from_str::<Event>(&row.payload_json) {
+                    bus.replay(event, row.occurred_at);
+                }
             }
         }
     })

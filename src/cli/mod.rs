@@ -11,6 +11,7 @@ mod progress;
 mod serve;
 mod trajectories;
 mod watching;
+mod worker;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,7 +22,7 @@ use tokio::sync::watch;
 use crate::artifact::{Registry, RegistryError};
 use crate::bus::{self, Bus};
 use crate::outer::request::{RunRequest, SelectionName, TreeRequest};
-use crate::outer::{OptimizerKind, RunnerError, SuiteRunner};
+use crate::outer::{OptimizerKind, RunnerError};
 use crate::store::{self, Store, StoreError};
 use crate::suite;
 
@@ -55,6 +56,9 @@ pub struct Global {
 pub enum Command {
     /// Run a suite for some epochs (resuming an epoch an earlier run left unfinished).
     Run(RunArgs),
+    /// Work the database's run queue: what the app launched, `run --queue`
+    /// queued, or a dead worker left (any number of workers may share it).
+    Worker(worker::WorkerArgs),
     /// Check a suite file without running it.
     Validate {
         /// The suite file (YAML).
@@ -209,6 +213,10 @@ pub struct RunArgs {
     /// Where run directories go [default: `runs/<database name>` beside the database].
     #[arg(long, env = "ATTRACTOR_RUNS_DIR", value_name = "DIR")]
     pub runs_dir: Option<PathBuf>,
+    /// Only put the run in the database's queue, for `attractor worker`
+    /// (or an app open on the database) to run; print its id.
+    #[arg(long)]
+    pub queue: bool,
     /// How far the held-out mean loss may rise over the previous epoch's
     /// before the update behind it is rolled back [default: 0.01].
     #[arg(long)]
@@ -350,6 +358,18 @@ impl From<RegistryError> for Failure {
     }
 }
 
+impl From<crate::queue::WorkError> for Failure {
+    fn from(e: crate::queue::WorkError) -> Self {
+        use crate::queue::{PrepareError, WorkError};
+        match e {
+            WorkError::Run(e) | WorkError::Prepare(PrepareError::Runner(e)) => e.into(),
+            WorkError::Prepare(PrepareError::Store(e)) | WorkError::Store(e) => e.into(),
+            WorkError::Prepare(e) => Failure::input(e.to_string()),
+            e @ WorkError::Unreadable(..) => Failure::runtime(e.to_string()),
+        }
+    }
+}
+
 impl From<RunnerError> for Failure {
     fn from(e: RunnerError) -> Self {
         match e {
@@ -382,6 +402,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Validate { suite, allow_outside } => validate(g, suite, allow_outside),
         Command::Problems { command } => problems::run(g, command),
         Command::Run(args) => run(g, args).await,
+        Command::Worker(args) => worker::run(g, args).await,
         Command::Serve(args) => serve::serve(g, args).await,
         Command::Watch(args) => watching::watch(g, args).await,
         // Keychain calls block (D-Bus, or a prompt to unlock the keyring).
@@ -618,66 +639,21 @@ fn model_line(
 }
 
 async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
-    let req = args.request();
+    let req = args.request().absolute();
     req.validate().map_err(|e| Failure::input(e.to_string()))?;
+    // Loaded here for its located errors before anything is queued, and
+    // its name; the worker loads it again from the same path.
     let suite = load_suite(&args.suite, &req.outside())?;
     let db = db_path(g);
     let store = Store::open(&db).await?;
-    let registry = Registry::load(store.clone()).await?;
-    let mut config = req.run_config(runs_root(&db, args.runs_dir.as_ref()), 0);
-    // Without --seed, the same command started again continues the plan a
-    // stopped run left unfinished, with its seed.
-    config.seed = match req.seed {
-        Some(seed) => seed,
-        None => crate::outer::stopped_plan_seed(&store, &suite.name, &config)
-            .await?
-            .unwrap_or_else(crate::outer::fresh_seed),
-    };
 
+    if args.queue {
+        return worker::enqueue(g, &store, &suite.name, &req).await;
+    }
     // The LLM tier is on when a model is configured; without one, the
     // coordinator's heuristics answer every step. `--no-llm` turns the tier
     // off but leaves a model-driven optimizer its model.
-    let env = |n: &str| std::env::var(n).ok();
-    // The keychain is only asked when a model is configured and the
-    // environment holds no key (a local model needs none).
-    let api_key = match env(crate::llm::ENV_MODEL) {
-        Some(_) => tokio::task::block_in_place(|| crate::secrets::fallback_key(&env)),
-        None => None,
-    };
-    // The settings file's limits and prices (what the app's settings screen
-    // saves), then the suite's `llm:`, then the request's.
-    let settings_path = crate::service::settings::Settings::path_from_env();
-    let app = crate::service::settings::Settings::load(&settings_path).map_err(|e| Failure::input(e.to_string()))?;
-    let settings = crate::llm::LlmSettings { api_key, ..Default::default() }
-        .overlay(&app.llm_layer())
-        .overlay(&suite.llm.to_settings())
-        .overlay(&req.model.to_settings());
-    let model = match crate::llm::LlmConfig::resolve(&settings, env) {
-        Ok(config) => {
-            let client = crate::llm::LlmClient::new(config).map_err(|e| Failure::input(e.to_string()))?;
-            Some(client.with_store(store.clone()))
-        }
-        Err(crate::llm::LlmError::NoModel) => None,
-        Err(e) if req.no_llm && !req.optimizer.needs_model() => {
-            tracing::debug!("ignoring the LLM settings (--no-llm): {e}");
-            None
-        }
-        Err(e) => return Err(Failure::input(e.to_string())),
-    };
-    if req.optimizer.needs_model() && model.is_none() {
-        return Err(RunnerError::NeedsModel(req.optimizer.name()).into());
-    }
-    let llm = if req.no_llm { None } else { model.clone() };
-    let agent_config = req.agent_config(env).map_err(|e| Failure::input(e.to_string()))?;
-    if !g.quiet && !g.json {
-        eprintln!("{}", req.plan_line(&suite, crate::outer::estimate::proposal_candidates(&suite, &registry)));
-        if suite.tasks.iter().any(|t| matches!(t.kind, crate::suite::TaskKind::Agent(_))) {
-            eprintln!("sandbox: {}", agent_config.sandbox.describe());
-        }
-        if let Some(line) = model.as_ref().and_then(|m| model_line(&suite, &registry, &req, &agent_config, m)) {
-            eprintln!("{line}");
-        }
-    }
+    let machine = worker::machine(&db, args.runs_dir.as_ref())?;
 
     let bus = Bus::new();
     let persister = bus::persist(&bus, store.clone());
@@ -685,6 +661,21 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     let auditor = crate::auditor::spawn(&bus, crate::auditor::AuditConfig::default());
     let show = !g.quiet && !g.json;
     let renderer = progress::spawn(&bus, show, args.epochs, suite.tasks.len());
+    let worker = crate::queue::Worker::new(store.clone(), bus.clone(), machine, "attractor run");
+    // The request goes into the store's queue as this process's own, so an
+    // app open on the same database shows the run live.
+    let row = match worker.enqueue_own(&suite.name, &req).await? {
+        Ok(id) => store.queued_request(id).await?.ok_or_else(|| Failure::runtime(format!("request {id} vanished")))?,
+        Err(busy) => {
+            bus.close();
+            return Err(RunnerError::Busy {
+                suite: suite.name.clone(),
+                holder: busy.holder.unwrap_or_else(|| format!("a queued request ({})", busy.id)),
+                since: busy.started_at.unwrap_or(busy.enqueued_at),
+            }
+            .into());
+        }
+    };
 
     // Ctrl-C: stop launching runs, kill the ones in flight (they are marked
     // cancelled and run again on resume), close the epoch books cleanly.
@@ -697,21 +688,26 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     });
 
     // Every model client of the run shares these counters (clones of one client).
-    let usage = model.as_ref().map(|c| std::sync::Arc::clone(c.usage()));
+    let mut usage = None;
     let started = std::time::Instant::now();
-    let result = {
-        let mut runner = SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel_rx)
-            .with_agent_config(agent_config);
-        if let Some(client) = llm {
-            runner = runner.with_llm(client);
-        }
-        if let Some(client) = model {
-            runner = runner.with_optimizer_llm(client);
-        }
-        runner
-    }
-    .run()
-    .await;
+    let worked = worker
+        .work_with(&row, cancel_rx, |p, registry| {
+            usage = p.model.as_ref().map(|c| std::sync::Arc::clone(c.usage()));
+            if show {
+                eprintln!(
+                    "{}",
+                    req.plan_line(&p.suite, crate::outer::estimate::proposal_candidates(&p.suite, registry))
+                );
+                if p.suite.tasks.iter().any(|t| matches!(t.kind, crate::suite::TaskKind::Agent(_))) {
+                    eprintln!("sandbox: {}", p.agent.sandbox.describe());
+                }
+                if let Some(line) = p.model.as_ref().and_then(|m| model_line(&p.suite, registry, &req, &p.agent, m)) {
+                    eprintln!("{line}");
+                }
+            }
+        })
+        .await;
+    let result = worked.outcome;
     ctrl_c.abort();
     bus.close();
     let _ = auditor.await;
@@ -841,7 +837,7 @@ mod tests {
             ("selection", "argmax"),
             ("branch-depth", "1"),
         ];
-        let machine = ["runs-dir"];
+        let machine = ["runs-dir", "queue"];
         let cli = Cli::command();
         let run = cli.find_subcommand("run").expect("a run subcommand");
         let flags: Vec<&str> = run.get_arguments().filter_map(|a| a.get_long()).collect();

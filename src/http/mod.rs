@@ -480,7 +480,7 @@ async fn validate(State(s): State<AppState>, body: Result<Json<ValidateRequest>,
 }
 
 async fn launches(State(s): State<AppState>) -> Reply<Vec<LaunchView>> {
-    Ok(Json(s.service.launches()))
+    Ok(Json(s.service.launches().await?))
 }
 
 async fn launch(
@@ -491,11 +491,11 @@ async fn launch(
 }
 
 async fn launch_view(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejection>) -> Reply<LaunchView> {
-    Ok(Json(s.service.launch_view(id?.0)?))
+    Ok(Json(s.service.launch_view(id?.0).await?))
 }
 
 async fn cancel(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejection>) -> Reply<LaunchView> {
-    Ok(Json(s.service.cancel(id?.0)?))
+    Ok(Json(s.service.cancel(id?.0).await?))
 }
 
 async fn settings(State(s): State<AppState>) -> Reply<SettingsView> {

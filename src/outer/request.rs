@@ -279,6 +279,16 @@ impl RunRequest {
         Ok(config)
     }
 
+    /// The request with its paths made absolute against this process's
+    /// folder, so a worker started elsewhere finds the same files.
+    pub fn absolute(mut self) -> RunRequest {
+        let abs = |p: &str| std::path::absolute(p).map_or_else(|_| p.to_string(), |a| a.display().to_string());
+        self.suite_path = abs(&self.suite_path);
+        self.agent_config = self.agent_config.as_deref().map(abs);
+        self.allow_outside = self.allow_outside.iter().map(|p| abs(p)).collect();
+        self
+    }
+
     /// The folders outside the suite's own the request allows.
     pub fn outside(&self) -> Vec<PathBuf> {
         self.allow_outside.iter().map(PathBuf::from).collect()

@@ -47,6 +47,45 @@ pub fn pid_alive(pid: i32) -> bool {
         Err(e) => e == nix::errno::Errno::EPERM,
     }
 }
+
+/// This machine's name, as workers and leases record it.
+pub fn host() -> &'static str {
+    static HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        nix::unistd::gethostname()
+            .ok()
+            .and_then(|h| h.into_string().ok())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "localhost".into())
+    })
+}
+
+/// "host:pid:nonce": this process among every process on a database, for
+/// the events it publishes and the requests it works. The nonce tells a
+/// process from an earlier one that had the same pid.
+pub fn origin() -> &'static str {
+    static ORIGIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ORIGIN.get_or_init(|| {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        format!("{}:{}:{:x}", host(), std::process::id(), nanos & 0xffff_ffff)
+    })
+}
+
+/// Whether the process that `origin` (see [`origin`]) names is gone: only
+/// a process of this machine can be asked; one elsewhere is `None`.
+pub fn origin_gone(origin: &str) -> Option<bool> {
+    let mut parts = origin.rsplitn(3, ':');
+    let (_nonce, pid, host_part) = (parts.next()?, parts.next()?, parts.next()?);
+    if host_part != host() {
+        return None;
+    }
+    let pid: i32 = pid.parse().ok()?;
+    if origin.starts_with(&format!("{}:{}:", host(), std::process::id())) {
+        // This process: alive, unless the nonce is another life's.
+        return Some(origin != crate::process::origin());
+    }
+    Some(!pid_alive(pid))
+}
 use tokio::task::JoinHandle;
 
 /// How long the pipes may stay open after the command itself ended (a

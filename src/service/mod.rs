@@ -30,7 +30,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::artifact::{Origin, Registry, RegistryError};
 use crate::bus::{self, Bus, Envelope, Event};
-use crate::outer::{RunnerError, SuiteRunner};
+use crate::outer::RunnerError;
 use crate::store::{CountedRun, EpochRow, InterventionRow, RunBrief, Store, StoreError, SuiteRow, TelemetryRow};
 use crate::suite::{self, SourceLocation, SuiteError, SuiteIssue};
 use crate::watch::{LaunchRefusal, Launcher, WatchConfig, WatchError, Watcher};
@@ -153,11 +153,41 @@ impl ServiceConfig {
     }
 }
 
-/// A suite run started through the facade.
+/// A launch this process works: how to stop it at once, and its task.
 struct Launch {
-    view: LaunchView,
     cancel: watch::Sender<bool>,
     task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// How many of the latest launches the Live screen lists.
+const LAUNCHES_SHOWN: u32 = 50;
+
+/// A queued request as the app shows it. A running request whose worker
+/// died reads as failed until a worker takes it over.
+fn launch_view(row: &crate::store::QueuedRequest) -> LaunchView {
+    let req: Option<RunRequest> = serde_json::from_str(&row.request_json).ok();
+    let req = req.unwrap_or_else(|| RunRequest::new(""));
+    let abandoned = crate::queue::is_abandoned(row);
+    LaunchView {
+        id: row.id,
+        suite: row.suite_name.clone(),
+        suite_path: req.suite_path.clone(),
+        suite_id: row.suite_id,
+        status: if abandoned { LaunchStatus::Failed } else { row.status },
+        epochs_requested: req.epochs,
+        epochs_done: u32::try_from(row.epochs_done).unwrap_or(0),
+        optimizer: req.optimizer,
+        seed: row.seed.and_then(|s| u64::try_from(s).ok()),
+        holder: row.holder.clone(),
+        started_at: row.started_at.clone().unwrap_or_else(|| row.enqueued_at.clone()),
+        finished_at: row.finished_at.clone(),
+        error: if abandoned {
+            Some("the process working it stopped; launch it again to resume the unfinished epoch".into())
+        } else {
+            row.error.clone()
+        },
+        request: req,
+    }
 }
 
 /// The facade. Cheap to share: hand out `Arc<Service>`.
@@ -166,6 +196,8 @@ pub struct Service {
     config: ServiceConfig,
     bus: Bus,
     persister: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Follows other processes' events in the store ([`bus::tail`]).
+    tail: Mutex<Option<tokio::task::JoinHandle<()>>>,
     launches: Mutex<BTreeMap<i64, Launch>>,
     settings: Mutex<Settings>,
     /// The folder watcher, once [`Service::start_watching`] started it.
@@ -202,11 +234,15 @@ impl Service {
         // The auditor watches every launch's trajectories and adds its
         // alerts to the bus; it ends when the bus closes.
         drop(crate::auditor::spawn(&bus, crate::auditor::AuditConfig::default()));
+        // Runs other processes work on this database (`attractor run`, a
+        // worker) show here live too.
+        let tail = bus::tail(&bus, store.clone());
         let service = Arc::new(Service {
             store,
             config,
             bus,
             persister: Mutex::new(Some(persister)),
+            tail: Mutex::new(Some(tail)),
             launches: Mutex::new(BTreeMap::new()),
             settings: Mutex::new(settings),
             watcher: Mutex::new(None),
@@ -326,6 +362,9 @@ impl Service {
         if let Some(w) = watcher {
             w.stop().await;
         }
+        if let Some(t) = lock(&self.tail).take() {
+            t.abort();
+        }
         self.bus.close();
         let persister = lock(&self.persister).take();
         if let Some(p) = persister {
@@ -338,7 +377,13 @@ impl Service {
 
     pub async fn overview(&self) -> Result<Overview> {
         let suites = self.store.suite_summaries().await?.len();
-        let running_launches = lock(&self.launches).values().filter(|l| l.view.status == LaunchStatus::Running).count();
+        let running_launches = self
+            .store
+            .queued_requests(LAUNCHES_SHOWN)
+            .await?
+            .iter()
+            .filter(|r| !r.status.ended() && !crate::queue::is_abandoned(r))
+            .count();
         Ok(Overview {
             suites,
             running_launches,
@@ -353,6 +398,7 @@ impl Service {
         let summaries = self.store.suite_summaries().await?;
         let paused = self.store.suites_waiting_on_a_person().await?;
         let approvals = self.store.suites_awaiting_approval().await?;
+        let launches: Vec<LaunchView> = self.launches().await?;
         let mut out = Vec::with_capacity(summaries.len());
         for s in summaries {
             let row = self.store.suite_by_id(s.id).await?;
@@ -366,7 +412,7 @@ impl Service {
             };
             let head =
                 SuiteHead { id: s.id, name: &s.name, created_at: &s.created_at, source: s.source_path.as_deref() };
-            let mut item = self.suite_item(head, status, &tasks);
+            let mut item = self.suite_item(head, status, &tasks, &launches);
             item.model = self.suite_model(s.id).await?;
             out.push(item);
         }
@@ -383,14 +429,20 @@ impl Service {
         Ok(out)
     }
 
-    fn suite_item(&self, head: SuiteHead<'_>, counts: SuiteCounts, tasks: &[TaskInfo]) -> SuiteItem {
+    fn suite_item(
+        &self,
+        head: SuiteHead<'_>,
+        counts: SuiteCounts,
+        tasks: &[TaskInfo],
+        launches: &[LaunchView],
+    ) -> SuiteItem {
         let SuiteHead { id, name, created_at, source } = head;
         let SuiteCounts { epochs, latest: latest_mean_loss, unfinished, waiting_on_a_person, awaiting_approval } =
             counts;
-        let launches = lock(&self.launches);
-        let latest = launches.values().rev().find(|l| l.view.suite == name);
-        let running = latest.filter(|l| l.view.status == LaunchStatus::Running);
-        let failed = latest.filter(|l| l.view.status == LaunchStatus::Failed);
+        // Newest first: the suite's latest launch.
+        let latest = launches.iter().find(|l| l.suite == name);
+        let running = latest.filter(|l| matches!(l.status, LaunchStatus::Running | LaunchStatus::Queued));
+        let failed = latest.filter(|l| l.status == LaunchStatus::Failed);
         // Waiting on a person comes first: it is what someone must act on.
         let status = if waiting_on_a_person {
             SuiteStatus::Paused
@@ -417,11 +469,11 @@ impl Service {
             // The last launch from here, else the last one recorded, else
             // the file the suite was last run from (`attractor run`).
             suite_path: latest
-                .map(|l| l.view.suite_path.clone())
+                .map(|l| l.suite_path.clone())
                 .or_else(|| lock(&self.settings).suite_paths.get(name).cloned())
                 .or_else(|| source.map(str::to_string)),
-            last_error: failed.and_then(|l| l.view.error.clone()),
-            launch_id: running.map(|l| l.view.id),
+            last_error: failed.and_then(|l| l.error.clone()),
+            launch_id: running.map(|l| l.id),
             model: None,
         }
     }
@@ -488,7 +540,8 @@ impl Service {
             waiting_on_a_person: self.store.suites_waiting_on_a_person().await?.contains(&row.id),
             awaiting_approval: self.store.suites_awaiting_approval().await?.contains(&row.id),
         };
-        let mut suite = self.suite_item(SuiteHead::of(&row), counts, &tasks);
+        let launches = self.launches().await?;
+        let mut suite = self.suite_item(SuiteHead::of(&row), counts, &tasks, &launches);
         suite.model = self.suite_model(row.id).await?;
         Ok(SuiteEpochs { suite, tasks, artifacts, epochs: views })
     }
@@ -1067,181 +1120,117 @@ impl Service {
             }
             return Err(ServiceError::Conflict(blocked.message));
         }
-        self.launch_loaded(suite, req)
+        self.launch_loaded(suite, req).await
     }
 
-    /// Runs an already loaded (and, for watched files, approved) suite in the
-    /// background. The watcher comes in here with the very bytes it checked.
-    fn launch_loaded(self: &Arc<Self>, suite: suite::Suite, req: &RunRequest) -> Result<LaunchView> {
+    /// Queues a loaded (and, for watched files, approved) suite's request as
+    /// this process's own and works it in the background. What can be known
+    /// before it starts (the request's bounds, a model it needs, its agent
+    /// configuration) is refused here, at once.
+    async fn launch_loaded(self: &Arc<Self>, suite: suite::Suite, req: &RunRequest) -> Result<LaunchView> {
         req.validate().map_err(|e| ServiceError::BadInput(e.to_string()))?;
         let suite = suite::check_runnable(suite)
             .map_err(|e| ServiceError::InvalidSuite(Box::new(validation_of(&suite_path_text(&e), Err(&e)))))?;
-        let path = suite.path.clone();
         let model = self.llm_client_with(&suite.llm, req)?;
-        let llm = if req.no_llm { None } else { model.clone() };
-        let seed = req.seed.unwrap_or_else(crate::outer::fresh_seed);
-        let seed_given = req.seed.is_some();
         if req.optimizer.needs_model() && model.is_none() {
             return Err(ServiceError::BadInput(RunnerError::NeedsModel(req.optimizer.name()).to_string()));
         }
-        let agent = req.agent_config(|n| (self.config.env)(n)).map_err(|e| ServiceError::BadInput(e.to_string()))?;
-        let runs_root =
-            self.config.runs_root.clone().unwrap_or_else(|| crate::store::default_runs_root(&self.config.db_path));
-        let mut run_config = req.run_config(runs_root, seed);
-
-        let (cancel_tx, cancel_rx) = watch::channel(false);
-        let view = {
-            let mut launches = lock(&self.launches);
-            if let Some(l) =
-                launches.values().find(|l| l.view.suite == suite.name && l.view.status == LaunchStatus::Running)
-            {
+        req.agent_config(|n| (self.config.env)(n)).map_err(|e| ServiceError::BadInput(e.to_string()))?;
+        // The worker loads the suite from its path: the one this launch read.
+        let req = RunRequest { suite_path: suite.path.display().to_string(), ..req.clone() }.absolute();
+        let worker =
+            crate::queue::Worker::new(self.store.clone(), self.bus.clone(), self.machine(), "the Attractor app");
+        let id = match worker.enqueue_own(&suite.name, &req).await? {
+            Ok(id) => id,
+            Err(busy) => {
                 return Err(ServiceError::Conflict(format!(
-                    "suite `{}` is already running (launch {}); cancel it or wait for it to finish",
-                    suite.name, l.view.id
+                    "suite `{}` is already running (launch {}, by {}); cancel it or wait for it to finish",
+                    suite.name,
+                    busy.id,
+                    busy.holder.as_deref().unwrap_or("the queue")
                 )));
             }
-            let id = launches.keys().next_back().map_or(1, |k| k + 1);
-            let view = LaunchView {
-                id,
-                suite: suite.name.clone(),
-                suite_path: path.display().to_string(),
-                suite_id: None,
-                status: LaunchStatus::Running,
-                epochs_requested: req.epochs,
-                epochs_done: 0,
-                optimizer: req.optimizer,
-                seed,
-                started_at: crate::now_rfc3339(),
-                finished_at: None,
-                error: None,
-                request: req.clone(),
-            };
-            launches.insert(id, Launch { view: view.clone(), cancel: cancel_tx, task: None });
-            view
         };
-        self.remember_suite_path(&suite.name, &view.suite_path);
-        self.bus.publish(Event::LaunchStarted {
-            launch_id: view.id,
-            suite: view.suite.clone(),
-            suite_path: view.suite_path.clone(),
-        });
+        let row = self.store.queued_request(id).await?.ok_or_else(|| no_launch(id))?;
+        self.remember_suite_path(&suite.name, &req.suite_path);
 
-        let service = Arc::clone(self);
-        let id = view.id;
+        let (cancel_tx, cancel_rx) = watch::channel(false);
+        let handle = tokio::runtime::Handle::current();
+        let work = row.clone();
         // The runner's future borrows itself across awaits in a way the
         // compiler cannot prove `Send` (higher-ranked lifetimes in its
         // stream of task futures), so it cannot go to `tokio::spawn`. A
         // blocking-pool thread that drives it with `Handle::block_on` needs
         // no `Send`, and the runs it starts still use the shared runtime.
-        let handle = tokio::runtime::Handle::current();
         let task = tokio::task::spawn_blocking(move || {
             handle.block_on(async move {
-                let outcome = async {
-                    // Without a seed, launching again continues the plan a
-                    // stopped run left unfinished, with its seed.
-                    if !seed_given
-                        && let Some(seed) =
-                            crate::outer::stopped_plan_seed(&service.store, &suite.name, &run_config).await?
-                    {
-                        run_config.seed = seed;
-                        if let Some(l) = lock(&service.launches).get_mut(&id) {
-                            l.view.seed = seed;
-                        }
-                    }
-                    let registry = Registry::load(service.store.clone()).await?;
-                    let runner = SuiteRunner::new(
-                        service.store.clone(),
-                        registry,
-                        service.bus.clone(),
-                        suite,
-                        run_config,
-                        cancel_rx,
-                    );
-                    let runner = runner.with_agent_config(agent);
-                    let runner = match llm {
-                        Some(client) => runner.with_llm(client),
-                        None => runner,
-                    };
-                    let runner = match model {
-                        Some(client) => runner.with_optimizer_llm(client),
-                        None => runner,
-                    };
-                    runner.run().await
-                };
-                // A panic in the run (a bug) must not leave the launch
-                // "running" forever: it ends failed, with the reason, and the
-                // suite can be launched again.
-                let outcome = match futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(outcome)).await {
-                    Ok(outcome) => outcome,
-                    Err(panic) => Err(RunnerError::Crashed(crate::panic_message(panic.as_ref()))),
-                };
-                service.close_launch(id, outcome);
+                let _ = worker.work(&work, cancel_rx).await;
             })
         });
-        if let Some(l) = lock(&self.launches).get_mut(&id) {
-            l.task = Some(task);
+        lock(&self.launches).insert(id, Launch { cancel: cancel_tx, task: Some(task) });
+        Ok(launch_view(&row))
+    }
+
+    /// What this machine gives every run it works: run folders, the model
+    /// endpoint and key with the settings' limits, the allowed folders.
+    fn machine(&self) -> crate::queue::Machine {
+        let s = lock(&self.settings).clone();
+        let layer = s.llm_layer();
+        let model = crate::llm::LlmSettings {
+            base_url: s.llm_base_url.clone(),
+            model: s.llm_model.clone(),
+            api_key: self.keychain_key(),
+            ..Default::default()
         }
-        Ok(view)
-    }
-
-    fn close_launch(&self, id: i64, outcome: std::result::Result<crate::outer::RunSummary, RunnerError>) {
-        let event = {
-            let mut launches = lock(&self.launches);
-            let Some(l) = launches.get_mut(&id) else { return };
-            let v = &mut l.view;
-            v.finished_at = Some(crate::now_rfc3339());
-            match outcome {
-                Ok(summary) => {
-                    v.suite_id = Some(summary.suite_id);
-                    v.epochs_done = summary.epochs.len() as u32;
-                    v.status = if summary.interrupted { LaunchStatus::Cancelled } else { LaunchStatus::Finished };
-                }
-                Err(e) => {
-                    v.status = LaunchStatus::Failed;
-                    v.error = Some(e.to_string());
-                }
-            }
-            Event::LaunchEnded {
-                launch_id: id,
-                suite: v.suite.clone(),
-                suite_id: v.suite_id,
-                status: serde_json::to_value(v.status)
-                    .ok()
-                    .and_then(|s| s.as_str().map(String::from))
-                    .unwrap_or_default(),
-                error: v.error.clone(),
-            }
-        };
-        self.bus.publish(event);
-    }
-
-    pub fn launches(&self) -> Vec<LaunchView> {
-        lock(&self.launches).values().rev().map(|l| l.view.clone()).collect()
-    }
-
-    pub fn launch_view(&self, id: i64) -> Result<LaunchView> {
-        lock(&self.launches).get(&id).map(|l| l.view.clone()).ok_or_else(|| no_launch(id))
-    }
-
-    /// Asks a running launch to stop: runs in flight are killed and marked
-    /// cancelled, the unfinished epoch resumes on the next launch.
-    pub fn cancel(&self, id: i64) -> Result<LaunchView> {
-        let launches = lock(&self.launches);
-        let l = launches.get(&id).ok_or_else(|| no_launch(id))?;
-        if l.view.status != LaunchStatus::Running {
-            return Err(ServiceError::Conflict(format!("launch {id} is not running (it is {:?})", l.view.status)));
+        .overlay(&layer);
+        crate::queue::Machine {
+            runs_root: self
+                .config
+                .runs_root
+                .clone()
+                .unwrap_or_else(|| crate::store::default_runs_root(&self.config.db_path)),
+            model,
+            access: s.access(),
+            env: Arc::clone(&self.config.env),
         }
-        let _ = l.cancel.send(true);
-        Ok(l.view.clone())
     }
 
-    /// Waits until a launch has ended (tests and the shutdown path use it).
+    /// The latest launches on this database, whichever process made them.
+    pub async fn launches(&self) -> Result<Vec<LaunchView>> {
+        Ok(self.store.queued_requests(LAUNCHES_SHOWN).await?.iter().map(launch_view).collect())
+    }
+
+    pub async fn launch_view(&self, id: i64) -> Result<LaunchView> {
+        Ok(launch_view(&self.store.queued_request(id).await?.ok_or_else(|| no_launch(id))?))
+    }
+
+    /// Asks a launch to stop, whichever process works it: runs in flight
+    /// are killed and marked cancelled, the unfinished epoch resumes on the
+    /// next launch. A queued launch is cancelled at once.
+    pub async fn cancel(&self, id: i64) -> Result<LaunchView> {
+        let row = self.store.queued_request(id).await?.ok_or_else(|| no_launch(id))?;
+        if row.status.ended() || crate::queue::is_abandoned(&row) {
+            return Err(ServiceError::Conflict(format!(
+                "launch {id} is not running (it is {})",
+                launch_view(&row).status.as_str()
+            )));
+        }
+        let row = self.store.cancel_request(id).await?.ok_or_else(|| no_launch(id))?;
+        // One of ours stops now rather than at its next heartbeat.
+        if let Some(l) = lock(&self.launches).get(&id) {
+            let _ = l.cancel.send(true);
+        }
+        Ok(launch_view(&row))
+    }
+
+    /// Waits until a launch of this process has ended (tests and the
+    /// shutdown path use it).
     pub async fn wait(&self, id: i64) -> Result<LaunchView> {
-        let task = lock(&self.launches).get_mut(&id).ok_or_else(|| no_launch(id))?.task.take();
+        let task = lock(&self.launches).get_mut(&id).and_then(|l| l.task.take());
         if let Some(t) = task {
             let _ = t.await;
         }
-        self.launch_view(id)
+        self.launch_view(id).await
     }
 
     fn llm_client(&self) -> Result<Option<crate::llm::LlmClient>> {
@@ -1460,7 +1449,7 @@ impl Launcher for WatchLauncher {
         // One epoch with every other setting at its default, exactly as a
         // launch request naming only the file would get.
         let req = RunRequest::new(suite.path.display().to_string());
-        match service.launch_loaded(suite, &req) {
+        match service.launch_loaded(suite, &req).await {
             Ok(view) => Ok(view.id),
             Err(ServiceError::Conflict(m)) => Err(LaunchRefusal::Busy(m)),
             Err(ServiceError::InvalidSuite(v)) => Err(LaunchRefusal::Failed(

@@ -690,17 +690,11 @@ pub struct LaunchPreview {
     pub model: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum LaunchStatus {
-    Running,
-    Finished,
-    /// Cancelled by a person; the unfinished epoch resumes on the next launch.
-    Cancelled,
-    Failed,
-}
+/// A launch's life: queued, running, then finished, cancelled or failed.
+pub use crate::store::QueueStatus as LaunchStatus;
 
-/// A suite run started by this service.
+/// A launched suite run: a request of the store's queue, whichever process
+/// (the app, `attractor run`, a worker) launched and works it.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct LaunchView {
     pub id: i64,
@@ -711,7 +705,11 @@ pub struct LaunchView {
     pub epochs_requested: u32,
     pub epochs_done: u32,
     pub optimizer: crate::outer::OptimizerKind,
-    pub seed: u64,
+    /// The base seed, once the run chose it.
+    #[ts(type = "number | null")]
+    pub seed: Option<u64>,
+    /// Who works it: "the Attractor app (pid 42 on host)", "attractor run (…)".
+    pub holder: Option<String>,
     pub started_at: String,
     pub finished_at: Option<String>,
     pub error: Option<String>,

@@ -18,6 +18,7 @@ mod memory;
 mod model_calls;
 mod plan;
 mod proposals;
+mod queue;
 mod records;
 mod retention;
 mod tree;
@@ -31,6 +32,7 @@ pub use memory::*;
 pub use model_calls::*;
 pub use plan::*;
 pub use proposals::*;
+pub use queue::*;
 pub use records::*;
 pub use retention::*;
 pub use tree::*;
@@ -530,8 +532,8 @@ impl Store {
 
     pub async fn insert_event(&self, event: &NewEvent) -> Result<i64> {
         Ok(sqlx::query_scalar(
-            "INSERT INTO events (kind, suite_id, epoch_id, run_id, payload_json, occurred_at, recorded_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO events (kind, suite_id, epoch_id, run_id, payload_json, occurred_at, recorded_at, origin)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(&event.kind)
         .bind(event.suite_id)
@@ -540,8 +542,25 @@ impl Store {
         .bind(&event.payload_json)
         .bind(&event.occurred_at)
         .bind(now_rfc3339())
+        .bind(&event.origin)
         .fetch_one(&self.pool)
         .await?)
+    }
+
+    /// Events after `after` that another process published, oldest first
+    /// (the app tails them to show a CLI run live).
+    pub async fn events_from_elsewhere(&self, after: i64, origin: &str, limit: u32) -> Result<Vec<EventRow>> {
+        Ok(sqlx::query_as("SELECT * FROM events WHERE id > ? AND (origin IS NULL OR origin != ?) ORDER BY id LIMIT ?")
+            .bind(after)
+            .bind(origin)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// The newest event's id (0 when there is none).
+    pub async fn last_event_id(&self) -> Result<i64> {
+        Ok(sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM events").fetch_one(&self.pool).await?)
     }
 
     pub async fn events_of_suite(&self, suite_id: i64) -> Result<Vec<EventRow>> {

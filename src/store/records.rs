@@ -125,6 +125,8 @@ pub struct EventRow {
     pub payload_json: String,
     pub occurred_at: String,
     pub recorded_at: String,
+    /// The process that published it ([`crate::process::origin`]).
+    pub origin: Option<String>,
 }
 
 /// An event on its way into the `events` table.
@@ -136,4 +138,5 @@ pub struct NewEvent {
     pub run_id: Option<i64>,
     pub payload_json: String,
     pub occurred_at: String,
+    pub origin: String,
 }

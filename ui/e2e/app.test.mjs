@@ -132,6 +132,25 @@ after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
+/**
+ * A copy of the knobs suite named `name`, with artifacts of its own (artifact
+ * names are shared by a database's suites) and a second JSON artifact for a
+ * tree search to brief; returns its path.
+ */
+function ownSuite(name) {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(fixtures, "knobs.py"), join(dir, "knobs.py"));
+  const knobs = readFileSync(join(fixtures, "knobs.suite.yaml"), "utf8");
+  const suite = knobs
+    .replace("name: knobs\n", `name: ${name}\n`)
+    .replace("  - name: knobs\n", `  - name: ${name}_knobs\n`)
+    .replaceAll(/knobs\.py" (\w+)/g, `knobs.py" $1 ${name}_knobs`)
+    .replace("artifacts:\n", `artifacts:\n  - name: ${name}_spare\n    type: json\n    content: { level: 1.0 }\n    fields:\n      level: { min: 0.0, max: 2.0 }\n`);
+  writeFileSync(join(dir, `${name}.suite.yaml`), suite);
+  return join(dir, `${name}.suite.yaml`);
+}
+
 describe("the Attractor web UI against a real server", () => {
   it("welcomes a newcomer with an empty state that says what to do", async () => {
     await page.goto(`${emptyServer.url}#/suites`);
@@ -383,12 +402,13 @@ describe("the Attractor web UI against a real server", () => {
     await page.getByLabel("Seed").fill("11");
     await page.getByTestId("start").click();
     await page.waitForURL(/#\/live/);
-    const card = page.locator("[data-testid=launch][data-suite=knobs]").first();
-    await card.waitFor();
+    // The CLI's runs of the suite are listed too; this launch is the running one.
+    const id = await page.locator("[data-testid=launch][data-suite=knobs][data-status=running]").getAttribute("data-launch-id");
+    const card = page.locator(`[data-testid=launch][data-launch-id="${id}"]`);
     // Mid-flight: the task bar moves before the launch ends.
     await card.getByTestId("task-progress").waitFor();
     await shot("10-live-running.png");
-    await page.locator("[data-testid=launch][data-status=finished]").waitFor();
+    await page.locator(`[data-testid=launch][data-launch-id="${id}"][data-status=finished]`).waitFor();
     assert.equal(await card.getByTestId("epoch-progress").getAttribute("data-done"), "2");
     assert.equal(await card.getByTestId("finished-runs").locator("tbody tr").count(), 8);
     await shot("11-live-finished.png");
@@ -398,18 +418,8 @@ describe("the Attractor web UI against a real server", () => {
   });
 
   it("offers every option of `attractor run` on the Launch screen, and the run gets what the form set", async () => {
-    // A suite of its own (artifact names are shared by a database's suites).
-    const dir = join(work, "wide");
-    mkdirSync(dir, { recursive: true });
-    copyFileSync(join(fixtures, "knobs.py"), join(dir, "knobs.py"));
-    const knobs = readFileSync(join(fixtures, "knobs.suite.yaml"), "utf8");
-    const suite = knobs
-      .replace("name: knobs\n", "name: wide\n")
-      .replace("  - name: knobs\n", "  - name: wide_knobs\n")
-      .replaceAll(/knobs\.py" (\w+)/g, 'knobs.py" $1 wide_knobs')
-      .replace("artifacts:\n", "artifacts:\n  - name: wide_spare\n    type: json\n    content: { level: 1.0 }\n    fields:\n      level: { min: 0.0, max: 2.0 }\n");
-    writeFileSync(join(dir, "wide.suite.yaml"), suite);
-    await page.goto(`${server.url}#/launch?path=${encodeURIComponent(join(dir, "wide.suite.yaml"))}`);
+    const path = ownSuite("wide");
+    await page.goto(`${server.url}#/launch?path=${encodeURIComponent(path)}`);
     await page.getByText("✓ suite").waitFor();
     await page.getByLabel("Epochs", { exact: true }).fill("4");
     await page.getByLabel("Optimizer").selectOption("tree");
@@ -445,6 +455,24 @@ describe("the Attractor web UI against a real server", () => {
     const rounds = graph.nodes.map((n) => n.tree?.round).filter((r) => r > 0);
     assert.ok(rounds.length > 0, JSON.stringify(graph.nodes));
     assert.equal(new Set(rounds).size, rounds.length, `two children in one round: ${rounds}`);
+  });
+
+  it("shows a run started with `attractor run` in a terminal live, with who works it", async () => {
+    await page.goto(`${server.url}#/live`);
+    const path = ownSuite("terminal");
+    const running = promisify(execFile)(bin, ["--db", db, "run", path, "--epochs", "3", "--optimizer", "evolve", "--seed", "2", "--quiet"], {
+      env: { ...env, KNOBS_DELAY: "0.3" },
+    });
+    const card = page.locator("[data-testid=launch][data-suite=terminal]");
+    // Mid-flight, pushed from the other process through the store.
+    await card.getByTestId("task-progress").waitFor();
+    assert.match(await card.getByTestId("holder").innerText(), /^attractor run \(pid \d+ on /);
+    assert.ok((await page.locator("[data-testid=launch]").count()) > 1, "the CLI's earlier runs are listed too");
+    await shot("10b-live-terminal-run.png");
+    await running;
+    await page.locator("[data-testid=launch][data-suite=terminal][data-status=finished]").waitFor();
+    // Its events come through the store a moment after the request ends there.
+    await card.locator('[data-testid=epoch-progress][data-done="3"]').waitFor();
   });
 
   it("refuses every hostile file on the Launch screen at its place, with a hint, and never starts it", async () => {

@@ -4,9 +4,18 @@ import type { OptimizerKind } from "./OptimizerKind";
 import type { RunRequest } from "./RunRequest";
 
 /**
- * A suite run started by this service.
+ * A launched suite run: a request of the store's queue, whichever process
+ * (the app, `attractor run`, a worker) launched and works it.
  */
-export type LaunchView = { id: number, suite: string, suite_path: string, suite_id: number | null, status: LaunchStatus, epochs_requested: number, epochs_done: number, optimizer: OptimizerKind, seed: number, started_at: string, finished_at: string | null, error: string | null, 
+export type LaunchView = { id: number, suite: string, suite_path: string, suite_id: number | null, status: LaunchStatus, epochs_requested: number, epochs_done: number, optimizer: OptimizerKind, 
+/**
+ * The base seed, once the run chose it.
+ */
+seed: number | null, 
+/**
+ * Who works it: "the Attractor app (pid 42 on host)", "attractor run (…)".
+ */
+holder: string | null, started_at: string, finished_at: string | null, error: string | null, 
 /**
  * Every option the launch was asked for.
  */

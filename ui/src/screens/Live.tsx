@@ -24,9 +24,9 @@ function Bar({ done, total, label, id }: { done: number; total: number; label: s
 
 function Card({ launch, p, onCancel }: { launch: LaunchView; p: SuiteProgress | undefined; onCancel: () => void }) {
   const status = p?.ended?.status ?? launch.status;
-  const running = status === "running";
+  const running = status === "running" || status === "queued";
   return (
-    <div className="card live-card" data-testid="launch" data-status={status} data-suite={launch.suite}>
+    <div className="card live-card" data-testid="launch" data-status={status} data-suite={launch.suite} data-launch-id={launch.id}>
       <header className="screen-head">
         <h3>
           {launch.suite} <span className="muted">launch {launch.id}</span>
@@ -43,9 +43,10 @@ function Card({ launch, p, onCancel }: { launch: LaunchView; p: SuiteProgress | 
         </a>
       </header>
       <p className="muted small">
-        {launch.suite_path} · {launch.optimizer} · seed {launch.seed}
+        {launch.suite_path} · {launch.optimizer} · seed {launch.seed ?? "not chosen yet"}
+        {launch.holder && <> · <span data-testid="holder">{launch.holder}</span></>}
       </p>
-      <Bar id="epoch-progress" label="epochs" done={p?.epochsDone ?? launch.epochs_done} total={launch.epochs_requested} />
+      <Bar id="epoch-progress" label="epochs" done={Math.max(p?.epochsDone ?? 0, launch.epochs_done)} total={launch.epochs_requested} />
       {p && p.currentEpoch !== null && (
         <Bar id="task-progress" label={`epoch ${p.currentEpoch}: runs`} done={p.tasksDone} total={p.tasksTotal} />
       )}
@@ -136,10 +137,11 @@ export function Live() {
       </header>
       <ErrorNote error={error} />
       {launches && launches.length === 0 && (
-        <Empty title="Nothing launched from here yet">
+        <Empty title="Nothing launched yet">
           <p>
-            Suites started from <a href="#/launch">Launch</a> show their progress here as it happens: epochs, runs as they
-            finish, and a Cancel button. Runs started with <code>attractor run</code> in a terminal show up in Suites and Charts.
+            Suites started from <a href="#/launch">Launch</a>, with <code>attractor run</code> in a terminal, or by an{" "}
+            <code>attractor worker</code> on this database show their progress here as it happens: epochs, runs as they
+            finish, and a Cancel button.
           </p>
         </Empty>
       )}

@@ -1,0 +1,391 @@
+//! Runs as data: a launched run is a row in the store's queue, and a
+//! [`Worker`] — in `attractor run`, in the app, or an `attractor worker`
+//! process on any machine sharing the database — claims it, works it and
+//! completes it.
+//!
+//! This is also the one place a [`RunRequest`] becomes a running
+//! [`SuiteRunner`] ([`prepare`]): the suite loaded with the folders it may
+//! reach, a watched file's approval checked, the model client built from
+//! the machine's settings with the suite's and the request's limits over
+//! them, the agent configuration loaded, the seed chosen. The CLI and the
+//! service used to do this each their own way.
+//!
+//! A worker heartbeats the request while it runs and reads a person's
+//! cancel from it. A request whose worker died (its process is gone, or its
+//! heartbeat is old) is claimed again by the next worker, and its run
+//! continues the plan the dead one left: the runs it finished are kept, the
+//! ones it had in flight run again.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::artifact::Registry;
+use crate::bus::{Bus, Event};
+use crate::llm::{LlmClient, LlmSettings};
+use crate::outer::request::{InvalidRequest, RunRequest};
+use crate::outer::{RunConfig, RunSummary, RunnerError, SuiteRunner};
+use crate::store::{Claimant, Completion, QueueStatus, QueuedRequest, Store, StoreError};
+use crate::suite::{self, Suite, SuiteError};
+use crate::task::agent::AgentConfig;
+
+/// How often a worker says it is alive and reads a cancel, and how old a
+/// heartbeat may get before the request counts as abandoned (a worker on
+/// another machine, whose process cannot be asked).
+pub const HEARTBEAT: Duration = Duration::from_secs(2);
+pub const STALE_AFTER: Duration = Duration::from_secs(60);
+
+/// A name lookup for the environment (tests give their own).
+pub type Env = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// What belongs to the machine working a request, not to the request:
+/// where run folders go, the model endpoint, key and the settings' limits,
+/// the folders the settings allow every suite.
+#[derive(Clone)]
+pub struct Machine {
+    pub runs_root: PathBuf,
+    /// The endpoint, model and key, with the settings file's limits and prices.
+    pub model: LlmSettings,
+    pub access: suite::Access,
+    pub env: Env,
+}
+
+/// Why a request cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error(transparent)]
+    Request(#[from] InvalidRequest),
+    /// The suite file is wrong (located issues).
+    #[error(transparent)]
+    Suite(SuiteError),
+    /// A watched file waits for (or was refused) a person's approval.
+    #[error("{message}")]
+    Blocked { message: String, unasked: bool },
+    #[error("{0}")]
+    Model(String),
+    /// The agent configuration file is wrong.
+    #[error(transparent)]
+    Agent(SuiteError),
+    #[error(transparent)]
+    Runner(#[from] RunnerError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A request made ready to run.
+pub struct Prepared {
+    pub suite: Suite,
+    pub config: RunConfig,
+    /// The model client, when one is configured (the optimizer's).
+    pub model: Option<LlmClient>,
+    /// The coordinator's LLM tier: the model unless the request said `no_llm`.
+    pub llm: Option<LlmClient>,
+    pub agent: AgentConfig,
+}
+
+/// Turns a request into a run ready to start on `machine`.
+pub async fn prepare(store: &Store, req: &RunRequest, machine: &Machine) -> Result<Prepared, PrepareError> {
+    req.validate()?;
+    let mut access = machine.access.clone();
+    access.outside.extend(req.outside());
+    let path = PathBuf::from(&req.suite_path);
+    let suite = suite::load_with(&path, &access).and_then(suite::check_runnable).map_err(PrepareError::Suite)?;
+    // A file found by the watcher runs nothing before a person approved it,
+    // whoever works the request.
+    crate::watch::launch_allowed(store, &path, &suite)
+        .await
+        .map_err(|b| PrepareError::Blocked { message: b.message, unasked: b.unasked })?;
+    let env = Arc::clone(&machine.env);
+    let settings = machine.model.clone().overlay(&suite.llm.to_settings()).overlay(&req.model.to_settings());
+    let model = match crate::llm::LlmConfig::resolve(&settings, |n| env(n)) {
+        Ok(config) => {
+            Some(LlmClient::new(config).map_err(|e| PrepareError::Model(e.to_string()))?.with_store(store.clone()))
+        }
+        Err(crate::llm::LlmError::NoModel) => None,
+        Err(e) if req.no_llm && !req.optimizer.needs_model() => {
+            tracing::debug!("ignoring the model settings (no_llm): {e}");
+            None
+        }
+        Err(e) => return Err(PrepareError::Model(e.to_string())),
+    };
+    if req.optimizer.needs_model() && model.is_none() {
+        return Err(RunnerError::NeedsModel(req.optimizer.name()).into());
+    }
+    let llm = if req.no_llm { None } else { model.clone() };
+    let agent = req.agent_config(|n| env(n)).map_err(PrepareError::Agent)?;
+    let mut config = req.run_config(machine.runs_root.clone(), 0);
+    // Without a seed, the request continues the plan a stopped run of the
+    // suite left unfinished with the same settings, with its seed.
+    config.seed = match req.seed {
+        Some(seed) => seed,
+        None => {
+            crate::outer::stopped_plan_seed(store, &suite.name, &config).await?.unwrap_or_else(crate::outer::fresh_seed)
+        }
+    };
+    Ok(Prepared { suite, config, model, llm, agent })
+}
+
+impl Prepared {
+    /// The runner of this run, publishing on `bus`, stopping on `cancel`.
+    pub fn runner(self, store: &Store, registry: Registry, bus: &Bus, cancel: watch::Receiver<bool>) -> SuiteRunner {
+        let mut runner = SuiteRunner::new(store.clone(), registry, bus.clone(), self.suite, self.config, cancel)
+            .with_agent_config(self.agent);
+        if let Some(client) = self.llm {
+            runner = runner.with_llm(client);
+        }
+        if let Some(client) = self.model {
+            runner = runner.with_optimizer_llm(client);
+        }
+        runner
+    }
+}
+
+/// Whether a request's worker is gone: its process of this machine died,
+/// or (a worker elsewhere) its heartbeat stopped long ago.
+pub fn is_abandoned(row: &QueuedRequest) -> bool {
+    if row.status != QueueStatus::Running {
+        return false;
+    }
+    let Some(owner) = row.owner.as_deref() else { return true };
+    if let Some(gone) = crate::process::origin_gone(owner) {
+        return gone;
+    }
+    let beat = row.heartbeat_at.as_deref().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+    beat.is_none_or(|at| chrono::Utc::now().signed_duration_since(at).to_std().is_ok_and(|age| age > STALE_AFTER))
+}
+
+/// A request as it ended, for the caller.
+#[derive(Debug)]
+pub struct Worked {
+    pub id: i64,
+    pub outcome: Result<RunSummary, WorkError>,
+}
+
+/// Why working a request did not give a summary.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkError {
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+    #[error(transparent)]
+    Run(#[from] RunnerError),
+    /// The stored request is not one this version can read.
+    #[error("request {0} cannot be read: {1}")]
+    Unreadable(i64, String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Works requests of the queue on one machine.
+#[derive(Clone)]
+pub struct Worker {
+    store: Store,
+    bus: Bus,
+    machine: Arc<Machine>,
+    /// Who this worker is in the queue ([`crate::process::origin`]).
+    owner: String,
+    holder: String,
+}
+
+impl Worker {
+    pub fn new(store: Store, bus: Bus, machine: Machine, role: &str) -> Worker {
+        Worker {
+            store,
+            bus,
+            machine: Arc::new(machine),
+            owner: crate::process::origin().to_string(),
+            holder: format!("{role} (pid {} on {})", std::process::id(), crate::process::host()),
+        }
+    }
+
+    pub fn claimant(&self) -> Claimant<'_> {
+        Claimant { owner: &self.owner, holder: &self.holder }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Enqueues `req` as this worker's own (it runs it now); `Err` names the
+    /// request of the suite that is already queued or running.
+    pub async fn enqueue_own(&self, suite: &str, req: &RunRequest) -> Result<Result<i64, QueuedRequest>, StoreError> {
+        let json = serde_json::to_string(req)?;
+        self.store.enqueue(suite, &json, Some(&self.claimant()), is_abandoned).await
+    }
+
+    /// Claims the next request this worker may take, if any.
+    pub async fn claim(&self) -> Result<Option<QueuedRequest>, StoreError> {
+        self.store.claim_request(&self.claimant(), is_abandoned).await
+    }
+
+    /// Works one request this worker holds to its end: prepares it, runs it
+    /// while heartbeating (a person's cancel arrives through the
+    /// heartbeat, or through `cancel` from this process), and completes it.
+    pub async fn work(&self, row: &QueuedRequest, cancel: watch::Receiver<bool>) -> Worked {
+        self.work_with(row, cancel, |_, _| {}).await
+    }
+
+    /// [`Worker::work`], showing the prepared run to `announce` before it
+    /// starts (`attractor run` prints its plan and model preview).
+    pub async fn work_with(
+        &self,
+        row: &QueuedRequest,
+        cancel: watch::Receiver<bool>,
+        announce: impl FnOnce(&Prepared, &Registry),
+    ) -> Worked {
+        // A panic in the run (a bug) must not leave the request "running"
+        // forever: it ends failed, with the reason, and can be launched again.
+        let work = std::panic::AssertUnwindSafe(self.work_inner(row, cancel, announce));
+        let outcome = match futures::FutureExt::catch_unwind(work).await {
+            Ok(outcome) => outcome,
+            Err(panic) => Err(WorkError::Run(RunnerError::Crashed(crate::panic_message(panic.as_ref())))),
+        };
+        let done = match &outcome {
+            Ok(summary) => Completion {
+                status: if summary.interrupted { QueueStatus::Cancelled } else { QueueStatus::Finished },
+                suite_id: Some(summary.suite_id),
+                epochs_done: summary.epochs.len() as i64,
+                error: None,
+            },
+            Err(e) => {
+                Completion { status: QueueStatus::Failed, suite_id: None, epochs_done: 0, error: Some(e.to_string()) }
+            }
+        };
+        match self.store.complete_request(row.id, &self.owner, &done).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(request = row.id, "the request was taken over before it was completed here"),
+            Err(e) => tracing::error!(request = row.id, "could not complete the request: {e}"),
+        }
+        self.bus.publish(Event::LaunchEnded {
+            launch_id: row.id,
+            suite: row.suite_name.clone(),
+            suite_id: done.suite_id,
+            status: done.status.as_str().to_string(),
+            error: done.error.clone(),
+        });
+        Worked { id: row.id, outcome }
+    }
+
+    async fn work_inner(
+        &self,
+        row: &QueuedRequest,
+        cancel: watch::Receiver<bool>,
+        announce: impl FnOnce(&Prepared, &Registry),
+    ) -> Result<RunSummary, WorkError> {
+        let req: RunRequest =
+            serde_json::from_str(&row.request_json).map_err(|e| WorkError::Unreadable(row.id, e.to_string()))?;
+        self.bus.publish(Event::LaunchStarted {
+            launch_id: row.id,
+            suite: row.suite_name.clone(),
+            suite_path: req.suite_path.clone(),
+        });
+        let prepared = prepare(&self.store, &req, &self.machine).await?;
+        self.store.request_seed(row.id, &self.owner, prepared.config.seed).await?;
+        let registry = Registry::load(self.store.clone()).await.map_err(RunnerError::from)?;
+        announce(&prepared, &registry);
+        // The heartbeat passes a person's cancel (set in the store by any
+        // process) on to the run, as does `cancel` from this one.
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let beat = self.heartbeat(row.id, stop_tx.clone());
+        let forward = forward_cancel(cancel, stop_tx);
+        let runner = prepared.runner(&self.store, registry, &self.bus, stop_rx);
+        let outcome = runner.run().await;
+        beat.abort();
+        forward.abort();
+        Ok(outcome?)
+    }
+
+    fn heartbeat(&self, id: i64, stop: watch::Sender<bool>) -> tokio::task::JoinHandle<()> {
+        let store = self.store.clone();
+        let owner = self.owner.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(HEARTBEAT).await;
+                match store.heartbeat_request(id, &owner).await {
+                    Ok(Some(true)) | Ok(None) => {
+                        // Cancelled, or another worker took the request over
+                        // (this one was thought dead): stop.
+                        let _ = stop.send(true);
+                    }
+                    Ok(Some(false)) => {}
+                    Err(e) => tracing::debug!(request = id, "could not heartbeat the request: {e}"),
+                }
+            }
+        })
+    }
+}
+
+/// Passes a cancel from this process on to the run.
+fn forward_cancel(mut from: watch::Receiver<bool>, to: watch::Sender<bool>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            if *from.borrow_and_update() {
+                let _ = to.send(true);
+                return;
+            }
+            if from.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+}
+
+impl Worker {
+    /// Works the queue: up to `concurrency` requests at once, claiming the
+    /// next as one ends, until `stop` turns true (runs in flight are then
+    /// cancelled, their epochs left to resume) or, with `until_idle`, until
+    /// nothing is left to claim. Returns the requests it worked.
+    pub async fn serve(&self, concurrency: usize, mut stop: watch::Receiver<bool>, until_idle: bool) -> Vec<Worked> {
+        let concurrency = concurrency.max(1);
+        let (cancel_tx, cancel_rx) = watch::channel(false);
+        let mut jobs = tokio::task::JoinSet::new();
+        let mut worked = Vec::new();
+        // A stop whose sender is gone can no longer say stop.
+        let mut stop_open = true;
+        loop {
+            while jobs.len() < concurrency && !*stop.borrow() {
+                match self.claim().await {
+                    Ok(Some(row)) => {
+                        tracing::info!(request = row.id, suite = %row.suite_name, "claimed a run request");
+                        let worker = self.clone();
+                        let cancel = cancel_rx.clone();
+                        let handle = tokio::runtime::Handle::current();
+                        // The runner's future is not `Send` (see the
+                        // service's launch), so each request runs on a
+                        // blocking-pool thread that drives it.
+                        jobs.spawn_blocking(move || handle.block_on(worker.work(&row, cancel)));
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::warn!("could not claim a run request: {e}");
+                        break;
+                    }
+                }
+            }
+            if jobs.is_empty() && (until_idle || *stop.borrow()) {
+                break;
+            }
+            tokio::select! {
+                done = jobs.join_next(), if !jobs.is_empty() => {
+                    if let Some(Ok(w)) = done {
+                        worked.push(w);
+                    }
+                }
+                changed = stop.changed(), if stop_open => {
+                    stop_open = changed.is_ok();
+                }
+                _ = tokio::time::sleep(HEARTBEAT) => {}
+            }
+            if *stop.borrow() {
+                let _ = cancel_tx.send(true);
+            }
+        }
+        while let Some(done) = jobs.join_next().await {
+            if let Ok(w) = done {
+                worked.push(w);
+            }
+        }
+        worked
+    }
+}

@@ -1,0 +1,390 @@
+//! The run queue (table `run_requests`): launches as rows any process on the
+//! database can pick up. A worker claims the oldest queued request of a
+//! suite nobody else is running (or one whose worker died), heartbeats it,
+//! and completes it; a person's cancel is a flag the worker reads.
+
+use super::{Result, Store};
+use crate::now_rfc3339;
+
+/// A request's life: queued → running → finished, cancelled or failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(rename = "LaunchStatus")]
+pub enum QueueStatus {
+    Queued,
+    Running,
+    Finished,
+    /// Cancelled by a person; the unfinished epoch resumes on the next launch.
+    Cancelled,
+    Failed,
+}
+
+impl QueueStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueStatus::Queued => "queued",
+            QueueStatus::Running => "running",
+            QueueStatus::Finished => "finished",
+            QueueStatus::Cancelled => "cancelled",
+            QueueStatus::Failed => "failed",
+        }
+    }
+
+    fn parse(s: &str) -> QueueStatus {
+        match s {
+            "queued" => QueueStatus::Queued,
+            "running" => QueueStatus::Running,
+            "finished" => QueueStatus::Finished,
+            "cancelled" => QueueStatus::Cancelled,
+            _ => QueueStatus::Failed,
+        }
+    }
+
+    /// Whether the request is done with, one way or another.
+    pub fn ended(self) -> bool {
+        matches!(self, QueueStatus::Finished | QueueStatus::Cancelled | QueueStatus::Failed)
+    }
+}
+
+/// A request as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueuedRequest {
+    pub id: i64,
+    pub suite_name: String,
+    pub request_json: String,
+    pub status: QueueStatus,
+    pub owner: Option<String>,
+    pub holder: Option<String>,
+    pub enqueued_at: String,
+    pub started_at: Option<String>,
+    pub heartbeat_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub cancel_requested: bool,
+    pub attempts: i64,
+    pub suite_id: Option<i64>,
+    pub epochs_done: i64,
+    /// The base seed the run chose, once it started.
+    pub seed: Option<i64>,
+    pub error: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: i64,
+    suite_name: String,
+    request_json: String,
+    status: String,
+    owner: Option<String>,
+    holder: Option<String>,
+    enqueued_at: String,
+    started_at: Option<String>,
+    heartbeat_at: Option<String>,
+    finished_at: Option<String>,
+    cancel_requested: bool,
+    attempts: i64,
+    suite_id: Option<i64>,
+    epochs_done: i64,
+    seed: Option<i64>,
+    error: Option<String>,
+}
+
+impl From<Row> for QueuedRequest {
+    fn from(r: Row) -> Self {
+        QueuedRequest {
+            id: r.id,
+            suite_name: r.suite_name,
+            request_json: r.request_json,
+            status: QueueStatus::parse(&r.status),
+            owner: r.owner,
+            holder: r.holder,
+            enqueued_at: r.enqueued_at,
+            started_at: r.started_at,
+            heartbeat_at: r.heartbeat_at,
+            finished_at: r.finished_at,
+            cancel_requested: r.cancel_requested,
+            attempts: r.attempts,
+            suite_id: r.suite_id,
+            epochs_done: r.epochs_done,
+            seed: r.seed,
+            error: r.error,
+        }
+    }
+}
+
+/// Who claims: the worker's owner id and the words people see.
+#[derive(Debug, Clone)]
+pub struct Claimant<'a> {
+    pub owner: &'a str,
+    pub holder: &'a str,
+}
+
+/// How a request ended.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    pub status: QueueStatus,
+    pub suite_id: Option<i64>,
+    pub epochs_done: i64,
+    pub error: Option<String>,
+}
+
+impl Store {
+    /// Adds a request to the queue; `claim` makes it the caller's at once
+    /// (`attractor run` works its own request). Refused while another request
+    /// of the suite is queued or running under a live worker.
+    pub async fn enqueue(
+        &self,
+        suite_name: &str,
+        request_json: &str,
+        claim: Option<&Claimant<'_>>,
+        stale: impl Fn(&QueuedRequest) -> bool,
+    ) -> Result<std::result::Result<i64, QueuedRequest>> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let open: Vec<Row> = sqlx::query_as(
+            "SELECT * FROM run_requests WHERE suite_name = ? AND status IN ('queued', 'running') ORDER BY id",
+        )
+        .bind(suite_name)
+        .fetch_all(&mut *tx)
+        .await?;
+        if let Some(busy) = open.into_iter().map(QueuedRequest::from).find(|r| !stale(r)) {
+            return Ok(Err(busy));
+        }
+        // Requests of the suite left by dead workers are superseded by this one.
+        let now = now_rfc3339();
+        sqlx::query(
+            "UPDATE run_requests SET status = 'failed', finished_at = ?,
+                 error = 'its worker stopped; a later request of the suite took its place'
+             WHERE suite_name = ? AND status IN ('queued', 'running')",
+        )
+        .bind(&now)
+        .bind(suite_name)
+        .execute(&mut *tx)
+        .await?;
+        let (status, owner, holder, started) = match claim {
+            Some(c) => ("running", Some(c.owner), Some(c.holder), Some(now.as_str())),
+            None => ("queued", None, None, None),
+        };
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO run_requests (suite_name, request_json, status, owner, holder, enqueued_at, started_at,
+                 heartbeat_at, attempts)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(suite_name)
+        .bind(request_json)
+        .bind(status)
+        .bind(owner)
+        .bind(holder)
+        .bind(&now)
+        .bind(started)
+        .bind(started)
+        .bind(i64::from(claim.is_some()))
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Ok(id))
+    }
+
+    /// Claims the oldest request a worker may take: a queued one of a suite
+    /// no live worker is running, or a running one whose worker `stale`
+    /// calls dead (its run continues the plan the dead worker left).
+    pub async fn claim_request(
+        &self,
+        by: &Claimant<'_>,
+        stale: impl Fn(&QueuedRequest) -> bool,
+    ) -> Result<Option<QueuedRequest>> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let open: Vec<QueuedRequest> =
+            sqlx::query_as::<_, Row>("SELECT * FROM run_requests WHERE status IN ('queued', 'running') ORDER BY id")
+                .fetch_all(&mut *tx)
+                .await?
+                .into_iter()
+                .map(QueuedRequest::from)
+                .collect();
+        let busy: std::collections::HashSet<&str> = open
+            .iter()
+            .filter(|r| r.status == QueueStatus::Running && !stale(r))
+            .map(|r| r.suite_name.as_str())
+            .collect();
+        let Some(pick) = open
+            .iter()
+            .find(|r| !busy.contains(r.suite_name.as_str()) && (r.status == QueueStatus::Queued || stale(r)))
+        else {
+            return Ok(None);
+        };
+        let now = now_rfc3339();
+        sqlx::query(
+            "UPDATE run_requests SET status = 'running', owner = ?, holder = ?, started_at = COALESCE(started_at, ?),
+                 heartbeat_at = ?, attempts = attempts + 1 WHERE id = ?",
+        )
+        .bind(by.owner)
+        .bind(by.holder)
+        .bind(&now)
+        .bind(&now)
+        .bind(pick.id)
+        .execute(&mut *tx)
+        .await?;
+        let id = pick.id;
+        tx.commit().await?;
+        self.queued_request(id).await
+    }
+
+    /// Says the worker is alive; `None` when it no longer holds the request
+    /// (another worker took it over), else whether a person asked to cancel.
+    pub async fn heartbeat_request(&self, id: i64, owner: &str) -> Result<Option<bool>> {
+        let cancel: Option<bool> = sqlx::query_scalar(
+            "UPDATE run_requests SET heartbeat_at = ? WHERE id = ? AND owner = ? AND status = 'running'
+             RETURNING cancel_requested",
+        )
+        .bind(now_rfc3339())
+        .bind(id)
+        .bind(owner)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(cancel)
+    }
+
+    /// Records the base seed the run chose (seeds stay below 2^53).
+    pub async fn request_seed(&self, id: i64, owner: &str, seed: u64) -> Result<()> {
+        sqlx::query("UPDATE run_requests SET seed = ? WHERE id = ? AND owner = ?")
+            .bind(i64::try_from(seed).unwrap_or(i64::MAX))
+            .bind(id)
+            .bind(owner)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Records progress a watcher of the queue can show.
+    pub async fn request_progress(&self, id: i64, owner: &str, suite_id: i64, epochs_done: i64) -> Result<()> {
+        sqlx::query("UPDATE run_requests SET suite_id = ?, epochs_done = ? WHERE id = ? AND owner = ?")
+            .bind(suite_id)
+            .bind(epochs_done)
+            .bind(id)
+            .bind(owner)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Ends the request, if `owner` still holds it.
+    pub async fn complete_request(&self, id: i64, owner: &str, done: &Completion) -> Result<bool> {
+        let changed = sqlx::query(
+            "UPDATE run_requests SET status = ?, finished_at = ?, suite_id = COALESCE(?, suite_id),
+                 epochs_done = ?, error = ?
+             WHERE id = ? AND owner = ? AND status = 'running'",
+        )
+        .bind(done.status.as_str())
+        .bind(now_rfc3339())
+        .bind(done.suite_id)
+        .bind(done.epochs_done)
+        .bind(&done.error)
+        .bind(id)
+        .bind(owner)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        Ok(changed == 1)
+    }
+
+    /// Asks for a request to stop: a queued one is cancelled at once, a
+    /// running one when its worker next heartbeats. `None` when there is no
+    /// such request; the request as it is now otherwise.
+    pub async fn cancel_request(&self, id: i64) -> Result<Option<QueuedRequest>> {
+        let now = now_rfc3339();
+        sqlx::query(
+            "UPDATE run_requests SET status = 'cancelled', finished_at = ?, cancel_requested = 1
+             WHERE id = ? AND status = 'queued'",
+        )
+        .bind(&now)
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        sqlx::query("UPDATE run_requests SET cancel_requested = 1 WHERE id = ? AND status = 'running'")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        self.queued_request(id).await
+    }
+
+    pub async fn queued_request(&self, id: i64) -> Result<Option<QueuedRequest>> {
+        Ok(sqlx::query_as::<_, Row>("SELECT * FROM run_requests WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .map(QueuedRequest::from))
+    }
+
+    /// The latest requests, newest first.
+    pub async fn queued_requests(&self, limit: u32) -> Result<Vec<QueuedRequest>> {
+        Ok(sqlx::query_as::<_, Row>("SELECT * FROM run_requests ORDER BY id DESC LIMIT ?")
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?
+            .into_iter()
+            .map(QueuedRequest::from)
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("q.db")).await.unwrap();
+        (dir, store)
+    }
+
+    const A: Claimant = Claimant { owner: "h:1:a", holder: "worker a" };
+    const B: Claimant = Claimant { owner: "h:2:b", holder: "worker b" };
+
+    #[tokio::test]
+    async fn a_worker_claims_the_oldest_request_and_one_suite_runs_on_one_worker_at_a_time() {
+        let (_d, s) = store().await;
+        let alive = |_: &QueuedRequest| false;
+        let one = s.enqueue("knobs", "{}", None, alive).await.unwrap().unwrap();
+        let busy = s.enqueue("knobs", "{}", None, alive).await.unwrap().unwrap_err();
+        assert_eq!(busy.id, one, "a second request of a queued suite is refused");
+        let two = s.enqueue("tune", "{}", None, alive).await.unwrap().unwrap();
+        let first = s.claim_request(&A, alive).await.unwrap().unwrap();
+        assert_eq!((first.id, first.status, first.attempts), (one, QueueStatus::Running, 1));
+        let second = s.claim_request(&B, alive).await.unwrap().unwrap();
+        assert_eq!(second.id, two);
+        assert!(s.claim_request(&B, alive).await.unwrap().is_none(), "nothing left to claim");
+        assert_eq!(s.heartbeat_request(one, A.owner).await.unwrap(), Some(false));
+        assert_eq!(s.heartbeat_request(one, B.owner).await.unwrap(), None, "b does not hold it");
+        let done = Completion { status: QueueStatus::Finished, suite_id: Some(1), epochs_done: 2, error: None };
+        assert!(s.complete_request(one, A.owner, &done).await.unwrap());
+        let row = s.queued_request(one).await.unwrap().unwrap();
+        assert_eq!((row.status, row.epochs_done), (QueueStatus::Finished, 2));
+        assert!(row.finished_at.is_some());
+    }
+
+    #[tokio::test]
+    async fn a_request_whose_worker_died_is_taken_over_and_its_first_worker_can_no_longer_complete_it() {
+        let (_d, s) = store().await;
+        let id = s.enqueue("knobs", "{}", Some(&A), |_| false).await.unwrap().unwrap();
+        assert!(s.claim_request(&B, |_| false).await.unwrap().is_none(), "a's request is running");
+        let dead_a = |r: &QueuedRequest| r.owner.as_deref() == Some(A.owner);
+        let taken = s.claim_request(&B, dead_a).await.unwrap().unwrap();
+        assert_eq!((taken.id, taken.owner.as_deref(), taken.attempts), (id, Some(B.owner), 2));
+        let done = Completion { status: QueueStatus::Failed, suite_id: None, epochs_done: 0, error: None };
+        assert!(!s.complete_request(id, A.owner, &done).await.unwrap(), "a lost it");
+        assert_eq!(s.heartbeat_request(id, A.owner).await.unwrap(), None);
+        assert_eq!(s.heartbeat_request(id, B.owner).await.unwrap(), Some(false));
+    }
+
+    #[tokio::test]
+    async fn a_cancel_ends_a_queued_request_at_once_and_flags_a_running_one_for_its_worker() {
+        let (_d, s) = store().await;
+        let queued = s.enqueue("a", "{}", None, |_| false).await.unwrap().unwrap();
+        let running = s.enqueue("b", "{}", Some(&A), |_| false).await.unwrap().unwrap();
+        assert_eq!(s.cancel_request(queued).await.unwrap().unwrap().status, QueueStatus::Cancelled);
+        let flagged = s.cancel_request(running).await.unwrap().unwrap();
+        assert_eq!((flagged.status, flagged.cancel_requested), (QueueStatus::Running, true));
+        assert_eq!(s.heartbeat_request(running, A.owner).await.unwrap(), Some(true));
+        assert!(s.cancel_request(999).await.unwrap().is_none());
+        // A request of a suite whose last one was cancelled is taken.
+        assert!(s.enqueue("a", "{}", None, |_| false).await.unwrap().is_ok());
+    }
+}
