@@ -99,9 +99,11 @@ ensure_desktop_toolchain() {
 
 # What the Rust tests start for real (test.sh calls this before them): a D-Bus
 # session bus and GNOME Keyring's Secret Service, which the keychain tests run
-# privately to store, use and delete an API key.
+# privately to store, use and delete an API key; and Debian's PostgreSQL,
+# whose initdb and pg_ctl the store's PostgreSQL tests use to start a
+# throwaway cluster in a temporary folder (tests/common/pg.rs).
 ensure_test_services() {
-  apt_install_missing dbus-daemon dbus-bin gnome-keyring
+  apt_install_missing dbus-daemon dbus-bin gnome-keyring postgresql
 }
 
 # What scripts/local-llm.sh needs to build llama.cpp's server (test.sh calls

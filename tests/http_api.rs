@@ -666,6 +666,45 @@ async fn a_cli_run_on_the_same_database_streams_to_the_app_live() {
     assert_eq!(count, 8, "each event is recorded once, by the process that published it");
 }
 
+/// Cancel on the app's Live screen stops a run another process works: the
+/// flag goes into the store, the CLI's worker reads it at its next
+/// heartbeat, stops its runs and exits as if interrupted.
+#[tokio::test]
+async fn the_app_cancels_a_run_the_command_line_is_working() {
+    let w = World::new();
+    let suite = w.dir.path().join("slow.suite.yaml");
+    std::fs::write(&suite, "name: slow\ntasks:\n  - name: nap\n    command: sleep 60\n    timeout: 120\n").unwrap();
+    let s = w.serve(None, &[]).await;
+    let mut cli = Command::new(env!("CARGO_BIN_EXE_attractor"))
+        .arg("--db")
+        .arg(w.db())
+        .args(["run", suite.to_str().unwrap(), "--epochs", "3"])
+        .env("ATTRACTOR_RUNS_DIR", w.dir.path().join("runs"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the run is in flight, as the app sees it.
+    let id = loop {
+        let e = s.get("/api/suites/slow/epochs").await;
+        if e.0 == StatusCode::OK && e.1["epochs"][0]["runs"].as_array().is_some_and(|r| !r.is_empty()) {
+            let launches = s.ok("/api/launches").await;
+            break launches[0]["id"].as_i64().unwrap();
+        }
+        assert!(cli.try_wait().unwrap().is_none(), "the CLI run ended early");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let (status, view) = s.post(&format!("/api/launches/{id}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    let out = tokio::task::spawn_blocking(move || cli.wait_with_output().unwrap()).await.unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let view = s.ok(&format!("/api/launches/{id}")).await;
+    assert_eq!(view["status"], "cancelled", "{view}");
+    let e = s.ok("/api/suites/slow/epochs").await;
+    assert_eq!(e["epochs"][0]["runs"][0]["status"], "cancelled");
+    assert_eq!(s.ok("/api/suites").await[0]["status"], "unfinished");
+}
+
 #[tokio::test]
 async fn a_launch_validates_first_then_streams_its_progress_and_adds_epochs() {
     let w = World::populated();

@@ -577,7 +577,7 @@ fn load_suite(path: &std::path::Path, allow_outside: &[PathBuf]) -> Result<suite
 
 async fn gc(g: &Global, args: &GcArgs) -> Result<u8, Failure> {
     let db = db_path(g);
-    if !db.exists() {
+    if store::Backend::of(&db) == store::Backend::Sqlite && !db.exists() {
         return Err(Failure::input(format!(
             "there is no database at {}\n  hint: give the one to clean with --db (or ATTRACTOR_DB)",
             db.display()

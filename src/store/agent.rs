@@ -70,6 +70,7 @@ pub struct ObservationRow {
     pub trajectory_id: String,
     pub sequence: i64,
     pub strategy: String,
+    #[sqlx(try_from = "super::Flag")]
     pub forced: bool,
     pub commit_id: String,
     pub files_changed: i64,
@@ -174,7 +175,7 @@ impl Store {
         sqlx::query(
             "INSERT INTO trajectories (id, run_id, suite_id, epoch_id, task_name, category, workspace_dir, status,
                  setup_json, state_json, started_at, updated_at, parent_id, role, ordinal)
-             VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, $11, $12, $13, $14)",
         )
         .bind(&t.id)
         .bind(t.run_id)
@@ -196,7 +197,7 @@ impl Store {
     }
 
     pub async fn trajectory(&self, id: &str) -> Result<Option<TrajectoryRow>> {
-        Ok(sqlx::query_as("SELECT * FROM trajectories WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
+        Ok(sqlx::query_as("SELECT * FROM trajectories WHERE id = $1").bind(id).fetch_optional(&self.pool).await?)
     }
 
     /// Suites with an unfinished trajectory paused on a question to a person.
@@ -219,7 +220,7 @@ impl Store {
     /// The trajectories a run drove — its own, then the samples, subtasks
     /// and integration trajectories under it — oldest first.
     pub async fn trajectories_of_run(&self, run_id: i64) -> Result<Vec<TrajectoryRow>> {
-        Ok(sqlx::query_as("SELECT * FROM trajectories WHERE run_id = ? ORDER BY started_at, id")
+        Ok(sqlx::query_as("SELECT * FROM trajectories WHERE run_id = $1 ORDER BY started_at, id")
             .bind(run_id)
             .fetch_all(&self.pool)
             .await?)
@@ -227,7 +228,7 @@ impl Store {
 
     /// The trajectories directly under `parent_id`, in their order.
     pub async fn child_trajectories(&self, parent_id: &str) -> Result<Vec<TrajectoryRow>> {
-        Ok(sqlx::query_as("SELECT * FROM trajectories WHERE parent_id = ? ORDER BY ordinal, started_at, id")
+        Ok(sqlx::query_as("SELECT * FROM trajectories WHERE parent_id = $1 ORDER BY ordinal, started_at, id")
             .bind(parent_id)
             .fetch_all(&self.pool)
             .await?)
@@ -240,7 +241,7 @@ impl Store {
     pub async fn resumable_trajectory(&self, epoch_id: i64, task_name: &str) -> Result<Option<TrajectoryRow>> {
         Ok(sqlx::query_as(
             "SELECT t.* FROM trajectories t JOIN runs r ON r.id = t.run_id
-             WHERE t.epoch_id = ? AND t.task_name = ? AND t.parent_id IS NULL
+             WHERE t.epoch_id = $1 AND t.task_name = $2 AND t.parent_id IS NULL
                AND t.status IN ('running', 'paused', 'coordinating')
                AND r.status <> 'running'
              ORDER BY t.updated_at DESC, t.id DESC LIMIT 1",
@@ -256,8 +257,8 @@ impl Store {
     pub async fn adopt_trajectory(&self, id: &str, run_id: i64) -> Result<()> {
         sqlx::query(
             "WITH RECURSIVE tree(id) AS (
-                 SELECT ? UNION ALL SELECT t.id FROM trajectories t JOIN tree ON t.parent_id = tree.id)
-             UPDATE trajectories SET run_id = ?, updated_at = ? WHERE id IN (SELECT id FROM tree)",
+                 SELECT $1 UNION ALL SELECT t.id FROM trajectories t JOIN tree ON t.parent_id = tree.id)
+             UPDATE trajectories SET run_id = $2, updated_at = $3 WHERE id IN (SELECT id FROM tree)",
         )
         .bind(id)
         .bind(run_id)
@@ -274,7 +275,7 @@ impl Store {
         o: &NewObservation,
         progress: &TrajectoryProgress<'_>,
     ) -> Result<()> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let now = now_rfc3339();
         sqlx::query(
             "INSERT INTO trajectory_observations (trajectory_id, sequence, strategy, forced, commit_id, files_changed,
@@ -282,12 +283,12 @@ impl Store {
                  grad_l, directive, rationale, loop_control, next_strategy, tokens, wall_time_ms, applied_edits,
                  rejected_edits, summary, verdict_summary, verification_json, signals_json, overseer_runs_json,
                  execution_json, decision_json, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)",
         )
         .bind(trajectory_id)
         .bind(o.sequence)
         .bind(&o.strategy)
-        .bind(o.forced)
+        .bind(i64::from(o.forced))
         .bind(&o.commit_id)
         .bind(o.files_changed)
         .bind(o.lines_changed)
@@ -325,7 +326,7 @@ impl Store {
 
     /// Rewrites a trajectory's state without a new observation (a pause, an answer).
     pub async fn update_trajectory(&self, trajectory_id: &str, progress: &TrajectoryProgress<'_>) -> Result<()> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         update_progress(&mut tx, trajectory_id, progress, &now_rfc3339()).await?;
         tx.commit().await?;
         Ok(())
@@ -334,9 +335,9 @@ impl Store {
     pub async fn finish_trajectory(&self, trajectory_id: &str, end: &TrajectoryEnd<'_>) -> Result<()> {
         let now = now_rfc3339();
         sqlx::query(
-            "UPDATE trajectories SET status = ?, state_json = ?, pending_intervention_id = NULL, iterations = ?,
-                 tokens_used = ?, final_level = ?, best_sequence = ?, result_json = ?, updated_at = ?, finished_at = ?
-             WHERE id = ?",
+            "UPDATE trajectories SET status = $1, state_json = $2, pending_intervention_id = NULL, iterations = $3,
+                 tokens_used = $4, final_level = $5, best_sequence = $6, result_json = $7, updated_at = $8, finished_at = $9
+             WHERE id = $10",
         )
         .bind(end.status)
         .bind(end.state_json)
@@ -355,14 +356,14 @@ impl Store {
 
     /// Every iteration of a trajectory, in order.
     pub async fn observations_of_trajectory(&self, trajectory_id: &str) -> Result<Vec<ObservationRow>> {
-        Ok(sqlx::query_as("SELECT * FROM trajectory_observations WHERE trajectory_id = ? ORDER BY sequence")
+        Ok(sqlx::query_as("SELECT * FROM trajectory_observations WHERE trajectory_id = $1 ORDER BY sequence")
             .bind(trajectory_id)
             .fetch_all(&self.pool)
             .await?)
     }
 
     pub async fn bandit_state(&self, category: &str) -> Result<Option<BanditStateRow>> {
-        Ok(sqlx::query_as("SELECT * FROM bandit_states WHERE category = ?")
+        Ok(sqlx::query_as("SELECT * FROM bandit_states WHERE category = $1")
             .bind(category)
             .fetch_optional(&self.pool)
             .await?)
@@ -377,8 +378,8 @@ impl Store {
         category: &str,
         merge: impl FnOnce(Option<&str>) -> std::result::Result<String, E>,
     ) -> Result<std::result::Result<(), E>> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let stored: Option<String> = sqlx::query_scalar("SELECT state_json FROM bandit_states WHERE category = ?")
+        let mut tx = self.begin_write().await?;
+        let stored: Option<String> = sqlx::query_scalar("SELECT state_json FROM bandit_states WHERE category = $1")
             .bind(category)
             .fetch_optional(&mut *tx)
             .await?;
@@ -387,7 +388,7 @@ impl Store {
             Err(e) => return Ok(Err(e)),
         };
         sqlx::query(
-            "INSERT INTO bandit_states (category, state_json, trajectories, updated_at) VALUES (?, ?, 1, ?)
+            "INSERT INTO bandit_states (category, state_json, trajectories, updated_at) VALUES ($1, $2, 1, $3)
              ON CONFLICT(category) DO UPDATE SET state_json = excluded.state_json,
                  trajectories = bandit_states.trajectories + 1, updated_at = excluded.updated_at",
         )
@@ -402,14 +403,14 @@ impl Store {
 }
 
 async fn update_progress(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     trajectory_id: &str,
     p: &TrajectoryProgress<'_>,
     now: &str,
 ) -> Result<()> {
     sqlx::query(
-        "UPDATE trajectories SET status = ?, state_json = ?, pending_intervention_id = ?, iterations = ?,
-             tokens_used = ?, updated_at = ? WHERE id = ?",
+        "UPDATE trajectories SET status = $1, state_json = $2, pending_intervention_id = $3, iterations = $4,
+             tokens_used = $5, updated_at = $6 WHERE id = $7",
     )
     .bind(p.status)
     .bind(p.state_json)

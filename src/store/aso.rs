@@ -22,6 +22,7 @@ pub struct TelemetryRow {
     pub directive_source: String,
     pub evals_used: i64,
     pub wall_time_ms: Option<f64>,
+    #[sqlx(try_from = "super::Flag")]
     pub llm_call_made: bool,
     pub diagnostics_json: Option<String>,
     pub directive_json: Option<String>,
@@ -57,7 +58,7 @@ pub struct NewIntervention {
 impl Store {
     pub async fn insert_experiment(&self, run_id: Option<i64>, task_name: &str, config_json: &str) -> Result<i64> {
         Ok(sqlx::query_scalar(
-            "INSERT INTO experiments (run_id, task_name, config_json, created_at) VALUES (?, ?, ?, ?) RETURNING id",
+            "INSERT INTO experiments (run_id, task_name, config_json, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
         )
         .bind(run_id)
         .bind(task_name)
@@ -69,7 +70,7 @@ impl Store {
 
     /// The experiment (coordinator invocation) of a run, if it had one.
     pub async fn experiment_of_run(&self, run_id: i64) -> Result<Option<i64>> {
-        Ok(sqlx::query_scalar("SELECT id FROM experiments WHERE run_id = ? ORDER BY id DESC LIMIT 1")
+        Ok(sqlx::query_scalar("SELECT id FROM experiments WHERE run_id = $1 ORDER BY id DESC LIMIT 1")
             .bind(run_id)
             .fetch_optional(&self.pool)
             .await?)
@@ -77,13 +78,13 @@ impl Store {
 
     /// Writes telemetry rows (the `id` field is ignored) in one transaction.
     pub async fn insert_telemetry(&self, rows: &[TelemetryRow]) -> Result<()> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         for r in rows {
             sqlx::query(
                 "INSERT INTO aso_telemetry (timestamp, experiment_id, cycle, trajectory_id, step, status, objective,
                      max_violation, directive_action, directive_source, evals_used, wall_time_ms, llm_call_made,
                      diagnostics_json, directive_json)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
             )
             .bind(&r.timestamp)
             .bind(r.experiment_id)
@@ -97,7 +98,7 @@ impl Store {
             .bind(&r.directive_source)
             .bind(r.evals_used)
             .bind(r.wall_time_ms)
-            .bind(r.llm_call_made)
+            .bind(i64::from(r.llm_call_made))
             .bind(&r.diagnostics_json)
             .bind(&r.directive_json)
             .execute(&mut *tx)
@@ -108,7 +109,7 @@ impl Store {
     }
 
     pub async fn telemetry_of_experiment(&self, experiment_id: i64) -> Result<Vec<TelemetryRow>> {
-        Ok(sqlx::query_as("SELECT * FROM aso_telemetry WHERE experiment_id = ? ORDER BY trajectory_id, step, id")
+        Ok(sqlx::query_as("SELECT * FROM aso_telemetry WHERE experiment_id = $1 ORDER BY trajectory_id, step, id")
             .bind(experiment_id)
             .fetch_all(&self.pool)
             .await?)
@@ -117,7 +118,7 @@ impl Store {
     pub async fn insert_intervention(&self, i: &NewIntervention) -> Result<i64> {
         Ok(sqlx::query_scalar(
             "INSERT INTO interventions (kind, suite_id, run_id, task_name, subject, context_json, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
         )
         .bind(&i.kind)
         .bind(i.suite_id)
@@ -133,10 +134,11 @@ impl Store {
     /// Whether a question of `kind` about `task` proposing `action` (its
     /// context's `proposed_action`) still waits for an answer.
     pub async fn pending_question_exists(&self, kind: &str, task: &str, action: &str) -> Result<bool> {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM interventions WHERE status = 'pending' AND kind = ? AND task_name = ?
-             AND json_extract(context_json, '$.proposed_action') = ?",
-        )
+        let n: i64 = sqlx::query_scalar(&format!(
+            "SELECT COUNT(*) FROM interventions WHERE status = 'pending' AND kind = $1 AND task_name = $2
+             AND {} = $3",
+            self.backend.json_text("context_json", &["proposed_action"])
+        ))
         .bind(kind)
         .bind(task)
         .bind(action)
@@ -150,7 +152,7 @@ impl Store {
     pub async fn insert_notice(&self, i: &NewIntervention) -> Result<i64> {
         Ok(sqlx::query_scalar(
             "INSERT INTO interventions (kind, status, suite_id, run_id, task_name, subject, context_json, created_at)
-             VALUES (?, 'notice', ?, ?, ?, ?, ?, ?) RETURNING id",
+             VALUES ($1, 'notice', $2, $3, $4, $5, $6, $7) RETURNING id",
         )
         .bind(&i.kind)
         .bind(i.suite_id)
@@ -187,7 +189,7 @@ impl Store {
     /// was dismissed already.
     pub async fn dismiss_notice(&self, id: i64) -> Result<bool> {
         let done = sqlx::query(
-            "UPDATE interventions SET status = 'dismissed', answered_at = ? WHERE id = ? AND status = 'notice'",
+            "UPDATE interventions SET status = 'dismissed', answered_at = $1 WHERE id = $2 AND status = 'notice'",
         )
         .bind(now_rfc3339())
         .bind(id)
@@ -201,8 +203,8 @@ impl Store {
     /// run that asked it went on without it; `false` when it was not pending.
     pub async fn close_question(&self, id: i64, reason: &str) -> Result<bool> {
         let done = sqlx::query(
-            "UPDATE interventions SET status = 'dismissed', answer_text = ?, answered_at = ?
-             WHERE id = ? AND status = 'pending'",
+            "UPDATE interventions SET status = 'dismissed', answer_text = $1, answered_at = $2
+             WHERE id = $3 AND status = 'pending'",
         )
         .bind(reason)
         .bind(now_rfc3339())
@@ -213,15 +215,15 @@ impl Store {
     }
 
     pub async fn intervention(&self, id: i64) -> Result<Option<InterventionRow>> {
-        Ok(sqlx::query_as("SELECT * FROM interventions WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
+        Ok(sqlx::query_as("SELECT * FROM interventions WHERE id = $1").bind(id).fetch_optional(&self.pool).await?)
     }
 
     /// Records an answer; `false` when the intervention does not exist or was
     /// already answered (answers are never overwritten).
     pub async fn answer_intervention(&self, id: i64, answer: &str, text: Option<&str>) -> Result<bool> {
         let done = sqlx::query(
-            "UPDATE interventions SET status = 'answered', answer = ?, answer_text = ?, answered_at = ?
-             WHERE id = ? AND status = 'pending'",
+            "UPDATE interventions SET status = 'answered', answer = $1, answer_text = $2, answered_at = $3
+             WHERE id = $4 AND status = 'pending'",
         )
         .bind(answer)
         .bind(text)
@@ -236,7 +238,7 @@ impl Store {
     /// person's answers keep steering later runs of that task.
     pub async fn answered_for_task(&self, task_name: &str, kind: &str) -> Result<Vec<InterventionRow>> {
         Ok(sqlx::query_as(
-            "SELECT * FROM interventions WHERE task_name = ? AND kind = ? AND status = 'answered' ORDER BY id",
+            "SELECT * FROM interventions WHERE task_name = $1 AND kind = $2 AND status = 'answered' ORDER BY id",
         )
         .bind(task_name)
         .bind(kind)

@@ -26,8 +26,8 @@ impl Store {
         holder: &str,
         stale: impl Fn(&LeaseRow) -> bool,
     ) -> Result<std::result::Result<(), LeaseRow>> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let current: Option<LeaseRow> = sqlx::query_as("SELECT * FROM suite_leases WHERE suite_id = ?")
+        let mut tx = self.begin_write().await?;
+        let current: Option<LeaseRow> = sqlx::query_as("SELECT * FROM suite_leases WHERE suite_id = $1")
             .bind(suite_id)
             .fetch_optional(&mut *tx)
             .await?;
@@ -36,7 +36,7 @@ impl Store {
         }
         let now = now_rfc3339();
         sqlx::query(
-            "INSERT INTO suite_leases (suite_id, owner, holder, acquired_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)
+            "INSERT INTO suite_leases (suite_id, owner, holder, acquired_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (suite_id) DO UPDATE SET owner = excluded.owner, holder = excluded.holder,
                  acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at",
         )
@@ -53,7 +53,7 @@ impl Store {
 
     /// Says the holder is alive; `false` when it no longer holds the lease.
     pub async fn heartbeat_lease(&self, suite_id: i64, owner: &str) -> Result<bool> {
-        let done = sqlx::query("UPDATE suite_leases SET heartbeat_at = ? WHERE suite_id = ? AND owner = ?")
+        let done = sqlx::query("UPDATE suite_leases SET heartbeat_at = $1 WHERE suite_id = $2 AND owner = $3")
             .bind(now_rfc3339())
             .bind(suite_id)
             .bind(owner)
@@ -64,7 +64,7 @@ impl Store {
 
     /// Gives the lease back (nothing when `owner` does not hold it).
     pub async fn release_lease(&self, suite_id: i64, owner: &str) -> Result<()> {
-        sqlx::query("DELETE FROM suite_leases WHERE suite_id = ? AND owner = ?")
+        sqlx::query("DELETE FROM suite_leases WHERE suite_id = $1 AND owner = $2")
             .bind(suite_id)
             .bind(owner)
             .execute(&self.pool)

@@ -14,7 +14,7 @@ impl Store {
     pub async fn llm_cache_get(&self, key: &str) -> Result<Option<String>> {
         // One statement both counts the hit and reads the row, so concurrent
         // readers never lose an increment.
-        Ok(sqlx::query_scalar("UPDATE llm_cache SET hits = hits + 1 WHERE key = ? RETURNING response_json")
+        Ok(sqlx::query_scalar("UPDATE llm_cache SET hits = hits + 1 WHERE key = $1 RETURNING response_json")
             .bind(key)
             .fetch_optional(&self.pool)
             .await?)
@@ -32,7 +32,7 @@ impl Store {
     ) -> Result<()> {
         sqlx::query(
             "INSERT INTO llm_cache (key, base_url, model, request_json, response_json, created_at, hits)
-             VALUES (?, ?, ?, ?, ?, ?, 0)
+             VALUES ($1, $2, $3, $4, $5, $6, 0)
              ON CONFLICT(key) DO NOTHING",
         )
         .bind(key)

@@ -144,7 +144,7 @@ impl Store {
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO memories (trajectory_id, run_id, suite_id, category, outcome, task_name, signature,
                  complexity, status, iterations, tokens_used, final_level, relevance, content, details_json, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
              ON CONFLICT(trajectory_id) DO UPDATE SET run_id = excluded.run_id, outcome = excluded.outcome,
                  signature = excluded.signature, complexity = excluded.complexity, status = excluded.status,
                  iterations = excluded.iterations, tokens_used = excluded.tokens_used,
@@ -175,7 +175,7 @@ impl Store {
 
     /// The newest `limit` memories, of one category or of all, newest first.
     pub async fn memories(&self, category: Option<&str>, limit: i64) -> Result<Vec<MemoryRow>> {
-        Ok(sqlx::query_as("SELECT * FROM memories WHERE (?1 IS NULL OR category = ?1) ORDER BY id DESC LIMIT ?2")
+        Ok(sqlx::query_as("SELECT * FROM memories WHERE ($1 IS NULL OR category = $1) ORDER BY id DESC LIMIT $2")
             .bind(category)
             .bind(limit.max(0))
             .fetch_all(&self.pool)
@@ -183,7 +183,7 @@ impl Store {
     }
 
     pub async fn memory_of_trajectory(&self, trajectory_id: &str) -> Result<Option<MemoryRow>> {
-        Ok(sqlx::query_as("SELECT * FROM memories WHERE trajectory_id = ?")
+        Ok(sqlx::query_as("SELECT * FROM memories WHERE trajectory_id = $1")
             .bind(trajectory_id)
             .fetch_optional(&self.pool)
             .await?)
@@ -193,17 +193,19 @@ impl Store {
     /// complexity SETUP sized them for, simplest first.
     pub async fn iterations_by_complexity(&self, category: Option<&str>) -> Result<Vec<ComplexityStats>> {
         Ok(sqlx::query_as(&format!(
-            "SELECT COALESCE(CASE WHEN json_valid(setup_json) THEN json_extract(setup_json, '$.complexity') END,
-                        'unknown') AS complexity,
-                    COUNT(*) AS trajectories,
-                    AVG(iterations) AS mean_iterations,
-                    AVG(tokens_used) AS mean_tokens,
-                    SUM(status = 'converged') AS converged
-             FROM trajectories
-             WHERE {FINISHED} AND (?1 IS NULL OR category = ?1)
-             GROUP BY 1
+            "SELECT complexity, trajectories, mean_iterations, mean_tokens, converged FROM (
+                 SELECT COALESCE({complexity}, 'unknown') AS complexity,
+                        COUNT(*) AS trajectories,
+                        CAST(AVG(iterations) AS DOUBLE PRECISION) AS mean_iterations,
+                        CAST(AVG(tokens_used) AS DOUBLE PRECISION) AS mean_tokens,
+                        CAST(SUM(CASE WHEN status = 'converged' THEN 1 ELSE 0 END) AS BIGINT) AS converged
+                 FROM trajectories
+                 WHERE {FINISHED} AND ($1 IS NULL OR category = $1)
+                 GROUP BY 1
+             ) AS by_complexity
              ORDER BY CASE complexity WHEN 'trivial' THEN 0 WHEN 'simple' THEN 1 WHEN 'moderate' THEN 2
-                                      WHEN 'complex' THEN 3 ELSE 4 END"
+                                      WHEN 'complex' THEN 3 ELSE 4 END",
+            complexity = self.backend.json_text("setup_json", &["complexity"])
         ))
         .bind(category)
         .fetch_all(&self.pool)
@@ -231,14 +233,14 @@ impl Store {
                             COALESCE(LAG(o.attractor) OVER (PARTITION BY o.trajectory_id ORDER BY o.sequence),
                                      'indeterminate') AS context
                      FROM trajectory_observations o JOIN trajectories t ON t.id = o.trajectory_id
-                     WHERE ?1 IS NULL OR t.category = ?1
+                     WHERE $1 IS NULL OR t.category = $1
                  )
                  SELECT strategy, {select}, COUNT(*) AS uses, COUNT(delta) AS measured,
-                        SUM(CASE WHEN delta > ?2 THEN 1 ELSE 0 END) AS successes,
+                        CAST(SUM(CASE WHEN delta > $2 THEN 1 ELSE 0 END) AS BIGINT) AS successes,
                         CASE WHEN COUNT(delta) > 0
-                             THEN CAST(SUM(CASE WHEN delta > ?2 THEN 1 ELSE 0 END) AS REAL) / COUNT(delta) END
+                             THEN CAST(SUM(CASE WHEN delta > $2 THEN 1 ELSE 0 END) AS DOUBLE PRECISION) / COUNT(delta) END
                              AS success_rate,
-                        AVG(delta) AS mean_delta, SUM(tokens) AS tokens
+                        CAST(AVG(delta) AS DOUBLE PRECISION) AS mean_delta, CAST(SUM(tokens) AS BIGINT) AS tokens
                  FROM obs {group}"
             )
         };
@@ -257,9 +259,10 @@ impl Store {
                  SELECT o.attractor,
                         ROW_NUMBER() OVER (PARTITION BY o.trajectory_id ORDER BY o.sequence DESC) AS from_end
                  FROM trajectory_observations o JOIN trajectories t ON t.id = o.trajectory_id
-                 WHERE t.{FINISHED} AND (?1 IS NULL OR t.category = ?1)
+                 WHERE t.{FINISHED} AND ($1 IS NULL OR t.category = $1)
              )
-             SELECT attractor, SUM(from_end = 1) AS trajectories, COUNT(*) AS observations
+             SELECT attractor, CAST(SUM(CASE WHEN from_end = 1 THEN 1 ELSE 0 END) AS BIGINT) AS trajectories,
+                    COUNT(*) AS observations
              FROM obs GROUP BY attractor ORDER BY trajectories DESC, observations DESC, attractor"
         ))
         .bind(category)
@@ -274,12 +277,15 @@ impl Store {
     /// How the finished trajectories of each category (or of one) ended.
     pub async fn convergence_by_category(&self, category: Option<&str>) -> Result<Vec<CategoryStats>> {
         Ok(sqlx::query_as(&format!(
-            "SELECT category, COUNT(*) AS finished, SUM(status = 'converged') AS converged,
-                    SUM(status = 'accepted_partial') AS accepted_partial,
-                    CAST(SUM(status = 'converged') AS REAL) / COUNT(*) AS convergence_rate,
-                    AVG(iterations) AS mean_iterations, AVG(tokens_used) AS mean_tokens
+            "SELECT category, COUNT(*) AS finished,
+                    CAST(SUM(CASE WHEN status = 'converged' THEN 1 ELSE 0 END) AS BIGINT) AS converged,
+                    CAST(SUM(CASE WHEN status = 'accepted_partial' THEN 1 ELSE 0 END) AS BIGINT) AS accepted_partial,
+                    CAST(SUM(CASE WHEN status = 'converged' THEN 1 ELSE 0 END) AS DOUBLE PRECISION) / COUNT(*)
+                        AS convergence_rate,
+                    CAST(AVG(iterations) AS DOUBLE PRECISION) AS mean_iterations,
+                    CAST(AVG(tokens_used) AS DOUBLE PRECISION) AS mean_tokens
              FROM trajectories
-             WHERE {FINISHED} AND (?1 IS NULL OR category = ?1)
+             WHERE {FINISHED} AND ($1 IS NULL OR category = $1)
              GROUP BY category ORDER BY category"
         ))
         .bind(category)
@@ -292,13 +298,13 @@ impl Store {
     pub async fn finished_trajectories(&self, category: Option<&str>, limit: i64) -> Result<Vec<TrajectoryBrief>> {
         Ok(sqlx::query_as(&format!(
             "SELECT id, run_id, suite_id, task_name, category, status, iterations, tokens_used, final_level,
-                    CASE WHEN json_valid(state_json)
-                         THEN json_extract(state_json, '$.trajectory.specification.original.description') END
-                         AS description,
+                    {description} AS description,
                     finished_at
              FROM trajectories
-             WHERE {FINISHED} AND (?1 IS NULL OR category = ?1)
-             ORDER BY finished_at DESC, id DESC LIMIT ?2"
+             WHERE {FINISHED} AND ($1 IS NULL OR category = $1)
+             ORDER BY finished_at DESC, id DESC LIMIT $2",
+            description =
+                self.backend.json_text("state_json", &["trajectory", "specification", "original", "description"])
         ))
         .bind(category)
         .bind(limit.max(0))

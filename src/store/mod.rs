@@ -1,14 +1,19 @@
-//! The database: one SQLite file, opened with WAL, `synchronous=NORMAL` and a
-//! 5 s busy timeout, migrated on open.
+//! The database: one SQLite file (the embedded default), opened with WAL,
+//! `synchronous=NORMAL` and a 5 s busy timeout — or a PostgreSQL database
+//! (`--db postgres://…`) that workers on several machines share. Either is
+//! migrated on open, from its own folder of migrations.
 //!
 //! This is the only module that speaks SQL. Everything else calls the typed
-//! methods of [`Store`], so a PostgreSQL backend can later slot in behind the
-//! same methods without touching the runner, the registry or the CLI.
+//! methods of [`Store`]. The statements are written once for both backends
+//! (sqlx's `Any` driver, `$N` placeholders, which SQLite accepts too); the
+//! few that differ ask [`Backend`] for their dialect.
 //!
-//! Write transactions start with `BEGIN IMMEDIATE`: a deferred transaction
-//! that reads and then writes can fail at once with `SQLITE_BUSY` when another
-//! process wrote in between, and the busy timeout does not help it. Taking the
-//! write lock up front makes two runners on one file queue instead of failing.
+//! Write transactions take the database's write lock up front
+//! ([`Store::begin_write`]): `BEGIN IMMEDIATE` on SQLite, where a deferred
+//! transaction that reads and then writes can fail at once with
+//! `SQLITE_BUSY` when another process wrote in between; on PostgreSQL a
+//! transaction-scoped advisory lock, so the read-then-write steps (claiming
+//! a request, taking a lease) are just as exclusive across workers.
 
 mod agent;
 mod aso;
@@ -40,10 +45,9 @@ pub use views::*;
 pub use watch::*;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Row, SqlitePool};
+use sqlx::any::AnyPoolOptions;
+use sqlx::{Any, AnyPool, Row};
 
 use crate::now_rfc3339;
 
@@ -87,21 +91,133 @@ pub fn default_path() -> PathBuf {
 /// said otherwise: `runs/<database name>/` beside it, so two databases in
 /// one folder never write into each other's run folders.
 pub fn default_runs_root(db: &Path) -> PathBuf {
+    if Backend::of(db) == Backend::Postgres {
+        // A database on a server has no folder beside it: runs go to this
+        // machine's data folder, under the database's name.
+        let name = url::Url::parse(&db.to_string_lossy())
+            .ok()
+            .and_then(|u| u.path_segments().and_then(|mut p| p.next_back().map(str::to_string)))
+            .filter(|n| !n.is_empty() && !n.contains(['/', '\\']) && n != ".." && n != ".")
+            .unwrap_or_else(|| "postgres".into());
+        return default_path().with_file_name("runs").join(format!("postgres-{name}"));
+    }
     let stem = db.file_stem().map_or_else(|| "attractor".into(), |s| s.to_string_lossy().into_owned());
     db.parent().map_or_else(|| PathBuf::from("runs"), |d| d.join("runs")).join(stem)
+}
+
+/// A 0/1 flag column read back as a `bool` (`#[sqlx(try_from = "Flag")]`
+/// on a row's field). Both backends store flags as integers, and sqlx's
+/// `Any` driver reads an integer only into an integer type.
+pub struct Flag(bool);
+
+impl sqlx::Type<Any> for Flag {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <i64 as sqlx::Type<Any>>::type_info()
+    }
+
+    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+        <i64 as sqlx::Type<Any>>::compatible(ty)
+    }
+}
+
+impl<'r> sqlx::Decode<'r, Any> for Flag {
+    fn decode(value: sqlx::any::AnyValueRef<'r>) -> std::result::Result<Self, sqlx::error::BoxDynError> {
+        Ok(Flag(<i64 as sqlx::Decode<'r, Any>>::decode(value)? != 0))
+    }
+}
+
+impl From<Flag> for bool {
+    fn from(f: Flag) -> bool {
+        f.0
+    }
+}
+
+/// Which database a [`Store`] speaks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// A text field of a JSON column at `path` (NULL when missing; on
+    /// SQLite also when the column is not JSON).
+    pub(crate) fn json_text(self, column: &str, path: &[&str]) -> String {
+        match self {
+            Backend::Sqlite => {
+                format!("CASE WHEN json_valid({column}) THEN json_extract({column}, '$.{}') END", path.join("."))
+            }
+            Backend::Postgres => format!("(CAST({column} AS jsonb) #>> '{{{}}}')", path.join(",")),
+        }
+    }
+
+    /// A number field of a JSON column, as a double.
+    pub(crate) fn json_number(self, column: &str, key: &str) -> String {
+        match self {
+            Backend::Sqlite => format!("CAST(json_extract({column}, '$.{key}') AS DOUBLE PRECISION)"),
+            Backend::Postgres => format!("CAST(CAST({column} AS jsonb) ->> '{key}' AS DOUBLE PRECISION)"),
+        }
+    }
+
+    /// The ids of a JSON array bound as parameter `$n`, as a subquery
+    /// (the statement stays the same whatever the number of ids).
+    pub(crate) fn json_ids(self, n: usize) -> String {
+        match self {
+            Backend::Sqlite => format!("SELECT value FROM json_each(${n})"),
+            Backend::Postgres => {
+                format!("SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST(${n} AS jsonb))")
+            }
+        }
+    }
+
+    /// Whether `location` (a `--db` value) names a PostgreSQL database.
+    pub fn of(location: &Path) -> Backend {
+        let text = location.to_string_lossy();
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            Backend::Postgres
+        } else {
+            Backend::Sqlite
+        }
+    }
 }
 
 /// A handle to the database; cheap to clone (it wraps a connection pool).
 #[derive(Clone, Debug)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: AnyPool,
+    /// The file, or the PostgreSQL URL (shown without its password).
     path: PathBuf,
+    backend: Backend,
+}
+
+/// The SQLite migrations, and PostgreSQL's (one schema, the same tables).
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// A PostgreSQL URL as it may be shown: without its password.
+pub fn shown_location(location: &Path) -> PathBuf {
+    let text = location.to_string_lossy();
+    match url::Url::parse(&text) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            PathBuf::from(u.to_string())
+        }
+        _ => location.to_path_buf(),
+    }
 }
 
 impl Store {
-    /// Opens (creating if needed) the database at `path` and applies pending
-    /// migrations.
+    /// Opens (creating if needed) the database at `path` — a SQLite file, or
+    /// a `postgres://` URL — and applies pending migrations.
     pub async fn open(path: &Path) -> Result<Store> {
+        sqlx::any::install_default_drivers();
+        match Backend::of(path) {
+            Backend::Sqlite => Store::open_sqlite(path).await,
+            Backend::Postgres => Store::open_postgres(path).await,
+        }
+    }
+
+    async fn open_sqlite(path: &Path) -> Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
         }
@@ -114,15 +230,20 @@ impl Store {
             Ok(file) => file.lock().map(|_| file).ok(),
             Err(_) => None,
         };
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .busy_timeout(Duration::from_secs(5))
-            .synchronous(SqliteSynchronous::Normal)
-            .foreign_keys(true);
-        let pool = SqlitePoolOptions::new()
+        // The file name goes into a URL: `%`, `?` and `#` are escaped (sqlx
+        // decodes them back). sqlx's SQLite defaults are a 5 s busy timeout
+        // and foreign keys on; `synchronous` is set on every connection.
+        let name = path.display().to_string().replace('%', "%25").replace('?', "%3F").replace('#', "%23");
+        let url = format!("sqlite://{name}?mode=rwc");
+        let pool = AnyPoolOptions::new()
             .max_connections(4)
-            .connect_with(options)
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    sqlx::Executor::execute(&mut *conn, "PRAGMA synchronous = NORMAL").await?;
+                    Ok(())
+                })
+            })
+            .connect(&url)
             .await
             .map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
 
@@ -134,25 +255,62 @@ impl Store {
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(path = %path.display(), mode, "WAL journal mode is not available here; using the default journal");
         }
-        let migrated = sqlx::migrate!("./migrations").run(&pool).await;
+        let migrated = SQLITE_MIGRATIONS.run(&pool).await;
         drop(lock);
         migrated.map_err(|source| StoreError::Migrate { path: path.to_path_buf(), source })?;
-        Ok(Store { pool, path: path.to_path_buf() })
+        Ok(Store { pool, path: path.to_path_buf(), backend: Backend::Sqlite })
+    }
+
+    async fn open_postgres(url: &Path) -> Result<Store> {
+        let shown = shown_location(url);
+        let pool = AnyPoolOptions::new()
+            .max_connections(8)
+            .connect(&url.to_string_lossy())
+            .await
+            .map_err(|source| StoreError::Open { path: shown.clone(), source })?;
+        // Migrations take PostgreSQL's advisory lock: workers starting at
+        // once take turns.
+        POSTGRES_MIGRATIONS.run(&pool).await.map_err(|source| StoreError::Migrate { path: shown.clone(), source })?;
+        Ok(Store { pool, path: shown, backend: Backend::Postgres })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// A transaction holding the database's write lock from its start (see
+    /// the module's doc).
+    pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, Any>> {
+        match self.backend {
+            Backend::Sqlite => Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?),
+            Backend::Postgres => {
+                let mut tx = self.pool.begin().await?;
+                // Selected as a number: the lock function returns `void`, a type
+                // the `Any` driver cannot carry.
+                sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock(7300)) AS locked").execute(&mut *tx).await?;
+                Ok(tx)
+            }
+        }
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// The journal mode in force (`wal` normally).
+    /// The journal mode in force (`wal` normally; SQLite only).
     pub async fn journal_mode(&self) -> Result<String> {
         Ok(sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&self.pool).await?)
     }
 
     /// Names of the tables in the database, for checks and `inspect`.
     pub async fn table_columns(&self, table: &str) -> Result<Vec<String>> {
-        let rows =
-            sqlx::query("SELECT name FROM pragma_table_info(?) ORDER BY cid").bind(table).fetch_all(&self.pool).await?;
+        let sql = match self.backend {
+            Backend::Sqlite => "SELECT name FROM pragma_table_info($1) ORDER BY cid",
+            Backend::Postgres => {
+                "SELECT column_name::text FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position"
+            }
+        };
+        let rows = sqlx::query(sql).bind(table).fetch_all(&self.pool).await?;
         Ok(rows.into_iter().map(|r| r.get::<String, _>(0)).collect())
     }
 
@@ -174,7 +332,7 @@ impl Store {
     ) -> Result<i64> {
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO task_suites (name, tasks_json, baseline_artifacts_json, created_at, source_path)
-             VALUES (?, ?, ?, ?, ?)
+             VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT(name) DO UPDATE SET tasks_json = excluded.tasks_json,
                  baseline_artifacts_json = excluded.baseline_artifacts_json,
                  source_path = COALESCE(excluded.source_path, task_suites.source_path)
@@ -191,7 +349,7 @@ impl Store {
     }
 
     pub async fn suite_by_name(&self, name: &str) -> Result<Option<SuiteRow>> {
-        Ok(sqlx::query_as("SELECT * FROM task_suites WHERE name = ?").bind(name).fetch_optional(&self.pool).await?)
+        Ok(sqlx::query_as("SELECT * FROM task_suites WHERE name = $1").bind(name).fetch_optional(&self.pool).await?)
     }
 
     /// Every suite with its epoch count and latest mean loss.
@@ -214,9 +372,9 @@ impl Store {
     /// declared by another suite is a conflict: two suites would silently tune
     /// one shared parameter.
     pub async fn declare_artifact(&self, decl: &DeclarationRow) -> Result<()> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let owner: Option<String> =
-            sqlx::query_scalar("SELECT suite_name FROM artifact_declarations WHERE artifact_name = ?")
+            sqlx::query_scalar("SELECT suite_name FROM artifact_declarations WHERE artifact_name = $1")
                 .bind(&decl.artifact_name)
                 .fetch_optional(&mut *tx)
                 .await?;
@@ -228,7 +386,7 @@ impl Store {
         }
         sqlx::query(
             "INSERT INTO artifact_declarations (artifact_name, suite_name, kind, description, content, fields_json, declared_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
              ON CONFLICT(artifact_name) DO UPDATE SET kind = excluded.kind, description = excluded.description,
                  content = excluded.content,
                  fields_json = excluded.fields_json, declared_at = excluded.declared_at",
@@ -252,14 +410,14 @@ impl Store {
 
     /// Stored versions (1, 2, …) of one artifact, oldest first.
     pub async fn artifact_versions(&self, name: &str) -> Result<Vec<VersionRow>> {
-        Ok(sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = ? ORDER BY version")
+        Ok(sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = $1 ORDER BY version")
             .bind(name)
             .fetch_all(&self.pool)
             .await?)
     }
 
     pub async fn artifact_version(&self, name: &str, version: i64) -> Result<Option<VersionRow>> {
-        Ok(sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = ? AND version = ?")
+        Ok(sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = $1 AND version = $2")
             .bind(name)
             .bind(version)
             .fetch_optional(&self.pool)
@@ -268,7 +426,7 @@ impl Store {
 
     /// The active stored version of an artifact; `None` means version 0 is active.
     pub async fn active_version(&self, name: &str) -> Result<Option<VersionRow>> {
-        Ok(sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = ? AND is_active = 1")
+        Ok(sqlx::query_as("SELECT * FROM artifact_versions WHERE artifact_name = $1 AND is_active = 1")
             .bind(name)
             .fetch_optional(&self.pool)
             .await?)
@@ -282,7 +440,7 @@ impl Store {
         parent_version: i64,
         epoch_id: Option<i64>,
     ) -> Result<i64> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let version = insert_version(&mut tx, name, content, parent_version, epoch_id).await?;
         tx.commit().await?;
         Ok(version)
@@ -292,7 +450,7 @@ impl Store {
     /// is one transaction, so readers never see two active versions or none
     /// half-way. Returns `false` when that version does not exist.
     pub async fn set_active(&self, name: &str, version: i64) -> Result<bool> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let ok = activate(&mut tx, name, version).await?;
         if ok {
             tx.commit().await?;
@@ -305,7 +463,7 @@ impl Store {
     pub async fn insert_epoch(&self, suite_id: i64, epoch_num: i64, parent_artifacts_json: &str) -> Result<EpochRow> {
         Ok(sqlx::query_as(
             "INSERT INTO epochs (suite_id, epoch_num, started_at, parent_artifacts_json)
-             VALUES (?, ?, ?, ?) RETURNING *",
+             VALUES ($1, $2, $3, $4) RETURNING *",
         )
         .bind(suite_id)
         .bind(epoch_num)
@@ -316,14 +474,14 @@ impl Store {
     }
 
     pub async fn epochs(&self, suite_id: i64) -> Result<Vec<EpochRow>> {
-        Ok(sqlx::query_as("SELECT * FROM epochs WHERE suite_id = ? ORDER BY epoch_num")
+        Ok(sqlx::query_as("SELECT * FROM epochs WHERE suite_id = $1 ORDER BY epoch_num")
             .bind(suite_id)
             .fetch_all(&self.pool)
             .await?)
     }
 
     pub async fn last_epoch(&self, suite_id: i64) -> Result<Option<EpochRow>> {
-        Ok(sqlx::query_as("SELECT * FROM epochs WHERE suite_id = ? ORDER BY epoch_num DESC LIMIT 1")
+        Ok(sqlx::query_as("SELECT * FROM epochs WHERE suite_id = $1 ORDER BY epoch_num DESC LIMIT 1")
             .bind(suite_id)
             .fetch_optional(&self.pool)
             .await?)
@@ -333,12 +491,12 @@ impl Store {
     /// or for records written before η was kept); a value outside [0, 1] —
     /// a database edited by hand — is not used.
     pub async fn last_learning_rate(&self, suite_id: i64) -> Result<Option<f64>> {
-        let lr: Option<f64> = sqlx::query_scalar(
-            "SELECT json_extract(child_artifacts_json, '$.learning_rate') FROM epochs
-             WHERE suite_id = ? AND completed_at IS NOT NULL
-               AND json_extract(child_artifacts_json, '$.learning_rate') IS NOT NULL
-             ORDER BY epoch_num DESC LIMIT 1",
-        )
+        let lr_of = self.backend.json_number("child_artifacts_json", "learning_rate");
+        let lr: Option<f64> = sqlx::query_scalar(&format!(
+            "SELECT {lr_of} FROM epochs
+             WHERE suite_id = $1 AND completed_at IS NOT NULL AND {lr_of} IS NOT NULL
+             ORDER BY epoch_num DESC LIMIT 1"
+        ))
         .bind(suite_id)
         .fetch_optional(&self.pool)
         .await?;
@@ -348,7 +506,7 @@ impl Store {
     /// The last completed epoch of a suite.
     pub async fn last_completed_epoch(&self, suite_id: i64) -> Result<Option<EpochRow>> {
         Ok(sqlx::query_as(
-            "SELECT * FROM epochs WHERE suite_id = ? AND completed_at IS NOT NULL ORDER BY epoch_num DESC LIMIT 1",
+            "SELECT * FROM epochs WHERE suite_id = $1 AND completed_at IS NOT NULL ORDER BY epoch_num DESC LIMIT 1",
         )
         .bind(suite_id)
         .fetch_optional(&self.pool)
@@ -367,7 +525,7 @@ impl Store {
         child_json: impl FnOnce(&[i64]) -> String,
     ) -> Result<Vec<i64>> {
         let changes = &close.changes;
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let mut versions = Vec::with_capacity(changes.len());
         for change in changes {
             match change {
@@ -390,7 +548,7 @@ impl Store {
             ArtifactChange::Activate { .. } => None,
         });
         let suite_id: i64 =
-            sqlx::query_scalar("SELECT suite_id FROM epochs WHERE id = ?").bind(epoch_id).fetch_one(&mut *tx).await?;
+            sqlx::query_scalar("SELECT suite_id FROM epochs WHERE id = $1").bind(epoch_id).fetch_one(&mut *tx).await?;
         for p in &close.proposals {
             let applied_version = match (&applied, p.outcome) {
                 (Some((name, v)), ProposalOutcome::Winner) if *name == p.artifact => Some(*v),
@@ -400,16 +558,16 @@ impl Store {
         }
         if let Some(o) = &close.observed {
             sqlx::query(
-                "UPDATE proposals SET observed_loss_reduction = ?, rolled_back = ?
-                 WHERE epoch_id = ? AND outcome = 'winner'",
+                "UPDATE proposals SET observed_loss_reduction = $1, rolled_back = $2
+                 WHERE epoch_id = $3 AND outcome = 'winner'",
             )
             .bind(o.loss_reduction)
-            .bind(o.rolled_back)
+            .bind(i64::from(o.rolled_back))
             .bind(o.epoch_id)
             .execute(&mut *tx)
             .await?;
         }
-        sqlx::query("UPDATE epochs SET completed_at = ?, mean_loss = ?, child_artifacts_json = ? WHERE id = ?")
+        sqlx::query("UPDATE epochs SET completed_at = $1, mean_loss = $2, child_artifacts_json = $3 WHERE id = $4")
             .bind(now_rfc3339())
             .bind(mean_loss)
             .bind(child_json(&versions))
@@ -433,7 +591,7 @@ impl Store {
     ) -> Result<i64> {
         Ok(sqlx::query_scalar(
             "INSERT INTO runs (suite_id, epoch_id, task_name, kind, status, run_dir, started_at)
-             VALUES (?, ?, ?, ?, 'running', ?, ?) RETURNING id",
+             VALUES ($1, $2, $3, $4, 'running', $5, $6) RETURNING id",
         )
         .bind(suite_id)
         .bind(epoch_id)
@@ -448,11 +606,11 @@ impl Store {
     /// Records how a run ended and, for a run that counts, its row in
     /// `epoch_runs` — both in one transaction.
     pub async fn finish_run(&self, run_id: i64, epoch_id: i64, end: &RunEnd) -> Result<()> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query(
-            "UPDATE runs SET status = ?, finished_at = ?, duration_ms = ?, exit_code = ?, loss = ?,
-                 loss_breakdown_json = ?, result_json = ?, error = ?, stdout = ?, stderr = ?, model_json = ?
-             WHERE id = ?",
+            "UPDATE runs SET status = $1, finished_at = $2, duration_ms = $3, exit_code = $4, loss = $5,
+                 loss_breakdown_json = $6, result_json = $7, error = $8, stdout = $9, stderr = $10, model_json = $11
+             WHERE id = $12",
         )
         .bind(&end.status)
         .bind(now_rfc3339())
@@ -470,7 +628,7 @@ impl Store {
         .await?;
         if let (Some(loss), Some(scores)) = (end.loss, &end.scores_json) {
             sqlx::query(
-                "INSERT INTO epoch_runs (epoch_id, run_id, task_name, loss, scores_json) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO epoch_runs (epoch_id, run_id, task_name, loss, scores_json) VALUES ($1, $2, $3, $4, $5)",
             )
             .bind(epoch_id)
             .bind(run_id)
@@ -488,8 +646,8 @@ impl Store {
     /// interrupted) as cancelled, so they are run again and never counted.
     pub async fn cancel_unfinished_runs(&self, epoch_id: i64, reason: &str) -> Result<u64> {
         let done = sqlx::query(
-            "UPDATE runs SET status = 'cancelled', finished_at = ?, error = COALESCE(error, ?)
-             WHERE epoch_id = ? AND status = 'running'",
+            "UPDATE runs SET status = 'cancelled', finished_at = $1, error = COALESCE(error, $2)
+             WHERE epoch_id = $3 AND status = 'running'",
         )
         .bind(now_rfc3339())
         .bind(reason)
@@ -500,7 +658,7 @@ impl Store {
     }
 
     pub async fn epoch_runs(&self, epoch_id: i64) -> Result<Vec<EpochRunRow>> {
-        Ok(sqlx::query_as("SELECT * FROM epoch_runs WHERE epoch_id = ? ORDER BY task_name")
+        Ok(sqlx::query_as("SELECT * FROM epoch_runs WHERE epoch_id = $1 ORDER BY task_name")
             .bind(epoch_id)
             .fetch_all(&self.pool)
             .await?)
@@ -510,7 +668,7 @@ impl Store {
     pub async fn unsuccessful_runs(&self, epoch_id: i64) -> Result<Vec<RunRow>> {
         Ok(sqlx::query_as(
             "SELECT runs.* FROM runs JOIN epoch_runs ON epoch_runs.run_id = runs.id \
-             WHERE runs.epoch_id = ? AND runs.status IN ('failed', 'aborted') ORDER BY runs.task_name",
+             WHERE runs.epoch_id = $1 AND runs.status IN ('failed', 'aborted') ORDER BY runs.task_name",
         )
         .bind(epoch_id)
         .fetch_all(&self.pool)
@@ -518,14 +676,14 @@ impl Store {
     }
 
     pub async fn runs_of_epoch(&self, epoch_id: i64) -> Result<Vec<RunRow>> {
-        Ok(sqlx::query_as("SELECT * FROM runs WHERE epoch_id = ? ORDER BY id")
+        Ok(sqlx::query_as("SELECT * FROM runs WHERE epoch_id = $1 ORDER BY id")
             .bind(epoch_id)
             .fetch_all(&self.pool)
             .await?)
     }
 
     pub async fn run(&self, run_id: i64) -> Result<Option<RunRow>> {
-        Ok(sqlx::query_as("SELECT * FROM runs WHERE id = ?").bind(run_id).fetch_optional(&self.pool).await?)
+        Ok(sqlx::query_as("SELECT * FROM runs WHERE id = $1").bind(run_id).fetch_optional(&self.pool).await?)
     }
 
     // ----- events -------------------------------------------------------------
@@ -533,7 +691,7 @@ impl Store {
     pub async fn insert_event(&self, event: &NewEvent) -> Result<i64> {
         Ok(sqlx::query_scalar(
             "INSERT INTO events (kind, suite_id, epoch_id, run_id, payload_json, occurred_at, recorded_at, origin)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
         )
         .bind(&event.kind)
         .bind(event.suite_id)
@@ -550,12 +708,14 @@ impl Store {
     /// Events after `after` that another process published, oldest first
     /// (the app tails them to show a CLI run live).
     pub async fn events_from_elsewhere(&self, after: i64, origin: &str, limit: u32) -> Result<Vec<EventRow>> {
-        Ok(sqlx::query_as("SELECT * FROM events WHERE id > ? AND (origin IS NULL OR origin != ?) ORDER BY id LIMIT ?")
-            .bind(after)
-            .bind(origin)
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?)
+        Ok(sqlx::query_as(
+            "SELECT * FROM events WHERE id > $1 AND (origin IS NULL OR origin != $2) ORDER BY id LIMIT $3",
+        )
+        .bind(after)
+        .bind(origin)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?)
     }
 
     /// The newest event's id (0 when there is none).
@@ -564,7 +724,7 @@ impl Store {
     }
 
     pub async fn events_of_suite(&self, suite_id: i64) -> Result<Vec<EventRow>> {
-        Ok(sqlx::query_as("SELECT * FROM events WHERE suite_id = ? ORDER BY id")
+        Ok(sqlx::query_as("SELECT * FROM events WHERE suite_id = $1 ORDER BY id")
             .bind(suite_id)
             .fetch_all(&self.pool)
             .await?)
@@ -602,20 +762,20 @@ pub struct ObservedEffect {
 }
 
 async fn insert_version(
-    tx: &mut sqlx::SqliteConnection,
+    tx: &mut sqlx::AnyConnection,
     name: &str,
     content: &str,
     parent_version: i64,
     epoch_id: Option<i64>,
 ) -> Result<i64> {
     let next: i64 =
-        sqlx::query_scalar("SELECT COALESCE(MAX(version), 0) + 1 FROM artifact_versions WHERE artifact_name = ?")
+        sqlx::query_scalar("SELECT COALESCE(MAX(version), 0) + 1 FROM artifact_versions WHERE artifact_name = $1")
             .bind(name)
             .fetch_one(&mut *tx)
             .await?;
     sqlx::query(
         "INSERT INTO artifact_versions (artifact_name, version, content, parent_version, created_at, epoch_id, is_active)
-         VALUES (?, ?, ?, ?, ?, ?, 0)",
+         VALUES ($1, $2, $3, $4, $5, $6, 0)",
     )
     .bind(name)
     .bind(next)
@@ -628,10 +788,10 @@ async fn insert_version(
     Ok(next)
 }
 
-async fn activate(tx: &mut sqlx::SqliteConnection, name: &str, version: i64) -> Result<bool> {
+async fn activate(tx: &mut sqlx::AnyConnection, name: &str, version: i64) -> Result<bool> {
     if version != 0 {
         let exists: Option<i64> =
-            sqlx::query_scalar("SELECT id FROM artifact_versions WHERE artifact_name = ? AND version = ?")
+            sqlx::query_scalar("SELECT id FROM artifact_versions WHERE artifact_name = $1 AND version = $2")
                 .bind(name)
                 .bind(version)
                 .fetch_optional(&mut *tx)
@@ -641,12 +801,12 @@ async fn activate(tx: &mut sqlx::SqliteConnection, name: &str, version: i64) -> 
         }
     }
     // Clear first, then set: the partial unique index allows one active row.
-    sqlx::query("UPDATE artifact_versions SET is_active = 0 WHERE artifact_name = ? AND is_active = 1")
+    sqlx::query("UPDATE artifact_versions SET is_active = 0 WHERE artifact_name = $1 AND is_active = 1")
         .bind(name)
         .execute(&mut *tx)
         .await?;
     if version != 0 {
-        sqlx::query("UPDATE artifact_versions SET is_active = 1 WHERE artifact_name = ? AND version = ?")
+        sqlx::query("UPDATE artifact_versions SET is_active = 1 WHERE artifact_name = $1 AND version = $2")
             .bind(name)
             .bind(version)
             .execute(&mut *tx)

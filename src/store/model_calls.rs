@@ -55,7 +55,7 @@ impl Store {
         Ok(sqlx::query_scalar(
             "INSERT INTO model_calls (suite_id, epoch_id, run_id, role, model, prompt_tokens, completion_tokens,
                                       cost, seconds, outcome, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
         )
         .bind(c.suite_id)
         .bind(c.epoch_id)
@@ -75,7 +75,7 @@ impl Store {
     /// The calls of a suite, an epoch or a run, oldest first.
     pub async fn model_calls(&self, of: CallsOf) -> Result<Vec<ModelCallRow>> {
         let (column, id) = scope_column(of);
-        Ok(sqlx::query_as(&format!("SELECT * FROM model_calls WHERE {column} = ? ORDER BY id"))
+        Ok(sqlx::query_as(&format!("SELECT * FROM model_calls WHERE {column} = $1 ORDER BY id"))
             .bind(id)
             .fetch_all(&self.pool)
             .await?)
@@ -86,10 +86,13 @@ impl Store {
         let (column, id) = scope_column(of);
         let (calls, prompt, completion, failures, seconds, cost, unpriced): (i64, i64, i64, i64, f64, f64, i64) =
             sqlx::query_as(&format!(
-                "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0),
-                        COALESCE(SUM(outcome NOT IN ('ok')), 0), COALESCE(SUM(seconds), 0.0),
-                        COALESCE(SUM(cost), 0.0), COALESCE(SUM(cost IS NULL), 0)
-                 FROM model_calls WHERE {column} = ?"
+                "SELECT COUNT(*), CAST(COALESCE(SUM(prompt_tokens), 0) AS BIGINT),
+                        CAST(COALESCE(SUM(completion_tokens), 0) AS BIGINT),
+                        CAST(COALESCE(SUM(CASE WHEN outcome NOT IN ('ok') THEN 1 ELSE 0 END), 0) AS BIGINT),
+                        CAST(COALESCE(SUM(seconds), 0.0) AS DOUBLE PRECISION),
+                        CAST(COALESCE(SUM(cost), 0.0) AS DOUBLE PRECISION),
+                        CAST(COALESCE(SUM(CASE WHEN cost IS NULL THEN 1 ELSE 0 END), 0) AS BIGINT)
+                 FROM model_calls WHERE {column} = $1"
             ))
             .bind(id)
             .fetch_one(&self.pool)

@@ -18,7 +18,7 @@ pub struct PlanRow {
 impl Store {
     /// The suite's latest plan, finished or not.
     pub async fn plan(&self, suite_id: i64) -> Result<Option<PlanRow>> {
-        Ok(sqlx::query_as("SELECT * FROM suite_plans WHERE suite_id = ?")
+        Ok(sqlx::query_as("SELECT * FROM suite_plans WHERE suite_id = $1")
             .bind(suite_id)
             .fetch_optional(&self.pool)
             .await?)
@@ -27,7 +27,7 @@ impl Store {
     /// Records a new plan, replacing the suite's previous one.
     pub async fn start_plan(&self, suite_id: i64, request_json: &str, first_epoch: i64, epochs: i64) -> Result<()> {
         sqlx::query(
-            "INSERT INTO suite_plans (suite_id, request_json, first_epoch, epochs, finished_at) VALUES (?, ?, ?, ?, NULL)
+            "INSERT INTO suite_plans (suite_id, request_json, first_epoch, epochs, finished_at) VALUES ($1, $2, $3, $4, NULL)
              ON CONFLICT (suite_id) DO UPDATE SET request_json = excluded.request_json,
                  first_epoch = excluded.first_epoch, epochs = excluded.epochs, finished_at = NULL",
         )
@@ -42,7 +42,7 @@ impl Store {
 
     /// Marks the suite's plan carried out.
     pub async fn finish_plan(&self, suite_id: i64) -> Result<()> {
-        sqlx::query("UPDATE suite_plans SET finished_at = ? WHERE suite_id = ?")
+        sqlx::query("UPDATE suite_plans SET finished_at = $1 WHERE suite_id = $2")
             .bind(now_rfc3339())
             .bind(suite_id)
             .execute(&self.pool)

@@ -59,6 +59,7 @@ pub struct ProposalRow {
     pub learning_rate: f64,
     pub applied_version: Option<i64>,
     pub observed_loss_reduction: Option<f64>,
+    #[sqlx(try_from = "super::Flag")]
     pub rolled_back: bool,
     pub created_at: String,
 }
@@ -78,9 +79,9 @@ impl Store {
     pub async fn insert_proposals(&self, epoch_id: i64, proposals: &[NewProposal]) -> Result<()> {
         // IMMEDIATE: a read-then-write transaction must hold the write lock
         // from the start, or a concurrent writer makes the upgrade fail.
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let suite_id: i64 =
-            sqlx::query_scalar("SELECT suite_id FROM epochs WHERE id = ?").bind(epoch_id).fetch_one(&mut *tx).await?;
+            sqlx::query_scalar("SELECT suite_id FROM epochs WHERE id = $1").bind(epoch_id).fetch_one(&mut *tx).await?;
         for p in proposals {
             insert_proposal(&mut tx, suite_id, epoch_id, p, None).await?;
         }
@@ -92,7 +93,7 @@ impl Store {
     pub async fn proposals(&self, suite_id: i64) -> Result<Vec<ProposalListing>> {
         Ok(sqlx::query_as(
             "SELECT e.epoch_num, p.* FROM proposals p JOIN epochs e ON e.id = p.epoch_id
-             WHERE p.suite_id = ? ORDER BY e.epoch_num, p.outcome != 'winner', p.id",
+             WHERE p.suite_id = $1 ORDER BY e.epoch_num, p.outcome != 'winner', p.id",
         )
         .bind(suite_id)
         .fetch_all(&self.pool)
@@ -102,7 +103,7 @@ impl Store {
 
 /// One proposal row, inside the caller's transaction.
 pub(super) async fn insert_proposal(
-    tx: &mut sqlx::SqliteConnection,
+    tx: &mut sqlx::AnyConnection,
     suite_id: i64,
     epoch_id: i64,
     p: &NewProposal,
@@ -111,7 +112,7 @@ pub(super) async fn insert_proposal(
     sqlx::query(
         "INSERT INTO proposals (suite_id, epoch_id, optimizer, artifact, parent_version, content, rationale,
             expected_loss_reduction, confidence, outcome, rejection, learning_rate, applied_version, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
     )
     .bind(suite_id)
     .bind(epoch_id)

@@ -80,7 +80,7 @@ struct Row {
     started_at: Option<String>,
     heartbeat_at: Option<String>,
     finished_at: Option<String>,
-    cancel_requested: bool,
+    cancel_requested: i64,
     attempts: i64,
     suite_id: Option<i64>,
     epochs_done: i64,
@@ -101,7 +101,7 @@ impl From<Row> for QueuedRequest {
             started_at: r.started_at,
             heartbeat_at: r.heartbeat_at,
             finished_at: r.finished_at,
-            cancel_requested: r.cancel_requested,
+            cancel_requested: r.cancel_requested != 0,
             attempts: r.attempts,
             suite_id: r.suite_id,
             epochs_done: r.epochs_done,
@@ -138,9 +138,9 @@ impl Store {
         claim: Option<&Claimant<'_>>,
         stale: impl Fn(&QueuedRequest) -> bool,
     ) -> Result<std::result::Result<i64, QueuedRequest>> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let open: Vec<Row> = sqlx::query_as(
-            "SELECT * FROM run_requests WHERE suite_name = ? AND status IN ('queued', 'running') ORDER BY id",
+            "SELECT * FROM run_requests WHERE suite_name = $1 AND status IN ('queued', 'running') ORDER BY id",
         )
         .bind(suite_name)
         .fetch_all(&mut *tx)
@@ -151,9 +151,9 @@ impl Store {
         // Requests of the suite left by dead workers are superseded by this one.
         let now = now_rfc3339();
         sqlx::query(
-            "UPDATE run_requests SET status = 'failed', finished_at = ?,
+            "UPDATE run_requests SET status = 'failed', finished_at = $1,
                  error = 'its worker stopped; a later request of the suite took its place'
-             WHERE suite_name = ? AND status IN ('queued', 'running')",
+             WHERE suite_name = $2 AND status IN ('queued', 'running')",
         )
         .bind(&now)
         .bind(suite_name)
@@ -166,7 +166,7 @@ impl Store {
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO run_requests (suite_name, request_json, status, owner, holder, enqueued_at, started_at,
                  heartbeat_at, attempts)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
         )
         .bind(suite_name)
         .bind(request_json)
@@ -191,7 +191,7 @@ impl Store {
         by: &Claimant<'_>,
         stale: impl Fn(&QueuedRequest) -> bool,
     ) -> Result<Option<QueuedRequest>> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let open: Vec<QueuedRequest> =
             sqlx::query_as::<_, Row>("SELECT * FROM run_requests WHERE status IN ('queued', 'running') ORDER BY id")
                 .fetch_all(&mut *tx)
@@ -212,8 +212,8 @@ impl Store {
         };
         let now = now_rfc3339();
         sqlx::query(
-            "UPDATE run_requests SET status = 'running', owner = ?, holder = ?, started_at = COALESCE(started_at, ?),
-                 heartbeat_at = ?, attempts = attempts + 1 WHERE id = ?",
+            "UPDATE run_requests SET status = 'running', owner = $1, holder = $2, started_at = COALESCE(started_at, $3),
+                 heartbeat_at = $4, attempts = attempts + 1 WHERE id = $5",
         )
         .bind(by.owner)
         .bind(by.holder)
@@ -230,8 +230,8 @@ impl Store {
     /// Says the worker is alive; `None` when it no longer holds the request
     /// (another worker took it over), else whether a person asked to cancel.
     pub async fn heartbeat_request(&self, id: i64, owner: &str) -> Result<Option<bool>> {
-        let cancel: Option<bool> = sqlx::query_scalar(
-            "UPDATE run_requests SET heartbeat_at = ? WHERE id = ? AND owner = ? AND status = 'running'
+        let cancel: Option<i64> = sqlx::query_scalar(
+            "UPDATE run_requests SET heartbeat_at = $1 WHERE id = $2 AND owner = $3 AND status = 'running'
              RETURNING cancel_requested",
         )
         .bind(now_rfc3339())
@@ -239,12 +239,12 @@ impl Store {
         .bind(owner)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(cancel)
+        Ok(cancel.map(|c| c != 0))
     }
 
     /// Records the base seed the run chose (seeds stay below 2^53).
     pub async fn request_seed(&self, id: i64, owner: &str, seed: u64) -> Result<()> {
-        sqlx::query("UPDATE run_requests SET seed = ? WHERE id = ? AND owner = ?")
+        sqlx::query("UPDATE run_requests SET seed = $1 WHERE id = $2 AND owner = $3")
             .bind(i64::try_from(seed).unwrap_or(i64::MAX))
             .bind(id)
             .bind(owner)
@@ -255,7 +255,7 @@ impl Store {
 
     /// Records progress a watcher of the queue can show.
     pub async fn request_progress(&self, id: i64, owner: &str, suite_id: i64, epochs_done: i64) -> Result<()> {
-        sqlx::query("UPDATE run_requests SET suite_id = ?, epochs_done = ? WHERE id = ? AND owner = ?")
+        sqlx::query("UPDATE run_requests SET suite_id = $1, epochs_done = $2 WHERE id = $3 AND owner = $4")
             .bind(suite_id)
             .bind(epochs_done)
             .bind(id)
@@ -268,9 +268,9 @@ impl Store {
     /// Ends the request, if `owner` still holds it.
     pub async fn complete_request(&self, id: i64, owner: &str, done: &Completion) -> Result<bool> {
         let changed = sqlx::query(
-            "UPDATE run_requests SET status = ?, finished_at = ?, suite_id = COALESCE(?, suite_id),
-                 epochs_done = ?, error = ?
-             WHERE id = ? AND owner = ? AND status = 'running'",
+            "UPDATE run_requests SET status = $1, finished_at = $2, suite_id = COALESCE($3, suite_id),
+                 epochs_done = $4, error = $5
+             WHERE id = $6 AND owner = $7 AND status = 'running'",
         )
         .bind(done.status.as_str())
         .bind(now_rfc3339())
@@ -291,14 +291,14 @@ impl Store {
     pub async fn cancel_request(&self, id: i64) -> Result<Option<QueuedRequest>> {
         let now = now_rfc3339();
         sqlx::query(
-            "UPDATE run_requests SET status = 'cancelled', finished_at = ?, cancel_requested = 1
-             WHERE id = ? AND status = 'queued'",
+            "UPDATE run_requests SET status = 'cancelled', finished_at = $1, cancel_requested = 1
+             WHERE id = $2 AND status = 'queued'",
         )
         .bind(&now)
         .bind(id)
         .execute(&self.pool)
         .await?;
-        sqlx::query("UPDATE run_requests SET cancel_requested = 1 WHERE id = ? AND status = 'running'")
+        sqlx::query("UPDATE run_requests SET cancel_requested = 1 WHERE id = $1 AND status = 'running'")
             .bind(id)
             .execute(&self.pool)
             .await?;
@@ -306,7 +306,7 @@ impl Store {
     }
 
     pub async fn queued_request(&self, id: i64) -> Result<Option<QueuedRequest>> {
-        Ok(sqlx::query_as::<_, Row>("SELECT * FROM run_requests WHERE id = ?")
+        Ok(sqlx::query_as::<_, Row>("SELECT * FROM run_requests WHERE id = $1")
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
@@ -315,7 +315,7 @@ impl Store {
 
     /// The latest requests, newest first.
     pub async fn queued_requests(&self, limit: u32) -> Result<Vec<QueuedRequest>> {
-        Ok(sqlx::query_as::<_, Row>("SELECT * FROM run_requests ORDER BY id DESC LIMIT ?")
+        Ok(sqlx::query_as::<_, Row>("SELECT * FROM run_requests ORDER BY id DESC LIMIT $1")
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
             .await?

@@ -36,6 +36,7 @@ pub struct VersionRow {
     pub parent_version: i64,
     pub created_at: String,
     pub epoch_id: Option<i64>,
+    #[sqlx(try_from = "super::Flag")]
     pub is_active: bool,
 }
 

@@ -20,7 +20,7 @@ impl Store {
         Ok(sqlx::query_as(
             "SELECT r.id AS run_id, r.run_dir FROM runs r JOIN epochs e ON e.id = r.epoch_id
              WHERE r.finished_at IS NOT NULL AND e.completed_at IS NOT NULL
-               AND e.epoch_num <= (SELECT MAX(x.epoch_num) FROM epochs x WHERE x.suite_id = e.suite_id) - ?
+               AND e.epoch_num <= (SELECT MAX(x.epoch_num) FROM epochs x WHERE x.suite_id = e.suite_id) - $1
              ORDER BY r.id",
         )
         .bind(keep_epochs.max(0))
@@ -32,8 +32,8 @@ impl Store {
     /// the bytes of their requests and replies.
     pub async fn stale_cache(&self, before: &str) -> Result<(i64, i64)> {
         Ok(sqlx::query_as(
-            "SELECT COUNT(*), COALESCE(SUM(LENGTH(request_json) + LENGTH(response_json)), 0)
-             FROM llm_cache WHERE created_at < ?",
+            "SELECT COUNT(*), CAST(COALESCE(SUM(LENGTH(request_json) + LENGTH(response_json)), 0) AS BIGINT)
+             FROM llm_cache WHERE created_at < $1",
         )
         .bind(before)
         .fetch_one(&self.pool)
@@ -42,16 +42,19 @@ impl Store {
 
     /// Drops the cached model replies made before `before`; how many went.
     pub async fn drop_stale_cache(&self, before: &str) -> Result<u64> {
-        Ok(sqlx::query("DELETE FROM llm_cache WHERE created_at < ?")
+        Ok(sqlx::query("DELETE FROM llm_cache WHERE created_at < $1")
             .bind(before)
             .execute(&self.pool)
             .await?
             .rows_affected())
     }
 
-    /// Gives the file's free pages back to the file system.
+    /// Gives the file's free pages back to the file system (on PostgreSQL,
+    /// to the server's free space map).
     pub async fn vacuum(&self) -> Result<()> {
-        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await?;
+        if self.backend == super::Backend::Sqlite {
+            sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await?;
+        }
         sqlx::query("VACUUM").execute(&self.pool).await?;
         Ok(())
     }

@@ -99,7 +99,7 @@ impl Store {
             "INSERT INTO tree_nodes (suite_id, parent_id, epoch_id, artifacts_json, changed_artifact, from_version,
                 to_version, brief, mean_loss, holdout_mean_loss, task_losses_json, evaluations, status, note, created_at,
                 round, rationale, feedback, guidance)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING id",
         )
         .bind(suite_id)
         .bind(n.parent_id)
@@ -126,7 +126,7 @@ impl Store {
 
     /// Marks a node (a committed one that became exhausted: `pruned`).
     pub async fn set_tree_node_status(&self, id: i64, status: &str, note: &str) -> Result<()> {
-        sqlx::query("UPDATE tree_nodes SET status = ?, note = ? WHERE id = ?")
+        sqlx::query("UPDATE tree_nodes SET status = $1, note = $2 WHERE id = $3")
             .bind(status)
             .bind(note)
             .bind(id)
@@ -137,7 +137,7 @@ impl Store {
 
     /// Every node of a suite's tree, oldest first.
     pub async fn tree_nodes(&self, suite_id: i64) -> Result<Vec<TreeNodeRow>> {
-        Ok(sqlx::query_as("SELECT * FROM tree_nodes WHERE suite_id = ? ORDER BY id")
+        Ok(sqlx::query_as("SELECT * FROM tree_nodes WHERE suite_id = $1 ORDER BY id")
             .bind(suite_id)
             .fetch_all(&self.pool)
             .await?)
@@ -150,7 +150,7 @@ impl Store {
         Ok(sqlx::query_as(
             "SELECT n.to_version AS version, n.id AS node_id, n.status, e.epoch_num, s.name AS suite FROM tree_nodes n
              JOIN task_suites s ON s.id = n.suite_id LEFT JOIN epochs e ON e.id = n.epoch_id
-             WHERE n.changed_artifact = ? AND n.to_version IS NOT NULL ORDER BY n.id",
+             WHERE n.changed_artifact = $1 AND n.to_version IS NOT NULL ORDER BY n.id",
         )
         .bind(artifact)
         .fetch_all(&self.pool)
@@ -161,7 +161,7 @@ impl Store {
         Ok(sqlx::query_scalar(
             "INSERT INTO tree_notes (suite_id, round, source, kind, artifact, parent_id, text, expected_loss_reduction,
                 confidence, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
         )
         .bind(suite_id)
         .bind(n.round)
@@ -179,7 +179,7 @@ impl Store {
 
     /// Links an ideation proposal to the child it led to.
     pub async fn set_tree_note_node(&self, note_id: i64, node_id: i64) -> Result<()> {
-        sqlx::query("UPDATE tree_notes SET node_id = ? WHERE id = ?")
+        sqlx::query("UPDATE tree_notes SET node_id = $1 WHERE id = $2")
             .bind(node_id)
             .bind(note_id)
             .execute(&self.pool)
@@ -189,7 +189,7 @@ impl Store {
 
     /// Every note of a suite's tree, by round.
     pub async fn tree_notes(&self, suite_id: i64) -> Result<Vec<TreeNoteRow>> {
-        Ok(sqlx::query_as("SELECT * FROM tree_notes WHERE suite_id = ? ORDER BY round, id")
+        Ok(sqlx::query_as("SELECT * FROM tree_notes WHERE suite_id = $1 ORDER BY round, id")
             .bind(suite_id)
             .fetch_all(&self.pool)
             .await?)

@@ -40,7 +40,7 @@ pub struct CountedRun {
 
 impl Store {
     pub async fn suite_by_id(&self, id: i64) -> Result<Option<SuiteRow>> {
-        Ok(sqlx::query_as("SELECT * FROM task_suites WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
+        Ok(sqlx::query_as("SELECT * FROM task_suites WHERE id = $1").bind(id).fetch_optional(&self.pool).await?)
     }
 
     /// Every run of a suite (counted or not), in start order, without output.
@@ -48,7 +48,7 @@ impl Store {
         Ok(sqlx::query_as(
             "SELECT id, suite_id, epoch_id, task_name, kind, status, started_at, finished_at, duration_ms,
                     exit_code, loss, loss_breakdown_json, error
-             FROM runs WHERE suite_id = ? ORDER BY id",
+             FROM runs WHERE suite_id = $1 ORDER BY id",
         )
         .bind(suite_id)
         .fetch_all(&self.pool)
@@ -59,7 +59,7 @@ impl Store {
     pub async fn epoch_runs_of_suite(&self, suite_id: i64) -> Result<Vec<EpochRunRow>> {
         Ok(sqlx::query_as(
             "SELECT er.* FROM epoch_runs er JOIN epochs e ON e.id = er.epoch_id
-             WHERE e.suite_id = ? ORDER BY e.epoch_num, er.task_name",
+             WHERE e.suite_id = $1 ORDER BY e.epoch_num, er.task_name",
         )
         .bind(suite_id)
         .fetch_all(&self.pool)
@@ -74,7 +74,7 @@ impl Store {
         Ok(sqlx::query_as(
             "SELECT er.epoch_id, er.run_id, er.task_name, er.loss, r.status
              FROM epoch_runs er JOIN epochs e ON e.id = er.epoch_id JOIN runs r ON r.id = er.run_id
-             WHERE e.suite_id = ? ORDER BY e.epoch_num, er.task_name",
+             WHERE e.suite_id = $1 ORDER BY e.epoch_num, er.task_name",
         )
         .bind(suite_id)
         .fetch_all(&self.pool)
@@ -82,7 +82,7 @@ impl Store {
     }
 
     pub async fn epoch_by_id(&self, epoch_id: i64) -> Result<Option<super::EpochRow>> {
-        Ok(sqlx::query_as("SELECT * FROM epochs WHERE id = ?").bind(epoch_id).fetch_optional(&self.pool).await?)
+        Ok(sqlx::query_as("SELECT * FROM epochs WHERE id = $1").bind(epoch_id).fetch_optional(&self.pool).await?)
     }
 
     /// The epoch number each stored artifact version was created in, keyed by
@@ -93,10 +93,11 @@ impl Store {
         }
         // json_each keeps the statement fixed whatever the number of ids.
         let ids = serde_json::to_string(epoch_ids)?;
-        Ok(sqlx::query_as(
+        Ok(sqlx::query_as(&format!(
             "SELECT e.id, e.epoch_num, s.name FROM epochs e JOIN task_suites s ON s.id = e.suite_id
-             WHERE e.id IN (SELECT value FROM json_each(?))",
-        )
+             WHERE e.id IN ({})",
+            self.backend.json_ids(1)
+        ))
         .bind(ids)
         .fetch_all(&self.pool)
         .await?)

@@ -14,6 +14,7 @@ use crate::now_rfc3339;
 pub struct WatchedFolderRow {
     pub id: i64,
     pub path: String,
+    #[sqlx(try_from = "super::Flag")]
     pub active: bool,
     pub added_at: String,
     pub removed_at: Option<String>,
@@ -97,7 +98,7 @@ impl Store {
     /// Remembers a folder (or makes a removed one active again).
     pub async fn add_watched_folder(&self, path: &str) -> Result<WatchedFolderRow> {
         Ok(sqlx::query_as(
-            "INSERT INTO watched_folders (path, active, added_at) VALUES (?, 1, ?)
+            "INSERT INTO watched_folders (path, active, added_at) VALUES ($1, 1, $2)
              ON CONFLICT(path) DO UPDATE SET active = 1, removed_at = NULL
              RETURNING *",
         )
@@ -109,7 +110,7 @@ impl Store {
 
     /// Stops remembering a folder; `false` when it was not watched.
     pub async fn remove_watched_folder(&self, path: &str) -> Result<bool> {
-        let done = sqlx::query("UPDATE watched_folders SET active = 0, removed_at = ? WHERE path = ? AND active = 1")
+        let done = sqlx::query("UPDATE watched_folders SET active = 0, removed_at = $1 WHERE path = $2 AND active = 1")
             .bind(now_rfc3339())
             .bind(path)
             .execute(&self.pool)
@@ -125,11 +126,11 @@ impl Store {
     // ----- files --------------------------------------------------------------
 
     pub async fn watched_file_by_path(&self, path: &str) -> Result<Option<WatchedFileRow>> {
-        Ok(sqlx::query_as("SELECT * FROM watched_files WHERE path = ?").bind(path).fetch_optional(&self.pool).await?)
+        Ok(sqlx::query_as("SELECT * FROM watched_files WHERE path = $1").bind(path).fetch_optional(&self.pool).await?)
     }
 
     pub async fn watched_file(&self, id: i64) -> Result<Option<WatchedFileRow>> {
-        Ok(sqlx::query_as("SELECT * FROM watched_files WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
+        Ok(sqlx::query_as("SELECT * FROM watched_files WHERE id = $1").bind(id).fetch_optional(&self.pool).await?)
     }
 
     /// The files of the active folders (removed ones included), by path.
@@ -155,7 +156,7 @@ impl Store {
 
     /// The files recorded under one folder that are not marked removed.
     pub async fn present_files_of_folder(&self, folder_id: i64) -> Result<Vec<WatchedFileRow>> {
-        Ok(sqlx::query_as("SELECT * FROM watched_files WHERE folder_id = ? AND status != 'removed' ORDER BY path")
+        Ok(sqlx::query_as("SELECT * FROM watched_files WHERE folder_id = $1 AND status != 'removed' ORDER BY path")
             .bind(folder_id)
             .fetch_all(&self.pool)
             .await?)
@@ -164,7 +165,7 @@ impl Store {
     /// Recorded files with this content at another path: the candidates for
     /// "this new path is that file, moved".
     pub async fn watched_files_with_hash(&self, content_hash: &str, except_path: &str) -> Result<Vec<WatchedFileRow>> {
-        Ok(sqlx::query_as("SELECT * FROM watched_files WHERE content_hash = ? AND path != ? ORDER BY id")
+        Ok(sqlx::query_as("SELECT * FROM watched_files WHERE content_hash = $1 AND path != $2 ORDER BY id")
             .bind(content_hash)
             .bind(except_path)
             .fetch_all(&self.pool)
@@ -181,7 +182,7 @@ impl Store {
     ) -> Result<Option<WatchedFileRow>> {
         Ok(sqlx::query_as(
             "SELECT * FROM watched_files
-             WHERE suite_name = ? AND path != ? AND content_hash != ?
+             WHERE suite_name = $1 AND path != $2 AND content_hash != $3
                AND status IN ('awaiting_approval', 'rejected', 'ready')
              ORDER BY id LIMIT 1",
         )
@@ -199,7 +200,7 @@ impl Store {
         Ok(sqlx::query_as(
             "INSERT INTO watched_files (folder_id, path, kind, content_hash, status, issues_json, error, suite_id,
                  suite_name, run_mode, approval_key, first_seen_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
              ON CONFLICT(path) DO UPDATE SET folder_id = excluded.folder_id, kind = excluded.kind,
                  content_hash = excluded.content_hash, status = excluded.status, issues_json = excluded.issues_json,
                  error = excluded.error, suite_id = excluded.suite_id, suite_name = excluded.suite_name,
@@ -234,14 +235,14 @@ impl Store {
         folder_id: i64,
         status: &str,
     ) -> Result<WatchedFileRow> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let now = now_rfc3339();
         // A stale row at the destination (a file deleted there earlier) is
         // parked under a tombstone path so the moved row can take its place.
         sqlx::query(
             "UPDATE watched_files SET path = path || '#removed-' || id, status = 'removed',
-                 removed_at = COALESCE(removed_at, ?)
-             WHERE path = ? AND id != ?",
+                 removed_at = COALESCE(removed_at, $1)
+             WHERE path = $2 AND id != $3",
         )
         .bind(&now)
         .bind(new_path)
@@ -249,8 +250,8 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         let row = sqlx::query_as(
-            "UPDATE watched_files SET path = ?, folder_id = ?, status = ?, removed_at = NULL, updated_at = ?
-             WHERE id = ? RETURNING *",
+            "UPDATE watched_files SET path = $1, folder_id = $2, status = $3, removed_at = NULL, updated_at = $4
+             WHERE id = $5 RETURNING *",
         )
         .bind(new_path)
         .bind(folder_id)
@@ -266,11 +267,11 @@ impl Store {
     /// Marks a file removed and drops its queued (not started) runs; a run
     /// in progress goes on. `false` when it was already marked.
     pub async fn mark_watched_file_removed(&self, id: i64) -> Result<bool> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let now = now_rfc3339();
         let done = sqlx::query(
-            "UPDATE watched_files SET status = 'removed', removed_at = ?, updated_at = ?
-             WHERE id = ? AND status != 'removed'",
+            "UPDATE watched_files SET status = 'removed', removed_at = $1, updated_at = $2
+             WHERE id = $3 AND status != 'removed'",
         )
         .bind(&now)
         .bind(&now)
@@ -278,9 +279,9 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         sqlx::query(
-            "UPDATE watched_runs SET status = 'dropped', finished_at = ?,
+            "UPDATE watched_runs SET status = 'dropped', finished_at = $1,
                  error = 'the file was removed before its run started'
-             WHERE file_id = ? AND status = 'queued'",
+             WHERE file_id = $2 AND status = 'queued'",
         )
         .bind(&now)
         .bind(id)
@@ -291,7 +292,7 @@ impl Store {
     }
 
     pub async fn set_watched_file_status(&self, id: i64, status: &str) -> Result<()> {
-        sqlx::query("UPDATE watched_files SET status = ?, updated_at = ? WHERE id = ?")
+        sqlx::query("UPDATE watched_files SET status = $1, updated_at = $2 WHERE id = $3")
             .bind(status)
             .bind(now_rfc3339())
             .bind(id)
@@ -313,8 +314,8 @@ impl Store {
         commands_json: &str,
         question: &NewIntervention,
     ) -> Result<(ApprovalRow, bool)> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let existing: Option<ApprovalRow> = sqlx::query_as(&format!("{APPROVAL_SELECT} WHERE a.approval_key = ?"))
+        let mut tx = self.begin_write().await?;
+        let existing: Option<ApprovalRow> = sqlx::query_as(&format!("{APPROVAL_SELECT} WHERE a.approval_key = $1"))
             .bind(approval_key)
             .fetch_optional(&mut *tx)
             .await?;
@@ -325,7 +326,7 @@ impl Store {
         let now = now_rfc3339();
         let intervention_id: i64 = sqlx::query_scalar(
             "INSERT INTO interventions (kind, suite_id, run_id, task_name, subject, context_json, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
         )
         .bind(&question.kind)
         .bind(question.suite_id)
@@ -338,7 +339,7 @@ impl Store {
         .await?;
         sqlx::query(
             "INSERT INTO execution_approvals (approval_key, content_hash, intervention_id, commands_json, created_at)
-             VALUES (?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5)",
         )
         .bind(approval_key)
         .bind(content_hash)
@@ -359,7 +360,7 @@ impl Store {
     }
 
     pub async fn execution_approval(&self, approval_key: &str) -> Result<Option<ApprovalRow>> {
-        Ok(sqlx::query_as(&format!("{APPROVAL_SELECT} WHERE a.approval_key = ?"))
+        Ok(sqlx::query_as(&format!("{APPROVAL_SELECT} WHERE a.approval_key = $1"))
             .bind(approval_key)
             .fetch_optional(&self.pool)
             .await?)
@@ -398,7 +399,7 @@ impl Store {
         let now = now_rfc3339();
         let inserted: Option<WatchedRunRow> = sqlx::query_as(
             "INSERT INTO watched_runs (file_id, suite_name, content_hash, status, queued_at)
-             VALUES (?, ?, ?, 'queued', ?)
+             VALUES ($1, $2, $3, 'queued', $4)
              ON CONFLICT(suite_name, content_hash) DO NOTHING RETURNING *",
         )
         .bind(file_id)
@@ -411,8 +412,8 @@ impl Store {
             return Ok(inserted);
         }
         Ok(sqlx::query_as(
-            "UPDATE watched_runs SET status = 'queued', file_id = ?, queued_at = ?, finished_at = NULL, error = NULL
-             WHERE suite_name = ? AND content_hash = ? AND status = 'dropped' RETURNING *",
+            "UPDATE watched_runs SET status = 'queued', file_id = $1, queued_at = $2, finished_at = NULL, error = NULL
+             WHERE suite_name = $3 AND content_hash = $4 AND status = 'dropped' RETURNING *",
         )
         .bind(file_id)
         .bind(&now)
@@ -427,18 +428,19 @@ impl Store {
     /// passed over (their suite is busy right now).
     pub async fn claim_watched_run(&self, owner: &str, skip: &[i64]) -> Result<Option<WatchedRunRow>> {
         let skip = serde_json::to_string(skip)?;
-        Ok(sqlx::query_as(
-            "UPDATE watched_runs SET status = 'running', owner = ?, started_at = ?
+        Ok(sqlx::query_as(&format!(
+            "UPDATE watched_runs SET status = 'running', owner = $1, started_at = $2
              WHERE id = (
                  SELECT r.id FROM watched_runs r
                  JOIN watched_files f ON f.id = r.file_id
                  JOIN watched_folders d ON d.id = f.folder_id
                  WHERE r.status = 'queued' AND f.status = 'ready' AND d.active = 1
-                   AND r.id NOT IN (SELECT value FROM json_each(?))
+                   AND r.id NOT IN ({})
                  ORDER BY r.id LIMIT 1)
                AND status = 'queued'
              RETURNING *",
-        )
+            self.backend.json_ids(3)
+        ))
         .bind(owner)
         .bind(now_rfc3339())
         .bind(skip)
@@ -457,10 +459,10 @@ impl Store {
     ) -> Result<Option<WatchedRunRow>> {
         let ended = matches!(status, "finished" | "failed" | "cancelled" | "dropped");
         Ok(sqlx::query_as(
-            "UPDATE watched_runs SET status = ?, launch_id = COALESCE(?, launch_id), suite_id = COALESCE(?, suite_id),
-                 error = ?, finished_at = CASE WHEN ? THEN ? ELSE NULL END,
-                 owner = CASE WHEN ? = 'queued' THEN NULL ELSE owner END
-             WHERE id = ? RETURNING *",
+            "UPDATE watched_runs SET status = $1, launch_id = COALESCE($2, launch_id), suite_id = COALESCE($3, suite_id),
+                 error = $4, finished_at = CASE WHEN $5 THEN $6 ELSE NULL END,
+                 owner = CASE WHEN $7 = 'queued' THEN NULL ELSE owner END
+             WHERE id = $8 RETURNING *",
         )
         .bind(status)
         .bind(launch_id)
@@ -487,7 +489,7 @@ impl Store {
             }
             let back: Option<WatchedRunRow> = sqlx::query_as(
                 "UPDATE watched_runs SET status = 'queued', owner = NULL, launch_id = NULL
-                 WHERE id = ? AND status = 'running' AND owner IS ? RETURNING *",
+                 WHERE id = $1 AND status = 'running' AND owner IS NOT DISTINCT FROM $2 RETURNING *",
             )
             .bind(r.id)
             .bind(&r.owner)
@@ -499,7 +501,7 @@ impl Store {
     }
 
     pub async fn watched_run(&self, id: i64) -> Result<Option<WatchedRunRow>> {
-        Ok(sqlx::query_as("SELECT * FROM watched_runs WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
+        Ok(sqlx::query_as("SELECT * FROM watched_runs WHERE id = $1").bind(id).fetch_optional(&self.pool).await?)
     }
 
     /// Every watched run, oldest first.

@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod crafted;
+pub mod pg;
 pub mod squares;
 
 use std::path::{Path, PathBuf};

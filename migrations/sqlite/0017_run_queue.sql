@@ -6,7 +6,7 @@
 CREATE TABLE run_requests (
     id               INTEGER PRIMARY KEY AUTOINCREMENT,
     suite_name       TEXT NOT NULL,
-    request_json     TEXT NOT NULL,   -- the RunRequest, with its seed chosen
+    request_json     TEXT NOT NULL,   -- the RunRequest as launched (JSON)
     status           TEXT NOT NULL CHECK (status IN ('queued', 'running', 'finished', 'cancelled', 'failed')),
     owner            TEXT,            -- "host:pid:nonce" of the worker on it
     holder           TEXT,            -- for people: "attractor worker (pid 4242 on host)"
