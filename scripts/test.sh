@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Every test: formatting check, unit and integration tests (real SQLite
-# files, real processes, the real binary, the HTTP API on loopback), the
+# files, real processes, the real binary, the HTTP API on loopback; a real
+# PostgreSQL cluster for tests/postgres.rs and a second pass of the store's,
+# the CLI's and the API's tests on PostgreSQL), the
 # real-model tier (a llama.cpp server with a small model on loopback), then the
 # web UI: type check and build, Vitest unit tests, and the end-to-end tests in
 # headless Chromium against `attractor serve` on a database real runs filled;
@@ -19,6 +21,18 @@ cargo fmt --all -- --check || { echo "test: formatting differs; run 'cargo fmt'"
 cargo clippy --locked --quiet --lib --bins -- -A clippy::all -D clippy::disallowed_methods -D clippy::unwrap_used
 ensure_test_services
 cargo test --locked --all-targets
+
+# The store, the outer loop, the CLI and the HTTP API again on PostgreSQL: a
+# throwaway cluster in a temporary folder (scripts/pg-cluster.sh), each test
+# world on a fresh database of it (tests/common/pg.rs).
+pgdir=$(mktemp -d)
+trap 'scripts/pg-cluster.sh stop "$pgdir"; rm -rf "$pgdir"' EXIT
+pgurl=$(scripts/pg-cluster.sh start "$pgdir")
+started=$SECONDS
+ATTRACTOR_TEST_PG=$pgurl cargo test --locked --test http_api --test cli --test outer_loop --test tree_search \
+  --test registry --test textgrad --test trajectory_repository --test report
+scripts/pg-cluster.sh stop "$pgdir"
+echo "test: the PostgreSQL pass took $((SECONDS - started)) s" >&2
 
 # The real-model tier: llama.cpp's server and a small model, built and
 # fetched from the package registries once (cached in ~/.cache/attractor/llm).

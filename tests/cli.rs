@@ -703,7 +703,8 @@ fn unreadable_empty_binary_and_duplicate_key_files_are_located_from_1_with_a_hin
 
 #[test]
 fn gc_prunes_old_run_folders_and_stale_cache_after_a_dry_run_that_changes_nothing() {
-    let cli = Cli::new();
+    // It reads the file itself (cached replies, its size).
+    let cli = Cli::sqlite();
     let example = example();
     cli.ok(&["run", &example, "--epochs", "3", "--seed", "1"]);
     let runs = cli.dir.path().join("runs/descent-tuning");

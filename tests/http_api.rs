@@ -19,18 +19,23 @@ fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/app").join(name).display().to_string()
 }
 
-/// A temporary folder with a database filled by the real CLI.
+/// A temporary folder with a database filled by the real CLI: a SQLite
+/// file in the folder or, in `scripts/test.sh`'s PostgreSQL pass
+/// (`ATTRACTOR_TEST_PG`), a fresh database on its cluster.
 struct World {
     dir: tempfile::TempDir,
+    db: PathBuf,
 }
 
 impl World {
     fn new() -> World {
-        World { dir: tempfile::tempdir().unwrap() }
+        let dir = tempfile::tempdir().unwrap();
+        let db = common::pg::test_database().map_or_else(|| dir.path().join("attractor.db"), PathBuf::from);
+        World { dir, db }
     }
 
     fn db(&self) -> PathBuf {
-        self.dir.path().join("attractor.db")
+        self.db.clone()
     }
 
     fn cli(&self, args: &[&str]) -> String {
@@ -654,14 +659,12 @@ async fn a_cli_run_on_the_same_database_streams_to_the_app_live() {
     assert!(launch["holder"].as_str().unwrap().starts_with("attractor run (pid "), "{launch}");
     assert_eq!(launch["request"]["epochs"], 2);
     assert_eq!(launch["seed"], 4);
-    let count: i64 = {
-        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", w.db().display())).await.unwrap();
-        let n = sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE kind = 'run_finished'")
-            .fetch_one(&pool)
-            .await
-            .unwrap();
-        pool.close().await;
-        n
+    let count = {
+        let store = attractor::store::Store::open(&w.db()).await.unwrap();
+        let suite = store.suite_by_name("knobs").await.unwrap().unwrap();
+        let events = store.events_of_suite(suite.id).await.unwrap();
+        store.close().await;
+        events.iter().filter(|e| e.kind == "run_finished").count()
     };
     assert_eq!(count, 8, "each event is recorded once, by the process that published it");
 }

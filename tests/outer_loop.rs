@@ -351,5 +351,7 @@ async fn the_database_holds_the_seed_tables_and_columns() {
             "directive_json"
         ]
     );
-    assert_eq!(env.store.journal_mode().await.unwrap(), "wal");
+    if env.store.backend() == attractor::store::Backend::Sqlite {
+        assert_eq!(env.store.journal_mode().await.unwrap(), "wal");
+    }
 }

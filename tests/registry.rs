@@ -55,7 +55,7 @@ async fn at_most_one_version_is_active() {
         );
     }
     // The database itself refuses a second active row, whatever code tries.
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", env.store.path().display())).await.unwrap();
+    let pool = common::raw_pool(&env.store).await;
     let second = sqlx::query(
         "UPDATE artifact_versions SET is_active = 1 WHERE artifact_name = 'planning_preamble' AND version = 1",
     )

@@ -116,7 +116,7 @@ fn first_difference(a: &Value, b: &Value, at: String) -> Option<String> {
 /// (or lets it finish if it gets there first), then runs the same command
 /// again to the end.
 async fn killed_and_resumed(args: &[&str], after: i64) -> (Value, bool) {
-    let w = Cli::new();
+    let w = Cli::sqlite();
     let mut child: Child = w.cmd(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn attractor");
     let killed = loop {
         if child.try_wait().unwrap().is_some() {
@@ -140,7 +140,7 @@ async fn resume_is_exact(optimizer: &str, epochs: u32, trials: u64) {
     let args = ["run", example.as_str(), "--epochs", epochs.as_str(), "--optimizer", optimizer, "--seed", "7"];
     // Kill points are drawn from the runs the uninterrupted run made.
     let (reference, runs) = {
-        let w = Cli::new();
+        let w = Cli::sqlite();
         w.ok(&args);
         (history(&w), ended_runs(&w).await)
     };
@@ -202,7 +202,7 @@ async fn a_worker_killed_mid_run_is_taken_over_by_another_and_the_history_is_the
     let example = example();
     let args = ["run", example.as_str(), "--epochs", "6", "--optimizer", "evolve", "--seed", "7"];
     let (reference, runs) = {
-        let w = Cli::new();
+        let w = Cli::sqlite();
         w.ok(&args);
         (history(&w), ended_runs(&w).await)
     };
@@ -211,7 +211,7 @@ async fn a_worker_killed_mid_run_is_taken_over_by_another_and_the_history_is_the
     for trial in (0..3u64).filter(|t| only.is_none_or(|o| o == *t)) {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(100 + trial);
         let after = rng.random_range(1..runs - 2);
-        let w = Cli::new();
+        let w = Cli::sqlite();
         let mut queued = args.to_vec();
         queued.push("--queue");
         assert!(w.ok(&queued).contains("queued request 1"));

@@ -266,12 +266,7 @@ async fn recall_nudges_what_worked_ranks_lessons_by_similarity_and_waits_for_eno
 }
 
 fn cli(env: &Env, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_attractor"))
-        .arg("--db")
-        .arg(env.path("attractor.db"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_attractor")).arg("--db").arg(&env.db).args(args).output().unwrap();
     assert!(out.status.success(), "attractor {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
@@ -328,7 +323,7 @@ async fn the_trajectories_command_prints_the_stats_the_similar_ones_and_the_memo
 
     let err = Command::new(env!("CARGO_BIN_EXE_attractor"))
         .arg("--db")
-        .arg(env.path("attractor.db"))
+        .arg(&env.db)
         .args(["trajectories", "similar", "424242"])
         .output()
         .unwrap();

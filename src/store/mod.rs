@@ -261,11 +261,24 @@ impl Store {
         Ok(Store { pool, path: path.to_path_buf(), backend: Backend::Sqlite })
     }
 
-    async fn open_postgres(url: &Path) -> Result<Store> {
+    async fn open_postgres(location: &Path) -> Result<Store> {
+        let url = location;
         let shown = shown_location(url);
+        // No cached prepared statements: sqlx's Any driver declares a NULL
+        // double as a float4 parameter (it swaps the two float kinds), and a
+        // statement cached with that declaration then refuses the 8 bytes
+        // of a real value the next time. Prepared afresh, each statement is
+        // declared from the values it is given.
+        let mut url = url::Url::parse(&url.to_string_lossy()).map_err(|e| StoreError::Open {
+            path: shown.clone(),
+            source: sqlx::Error::Configuration(format!("not a PostgreSQL URL: {e}").into()),
+        })?;
+        if !url.query_pairs().any(|(k, _)| k == "statement-cache-capacity") {
+            url.query_pairs_mut().append_pair("statement-cache-capacity", "0");
+        }
         let pool = AnyPoolOptions::new()
             .max_connections(8)
-            .connect(&url.to_string_lossy())
+            .connect(url.as_str())
             .await
             .map_err(|source| StoreError::Open { path: shown.clone(), source })?;
         // Migrations take PostgreSQL's advisory lock: workers starting at

@@ -137,7 +137,7 @@ impl Store {
     pub async fn watched_files(&self) -> Result<Vec<WatchedFileRow>> {
         Ok(sqlx::query_as(
             "SELECT f.* FROM watched_files f JOIN watched_folders d ON d.id = f.folder_id
-             WHERE d.active = 1 AND instr(f.path, '#removed-') = 0 ORDER BY f.path",
+             WHERE d.active = 1 AND f.path NOT LIKE '%#removed-%' ORDER BY f.path",
         )
         .fetch_all(&self.pool)
         .await?)

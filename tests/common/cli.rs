@@ -6,15 +6,27 @@ use std::process::{Command, Output};
 
 pub struct Cli {
     pub dir: tempfile::TempDir,
+    db: PathBuf,
 }
 
 impl Cli {
+    /// On a SQLite file in a temporary folder or, in `scripts/test.sh`'s
+    /// PostgreSQL pass, on a fresh PostgreSQL database.
     pub fn new() -> Cli {
-        Cli { dir: tempfile::tempdir().unwrap() }
+        let dir = tempfile::tempdir().unwrap();
+        let db = super::pg::test_database().map_or_else(|| dir.path().join("a.db"), PathBuf::from);
+        Cli { dir, db }
+    }
+
+    /// On a SQLite file, whatever the pass (tests that read the file itself).
+    pub fn sqlite() -> Cli {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("a.db");
+        Cli { dir, db }
     }
 
     pub fn db(&self) -> PathBuf {
-        self.dir.path().join("a.db")
+        self.db.clone()
     }
 
     pub fn cmd(&self, args: &[&str]) -> Command {

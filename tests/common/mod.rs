@@ -18,13 +18,18 @@ use tokio::sync::watch;
 pub struct Env {
     pub dir: tempfile::TempDir,
     pub store: Store,
+    /// The database's location: the file, or the PostgreSQL URL.
+    pub db: PathBuf,
 }
 
 impl Env {
     pub async fn new() -> Env {
         let dir = tempfile::tempdir().expect("temp dir");
-        let store = Store::open(&dir.path().join("attractor.db")).await.expect("open store");
-        Env { dir, store }
+        // scripts/test.sh's PostgreSQL pass runs the same tests on a fresh
+        // PostgreSQL database (see pg.rs).
+        let db = pg::test_database().map_or_else(|| dir.path().join("attractor.db"), PathBuf::from);
+        let store = Store::open(&db).await.expect("open store");
+        Env { dir, store, db }
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -96,9 +101,20 @@ impl Env {
     }
 }
 
+/// A pool of its own on the store's database, to check what it holds (and
+/// refuses) independently of its API, on either backend.
+pub async fn raw_pool(store: &Store) -> sqlx::AnyPool {
+    sqlx::any::install_default_drivers();
+    let url = match store.backend() {
+        attractor::store::Backend::Sqlite => format!("sqlite://{}", store.path().display()),
+        attractor::store::Backend::Postgres => store.path().display().to_string(),
+    };
+    sqlx::AnyPool::connect(&url).await.expect("connect")
+}
+
 /// A raw SQL count, to check what the store holds independently of its API.
 pub async fn count(store: &Store, sql: &str) -> i64 {
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display())).await.expect("connect");
+    let pool = raw_pool(store).await;
     let n: i64 = sqlx::query_scalar(sql).fetch_one(&pool).await.expect(sql);
     pool.close().await;
     n

@@ -1,92 +1,66 @@
-//! A throwaway PostgreSQL cluster for the tests that run the store on
-//! PostgreSQL: `initdb` into a temporary folder (as the `postgres` user when
-//! the tests run as root, since initdb refuses root), `pg_ctl start` on a
-//! free loopback port with trust authentication, stopped and deleted when
-//! dropped. Debian's `postgresql` package provides the programs
-//! (`scripts/setup.sh` installs it); no server is set up by hand.
+//! PostgreSQL for the tests that run the store on it: a throwaway cluster
+//! started by `scripts/pg-cluster.sh` in a temporary folder (initdb and
+//! pg_ctl, as the `postgres` user when the tests run as root), stopped when
+//! dropped; and fresh databases on it, or on the cluster `scripts/test.sh`
+//! started for its PostgreSQL pass (`ATTRACTOR_TEST_PG`). Debian's
+//! `postgresql` package provides the programs (`scripts/setup.sh` installs
+//! it); no server is set up by hand.
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The base URL of the cluster `scripts/test.sh` started for the tests'
+/// PostgreSQL pass, when it did.
+pub const TEST_PG_ENV: &str = "ATTRACTOR_TEST_PG";
 
 pub struct PgCluster {
     dir: tempfile::TempDir,
-    bin: PathBuf,
-    pub port: u16,
+    /// `postgres://postgres@127.0.0.1:PORT`, without a database.
+    pub base: String,
 }
 
-/// The folder of `initdb` and `pg_ctl`: Debian keeps them out of PATH.
-fn bin_dir() -> PathBuf {
-    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|dir| {
-            dir.filter_map(Result::ok).map(|e| e.path().join("bin")).filter(|b| b.join("initdb").exists()).collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    found
-        .pop()
-        .expect("PostgreSQL is not installed: scripts/setup.sh's ensure_test_services installs Debian's postgresql")
-}
-
-fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
-}
-
-/// Runs a PostgreSQL program as the `postgres` user when we are root.
-fn run_as_owner(program: &Path, args: &[&str]) -> Output {
-    let mut c = if is_root() {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--"]).arg(program);
-        c
-    } else {
-        Command::new(program)
-    };
-    c.args(args).output().expect("start a PostgreSQL program")
+fn script() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pg-cluster.sh")
 }
 
 impl PgCluster {
     pub fn start() -> PgCluster {
-        let bin = bin_dir();
         let dir = tempfile::Builder::new().prefix("attractor-pg-").tempdir().expect("temp dir");
-        if is_root() {
-            // The cluster's owner must be able to write its folder.
-            let status = Command::new("chown").args(["-R", "postgres:postgres"]).arg(dir.path()).status().unwrap();
-            assert!(status.success(), "chown the cluster folder");
-        }
-        let data = dir.path().join("data");
-        let data_s = data.display().to_string();
-        let out =
-            run_as_owner(&bin.join("initdb"), &["-D", &data_s, "--auth=trust", "--username=postgres", "-E", "UTF8"]);
-        assert!(out.status.success(), "initdb: {}", String::from_utf8_lossy(&out.stderr));
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let socket = dir.path().display().to_string();
-        let opts = format!("-p {port} -k {socket} -c listen_addresses=127.0.0.1 -c fsync=off");
-        let log = dir.path().join("log").display().to_string();
-        let out = run_as_owner(&bin.join("pg_ctl"), &["-D", &data_s, "-o", &opts, "-l", &log, "-w", "start"]);
-        assert!(
-            out.status.success(),
-            "pg_ctl start: {}{}",
-            String::from_utf8_lossy(&out.stderr),
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
-        PgCluster { dir, bin, port }
+        let out = Command::new(script()).arg("start").arg(dir.path()).output().expect("run scripts/pg-cluster.sh");
+        assert!(out.status.success(), "pg-cluster.sh start: {}", String::from_utf8_lossy(&out.stderr));
+        let base = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        PgCluster { dir, base }
     }
 
     /// A fresh database of this cluster, as the URL `--db` takes.
     pub fn database(&self, name: &str) -> String {
-        let socket = self.dir.path().display().to_string();
-        let out = run_as_owner(
-            &self.bin.join("createdb"),
-            &["-h", &socket, "-p", &self.port.to_string(), "-U", "postgres", name],
-        );
-        assert!(out.status.success(), "createdb {name}: {}", String::from_utf8_lossy(&out.stderr));
-        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+        create_database(&self.base, name)
     }
 }
 
 impl Drop for PgCluster {
     fn drop(&mut self) {
-        let data = self.dir.path().join("data").display().to_string();
-        let _ = run_as_owner(&self.bin.join("pg_ctl"), &["-D", &data, "-m", "immediate", "-w", "stop"]);
+        let _ = Command::new(script()).arg("stop").arg(self.dir.path()).output();
     }
+}
+
+/// Creates database `name` on the cluster at `base`; its URL.
+pub fn create_database(base: &str, name: &str) -> String {
+    let out = Command::new("psql")
+        .arg(format!("{base}/postgres"))
+        .args(["-v", "ON_ERROR_STOP=1", "-q", "-c", &format!("CREATE DATABASE \"{name}\"")])
+        .output()
+        .expect("run psql");
+    assert!(out.status.success(), "CREATE DATABASE {name}: {}", String::from_utf8_lossy(&out.stderr));
+    format!("{base}/{name}")
+}
+
+/// A fresh database on the test pass's cluster, when there is one: each
+/// test world gets its own.
+pub fn test_database() -> Option<String> {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let base = std::env::var(TEST_PG_ENV).ok().filter(|b| !b.is_empty())?;
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    Some(create_database(&base, &format!("t{}_{n}", std::process::id())))
 }
