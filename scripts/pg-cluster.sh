@@ -27,7 +27,10 @@ case "$cmd" in
     echo "postgres://postgres@127.0.0.1:$port"
     ;;
   stop)
-    [ -d "$dir/data" ] && as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null || true
+    # Stopping a cluster that already stopped is not an error.
+    if [ -f "$dir/data/postmaster.pid" ]; then
+      as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+    fi
     ;;
   *) echo "usage: pg-cluster.sh start|stop DIR" >&2; exit 2 ;;
 esac

@@ -9,7 +9,7 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 mod common;
 use common::cli::Cli;
@@ -30,60 +30,6 @@ async fn ended_runs(w: &Cli) -> i64 {
 
 fn example() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/descent.suite.yaml").display().to_string()
-}
-
-/// What a run leaves behind, without what legitimately differs between an
-/// interrupted and an uninterrupted run: clock times, run ids and folders,
-/// and the runs a kill cut short (only the runs an epoch counted are kept).
-fn history(w: &Cli) -> Value {
-    let export: Value = serde_json::from_str(&w.ok(&["export", "descent-tuning"])).unwrap();
-    let epochs: Vec<Value> = export["epochs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            let mut e = e.as_object().unwrap().clone();
-            e.remove("started_at");
-            e.remove("completed_at");
-            let mut runs: Vec<Value> = e["runs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|r| r["counted"] == true)
-                .map(|r| {
-                    let keep = ["task", "status", "loss", "breakdown", "exit_code", "error"];
-                    Value::Object(keep.iter().map(|k| (k.to_string(), r[*k].clone())).collect::<Map<_, _>>())
-                })
-                .collect();
-            runs.sort_by_key(|r| r["task"].as_str().unwrap_or_default().to_string());
-            e.insert("runs".into(), Value::Array(runs));
-            Value::Object(e)
-        })
-        .collect();
-    let versions: Value =
-        serde_json::from_str(&w.ok(&["--json", "inspect", "descent-tuning", "--artifact", "descent_settings"]))
-            .unwrap();
-    let contents: Vec<Value> = versions["versions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| serde_json::json!([v["version"], v["content"]]))
-        .collect();
-    let tree: Value = serde_json::from_str(&w.ok(&["--json", "inspect", "descent-tuning", "--tree"])).unwrap();
-    let nodes: Vec<Value> = tree["nodes"]
-        .as_array()
-        .map(|nodes| {
-            nodes
-                .iter()
-                .map(|n| {
-                    let mut n = n.as_object().unwrap().clone();
-                    n.remove("created_at");
-                    Value::Object(n)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    serde_json::json!({ "epochs": epochs, "versions": contents, "nodes": nodes })
 }
 
 /// Where two histories first part, as a path and the two values.
@@ -131,7 +77,7 @@ async fn killed_and_resumed(args: &[&str], after: i64) -> (Value, bool) {
     let status = child.wait().unwrap();
     assert!(killed || status.success(), "the run failed before it was killed");
     w.ok(args);
-    (history(&w), killed)
+    (w.descent_history(), killed)
 }
 
 async fn resume_is_exact(optimizer: &str, epochs: u32, trials: u64) {
@@ -142,7 +88,7 @@ async fn resume_is_exact(optimizer: &str, epochs: u32, trials: u64) {
     let (reference, runs) = {
         let w = Cli::sqlite();
         w.ok(&args);
-        (history(&w), ended_runs(&w).await)
+        (w.descent_history(), ended_runs(&w).await)
     };
     assert!(runs >= 8, "{optimizer}: the reference made only {runs} runs");
     assert!(!reference["epochs"].as_array().unwrap().is_empty());
@@ -204,7 +150,7 @@ async fn a_worker_killed_mid_run_is_taken_over_by_another_and_the_history_is_the
     let (reference, runs) = {
         let w = Cli::sqlite();
         w.ok(&args);
-        (history(&w), ended_runs(&w).await)
+        (w.descent_history(), ended_runs(&w).await)
     };
     let only: Option<u64> = std::env::var("ATTRACTOR_RESUME_TRIAL").ok().and_then(|t| t.parse().ok());
     let mut taken_over = 0;
@@ -250,7 +196,7 @@ async fn a_worker_killed_mid_run_is_taken_over_by_another_and_the_history_is_the
             assert_ne!(holder, Some(dead), "trial {trial}: the dead worker cannot have finished it");
             assert_eq!(request_state(&w).await.map(|s| s.2), Some(2), "trial {trial}: claimed twice");
         }
-        let resumed = history(&w);
+        let resumed = w.descent_history();
         if let Some(diff) = first_difference(&reference, &resumed, String::new()) {
             panic!("trial {trial} (killed after {after} ended runs): the taken-over history differs at {diff}");
         }

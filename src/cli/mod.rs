@@ -757,7 +757,7 @@ async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         if let Some(reason) = &summary.stopped {
             println!("stopped after {} epoch(s): {reason}", summary.epochs.len());
         }
-        println!("database: {}", db.display());
+        println!("database: {}", store::shown_location(&db).display());
     }
     if summary.interrupted {
         return Ok(130);

@@ -66,7 +66,7 @@ pub(super) async fn run(g: &Global, args: &WorkerArgs) -> Result<u8, Failure> {
         eprintln!(
             "worker: {} on {}, up to {} request(s) at once",
             crate::process::origin(),
-            db.display(),
+            crate::store::shown_location(&db).display(),
             args.concurrency
         );
     }

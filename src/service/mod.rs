@@ -388,7 +388,7 @@ impl Service {
             suites,
             running_launches,
             pending_interventions: self.store.pending_interventions().await?,
-            db_path: self.config.db_path.display().to_string(),
+            db_path: crate::store::shown_location(&self.config.db_path).display().to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
         })
     }
@@ -500,7 +500,7 @@ impl Service {
                 let known: Vec<String> = self.store.suite_summaries().await?.into_iter().map(|s| s.name).collect();
                 Err(ServiceError::NotFound(format!(
                     "no suite `{key}` in {}\n  hint: known suites: {}",
-                    self.config.db_path.display(),
+                    crate::store::shown_location(&self.config.db_path).display(),
                     if known.is_empty() { "none yet".to_string() } else { known.join(", ") }
                 )))
             }
@@ -1366,10 +1366,14 @@ impl Service {
             (_, Some(var)) => (true, Some(format!("{var} is set and wins over the keychain"))),
             _ => (true, None),
         };
-        let current = self.config.db_path.display().to_string();
+        let current = crate::store::shown_location(&self.config.db_path).display().to_string();
         SettingsView {
             db_path: current.clone(),
-            db_path_next_start: s.db_path.clone().filter(|p| *p != current),
+            db_path_next_start: s
+                .db_path
+                .as_deref()
+                .map(|p| crate::store::shown_location(Path::new(p)).display().to_string())
+                .filter(|p| *p != current),
             llm_base_url: s.llm_base_url,
             llm_model: s.llm_model,
             effective_base_url,

@@ -827,3 +827,42 @@ async fn activate(tx: &mut sqlx::AnyConnection, name: &str, version: i64) -> Res
     }
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_postgresql_url_is_shown_without_its_password_and_a_file_as_it_is() {
+        let url = Path::new("postgres://ana:s3cret@db.example:5432/attractor");
+        assert_eq!(shown_location(url), PathBuf::from("postgres://ana:***@db.example:5432/attractor"));
+        let plain = Path::new("postgres://ana@db.example/attractor");
+        assert_eq!(shown_location(plain), plain);
+        let file = Path::new("/data/my db?.db");
+        assert_eq!(shown_location(file), file);
+        assert_eq!(Backend::of(url), Backend::Postgres);
+        assert_eq!(Backend::of(Path::new("postgresql://x/y")), Backend::Postgres);
+        assert_eq!(Backend::of(file), Backend::Sqlite);
+    }
+
+    #[test]
+    fn a_postgresql_database_keeps_its_run_folders_in_the_data_folder_not_in_a_folder_named_after_the_url() {
+        let runs = default_runs_root(Path::new("postgres://ana:s3cret@db.example:5432/team"));
+        assert!(runs.ends_with("attractor/runs/postgres-team"), "{}", runs.display());
+        assert!(!runs.to_string_lossy().contains("postgres:"), "{}", runs.display());
+        assert!(!runs.to_string_lossy().contains("s3cret"));
+        let odd = default_runs_root(Path::new("postgres://db.example/"));
+        assert!(odd.ends_with("runs/postgres-postgres"), "{}", odd.display());
+        assert_eq!(default_runs_root(Path::new("/data/a.db")), PathBuf::from("/data/runs/a"));
+    }
+
+    #[tokio::test]
+    async fn a_sqlite_file_whose_name_has_url_characters_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("odd #1 100%?.db");
+        let store = Store::open(&path).await.unwrap();
+        assert_eq!(store.backend(), Backend::Sqlite);
+        assert!(path.exists(), "the file is where it was asked");
+        store.close().await;
+    }
+}

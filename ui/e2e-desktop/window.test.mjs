@@ -317,15 +317,23 @@ describe("the Attractor desktop app", () => {
   });
 
   it("launches a suite and follows it live through forwarded bus events", async () => {
+    // The runs the CLI made of the suite are listed on Live too: this
+    // launch is the one with a newer id than any listed before it.
+    await run(`location.hash = "/live"`);
+    await find("[data-testid=launch]");
+    const newest = () => run(`return Math.max(0, ...[...document.querySelectorAll("[data-testid=launch]")].map((c) => Number(c.dataset.launchId)))`);
+    const before = await newest();
     const suite = join(fixtures, "knobs.suite.yaml");
     await run(`location.hash = "/launch?path=" + encodeURIComponent(arguments[0])`, suite);
     const start = await find("[data-testid=start]");
     await until("the suite to validate", async () => (await attr(start, "disabled")) === null);
     await click(start);
     await until("the live screen", async () => (await run("return location.hash")).startsWith("#/live"));
+    await until("the launch to be listed", async () => (await newest()) > before);
+    const id = await newest();
     // The finished status and the epoch bar come from the events the shell
     // forwards from the bus (the launch ran 3 epochs, the form's default).
-    const card = await find("[data-testid=launch][data-suite=knobs][data-status=finished]");
+    const card = await find(`[data-testid=launch][data-launch-id="${id}"][data-suite=knobs][data-status=finished]`);
     const bar = await wd("POST", s(`/element/${card}/element`), { using: "css selector", value: "[data-testid=epoch-progress]" });
     assert.equal(await attr(bar[ELEMENT], "data-done"), "3");
     const rows = await wd("POST", s(`/element/${card}/elements`), { using: "css selector", value: "[data-testid=finished-runs] tbody tr" });
