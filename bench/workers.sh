@@ -9,7 +9,7 @@
 # workers with `--until-idle` and times them until the last one exits: the
 # runs it recorded over the wall time. Two kinds of task, side by side:
 #   wait — `sleep S`, a task that waits (a model call, a remote evaluator);
-#   cpu  — S seconds of a busy Python loop, a task that needs a core.
+#   cpu  — a sum that takes S seconds on one free core, a task that needs one.
 # One suite runs on one worker at a time, so the suites are what spreads.
 # Prints a Markdown table; bench/README.md keeps the measured one.
 set -euo pipefail
@@ -28,8 +28,17 @@ while [ $# -gt 0 ]; do
 done
 [ -x "$bin" ] || { echo "workers: no binary at $bin (cargo build --release, or give its path)" >&2; exit 1; }
 work=$(mktemp -d)
-trap 'scripts/pg-cluster.sh stop "$work/pg"; rm -rf "$work"' EXIT
-base=$(scripts/pg-cluster.sh start "$work/pg")
+pgdir=$(mktemp -d)   # its own: the cluster's owner must reach it
+trap 'scripts/pg-cluster.sh stop "$pgdir"; rm -rf "$work" "$pgdir"' EXIT
+base=$(scripts/pg-cluster.sh start "$pgdir")
+
+# The cpu tasks' work: a sum that takes `seconds` on one free core here.
+cpu_n=$(python3 - "$seconds" <<'EOF'
+import sys, time
+t = time.perf_counter(); sum(range(10**7)); t = time.perf_counter() - t
+print(int(10**7 * float(sys.argv[1]) / t))
+EOF
+)
 
 # The suites of one kind: `suites` files, `tasks` tasks each.
 write_suites() {
@@ -44,7 +53,7 @@ write_suites() {
         if [ "$kind" = wait ]; then
           echo "    command: sleep $seconds"
         else
-          echo "    command: \"python3 -c 'import time; e = time.time() + $seconds; [0 for _ in iter(lambda: time.time() < e, False)]'\""
+          echo "    command: python3 -c 'sum(range($cpu_n))'"
         fi
       done
     } > "$dir/$kind-$s.suite.yaml"
