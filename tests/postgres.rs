@@ -112,3 +112,38 @@ async fn two_workers_share_a_postgresql_queue_and_one_finishes_what_a_killed_one
         assert_eq!(unique.len(), tasks.len(), "a task counted twice in {e}");
     }
 }
+
+/// The app on PostgreSQL shows the URL without its password, and saving the
+/// settings form — which sends the URL back as shown — keeps the real one.
+#[tokio::test]
+async fn the_app_on_postgresql_never_shows_nor_saves_over_the_password_of_its_url() {
+    let pg = PgCluster::start();
+    let url = pg.database("app");
+    // Trust authentication takes any password: the URL may carry one.
+    let with_password = url.replacen("postgres@", "postgres:s3cret@", 1);
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("settings.json");
+    let config = attractor::service::ServiceConfig {
+        db_path: with_password.clone().into(),
+        settings_path: settings.clone(),
+        runs_root: Some(dir.path().join("runs")),
+        env: std::sync::Arc::new(|_| None),
+    };
+    let service = attractor::service::Service::open(config).await.unwrap();
+    let view = service.settings();
+    assert!(view.db_path.contains("postgres:***@"), "{}", view.db_path);
+    assert!(!view.db_path.contains("s3cret"));
+    let overview = service.overview().await.unwrap();
+    assert!(!overview.db_path.contains("s3cret"), "{}", overview.db_path);
+    // The form sends everything back, the path as it was shown.
+    let update = attractor::service::types::SettingsUpdate {
+        db_path: Some(view.db_path.clone()),
+        llm_model: Some("some-model".into()),
+        ..Default::default()
+    };
+    let saved = service.update_settings(&update).unwrap();
+    assert_eq!(saved.db_path_next_start, None, "the shown path is no change");
+    let file = std::fs::read_to_string(&settings).unwrap_or_default();
+    assert!(!file.contains("***"), "the masked URL was saved: {file}");
+    service.shutdown().await;
+}

@@ -209,3 +209,40 @@ async fn a_worker_killed_mid_run_is_taken_over_by_another_and_the_history_is_the
     }
     assert!(only.is_some() || taken_over >= 2, "only {taken_over} of 3 trials killed the worker before the end");
 }
+
+/// A worker stopped with Ctrl-C (SIGINT) gives its request back to the
+/// queue instead of ending it: the next worker resumes it, and the history
+/// is the uninterrupted one.
+#[tokio::test]
+async fn a_worker_stopped_with_ctrl_c_gives_its_request_back_and_the_next_worker_resumes_it() {
+    let example = example();
+    let args = ["run", example.as_str(), "--epochs", "4", "--optimizer", "evolve", "--seed", "9"];
+    let reference = {
+        let w = Cli::sqlite();
+        w.ok(&args);
+        w.descent_history()
+    };
+    let w = Cli::sqlite();
+    let mut queued = args.to_vec();
+    queued.push("--queue");
+    w.ok(&queued);
+    let worker = w.cmd(&["worker"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    loop {
+        if matches!(request_state(&w).await, Some((s, _, _)) if s == "running") && ended_runs(&w).await >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(worker.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = worker.wait_with_output().unwrap();
+    assert!(out.status.success(), "the worker stopped cleanly: {:?}", out.status);
+    let (status, holder, attempts) = request_state(&w).await.unwrap();
+    assert_eq!((status.as_str(), holder, attempts), ("queued", None, 1), "given back, not cancelled");
+    w.ok(&["worker", "--until-idle"]);
+    let (status, _, attempts) = request_state(&w).await.unwrap();
+    assert_eq!((status.as_str(), attempts), ("finished", 2));
+    if let Some(diff) = first_difference(&reference, &w.descent_history(), String::new()) {
+        panic!("the resumed history differs at {diff}");
+    }
+}

@@ -628,8 +628,10 @@ pub fn persist(bus: &Bus, store: Store) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// How often [`tail`] looks for other processes' events.
+/// How often [`tail`] looks for other processes' events, and how far behind
+/// the newest it looks again for ones committed late.
 const TAIL_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+const TAIL_WINDOW: i64 = 500;
 
 /// Republishes on `bus` the events other processes on the same database
 /// record from now on — a run started with `attractor run` or worked by
@@ -646,9 +648,17 @@ pub fn tail(bus: &Bus, store: Store) -> tokio::task::JoinHandle<()> {
             }
         };
         let me = crate::process::origin();
+        // On PostgreSQL ids come from a sequence, and two processes'
+        // transactions may commit id N+1 before N: each read goes back
+        // `TAIL_WINDOW` ids behind the newest seen, and what was seen is
+        // remembered so nothing is replayed twice.
+        // Events recorded before this process started are history, not news.
+        let start = last;
+        let mut seen = std::collections::BTreeSet::new();
         loop {
             tokio::time::sleep(TAIL_EVERY).await;
-            let rows = match store.events_from_elsewhere(last, me, 1_000).await {
+            let from = (last - TAIL_WINDOW).max(start);
+            let rows = match store.events_from_elsewhere(from, me, 1_000).await {
                 Ok(rows) => rows,
                 Err(e) => {
                     tracing::debug!("could not read other processes' events: {e}");
@@ -657,11 +667,15 @@ pub fn tail(bus: &Bus, store: Store) -> tokio::task::JoinHandle<()> {
             };
             for row in rows {
                 last = last.max(row.id);
+                if row.id <= from || !seen.insert(row.id) {
+                    continue;
+                }
                 // An event of a newer version this one does not know is skipped.
                 if let Ok(event) = serde_json::from_str::<Event>(&row.payload_json) {
                     bus.replay(event, row.occurred_at);
                 }
             }
+            seen = seen.split_off(&(last - TAIL_WINDOW).max(start));
         }
     })
 }

@@ -12,7 +12,9 @@ use crate::store::{LeaseRow, Store};
 /// How often a holder says it is alive, and how old a heartbeat may get
 /// before its lease counts as abandoned (a process that hangs without dying).
 const HEARTBEAT: Duration = Duration::from_secs(15);
-const STALE_AFTER: Duration = Duration::from_secs(120);
+// No longer than the queue's (`queue::STALE_AFTER`): a worker that takes
+// over a dead worker's request must find its suite's lease stale too.
+const STALE_AFTER: Duration = Duration::from_secs(60);
 
 /// A held lease; [`SuiteLease::release`] gives it back.
 pub struct SuiteLease {
@@ -23,7 +25,9 @@ pub struct SuiteLease {
 
 impl SuiteLease {
     pub async fn take(store: &Store, suite_id: i64, suite: &str) -> Result<SuiteLease, RunnerError> {
-        let owner = format!("{}:{}", std::process::id(), uuid_like());
+        // "host:pid:nonce#run": the process among all on the database (see
+        // `process::origin`), then the run within it.
+        let owner = format!("{}#{}", crate::process::origin(), uuid_like());
         let holder = format!("attractor (pid {})", std::process::id());
         match store.acquire_lease(suite_id, &owner, &holder, is_stale).await? {
             Ok(()) => {}
@@ -60,15 +64,11 @@ impl Drop for SuiteLease {
     }
 }
 
-/// A lease is abandoned when its process is gone (same machine) or its
-/// heartbeat stopped long ago.
+/// A lease is abandoned when its process is gone (one of this machine) or
+/// its heartbeat stopped long ago (any, a process elsewhere included).
 fn is_stale(row: &LeaseRow) -> bool {
-    let pid = row.owner.split(':').next().and_then(|p| p.parse::<i32>().ok());
-    let dead = match pid {
-        Some(pid) if pid != std::process::id() as i32 => !crate::process::pid_alive(pid),
-        Some(_) => false,
-        None => true,
-    };
+    let origin = row.owner.split('#').next().unwrap_or_default();
+    let dead = crate::process::origin_gone(origin) == Some(true);
     let silent = chrono::DateTime::parse_from_rfc3339(&row.heartbeat_at)
         .map_or(true, |at| chrono::Utc::now().signed_duration_since(at).to_std().is_ok_and(|age| age > STALE_AFTER));
     dead || silent

@@ -142,18 +142,19 @@ impl Prepared {
     }
 }
 
-/// Whether a request's worker is gone: its process of this machine died,
-/// or (a worker elsewhere) its heartbeat stopped long ago.
+/// Whether a request's worker is gone: its process of this machine died, or
+/// its heartbeat stopped long ago (a worker elsewhere, whose process cannot
+/// be asked; a pid reused by another process; a worker that is alive but
+/// stuck, or whose completion never reached the store).
 pub fn is_abandoned(row: &QueuedRequest) -> bool {
     if row.status != QueueStatus::Running {
         return false;
     }
     let Some(owner) = row.owner.as_deref() else { return true };
-    if let Some(gone) = crate::process::origin_gone(owner) {
-        return gone;
-    }
     let beat = row.heartbeat_at.as_deref().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
-    beat.is_none_or(|at| chrono::Utc::now().signed_duration_since(at).to_std().is_ok_and(|age| age > STALE_AFTER))
+    let silent =
+        beat.is_none_or(|at| chrono::Utc::now().signed_duration_since(at).to_std().is_ok_and(|age| age > STALE_AFTER));
+    silent || crate::process::origin_gone(owner) == Some(true)
 }
 
 /// A request as it ended, for the caller.
@@ -186,6 +187,10 @@ pub struct Worker {
     /// Who this worker is in the queue ([`crate::process::origin`]).
     owner: String,
     holder: String,
+    /// Whether a run this worker stopped (not a person) goes back to the
+    /// queue: so in [`Worker::serve`]; `attractor run` and the app end it
+    /// cancelled, to be resumed by launching it again.
+    requeue_interrupted: bool,
 }
 
 impl Worker {
@@ -196,6 +201,7 @@ impl Worker {
             machine: Arc::new(machine),
             owner: crate::process::origin().to_string(),
             holder: format!("{role} (pid {} on {})", std::process::id(), crate::process::host()),
+            requeue_interrupted: false,
         }
     }
 
@@ -241,7 +247,7 @@ impl Worker {
             Ok(outcome) => outcome,
             Err(panic) => Err(WorkError::Run(RunnerError::Crashed(crate::panic_message(panic.as_ref())))),
         };
-        let done = match &outcome {
+        let mut done = match &outcome {
             Ok(summary) => Completion {
                 status: if summary.interrupted { QueueStatus::Cancelled } else { QueueStatus::Finished },
                 suite_id: Some(summary.suite_id),
@@ -252,19 +258,50 @@ impl Worker {
                 Completion { status: QueueStatus::Failed, suite_id: None, epochs_done: 0, error: Some(e.to_string()) }
             }
         };
-        match self.store.complete_request(row.id, &self.owner, &done).await {
-            Ok(true) => {}
-            Ok(false) => tracing::warn!(request = row.id, "the request was taken over before it was completed here"),
-            Err(e) => tracing::error!(request = row.id, "could not complete the request: {e}"),
+        // A worker that stops (Ctrl-C on `attractor worker`) gives the request
+        // back for another to resume; only a person's cancel ends it cancelled.
+        if done.status == QueueStatus::Cancelled && self.requeue_interrupted {
+            let asked = self.store.queued_request(row.id).await.ok().flatten().is_some_and(|r| r.cancel_requested);
+            if !asked {
+                done.status = QueueStatus::Queued;
+            }
         }
-        self.bus.publish(Event::LaunchEnded {
-            launch_id: row.id,
-            suite: row.suite_name.clone(),
-            suite_id: done.suite_id,
-            status: done.status.as_str().to_string(),
-            error: done.error.clone(),
-        });
+        if self.complete(row.id, &done).await {
+            self.bus.publish(Event::LaunchEnded {
+                launch_id: row.id,
+                suite: row.suite_name.clone(),
+                suite_id: done.suite_id,
+                status: done.status.as_str().to_string(),
+                error: done.error.clone(),
+            });
+        }
         Worked { id: row.id, outcome }
+    }
+
+    /// Records how the request ended (or puts it back in the queue), a few
+    /// times if the store is busy; `false` when another worker holds it now
+    /// (it took it over: this one's end is not the request's).
+    async fn complete(&self, id: i64, done: &Completion) -> bool {
+        for attempt in 1..=3u32 {
+            let result = if done.status == QueueStatus::Queued {
+                self.store.requeue_request(id, &self.owner).await
+            } else {
+                self.store.complete_request(id, &self.owner, done).await
+            };
+            match result {
+                Ok(true) => return true,
+                Ok(false) => {
+                    tracing::warn!(request = id, "the request was taken over before it was completed here");
+                    return false;
+                }
+                Err(e) => {
+                    tracing::warn!(request = id, attempt, "could not complete the request: {e}");
+                    tokio::time::sleep(HEARTBEAT * attempt).await;
+                }
+            }
+        }
+        tracing::error!(request = id, "the request stays running; it counts as abandoned once its heartbeat is old");
+        false
     }
 
     async fn work_inner(
@@ -287,13 +324,11 @@ impl Worker {
         // The heartbeat passes a person's cancel (set in the store by any
         // process) on to the run, as does `cancel` from this one.
         let (stop_tx, stop_rx) = watch::channel(false);
-        let beat = self.heartbeat(row.id, stop_tx.clone());
-        let forward = forward_cancel(cancel, stop_tx);
+        // Aborted when this function returns or unwinds (a panic in the run).
+        let _beat = AbortOnDrop(self.heartbeat(row.id, stop_tx.clone()));
+        let _forward = AbortOnDrop(forward_cancel(cancel, stop_tx));
         let runner = prepared.runner(&self.store, registry, &self.bus, stop_rx);
-        let outcome = runner.run().await;
-        beat.abort();
-        forward.abort();
-        Ok(outcome?)
+        Ok(runner.run().await?)
     }
 
     fn heartbeat(&self, id: i64, stop: watch::Sender<bool>) -> tokio::task::JoinHandle<()> {
@@ -313,6 +348,15 @@ impl Worker {
                 }
             }
         })
+    }
+}
+
+/// A task that ends with its owner.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -348,7 +392,7 @@ impl Worker {
                 match self.claim().await {
                     Ok(Some(row)) => {
                         tracing::info!(request = row.id, suite = %row.suite_name, "claimed a run request");
-                        let worker = self.clone();
+                        let worker = Worker { requeue_interrupted: true, ..self.clone() };
                         let cancel = cancel_rx.clone();
                         let handle = tokio::runtime::Handle::current();
                         // The runner's future is not `Send` (see the

@@ -1209,13 +1209,13 @@ impl Service {
     /// next launch. A queued launch is cancelled at once.
     pub async fn cancel(&self, id: i64) -> Result<LaunchView> {
         let row = self.store.queued_request(id).await?.ok_or_else(|| no_launch(id))?;
-        if row.status.ended() || crate::queue::is_abandoned(&row) {
-            return Err(ServiceError::Conflict(format!(
-                "launch {id} is not running (it is {})",
-                launch_view(&row).status.as_str()
-            )));
+        if row.status.ended() {
+            return Err(ServiceError::Conflict(format!("launch {id} is not running (it is {})", row.status.as_str())));
         }
-        let row = self.store.cancel_request(id).await?.ok_or_else(|| no_launch(id))?;
+        // One whose worker is gone ends at once (else the next worker would
+        // take it over and resume it).
+        let abandoned = crate::queue::is_abandoned(&row);
+        let row = self.store.cancel_request(id, abandoned).await?.ok_or_else(|| no_launch(id))?;
         // One of ours stops now rather than at its next heartbeat.
         if let Some(l) = lock(&self.launches).get(&id) {
             let _ = l.cancel.send(true);
@@ -1419,7 +1419,15 @@ impl Service {
             next.model_prices = prices.clone();
         }
         if let Some(db) = clean(&update.db_path) {
-            next.db_path = (!db.is_empty()).then(|| resolve_path(&db).display().to_string());
+            // The form sends back the path as it was shown: a PostgreSQL
+            // URL's password masked. That is no change, and must not
+            // overwrite the real one.
+            let shown = |p: &Path| crate::store::shown_location(p).display().to_string();
+            let as_shown = db == shown(&self.config.db_path)
+                || next.db_path.as_deref().is_some_and(|saved| db == shown(Path::new(saved)));
+            if !as_shown {
+                next.db_path = (!db.is_empty()).then(|| resolve_path(&db).display().to_string());
+            }
         }
         if let Some(folders) = &update.allowed_outside {
             next.allowed_outside = allowed_folders(folders)?;

@@ -194,16 +194,32 @@ pub struct Store {
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
-/// A PostgreSQL URL as it may be shown: without its password.
+/// A PostgreSQL URL as it may be shown: without its password, whether in
+/// its user part or as a `password=` parameter; one that does not even
+/// parse shows nothing of what stands before its `@`.
 pub fn shown_location(location: &Path) -> PathBuf {
-    let text = location.to_string_lossy();
-    match url::Url::parse(&text) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("***"));
-            PathBuf::from(u.to_string())
-        }
-        _ => location.to_path_buf(),
+    if Backend::of(location) != Backend::Postgres {
+        return location.to_path_buf();
     }
+    let text = location.to_string_lossy();
+    let Ok(mut u) = url::Url::parse(&text) else {
+        let host = text.rsplit_once('@').map_or("", |(_, h)| h);
+        return PathBuf::from(format!("postgres://***@{host}"));
+    };
+    if u.password().is_some() {
+        let _ = u.set_password(Some("***"));
+    }
+    if u.query_pairs().any(|(k, _)| k == "password") {
+        let pairs: Vec<(String, String)> = u
+            .query_pairs()
+            .map(|(k, v)| {
+                let v = if k == "password" { "***".to_string() } else { v.into_owned() };
+                (k.into_owned(), v)
+            })
+            .collect();
+        u.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    PathBuf::from(u.to_string())
 }
 
 impl Store {
@@ -840,6 +856,12 @@ mod tests {
         assert_eq!(shown_location(plain), plain);
         let file = Path::new("/data/my db?.db");
         assert_eq!(shown_location(file), file);
+        let param = Path::new("postgres://ana@db.example/attractor?password=s3cret&sslmode=require");
+        let shown = shown_location(param).display().to_string();
+        assert!(!shown.contains("s3cret") && shown.contains("sslmode=require"), "{shown}");
+        let broken = Path::new("postgres://ana:s3#cr/et@db.example:5432/attractor");
+        let shown = shown_location(broken).display().to_string();
+        assert!(!shown.contains("s3"), "{shown}");
         assert_eq!(Backend::of(url), Backend::Postgres);
         assert_eq!(Backend::of(Path::new("postgresql://x/y")), Backend::Postgres);
         assert_eq!(Backend::of(file), Backend::Sqlite);

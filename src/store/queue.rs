@@ -211,20 +211,44 @@ impl Store {
             return Ok(None);
         };
         let now = now_rfc3339();
-        sqlx::query(
+        // Only if the row is still as it was read: its worker's completion
+        // does not take the write lock and may have landed meanwhile.
+        let taken = sqlx::query(
             "UPDATE run_requests SET status = 'running', owner = $1, holder = $2, started_at = COALESCE(started_at, $3),
-                 heartbeat_at = $4, attempts = attempts + 1 WHERE id = $5",
+                 heartbeat_at = $4, attempts = attempts + 1
+             WHERE id = $5 AND status = $6 AND owner IS NOT DISTINCT FROM $7",
         )
         .bind(by.owner)
         .bind(by.holder)
         .bind(&now)
         .bind(&now)
         .bind(pick.id)
+        .bind(pick.status.as_str())
+        .bind(pick.owner.as_deref())
         .execute(&mut *tx)
-        .await?;
+        .await?
+        .rows_affected();
         let id = pick.id;
         tx.commit().await?;
+        if taken != 1 {
+            return Ok(None);
+        }
         self.queued_request(id).await
+    }
+
+    /// Puts a request its worker stopped (not a person) back in the queue,
+    /// if `owner` still holds it: another worker resumes it.
+    pub async fn requeue_request(&self, id: i64, owner: &str) -> Result<bool> {
+        let changed = sqlx::query(
+            "UPDATE run_requests SET status = 'queued', owner = NULL, holder = NULL, heartbeat_at = NULL
+             WHERE id = $1 AND owner = $2 AND status = 'running'",
+        )
+        .bind(id)
+        .bind(owner)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        Ok(changed == 1)
     }
 
     /// Says the worker is alive; `None` when it no longer holds the request
@@ -285,15 +309,17 @@ impl Store {
         Ok(changed == 1)
     }
 
-    /// Asks for a request to stop: a queued one is cancelled at once, a
-    /// running one when its worker next heartbeats. `None` when there is no
-    /// such request; the request as it is now otherwise.
-    pub async fn cancel_request(&self, id: i64) -> Result<Option<QueuedRequest>> {
+    /// Asks for a request to stop: a queued one — or, with `abandoned`, a
+    /// running one whose worker is gone — is cancelled at once, a running
+    /// one when its worker next heartbeats. `None` when there is no such
+    /// request; the request as it is now otherwise.
+    pub async fn cancel_request(&self, id: i64, abandoned: bool) -> Result<Option<QueuedRequest>> {
         let now = now_rfc3339();
-        sqlx::query(
+        let ends = if abandoned { "('queued', 'running')" } else { "('queued')" };
+        sqlx::query(&format!(
             "UPDATE run_requests SET status = 'cancelled', finished_at = $1, cancel_requested = 1
-             WHERE id = $2 AND status = 'queued'",
-        )
+             WHERE id = $2 AND status IN {ends}"
+        ))
         .bind(&now)
         .bind(id)
         .execute(&self.pool)
@@ -379,12 +405,26 @@ mod tests {
         let (_d, s) = store().await;
         let queued = s.enqueue("a", "{}", None, |_| false).await.unwrap().unwrap();
         let running = s.enqueue("b", "{}", Some(&A), |_| false).await.unwrap().unwrap();
-        assert_eq!(s.cancel_request(queued).await.unwrap().unwrap().status, QueueStatus::Cancelled);
-        let flagged = s.cancel_request(running).await.unwrap().unwrap();
+        assert_eq!(s.cancel_request(queued, false).await.unwrap().unwrap().status, QueueStatus::Cancelled);
+        let flagged = s.cancel_request(running, false).await.unwrap().unwrap();
         assert_eq!((flagged.status, flagged.cancel_requested), (QueueStatus::Running, true));
         assert_eq!(s.heartbeat_request(running, A.owner).await.unwrap(), Some(true));
-        assert!(s.cancel_request(999).await.unwrap().is_none());
+        assert!(s.cancel_request(999, false).await.unwrap().is_none());
         // A request of a suite whose last one was cancelled is taken.
         assert!(s.enqueue("a", "{}", None, |_| false).await.unwrap().is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_request_its_worker_gave_back_is_claimed_again_and_an_abandoned_one_can_be_cancelled() {
+        let (_d, s) = store().await;
+        let id = s.enqueue("knobs", "{}", Some(&A), |_| false).await.unwrap().unwrap();
+        assert!(!s.requeue_request(id, B.owner).await.unwrap(), "only its worker gives it back");
+        assert!(s.requeue_request(id, A.owner).await.unwrap());
+        let again = s.claim_request(&B, |_| false).await.unwrap().unwrap();
+        assert_eq!((again.id, again.owner.as_deref(), again.attempts), (id, Some(B.owner), 2));
+        // B dies: a person's cancel ends it at once instead of waiting for a takeover.
+        let ended = s.cancel_request(id, true).await.unwrap().unwrap();
+        assert_eq!(ended.status, QueueStatus::Cancelled);
+        assert!(s.claim_request(&A, |_| true).await.unwrap().is_none(), "nothing to take over");
     }
 }
