@@ -111,6 +111,10 @@ impl From<Row> for QueuedRequest {
     }
 }
 
+/// Claims of one request after which a worker that stopped with it leaves
+/// it failed instead of handing it on.
+pub const MAX_ATTEMPTS: i64 = 5;
+
 /// Who claims: the worker's owner id and the words people see.
 #[derive(Debug, Clone)]
 pub struct Claimant<'a> {
@@ -204,13 +208,33 @@ impl Store {
             .filter(|r| r.status == QueueStatus::Running && !stale(r))
             .map(|r| r.suite_name.as_str())
             .collect();
+        let now = now_rfc3339();
+        // A request whose workers kept dying (one that exhausts a machine's
+        // memory, say) is not handed to the next one for ever.
+        let (spent, open): (Vec<&QueuedRequest>, Vec<&QueuedRequest>) =
+            open.iter().partition(|r| r.status == QueueStatus::Running && stale(r) && r.attempts >= MAX_ATTEMPTS);
+        for r in spent {
+            sqlx::query(
+                "UPDATE run_requests SET status = 'failed', finished_at = $1, error = $2
+                 WHERE id = $3 AND status = 'running' AND owner IS NOT DISTINCT FROM $4",
+            )
+            .bind(&now)
+            .bind(format!(
+                "its worker stopped {} times before finishing it; launch it again to resume the unfinished epoch",
+                r.attempts
+            ))
+            .bind(r.id)
+            .bind(r.owner.as_deref())
+            .execute(&mut *tx)
+            .await?;
+        }
         let Some(pick) = open
-            .iter()
+            .into_iter()
             .find(|r| !busy.contains(r.suite_name.as_str()) && (r.status == QueueStatus::Queued || stale(r)))
         else {
+            tx.commit().await?;
             return Ok(None);
         };
-        let now = now_rfc3339();
         // Only if the row is still as it was read: its worker's completion
         // does not take the write lock and may have landed meanwhile.
         let taken = sqlx::query(
@@ -426,5 +450,20 @@ mod tests {
         let ended = s.cancel_request(id, true).await.unwrap().unwrap();
         assert_eq!(ended.status, QueueStatus::Cancelled);
         assert!(s.claim_request(&A, |_| true).await.unwrap().is_none(), "nothing to take over");
+    }
+
+    #[tokio::test]
+    async fn a_request_whose_workers_keep_dying_is_failed_instead_of_handed_on_for_ever() {
+        let (_d, s) = store().await;
+        let id = s.enqueue("hungry", "{}", Some(&A), |_| false).await.unwrap().unwrap();
+        let dead = |r: &QueuedRequest| r.status == QueueStatus::Running;
+        for claims in 2..=MAX_ATTEMPTS {
+            let taken = s.claim_request(&B, dead).await.unwrap().unwrap();
+            assert_eq!((taken.id, taken.attempts), (id, claims));
+        }
+        assert!(s.claim_request(&B, dead).await.unwrap().is_none(), "the fifth worker's death ends it");
+        let row = s.queued_request(id).await.unwrap().unwrap();
+        assert_eq!(row.status, QueueStatus::Failed);
+        assert!(row.error.unwrap().contains("its worker stopped 5 times"));
     }
 }
