@@ -23,6 +23,13 @@ pub fn secs(secs: f64) -> Duration {
     Duration::from_secs_f64(clamped)
 }
 
+/// Whether a stored timestamp is older than `age` — a heartbeat gone quiet.
+/// Missing or unreadable counts as old.
+pub fn older_than(stored: Option<&str>, age: Duration) -> bool {
+    let at = stored.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+    at.is_none_or(|at| chrono::Utc::now().signed_duration_since(at).to_std().is_ok_and(|elapsed| elapsed > age))
+}
+
 /// Whether `secs` is a usable duration from outside: above 0, at most
 /// [`MAX_SECONDS`].
 pub fn valid_secs(secs: f64) -> bool {

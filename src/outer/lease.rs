@@ -69,9 +69,7 @@ impl Drop for SuiteLease {
 fn is_stale(row: &LeaseRow) -> bool {
     let origin = row.owner.split('#').next().unwrap_or_default();
     let dead = crate::process::origin_gone(origin) == Some(true);
-    let silent = chrono::DateTime::parse_from_rfc3339(&row.heartbeat_at)
-        .map_or(true, |at| chrono::Utc::now().signed_duration_since(at).to_std().is_ok_and(|age| age > STALE_AFTER));
-    dead || silent
+    dead || crate::time::older_than(Some(&row.heartbeat_at), STALE_AFTER)
 }
 
 /// A nonce telling apart two runs of one process.

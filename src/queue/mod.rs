@@ -151,10 +151,8 @@ pub fn is_abandoned(row: &QueuedRequest) -> bool {
         return false;
     }
     let Some(owner) = row.owner.as_deref() else { return true };
-    let beat = row.heartbeat_at.as_deref().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
-    let silent =
-        beat.is_none_or(|at| chrono::Utc::now().signed_duration_since(at).to_std().is_ok_and(|age| age > STALE_AFTER));
-    silent || crate::process::origin_gone(owner) == Some(true)
+    crate::time::older_than(row.heartbeat_at.as_deref(), STALE_AFTER)
+        || crate::process::origin_gone(owner) == Some(true)
 }
 
 /// A request as it ended, for the caller.

@@ -1175,14 +1175,7 @@ impl Service {
     /// endpoint and key with the settings' limits, the allowed folders.
     fn machine(&self) -> crate::queue::Machine {
         let s = lock(&self.settings).clone();
-        let layer = s.llm_layer();
-        let model = crate::llm::LlmSettings {
-            base_url: s.llm_base_url.clone(),
-            model: s.llm_model.clone(),
-            api_key: self.keychain_key(),
-            ..Default::default()
-        }
-        .overlay(&layer);
+        let model = self.model_settings(&s);
         crate::queue::Machine {
             runs_root: self
                 .config
@@ -1193,6 +1186,18 @@ impl Service {
             access: s.access(),
             env: Arc::clone(&self.config.env),
         }
+    }
+
+    /// The model endpoint, name and key with the settings' limits and prices:
+    /// what this machine gives every run, before a suite's and a request's.
+    fn model_settings(&self, s: &Settings) -> crate::llm::LlmSettings {
+        crate::llm::LlmSettings {
+            base_url: s.llm_base_url.clone(),
+            model: s.llm_model.clone(),
+            api_key: self.keychain_key(),
+            ..Default::default()
+        }
+        .overlay(&s.llm_layer())
     }
 
     /// The latest launches on this database, whichever process made them.
@@ -1246,16 +1251,7 @@ impl Service {
         req: &RunRequest,
     ) -> Result<Option<crate::llm::LlmClient>> {
         let s = lock(&self.settings).clone();
-        let layer = s.llm_layer();
-        let llm_settings = crate::llm::LlmSettings {
-            base_url: s.llm_base_url,
-            model: s.llm_model,
-            api_key: self.keychain_key(),
-            ..Default::default()
-        }
-        .overlay(&layer)
-        .overlay(&suite.to_settings())
-        .overlay(&req.model.to_settings());
+        let llm_settings = self.model_settings(&s).overlay(&suite.to_settings()).overlay(&req.model.to_settings());
         let env = Arc::clone(&self.config.env);
         match crate::llm::LlmConfig::resolve(&llm_settings, |n| env(n)) {
             Ok(config) => {

@@ -46,12 +46,20 @@ impl QueueStatus {
     }
 }
 
+/// The status column as stored (its CHECK keeps it one of the five).
+impl From<String> for QueueStatus {
+    fn from(s: String) -> Self {
+        QueueStatus::parse(&s)
+    }
+}
+
 /// A request as stored.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct QueuedRequest {
     pub id: i64,
     pub suite_name: String,
     pub request_json: String,
+    #[sqlx(try_from = "String")]
     pub status: QueueStatus,
     pub owner: Option<String>,
     pub holder: Option<String>,
@@ -59,6 +67,7 @@ pub struct QueuedRequest {
     pub started_at: Option<String>,
     pub heartbeat_at: Option<String>,
     pub finished_at: Option<String>,
+    #[sqlx(try_from = "super::Flag")]
     pub cancel_requested: bool,
     pub attempts: i64,
     pub suite_id: Option<i64>,
@@ -66,49 +75,6 @@ pub struct QueuedRequest {
     /// The base seed the run chose, once it started.
     pub seed: Option<i64>,
     pub error: Option<String>,
-}
-
-#[derive(sqlx::FromRow)]
-struct Row {
-    id: i64,
-    suite_name: String,
-    request_json: String,
-    status: String,
-    owner: Option<String>,
-    holder: Option<String>,
-    enqueued_at: String,
-    started_at: Option<String>,
-    heartbeat_at: Option<String>,
-    finished_at: Option<String>,
-    cancel_requested: i64,
-    attempts: i64,
-    suite_id: Option<i64>,
-    epochs_done: i64,
-    seed: Option<i64>,
-    error: Option<String>,
-}
-
-impl From<Row> for QueuedRequest {
-    fn from(r: Row) -> Self {
-        QueuedRequest {
-            id: r.id,
-            suite_name: r.suite_name,
-            request_json: r.request_json,
-            status: QueueStatus::parse(&r.status),
-            owner: r.owner,
-            holder: r.holder,
-            enqueued_at: r.enqueued_at,
-            started_at: r.started_at,
-            heartbeat_at: r.heartbeat_at,
-            finished_at: r.finished_at,
-            cancel_requested: r.cancel_requested != 0,
-            attempts: r.attempts,
-            suite_id: r.suite_id,
-            epochs_done: r.epochs_done,
-            seed: r.seed,
-            error: r.error,
-        }
-    }
 }
 
 /// Claims of one request after which a worker that stopped with it leaves
@@ -143,13 +109,13 @@ impl Store {
         stale: impl Fn(&QueuedRequest) -> bool,
     ) -> Result<std::result::Result<i64, QueuedRequest>> {
         let mut tx = self.begin_write().await?;
-        let open: Vec<Row> = sqlx::query_as(
+        let open: Vec<QueuedRequest> = sqlx::query_as(
             "SELECT * FROM run_requests WHERE suite_name = $1 AND status IN ('queued', 'running') ORDER BY id",
         )
         .bind(suite_name)
         .fetch_all(&mut *tx)
         .await?;
-        if let Some(busy) = open.into_iter().map(QueuedRequest::from).find(|r| !stale(r)) {
+        if let Some(busy) = open.into_iter().find(|r| !stale(r)) {
             return Ok(Err(busy));
         }
         // Requests of the suite left by dead workers are superseded by this one.
@@ -196,13 +162,11 @@ impl Store {
         stale: impl Fn(&QueuedRequest) -> bool,
     ) -> Result<Option<QueuedRequest>> {
         let mut tx = self.begin_write().await?;
-        let open: Vec<QueuedRequest> =
-            sqlx::query_as::<_, Row>("SELECT * FROM run_requests WHERE status IN ('queued', 'running') ORDER BY id")
-                .fetch_all(&mut *tx)
-                .await?
-                .into_iter()
-                .map(QueuedRequest::from)
-                .collect();
+        let open: Vec<QueuedRequest> = sqlx::query_as::<_, QueuedRequest>(
+            "SELECT * FROM run_requests WHERE status IN ('queued', 'running') ORDER BY id",
+        )
+        .fetch_all(&mut *tx)
+        .await?;
         let busy: std::collections::HashSet<&str> = open
             .iter()
             .filter(|r| r.status == QueueStatus::Running && !stale(r))
@@ -356,22 +320,18 @@ impl Store {
     }
 
     pub async fn queued_request(&self, id: i64) -> Result<Option<QueuedRequest>> {
-        Ok(sqlx::query_as::<_, Row>("SELECT * FROM run_requests WHERE id = $1")
+        Ok(sqlx::query_as::<_, QueuedRequest>("SELECT * FROM run_requests WHERE id = $1")
             .bind(id)
             .fetch_optional(&self.pool)
-            .await?
-            .map(QueuedRequest::from))
+            .await?)
     }
 
     /// The latest requests, newest first.
     pub async fn queued_requests(&self, limit: u32) -> Result<Vec<QueuedRequest>> {
-        Ok(sqlx::query_as::<_, Row>("SELECT * FROM run_requests ORDER BY id DESC LIMIT $1")
+        Ok(sqlx::query_as::<_, QueuedRequest>("SELECT * FROM run_requests ORDER BY id DESC LIMIT $1")
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
-            .await?
-            .into_iter()
-            .map(QueuedRequest::from)
-            .collect())
+            .await?)
     }
 }
 
