@@ -115,7 +115,7 @@ impl Executor for CommandExecutor {
         } else {
             ViewBudget { max_total_bytes: 0, ..self.config.view }
         };
-        let prompt = prompt_for(request, ws, budget, &[]).await?;
+        let (prompt, _) = prompt_for(request, ws, budget, &[]).await?;
         let text = format!("{}\n\n{COMMAND_CONTRACT}\n", prompt.as_text().trim_end());
 
         let scratch = ws.scratch_dir().await?;

@@ -119,8 +119,7 @@ const BLOCK_CHARS: usize = 8_000;
 /// A file of the workspace for the reply contract's example: the first
 /// that is neither a test (tests are what the task is measured by) nor
 /// hidden (`.gitignore`), else any.
-async fn example_path(ws: &Workspace) -> String {
-    let files = ws.list_files().await.map(|l| l.files).unwrap_or_default();
+fn example_path(files: &[String]) -> String {
     let is_test = |p: &str| p.contains("test");
     files.iter().find(|f| !is_test(f)).or(files.first()).cloned().unwrap_or_else(|| "src/main.py".to_string())
 }
@@ -190,8 +189,8 @@ impl Executor for LlmExecutor {
     async fn execute(&self, request: &ExecutionRequest, ws: &mut Workspace) -> Result<Execution, ExecutorError> {
         let started = Instant::now();
         prepare(request, ws).await?;
-        let prompt = prompt_for(request, ws, self.config.view, &TOOLS).await?;
-        let example = example_path(ws).await;
+        let (prompt, files) = prompt_for(request, ws, self.config.view, &TOOLS).await?;
+        let example = example_path(&files);
         let system = format!("{}\n\n{}", prompt.system, reply_contract(&example));
         let mut chat = ChatRequest::new(vec![ChatMessage::system(system), ChatMessage::user(prompt.user.clone())])
             .temperature(self.config.temperature)

@@ -230,20 +230,22 @@ async fn prepare(request: &ExecutionRequest, ws: &mut Workspace) -> Result<(), E
     Ok(())
 }
 
-/// Builds the strategy's prompt with the view of the workspace it calls for.
+/// Builds the strategy's prompt with the view of the workspace it calls
+/// for; also every file of the workspace, as listed for the view.
 async fn prompt_for(
     request: &ExecutionRequest,
     ws: &Workspace,
     budget: ViewBudget,
     available_tools: &[&str],
-) -> Result<Prompt, ExecutorError> {
+) -> Result<(Prompt, Vec<String>), ExecutorError> {
     let mut inputs = request.inputs.clone();
     if inputs.available_tools.is_empty() {
         inputs.available_tools = available_tools.iter().map(|t| t.to_string()).collect();
     }
     let (budget, focus) = prompt::view_for(request.strategy, &inputs, budget);
     let view = WorkspaceView::gather(ws, budget, &focus).await?;
-    Ok(build_prompt(request.strategy, &inputs, &request.texts, &view, request.revert_to.as_ref()))
+    let prompt = build_prompt(request.strategy, &inputs, &request.texts, &view, request.revert_to.as_ref());
+    Ok((prompt, view.listing))
 }
 
 /// The tools in `used` that `blocked` forbids (names compared trimmed and

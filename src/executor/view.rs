@@ -70,13 +70,17 @@ pub struct WorkspaceView {
     pub files: Vec<ViewFile>,
     /// Files that exist but are not listed.
     pub unlisted: usize,
+    /// Every file git lists, in its order (what the prompt may name, such
+    /// as the reply contract's example path, without asking git again).
+    #[serde(skip)]
+    pub listing: Vec<String>,
 }
 
 impl WorkspaceView {
     /// Reads the workspace's files within `budget`, in the order `focus` gives.
     pub async fn gather(ws: &Workspace, budget: ViewBudget, focus: &Focus) -> Result<WorkspaceView, WorkspaceError> {
         let listing = ws.list_files().await?;
-        let mut paths = listing.files;
+        let mut paths = listing.files.clone();
         let mut related = vec![true; paths.len()];
         match focus {
             Focus::All => {}
@@ -133,7 +137,7 @@ impl WorkspaceView {
                 Err(e) => files.push(ViewFile { path, content: None, note: Some(e.reason.to_string()) }),
             }
         }
-        Ok(WorkspaceView { files, unlisted })
+        Ok(WorkspaceView { files, unlisted, listing: listing.files })
     }
 
     /// The view as Markdown: the file list, then each included file.

@@ -24,6 +24,7 @@
 //! - runs it in a [`sandbox`] when asked (model-written code: overseers and
 //!   command executors of agent tasks).
 
+pub mod launcher;
 pub mod sandbox;
 
 use std::collections::VecDeque;
@@ -270,7 +271,7 @@ impl ShellCommand {
             // shell started, not just the shell.
             .process_group(0)
             .kill_on_drop(true);
-        let mut child = match cmd.spawn() {
+        let mut child = match launcher::spawn(cmd).await {
             Ok(c) => c,
             Err(e) => {
                 let reason = if self.cwd.is_dir() {

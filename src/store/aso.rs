@@ -64,7 +64,7 @@ impl Store {
         .bind(task_name)
         .bind(config_json)
         .bind(now_rfc3339())
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?)
     }
 
@@ -127,7 +127,7 @@ impl Store {
         .bind(&i.subject)
         .bind(&i.context_json)
         .bind(now_rfc3339())
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?)
     }
 
@@ -161,7 +161,7 @@ impl Store {
         .bind(&i.subject)
         .bind(&i.context_json)
         .bind(now_rfc3339())
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?)
     }
 
@@ -193,7 +193,7 @@ impl Store {
         )
         .bind(now_rfc3339())
         .bind(id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -209,7 +209,7 @@ impl Store {
         .bind(reason)
         .bind(now_rfc3339())
         .bind(id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -229,7 +229,7 @@ impl Store {
         .bind(text)
         .bind(now_rfc3339())
         .bind(id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(done.rows_affected() == 1)
     }

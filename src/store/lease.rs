@@ -57,7 +57,7 @@ impl Store {
             .bind(now_rfc3339())
             .bind(suite_id)
             .bind(owner)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -67,7 +67,7 @@ impl Store {
         sqlx::query("DELETE FROM suite_leases WHERE suite_id = $1 AND owner = $2")
             .bind(suite_id)
             .bind(owner)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }

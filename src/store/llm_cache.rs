@@ -16,7 +16,7 @@ impl Store {
         // readers never lose an increment.
         Ok(sqlx::query_scalar("UPDATE llm_cache SET hits = hits + 1 WHERE key = $1 RETURNING response_json")
             .bind(key)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.writer)
             .await?)
     }
 
@@ -41,7 +41,7 @@ impl Store {
         .bind(request_json)
         .bind(response_json)
         .bind(now_rfc3339())
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }

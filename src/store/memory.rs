@@ -168,7 +168,7 @@ impl Store {
         .bind(&m.content)
         .bind(&m.details_json)
         .bind(now_rfc3339())
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?;
         Ok(id)
     }

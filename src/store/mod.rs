@@ -14,6 +14,15 @@
 //! `SQLITE_BUSY` when another process wrote in between; on PostgreSQL a
 //! transaction-scoped advisory lock, so the read-then-write steps (claiming
 //! a request, taking a lease) are just as exclusive across workers.
+//!
+//! On SQLite every write of this process goes through one connection of its
+//! own (`writer`), and reads through a pool beside it. SQLite lets one writer
+//! at a time in; a second connection that asks meanwhile is turned away and
+//! retries after sleeps that grow to 100 ms (its busy handler), so with 32
+//! trajectories recording at once most of an iteration's store time was
+//! spent asleep. Waiting for the one writer connection is a fair queue that
+//! wakes the next writer the moment the last one commits. (Other processes
+//! on the same file still meet the busy handler.)
 
 mod agent;
 mod aso;
@@ -184,7 +193,11 @@ impl Backend {
 /// A handle to the database; cheap to clone (it wraps a connection pool).
 #[derive(Clone, Debug)]
 pub struct Store {
+    /// Reads (and, on PostgreSQL, writes too).
     pool: AnyPool,
+    /// Writes: on SQLite a pool of one connection (see the module's doc); on
+    /// PostgreSQL the same pool as `pool`.
+    writer: AnyPool,
     /// The file, or the PostgreSQL URL (shown without its password).
     path: PathBuf,
     backend: Backend,
@@ -251,17 +264,18 @@ impl Store {
         // and foreign keys on; `synchronous` is set on every connection.
         let name = path.display().to_string().replace('%', "%25").replace('?', "%3F").replace('#', "%23");
         let url = format!("sqlite://{name}?mode=rwc");
-        let pool = AnyPoolOptions::new()
-            .max_connections(4)
-            .after_connect(|conn, _| {
-                Box::pin(async move {
-                    sqlx::Executor::execute(&mut *conn, "PRAGMA synchronous = NORMAL").await?;
-                    Ok(())
+        let connect = |connections: u32| {
+            AnyPoolOptions::new()
+                .max_connections(connections)
+                .after_connect(|conn, _| {
+                    Box::pin(async move {
+                        sqlx::Executor::execute(&mut *conn, "PRAGMA synchronous = NORMAL").await?;
+                        Ok(())
+                    })
                 })
-            })
-            .connect(&url)
-            .await
-            .map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
+                .connect(&url)
+        };
+        let pool = connect(4).await.map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
 
         // WAL is a property of the file, so setting it once covers every
         // connection. SQLite answers with the mode it actually chose; anything
@@ -274,7 +288,8 @@ impl Store {
         let migrated = SQLITE_MIGRATIONS.run(&pool).await;
         drop(lock);
         migrated.map_err(|source| StoreError::Migrate { path: path.to_path_buf(), source })?;
-        Ok(Store { pool, path: path.to_path_buf(), backend: Backend::Sqlite })
+        let writer = connect(1).await.map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
+        Ok(Store { pool, writer, path: path.to_path_buf(), backend: Backend::Sqlite })
     }
 
     async fn open_postgres(location: &Path) -> Result<Store> {
@@ -300,7 +315,7 @@ impl Store {
         // Migrations take PostgreSQL's advisory lock: workers starting at
         // once take turns.
         POSTGRES_MIGRATIONS.run(&pool).await.map_err(|source| StoreError::Migrate { path: shown.clone(), source })?;
-        Ok(Store { pool, path: shown, backend: Backend::Postgres })
+        Ok(Store { writer: pool.clone(), pool, path: shown, backend: Backend::Postgres })
     }
 
     pub fn backend(&self) -> Backend {
@@ -311,9 +326,9 @@ impl Store {
     /// the module's doc).
     pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, Any>> {
         match self.backend {
-            Backend::Sqlite => Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?),
+            Backend::Sqlite => Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?),
             Backend::Postgres => {
-                let mut tx = self.pool.begin().await?;
+                let mut tx = self.writer.begin().await?;
                 // Selected as a number: the lock function returns `void`, a type
                 // the `Any` driver cannot carry.
                 sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock(7300)) AS locked").execute(&mut *tx).await?;
@@ -344,6 +359,7 @@ impl Store {
     }
 
     pub async fn close(&self) {
+        self.writer.close().await;
         self.pool.close().await;
     }
 
@@ -372,7 +388,7 @@ impl Store {
         .bind(baseline_json)
         .bind(now_rfc3339())
         .bind(source)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?;
         Ok(id)
     }
@@ -498,7 +514,7 @@ impl Store {
         .bind(epoch_num)
         .bind(now_rfc3339())
         .bind(parent_artifacts_json)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?)
     }
 
@@ -628,7 +644,7 @@ impl Store {
         .bind(kind)
         .bind(run_dir)
         .bind(now_rfc3339())
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?)
     }
 
@@ -681,7 +697,7 @@ impl Store {
         .bind(now_rfc3339())
         .bind(reason)
         .bind(epoch_id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(done.rows_affected())
     }
@@ -730,7 +746,7 @@ impl Store {
         .bind(&event.occurred_at)
         .bind(now_rfc3339())
         .bind(&event.origin)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?)
     }
 

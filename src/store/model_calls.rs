@@ -68,7 +68,7 @@ impl Store {
         .bind(c.seconds)
         .bind(&c.outcome)
         .bind(now_rfc3339())
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?)
     }
 

@@ -35,7 +35,7 @@ impl Store {
         .bind(request_json)
         .bind(first_epoch)
         .bind(epochs)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
@@ -45,7 +45,7 @@ impl Store {
         sqlx::query("UPDATE suite_plans SET finished_at = $1 WHERE suite_id = $2")
             .bind(now_rfc3339())
             .bind(suite_id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }

@@ -233,7 +233,7 @@ impl Store {
         )
         .bind(id)
         .bind(owner)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?
         .rows_affected();
         Ok(changed == 1)
@@ -249,7 +249,7 @@ impl Store {
         .bind(now_rfc3339())
         .bind(id)
         .bind(owner)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await?;
         Ok(cancel.map(|c| c != 0))
     }
@@ -260,7 +260,7 @@ impl Store {
             .bind(i64::try_from(seed).unwrap_or(i64::MAX))
             .bind(id)
             .bind(owner)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -272,7 +272,7 @@ impl Store {
             .bind(epochs_done)
             .bind(id)
             .bind(owner)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -291,7 +291,7 @@ impl Store {
         .bind(&done.error)
         .bind(id)
         .bind(owner)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?
         .rows_affected();
         Ok(changed == 1)
@@ -310,11 +310,11 @@ impl Store {
         ))
         .bind(&now)
         .bind(id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         sqlx::query("UPDATE run_requests SET cancel_requested = 1 WHERE id = $1 AND status = 'running'")
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         self.queued_request(id).await
     }

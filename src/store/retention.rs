@@ -44,7 +44,7 @@ impl Store {
     pub async fn drop_stale_cache(&self, before: &str) -> Result<u64> {
         Ok(sqlx::query("DELETE FROM llm_cache WHERE created_at < $1")
             .bind(before)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?
             .rows_affected())
     }

@@ -120,7 +120,7 @@ impl Store {
         .bind(&n.rationale)
         .bind(&n.feedback)
         .bind(&n.guidance)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?)
     }
 
@@ -130,7 +130,7 @@ impl Store {
             .bind(status)
             .bind(note)
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -173,7 +173,7 @@ impl Store {
         .bind(n.expected_loss_reduction)
         .bind(n.confidence)
         .bind(now_rfc3339())
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?)
     }
 
@@ -182,7 +182,7 @@ impl Store {
         sqlx::query("UPDATE tree_notes SET node_id = $1 WHERE id = $2")
             .bind(node_id)
             .bind(note_id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }

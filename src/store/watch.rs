@@ -104,7 +104,7 @@ impl Store {
         )
         .bind(path)
         .bind(now_rfc3339())
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?)
     }
 
@@ -113,7 +113,7 @@ impl Store {
         let done = sqlx::query("UPDATE watched_folders SET active = 0, removed_at = $1 WHERE path = $2 AND active = 1")
             .bind(now_rfc3339())
             .bind(path)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -221,7 +221,7 @@ impl Store {
         .bind(&f.approval_key)
         .bind(&now)
         .bind(&now)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?)
     }
 
@@ -296,7 +296,7 @@ impl Store {
             .bind(status)
             .bind(now_rfc3339())
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -406,7 +406,7 @@ impl Store {
         .bind(suite_name)
         .bind(content_hash)
         .bind(&now)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await?;
         if inserted.is_some() {
             return Ok(inserted);
@@ -419,7 +419,7 @@ impl Store {
         .bind(&now)
         .bind(suite_name)
         .bind(content_hash)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await?)
     }
 
@@ -444,7 +444,7 @@ impl Store {
         .bind(owner)
         .bind(now_rfc3339())
         .bind(skip)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await?)
     }
 
@@ -472,7 +472,7 @@ impl Store {
         .bind(now_rfc3339())
         .bind(status)
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await?)
     }
 
@@ -493,7 +493,7 @@ impl Store {
             )
             .bind(r.id)
             .bind(&r.owner)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.writer)
             .await?;
             out.extend(back);
         }

@@ -139,6 +139,10 @@ pub struct Workspace {
     /// [`reset_to`](Self::reset_to) left us at; churn is measured from here
     /// (not from `HEAD~1`, which an agent that commits by itself would move).
     head: Option<String>,
+    /// The files the last commit changed, `(from, to, changes)`: the
+    /// protection check asks for the same diff right after, and a diff
+    /// between two commits never changes, so it is not asked of git twice.
+    last_changes: Option<(String, String, Vec<FileChange>)>,
 }
 
 /// Distinguishes temporary files of concurrent writes in one process.
@@ -159,7 +163,7 @@ impl Workspace {
             path: root.clone(),
             source: std::io::Error::other(e.to_string()),
         })??;
-        let mut ws = Workspace { root, config, head: None };
+        let mut ws = Workspace { root, config, head: None, last_changes: None };
         ws.init_repo().await?;
         ws.commit(&format!("workspace copied from {}", source.display())).await?;
         Ok(ws)
@@ -169,7 +173,7 @@ impl Workspace {
     /// an empty first commit.
     pub async fn init(dest: &Path, config: WorkspaceConfig) -> Result<Workspace, WorkspaceError> {
         let root = prepare_dest(dest).await?;
-        let mut ws = Workspace { root, config, head: None };
+        let mut ws = Workspace { root, config, head: None, last_changes: None };
         ws.init_repo().await?;
         ws.commit("empty workspace").await?;
         Ok(ws)
@@ -181,7 +185,7 @@ impl Workspace {
             return Err(WorkspaceError::NotAWorkspace(root.to_path_buf()));
         }
         let root = tokio::fs::canonicalize(root).await.map_err(io_err("resolve", root))?;
-        let mut ws = Workspace { root, config, head: None };
+        let mut ws = Workspace { root, config, head: None, last_changes: None };
         ws.head = Some(ws.git(&["rev-parse", "--verify", "HEAD"]).await?.trim().to_string());
         Ok(ws)
     }
@@ -220,6 +224,11 @@ impl Workspace {
             "commit.gpgsign=false",
             "-c",
             "gc.auto=0",
+            // Else every commit starts a `git maintenance run --auto`
+            // process of its own: one more process per iteration for
+            // repositories that live a few minutes.
+            "-c",
+            "maintenance.auto=false",
             "-c",
             "core.quotepath=false",
             "-c",
@@ -248,10 +257,12 @@ impl Workspace {
         for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_CEILING_DIRECTORIES"] {
             cmd.env_remove(var);
         }
-        let out = cmd.output().await.map_err(|e| match e.kind() {
+        let failed = |e: std::io::Error| match e.kind() {
             std::io::ErrorKind::NotFound => WorkspaceError::GitMissing,
             _ => WorkspaceError::Io { action: "run git in", path: self.root.clone(), source: e },
-        })?;
+        };
+        let child = crate::process::launcher::spawn(cmd).await.map_err(failed)?;
+        let out = child.wait_with_output().await.map_err(failed)?;
         if !out.status.success() {
             return Err(WorkspaceError::Git {
                 args: args.join(" "),
@@ -271,7 +282,11 @@ impl Workspace {
         self.git(&["commit", "-q", "--allow-empty", "--no-verify", "-m", message]).await?;
         let commit = self.git(&["rev-parse", "--verify", "HEAD"]).await?.trim().to_string();
         let changes = match &self.head {
-            Some(prev) => self.changes(prev, &commit).await?,
+            Some(prev) => {
+                let changes = self.changes(prev, &commit).await?;
+                self.last_changes = Some((prev.clone(), commit.clone(), changes.clone()));
+                changes
+            }
             None => self.parse_numstat(
                 &self
                     .git(&["diff-tree", "-z", "--root", "-r", "--no-renames", "--numstat", "--no-commit-id", &commit])
@@ -293,6 +308,12 @@ impl Workspace {
     pub async fn changes(&self, from: &str, to: &str) -> Result<Vec<FileChange>, WorkspaceError> {
         check_commit_id(from)?;
         check_commit_id(to)?;
+        if let Some((f, t, changes)) = &self.last_changes
+            && f == from
+            && t == to
+        {
+            return Ok(changes.clone());
+        }
         let out = self.git(&["diff", "-z", "--numstat", "--no-renames", "--no-ext-diff", from, to, "--"]).await?;
         Ok(self.parse_numstat(&out))
     }
@@ -330,10 +351,18 @@ impl Workspace {
 
     /// Files changed since the last commit, tracked or new (not ignored).
     pub async fn uncommitted_changes(&self) -> Result<Vec<String>, WorkspaceError> {
-        let tracked = self.git(&["diff", "-z", "--name-only", "--no-renames", "HEAD", "--"]).await?;
-        let new = self.git(&["ls-files", "-z", "--others", "--exclude-standard"]).await?;
-        let mut out: Vec<String> =
-            tracked.split('\0').chain(new.split('\0')).filter(|p| !p.is_empty()).map(String::from).collect();
+        // One process for both kinds: `XY path` records, `??` for new files.
+        // No optional locks: a status must not rewrite the index (a check
+        // that only looks must not race the next commit for its lock).
+        let status = self
+            .git(&["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"])
+            .await?;
+        let mut out: Vec<String> = status
+            .split('\0')
+            .filter_map(|record| record.get(3..))
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect();
         out.sort();
         out.dedup();
         Ok(out)
