@@ -231,6 +231,53 @@ async fn suites_epochs_and_graph_show_what_the_cli_ran() {
     assert_eq!(body["error"], "no endpoint GET /api/nowhere");
 }
 
+/// Each operation declared in `service::operations` is served at its verb
+/// and path: nothing to add by hand for a new one. Asked with arguments it
+/// cannot use, every one answers from the operation (a refusal that names
+/// the argument, or "not found"), never the router's "no endpoint".
+#[tokio::test]
+async fn every_declared_operation_is_served_at_its_verb_and_path() {
+    use attractor::service::operations::{OPERATIONS, Source, Verb};
+    let w = World::populated();
+    let s = w.serve(None, &[]).await;
+    let mut reached = 0;
+    for op in OPERATIONS {
+        // These two act at once without arguments (the keychain, the model):
+        // the settings tests call them for real.
+        if ["delete_api_key", "test_llm"].contains(&op.name) {
+            continue;
+        }
+        let path = op
+            .params
+            .iter()
+            .filter(|p| p.source == Source::Path)
+            .fold(op.path.to_string(), |path, p| path.replace(&format!("{{{}}}", p.name), "999999"));
+        let method = match op.verb {
+            Verb::Get => reqwest::Method::GET,
+            Verb::Post => reqwest::Method::POST,
+            Verb::Put => reqwest::Method::PUT,
+            Verb::Delete => reqwest::Method::DELETE,
+        };
+        // A body not declared JSON: refused before anything happens.
+        let answer =
+            s.req(method, &format!("/api{path}")).header("content-type", "text/plain").body("x").send().await.unwrap();
+        let status = answer.status();
+        let body: Value = answer.json().await.unwrap_or(Value::Null);
+        let error = body["error"].as_str().unwrap_or_default();
+        assert!(
+            !error.starts_with("no endpoint") && status != StatusCode::METHOD_NOT_ALLOWED,
+            "{}: {status} {body}",
+            op.name
+        );
+        if op.params.iter().any(|p| p.source == Source::Body) {
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{}: {body}", op.name);
+            assert!(error.starts_with("the request body must be JSON"), "{}: {body}", op.name);
+        }
+        reached += 1;
+    }
+    assert!(reached >= 28, "{reached}");
+}
+
 #[tokio::test]
 async fn the_report_downloads_as_a_zip_of_the_charts_and_the_page() {
     let w = World::populated();

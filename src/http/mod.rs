@@ -1,11 +1,12 @@
 //! The HTTP transport of the service facade: `attractor serve`.
 //!
-//! JSON under `/api/…` (the endpoints of seed 004 §11 plus what the app's
-//! screens need, such as the trajectory repository's numbers under
-//! `/api/trajectories/…` and the convergence memories under `/api/memories`), server-sent events at `/api/events` pushed from the bus,
-//! and the built front end (`ui/dist`) for everything else. Every handler
-//! only translates between HTTP and a [`Service`] method; no decision is
-//! made here that the desktop shell would have to make again.
+//! JSON under `/api/…` — one route per facade operation, registered from
+//! their one declaration ([`crate::service::operations`]: verb, path, where
+//! each argument is) —, server-sent events at `/api/events` pushed from the
+//! bus, the suite's report as a zip download, and the built front end
+//! (`ui/dist`) for everything else. Nothing here decides anything the
+//! desktop shell would have to decide again: a route only hands the
+//! request's pieces to [`operations::call`].
 //!
 //! Security model: loopback by default. Binding any other address needs a
 //! token ([`check_bind`]), and with a token every `/api` request must carry
@@ -28,13 +29,14 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::extract::{Path as UrlPath, Query, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection, RawPathParamsRejection};
+use axum::extract::{Path as UrlPath, Query, RawPathParams, RawQuery, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{delete, get, post, put};
+use axum::routing::{MethodRouter, delete, get, post, put};
 use axum::{Json, Router};
 use futures::Stream;
 use serde::Deserialize;
@@ -42,7 +44,8 @@ use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{DefaultPredicate, NotForContentType, Predicate};
 use tower_http::services::{ServeDir, ServeFile};
 
-use crate::service::types::*;
+use crate::service::operations::{self, CallError, Input, OPERATIONS, Operation, Verb};
+use crate::service::types::ApiError;
 use crate::service::{Service, ServiceError};
 
 /// Environment variable holding the API token (same as `--token`).
@@ -87,37 +90,15 @@ struct AppState {
 /// The whole application: API, events, UI.
 pub fn router(service: Arc<Service>, token: Option<String>, ui_dir: Option<PathBuf>) -> Router {
     let state = AppState { service, token: token.filter(|t| !t.is_empty()).map(Arc::from) };
-    let api = Router::new()
-        .route("/overview", get(overview))
-        .route("/suites", get(suites))
-        .route("/suites/{id}/epochs", get(suite_epochs))
-        .route("/suites/{id}/charts", get(suite_charts))
-        .route("/suites/{id}/graph", get(suite_graph))
-        .route("/suites/{id}/proposals", get(suite_proposals))
-        .route("/suites/{id}/report.zip", get(suite_report_zip))
-        .route("/runs/{id}", get(run_detail))
-        .route("/runs/{id}/epoch", get(run_epoch))
-        .route("/artifacts", get(artifacts))
-        .route("/artifacts/{name}/versions", get(artifact_versions))
-        .route("/artifacts/{name}/diff", get(artifact_diff))
-        .route("/artifacts/{name}/rollback", post(rollback))
-        .route("/interventions", get(interventions))
-        .route("/interventions/{id}/answer", post(answer))
-        .route("/interventions/{id}/dismiss", post(dismiss))
-        .route("/validate", post(validate))
-        .route("/launches/preview", post(preview))
-        .route("/launches", get(launches).post(launch))
-        .route("/launches/{id}", get(launch_view))
-        .route("/launches/{id}/cancel", post(cancel))
-        .route("/settings", get(settings).put(update_settings))
-        .route("/settings/test-llm", post(test_llm))
-        .route("/settings/api-key", put(set_api_key).delete(delete_api_key))
-        .route("/trajectories/stats", get(trajectory_stats))
-        .route("/trajectories/similar", get(similar_trajectories))
-        .route("/memories", get(memories))
-        .route("/watch", get(watched))
-        .route("/watch/folders", post(add_watched_folder))
-        .route("/watch/folders/{id}", delete(remove_watched_folder))
+    // Every facade operation from its one declaration (verb, path, where
+    // each argument is); then what only HTTP has: the report as a download
+    // and the event stream.
+    let mut api = Router::new();
+    for op in OPERATIONS {
+        api = api.route(op.path, operation_route(op));
+    }
+    let api = api
+        .route("/suites/{key}/report.zip", get(suite_report_zip))
         .route("/events", get(events))
         .fallback(api_not_found)
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
@@ -178,47 +159,9 @@ impl From<ServiceError> for Failure {
     }
 }
 
-impl From<JsonRejection> for Failure {
-    fn from(r: JsonRejection) -> Failure {
-        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            return Failure(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                ApiError { error: "the request body is over this server's limit of 2 MB".into(), validation: None },
-            );
-        }
-        // axum's text leads with its own words ("Failed to deserialize the
-        // JSON body into the target type: "); keep only what is about the
-        // request — the field, serde's reason, the line and column.
-        let text = r.body_text();
-        let detail = [
-            "Failed to deserialize the JSON body into the target type: ",
-            "Failed to parse the request body as JSON: ",
-        ]
-        .iter()
-        .find_map(|p| text.strip_prefix(p))
-        .unwrap_or(&text);
-        let message = match r {
-            JsonRejection::JsonSyntaxError(_) => format!("the request body is not valid JSON: {detail}"),
-            JsonRejection::MissingJsonContentType(_) => {
-                "the request body must be JSON\n  hint: send it with the header `Content-Type: application/json`".into()
-            }
-            _ => format!(
-                "the request body is not what this endpoint takes: {detail}\n  hint: the README's API table lists each endpoint's fields"
-            ),
-        };
-        Failure::bad_input(message)
-    }
-}
-
 impl From<PathRejection> for Failure {
     fn from(r: PathRejection) -> Failure {
         Failure::bad_input(format!("bad path: {}", r.body_text()))
-    }
-}
-
-impl From<QueryRejection> for Failure {
-    fn from(r: QueryRejection) -> Failure {
-        Failure::bad_input(format!("bad query: {}", r.body_text()))
     }
 }
 
@@ -227,8 +170,6 @@ impl IntoResponse for Failure {
         (self.0, Json(self.1)).into_response()
     }
 }
-
-type Reply<T> = Result<Json<T>, Failure>;
 
 async fn api_not_found(req: Request) -> Failure {
     Failure(
@@ -352,51 +293,62 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 
 // ----- handlers ------------------------------------------------------------------
 
-async fn overview(State(s): State<AppState>) -> Reply<Overview> {
-    Ok(Json(s.service.overview().await?))
+/// The route of one facade operation: its verb, and a handler that hands
+/// the path's segments, the query and the body to [`operations::call`].
+fn operation_route(op: &'static Operation) -> MethodRouter<AppState> {
+    let handler = move |State(s): State<AppState>,
+                        path: Result<RawPathParams, RawPathParamsRejection>,
+                        RawQuery(query): RawQuery,
+                        headers: HeaderMap,
+                        body: Result<Bytes, BytesRejection>| async move {
+        let path: Vec<(String, String)> = path
+            .map_err(|r| Failure::bad_input(format!("bad path: {}", r.body_text())))?
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let body = body.map_err(|r| {
+            if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                Failure(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    ApiError { error: "the request body is over this server's limit of 2 MB".into(), validation: None },
+                )
+            } else {
+                Failure::bad_input(format!("cannot read the request body: {}", r.body_text()))
+            }
+        })?;
+        let input = Input::Http { path: &path, query: query.as_deref(), body: &body, json: is_json(&headers) };
+        match operations::call(&s.service, op.name, input).await {
+            Ok(json) => {
+                let status = StatusCode::from_u16(op.status).unwrap_or(StatusCode::OK);
+                Ok::<Response, Failure>((status, [(header::CONTENT_TYPE, "application/json")], json).into_response())
+            }
+            Err(CallError::Input(message)) => Err(Failure::bad_input(message)),
+            Err(CallError::Service(e)) => Err(Failure::from(e)),
+        }
+    };
+    match op.verb {
+        Verb::Get => get(handler),
+        Verb::Post => post(handler),
+        Verb::Put => put(handler),
+        Verb::Delete => delete(handler),
+    }
 }
 
-async fn suites(State(s): State<AppState>) -> Reply<Vec<SuiteItem>> {
-    Ok(Json(s.service.suites().await?))
-}
-
-#[derive(Deserialize)]
-struct EpochsQuery {
-    /// `?runs=false` leaves each epoch's run list out (most of the payload).
-    runs: Option<bool>,
-}
-
-async fn suite_epochs(
-    State(s): State<AppState>,
-    id: Result<UrlPath<String>, PathRejection>,
-    q: Result<Query<EpochsQuery>, QueryRejection>,
-) -> Reply<SuiteEpochs> {
-    let with_runs = q?.0.runs.unwrap_or(true);
-    Ok(Json(s.service.suite_epochs(&id?.0, with_runs).await?))
-}
-
-async fn suite_charts(State(s): State<AppState>, id: Result<UrlPath<String>, PathRejection>) -> Reply<SuiteCharts> {
-    Ok(Json(s.service.suite_charts(&id?.0).await?))
-}
-
-async fn suite_graph(State(s): State<AppState>, id: Result<UrlPath<String>, PathRejection>) -> Reply<SuiteGraph> {
-    Ok(Json(s.service.suite_graph(&id?.0).await?))
-}
-
-async fn suite_proposals(
-    State(s): State<AppState>,
-    id: Result<UrlPath<String>, PathRejection>,
-) -> Reply<SuiteProposals> {
-    Ok(Json(s.service.suite_proposals(&id?.0).await?))
+/// Whether the request says its body is JSON (`application/json`, with or
+/// without parameters, or a `+json` type).
+fn is_json(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else { return false };
+    let mime = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
 }
 
 /// The suite's report (charts as SVG and PNG, `index.html`) as a zip
 /// download: the browser's Export.
 async fn suite_report_zip(
     State(s): State<AppState>,
-    id: Result<UrlPath<String>, PathRejection>,
+    key: Result<UrlPath<String>, PathRejection>,
 ) -> Result<Response, Failure> {
-    let archive = s.service.report_zip(&id?.0).await?;
+    let archive = s.service.report_zip(&key?.0).await?;
     // The file name holds only letters, digits, `-`, `_` and `.`: safe in a header.
     let disposition = format!("attachment; filename=\"{}\"", archive.file_name);
     Ok((
@@ -408,170 +360,6 @@ async fn suite_report_zip(
         archive.bytes,
     )
         .into_response())
-}
-
-async fn run_detail(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejection>) -> Reply<RunDetail> {
-    Ok(Json(s.service.run_detail(id?.0).await?))
-}
-
-async fn run_epoch(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejection>) -> Reply<RunEpoch> {
-    Ok(Json(s.service.run_epoch(id?.0).await?))
-}
-
-async fn artifacts(State(s): State<AppState>) -> Reply<Vec<ArtifactItem>> {
-    Ok(Json(s.service.artifacts().await?))
-}
-
-async fn artifact_versions(
-    State(s): State<AppState>,
-    name: Result<UrlPath<String>, PathRejection>,
-) -> Reply<ArtifactHistory> {
-    Ok(Json(s.service.artifact_versions(&name?.0).await?))
-}
-
-#[derive(Deserialize)]
-struct DiffQuery {
-    from: i64,
-    to: i64,
-}
-
-async fn artifact_diff(
-    State(s): State<AppState>,
-    name: Result<UrlPath<String>, PathRejection>,
-    q: Result<Query<DiffQuery>, QueryRejection>,
-) -> Reply<LineDiff> {
-    let q = q?.0;
-    Ok(Json(s.service.artifact_diff(&name?.0, q.from, q.to).await?))
-}
-
-async fn rollback(
-    State(s): State<AppState>,
-    name: Result<UrlPath<String>, PathRejection>,
-    body: Result<Json<RollbackRequest>, JsonRejection>,
-) -> Reply<ArtifactItem> {
-    let name = name?.0;
-    Ok(Json(s.service.rollback_artifact(&name, body?.0.version).await?))
-}
-
-async fn interventions(State(s): State<AppState>) -> Reply<Inbox> {
-    Ok(Json(s.service.interventions().await?))
-}
-
-async fn answer(
-    State(s): State<AppState>,
-    id: Result<UrlPath<i64>, PathRejection>,
-    body: Result<Json<AnswerRequest>, JsonRejection>,
-) -> Reply<InterventionItem> {
-    let id = id?.0;
-    Ok(Json(s.service.answer(id, &body?.0).await?))
-}
-
-async fn dismiss(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejection>) -> Reply<InterventionItem> {
-    let id = id?.0;
-    Ok(Json(s.service.dismiss(id).await?))
-}
-
-async fn preview(State(s): State<AppState>, body: Result<Json<RunRequest>, JsonRejection>) -> Reply<LaunchPreview> {
-    Ok(Json(s.service.preview(&body?.0).await?))
-}
-
-async fn validate(State(s): State<AppState>, body: Result<Json<ValidateRequest>, JsonRejection>) -> Reply<Validation> {
-    Ok(Json(s.service.validate(&body?.0.suite_path)))
-}
-
-async fn launches(State(s): State<AppState>) -> Reply<Vec<LaunchView>> {
-    Ok(Json(s.service.launches().await?))
-}
-
-async fn launch(
-    State(s): State<AppState>,
-    body: Result<Json<RunRequest>, JsonRejection>,
-) -> Result<(StatusCode, Json<LaunchView>), Failure> {
-    Ok((StatusCode::ACCEPTED, Json(s.service.launch(&body?.0).await?)))
-}
-
-async fn launch_view(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejection>) -> Reply<LaunchView> {
-    Ok(Json(s.service.launch_view(id?.0).await?))
-}
-
-async fn cancel(State(s): State<AppState>, id: Result<UrlPath<i64>, PathRejection>) -> Reply<LaunchView> {
-    Ok(Json(s.service.cancel(id?.0).await?))
-}
-
-async fn settings(State(s): State<AppState>) -> Reply<SettingsView> {
-    // A key stored from the command line meanwhile shows at once.
-    s.service.refresh_keychain().await;
-    Ok(Json(s.service.settings()))
-}
-
-async fn set_api_key(
-    State(s): State<AppState>,
-    body: Result<Json<ApiKeyRequest>, JsonRejection>,
-) -> Reply<SettingsView> {
-    Ok(Json(s.service.set_api_key(&body?.0).await?))
-}
-
-async fn delete_api_key(State(s): State<AppState>) -> Reply<SettingsView> {
-    Ok(Json(s.service.delete_api_key().await?))
-}
-
-async fn update_settings(
-    State(s): State<AppState>,
-    body: Result<Json<SettingsUpdate>, JsonRejection>,
-) -> Reply<SettingsView> {
-    Ok(Json(s.service.update_settings(&body?.0)?))
-}
-
-async fn test_llm(State(s): State<AppState>) -> Reply<LlmCheck> {
-    Ok(Json(s.service.test_llm().await))
-}
-
-#[derive(Deserialize)]
-struct CategoryQuery {
-    category: Option<String>,
-    limit: Option<u32>,
-}
-
-/// `?category=C` limits the numbers to one task category.
-async fn trajectory_stats(
-    State(s): State<AppState>,
-    q: Result<Query<CategoryQuery>, QueryRejection>,
-) -> Reply<TrajectoryStats> {
-    Ok(Json(s.service.trajectory_stats(q?.0.category.as_deref()).await?))
-}
-
-/// `?run_id=N`, `?trajectory_id=ID` or `?task=TEXT`, with `&category=C&limit=N`.
-async fn similar_trajectories(
-    State(s): State<AppState>,
-    q: Result<Query<SimilarRequest>, QueryRejection>,
-) -> Reply<SimilarTrajectories> {
-    Ok(Json(s.service.similar_trajectories(&q?.0).await?))
-}
-
-async fn memories(
-    State(s): State<AppState>,
-    q: Result<Query<CategoryQuery>, QueryRejection>,
-) -> Reply<Vec<MemoryItem>> {
-    let q = q?.0;
-    Ok(Json(s.service.memories(q.category.as_deref(), q.limit).await?))
-}
-
-async fn watched(State(s): State<AppState>) -> Reply<WatchedFolders> {
-    Ok(Json(s.service.watched().await?))
-}
-
-async fn add_watched_folder(
-    State(s): State<AppState>,
-    body: Result<Json<WatchFolderRequest>, JsonRejection>,
-) -> Result<(StatusCode, Json<WatchedFolderView>), Failure> {
-    Ok((StatusCode::CREATED, Json(s.service.add_watched_folder(&body?.0.path).await?)))
-}
-
-async fn remove_watched_folder(
-    State(s): State<AppState>,
-    id: Result<UrlPath<i64>, PathRejection>,
-) -> Reply<WatchedFolders> {
-    Ok(Json(s.service.remove_watched_folder(id?.0).await?))
 }
 
 /// Live progress: every bus event as one SSE `message` whose data is the

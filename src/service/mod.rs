@@ -16,6 +16,7 @@
 
 mod diff;
 pub mod notify;
+pub mod operations;
 pub mod settings;
 #[cfg(test)]
 mod ts_export;

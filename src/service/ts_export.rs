@@ -15,49 +15,19 @@ use std::path::{Path, PathBuf};
 
 use ts_rs::{Config, TS};
 
-use super::types::*;
+use super::operations;
+use super::types::{ApiError, ReportWritten};
 use crate::bus::Envelope;
 
-fn export_all(cfg: &Config) {
-    macro_rules! export {
-        ($($t:ty),* $(,)?) => { $( <$t as TS>::export_all(cfg).expect(stringify!($t)); )* };
+/// Every type of the facade's operations (from their declarations), what
+/// only one transport has (the event stream's `Envelope`, the error body,
+/// the desktop's report export), and the operations' table itself.
+fn export_all(cfg: &Config, dir: &Path) {
+    operations::export_types(cfg).expect("the operations' types");
+    for export in [ApiError::export_all, Envelope::export_all, ReportWritten::export_all] {
+        export(cfg).expect("a transport's own type");
     }
-    export!(
-        Overview,
-        SuiteItem,
-        SuiteEpochs,
-        SuiteCharts,
-        SuiteGraph,
-        SuiteProposals,
-        RunEpoch,
-        RunDetail,
-        ArtifactItem,
-        ArtifactHistory,
-        LineDiff,
-        Inbox,
-        InterventionItem,
-        AnswerRequest,
-        RollbackRequest,
-        ValidateRequest,
-        Validation,
-        LaunchPreview,
-        RunRequest,
-        LaunchView,
-        SettingsView,
-        SettingsUpdate,
-        ApiKeyRequest,
-        LlmCheck,
-        ApiError,
-        Envelope,
-        WatchedFolders,
-        WatchedFolderView,
-        WatchFolderRequest,
-        TrajectoryStats,
-        SimilarTrajectories,
-        SimilarRequest,
-        MemoryItem,
-        ReportWritten,
-    );
+    std::fs::write(dir.join("operations.ts"), operations::typescript(cfg)).unwrap();
 }
 
 fn read_dir(dir: &Path) -> BTreeMap<String, String> {
@@ -72,9 +42,13 @@ fn read_dir(dir: &Path) -> BTreeMap<String, String> {
 #[test]
 fn the_committed_typescript_types_match_the_rust_types() {
     let tmp = tempfile::tempdir().unwrap();
-    export_all(&Config::new().with_large_int("number").with_out_dir(tmp.path()));
+    export_all(&Config::new().with_large_int("number").with_out_dir(tmp.path()), tmp.path());
     let fresh = read_dir(tmp.path());
-    assert!(fresh.contains_key("SuiteEpochs.ts") && fresh.contains_key("Envelope.ts"), "{:?}", fresh.keys());
+    assert!(
+        ["SuiteEpochs.ts", "Envelope.ts", "operations.ts"].iter().all(|f| fresh.contains_key(*f)),
+        "{:?}",
+        fresh.keys()
+    );
 
     let committed_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("ui/src/generated");
     if std::env::var_os("ATTRACTOR_UPDATE_GENERATED").is_some() {

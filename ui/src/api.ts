@@ -1,52 +1,31 @@
 // The front end's one client of the service facade, over whichever transport
-// the page has: one typed function per facade operation, and `subscribe` for
-// the live bus events. Screens call `api.*` and never learn which it is.
+// the page has. Screens call `api.<operation>(args)` and never learn which.
+//
+// The operations themselves are not written here: each is declared once in
+// src/service/operations.rs, and ui/src/generated/operations.ts (generated
+// from it) gives every operation's argument and answer types and how it
+// travels over HTTP. `api` is built from that table, so a new operation
+// needs no change in this file.
 //
 // - In the desktop app (Tauri injects `window.__TAURI_INTERNALS__` before any
-//   script runs) every call is a Tauri command (`invoke`) handled by
-//   src-tauri, and bus events arrive as Tauri events (`listen`).
-// - In a browser the calls go to `attractor serve` over HTTP (fetch) and the
-//   events over server-sent events (EventSource).
+//   script runs) every call is the shell's one Tauri command, `call`, with
+//   the operation's name and its arguments; bus events arrive as Tauri
+//   events (`listen`).
+// - In a browser the calls go to `attractor serve` over HTTP (fetch): the
+//   table says the verb and path, and which arguments go into the path, the
+//   query string or the body; the events come over server-sent events.
 //
-// Both transports end in the same `Service` method with the same arguments,
-// and a failure carries the same body (ApiError) either way.
-//
-// Types come from ui/src/generated (generated from the Rust types by ts-rs),
-// so a renamed field breaks the build here instead of showing `undefined` in
-// a screen. A server started with --token needs it on every request: open the
-// UI as http://host:port/?token=T once and it is kept for the browser session.
+// Both transports end in the same `operations::call` on the server, and a
+// failure carries the same body (ApiError) either way. A server started
+// with --token needs it on every request: open the UI as
+// http://host:port/?token=T once and it is kept for the browser session.
 import { invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import type { ApiError } from "./generated/ApiError";
-import type { AnswerRequest } from "./generated/AnswerRequest";
-import type { ArtifactHistory } from "./generated/ArtifactHistory";
-import type { ArtifactItem } from "./generated/ArtifactItem";
 import type { Envelope } from "./generated/Envelope";
-import type { Inbox } from "./generated/Inbox";
-import type { InterventionItem } from "./generated/InterventionItem";
-import type { LaunchPreview } from "./generated/LaunchPreview";
-import type { RunRequest } from "./generated/RunRequest";
-import type { LaunchView } from "./generated/LaunchView";
-import type { LineDiff } from "./generated/LineDiff";
-import type { LlmCheck } from "./generated/LlmCheck";
-import type { MemoryItem } from "./generated/MemoryItem";
-import type { Overview } from "./generated/Overview";
+import { OPERATIONS, type Operations } from "./generated/operations";
 import type { ReportWritten } from "./generated/ReportWritten";
-import type { RunDetail } from "./generated/RunDetail";
-import type { RunEpoch } from "./generated/RunEpoch";
-import type { SettingsUpdate } from "./generated/SettingsUpdate";
-import type { SettingsView } from "./generated/SettingsView";
-import type { SimilarRequest } from "./generated/SimilarRequest";
-import type { SimilarTrajectories } from "./generated/SimilarTrajectories";
-import type { SuiteCharts } from "./generated/SuiteCharts";
-import type { SuiteEpochs } from "./generated/SuiteEpochs";
-import type { SuiteGraph } from "./generated/SuiteGraph";
-import type { SuiteItem } from "./generated/SuiteItem";
-import type { SuiteProposals } from "./generated/SuiteProposals";
-import type { TrajectoryStats } from "./generated/TrajectoryStats";
 import type { Validation } from "./generated/Validation";
-import type { WatchedFolders } from "./generated/WatchedFolders";
-import type { WatchedFolderView } from "./generated/WatchedFolderView";
 import { attachmentName, reportSlug } from "./lib/export";
 
 const TOKEN_KEY = "attractor.token";
@@ -153,116 +132,68 @@ async function command<T>(name: string, args: Record<string, unknown> = {}): Pro
   }
 }
 
-type Http = [method: string, path: string, body?: unknown];
-type Command = [name: string, args?: Record<string, unknown>];
-
-/** One facade operation, addressed for both transports; the page's transport picks. */
-function request<T>(cmd: Command, http: Http): Promise<T> {
-  return inDesktopApp() ? command<T>(...cmd) : call<T>(...http);
-}
-
 const enc = encodeURIComponent;
 
 /** `?a=1&b=x` from the given fields (those undefined or null are left out), or "" for none. */
-export function queryString(fields: Record<string, string | number | null | undefined>): string {
+function queryString(fields: Record<string, unknown>): string {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(fields)) if (v !== undefined && v !== null) q.set(k, String(v));
   const s = q.toString();
   return s ? `?${s}` : "";
 }
 
-export const api = {
-  overview: () => request<Overview>(["overview"], ["GET", "/overview"]),
-  suites: () => request<SuiteItem[]>(["suites"], ["GET", "/suites"]),
-  /** A suite's epochs; `runs: false` leaves the run lists out (most of the payload). */
-  epochs: (suite: string | number, runs = true) =>
-    request<SuiteEpochs>(
-      ["suite_epochs", { key: String(suite), with_runs: runs }],
-      ["GET", `/suites/${enc(String(suite))}/epochs${runs ? "" : "?runs=false"}`],
-    ),
-  /** What the Charts screen draws, shaped on the server: one column per finished epoch. */
-  charts: (suite: string | number) =>
-    request<SuiteCharts>(["suite_charts", { key: String(suite) }], ["GET", `/suites/${enc(String(suite))}/charts`]),
-  graph: (suite: string | number) =>
-    request<SuiteGraph>(["suite_graph", { key: String(suite) }], ["GET", `/suites/${enc(String(suite))}/graph`]),
-  /** Every proposal the optimizer considered, with predicted and observed effect. */
-  proposals: (suite: string | number) =>
-    request<SuiteProposals>(
-      ["suite_proposals", { key: String(suite) }],
-      ["GET", `/suites/${enc(String(suite))}/proposals`],
-    ),
-  /**
-   * Browser only: the suite's report (charts as SVG and PNG, index.html) as a
-   * zip archive to save. The desktop app writes it with {@link api.exportReport}.
-   */
+type Args<K extends keyof Operations> = Operations[K]["args"];
+type Answer<K extends keyof Operations> = Operations[K]["answer"];
+
+/** One operation over HTTP: its arguments placed where the table says. */
+function overHttp<K extends keyof Operations>(op: K, args: Args<K>): Promise<Answer<K>> {
+  const { verb, path, params } = OPERATIONS[op];
+  const given = args as Record<string, unknown>;
+  const query: Record<string, unknown> = {};
+  let body: unknown = undefined;
+  for (const [name, source] of Object.entries(params)) {
+    const value = given[name];
+    if (source === "query") query[name] = value;
+    else if (source === "params") Object.assign(query, value);
+    else if (source === "body") body = value;
+  }
+  const url = path.replace(/\{(\w+)\}/g, (_, name: string) => enc(String(given[name])));
+  return call<Answer<K>>(verb, url + queryString(query), body);
+}
+
+/** Runs one facade operation on the page's transport. */
+export function operation<K extends keyof Operations>(op: K, args: Args<K>): Promise<Answer<K>> {
+  return inDesktopApp() ? command<Answer<K>>("call", { op, args }) : overHttp(op, args);
+}
+
+/** An operation as a function; its argument may be left out when it has no required field. */
+type Call<K extends keyof Operations> = (
+  ...args: Record<string, never> extends Args<K> ? [args?: Args<K>] : [args: Args<K>]
+) => Promise<Answer<K>>;
+
+/**
+ * Every operation of the facade, by its name in src/service/operations.rs:
+ * `api.suite_epochs({ key: "knobs", runs: false })`.
+ */
+export const api = Object.fromEntries(
+  (Object.keys(OPERATIONS) as (keyof Operations)[]).map((op) => [
+    op,
+    (args?: Args<typeof op>) => operation(op, (args ?? {}) as Args<typeof op>),
+  ]),
+) as { [K in keyof Operations]: Call<K> };
+
+/**
+ * What only one transport has. Browser: the suite's report (charts as SVG
+ * and PNG, index.html) as a zip archive to save. Desktop: the report written
+ * into a folder (created when missing), and the native picker (`null` when
+ * cancelled; a browser types the path instead).
+ */
+export const transport = {
   reportZip: (suite: string | number, name: string) =>
     download(`/suites/${enc(String(suite))}/report.zip`, `${reportSlug(name)}-report.zip`),
-  /** Desktop only: writes the suite's report into a folder (created when missing). */
   exportReport: (suite: string | number, dir: string) =>
     command<ReportWritten>("export_report", { key: String(suite), dir }),
-  /** A run with its output tails and ASO telemetry. */
-  run: (id: number) => request<RunDetail>(["run_detail", { id }], ["GET", `/runs/${id}`]),
-  runEpoch: (id: number) => request<RunEpoch>(["run_epoch", { id }], ["GET", `/runs/${id}/epoch`]),
-  artifacts: () => request<ArtifactItem[]>(["artifacts"], ["GET", "/artifacts"]),
-  versions: (name: string) =>
-    request<ArtifactHistory>(["artifact_versions", { name }], ["GET", `/artifacts/${enc(name)}/versions`]),
-  diff: (name: string, from: number, to: number) =>
-    request<LineDiff>(
-      ["artifact_diff", { name, from, to }],
-      ["GET", `/artifacts/${enc(name)}/diff?from=${from}&to=${to}`],
-    ),
-  rollback: (name: string, version: number) =>
-    request<ArtifactItem>(
-      ["rollback_artifact", { name, version }],
-      ["POST", `/artifacts/${enc(name)}/rollback`, { version }],
-    ),
-  interventions: () => request<Inbox>(["interventions"], ["GET", "/interventions"]),
-  answer: (id: number, req: AnswerRequest) =>
-    request<InterventionItem>(["answer", { id, request: req }], ["POST", `/interventions/${id}/answer`, req]),
-  /** Dismisses a notice (what a run told a person without waiting for them). */
-  dismiss: (id: number) => request<InterventionItem>(["dismiss", { id }], ["POST", `/interventions/${id}/dismiss`]),
-  validate: (suite_path: string) =>
-    request<Validation>(["validate", { suite_path }], ["POST", "/validate", { suite_path }]),
-  /** What a launch would do and may cost; nothing runs. */
-  preview: (req: RunRequest) =>
-    request<LaunchPreview>(["preview", { request: req }], ["POST", "/launches/preview", req]),
-  launch: (req: RunRequest) => request<LaunchView>(["launch", { request: req }], ["POST", "/launches", req]),
-  launches: () => request<LaunchView[]>(["launches"], ["GET", "/launches"]),
-  launchView: (id: number) => request<LaunchView>(["launch_view", { id }], ["GET", `/launches/${id}`]),
-  cancel: (id: number) => request<LaunchView>(["cancel", { id }], ["POST", `/launches/${id}/cancel`, {}]),
-  settings: () => request<SettingsView>(["settings"], ["GET", "/settings"]),
-  saveSettings: (update: SettingsUpdate) =>
-    request<SettingsView>(["update_settings", { update }], ["PUT", "/settings", update]),
-  testLlm: () => request<LlmCheck>(["test_llm"], ["POST", "/settings/test-llm", {}]),
-  /** Keeps the API key in the operating system's keychain; the answer only says where a key comes from. */
-  setApiKey: (key: string) =>
-    request<SettingsView>(["set_api_key", { request: { key } }], ["PUT", "/settings/api-key", { key }]),
-  deleteApiKey: () => request<SettingsView>(["delete_api_key"], ["DELETE", "/settings/api-key"]),
-  /** The desktop app's native picker (`null` when cancelled); a browser types the path instead. */
   pickPath: (kind: "suite" | "folder") => command<string | null>("pick_path", { kind }),
-  /** The trajectory repository's aggregates (seed 002 §10.2), of one task category or of all. */
-  trajectoryStats: (category?: string) =>
-    request<TrajectoryStats>(
-      ["trajectory_stats", { category: category ?? null }],
-      ["GET", `/trajectories/stats${queryString({ category })}`],
-    ),
-  /** Finished trajectories whose task is most like a run's, a trajectory's or a described one. */
-  similarTrajectories: (req: SimilarRequest) =>
-    request<SimilarTrajectories>(
-      ["similar_trajectories", { request: req }],
-      ["GET", `/trajectories/similar${queryString({ ...req })}`],
-    ),
-  /** The newest convergence memories (seed 002 Part 8), of one category or of all. */
-  memories: (category?: string, limit?: number) =>
-    request<MemoryItem[]>(
-      ["memories", { category: category ?? null, limit: limit ?? null }],
-      ["GET", `/memories${queryString({ category, limit })}`],
-    ),
-  watched: () => request<WatchedFolders>(["watched"], ["GET", "/watch"]),
-  watchFolder: (path: string) =>
-    request<WatchedFolderView>(["add_watched_folder", { path }], ["POST", "/watch/folders", { path }]),
-  unwatchFolder: (id: number) =>
-    request<WatchedFolders>(["remove_watched_folder", { id }], ["DELETE", `/watch/folders/${id}`]),
 };
 
 /**

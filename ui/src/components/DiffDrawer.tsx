@@ -15,7 +15,10 @@ export interface Transition {
   caption?: string;
 }
 
-export function DiffDrawer({ transition, onClose, load = api.diff }: {
+/** The server's diff; one function for the drawer's whole life (its effect reloads when `load` changes). */
+const serverDiff = (name: string, from: number, to: number) => api.artifact_diff({ name, from, to });
+
+export function DiffDrawer({ transition, onClose, load = serverDiff }: {
   transition: Transition | null;
   onClose: () => void;
   load?: (name: string, from: number, to: number) => Promise<LineDiff>;

@@ -7,7 +7,7 @@
 // into the inline field (a suggestion is filled in) or picked with the native
 // folder dialog behind its Browse… button.
 import { useState } from "react";
-import { api, inDesktopApp } from "../api";
+import { inDesktopApp, transport } from "../api";
 import type { ReportWritten } from "../generated/ReportWritten";
 import type { SuiteItem } from "../generated/SuiteItem";
 import { saveFile, suggestedReportDir } from "../lib/export";
@@ -33,13 +33,13 @@ export function ExportReport({ suite, onError }: { suite: SuiteItem; onError: (m
   const run = async () => {
     setWritten(null);
     if (!inDesktopApp()) {
-      const { blob, fileName } = await api.reportZip(suite.id, suite.name);
+      const { blob, fileName } = await transport.reportZip(suite.id, suite.name);
       saveFile(blob, fileName);
       return;
     }
     const dir = await pickFolder(suggestedReportDir(suite.name));
     if (!dir) return;
-    setWritten(await api.exportReport(suite.id, dir));
+    setWritten(await transport.exportReport(suite.id, dir));
   };
 
   const start = () => {
@@ -98,7 +98,7 @@ function FolderField({ suggested, onDone }: { suggested: string; onDone: (dir: s
         type="button"
         data-testid="browse"
         onClick={() =>
-          api
+          transport
             .pickPath("folder")
             .then((picked) => picked && setDir(picked))
             .catch(() => undefined)

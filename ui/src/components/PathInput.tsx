@@ -2,7 +2,7 @@
 // Attractor), and in the desktop app also picked with the native file or
 // folder dialog through the shell's `pick_path` command.
 import { useState } from "react";
-import { api, inDesktopApp } from "../api";
+import { inDesktopApp, transport } from "../api";
 
 interface Props {
   kind: "suite" | "folder";
@@ -16,7 +16,7 @@ interface Props {
   pick?: (kind: "suite" | "folder") => Promise<string | null>;
 }
 
-export function PathInput({ kind, value, onChange, placeholder, testId, autoFocus, native = inDesktopApp(), pick = api.pickPath }: Props) {
+export function PathInput({ kind, value, onChange, placeholder, testId, autoFocus, native = inDesktopApp(), pick = transport.pickPath }: Props) {
   const [error, setError] = useState<string | null>(null);
   const browse = async () => {
     setError(null);

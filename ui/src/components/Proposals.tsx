@@ -17,7 +17,7 @@ export function Proposals({ suite, tick }: { suite: string; tick: number }) {
   const [showRejected, setShowRejected] = useState(false);
   useEffect(() => {
     api
-      .proposals(suite)
+      .suite_proposals({ key: String(suite) })
       .then((p) => {
         setItems(p.proposals);
         setError(null);

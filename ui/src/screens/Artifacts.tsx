@@ -20,8 +20,8 @@ export function Artifacts({ name }: { name?: string }) {
   const [failure, setFailure] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
 
-  const list = useLiveQuery(["artifacts"], tick, api.artifacts);
-  const versions = useLiveQuery(["versions", name], tick, () => api.versions(name ?? ""), !!name);
+  const list = useLiveQuery(["artifacts"], tick, () => api.artifacts());
+  const versions = useLiveQuery(["versions", name], tick, () => api.artifact_versions({ name: name ?? "" }), !!name);
   const history = name ? versions.data : null;
 
   // Another artifact: nothing of the last one's comparison carries over (its
@@ -49,7 +49,7 @@ export function Artifacts({ name }: { name?: string }) {
   const loaded = history?.artifact.name === name ? name : undefined;
   const compared = useQuery({
     queryKey: ["diff", loaded, from, to],
-    queryFn: () => api.diff(loaded ?? "", from ?? 0, to ?? 0),
+    queryFn: () => api.artifact_diff({ name: loaded ?? "", from: from ?? 0, to: to ?? 0 }),
     enabled: !!loaded && from !== null && to !== null,
   });
   const diff = compared.data ?? null;
@@ -64,7 +64,7 @@ export function Artifacts({ name }: { name?: string }) {
     setConfirm(null);
     if (!name) return;
     try {
-      await api.rollback(name, version);
+      await api.rollback_artifact({ name, request: { version } });
       setNotice(`${name}: version ${version} is now active.`);
       await queries.invalidateQueries({ queryKey: ["versions", name] });
       await queries.invalidateQueries({ queryKey: ["artifacts"] });

@@ -18,13 +18,13 @@ export function Charts({ suite }: { suite?: string }) {
   const dark = useDark();
   const [open, setOpen] = useState<Transition | null>(null);
 
-  const suites = useLiveQuery(["suites"], tick, api.suites).data ?? [];
+  const suites = useLiveQuery(["suites"], tick, () => api.suites()).data ?? [];
 
   // The charts are refetched when this suite's epochs may have changed, not
   // on every event: at 500 epochs a refetch and redraw is heavy (lib/live).
   const [suiteId, setSuiteId] = useState<number | undefined>(undefined);
   const version = epochsVersion(suiteChanges, reconnects, suite, suiteId);
-  const { data, error } = useLiveQuery(["charts", suite], version, () => api.charts(suite ?? ""), !!suite);
+  const { data, error } = useLiveQuery(["charts", suite], version, () => api.suite_charts({ key: suite ?? "" }), !!suite);
   useEffect(() => setSuiteId(data?.suite.id), [data?.suite.id]);
 
   const lossOpt = useMemo(() => (data ? lossCurveOption(data) : {}), [data]);

@@ -28,7 +28,7 @@ export function Graph({ suite }: { suite?: string }) {
   const dark = useDark();
   const [selected, setSelected] = useState<string | null>(null);
   const [open, setOpen] = useState<Transition | null>(null);
-  const { data: graph, error } = useLiveQuery(["graph", suite], tick, () => api.graph(suite ?? ""), !!suite);
+  const { data: graph, error } = useLiveQuery(["graph", suite], tick, () => api.suite_graph({ key: suite ?? "" }), !!suite);
 
   useEffect(() => {
     setSelected(null);

@@ -40,7 +40,7 @@ function Question({ item, onAnswered }: { item: InterventionItem; onAnswered: ()
   const [hint, setHint] = useState("");
   const [hinting, setHinting] = useState(false);
   const { error, busy, run } = useAction(onAnswered);
-  const send = (answer: AnswerKind) => run(() => api.answer(item.id, { answer, text: answer === "hint" ? hint : undefined }));
+  const send = (answer: AnswerKind) => run(() => api.answer({ id: item.id, request: { answer, text: answer === "hint" ? hint : undefined } }));
   const c = item.context;
   return (
     <div className="card question" data-testid="pending" data-id={item.id}>
@@ -125,7 +125,7 @@ function Question({ item, onAnswered }: { item: InterventionItem; onAnswered: ()
 /** A notice: what happened and why it matters, the evidence, and Dismiss. */
 function Notice({ item, onDismissed }: { item: InterventionItem; onDismissed: () => void }) {
   const { error, busy, run } = useAction(onDismissed);
-  const dismiss = () => run(() => api.dismiss(item.id));
+  const dismiss = () => run(() => api.dismiss({ id: item.id }));
   const c = item.context;
   return (
     <div className="card notice-card" data-testid="notice" data-id={item.id}>

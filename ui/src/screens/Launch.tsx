@@ -66,7 +66,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
     setChecking(true);
     const t = setTimeout(() => {
       api
-        .validate(path)
+        .validate({ request: { suite_path: path } })
         .then(setValidation)
         .catch((e: Error) => setError(e.message))
         .finally(() => setChecking(false));
@@ -93,7 +93,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
     if (!validation?.valid) return;
     const t = setTimeout(() => {
       api
-        .preview(full)
+        .preview({ request: full })
         .then(setPreview)
         .catch((e: Error) => setPreviewError(e.message));
     }, 200);
@@ -105,7 +105,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
     setError(null);
     setStarting(true);
     try {
-      await api.launch(full);
+      await api.launch({ request: full });
       go("/live");
     } catch (e) {
       if (e instanceof RequestError && e.validation) setValidation(e.validation);

@@ -128,7 +128,7 @@ export function Live() {
     api.launches().then(setLaunches).catch((e: Error) => setError(e.message));
   }, [tick]);
 
-  const cancel = (id: number) => api.cancel(id).catch((e: Error) => setError(e.message));
+  const cancel = (id: number) => api.cancel({ id }).catch((e: Error) => setError(e.message));
 
   return (
     <section>

@@ -44,7 +44,7 @@ export function Memory({ query }: { query: URLSearchParams }) {
     let live = true;
     const fail = (e: Error) => live && setStatsError(e.message);
     api
-      .trajectoryStats()
+      .trajectory_stats()
       .then((s) => {
         if (!live) return;
         setAll(s);
@@ -53,7 +53,7 @@ export function Memory({ query }: { query: URLSearchParams }) {
       .catch(fail);
     if (category)
       api
-        .trajectoryStats(category)
+        .trajectory_stats({ category })
         .then((s) => live && setScoped(s))
         .catch(fail);
     return () => {
@@ -70,7 +70,7 @@ export function Memory({ query }: { query: URLSearchParams }) {
   useEffect(() => {
     let live = true;
     api
-      .memories(category, limit)
+      .memories({ category, limit })
       .then((items) => {
         if (!live) return;
         setMemories({ category, items });
@@ -92,7 +92,7 @@ export function Memory({ query }: { query: URLSearchParams }) {
     if (!similarReq || !similarKey) return;
     let live = true;
     api
-      .similarTrajectories(similarReq)
+      .similar_trajectories({ request: similarReq })
       .then((answer) => live && setSimilar({ key: similarKey, answer }))
       .catch((e: Error) => {
         if (!live) return;

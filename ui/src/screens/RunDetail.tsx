@@ -20,7 +20,7 @@ export function RunDetailScreen({ id }: { id: number }) {
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     if (!Number.isInteger(id)) return setError("no run id in the address");
-    api.run(id).then(setD).catch((e: Error) => setError(e.message));
+    api.run_detail({ id }).then(setD).catch((e: Error) => setError(e.message));
   }, [id]);
   const option = useMemo(
     () => (d && d.telemetry.length ? telemetryOption(d.telemetry, d.run.kind, referenceOf(d.result)) : null),

@@ -35,8 +35,8 @@ function PartCell({ run, part }: { run: RunItem; part: (typeof PARTS)[number] })
 export function Runs({ suite }: { suite?: string }) {
   const { tick } = useLive();
   const [page, setPage] = useState(0);
-  const suites = useLiveQuery(["suites"], tick, api.suites).data ?? [];
-  const { data, error } = useLiveQuery(["epochs", suite], tick, () => api.epochs(suite ?? ""), !!suite);
+  const suites = useLiveQuery(["suites"], tick, () => api.suites()).data ?? [];
+  const { data, error } = useLiveQuery(["epochs", suite], tick, () => api.suite_epochs({ key: suite ?? "" }), !!suite);
   useEffect(() => setPage(0), [suite]);
 
   const all = data ? [...data.epochs].reverse() : [];

@@ -111,7 +111,7 @@ export function Settings() {
     setSaved(false);
     try {
       show(
-        await api.saveSettings({
+        await api.update_settings({ update: {
           db_path: db,
           llm_base_url: url,
           llm_model: model,
@@ -121,7 +121,7 @@ export function Settings() {
             .split("\n")
             .map((f) => f.trim())
             .filter((f) => f !== ""),
-        }),
+        } }),
       );
       setSaved(true);
     } catch (e) {
@@ -132,7 +132,7 @@ export function Settings() {
   const storeKey = async () => {
     setError(null);
     try {
-      show(await api.setApiKey(key));
+      show(await api.set_api_key({ request: { key } }));
       setKey("");
     } catch (e) {
       setError((e as Error).message);
@@ -142,7 +142,7 @@ export function Settings() {
   const removeKey = async () => {
     setError(null);
     try {
-      show(await api.deleteApiKey());
+      show(await api.delete_api_key());
     } catch (e) {
       setError((e as Error).message);
     }
@@ -152,7 +152,7 @@ export function Settings() {
     setTesting(true);
     setCheck(null);
     try {
-      setCheck(await api.testLlm());
+      setCheck(await api.test_llm());
     } catch (e) {
       setError((e as Error).message);
     } finally {

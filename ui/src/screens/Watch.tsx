@@ -168,7 +168,7 @@ export function Watch() {
     setBusy(true);
     setError(null);
     try {
-      await api.watchFolder(path.trim());
+      await api.add_watched_folder({ request: { path: path.trim() } });
       setPath("");
       await load();
     } catch (e) {
@@ -180,7 +180,7 @@ export function Watch() {
   const remove = async (f: WatchedFolderView) => {
     setRemoving(null);
     try {
-      setData(await api.unwatchFolder(f.id));
+      setData(await api.remove_watched_folder({ id: f.id }));
     } catch (e) {
       setError((e as Error).message);
     }

@@ -42,8 +42,8 @@ describe("in a browser", () => {
     expect(inDesktopApp()).toBe(false);
 
     expect(await api.suites()).toEqual(suites);
-    await api.epochs("knobs", false);
-    await api.charts("knobs");
+    await api.suite_epochs({ key: "knobs", runs: false });
+    await api.suite_charts({ key: "knobs" });
     expect(fetchMock.mock.calls.map((c) => (c as unknown as [string])[0])).toEqual([
       "/api/suites",
       "/api/suites/knobs/epochs?runs=false",
@@ -54,12 +54,12 @@ describe("in a browser", () => {
   it("asks the trajectory repository and the memories with query strings that leave out what is not given", async () => {
     const fetchMock = vi.fn(async () => jsonResponse({}));
     vi.stubGlobal("fetch", fetchMock);
-    await api.trajectoryStats();
-    await api.trajectoryStats("text files");
-    await api.similarTrajectories({ trajectory_id: "run-3", limit: 5 });
-    await api.similarTrajectories({ task: "parse dates & times", category: "parsers" });
+    await api.trajectory_stats();
+    await api.trajectory_stats({ category: "text files" });
+    await api.similar_trajectories({ request: { trajectory_id: "run-3", limit: 5 } });
+    await api.similar_trajectories({ request: { task: "parse dates & times", category: "parsers" } });
     await api.memories();
-    await api.memories("config", 100);
+    await api.memories({ category: "config", limit: 100 });
     expect(fetchMock.mock.calls.map((c) => (c as unknown as [string])[0])).toEqual([
       "/api/trajectories/stats",
       "/api/trajectories/stats?category=text+files",
@@ -73,14 +73,19 @@ describe("in a browser", () => {
   it("sends request bodies as JSON and turns an error answer into a RequestError", async () => {
     const fetchMock = vi.fn(async () => jsonResponse({ error: "no launch 9 in this session", validation: null }, 404));
     vi.stubGlobal("fetch", fetchMock);
-    const failure = await api.cancel(9).catch((e: unknown) => e);
+    const failure = await api.cancel({ id: 9 }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(RequestError);
     expect((failure as RequestError).status).toBe(404);
     expect((failure as RequestError).message).toBe("no launch 9 in this session");
     const [url, init] = fetchMock.mock.calls[0] as unknown as [string, RequestInit];
     expect(url).toBe("/api/launches/9/cancel");
     expect(init.method).toBe("POST");
-    expect(init.body).toBe("{}");
+    expect(init.body).toBeUndefined();
+    await api.answer({ id: 4, request: { answer: "approve" } }).catch(() => undefined);
+    const [answerUrl, answerInit] = fetchMock.mock.calls[1] as unknown as [string, RequestInit];
+    expect(answerUrl).toBe("/api/interventions/4/answer");
+    expect(answerInit.body).toBe('{"answer":"approve"}');
+    expect(new Headers(answerInit.headers).get("Content-Type")).toBe("application/json");
   });
 
   it("subscribes to server-sent events", () => {
@@ -104,33 +109,34 @@ describe("in a browser", () => {
 });
 
 describe("inside the desktop app", () => {
-  it("invokes the facade's command with snake_case arguments and never fetches", async () => {
+  it("invokes the shell's one command with the operation's name and its named arguments, and never fetches", async () => {
     const fetchMock = vi.fn();
     vi.stubGlobal("fetch", fetchMock);
     const calls = desktopShell();
     expect(inDesktopApp()).toBe(true);
 
     expect(await api.suites()).toEqual(suites);
-    await api.epochs("knobs", false);
-    await api.charts("knobs");
-    await api.diff("knobs", 1, 3);
-    await api.answer(4, { answer: "approve" });
-    await api.dismiss(5);
-    await api.saveSettings({ llm_model: "m" });
-    await api.trajectoryStats();
-    await api.similarTrajectories({ run_id: 7 });
-    await api.memories("config", 20);
+    await api.suite_epochs({ key: "knobs", runs: false });
+    await api.suite_charts({ key: "knobs" });
+    await api.artifact_diff({ name: "knobs", from: 1, to: 3 });
+    await api.answer({ id: 4, request: { answer: "approve" } });
+    await api.dismiss({ id: 5 });
+    await api.update_settings({ update: { llm_model: "m" } });
+    await api.trajectory_stats();
+    await api.similar_trajectories({ request: { run_id: 7 } });
+    await api.memories({ category: "config", limit: 20 });
+    const call = (op: string, args: Record<string, unknown>) => ["call", { op, args }];
     expect(calls).toEqual([
-      ["suites", {}],
-      ["suite_epochs", { key: "knobs", with_runs: false }],
-      ["suite_charts", { key: "knobs" }],
-      ["artifact_diff", { name: "knobs", from: 1, to: 3 }],
-      ["answer", { id: 4, request: { answer: "approve" } }],
-      ["dismiss", { id: 5 }],
-      ["update_settings", { update: { llm_model: "m" } }],
-      ["trajectory_stats", { category: null }],
-      ["similar_trajectories", { request: { run_id: 7 } }],
-      ["memories", { category: "config", limit: 20 }],
+      call("suites", {}),
+      call("suite_epochs", { key: "knobs", runs: false }),
+      call("suite_charts", { key: "knobs" }),
+      call("artifact_diff", { name: "knobs", from: 1, to: 3 }),
+      call("answer", { id: 4, request: { answer: "approve" } }),
+      call("dismiss", { id: 5 }),
+      call("update_settings", { update: { llm_model: "m" } }),
+      call("trajectory_stats", {}),
+      call("similar_trajectories", { request: { run_id: 7 } }),
+      call("memories", { category: "config", limit: 20 }),
     ]);
     expect(fetchMock).not.toHaveBeenCalled();
   });
@@ -140,7 +146,7 @@ describe("inside the desktop app", () => {
     desktopShell(() => {
       throw { error: "the suite file s.yaml is not valid (1 issue(s))", validation };
     });
-    const failure = await api.launch({ suite_path: "s.yaml" } as never).catch((e: unknown) => e);
+    const failure = await api.launch({ request: { suite_path: "s.yaml" } as never }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(RequestError);
     expect((failure as RequestError).message).toBe("the suite file s.yaml is not valid (1 issue(s))");
     expect((failure as RequestError).validation).toEqual(validation);
@@ -149,9 +155,9 @@ describe("inside the desktop app", () => {
 
   it("reports a refusal from Tauri itself (e.g. a command the capability does not grant) by name", async () => {
     desktopShell(() => {
-      throw "Command suites not allowed by ACL";
+      throw "Command call not allowed by ACL";
     });
-    await expect(api.suites()).rejects.toThrow(/could not run `suites`: Command suites not allowed by ACL/);
+    await expect(api.suites()).rejects.toThrow(/could not run `call`: Command call not allowed by ACL/);
   });
 
   it("receives the bus events the shell forwards, until unsubscribed", async () => {

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
-import { api } from "../api";
+import { transport } from "../api";
 import { ExportReport } from "../components/ExportReport";
 import type { SuiteItem } from "../generated/SuiteItem";
 import { attachmentName, reportSlug, suggestedReportDir } from "../lib/export";
@@ -68,7 +68,7 @@ describe("Export in a browser", () => {
       "fetch",
       vi.fn(async () => new Response(JSON.stringify({ error: "suite `knobs` has no finished epoch yet", validation: null }), { status: 409 })),
     );
-    const failure = await api.reportZip(3, "knobs").catch((e: Error) => e);
+    const failure = await transport.reportZip(3, "knobs").catch((e: Error) => e);
     expect((failure as Error).message).toContain("no finished epoch");
     const errors: string[] = [];
     render(<ExportReport suite={suite} onError={(m) => errors.push(m)} />);

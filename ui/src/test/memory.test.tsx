@@ -23,7 +23,7 @@ import {
   totals,
 } from "../lib/memory";
 
-const api = vi.hoisted(() => ({ trajectoryStats: vi.fn(), memories: vi.fn(), similarTrajectories: vi.fn() }));
+const api = vi.hoisted(() => ({ trajectory_stats: vi.fn(), memories: vi.fn(), similar_trajectories: vi.fn() }));
 vi.mock("../api", () => ({ api, inDesktopApp: () => false }));
 import { Memory } from "../screens/Memory";
 
@@ -202,7 +202,7 @@ describe("the Memory screen", () => {
   });
 
   it("says what fills it when no agent run has finished", async () => {
-    api.trajectoryStats.mockResolvedValue({ ...stats, strategies: [], categories: [] });
+    api.trajectory_stats.mockResolvedValue({ ...stats, strategies: [], categories: [] });
     api.memories.mockResolvedValue([]);
     render(<Memory query={new URLSearchParams()} />);
     const empty = await screen.findByTestId("empty");
@@ -212,7 +212,7 @@ describe("the Memory screen", () => {
   });
 
   it("shows the numbers and the memories, and filters by category through the address", async () => {
-    api.trajectoryStats.mockResolvedValue(stats);
+    api.trajectory_stats.mockResolvedValue(stats);
     api.memories.mockResolvedValue([memory]);
     render(<Memory query={new URLSearchParams()} />);
     const summary = await screen.findByTestId("memory-summary");
@@ -224,21 +224,21 @@ describe("the Memory screen", () => {
     expect(m.textContent).toMatch(/retry with feedback → reframe/);
     expect(within(m).getByText("hex").closest("a")?.getAttribute("href")).toBe("#/runs/run/4");
     expect(within(m).getByTestId("memory-similar").getAttribute("href")).toBe("#/memory?trajectory=run-4");
-    expect(api.memories).toHaveBeenCalledWith(undefined, 50);
+    expect(api.memories).toHaveBeenCalledWith({ category: undefined, limit: 50 });
 
     fireEvent.click(within(screen.getByTestId("category-table")).getByText("parsers"));
     expect(window.location.hash).toBe("#/memory?category=parsers");
   });
 
   it("shows a failed request in place", async () => {
-    api.trajectoryStats.mockRejectedValue(new Error("cannot reach the Attractor server"));
+    api.trajectory_stats.mockRejectedValue(new Error("cannot reach the Attractor server"));
     api.memories.mockResolvedValue([]);
-    api.similarTrajectories.mockRejectedValue(new Error("there is no trajectory `nope`"));
+    api.similar_trajectories.mockRejectedValue(new Error("there is no trajectory `nope`"));
     render(<Memory query={new URLSearchParams("trajectory=nope")} />);
     await waitFor(() => expect(screen.getAllByRole("alert").map((a) => a.textContent)).toEqual([
       "cannot reach the Attractor server",
       "there is no trajectory `nope`",
     ]));
-    expect(api.similarTrajectories).toHaveBeenCalledWith({ trajectory_id: "nope", limit: 10 });
+    expect(api.similar_trajectories).toHaveBeenCalledWith({ request: { trajectory_id: "nope", limit: 10 } });
   });
 });

@@ -5,8 +5,8 @@ import type { WatchedFolders } from "../generated/WatchedFolders";
 import { issueText } from "../lib/format";
 import { folderCounts, relativePath, sortFiles, statusText } from "../lib/watch";
 
-const api = vi.hoisted(() => ({ watched: vi.fn(), watchFolder: vi.fn(), unwatchFolder: vi.fn() }));
-vi.mock("../api", () => ({ api, inDesktopApp: () => false }));
+const api = vi.hoisted(() => ({ watched: vi.fn(), add_watched_folder: vi.fn(), remove_watched_folder: vi.fn() }));
+vi.mock("../api", () => ({ api, transport: { pickPath: vi.fn() }, inDesktopApp: () => false }));
 import { Watch } from "../screens/Watch";
 
 afterEach(cleanup);
@@ -78,18 +78,18 @@ describe("watched-file helpers", () => {
 describe("the Watched Folders screen", () => {
   beforeEach(() => {
     api.watched.mockReset();
-    api.watchFolder.mockReset();
+    api.add_watched_folder.mockReset();
   });
 
   it("shows an empty state that says how to start, and adds a folder", async () => {
     const empty: WatchedFolders = { watching: true, folders: [], files: [] };
     api.watched.mockResolvedValue(empty);
-    api.watchFolder.mockResolvedValue(folder);
+    api.add_watched_folder.mockResolvedValue(folder);
     render(<Watch />);
     expect((await screen.findByTestId("empty")).textContent).toMatch(/No watched folders yet[\s\S]*attractor watch DIR/);
     fireEvent.change(screen.getByTestId("watch-path"), { target: { value: " /drop " } });
     fireEvent.click(screen.getByTestId("watch-add"));
-    await waitFor(() => expect(api.watchFolder).toHaveBeenCalledWith("/drop"));
+    await waitFor(() => expect(api.add_watched_folder).toHaveBeenCalledWith({ request: { path: "/drop" } }));
     expect(api.watched).toHaveBeenCalledTimes(2);
   });
 
