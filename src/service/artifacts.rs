@@ -1,0 +1,91 @@
+//! The versioned artifacts: each one's history, the diff between two versions, and a
+//! rollback to an earlier one.
+
+use super::*;
+
+impl Service {
+    pub async fn artifacts(&self) -> Result<Vec<ArtifactItem>> {
+        let registry = Registry::load(self.store.clone()).await?;
+        let mut out = Vec::new();
+        for def in registry.defs() {
+            let history = registry.history(&def.name).await?;
+            out.push(artifact_item(def, &history));
+        }
+        Ok(out)
+    }
+
+    /// Every version of an artifact (0 first), each with its diff against
+    /// the version it was derived from.
+    pub async fn artifact_versions(&self, name: &str) -> Result<ArtifactHistory> {
+        let registry = Registry::load(self.store.clone()).await?;
+        let def = registry.def(name)?.clone();
+        let history = registry.history(name).await?;
+        let ids: Vec<i64> = history.iter().filter_map(|v| v.epoch_id).collect();
+        let epochs: HashMap<i64, (i64, String)> =
+            self.store.epoch_nums(&ids).await?.into_iter().map(|(id, num, suite)| (id, (num, suite))).collect();
+        // A tree's versions name no epoch of their own: their node does.
+        let nodes: HashMap<i64, crate::store::TreeVersionRow> =
+            self.store.tree_versions(name).await?.into_iter().map(|n| (n.version, n)).collect();
+        let versions = history
+            .iter()
+            .map(|v| {
+                let parent = v.parent_version.and_then(|p| history.iter().find(|h| h.version == p));
+                let at = v.epoch_id.and_then(|id| epochs.get(&id));
+                let node = if v.version == 0 { None } else { nodes.get(&v.version) };
+                VersionView {
+                    version: v.version,
+                    content: v.content.clone(),
+                    parent_version: v.parent_version,
+                    created_at: v.created_at.clone(),
+                    epoch_id: v.epoch_id,
+                    epoch_num: at.map(|(n, _)| *n).or_else(|| node.and_then(|n| n.epoch_num)),
+                    suite: at.map(|(_, s)| s.clone()).or_else(|| node.map(|n| n.suite.clone())),
+                    is_active: v.is_active,
+                    tree_node: node.map(|n| VersionTreeNode { node_id: n.node_id, status: n.status.clone() }),
+                    diff_from_parent: parent
+                        .map(|p| artifact_diff(def.kind, name, p.version, &p.content, v.version, &v.content)),
+                }
+            })
+            .collect();
+        Ok(ArtifactHistory { artifact: artifact_item(&def, &history), versions })
+    }
+
+    /// The diff between any two versions of an artifact.
+    pub async fn artifact_diff(&self, name: &str, from: i64, to: i64) -> Result<LineDiff> {
+        let registry = Registry::load(self.store.clone()).await?;
+        let kind = registry.def(name)?.kind;
+        let old = registry.get(name, from).await?;
+        let new = registry.get(name, to).await?;
+        Ok(artifact_diff(kind, name, from, &old.content, to, &new.content))
+    }
+
+    /// Makes an earlier (or later) version the active one: a pointer flip.
+    pub async fn rollback_artifact(&self, name: &str, version: i64) -> Result<ArtifactItem> {
+        let registry = Registry::load(self.store.clone()).await?;
+        let from = registry.get_active(name).await?.version;
+        registry.rollback_to(name, version).await?;
+        self.bus.publish(Event::ArtifactActivated {
+            artifact: name.to_string(),
+            from_version: from,
+            to_version: version,
+        });
+        let history = registry.history(name).await?;
+        Ok(artifact_item(registry.def(name)?, &history))
+    }
+
+    // ----- interventions ------------------------------------------------------
+}
+
+fn artifact_item(def: &crate::artifact::ArtifactDef, history: &[crate::artifact::ArtifactVersion]) -> ArtifactItem {
+    ArtifactItem {
+        name: def.name.clone(),
+        kind: def.kind,
+        description: def.description.clone(),
+        origin: match &def.origin {
+            Origin::Builtin => "built-in".to_string(),
+            Origin::Suite(s) => s.clone(),
+        },
+        active_version: history.iter().find(|v| v.is_active).map_or(0, |v| v.version),
+        versions: history.len(),
+    }
+}

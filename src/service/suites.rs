@@ -1,0 +1,530 @@
+//! The suites as the app shows them: the overview, the Suites screen's rows, a suite's epochs,
+//! charts, experiment graph and proposals, all read from the store.
+
+use super::*;
+
+impl Service {
+    pub async fn overview(&self) -> Result<Overview> {
+        let suites = self.store.suite_summaries().await?.len();
+        let running_launches = self
+            .store
+            .queued_requests(LAUNCHES_SHOWN)
+            .await?
+            .iter()
+            .filter(|r| !r.status.ended() && !crate::queue::is_abandoned(r))
+            .count();
+        Ok(Overview {
+            suites,
+            running_launches,
+            pending_interventions: self.store.pending_interventions().await?,
+            db_path: crate::store::shown_location(&self.config.db_path).display().to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        })
+    }
+
+    /// Every suite with its epoch count, latest mean loss and status.
+    pub async fn suites(&self) -> Result<Vec<SuiteItem>> {
+        let summaries = self.store.suite_summaries().await?;
+        let paused = self.store.suites_waiting_on_a_person().await?;
+        let approvals = self.store.suites_awaiting_approval().await?;
+        let launches: Vec<LaunchView> = self.launches().await?;
+        let mut out = Vec::with_capacity(summaries.len());
+        for s in summaries {
+            let row = self.store.suite_by_id(s.id).await?;
+            let tasks = row.as_ref().map(task_infos).unwrap_or_default();
+            let status = SuiteCounts {
+                epochs: s.epochs,
+                latest: s.latest_mean_loss,
+                unfinished: s.unfinished,
+                waiting_on_a_person: paused.contains(&s.id),
+                awaiting_approval: approvals.contains(&s.id),
+            };
+            let head =
+                SuiteHead { id: s.id, name: &s.name, created_at: &s.created_at, source: s.source_path.as_deref() };
+            let mut item = self.suite_item(head, status, &tasks, &launches);
+            item.model = self.suite_model(s.id).await?;
+            out.push(item);
+        }
+        // A suite the watcher registered is launched from its watched file.
+        if out.iter().any(|s| s.suite_path.is_none()) {
+            let files = self.store.watched_files().await?;
+            for item in out.iter_mut().filter(|s| s.suite_path.is_none()) {
+                item.suite_path = files
+                    .iter()
+                    .find(|f| f.status != "removed" && f.suite_name.as_deref() == Some(item.name.as_str()))
+                    .map(|f| f.path.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    pub(super) fn suite_item(
+        &self,
+        head: SuiteHead<'_>,
+        counts: SuiteCounts,
+        tasks: &[TaskInfo],
+        launches: &[LaunchView],
+    ) -> SuiteItem {
+        let SuiteHead { id, name, created_at, source } = head;
+        let SuiteCounts { epochs, latest: latest_mean_loss, unfinished, waiting_on_a_person, awaiting_approval } =
+            counts;
+        // Newest first: the suite's latest launch.
+        let latest = launches.iter().find(|l| l.suite == name);
+        let running = latest.filter(|l| matches!(l.status, LaunchStatus::Running | LaunchStatus::Queued));
+        let failed = latest.filter(|l| l.status == LaunchStatus::Failed);
+        // Waiting on a person comes first: it is what someone must act on.
+        let status = if waiting_on_a_person {
+            SuiteStatus::Paused
+        } else if running.is_some() {
+            SuiteStatus::Running
+        } else if failed.is_some() {
+            SuiteStatus::Failed
+        } else if unfinished > 0 {
+            SuiteStatus::Unfinished
+        } else if awaiting_approval {
+            SuiteStatus::AwaitingApproval
+        } else {
+            SuiteStatus::Idle
+        };
+        SuiteItem {
+            id,
+            name: name.to_string(),
+            created_at: created_at.to_string(),
+            epochs,
+            latest_mean_loss,
+            status,
+            tasks: tasks.len(),
+            holdout_tasks: tasks.iter().filter(|t| t.holdout).count(),
+            // The last launch from here, else the last one recorded, else
+            // the file the suite was last run from (`attractor run`).
+            suite_path: latest
+                .map(|l| l.suite_path.clone())
+                .or_else(|| lock(&self.settings).suite_paths.get(name).cloned())
+                .or_else(|| source.map(str::to_string)),
+            last_error: failed.and_then(|l| l.error.clone()),
+            launch_id: running.map(|l| l.id),
+            model: None,
+        }
+    }
+
+    /// The suite's model spend from the ledger; `None` before its first call.
+    pub(super) async fn suite_model(&self, suite_id: i64) -> Result<Option<crate::llm::ModelSpend>> {
+        let spend = self.store.model_spend(crate::store::CallsOf::Suite(suite_id)).await?;
+        Ok((spend.calls > 0).then_some(spend))
+    }
+
+    /// A suite by its id or, failing that, its name.
+    pub(super) async fn find_suite(&self, key: &str) -> Result<SuiteRow> {
+        let by_id = match key.parse::<i64>() {
+            Ok(id) => self.store.suite_by_id(id).await?,
+            Err(_) => None,
+        };
+        let found = match by_id {
+            Some(s) => Some(s),
+            None => self.store.suite_by_name(key).await?,
+        };
+        match found {
+            Some(s) => Ok(s),
+            None => {
+                let known: Vec<String> = self.store.suite_summaries().await?.into_iter().map(|s| s.name).collect();
+                Err(ServiceError::NotFound(format!(
+                    "no suite `{key}` in {}\n  hint: known suites: {}",
+                    crate::store::shown_location(&self.config.db_path).display(),
+                    if known.is_empty() { "none yet".to_string() } else { known.join(", ") }
+                )))
+            }
+        }
+    }
+
+    /// A suite's epochs with per-task losses, artifact events and, with
+    /// `with_runs`, every run (at 500 epochs × 50 tasks the runs are most of
+    /// the payload; the charts and the graph do without them).
+    pub async fn suite_epochs(&self, key: &str, with_runs: bool) -> Result<SuiteEpochs> {
+        let row = self.find_suite(key).await?;
+        let tasks = task_infos(&row);
+        let holdout: HashMap<&str, bool> = tasks.iter().map(|t| (t.name.as_str(), t.holdout)).collect();
+        let epochs = self.store.epochs(row.id).await?;
+        // The run rows are read only when asked for: the charts and the
+        // graph need the counted losses alone, a fraction of the data.
+        let runs = if with_runs { self.store.run_briefs_of_suite(row.id).await? } else { Vec::new() };
+        let counted = self.store.counted_runs_of_suite(row.id).await?;
+        let views = build_epochs(&epochs, &runs, &counted, &holdout);
+
+        let mut artifacts: Vec<String> = Vec::new();
+        for e in &views {
+            for name in e.parent_artifacts.keys().chain(e.child_artifacts.keys()) {
+                if !artifacts.contains(name) {
+                    artifacts.push(name.clone());
+                }
+            }
+        }
+        artifacts.sort();
+        let completed = epochs.iter().filter(|e| e.completed_at.is_some()).count() as i64;
+        let latest = epochs.iter().rev().find(|e| e.completed_at.is_some()).and_then(|e| e.mean_loss);
+        let unfinished = epochs.iter().filter(|e| e.completed_at.is_none()).count() as i64;
+        let counts = SuiteCounts {
+            epochs: completed,
+            latest,
+            unfinished,
+            waiting_on_a_person: self.store.suites_waiting_on_a_person().await?.contains(&row.id),
+            awaiting_approval: self.store.suites_awaiting_approval().await?.contains(&row.id),
+        };
+        let launches = self.launches().await?;
+        let mut suite = self.suite_item(SuiteHead::of(&row), counts, &tasks, &launches);
+        suite.model = self.suite_model(row.id).await?;
+        Ok(SuiteEpochs { suite, tasks, artifacts, epochs: views })
+    }
+
+    /// What the Charts screen draws, shaped on this side (the report draws
+    /// the same points): one column per finished epoch, shared by the three
+    /// charts.
+    pub async fn suite_charts(&self, key: &str) -> Result<SuiteCharts> {
+        Ok(crate::report::shape::suite_charts(self.suite_epochs(key, false).await?))
+    }
+
+    /// The suite's graph: its experiment tree when it has one, else the
+    /// chain of its epochs.
+    pub async fn suite_graph(&self, key: &str) -> Result<SuiteGraph> {
+        let epochs = self.suite_epochs(key, false).await?;
+        let tree = self.store.tree_nodes(epochs.suite.id).await?;
+        if !tree.is_empty() {
+            let notes = self.store.tree_notes(epochs.suite.id).await?;
+            return Ok(tree_graph(epochs, &tree, notes));
+        }
+        let nodes = epochs
+            .epochs
+            .iter()
+            .map(|e| GraphNode {
+                id: format!("epoch-{}", e.epoch_num),
+                epoch_num: Some(e.epoch_num),
+                mean_loss: e.mean_loss,
+                holdout_mean_loss: e.holdout_mean_loss,
+                label: versions_label(&e.parent_artifacts),
+                artifacts: e.parent_artifacts.clone(),
+                tree: None,
+            })
+            .collect();
+        let edges = epochs
+            .epochs
+            .windows(2)
+            .map(|w| GraphEdge {
+                source: format!("epoch-{}", w[0].epoch_num),
+                target: format!("epoch-{}", w[1].epoch_num),
+                label: w[0].events.iter().map(crate::report::shape::transition_label).collect::<Vec<_>>().join("; "),
+                events: w[0].events.clone(),
+            })
+            .collect();
+        Ok(SuiteGraph { suite: epochs.suite.name, kind: GraphKind::Epochs, nodes, edges, notes: Vec::new() })
+    }
+
+    /// Every proposal an optimizer considered for a suite, for the
+    /// predicted-against-observed view.
+    pub async fn suite_proposals(&self, key: &str) -> Result<SuiteProposals> {
+        let row = self.find_suite(key).await?;
+        let proposals = self
+            .store
+            .proposals(row.id)
+            .await?
+            .into_iter()
+            .map(|l| {
+                let p = l.proposal;
+                ProposalItem {
+                    id: p.id,
+                    epoch_num: l.epoch_num,
+                    optimizer: p.optimizer,
+                    artifact: p.artifact,
+                    outcome: p.outcome,
+                    parent_version: p.parent_version,
+                    applied_version: p.applied_version,
+                    rationale: p.rationale,
+                    expected_loss_reduction: p.expected_loss_reduction,
+                    confidence: p.confidence,
+                    observed_loss_reduction: p.observed_loss_reduction,
+                    rolled_back: p.rolled_back,
+                    rejection: p.rejection,
+                    learning_rate: p.learning_rate,
+                }
+            })
+            .collect();
+        Ok(SuiteProposals { suite: row.name, proposals })
+    }
+
+    // ----- reports --------------------------------------------------------------
+}
+
+/// The tasks a suite declared, read from the stored `tasks_json`.
+pub(super) fn task_infos(row: &SuiteRow) -> Vec<TaskInfo> {
+    let tasks: Vec<Value> = serde_json::from_str(&row.tasks_json).unwrap_or_default();
+    tasks
+        .iter()
+        .filter_map(|t| {
+            Some(TaskInfo {
+                name: t["name"].as_str()?.to_string(),
+                kind: TaskType::parse(t["kind"].as_str().unwrap_or("command")),
+                holdout: t["holdout"].as_bool().unwrap_or(false),
+            })
+        })
+        .collect()
+}
+
+/// The components and the weights of a stored loss breakdown (the JSON of
+/// [`crate::loss::LossBreakdown`]).
+pub(super) fn parts(breakdown_json: Option<&str>) -> (Option<LossParts>, Option<LossParts>) {
+    let Some(b) = breakdown_json.and_then(|j| serde_json::from_str::<crate::loss::LossBreakdown>(j).ok()) else {
+        return (None, None);
+    };
+    let components = LossParts {
+        eval: b.eval_component,
+        critique: b.critique_component,
+        gate_rejections: b.gate_component,
+        budget: b.budget_component,
+        status: b.status_component,
+    };
+    let w = b.weights;
+    let weights = LossParts {
+        eval: w.eval,
+        critique: w.critique,
+        gate_rejections: w.gate_rejections,
+        budget: w.budget,
+        status: w.status,
+    };
+    (Some(components), Some(weights))
+}
+
+pub(super) fn run_item(r: &RunBrief, epoch_num: i64, holdout: bool, counted: bool) -> RunItem {
+    let (parts, weights) = parts(r.loss_breakdown_json.as_deref());
+    RunItem {
+        id: r.id,
+        epoch_id: r.epoch_id,
+        epoch_num,
+        task: r.task_name.clone(),
+        kind: TaskType::parse(&r.kind),
+        status: RunState::parse(&r.status),
+        holdout,
+        counted,
+        loss: r.loss,
+        parts,
+        weights,
+        started_at: r.started_at.clone(),
+        finished_at: r.finished_at.clone(),
+        duration_ms: r.duration_ms,
+        exit_code: r.exit_code,
+        error: r.error.clone(),
+    }
+}
+
+/// Reads the event log of `child_artifacts_json`. Unknown event types are
+/// skipped: a newer Attractor may write kinds this one does not draw.
+pub(super) fn parse_events(child: &Value) -> Vec<ArtifactEvent> {
+    child["events"].as_array().into_iter().flatten().filter_map(parse_event).collect()
+}
+
+/// One artifact event of an epoch's event log; `None` for another kind of
+/// event (a verification) or one this version does not know.
+pub(crate) fn parse_event(e: &Value) -> Option<ArtifactEvent> {
+    let num = |v: &Value| v.as_f64();
+    let artifact = e["artifact"].as_str()?.to_string();
+    let from_version = e["from_version"].as_i64()?;
+    let to_version = e["to_version"].as_i64()?;
+    match e["type"].as_str()? {
+        "update" => Some(ArtifactEvent::Update {
+            artifact,
+            from_version,
+            to_version,
+            rationale: e["rationale"].as_str().unwrap_or_default().to_string(),
+            expected_loss_reduction: num(&e["expected_loss_reduction"]),
+            confidence: num(&e["confidence"]),
+            learning_rate: num(&e["learning_rate"]),
+        }),
+        "rollback" => Some(ArtifactEvent::Rollback {
+            artifact,
+            from_version,
+            to_version,
+            mean_loss_prev: num(&e["mean_loss_prev"]),
+            mean_loss_current: num(&e["mean_loss_current"]),
+            new_learning_rate: num(&e["new_learning_rate"]),
+            reason: serde_json::from_value(e["reason"].clone()).ok(),
+            holdout_mean_prev: num(&e["holdout_mean_prev"]),
+            holdout_mean_current: num(&e["holdout_mean_current"]),
+        }),
+        _ => None,
+    }
+}
+
+/// `descent_settings v2 · supervisor_prompt v1`: the artifacts moved off v0.
+pub(super) fn versions_label(artifacts: &BTreeMap<String, i64>) -> String {
+    artifacts.iter().filter(|(_, v)| **v != 0).map(|(k, v)| format!("{k} v{v}")).collect::<Vec<_>>().join(" · ")
+}
+
+/// The experiment tree as a graph. Stored rows that do not parse (a hand-edited
+/// database) still show, with what could be read.
+pub(super) fn tree_graph(
+    epochs: SuiteEpochs,
+    rows: &[crate::store::TreeNodeRow],
+    notes: Vec<crate::store::TreeNoteRow>,
+) -> SuiteGraph {
+    let epoch_num: BTreeMap<i64, i64> = epochs.epochs.iter().map(|e| (e.epoch_id, e.epoch_num)).collect();
+    // Same rule as the search's own `best`: a pruned node was once the best.
+    let best = rows
+        .iter()
+        .filter(|n| (n.status == "committed" || n.status == "pruned") && n.mean_loss.is_some())
+        .min_by(|a, b| a.mean_loss.unwrap_or(f64::INFINITY).total_cmp(&b.mean_loss.unwrap_or(f64::INFINITY)))
+        .map(|n| n.id);
+    let nodes = rows
+        .iter()
+        .map(|r| {
+            let artifacts: BTreeMap<String, i64> = serde_json::from_str(&r.artifacts_json).unwrap_or_default();
+            let task_losses: BTreeMap<String, f64> =
+                r.task_losses_json.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default();
+            GraphNode {
+                id: format!("node-{}", r.id),
+                epoch_num: r.epoch_id.and_then(|id| epoch_num.get(&id).copied()),
+                mean_loss: r.mean_loss,
+                holdout_mean_loss: r.holdout_mean_loss,
+                label: versions_label(&artifacts),
+                artifacts,
+                tree: Some(TreeNodeView {
+                    node_id: r.id,
+                    parent_id: r.parent_id,
+                    status: r.status.clone(),
+                    changed_artifact: r.changed_artifact.clone(),
+                    from_version: r.from_version,
+                    to_version: r.to_version,
+                    brief: r.brief.clone(),
+                    note: r.note.clone(),
+                    round: r.round,
+                    rationale: r.rationale.clone(),
+                    guidance: r.guidance.clone(),
+                    evaluations: r.evaluations,
+                    task_losses,
+                    best: Some(r.id) == best,
+                }),
+            }
+        })
+        .collect();
+    let edges = rows
+        .iter()
+        .filter_map(|r| {
+            let parent = r.parent_id?;
+            let label = match (&r.changed_artifact, r.from_version, r.to_version) {
+                (Some(a), Some(f), Some(t)) => format!("{a} v{f}→v{t}"),
+                (Some(a), _, None) => format!("{a} (no version written)"),
+                _ => String::new(),
+            };
+            Some(GraphEdge {
+                source: format!("node-{parent}"),
+                target: format!("node-{}", r.id),
+                label,
+                events: Vec::new(),
+            })
+        })
+        .collect();
+    let notes = notes
+        .into_iter()
+        .map(|n| TreeNoteView {
+            round: n.round,
+            source: n.source,
+            kind: n.kind,
+            artifact: n.artifact,
+            parent_id: n.parent_id,
+            text: n.text,
+            expected_loss_reduction: n.expected_loss_reduction,
+            confidence: n.confidence,
+            node_id: n.node_id,
+        })
+        .collect();
+    SuiteGraph { suite: epochs.suite.name, kind: GraphKind::Tree, nodes, edges, notes }
+}
+
+/// What a suite's row counts and what it waits on, from the store.
+pub(super) struct SuiteCounts {
+    /// Finished epochs.
+    epochs: i64,
+    /// The latest finished epoch's mean loss.
+    latest: Option<f64>,
+    /// Epochs started and not finished.
+    unfinished: i64,
+    /// A trajectory of the suite waits for a person's answer.
+    waiting_on_a_person: bool,
+    /// Its watched file's commands wait for a person's approval.
+    awaiting_approval: bool,
+}
+
+/// What identifies a suite on its row of the Suites screen.
+pub(super) struct SuiteHead<'a> {
+    id: i64,
+    name: &'a str,
+    created_at: &'a str,
+    /// The suite file it was last run from.
+    source: Option<&'a str>,
+}
+
+impl<'a> SuiteHead<'a> {
+    pub(super) fn of(row: &'a SuiteRow) -> Self {
+        SuiteHead { id: row.id, name: &row.name, created_at: &row.created_at, source: row.source_path.as_deref() }
+    }
+}
+
+/// Builds every epoch's view from whole-suite reads (`runs` may be empty:
+/// then the views have no run lists).
+pub(super) fn build_epochs(
+    epochs: &[EpochRow],
+    runs: &[RunBrief],
+    counted: &[CountedRun],
+    holdout: &HashMap<&str, bool>,
+) -> Vec<EpochView> {
+    let is_holdout = |task: &str| holdout.get(task).copied().unwrap_or(false);
+    let mut runs_by_epoch: HashMap<i64, Vec<&RunBrief>> = HashMap::new();
+    for r in runs {
+        runs_by_epoch.entry(r.epoch_id).or_default().push(r);
+    }
+    let mut counted_by_epoch: HashMap<i64, Vec<&CountedRun>> = HashMap::new();
+    for c in counted {
+        counted_by_epoch.entry(c.epoch_id).or_default().push(c);
+    }
+    epochs
+        .iter()
+        .map(|e| {
+            let counted = counted_by_epoch.remove(&e.id).unwrap_or_default();
+            let counted_ids: Vec<i64> = counted.iter().map(|c| c.run_id).collect();
+            let tasks: Vec<TaskLoss> = counted
+                .iter()
+                .map(|c| TaskLoss {
+                    task: c.task_name.clone(),
+                    run_id: c.run_id,
+                    loss: c.loss,
+                    status: RunState::parse(&c.status),
+                    holdout: is_holdout(&c.task_name),
+                })
+                .collect();
+            let held: Vec<f64> = tasks.iter().filter(|t| t.holdout).map(|t| t.loss).collect();
+            let parent: BTreeMap<String, i64> = serde_json::from_str(&e.parent_artifacts_json).unwrap_or_default();
+            let child: Value =
+                e.child_artifacts_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null);
+            let child_artifacts: BTreeMap<String, i64> =
+                serde_json::from_value(child["artifacts"].clone()).unwrap_or_default();
+            let events = parse_events(&child);
+            EpochView {
+                epoch_id: e.id,
+                epoch_num: e.epoch_num,
+                started_at: e.started_at.clone(),
+                completed_at: e.completed_at.clone(),
+                mean_loss: e.mean_loss,
+                holdout_mean_loss: crate::loss::mean(&held),
+                parent_artifacts: parent,
+                child_artifacts,
+                transitions: events.iter().map(crate::report::shape::transition_label).collect(),
+                events,
+                note: child["note"].as_str().map(str::to_string),
+                model: serde_json::from_value(child["model"].clone()).ok(),
+                tasks,
+                runs: runs_by_epoch
+                    .remove(&e.id)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|r| run_item(r, e.epoch_num, is_holdout(&r.task_name), counted_ids.contains(&r.id)))
+                    .collect(),
+            }
+        })
+        .collect()
+}
