@@ -7,7 +7,12 @@
 
 fn main() {
     // `call` runs every facade operation (src/service/operations.rs); the
-    // other two are the desktop's own.
+    // other two are the desktop's own. The window is granted all three, so
+    // it may run every operation, as a page of `attractor serve` may: the
+    // window is the app's own UI, and the line the ACL draws is between it
+    // and the rest of Tauri (plugins, the file system), which stays closed.
+    // An operation that only some windows should reach would need a command
+    // of its own.
     let commands = &["call", "export_report", "pick_path"];
     let attributes = tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(commands));
     if let Err(e) = tauri_build::try_build(attributes) {

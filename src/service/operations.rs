@@ -75,6 +75,8 @@ impl Source {
 pub struct Param {
     pub name: &'static str,
     pub source: Source,
+    /// Its TypeScript type (`string`, `number | null`, `RunRequest`).
+    pub ts_type: fn(&Config) -> String,
 }
 
 /// One operation as the transports see it.
@@ -117,7 +119,12 @@ impl Input<'_> {
         match self {
             Input::Named(args) => {
                 let value = args.remove(name).unwrap_or(serde_json::Value::Null);
-                serde_json::from_value(value).map_err(|e| CallError::Input(format!("argument `{name}`: {e}")))
+                // The place inside the argument, as HTTP names it in a body.
+                serde_path_to_error::deserialize(value).map_err(|e| {
+                    let at = e.path().to_string();
+                    let place = if at == "." { name.to_string() } else { format!("{name}.{at}") };
+                    CallError::Input(format!("argument `{place}`: {}", e.inner()))
+                })
             }
             Input::Http { path, query, body, json } => match source {
                 Source::Path => {
@@ -279,7 +286,11 @@ macro_rules! operations {
                 verb: Verb::$verb,
                 path: $path,
                 status: status!($($status)?),
-                params: &[$(Param { name: stringify!($arg), source: Source::$src }),*],
+                params: &[$(Param {
+                    name: stringify!($arg),
+                    source: Source::$src,
+                    ts_type: <$ty as TS>::name,
+                }),*],
             },
         )*];
 
@@ -326,7 +337,8 @@ macro_rules! operations {
                 if !doc.is_empty() {
                     types.push_str("  /**\n");
                     for line in doc {
-                        types.push_str(&format!("   *{line}\n"));
+                        // A `*/` in the prose would end the comment early.
+                        types.push_str(&format!("   *{}\n", line.replace("*/", "*\\/")));
                     }
                     types.push_str("   */\n");
                 }
@@ -482,10 +494,34 @@ mod tests {
                 op.path.split('/').filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}'))).collect();
             let from_path: Vec<&str> = op.params.iter().filter(|p| p.source == Source::Path).map(|p| p.name).collect();
             assert_eq!(segments, from_path, "{}: {}", op.name, op.path);
-            let bodies = op.params.iter().filter(|p| matches!(p.source, Source::Body)).count();
-            assert!(bodies <= 1, "{} reads its body twice", op.name);
+            let whole = op.params.iter().filter(|p| matches!(p.source, Source::Body | Source::Params)).count();
+            assert!(whole <= 1, "{} reads its body or its whole query twice", op.name);
+            let bodies = op.params.iter().filter(|p| p.source == Source::Body).count();
             // A body travels only with a verb that has one.
             assert!(bodies == 0 || matches!(op.verb, Verb::Post | Verb::Put), "{}", op.name);
+            assert!([200, 201, 202].contains(&op.status), "{}: status {}", op.name, op.status);
+            let cfg = Config::new().with_large_int("number");
+            for p in op.params {
+                let ty = (p.ts_type)(&cfg);
+                match p.source {
+                    // One value in a path segment or a query parameter: text,
+                    // a number or a yes/no, which the client writes as text.
+                    Source::Path | Source::Query => assert!(
+                        ["string", "number", "boolean"].contains(&ty.trim_end_matches(" | null")),
+                        "{}: `{}` is a {ty}, which a path or a query parameter cannot carry",
+                        op.name,
+                        p.name
+                    ),
+                    // The client leaves out an argument that may be null, and
+                    // a missing body is refused: a body is never optional.
+                    Source::Body | Source::Params => {
+                        assert!(!ty.ends_with(" | null"), "{}: `{}` may be null", op.name, p.name)
+                    }
+                }
+                if p.source == Source::Path {
+                    assert!(!ty.ends_with(" | null"), "{}: a path segment is never missing", op.name);
+                }
+            }
         }
         assert!(names.len() >= 30, "{names:?}");
     }
@@ -522,6 +558,15 @@ mod tests {
         assert_eq!(m, "no argument `ids` for this operation");
         let m = refused(call(&s, "run_detail", named(serde_json::json!({"id": "seven"}))).await);
         assert!(m.starts_with("argument `id`: "), "{m}");
+        let m = refused(
+            call(
+                &s,
+                "preview",
+                named(serde_json::json!({"request": {"suite_path": "s.yaml", "tree": {"width": "two"}}})),
+            )
+            .await,
+        );
+        assert!(m.starts_with("argument `request.tree.width`: invalid type"), "{m}");
         let m = refused(call(&s, "no_such_thing", named(serde_json::json!({}))).await);
         assert_eq!(m, "no operation `no_such_thing`");
 

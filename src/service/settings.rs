@@ -3,7 +3,7 @@
 //! Settings live in a small JSON file, not in the database: one of them *is*
 //! the database path, and the LLM endpoint and model must be readable before
 //! any database is open. The API key is never written anywhere by Attractor:
-//! it comes from the environment (later the operating system's keychain), and
+//! it comes from the environment or the operating system's keychain, and
 //! the settings screen only learns whether one is present.
 //!
 //! Below the file, the facade's settings methods: the settings in force and

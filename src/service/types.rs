@@ -1,5 +1,5 @@
 //! What the service facade hands out and takes in: plain data, serialized as
-//! JSON by the HTTP transport (and, later, by Tauri commands).
+//! JSON by both transports (HTTP, the desktop's Tauri command).
 //!
 //! Every type here derives [`ts_rs::TS`], so the front end's TypeScript types
 //! in `ui/src/generated/` are generated from these very definitions; a test

@@ -191,7 +191,7 @@ impl Store {
         .bind(&t.parent_id)
         .bind(&t.role)
         .bind(t.ordinal)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
@@ -263,7 +263,7 @@ impl Store {
         .bind(id)
         .bind(run_id)
         .bind(now_rfc3339())
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
@@ -349,7 +349,7 @@ impl Store {
         .bind(&now)
         .bind(&now)
         .bind(trajectory_id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }

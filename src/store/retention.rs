@@ -53,9 +53,9 @@ impl Store {
     /// to the server's free space map).
     pub async fn vacuum(&self) -> Result<()> {
         if self.backend == super::Backend::Sqlite {
-            sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await?;
+            sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.writer).await?;
         }
-        sqlx::query("VACUUM").execute(&self.pool).await?;
+        sqlx::query("VACUUM").execute(&self.writer).await?;
         Ok(())
     }
 }
