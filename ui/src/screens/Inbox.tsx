@@ -4,7 +4,8 @@
 // points in `notify` mode, which a run told a person and went on without
 // waiting — until dismissed. Answered questions and dismissed notices stay
 // as history.
-import { useEffect, useState } from "react";
+import { useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { Commands } from "../components/Commands";
@@ -13,6 +14,7 @@ import type { AnswerKind } from "../generated/AnswerKind";
 import type { Inbox as InboxData } from "../generated/Inbox";
 import type { InterventionItem } from "../generated/InterventionItem";
 import { fmtTime } from "../lib/format";
+import { useLiveQuery } from "../lib/query";
 
 /**
  * One request a card sends (an answer, a dismissal): busy while it runs,
@@ -162,16 +164,10 @@ function Notice({ item, onDismissed }: { item: InterventionItem; onDismissed: ()
 
 export function Inbox({ onChange }: { onChange: () => void }) {
   const { tick } = useLive();
-  const [inbox, setInbox] = useState<InboxData | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const load = () =>
-    api
-      .interventions()
-      .then(setInbox)
-      .catch((e: Error) => setError(e.message));
-  useEffect(() => {
-    load();
-  }, [tick]);
+  const { data: inbox, error } = useLiveQuery<InboxData>(["interventions"], tick, () => api.interventions());
+  const queries = useQueryClient();
+  // An answer changes the inbox at once, before the live feed says so.
+  const load = () => void queries.invalidateQueries({ queryKey: ["interventions"] });
 
   return (
     <section>

@@ -1,12 +1,13 @@
 // Live progress of launched suites, pushed from the server's event bus over
 // SSE: epoch and task progress bars, runs as they finish, cancel.
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { Empty, ErrorNote, Status } from "../components/common";
 import type { LaunchView } from "../generated/LaunchView";
 import { fmtDuration, fmtLoss } from "../lib/format";
 import type { SuiteProgress } from "../lib/progress";
+import { useLiveQuery } from "../lib/query";
 
 function Bar({ done, total, label, id }: { done: number; total: number; label: string; id: string }) {
   const pct = total > 0 ? Math.min(100, (100 * done) / total) : 0;
@@ -121,14 +122,11 @@ function Card({ launch, p, onCancel }: { launch: LaunchView; p: SuiteProgress | 
 
 export function Live() {
   const { tick, progress } = useLive();
-  const [launches, setLaunches] = useState<LaunchView[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { data: launches, error: loadError } = useLiveQuery(["launches"], tick, () => api.launches());
+  const [cancelError, setCancelError] = useState<string | null>(null);
+  const error = cancelError ?? loadError;
 
-  useEffect(() => {
-    api.launches().then(setLaunches).catch((e: Error) => setError(e.message));
-  }, [tick]);
-
-  const cancel = (id: number) => api.cancel({ id }).catch((e: Error) => setError(e.message));
+  const cancel = (id: number) => api.cancel({ id }).catch((e: Error) => setCancelError(e.message));
 
   return (
     <section>

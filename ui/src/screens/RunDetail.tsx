@@ -2,8 +2,9 @@
 // optimize tasks and supervised agent tasks the ASO telemetry timeline (directive, source, LLM call,
 // objective and violation per step), and for agent tasks the convergence
 // engine's trajectories iteration by iteration.
-import { useEffect, useMemo, useState } from "react";
+import { useMemo } from "react";
 import { api } from "../api";
+import { useLive } from "../App";
 import { EChart } from "../components/EChart";
 import { ErrorNote, Status } from "../components/common";
 import type { LossParts } from "../generated/LossParts";
@@ -12,16 +13,17 @@ import { referenceOf, telemetryLabels, telemetryOption } from "../lib/telemetry"
 import { DIRECTIVE_SYMBOL, strategyCounts, trajectoryOption } from "../lib/trajectory";
 import type { TrajectoryView } from "../generated/TrajectoryView";
 import { fmtDuration, fmtLoss, fmtModelSpend, fmtTime } from "../lib/format";
+import { useLiveQuery } from "../lib/query";
 import { useDark } from "../lib/theme";
 
 export function RunDetailScreen({ id }: { id: number }) {
   const dark = useDark();
-  const [d, setD] = useState<RunDetail | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    if (!Number.isInteger(id)) return setError("no run id in the address");
-    api.run_detail({ id }).then(setD).catch((e: Error) => setError(e.message));
-  }, [id]);
+  const valid = Number.isInteger(id);
+  // A running run's detail keeps up with the live feed.
+  const { tick } = useLive();
+  const loaded = useLiveQuery<RunDetail>(["run", id], tick, () => api.run_detail({ id }), valid);
+  const d = loaded.data;
+  const error = valid ? loaded.error : "no run id in the address";
   const option = useMemo(
     () => (d && d.telemetry.length ? telemetryOption(d.telemetry, d.run.kind, referenceOf(d.result)) : null),
     [d],
