@@ -34,12 +34,13 @@ impl Service {
             return Err(ServiceError::Conflict(format!("notice {id} was already dismissed")));
         }
         self.bus.publish(Event::InterventionDismissed { intervention_id: id });
-        let row = self
-            .store
-            .intervention(id)
-            .await?
-            .ok_or_else(|| ServiceError::NotFound(format!("no intervention {id}")))?;
-        Ok(intervention_item(row))
+        self.intervention_now(id).await
+    }
+
+    /// The intervention as the store holds it now (after a change).
+    async fn intervention_now(&self, id: i64) -> Result<InterventionItem> {
+        let row = self.store.intervention(id).await?;
+        row.map(intervention_item).ok_or_else(|| ServiceError::NotFound(format!("no intervention {id}")))
     }
 
     /// Records a person's answer; answers are final.
@@ -68,12 +69,7 @@ impl Service {
             )));
         }
         self.bus.publish(Event::InterventionAnswered { intervention_id: id, answer: req.answer.as_str().to_string() });
-        let row = self
-            .store
-            .intervention(id)
-            .await?
-            .ok_or_else(|| ServiceError::NotFound(format!("no intervention {id}")))?;
-        Ok(intervention_item(row))
+        self.intervention_now(id).await
     }
 
     // ----- the trajectory repository and memory (seed 002 §8, §10.2) ----------

@@ -277,25 +277,12 @@ impl Service {
         let model = settings.effective_model.clone();
         let client = match self.llm_client() {
             Ok(Some(c)) => c,
-            Ok(None) => {
-                return LlmCheck {
-                    ok: false,
-                    base_url,
-                    model,
-                    latency_ms: None,
-                    reply: None,
-                    error: Some(crate::llm::LlmError::NoModel.to_string()),
+            failed => {
+                let error = match failed {
+                    Err(e) => e.to_string(),
+                    _ => crate::llm::LlmError::NoModel.to_string(),
                 };
-            }
-            Err(e) => {
-                return LlmCheck {
-                    ok: false,
-                    base_url,
-                    model,
-                    latency_ms: None,
-                    reply: None,
-                    error: Some(e.to_string()),
-                };
+                return LlmCheck { ok: false, base_url, model, latency_ms: None, reply: None, error: Some(error) };
             }
         };
         let req = crate::llm::ChatRequest::user("Reply with the single word: ok")

@@ -265,7 +265,7 @@ impl Store {
         let name = path.display().to_string().replace('%', "%25").replace('?', "%3F").replace('#', "%23");
         let url = format!("sqlite://{name}?mode=rwc");
         let connect = |connections: u32| {
-            AnyPoolOptions::new()
+            let pool = AnyPoolOptions::new()
                 .max_connections(connections)
                 .after_connect(|conn, _| {
                     Box::pin(async move {
@@ -273,9 +273,10 @@ impl Store {
                         Ok(())
                     })
                 })
-                .connect(&url)
+                .connect(&url);
+            async move { pool.await.map_err(|source| StoreError::Open { path: path.to_path_buf(), source }) }
         };
-        let pool = connect(4).await.map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
+        let pool = connect(4).await?;
 
         // WAL is a property of the file, so setting it once covers every
         // connection. SQLite answers with the mode it actually chose; anything
@@ -288,7 +289,7 @@ impl Store {
         let migrated = SQLITE_MIGRATIONS.run(&pool).await;
         drop(lock);
         migrated.map_err(|source| StoreError::Migrate { path: path.to_path_buf(), source })?;
-        let writer = connect(1).await.map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
+        let writer = connect(1).await?;
         Ok(Store { pool, writer, path: path.to_path_buf(), backend: Backend::Sqlite })
     }
 

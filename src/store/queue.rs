@@ -265,18 +265,6 @@ impl Store {
         Ok(())
     }
 
-    /// Records progress a watcher of the queue can show.
-    pub async fn request_progress(&self, id: i64, owner: &str, suite_id: i64, epochs_done: i64) -> Result<()> {
-        sqlx::query("UPDATE run_requests SET suite_id = $1, epochs_done = $2 WHERE id = $3 AND owner = $4")
-            .bind(suite_id)
-            .bind(epochs_done)
-            .bind(id)
-            .bind(owner)
-            .execute(&self.writer)
-            .await?;
-        Ok(())
-    }
-
     /// Ends the request, if `owner` still holds it.
     pub async fn complete_request(&self, id: i64, owner: &str, done: &Completion) -> Result<bool> {
         let changed = sqlx::query(

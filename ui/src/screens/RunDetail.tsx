@@ -2,7 +2,7 @@
 // optimize tasks and supervised agent tasks the ASO telemetry timeline (directive, source, LLM call,
 // objective and violation per step), and for agent tasks the convergence
 // engine's trajectories iteration by iteration.
-import { useMemo } from "react";
+import { useMemo, useRef } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { EChart } from "../components/EChart";
@@ -19,9 +19,12 @@ import { useDark } from "../lib/theme";
 export function RunDetailScreen({ id }: { id: number }) {
   const dark = useDark();
   const valid = Number.isInteger(id);
-  // A running run's detail keeps up with the live feed.
+  // A running run's detail keeps up with the live feed; an ended one is
+  // read once, not again at every other run's end.
   const { tick } = useLive();
-  const loaded = useLiveQuery<RunDetail>(["run", id], tick, () => api.run_detail({ id }), valid);
+  const ended = useRef(false);
+  const loaded = useLiveQuery<RunDetail>(["run", id], ended.current ? -1 : tick, () => api.run_detail({ id }), valid);
+  ended.current = !!loaded.data && loaded.data.run.status !== "running";
   const d = loaded.data;
   const error = valid ? loaded.error : "no run id in the address";
   const option = useMemo(
