@@ -87,6 +87,7 @@ async fn the_agent_examples_run_from_stubs_to_passing_tests() {
         runs_root: dir.path().join("runs"),
         holdout_tolerance: attractor::outer::DEFAULT_HOLDOUT_TOLERANCE,
         verify_repeats: None,
+        approve_updates: None,
         tree: attractor::outer::tree::TreeConfig::default(),
     };
     let bus = Bus::new();

@@ -508,3 +508,39 @@ tasks:
         assert!(nodes.iter().filter(|n| n.round >= Some(3)).all(|n| n.changed_artifact.as_deref() == Some("tone")));
     }
 }
+
+#[tokio::test]
+async fn under_the_approval_gate_the_best_node_waits_for_a_person_and_approving_activates_its_version() {
+    let env = Env::new().await;
+    let path = suite(&env, 1.0);
+    let gated = RunConfig {
+        approve_updates: Some(attractor::outer::ApprovalMode::Continue),
+        ..config(&env, 8, TreeConfig { stall: 10, ..TreeConfig::default() })
+    };
+    env.run(&path, gated).await;
+
+    let s = env.store.suite_by_name("knob").await.unwrap().unwrap();
+    let nodes = env.store.tree_nodes(s.id).await.unwrap();
+    let best = nodes
+        .iter()
+        .filter(|n| n.status == "committed" || n.status == "pruned")
+        .min_by(|a, b| a.mean_loss.unwrap().total_cmp(&b.mean_loss.unwrap()))
+        .unwrap();
+    assert!(best.parent_id.is_some(), "a child beat the root at x = 1: {nodes:#?}");
+    // The search ended; its best is not active yet but waits in the inbox.
+    let registry = env.registry().await;
+    assert_eq!(registry.get_active("knob").await.unwrap().version, 0, "nothing moved without a person");
+    let waiting = env.store.update_approvals_in(s.id, attractor::store::ApprovalStatus::Pending).await.unwrap();
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert_eq!(waiting[0].proposed_version, best.to_version);
+    assert!(waiting[0].rationale.contains("best node"), "{}", waiting[0].rationale);
+    let versions_before = registry.history("knob").await.unwrap().len();
+
+    let question = waiting[0].intervention_id.unwrap();
+    let approve = attractor::outer::approval::Decision::Approve { content: None };
+    let decided = attractor::outer::approval::decide(&env.store, question, approve).await.unwrap();
+    assert_eq!(decided.applied.map(|(to, _)| to), best.to_version);
+    let registry = env.registry().await;
+    assert_eq!(Some(registry.get_active("knob").await.unwrap().version), best.to_version, "the node's own version");
+    assert_eq!(registry.history("knob").await.unwrap().len(), versions_before, "no copy of it was written");
+}

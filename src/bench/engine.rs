@@ -139,6 +139,7 @@ pub async fn loop_timing(work: &Path, n: usize, iterations: u32, latency: Durati
         runs_root: dir.join("runs"),
         holdout_tolerance: DEFAULT_HOLDOUT_TOLERANCE,
         verify_repeats: None,
+        approve_updates: None,
         tree: TreeConfig::default(),
     };
     let store = Store::open(&dir.join("attractor.db")).await.map_err(err)?;

@@ -93,6 +93,7 @@ fn config(optimizer: OptimizerKind, epochs: u32, seed: u64, runs_root: PathBuf) 
         runs_root,
         holdout_tolerance: DEFAULT_HOLDOUT_TOLERANCE,
         verify_repeats: None,
+        approve_updates: None,
         tree: TreeConfig::default(),
     }
 }

@@ -22,7 +22,7 @@ use tokio::sync::watch;
 use crate::artifact::{Registry, RegistryError};
 use crate::bus::{self, Bus};
 use crate::outer::request::{RunRequest, SelectionName, TreeRequest};
-use crate::outer::{OptimizerKind, RunnerError};
+use crate::outer::{ApprovalMode, OptimizerKind, RunnerError};
 use crate::store::{self, Store, StoreError};
 use crate::suite;
 
@@ -137,8 +137,12 @@ pub enum Command {
         id: i64,
         #[arg(value_enum)]
         answer: Answer,
-        /// The hint (required with `hint`).
+        /// The hint (required with `hint`); with `reject`, why.
         text: Option<String>,
+        /// For an artifact update: approve this file's content (your edit
+        /// of the proposal) instead of the proposal itself.
+        #[arg(long, value_name = "FILE")]
+        content: Option<PathBuf>,
     },
     /// List the numeric problems, or evaluate points of one over stdin/stdout.
     Problems {
@@ -262,6 +266,12 @@ pub struct RunArgs {
     /// 3 on a `noisy: true` suite, else 1].
     #[arg(long)]
     pub verify_repeats: Option<u32>,
+    /// Whether each winning artifact update waits in the Inbox for a person
+    /// to approve, edit or reject it: `wait` (the run waits too), `continue`
+    /// (it goes on with the versions it has) or `off` [default: the suite's
+    /// `approve_updates`, else off].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub approve_updates: Option<ApprovalMode>,
     /// Tree search: ideation calls (frontier extrapolation, failure analysis)
     /// before stopping on stall, each feeding one more round; 0 turns them off.
     #[arg(long, default_value_t = 1)]
@@ -291,6 +301,7 @@ impl RunArgs {
             no_llm: self.no_llm,
             holdout_tolerance: self.holdout_tolerance,
             verify_repeats: self.verify_repeats,
+            approve_updates: self.approve_updates,
             tree: TreeRequest {
                 width: self.width,
                 stall: self.stall,
@@ -471,8 +482,16 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
             inspect::interventions(g, &store, *all).await?;
             Ok(0)
         }
-        Command::Answer { id, answer, text } => {
+        Command::Answer { id, answer, text, content } => {
             let store = open(g).await?;
+            if store.update_approval_of_question(*id).await?.is_some() {
+                return answer_update(g, &store, *id, *answer, text.clone(), content.as_deref()).await;
+            }
+            if content.is_some() {
+                return Err(Failure::input(format!(
+                    "--content is for a question about an artifact update, and intervention {id} is not one"
+                )));
+            }
             let (word, text) = match (answer, text) {
                 (Answer::Hint, None) => {
                     return Err(Failure::input("a hint needs its text: `attractor answer ID hint \"your hint\"`"));
@@ -792,6 +811,57 @@ fn parse_role_tokens(s: &str) -> Result<(crate::llm::CallRole, u32), String> {
     Ok((role, n))
 }
 
+/// `attractor answer` on a gated artifact update: approve (as proposed, or
+/// a file's content as the edit) or reject (the text as the reason).
+async fn answer_update(
+    g: &Global,
+    store: &Store,
+    id: i64,
+    answer: Answer,
+    text: Option<String>,
+    content: Option<&std::path::Path>,
+) -> Result<u8, Failure> {
+    use crate::outer::approval::{self, DecideError, Decision};
+    let decision = match answer {
+        Answer::Approve => {
+            let content =
+                match content {
+                    Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+                        Failure::input(format!("{}: cannot read the edited content: {e}", path.display()))
+                    })?),
+                    None => None,
+                };
+            Decision::Approve { content }
+        }
+        Answer::Reject if content.is_some() => {
+            return Err(Failure::input("--content goes with `approve` (the edit to approve), not with `reject`"));
+        }
+        Answer::Reject => Decision::Reject { reason: text },
+        Answer::Hint => {
+            return Err(Failure::input(format!(
+                "intervention {id} asks whether an artifact update may become active: answer approve (with \
+                 --content FILE for your edit of it) or reject \"why\""
+            )));
+        }
+    };
+    let decided = approval::decide(store, id, decision).await.map_err(|e| match e {
+        DecideError::Runner(e) => Failure::from(e),
+        e => Failure::input(e.to_string()),
+    })?;
+    if !g.quiet {
+        let a = &decided.approval;
+        match (answer, decided.applied) {
+            (Answer::Reject, _) => println!("update to `{}` rejected", a.artifact),
+            (_, Some((to, from))) => println!("update to `{}` approved: v{to} is active (was v{from})", a.artifact),
+            _ => println!(
+                "update to `{}` approved: the run working the suite applies it at its next epoch's close",
+                a.artifact
+            ),
+        }
+    }
+    Ok(0)
+}
+
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory, Parser};
@@ -833,6 +903,7 @@ mod tests {
             ("width", "2"),
             ("stall", "1"),
             ("verify-repeats", "2"),
+            ("approve-updates", "wait"),
             ("ideation-rounds", "0"),
             ("selection", "argmax"),
             ("branch-depth", "1"),

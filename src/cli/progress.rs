@@ -56,6 +56,18 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                         )
                     });
                 }
+                // An optimizer's update waits for a person (the approval gate).
+                Event::InterventionRaised { intervention_id, subject, kind, waits, .. }
+                    if show && kind == crate::outer::approval::QUESTION_KIND =>
+                {
+                    let meanwhile = if waits { "the run waits" } else { "the run goes on with the current version" };
+                    multi.suspend(|| {
+                        eprintln!("  approval #{intervention_id}: {subject} ({meanwhile})");
+                        eprintln!(
+                            "    attractor answer {intervention_id} approve [--content FILE] | reject \"why\"  (or in the app's Inbox)"
+                        );
+                    });
+                }
                 // A trajectory waits for a person: say how to answer.
                 Event::InterventionRaised { intervention_id, subject, waits: true, .. } if show => {
                     multi.suspend(|| {

@@ -66,7 +66,7 @@ impl Drop for SuiteLease {
 
 /// A lease is abandoned when its process is gone (one of this machine) or
 /// its heartbeat stopped long ago (any, a process elsewhere included).
-fn is_stale(row: &LeaseRow) -> bool {
+pub(super) fn is_stale(row: &LeaseRow) -> bool {
     let origin = row.owner.split('#').next().unwrap_or_default();
     let dead = crate::process::origin_gone(origin) == Some(true);
     dead || crate::time::older_than(Some(&row.heartbeat_at), STALE_AFTER)

@@ -21,6 +21,7 @@
 //! re-run of the same command.
 
 pub mod analyst;
+pub mod approval;
 pub mod estimate;
 pub mod ideation;
 mod lease;
@@ -49,6 +50,8 @@ use crate::store::{
 };
 use crate::suite::{SourceLocation, Suite, Task, TaskKind};
 use crate::task::{self, ActiveArtifact};
+pub use approval::ApprovalMode;
+use approval::GatedStep;
 pub use rollback::RollbackReason;
 
 pub use optimizer::{Optimizer, OptimizerKind};
@@ -78,6 +81,9 @@ pub struct RunConfig {
     /// update, whose mean and spread decide whether it stays. `None` takes
     /// the suite's (`verify_repeats:`, else 3 on a `noisy: true` suite, else 1).
     pub verify_repeats: Option<u32>,
+    /// The approval gate for artifact updates; `None` takes the suite's
+    /// (`approve_updates:`, else off).
+    pub approve_updates: Option<ApprovalMode>,
     /// Settings of `--optimizer tree`.
     pub tree: tree::TreeConfig,
 }
@@ -271,6 +277,17 @@ struct TaskResult {
     error: Option<String>,
 }
 
+/// What the optimizer made of an epoch.
+struct Proposed {
+    winner: Option<optimizer::Proposal>,
+    /// Everything it considered, for the store.
+    rows: Vec<NewProposal>,
+    /// Why there is no winner, when there is none.
+    note: Option<String>,
+    model: Option<crate::llm::ModelSpend>,
+    evidence: optimizer::Evidence,
+}
+
 impl SuiteRunner {
     pub fn new(
         store: Store,
@@ -433,6 +450,7 @@ impl SuiteRunner {
             if !interrupted && stopped.is_none() {
                 self.store.finish_plan(suite_id).await?;
             }
+            self.apply_approved_at_end(suite_id).await?;
             return Ok(self.finish(suite_id, summaries, interrupted, stopped, lr));
         }
         let mut interrupted = false;
@@ -466,6 +484,7 @@ impl SuiteRunner {
         if !interrupted && stopped.is_none() {
             self.store.finish_plan(suite_id).await?;
         }
+        self.apply_approved_at_end(suite_id).await?;
         Ok(self.finish(suite_id, summaries, interrupted, stopped, lr))
     }
 
@@ -690,6 +709,7 @@ impl SuiteRunner {
         let mut proposals = Vec::new();
         let mut note = None;
         let mut model = None;
+        let mut applied_approval = None;
         let mut events: Vec<serde_json::Value> = Vec::new();
         let mut bus_events = Vec::new();
         // On a noisy suite a gain within the noise does not count: the update goes.
@@ -760,49 +780,39 @@ impl SuiteRunner {
                 });
             }
         } else if let Some(m) = mean_loss {
-            let mut candidates = Vec::new();
-            let mut history = self.past_proposals(suite_id).await?;
-            let kinds = self.suite.task_kinds();
-            for (name, version) in &parent {
-                let def = self.registry.def(name)?.clone();
-                if !def.steers_any(&kinds) {
-                    continue;
+            let gated = match self.settled_update(suite_id).await? {
+                Some(Some(step)) => step,
+                // Cancelled while waiting for a person: the epoch stays open.
+                Some(None) => return Ok(None),
+                None => {
+                    let proposed =
+                        self.propose(suite_id, epoch, &parent, &artifacts, &results, epoch_seed, m, *lr).await?;
+                    model = proposed.model;
+                    proposals = proposed.rows;
+                    note = proposed.note;
+                    match proposed.winner {
+                        Some(w) if self.approval_mode() != ApprovalMode::Off => {
+                            let evidence = approval::evidence_json(&proposed.evidence, &w.details)?;
+                            match self.gate(suite_id, epoch, w, None, evidence).await? {
+                                Some(step) => step,
+                                None => return Ok(None),
+                            }
+                        }
+                        winner => GatedStep { update: winner, ..GatedStep::default() },
+                    }
                 }
-                let content = artifacts.iter().find(|a| &a.name == name).map(|a| a.content.clone()).unwrap_or_default();
-                candidates.push(optimizer::Candidate { def, version: *version, content });
-            }
-            history.retain(|name, _| candidates.iter().any(|c| &c.def.name == name));
-            let evidence = optimizer::Evidence {
-                suite: self.suite.name.clone(),
-                epoch_num: epoch.epoch_num,
-                mean_loss: m,
-                learning_rate: *lr,
-                tasks: task_evidence(&results),
-                candidates,
-                seed: epoch_seed,
-                history,
-                guidance: Vec::new(),
             };
-            let optimizer = self.optimizer.as_ref().ok_or(RunnerError::NeedsModel("unknown"))?;
-            let before = self.optimizer_llm.as_ref().map(|c| {
-                c.set_scope(crate::llm::CallScope { suite_id: Some(suite_id), epoch_id: Some(epoch.id), run_id: None });
-                c.usage().snapshot()
-            });
-            let step = optimizer.propose(&evidence).await?;
-            // Every reply is counted, usable or not: the client's counters
-            // saw each call this step made.
-            model = self
-                .optimizer_llm
-                .as_ref()
-                .zip(before)
-                .map(|(c, before)| crate::llm::ModelSpend::from(c.usage().snapshot().since(&before)));
-            note = step.no_change_reason(optimizer.name());
-            proposals = proposal_rows(&step, optimizer.name(), *lr);
-            if let Some(p) = step.winner {
+            if gated.note.is_some() {
+                note = gated.note;
+            }
+            applied_approval = gated.approval;
+            if let Some(p) = gated.update {
+                // The version the epoch ran with is what a rollback returns to.
+                let from = parent.get(&p.artifact).copied().unwrap_or(p.parent_version);
                 let mut event = serde_json::Map::new();
                 event.insert("type".into(), json!("update"));
                 event.insert("artifact".into(), json!(p.artifact));
-                event.insert("from_version".into(), json!(p.parent_version));
+                event.insert("from_version".into(), json!(from));
                 event.insert("to_version".into(), serde_json::Value::Null); // filled in once stored
                 event.insert("rationale".into(), json!(p.rationale));
                 event.insert("expected_loss_reduction".into(), json!(p.expected_loss_reduction));
@@ -821,7 +831,7 @@ impl SuiteRunner {
                     suite_id,
                     epoch_id: epoch.id,
                     artifact: p.artifact,
-                    from_version: p.parent_version,
+                    from_version: from,
                     to_version: 0,
                     rationale: p.rationale,
                     learning_rate: *lr,
@@ -837,7 +847,7 @@ impl SuiteRunner {
             .complete_epoch(
                 epoch.id,
                 mean_loss,
-                &EpochClose { changes: changes.clone(), proposals, observed },
+                &EpochClose { changes: changes.clone(), proposals, observed, applied_approval },
                 |versions| {
                     for (change, v) in changes.iter().zip(versions) {
                         match change {
@@ -888,6 +898,64 @@ impl SuiteRunner {
             note,
             model,
         }))
+    }
+
+    /// Asks the optimizer for the next update, from the epoch's evidence.
+    #[allow(clippy::too_many_arguments)]
+    async fn propose(
+        &self,
+        suite_id: i64,
+        epoch: &EpochRow,
+        parent: &BTreeMap<String, i64>,
+        artifacts: &[ActiveArtifact],
+        results: &[TaskResult],
+        epoch_seed: u64,
+        mean_loss: f64,
+        lr: f64,
+    ) -> Result<Proposed, RunnerError> {
+        let mut candidates = Vec::new();
+        let mut history = self.past_proposals(suite_id).await?;
+        let kinds = self.suite.task_kinds();
+        for (name, version) in parent {
+            let def = self.registry.def(name)?.clone();
+            if !def.steers_any(&kinds) {
+                continue;
+            }
+            let content = artifacts.iter().find(|a| &a.name == name).map(|a| a.content.clone()).unwrap_or_default();
+            candidates.push(optimizer::Candidate { def, version: *version, content });
+        }
+        history.retain(|name, _| candidates.iter().any(|c| &c.def.name == name));
+        let evidence = optimizer::Evidence {
+            suite: self.suite.name.clone(),
+            epoch_num: epoch.epoch_num,
+            mean_loss,
+            learning_rate: lr,
+            tasks: task_evidence(results),
+            candidates,
+            seed: epoch_seed,
+            history,
+            guidance: Vec::new(),
+        };
+        let optimizer = self.optimizer.as_ref().ok_or(RunnerError::NeedsModel("unknown"))?;
+        let before = self.optimizer_llm.as_ref().map(|c| {
+            c.set_scope(crate::llm::CallScope { suite_id: Some(suite_id), epoch_id: Some(epoch.id), run_id: None });
+            c.usage().snapshot()
+        });
+        let step = optimizer.propose(&evidence).await?;
+        // Every reply is counted, usable or not: the client's counters
+        // saw each call this step made.
+        let model = self
+            .optimizer_llm
+            .as_ref()
+            .zip(before)
+            .map(|(c, before)| crate::llm::ModelSpend::from(c.usage().snapshot().since(&before)));
+        Ok(Proposed {
+            note: step.no_change_reason(optimizer.name()),
+            rows: proposal_rows(&step, optimizer.name(), lr),
+            winner: step.winner,
+            model,
+            evidence,
+        })
     }
 
     /// Closes an epoch that is one more evaluation of a noisy suite's last

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::tree::{Selection, TreeConfig};
-use super::{DEFAULT_HOLDOUT_TOLERANCE, MAX_EPOCHS, OptimizerKind, RunConfig};
+use super::{ApprovalMode, DEFAULT_HOLDOUT_TOLERANCE, MAX_EPOCHS, OptimizerKind, RunConfig};
 use crate::llm::LlmLimits;
 use crate::task::agent::AgentConfig;
 
@@ -61,6 +61,12 @@ pub struct RunRequest {
     #[serde(default)]
     #[ts(optional)]
     pub verify_repeats: Option<u32>,
+    /// Whether each winning artifact update waits in the Inbox for a
+    /// person (`wait`: the run waits too; `continue`: it goes on with the
+    /// versions it has) [default: the suite's `approve_updates`, else off].
+    #[serde(default)]
+    #[ts(optional)]
+    pub approve_updates: Option<ApprovalMode>,
     /// Settings of the tree search (`optimizer: tree`).
     #[serde(default)]
     pub tree: TreeRequest,
@@ -190,6 +196,7 @@ impl RunRequest {
             no_llm: false,
             holdout_tolerance: None,
             verify_repeats: None,
+            approve_updates: None,
             tree: TreeRequest::default(),
             agent_config: None,
             no_sandbox: false,
@@ -255,6 +262,7 @@ impl RunRequest {
             runs_root,
             holdout_tolerance: self.holdout_tolerance.unwrap_or(DEFAULT_HOLDOUT_TOLERANCE),
             verify_repeats: self.verify_repeats,
+            approve_updates: self.approve_updates,
             tree: TreeConfig {
                 width: self.tree.width as usize,
                 stall: self.tree.stall,
@@ -312,6 +320,15 @@ impl RunRequest {
         let mut line = format!("plan: {epochs} epoch(s) × {tasks} task(s) = {} run(s)", epochs * tasks);
         if repeats > 1 && self.optimizer != OptimizerKind::Baseline {
             line.push_str(&format!("; each update is judged on {repeats} epoch(s) (a noisy suite)"));
+        }
+        match self.approve_updates.unwrap_or(suite.approve_updates) {
+            ApprovalMode::Off => {}
+            ApprovalMode::Wait => {
+                line.push_str("; each update waits in the Inbox for a person's approval, and the run with it")
+            }
+            ApprovalMode::Continue => {
+                line.push_str("; each update waits in the Inbox for a person's approval while the run goes on")
+            }
         }
         if self.optimizer.needs_model() {
             line.push_str(&format!(

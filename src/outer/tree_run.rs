@@ -256,8 +256,16 @@ impl SuiteRunner {
         }
         *lr = search.lr;
 
-        // The best node's versions become the active ones.
-        if let Some(best) = tree::best(&search.nodes) {
+        // The best node's versions become the active ones (through a
+        // person, under the approval gate).
+        if let Some(best) = tree::best(&search.nodes)
+            && self.approval_mode() != super::ApprovalMode::Off
+        {
+            let root = search.nodes.iter().find(|n| n.parent.is_none()).map(|n| n.mean);
+            if !self.gate_tree_best(suite_id, best, root).await? {
+                return Ok(true);
+            }
+        } else if let Some(best) = tree::best(&search.nodes) {
             for (name, version) in &best.artifacts {
                 let active = self.registry.get_active(name).await?.version;
                 if active != *version {

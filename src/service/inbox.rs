@@ -6,7 +6,8 @@ impl Service {
     pub async fn interventions(&self) -> Result<Inbox> {
         let rows = self.store.interventions(false).await?;
         let mut inbox = Inbox { pending: Vec::new(), notices: Vec::new(), answered: Vec::new() };
-        for item in rows.into_iter().map(intervention_item) {
+        for row in rows {
+            let item = self.with_review(intervention_item(row)).await?;
             match item.status.as_str() {
                 "pending" => inbox.pending.push(item),
                 "notice" => inbox.notices.push(item),
@@ -40,7 +41,75 @@ impl Service {
     /// The intervention as the store holds it now (after a change).
     async fn intervention_now(&self, id: i64) -> Result<InterventionItem> {
         let row = self.store.intervention(id).await?;
-        row.map(intervention_item).ok_or_else(|| ServiceError::NotFound(format!("no intervention {id}")))
+        let item = row.map(intervention_item).ok_or_else(|| ServiceError::NotFound(format!("no intervention {id}")))?;
+        self.with_review(item).await
+    }
+
+    /// A gated artifact update's question with what a person judges it on.
+    async fn with_review(&self, mut item: InterventionItem) -> Result<InterventionItem> {
+        if item.kind != crate::outer::approval::QUESTION_KIND {
+            return Ok(item);
+        }
+        let Some(a) = self.store.update_approval_of_question(item.id).await? else { return Ok(item) };
+        let registry = Registry::load(self.store.clone()).await?;
+        let kind = registry.def(&a.artifact).map_or(crate::artifact::ArtifactKind::Text, |d| d.kind);
+        let parent = registry.get(&a.artifact, a.parent_version).await.map(|v| v.content).unwrap_or_default();
+        let evidence: Value = serde_json::from_str(&a.evidence_json).unwrap_or(Value::Null);
+        let suite = self.store.suite_by_id(a.suite_id).await?.map(|s| s.name).unwrap_or_default();
+        let shown = a.content();
+        item.update = Some(UpdateReview {
+            approval_id: a.id,
+            suite,
+            artifact: a.artifact.clone(),
+            artifact_kind: kind,
+            parent_version: a.parent_version,
+            status: a.status,
+            mode: if a.mode == "wait" {
+                crate::outer::ApprovalMode::Wait
+            } else {
+                crate::outer::ApprovalMode::Continue
+            },
+            optimizer: a.optimizer.clone(),
+            rationale: a.rationale.clone(),
+            expected_loss_reduction: a.expected_loss_reduction,
+            confidence: a.confidence,
+            epoch_num: evidence["epoch_num"].as_i64().unwrap_or_default(),
+            mean_loss: evidence["mean_loss"].as_f64(),
+            tasks: serde_json::from_value(evidence["tasks"].clone()).unwrap_or_default(),
+            diff: artifact_diff(kind, &a.artifact, a.parent_version, &parent, a.applied_version.unwrap_or(0), shown),
+            proposed: a.proposed_content.clone(),
+            edited: a.edited,
+            reason: a.reason.clone(),
+            applied_version: a.applied_version,
+        });
+        Ok(item)
+    }
+
+    /// A person's decision on a gated artifact update (question `id`):
+    /// approve it as proposed or edited, or reject it. Applied at once when
+    /// no run works the suite; else the run applies it.
+    pub async fn decide_update(&self, id: i64, req: &UpdateDecision) -> Result<InterventionItem> {
+        use crate::outer::approval::{self, DecideError, Decision};
+        let decision = match req.verdict {
+            UpdateVerdictKind::Approve => Decision::Approve { content: req.content.clone() },
+            UpdateVerdictKind::Reject => Decision::Reject { reason: req.reason.clone() },
+        };
+        let decided = approval::decide(&self.store, id, decision).await.map_err(|e| match e {
+            DecideError::NotAnUpdate(_) => ServiceError::NotFound(e.to_string()),
+            DecideError::AlreadyDecided { .. } => ServiceError::Conflict(e.to_string()),
+            DecideError::BadEdit(m) => ServiceError::BadInput(m),
+            DecideError::Runner(e) => ServiceError::Internal(e.to_string()),
+        })?;
+        let answer = if req.verdict == UpdateVerdictKind::Approve { "approve" } else { "reject" };
+        self.bus.publish(Event::InterventionAnswered { intervention_id: id, answer: answer.to_string() });
+        if let Some((to, from)) = decided.applied {
+            self.bus.publish(Event::ArtifactActivated {
+                artifact: decided.approval.artifact,
+                from_version: from,
+                to_version: to,
+            });
+        }
+        self.intervention_now(id).await
     }
 
     /// Records a person's answer; answers are final.
@@ -56,6 +125,20 @@ impl Service {
             return Err(ServiceError::BadInput(format!(
                 "intervention {id} is a notice: nothing waits on an answer; dismiss it instead"
             )));
+        }
+        if row.kind == crate::outer::approval::QUESTION_KIND {
+            // The gate's own decision: approve as proposed, or reject with the text as the reason.
+            let verdict = match req.answer {
+                AnswerKind::Approve => UpdateVerdictKind::Approve,
+                AnswerKind::Reject => UpdateVerdictKind::Reject,
+                AnswerKind::Hint => {
+                    return Err(ServiceError::BadInput(format!(
+                        "intervention {id} asks whether an artifact update may become active: approve, edit or reject it"
+                    )));
+                }
+            };
+            let decision = UpdateDecision { verdict, content: None, reason: text.map(str::to_string) };
+            return self.decide_update(id, &decision).await;
         }
         if row.kind == crate::watch::EXECUTION_APPROVAL && req.answer == AnswerKind::Hint {
             return Err(ServiceError::BadInput(format!(
@@ -98,5 +181,6 @@ fn intervention_item(r: InterventionRow) -> InterventionItem {
         answer_text: r.answer_text,
         created_at: r.created_at,
         answered_at: r.answered_at,
+        update: None,
     }
 }

@@ -413,6 +413,9 @@ operations! {
     /// Answers an open question (once).
     answer(s, id: Path i64, request: Body AnswerRequest) -> InterventionItem
         = Post "/interventions/{id}/answer" => s.answer(id, &request).await;
+    /// Decides a gated artifact update (question `id`): approve it as proposed or edited, or reject it.
+    decide_update(s, id: Path i64, request: Body UpdateDecision) -> InterventionItem
+        = Post "/interventions/{id}/decide" => s.decide_update(id, &request).await;
     /// Dismisses a notice (what a run told a person without waiting for them).
     dismiss(s, id: Path i64) -> InterventionItem = Post "/interventions/{id}/dismiss" => s.dismiss(id).await;
     /// Reads a suite or task file and reports every issue with its place.

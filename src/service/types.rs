@@ -31,8 +31,9 @@ pub enum SuiteStatus {
     /// The last launch of this service ended with an error.
     Failed,
     /// A trajectory of the suite waits for a person's answer in the inbox
-    /// (a budget extension, a trapped trajectory); the run goes on once
-    /// it is answered, from the app or `attractor answer`.
+    /// (a budget extension, a trapped trajectory), or its run waits for a
+    /// decision on an artifact update (the approval gate); the run goes on
+    /// once it is answered, from the app or `attractor answer`.
     Paused,
     /// Registered from a watched file whose commands wait for a person's
     /// approval in the inbox: nothing of it runs before that.
@@ -594,6 +595,69 @@ pub struct InterventionItem {
     pub answer_text: Option<String>,
     pub created_at: String,
     pub answered_at: Option<String>,
+    /// For a gated artifact update (`artifact_update`): what a person
+    /// judges it on, and what became of it.
+    pub update: Option<UpdateReview>,
+}
+
+/// An artifact update the approval gate holds, as the Inbox shows it.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct UpdateReview {
+    pub approval_id: i64,
+    pub suite: String,
+    pub artifact: String,
+    pub artifact_kind: crate::artifact::ArtifactKind,
+    /// The version the proposal starts from.
+    pub parent_version: i64,
+    pub status: crate::store::ApprovalStatus,
+    /// What the run did meanwhile: waited, or went on with the versions it had.
+    pub mode: crate::outer::ApprovalMode,
+    pub optimizer: String,
+    pub rationale: String,
+    pub expected_loss_reduction: Option<f64>,
+    pub confidence: Option<f64>,
+    /// The epoch whose results the proposal answers, and its mean loss.
+    pub epoch_num: i64,
+    pub mean_loss: Option<f64>,
+    /// The training tasks' losses in that epoch (the evidence the optimizer saw).
+    pub tasks: Vec<ReviewTask>,
+    /// The proposed content: what an edit starts from.
+    pub proposed: String,
+    /// The parent version against the proposal, or against a person's edit once approved with one.
+    pub diff: LineDiff,
+    pub edited: bool,
+    pub reason: Option<String>,
+    /// The version it became, once applied.
+    pub applied_version: Option<i64>,
+}
+
+/// One task's loss in the evidence of a gated update.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct ReviewTask {
+    pub task: String,
+    pub loss: f64,
+}
+
+/// A person's decision on a gated artifact update.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateDecision {
+    pub verdict: UpdateVerdictKind,
+    /// Approve this content instead of the proposal (an edit of it).
+    #[serde(default)]
+    #[ts(optional)]
+    pub content: Option<String>,
+    /// Why, in a person's words (kept with a rejection).
+    #[serde(default)]
+    #[ts(optional)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum UpdateVerdictKind {
+    Approve,
+    Reject,
 }
 
 /// The inbox: pending questions first, then the open notices, then the

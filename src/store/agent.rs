@@ -200,11 +200,15 @@ impl Store {
         Ok(sqlx::query_as("SELECT * FROM trajectories WHERE id = $1").bind(id).fetch_optional(&self.pool).await?)
     }
 
-    /// Suites with an unfinished trajectory paused on a question to a person.
+    /// Suites with an unfinished trajectory paused on a question to a
+    /// person, or a run waiting for a person's decision on an update (the
+    /// approval gate's `wait`).
     pub async fn suites_waiting_on_a_person(&self) -> Result<Vec<i64>> {
         Ok(sqlx::query_scalar(
             "SELECT DISTINCT t.suite_id FROM trajectories t JOIN interventions i ON i.id = t.pending_intervention_id
-             WHERE t.finished_at IS NULL AND i.status = 'pending'",
+             WHERE t.finished_at IS NULL AND i.status = 'pending'
+             UNION
+             SELECT DISTINCT suite_id FROM update_approvals WHERE status = 'pending' AND mode = 'wait'",
         )
         .fetch_all(&self.pool)
         .await?)

@@ -51,6 +51,14 @@ impl Store {
         Ok(Ok(()))
     }
 
+    /// The suite's lease, when someone holds (or held and left) it.
+    pub async fn suite_lease(&self, suite_id: i64) -> Result<Option<LeaseRow>> {
+        Ok(sqlx::query_as("SELECT * FROM suite_leases WHERE suite_id = $1")
+            .bind(suite_id)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
     /// Says the holder is alive; `false` when it no longer holds the lease.
     pub async fn heartbeat_lease(&self, suite_id: i64, owner: &str) -> Result<bool> {
         let done = sqlx::query("UPDATE suite_leases SET heartbeat_at = $1 WHERE suite_id = $2 AND owner = $3")

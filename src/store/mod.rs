@@ -25,6 +25,7 @@
 //! on the same file still meet the busy handler.)
 
 mod agent;
+mod approvals;
 mod aso;
 mod lease;
 mod llm_cache;
@@ -40,6 +41,7 @@ mod views;
 mod watch;
 
 pub use agent::*;
+pub use approvals::*;
 pub use aso::*;
 pub use lease::*;
 pub use memory::*;
@@ -593,6 +595,9 @@ impl Store {
             ArtifactChange::Update { name, .. } => Some((name.clone(), *v)),
             ArtifactChange::Activate { .. } => None,
         });
+        if let (Some(id), Some((_, v))) = (close.applied_approval, &applied) {
+            approvals::mark_applied(&mut tx, id, *v, Some(epoch_id)).await?;
+        }
         let suite_id: i64 =
             sqlx::query_scalar("SELECT suite_id FROM epochs WHERE id = $1").bind(epoch_id).fetch_one(&mut *tx).await?;
         for p in &close.proposals {
@@ -795,6 +800,8 @@ pub struct EpochClose {
     pub proposals: Vec<NewProposal>,
     /// What this epoch says about the previous epoch's winner.
     pub observed: Option<ObservedEffect>,
+    /// The approved update (the approval gate's) the update of `changes` applies.
+    pub applied_approval: Option<i64>,
 }
 
 /// The effect of an epoch's applied proposal, seen one epoch later.

@@ -67,6 +67,9 @@ pub struct Suite {
     /// `llm:`: limits of the model calls its runs make (over the app's
     /// settings; the CLI's flags go over these).
     pub llm: crate::llm::LlmLimits,
+    /// `approve_updates:`: whether each winning artifact update waits in the
+    /// Inbox for a person (a run's `--approve-updates` goes over it).
+    pub approve_updates: crate::outer::ApprovalMode,
 }
 
 /// One task of a suite.
@@ -586,6 +589,7 @@ impl Validator {
                 noisy,
                 verify_repeats,
                 llm,
+                approve_updates: raw.approve_updates.unwrap_or_default(),
             })
         } else {
             self.issues.sort_by_key(|i| (i.location.line, i.location.column));
@@ -766,6 +770,7 @@ impl Validator {
                 noisy: false,
                 verify_repeats: None,
                 llm: crate::llm::LlmLimits::default(),
+                approve_updates: crate::outer::ApprovalMode::Off,
             }),
             _ => {
                 self.issues.sort_by_key(|i| (i.location.line, i.location.column));

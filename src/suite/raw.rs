@@ -23,6 +23,9 @@ pub struct Suite {
     /// Evaluations behind each keep/commit decision on a noisy suite.
     #[serde(default)]
     pub verify_repeats: Option<Spanned<u32>>,
+    /// Whether the optimizers' updates wait in the Inbox for a person.
+    #[serde(default)]
+    pub approve_updates: Option<crate::outer::ApprovalMode>,
     #[serde(default)]
     pub baseline_artifacts: BTreeMap<String, Spanned<i64>>,
     #[serde(default)]

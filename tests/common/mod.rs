@@ -54,6 +54,7 @@ impl Env {
             runs_root: self.path("runs"),
             holdout_tolerance: attractor::outer::DEFAULT_HOLDOUT_TOLERANCE,
             verify_repeats: None,
+            approve_updates: None,
             tree: attractor::outer::tree::TreeConfig::default(),
         }
     }

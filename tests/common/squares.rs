@@ -35,6 +35,7 @@ pub fn run_config(runs_root: PathBuf, epochs: u32) -> RunConfig {
         runs_root,
         holdout_tolerance: attractor::outer::DEFAULT_HOLDOUT_TOLERANCE,
         verify_repeats: None,
+        approve_updates: None,
         tree: attractor::outer::tree::TreeConfig::default(),
     }
 }

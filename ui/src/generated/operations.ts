@@ -26,6 +26,7 @@ import type { SuiteGraph } from "./SuiteGraph";
 import type { SuiteItem } from "./SuiteItem";
 import type { SuiteProposals } from "./SuiteProposals";
 import type { TrajectoryStats } from "./TrajectoryStats";
+import type { UpdateDecision } from "./UpdateDecision";
 import type { ValidateRequest } from "./ValidateRequest";
 import type { Validation } from "./Validation";
 import type { WatchFolderRequest } from "./WatchFolderRequest";
@@ -90,6 +91,10 @@ export interface Operations {
    * Answers an open question (once).
    */
   answer: { args: { id: number; request: AnswerRequest }; answer: InterventionItem };
+  /**
+   * Decides a gated artifact update (question `id`): approve it as proposed or edited, or reject it.
+   */
+  decide_update: { args: { id: number; request: UpdateDecision }; answer: InterventionItem };
   /**
    * Dismisses a notice (what a run told a person without waiting for them).
    */
@@ -185,6 +190,7 @@ export const OPERATIONS: {
   rollback_artifact: { verb: "POST", path: "/artifacts/{name}/rollback", params: { name: "path", request: "body" } },
   interventions: { verb: "GET", path: "/interventions", params: {} },
   answer: { verb: "POST", path: "/interventions/{id}/answer", params: { id: "path", request: "body" } },
+  decide_update: { verb: "POST", path: "/interventions/{id}/decide", params: { id: "path", request: "body" } },
   dismiss: { verb: "POST", path: "/interventions/{id}/dismiss", params: { id: "path" } },
   validate: { verb: "POST", path: "/validate", params: { request: "body" } },
   preview: { verb: "POST", path: "/launches/preview", params: { request: "body" } },
