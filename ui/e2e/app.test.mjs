@@ -557,6 +557,63 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(inbox.answered[0].answer, "hint");
   });
 
+  it("holds an optimizer's update in the Inbox with its diff and evidence until a person approves an edit of it, the run waiting", async () => {
+    const path = ownSuite("gated");
+    await page.goto(`${server.url}#/launch?path=${encodeURIComponent(path)}`);
+    await page.getByText("✓ suite").waitFor();
+    await page.getByLabel("Epochs", { exact: true }).fill("2");
+    await page.getByLabel("Optimizer").selectOption("evolve");
+    await page.getByText("More settings").click();
+    await page.getByTestId("more-settings").getByLabel("Approve updates").selectOption("wait");
+    await page.getByTestId("launch-plan").filter({ hasText: "waits in the Inbox for a person's approval, and the run with it" }).waitFor();
+    await page.getByTestId("start").click();
+    await page.waitForURL(/#\/live/);
+
+    await page.goto(`${server.url}#/inbox`);
+    const card = page.locator("[data-testid=pending][data-kind=artifact_update]");
+    await card.waitFor();
+    const id = await card.getAttribute("data-id");
+    assert.match(await card.getByTestId("meanwhile").innerText(), /the run waits for your decision/);
+    assert.match(await card.innerText(), /Why:/);
+    await card.getByTestId("diff").waitFor();
+    // The suite says it waits on a person, and its epoch stays open.
+    const suites = await (await fetch(`${server.url}api/suites`)).json();
+    assert.equal(suites.find((x) => x.name === "gated").status, "paused");
+    await shot("14b-inbox-update-approval.png");
+
+    // Edit the proposal: every field to 1.25 (inside every field's bounds).
+    await card.getByRole("button", { name: "Edit…" }).click();
+    const editor = card.locator("textarea");
+    const proposed = JSON.parse(await editor.inputValue());
+    const mine = JSON.stringify(Object.fromEntries(Object.keys(proposed).map((k) => [k, 1.25])));
+    await editor.fill(mine);
+    await shot("14c-inbox-update-edit.png");
+    await card.getByRole("button", { name: "Approve my edit" }).click();
+    await page.locator(`[data-testid=answered] tr[data-id="${id}"]`).waitFor();
+
+    // Whatever epoch 2 proposes is rejected; the run then ends.
+    for (;;) {
+      const launches = await (await fetch(`${server.url}api/launches`)).json();
+      if (launches.find((l) => l.suite === "gated")?.status === "finished") break;
+      const next = page.locator(`[data-testid=pending][data-kind=artifact_update]:not([data-id="${id}"])`);
+      if ((await next.count()) > 0) {
+        await next.getByRole("button", { name: "Reject…" }).click();
+        await next.locator("textarea").fill("one change at a time");
+        await next.getByRole("button", { name: "Reject the update" }).click();
+        await next.waitFor({ state: "detached" });
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const inbox = await (await fetch(`${server.url}api/interventions`)).json();
+    const decided = inbox.answered.find((i) => String(i.id) === id);
+    assert.equal(decided.update.status, "applied");
+    assert.equal(decided.update.edited, true);
+    const history = await (await fetch(`${server.url}api/artifacts/${decided.update.artifact}/versions`)).json();
+    const applied = history.versions.find((v) => v.version === decided.update.applied_version);
+    assert.equal(applied.content, mine, "the edit, not the proposal, became the version");
+    assert.equal(await page.locator("[data-testid=pending]").count(), 0);
+  });
+
   it("shows runs a page of epochs at a time, with one status column and parts that add up to the loss, and a run's output and telemetry", async () => {
     await page.goto(`${server.url}#/runs/knobs`);
     const knobs = await (await fetch(`${server.url}api/suites/knobs/epochs`)).json();

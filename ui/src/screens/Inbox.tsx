@@ -3,13 +3,16 @@
 // reject, or answer with a hint. Below them the notices — intervention
 // points in `notify` mode, which a run told a person and went on without
 // waiting — until dismissed. Answered questions and dismissed notices stay
-// as history.
+// as history. An artifact update held by the approval gate is a question
+// with its own card (components/UpdateApproval): the diff, the evidence, and
+// approve, edit or reject.
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { Commands } from "../components/Commands";
 import { Empty, ErrorNote } from "../components/common";
+import { UpdateApproval } from "../components/UpdateApproval";
 import type { AnswerKind } from "../generated/AnswerKind";
 import type { Inbox as InboxData } from "../generated/Inbox";
 import type { InterventionItem } from "../generated/InterventionItem";
@@ -179,20 +182,32 @@ export function Inbox({ onChange }: { onChange: () => void }) {
         <Empty title="Nothing waits for an answer">
           <p>
             When a run needs a person — the model tier keeps failing, or a task finds no feasible point — its question appears here with
-            the evidence and a proposed action. A file dropped into a watched folder asks here before it runs any command.
+            the evidence and a proposed action. A file dropped into a watched folder asks here before it runs any command, and under{" "}
+            <code>approve_updates</code> each artifact update an optimizer proposes waits here for your approval.
           </p>
         </Empty>
       )}
-      {inbox?.pending.map((i) => (
-        <Question
-          key={i.id}
-          item={i}
-          onAnswered={() => {
-            load();
-            onChange();
-          }}
-        />
-      ))}
+      {inbox?.pending.map((i) =>
+        i.update ? (
+          <UpdateApproval
+            key={i.id}
+            item={i}
+            onDecided={() => {
+              load();
+              onChange();
+            }}
+          />
+        ) : (
+          <Question
+            key={i.id}
+            item={i}
+            onAnswered={() => {
+              load();
+              onChange();
+            }}
+          />
+        ),
+      )}
       {inbox && inbox.notices.length > 0 && (
         <>
           <h3>Notices ({inbox.notices.length})</h3>

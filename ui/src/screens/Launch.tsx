@@ -8,6 +8,7 @@ import { go } from "../App";
 import { ErrorNote } from "../components/common";
 import { Issues } from "../components/Issues";
 import { PathInput } from "../components/PathInput";
+import type { ApprovalMode } from "../generated/ApprovalMode";
 import type { CallRole } from "../generated/CallRole";
 import type { LaunchPreview } from "../generated/LaunchPreview";
 import type { LlmLimits } from "../generated/LlmLimits";
@@ -213,6 +214,18 @@ export function Launch({ initialPath }: { initialPath: string }) {
             <label>
               Held-out tolerance
               <input type="number" min={0} max={1} step={0.005} placeholder="0.01" value={req.holdout_tolerance ?? ""} onChange={(e) => set({ holdout_tolerance: optional(e.target.value) ?? undefined })} />
+            </label>
+            <label>
+              Approve updates
+              <select
+                value={req.approve_updates ?? ""}
+                onChange={(e) => set({ approve_updates: e.target.value === "" ? undefined : (e.target.value as ApprovalMode) })}
+              >
+                <option value="">the suite's (else off)</option>
+                <option value="off">off — updates apply at once</option>
+                <option value="wait">wait — each update waits in the Inbox, and the run with it</option>
+                <option value="continue">continue — each update waits in the Inbox, the run goes on</option>
+              </select>
             </label>
           </div>
           <label>
