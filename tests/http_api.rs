@@ -151,6 +151,20 @@ async fn suites_epochs_and_graph_show_what_the_cli_ran() {
     assert!(lean["epochs"].as_array().unwrap().iter().all(|e| e["runs"].as_array().unwrap().is_empty()));
     assert_eq!(lean["epochs"][3]["tasks"], epochs["epochs"][3]["tasks"]);
     assert_eq!(s.get("/api/suites/knobs/epochs?runs=maybe").await.0, StatusCode::BAD_REQUEST);
+    // A page of epochs, counted from the newest, oldest first on the page:
+    // a long history is never read whole.
+    assert_eq!(epochs["page"], json!({"offset": 0, "limit": 20, "total": 8}));
+    let page = s.ok("/api/suites/knobs/epochs?offset=2&limit=3").await;
+    let nums: Vec<i64> = page["epochs"].as_array().unwrap().iter().map(|e| e["epoch_num"].as_i64().unwrap()).collect();
+    assert_eq!(nums, [4, 5, 6]);
+    assert_eq!(page["page"], json!({"offset": 2, "limit": 3, "total": 8}));
+    assert_eq!(page["epochs"][0], epochs["epochs"][3], "a page holds the same epochs, runs and all");
+    assert_eq!(page["suite"]["epochs"], 8, "the suite's counts are the whole suite's");
+    let past = s.ok("/api/suites/knobs/epochs?offset=8").await;
+    assert_eq!(past["epochs"].as_array().unwrap().len(), 0);
+    let (status, body) = s.get("/api/suites/knobs/epochs?limit=0").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("limit: 0 is outside 1..=500"), "{body}");
     // The Charts screen's data, shaped on the server: one column per
     // finished epoch, by id and by name alike; an unknown suite is a 404.
     let charts = s.ok(&format!("/api/suites/{id}/charts")).await;

@@ -336,7 +336,9 @@ mod tests {
             launch_id: None,
             model: None,
         };
-        SuiteEpochs { suite, tasks, artifacts: vec!["k".into()], epochs }
+        let n = epochs.len();
+        let page = crate::service::types::EpochPage { offset: 0, limit: n as u32, total: n as i64 };
+        SuiteEpochs { suite, tasks, artifacts: vec!["k".into()], epochs, page }
     }
 
     fn rollback(artifact: &str, from: i64, to: i64) -> ArtifactEvent {

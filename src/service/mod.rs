@@ -48,7 +48,9 @@ use tokio::sync::{mpsc, watch};
 use crate::artifact::{Origin, Registry, RegistryError};
 use crate::bus::{self, Bus, Envelope, Event};
 use crate::outer::RunnerError;
-use crate::store::{CountedRun, EpochRow, InterventionRow, RunBrief, Store, StoreError, SuiteRow, TelemetryRow};
+use crate::store::{
+    CountedRun, EpochRow, EpochWindow, InterventionRow, RunBrief, Store, StoreError, SuiteRow, TelemetryRow,
+};
 use crate::suite::{self, SourceLocation, SuiteError, SuiteIssue};
 use crate::watch::{LaunchRefusal, Launcher, WatchConfig, WatchError, Watcher};
 

@@ -10,7 +10,7 @@ impl Service {
     pub async fn report(&self, key: &str) -> Result<crate::report::Report> {
         // The counted losses are all a report draws: the run lists (most of
         // the payload at 500 epochs × 50 tasks) stay out, as for the charts.
-        let view = self.suite_epochs(key, false).await?;
+        let view = self.suite_epochs_in(key, false, crate::store::EpochWindow::All).await?;
         let generated_at = crate::now_rfc3339();
         tokio::task::spawn_blocking(move || crate::report::render(&view, &generated_at))
             .await

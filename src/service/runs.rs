@@ -8,7 +8,8 @@ impl Service {
     pub async fn run_epoch(&self, run_id: i64) -> Result<RunEpoch> {
         let run = self.store.run(run_id).await?.ok_or_else(|| no_run(run_id))?;
         let suite = self.store.suite_by_id(run.suite_id).await?.ok_or_else(|| no_run(run_id))?;
-        let epochs = self.suite_epochs(&suite.id.to_string(), true).await?;
+        let window = crate::store::EpochWindow::Epoch(run.epoch_id);
+        let epochs = self.suite_epochs_in(&suite.id.to_string(), true, window).await?;
         let epoch = epochs.epochs.into_iter().find(|e| e.epoch_id == run.epoch_id).ok_or_else(|| no_run(run_id))?;
         Ok(RunEpoch { run_id, suite_id: suite.id, suite: suite.name, epoch })
     }

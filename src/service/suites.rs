@@ -139,15 +139,35 @@ impl Service {
     /// A suite's epochs with per-task losses, artifact events and, with
     /// `with_runs`, every run (at 500 epochs × 50 tasks the runs are most of
     /// the payload; the charts and the graph do without them).
-    pub async fn suite_epochs(&self, key: &str, with_runs: bool) -> Result<SuiteEpochs> {
+    pub async fn suite_epochs(&self, key: &str, with_runs: bool, page: EpochPageArgs) -> Result<SuiteEpochs> {
+        let limit = page.limit.unwrap_or(DEFAULT_EPOCH_PAGE);
+        if !(1..=MAX_EPOCH_PAGE).contains(&limit) {
+            return Err(ServiceError::BadInput(format!(
+                "limit: {limit} is outside 1..={MAX_EPOCH_PAGE} (epochs a page)\n  hint: page through a longer history with offset"
+            )));
+        }
+        let window = EpochWindow::Newest { offset: page.offset.unwrap_or(0), limit };
+        self.suite_epochs_in(key, with_runs, window).await
+    }
+
+    /// A suite's epochs in a window (all of them for the charts and the
+    /// report, a page for the API, one for a run's epoch), with their runs
+    /// when asked for.
+    pub(super) async fn suite_epochs_in(&self, key: &str, with_runs: bool, window: EpochWindow) -> Result<SuiteEpochs> {
         let row = self.find_suite(key).await?;
         let tasks = task_infos(&row);
         let holdout: HashMap<&str, bool> = tasks.iter().map(|t| (t.name.as_str(), t.holdout)).collect();
-        let epochs = self.store.epochs(row.id).await?;
+        let epochs = self.store.epochs_in(row.id, window).await?;
         // The run rows are read only when asked for: the charts and the
         // graph need the counted losses alone, a fraction of the data.
-        let runs = if with_runs { self.store.run_briefs_of_suite(row.id).await? } else { Vec::new() };
-        let counted = self.store.counted_runs_of_suite(row.id).await?;
+        let (runs, counted) = if window == EpochWindow::All {
+            let runs = if with_runs { self.store.run_briefs_of_suite(row.id).await? } else { Vec::new() };
+            (runs, self.store.counted_runs_of_suite(row.id).await?)
+        } else {
+            let ids: Vec<i64> = epochs.iter().map(|e| e.id).collect();
+            let runs = if with_runs { self.store.run_briefs_of_epochs(&ids).await? } else { Vec::new() };
+            (runs, self.store.counted_runs_of_epochs(&ids).await?)
+        };
         let views = build_epochs(&epochs, &runs, &counted, &holdout);
 
         let mut artifacts: Vec<String> = Vec::new();
@@ -159,33 +179,35 @@ impl Service {
             }
         }
         artifacts.sort();
-        let completed = epochs.iter().filter(|e| e.completed_at.is_some()).count() as i64;
-        let latest = epochs.iter().rev().find(|e| e.completed_at.is_some()).and_then(|e| e.mean_loss);
-        let unfinished = epochs.iter().filter(|e| e.completed_at.is_none()).count() as i64;
+        let tally = self.store.epoch_tally(row.id).await?;
         let counts = SuiteCounts {
-            epochs: completed,
-            latest,
-            unfinished,
+            epochs: tally.completed,
+            latest: tally.latest_mean,
+            unfinished: tally.total - tally.completed,
             waiting_on_a_person: self.store.suites_waiting_on_a_person().await?.contains(&row.id),
             awaiting_approval: self.store.suites_awaiting_approval().await?.contains(&row.id),
         };
         let launches = self.launches().await?;
         let mut suite = self.suite_item(SuiteHead::of(&row), counts, &tasks, &launches);
         suite.model = self.suite_model(row.id).await?;
-        Ok(SuiteEpochs { suite, tasks, artifacts, epochs: views })
+        let page = match window {
+            EpochWindow::Newest { offset, limit } => EpochPage { offset, limit, total: tally.total },
+            _ => EpochPage { offset: 0, limit: u32::try_from(views.len()).unwrap_or(u32::MAX), total: tally.total },
+        };
+        Ok(SuiteEpochs { suite, tasks, artifacts, epochs: views, page })
     }
 
     /// What the Charts screen draws, shaped on this side (the report draws
     /// the same points): one column per finished epoch, shared by the three
     /// charts.
     pub async fn suite_charts(&self, key: &str) -> Result<SuiteCharts> {
-        Ok(crate::report::shape::suite_charts(self.suite_epochs(key, false).await?))
+        Ok(crate::report::shape::suite_charts(self.suite_epochs_in(key, false, EpochWindow::All).await?))
     }
 
     /// The suite's graph: its experiment tree when it has one, else the
     /// chain of its epochs.
     pub async fn suite_graph(&self, key: &str) -> Result<SuiteGraph> {
-        let epochs = self.suite_epochs(key, false).await?;
+        let epochs = self.suite_epochs_in(key, false, EpochWindow::All).await?;
         let tree = self.store.tree_nodes(epochs.suite.id).await?;
         if !tree.is_empty() {
             let notes = self.store.tree_notes(epochs.suite.id).await?;

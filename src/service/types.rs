@@ -237,8 +237,34 @@ pub struct SuiteEpochs {
     pub tasks: Vec<TaskInfo>,
     /// Artifacts the suite's runs see, in name order (the timeline's rows).
     pub artifacts: Vec<String>,
+    /// The page's epochs, oldest first.
     pub epochs: Vec<EpochView>,
+    /// Which epochs these are of how many.
+    pub page: EpochPage,
 }
+
+/// A page of a suite's epochs, counted from the newest: `offset` newest
+/// epochs skipped, at most `limit` shown, `total` in the suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+pub struct EpochPage {
+    pub offset: u32,
+    pub limit: u32,
+    pub total: i64,
+}
+
+/// Which page of a suite's epochs to read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EpochPageArgs {
+    /// Newest epochs to skip [default 0].
+    pub offset: Option<u32>,
+    /// Epochs on the page, 1 to 500 [default 20].
+    pub limit: Option<u32>,
+}
+
+/// Epochs a page of `GET /suites/{key}/epochs` holds unless it says.
+pub const DEFAULT_EPOCH_PAGE: u32 = 20;
+/// The most epochs one page may hold.
+pub const MAX_EPOCH_PAGE: u32 = 500;
 
 /// A suite's graph (seed 004 §11's Graph view). For a suite grown with
 /// `--optimizer tree` it is the experiment tree: one node per tree node, one

@@ -38,7 +38,94 @@ pub struct CountedRun {
     pub status: String,
 }
 
+/// Which of a suite's epochs a read covers: all of them, a page counted
+/// from the newest (the API pages a long history), or one epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EpochWindow {
+    All,
+    Newest { offset: u32, limit: u32 },
+    Epoch(i64),
+}
+
+/// A suite's epochs counted: all, closed and open, and the last closed
+/// epoch's mean loss.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct EpochTally {
+    pub total: i64,
+    pub completed: i64,
+    pub latest_mean: Option<f64>,
+}
+
 impl Store {
+    /// The epochs of a window, oldest first.
+    pub async fn epochs_in(&self, suite_id: i64, window: EpochWindow) -> Result<Vec<super::EpochRow>> {
+        match window {
+            EpochWindow::All => self.epochs(suite_id).await,
+            EpochWindow::Epoch(id) => Ok(sqlx::query_as("SELECT * FROM epochs WHERE suite_id = $1 AND id = $2")
+                .bind(suite_id)
+                .bind(id)
+                .fetch_all(&self.pool)
+                .await?),
+            EpochWindow::Newest { offset, limit } => {
+                let mut rows: Vec<super::EpochRow> = sqlx::query_as(
+                    "SELECT * FROM epochs WHERE suite_id = $1 ORDER BY epoch_num DESC LIMIT $2 OFFSET $3",
+                )
+                .bind(suite_id)
+                .bind(i64::from(limit))
+                .bind(i64::from(offset))
+                .fetch_all(&self.pool)
+                .await?;
+                rows.reverse();
+                Ok(rows)
+            }
+        }
+    }
+
+    /// How many epochs a suite has, how many closed, and the last closed one's mean.
+    pub async fn epoch_tally(&self, suite_id: i64) -> Result<EpochTally> {
+        let (total, completed): (i64, i64) = sqlx::query_as(
+            "SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN completed_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT)
+             FROM epochs WHERE suite_id = $1",
+        )
+        .bind(suite_id)
+        .fetch_one(&self.pool)
+        .await?;
+        let latest_mean = self.last_completed_epoch(suite_id).await?.and_then(|e| e.mean_loss);
+        Ok(EpochTally { total, completed, latest_mean })
+    }
+
+    /// The runs of some epochs (counted or not), in start order, without output.
+    pub async fn run_briefs_of_epochs(&self, epoch_ids: &[i64]) -> Result<Vec<RunBrief>> {
+        if epoch_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_as(&format!(
+            "SELECT id, suite_id, epoch_id, task_name, kind, status, started_at, finished_at, duration_ms,
+                    exit_code, loss, loss_breakdown_json, error
+             FROM runs WHERE epoch_id IN ({}) ORDER BY id",
+            self.backend.json_ids(1)
+        ))
+        .bind(serde_json::to_string(epoch_ids)?)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// The runs some epochs count, with their statuses (see [`Self::counted_runs_of_suite`]).
+    pub async fn counted_runs_of_epochs(&self, epoch_ids: &[i64]) -> Result<Vec<CountedRun>> {
+        if epoch_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_as(&format!(
+            "SELECT er.epoch_id, er.run_id, er.task_name, er.loss, r.status
+             FROM epoch_runs er JOIN runs r ON r.id = er.run_id
+             WHERE er.epoch_id IN ({}) ORDER BY er.epoch_id, er.task_name",
+            self.backend.json_ids(1)
+        ))
+        .bind(serde_json::to_string(epoch_ids)?)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     pub async fn suite_by_id(&self, id: i64) -> Result<Option<SuiteRow>> {
         Ok(sqlx::query_as("SELECT * FROM task_suites WHERE id = $1").bind(id).fetch_optional(&self.pool).await?)
     }

@@ -36,13 +36,20 @@ export function Runs({ suite }: { suite?: string }) {
   const { tick } = useLive();
   const [page, setPage] = useState(0);
   const suites = useLiveQuery(["suites"], tick, () => api.suites()).data ?? [];
-  const { data, error } = useLiveQuery(["epochs", suite], tick, () => api.suite_epochs({ key: suite ?? "" }), !!suite);
+  // One page of epochs from the server (newest first): a long history is
+  // never read whole.
+  const { data, error } = useLiveQuery(
+    ["epochs", suite, page],
+    tick,
+    () => api.suite_epochs({ key: suite ?? "", offset: page * EPOCHS_PER_PAGE, limit: EPOCHS_PER_PAGE }),
+    !!suite,
+  );
   useEffect(() => setPage(0), [suite]);
 
-  const all = data ? [...data.epochs].reverse() : [];
-  const pages = Math.max(1, Math.ceil(all.length / EPOCHS_PER_PAGE));
+  const total = data?.page.total ?? 0;
+  const pages = Math.max(1, Math.ceil(total / EPOCHS_PER_PAGE));
   const shown = Math.min(page, pages - 1);
-  const onPage = all.slice(shown * EPOCHS_PER_PAGE, (shown + 1) * EPOCHS_PER_PAGE);
+  const onPage = data ? [...data.epochs].reverse() : [];
   const pager =
     pages > 1 ? (
       <nav className="pager" aria-label="epoch pages" data-testid="pager">
@@ -50,7 +57,7 @@ export function Runs({ suite }: { suite?: string }) {
           ← Newer
         </button>
         <span className="muted small">
-          epochs {onPage[0]?.epoch_num}–{onPage[onPage.length - 1]?.epoch_num} of {all.length} · page {shown + 1} of {pages}
+          epochs {onPage[0]?.epoch_num}–{onPage[onPage.length - 1]?.epoch_num} of {total} · page {shown + 1} of {pages}
         </span>
         <button onClick={() => setPage(shown + 1)} disabled={shown >= pages - 1}>
           Older →
@@ -87,7 +94,7 @@ export function Runs({ suite }: { suite?: string }) {
           <p>Every epoch runs each task of the suite once; pick a suite to see its runs, their loss breakdown and output.</p>
         </Empty>
       )}
-      {data && all.length === 0 && <Empty title="No runs yet">Launch the suite to see its runs here.</Empty>}
+      {data && total === 0 && <Empty title="No runs yet">Launch the suite to see its runs here.</Empty>}
       {pager}
       {onPage.map((e) => (
         <div className="card" key={e.epoch_id} data-epoch={e.epoch_num}>
