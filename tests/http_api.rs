@@ -243,6 +243,15 @@ async fn suites_epochs_and_graph_show_what_the_cli_ran() {
     let (status, body) = s.get("/api/nowhere").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body["error"], "no endpoint GET /api/nowhere");
+    // The server keeps the closed epochs it charted: an epoch closed since
+    // (here by the CLI, another process) is read and added, and the answer
+    // is what a server reading everything afresh gives.
+    w.cli(&["run", &fixture("knobs.suite.yaml"), "--epochs", "1", "--optimizer", "evolve", "--seed", "1"]);
+    let grown = s.ok("/api/suites/knobs/charts").await;
+    assert_eq!(grown["epochs"].as_array().unwrap().len(), finished.len() + 1);
+    assert_eq!(grown["loss"].as_array().unwrap()[..finished.len()], charts["loss"].as_array().unwrap()[..]);
+    let fresh = w.serve(None, &[]).await;
+    assert_eq!(grown, fresh.ok("/api/suites/knobs/charts").await);
 }
 
 /// Each operation declared in `service::operations` is served at its verb

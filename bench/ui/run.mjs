@@ -147,6 +147,29 @@ async function timeRequests(url, n) {
   return { median: quantile(times, 0.5), p95: quantile(times, 0.95), min: Math.min(...times), bytes, wire };
 }
 
+/**
+ * `clients` clients at once, each sending `perClient` requests one after
+ * another (gzip, as a browser asks): the latency of every request, and the
+ * requests answered per second over the whole burst.
+ */
+async function concurrentRequests(url, clients, perClient) {
+  const times = [];
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      for (let i = 0; i < perClient; i++) {
+        const t = performance.now();
+        const resp = await fetch(url, { headers: { "Accept-Encoding": "gzip" } });
+        await resp.arrayBuffer();
+        if (!resp.ok) throw new Error(`${url}: ${resp.status}`);
+        times.push(performance.now() - t);
+      }
+    }),
+  );
+  const secs = (performance.now() - t0) / 1000;
+  return { median: quantile(times, 0.5), p95: quantile(times, 0.95), perSecond: times.length / secs, n: times.length };
+}
+
 async function desktopMemory() {
   if (!existsSync(desktopBin)) return { skipped: `no desktop binary at ${desktopBin}` };
   try {
@@ -187,8 +210,14 @@ const chartsUrl = `${server.url}api/suites/${filled.suite_id}/charts`;
 console.error("bench ui: HTTP latency…");
 await timeRequests(`${epochsUrl}?runs=false`, 2); // warm-up: the first read pages the database in
 const charts = await timeRequests(chartsUrl, REQUESTS);
-const lean = await timeRequests(`${epochsUrl}?runs=false`, REQUESTS);
-const full = await timeRequests(epochsUrl, Math.max(5, Math.round(REQUESTS / 3)));
+const lean = await timeRequests(`${epochsUrl}?runs=false&limit=500`, REQUESTS);
+const full = await timeRequests(`${epochsUrl}?limit=500`, Math.max(5, Math.round(REQUESTS / 3)));
+// Under load: 20 clients at once, as the issue measured it.
+const CLIENTS = 20;
+console.error(`bench ui: ${CLIENTS} clients at once…`);
+const runsPage = await concurrentRequests(`${epochsUrl}?offset=0&limit=5`, CLIENTS, 10);
+const defaultPage = await concurrentRequests(epochsUrl, CLIENTS, 5);
+const chartsLoad = await concurrentRequests(chartsUrl, CLIENTS, 5);
 
 console.error("bench ui: Charts screen in Chromium…");
 const browser = await chromium.launch({
@@ -296,8 +325,11 @@ const lines = [
   `| Charts screen, zoom out to all ${EPOCHS} epochs | ${ms(quantile(zooms, 0.5))} | ${ms(quantile(zooms, 0.95))} | one dataZoom on the loss curve, the other two follow |`,
   `| Charts screen open while another suite runs ${LIVE_EPOCHS} epochs × 4 tasks (${live.seconds.toFixed(1)} s) | ${ms(live.busy)} | | main-thread long tasks in that time; the screen refetched its charts ${live.fetches} time(s) |`,
   `| \`GET /api/suites/{id}/charts\` (the Charts screen's request) | ${ms(charts.median)} | ${ms(charts.p95)} | ${REQUESTS} sequential requests, gzip; ${(charts.bytes / 1e6).toFixed(2)} MB of JSON, ${(charts.wire / 1e6).toFixed(2)} MB on the wire |`,
-  `| \`GET /api/suites/{id}/epochs?runs=false\` | ${ms(lean.median)} | ${ms(lean.p95)} | ${REQUESTS} sequential requests, gzip; ${(lean.bytes / 1e6).toFixed(2)} MB of JSON, ${(lean.wire / 1e6).toFixed(2)} MB on the wire |`,
-  `| \`GET /api/suites/{id}/epochs\` (with every run) | ${ms(full.median)} | ${ms(full.p95)} | ${(full.bytes / 1e6).toFixed(2)} MB of JSON, ${(full.wire / 1e6).toFixed(2)} MB on the wire |`,
+  `| \`GET /api/suites/{id}/epochs?runs=false&limit=500\` (every epoch) | ${ms(lean.median)} | ${ms(lean.p95)} | ${REQUESTS} sequential requests, gzip; ${(lean.bytes / 1e6).toFixed(2)} MB of JSON, ${(lean.wire / 1e6).toFixed(2)} MB on the wire |`,
+  `| \`GET /api/suites/{id}/epochs?limit=500\` (every epoch with every run) | ${ms(full.median)} | ${ms(full.p95)} | ${(full.bytes / 1e6).toFixed(2)} MB of JSON, ${(full.wire / 1e6).toFixed(2)} MB on the wire |`,
+  `| \`GET …/epochs?offset=0&limit=5\` (the Runs screen's page), ${CLIENTS} clients at once | ${ms(runsPage.median)} | ${ms(runsPage.p95)} | ${runsPage.n} requests, ${runsPage.perSecond.toFixed(0)} answered a second |`,
+  `| \`GET …/epochs\` (the default page: 20 epochs with their runs), ${CLIENTS} clients at once | ${ms(defaultPage.median)} | ${ms(defaultPage.p95)} | ${defaultPage.n} requests, ${defaultPage.perSecond.toFixed(0)} answered a second |`,
+  `| \`GET …/charts\`, ${CLIENTS} clients at once | ${ms(chartsLoad.median)} | ${ms(chartsLoad.p95)} | ${chartsLoad.n} requests, ${chartsLoad.perSecond.toFixed(0)} answered a second |`,
   ``,
   `| memory | resident set |`,
   `|---|---|`,
@@ -313,7 +345,7 @@ mkdirSync(opts.out, { recursive: true });
 writeFileSync(join(opts.out, "report.md"), report);
 writeFileSync(
   join(opts.out, "results.json"),
-  JSON.stringify({ profile, filled, fillSecs, renders, zooms, longTasks, live, lean, full, idleBefore, idleAfter, desktop }, null, 2),
+  JSON.stringify({ profile, filled, fillSecs, renders, zooms, longTasks, live, lean, full, runsPage, defaultPage, chartsLoad, idleBefore, idleAfter, desktop }, null, 2),
 );
 try {
   execFileSync("cp", [join(work, "charts.png"), join(opts.out, "charts.png")]);

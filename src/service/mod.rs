@@ -196,6 +196,8 @@ pub struct Service {
     /// ([`Service::refresh_keychain`]). Not read at start: a locked keyring
     /// would prompt people who never use a key.
     keychain: Mutex<KeychainState>,
+    /// Each charted suite's closed epochs, as far as read ([`Service::suite_charts`]).
+    closed_epochs: Mutex<HashMap<i64, Arc<Vec<EpochView>>>>,
 }
 
 impl Service {
@@ -221,6 +223,7 @@ impl Service {
             settings: Mutex::new(settings),
             watcher: Mutex::new(None),
             keychain: Mutex::new(KeychainState::Unread),
+            closed_epochs: Mutex::new(HashMap::new()),
         });
         Ok(service)
     }

@@ -169,16 +169,17 @@ impl Service {
             (runs, self.store.counted_runs_of_epochs(&ids).await?)
         };
         let views = build_epochs(&epochs, &runs, &counted, &holdout);
+        let (suite, total) = self.suite_now(&row, &tasks).await?;
+        let page = match window {
+            EpochWindow::Newest { offset, limit } => EpochPage { offset, limit, total },
+            _ => EpochPage { offset: 0, limit: u32::try_from(views.len()).unwrap_or(u32::MAX), total },
+        };
+        Ok(SuiteEpochs { suite, tasks, artifacts: artifacts_of(&views), epochs: views, page })
+    }
 
-        let mut artifacts: Vec<String> = Vec::new();
-        for e in &views {
-            for name in e.parent_artifacts.keys().chain(e.child_artifacts.keys()) {
-                if !artifacts.contains(name) {
-                    artifacts.push(name.clone());
-                }
-            }
-        }
-        artifacts.sort();
+    /// The suite as the lists show it now (its status, counts and spend),
+    /// and how many epochs it has.
+    async fn suite_now(&self, row: &SuiteRow, tasks: &[TaskInfo]) -> Result<(SuiteItem, i64)> {
         let tally = self.store.epoch_tally(row.id).await?;
         let counts = SuiteCounts {
             epochs: tally.completed,
@@ -188,20 +189,61 @@ impl Service {
             awaiting_approval: self.store.suites_awaiting_approval().await?.contains(&row.id),
         };
         let launches = self.launches().await?;
-        let mut suite = self.suite_item(SuiteHead::of(&row), counts, &tasks, &launches);
+        let mut suite = self.suite_item(SuiteHead::of(row), counts, tasks, &launches);
         suite.model = self.suite_model(row.id).await?;
-        let page = match window {
-            EpochWindow::Newest { offset, limit } => EpochPage { offset, limit, total: tally.total },
-            _ => EpochPage { offset: 0, limit: u32::try_from(views.len()).unwrap_or(u32::MAX), total: tally.total },
+        Ok((suite, tally.total))
+    }
+
+    /// A suite's closed epochs (without run lists), read from the store only
+    /// as far as the cache of them does not reach: a closed epoch never
+    /// changes, so after the first request a refetch reads only the epochs
+    /// closed since. At 500 epochs × 50 tasks reading them all was most of
+    /// the Charts screen's request.
+    async fn closed_epochs(&self, row: &SuiteRow, tasks: &[TaskInfo]) -> Result<Arc<Vec<EpochView>>> {
+        let ids = self.store.closed_epoch_ids(row.id).await?;
+        let cached = lock(&self.closed_epochs).get(&row.id).cloned().unwrap_or_default();
+        let reusable = cached.len() <= ids.len() && cached.iter().zip(&ids).all(|(v, id)| v.epoch_id == *id);
+        let known = if reusable { cached.len() } else { 0 };
+        if known == ids.len() {
+            return Ok(cached);
+        }
+        let holdout: HashMap<&str, bool> = tasks.iter().map(|t| (t.name.as_str(), t.holdout)).collect();
+        let fresh = if known == 0 {
+            // All of them: one read of the suite is cheaper than a list of ids.
+            let epochs: Vec<EpochRow> =
+                self.store.epochs(row.id).await?.into_iter().filter(|e| e.completed_at.is_some()).collect();
+            build_epochs(&epochs, &[], &self.store.counted_runs_of_suite(row.id).await?, &holdout)
+        } else {
+            let new = &ids[known..];
+            let epochs = self.store.epochs_by_ids(new).await?;
+            build_epochs(&epochs, &[], &self.store.counted_runs_of_epochs(new).await?, &holdout)
         };
-        Ok(SuiteEpochs { suite, tasks, artifacts, epochs: views, page })
+        let mut all = if known == 0 { Vec::new() } else { cached.as_ref().clone() };
+        all.extend(fresh);
+        let all = Arc::new(all);
+        let mut cache = lock(&self.closed_epochs);
+        if cache.len() >= CLOSED_EPOCHS_CACHED && !cache.contains_key(&row.id) {
+            // A few suites at a time are charted; forget another one.
+            if let Some(other) = cache.keys().next().copied() {
+                cache.remove(&other);
+            }
+        }
+        cache.insert(row.id, all.clone());
+        Ok(all)
     }
 
     /// What the Charts screen draws, shaped on this side (the report draws
     /// the same points): one column per finished epoch, shared by the three
     /// charts.
     pub async fn suite_charts(&self, key: &str) -> Result<SuiteCharts> {
-        Ok(crate::report::shape::suite_charts(self.suite_epochs_in(key, false, EpochWindow::All).await?))
+        let row = self.find_suite(key).await?;
+        let tasks = task_infos(&row);
+        let closed = self.closed_epochs(&row, &tasks).await?;
+        let (suite, total) = self.suite_now(&row, &tasks).await?;
+        let epochs = closed.as_ref().clone();
+        let page = EpochPage { offset: 0, limit: u32::try_from(epochs.len()).unwrap_or(u32::MAX), total };
+        let view = SuiteEpochs { suite, tasks, artifacts: artifacts_of(&epochs), epochs, page };
+        Ok(crate::report::shape::suite_charts(view))
     }
 
     /// The suite's graph: its experiment tree when it has one, else the
@@ -489,6 +531,16 @@ impl<'a> SuiteHead<'a> {
 
 /// Builds every epoch's view from whole-suite reads (`runs` may be empty:
 /// then the views have no run lists).
+/// The artifacts some epochs' runs saw or moved, in name order (the timeline's rows).
+fn artifacts_of(views: &[EpochView]) -> Vec<String> {
+    let names: std::collections::BTreeSet<&String> =
+        views.iter().flat_map(|e| e.parent_artifacts.keys().chain(e.child_artifacts.keys())).collect();
+    names.into_iter().cloned().collect()
+}
+
+/// Suites whose closed epochs [`Service::closed_epochs`] keeps at once.
+const CLOSED_EPOCHS_CACHED: usize = 8;
+
 pub(super) fn build_epochs(
     epochs: &[EpochRow],
     runs: &[RunBrief],

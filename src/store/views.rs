@@ -81,6 +81,30 @@ impl Store {
         }
     }
 
+    /// The ids of a suite's closed epochs, in epoch order.
+    pub async fn closed_epoch_ids(&self, suite_id: i64) -> Result<Vec<i64>> {
+        Ok(sqlx::query_scalar(
+            "SELECT id FROM epochs WHERE suite_id = $1 AND completed_at IS NOT NULL ORDER BY epoch_num",
+        )
+        .bind(suite_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// Some epochs by id, in epoch order.
+    pub async fn epochs_by_ids(&self, ids: &[i64]) -> Result<Vec<super::EpochRow>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_as(&format!(
+            "SELECT * FROM epochs WHERE id IN ({}) ORDER BY epoch_num",
+            self.backend.json_ids(1)
+        ))
+        .bind(serde_json::to_string(ids)?)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     /// How many epochs a suite has, how many closed, and the last closed one's mean.
     pub async fn epoch_tally(&self, suite_id: i64) -> Result<EpochTally> {
         let (total, completed): (i64, i64) = sqlx::query_as(
