@@ -1302,7 +1302,9 @@ async fn without_a_hint_a_transition_leaves_one_notice_the_run_does_not_wait_on(
     let inbox = service.interventions().await.unwrap();
     assert_eq!(inbox.notices.len(), notices.len() - 1);
     let settled = inbox.answered.iter().find(|i| i.id == id).expect("kept as history");
-    assert!(settled.status == "dismissed" && settled.answered_at.is_some());
+    assert!(
+        settled.status == attractor::service::types::InterventionStatus::Dismissed && settled.answered_at.is_some()
+    );
     service.shutdown().await;
     server.shutdown().await;
 }

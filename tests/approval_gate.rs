@@ -74,7 +74,8 @@ where
 
 /// The artifact-update questions waiting in the inbox.
 async fn waiting_updates(s: &Service) -> Vec<InterventionItem> {
-    s.interventions().await.unwrap().pending.into_iter().filter(|i| i.kind == "artifact_update").collect()
+    let kind = attractor::service::types::InterventionKind::ArtifactUpdate;
+    s.interventions().await.unwrap().pending.into_iter().filter(|i| i.kind == kind).collect()
 }
 
 async fn next_question(s: &Service) -> InterventionItem {
@@ -153,7 +154,7 @@ async fn under_wait_the_run_waits_for_each_decision_and_applies_what_a_person_ap
     // Approved with an edit: the edit is what becomes active.
     let edit = r#"{"gain": 2.4, "offset": 0.1}"#.to_string();
     let decided = s.decide_update(q.id, &approve(Some(edit.clone()))).await.unwrap();
-    assert_eq!(decided.status, "answered");
+    assert_eq!(decided.status, attractor::service::types::InterventionStatus::Answered);
     assert!(decided.update.as_ref().unwrap().edited);
     let e = s.decide_update(q.id, &approve(None)).await.unwrap_err();
     assert!(matches!(e, ServiceError::Conflict(_)), "a decision is final: {e}");

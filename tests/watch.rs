@@ -210,7 +210,10 @@ async fn a_file_with_commands_runs_nothing_before_approval_and_runs_once_after()
     let inbox = s.interventions().await.unwrap();
     assert_eq!(inbox.pending.len(), 1);
     let q = &inbox.pending[0];
-    assert_eq!((q.id, q.kind.as_str()), (approval.intervention_id, "execution_approval"));
+    assert_eq!(
+        (q.id, q.kind),
+        (approval.intervention_id, attractor::service::types::InterventionKind::ExecutionApproval)
+    );
     let commands: Vec<&str> = q.context.commands.iter().map(|c| c.command.as_str()).collect();
     let expected = w.mark_command("mark", "", "");
     assert_eq!(commands, [expected.as_str()]);

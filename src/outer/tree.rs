@@ -97,7 +97,7 @@ impl Default for TreeConfig {
 }
 
 /// What happened to a node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeStatus {
     /// On the frontier (or was, before a better descendant).
@@ -111,6 +111,17 @@ pub enum NodeStatus {
 }
 
 impl NodeStatus {
+    /// The status as stored; `None` for text this version does not know.
+    pub fn parse(s: &str) -> Option<NodeStatus> {
+        match s {
+            "committed" => Some(NodeStatus::Committed),
+            "discarded" => Some(NodeStatus::Discarded),
+            "pruned" => Some(NodeStatus::Pruned),
+            "rejected" => Some(NodeStatus::Rejected),
+            _ => None,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             NodeStatus::Committed => "committed",

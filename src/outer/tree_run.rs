@@ -996,13 +996,7 @@ fn truncate(s: &str, max: usize) -> String {
 /// per-task losses (the runs' details stay in their epoch). A rejected node
 /// was never measured: it comes back without losses or evidence.
 fn node_from_row(row: &crate::store::TreeNodeRow) -> Option<(Node, Option<Vec<TaskResult>>)> {
-    let status = match row.status.as_str() {
-        "committed" => NodeStatus::Committed,
-        "discarded" => NodeStatus::Discarded,
-        "pruned" => NodeStatus::Pruned,
-        "rejected" => NodeStatus::Rejected,
-        _ => return None,
-    };
+    let status = NodeStatus::parse(&row.status)?;
     let artifacts: BTreeMap<String, i64> = serde_json::from_str(&row.artifacts_json).ok()?;
     let round = row.round.and_then(|r| u32::try_from(r).ok()).unwrap_or(0);
     let mut node = Node {

@@ -41,7 +41,10 @@ impl Service {
                     epoch_num: at.map(|(n, _)| *n).or_else(|| node.and_then(|n| n.epoch_num)),
                     suite: at.map(|(_, s)| s.clone()).or_else(|| node.map(|n| n.suite.clone())),
                     is_active: v.is_active,
-                    tree_node: node.map(|n| VersionTreeNode { node_id: n.node_id, status: n.status.clone() }),
+                    tree_node: node.and_then(|n| {
+                        let status = crate::outer::tree::NodeStatus::parse(&n.status)?;
+                        Some(VersionTreeNode { node_id: n.node_id, status })
+                    }),
                     diff_from_parent: parent
                         .map(|p| artifact_diff(def.kind, name, p.version, &p.content, v.version, &v.content)),
                 }

@@ -8,10 +8,10 @@ impl Service {
         let mut inbox = Inbox { pending: Vec::new(), notices: Vec::new(), answered: Vec::new() };
         for row in rows {
             let item = self.with_review(intervention_item(row)).await?;
-            match item.status.as_str() {
-                "pending" => inbox.pending.push(item),
-                "notice" => inbox.notices.push(item),
-                _ => inbox.answered.push(item),
+            match item.status {
+                InterventionStatus::Pending => inbox.pending.push(item),
+                InterventionStatus::Notice => inbox.notices.push(item),
+                InterventionStatus::Answered | InterventionStatus::Dismissed => inbox.answered.push(item),
             }
         }
         Ok(inbox)
@@ -47,7 +47,7 @@ impl Service {
 
     /// A gated artifact update's question with what a person judges it on.
     async fn with_review(&self, mut item: InterventionItem) -> Result<InterventionItem> {
-        if item.kind != crate::outer::approval::QUESTION_KIND {
+        if item.kind != InterventionKind::ArtifactUpdate {
             return Ok(item);
         }
         let Some(a) = self.store.update_approval_of_question(item.id).await? else { return Ok(item) };
@@ -163,8 +163,8 @@ fn intervention_item(r: InterventionRow) -> InterventionItem {
     let text = |k: &str| c[k].as_str().map(String::from);
     InterventionItem {
         id: r.id,
-        kind: r.kind,
-        status: r.status,
+        kind: InterventionKind::parse(&r.kind),
+        status: InterventionStatus::parse(&r.status),
         suite_id: r.suite_id,
         run_id: r.run_id,
         task: r.task_name,

@@ -198,7 +198,13 @@ pub struct Service {
     keychain: Mutex<KeychainState>,
     /// Each charted suite's closed epochs, as far as read ([`Service::suite_charts`]).
     closed_epochs: Mutex<HashMap<i64, Arc<Vec<EpochView>>>>,
+    /// Closed epochs with their runs, the most recently asked for first.
+    epoch_views: Mutex<lru::LruCache<i64, Arc<EpochView>>>,
 }
+
+/// Closed epochs (with their runs) the service keeps: a few pages of the
+/// Runs screen of a few suites, ~10 MB at 50 tasks an epoch.
+const EPOCH_VIEWS_CACHED: std::num::NonZeroUsize = std::num::NonZeroUsize::new(256).expect("not zero");
 
 impl Service {
     /// Opens (and migrates) the database and starts persisting bus events.
@@ -224,6 +230,7 @@ impl Service {
             watcher: Mutex::new(None),
             keychain: Mutex::new(KeychainState::Unread),
             closed_epochs: Mutex::new(HashMap::new()),
+            epoch_views: Mutex::new(lru::LruCache::new(EPOCH_VIEWS_CACHED)),
         });
         Ok(service)
     }

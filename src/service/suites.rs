@@ -160,21 +160,51 @@ impl Service {
         let epochs = self.store.epochs_in(row.id, window).await?;
         // The run rows are read only when asked for: the charts and the
         // graph need the counted losses alone, a fraction of the data.
-        let (runs, counted) = if window == EpochWindow::All {
+        let views = if window == EpochWindow::All {
             let runs = if with_runs { self.store.run_briefs_of_suite(row.id).await? } else { Vec::new() };
-            (runs, self.store.counted_runs_of_suite(row.id).await?)
+            build_epochs(&epochs, &runs, &self.store.counted_runs_of_suite(row.id).await?, &holdout)
+        } else if with_runs {
+            self.epoch_views(&epochs, &holdout).await?
         } else {
             let ids: Vec<i64> = epochs.iter().map(|e| e.id).collect();
-            let runs = if with_runs { self.store.run_briefs_of_epochs(&ids).await? } else { Vec::new() };
-            (runs, self.store.counted_runs_of_epochs(&ids).await?)
+            build_epochs(&epochs, &[], &self.store.counted_runs_of_epochs(&ids).await?, &holdout)
         };
-        let views = build_epochs(&epochs, &runs, &counted, &holdout);
         let (suite, total) = self.suite_now(&row, &tasks).await?;
         let page = match window {
             EpochWindow::Newest { offset, limit } => EpochPage { offset, limit, total },
             _ => EpochPage { offset: 0, limit: u32::try_from(views.len()).unwrap_or(u32::MAX), total },
         };
         Ok(SuiteEpochs { suite, tasks, artifacts: artifacts_of(&views), epochs: views, page })
+    }
+
+    /// Some epochs with their runs: closed ones from the cache when it
+    /// holds them (a closed epoch never changes; a page of the Runs screen
+    /// asked again and again read 250 runs each time), the rest from the store.
+    async fn epoch_views(&self, epochs: &[EpochRow], holdout: &HashMap<&str, bool>) -> Result<Vec<EpochView>> {
+        let mut views: Vec<Option<EpochView>> = {
+            let mut cache = lock(&self.epoch_views);
+            epochs.iter().map(|e| cache.get(&e.id).map(|v| v.as_ref().clone())).collect()
+        };
+        let missing: Vec<EpochRow> =
+            epochs.iter().zip(&views).filter(|(_, v)| v.is_none()).map(|(e, _)| e.clone()).collect();
+        if missing.is_empty() {
+            return Ok(views.into_iter().flatten().collect());
+        }
+        let ids: Vec<i64> = missing.iter().map(|e| e.id).collect();
+        let runs = self.store.run_briefs_of_epochs(&ids).await?;
+        let counted = self.store.counted_runs_of_epochs(&ids).await?;
+        let mut read = build_epochs(&missing, &runs, &counted, holdout).into_iter();
+        let mut cache = lock(&self.epoch_views);
+        for (slot, e) in views.iter_mut().zip(epochs) {
+            if slot.is_none() {
+                let view = read.next();
+                if let (Some(v), Some(_)) = (&view, &e.completed_at) {
+                    cache.put(e.id, Arc::new(v.clone()));
+                }
+                *slot = view;
+            }
+        }
+        Ok(views.into_iter().flatten().collect())
     }
 
     /// The suite as the lists show it now (its status, counts and spend),
@@ -297,7 +327,7 @@ impl Service {
                     epoch_num: l.epoch_num,
                     optimizer: p.optimizer,
                     artifact: p.artifact,
-                    outcome: p.outcome,
+                    outcome: crate::store::ProposalOutcome::parse(&p.outcome),
                     parent_version: p.parent_version,
                     applied_version: p.applied_version,
                     rationale: p.rationale,
@@ -450,7 +480,8 @@ pub(super) fn tree_graph(
                 tree: Some(TreeNodeView {
                     node_id: r.id,
                     parent_id: r.parent_id,
-                    status: r.status.clone(),
+                    status: crate::outer::tree::NodeStatus::parse(&r.status)
+                        .unwrap_or(crate::outer::tree::NodeStatus::Rejected),
                     changed_artifact: r.changed_artifact.clone(),
                     from_version: r.from_version,
                     to_version: r.to_version,

@@ -327,8 +327,7 @@ pub struct GraphNode {
 pub struct TreeNodeView {
     pub node_id: i64,
     pub parent_id: Option<i64>,
-    /// committed, discarded, rejected or pruned.
-    pub status: String,
+    pub status: crate::outer::tree::NodeStatus,
     /// The artifact changed against the parent, with its versions (`to` is
     /// missing when the child was rejected before a version was written).
     pub changed_artifact: Option<String>,
@@ -367,8 +366,7 @@ pub struct ProposalItem {
     pub epoch_num: i64,
     pub optimizer: String,
     pub artifact: String,
-    /// `winner` (applied), `candidate` (valid, outscored) or `rejected`.
-    pub outcome: String,
+    pub outcome: crate::store::ProposalOutcome,
     pub parent_version: i64,
     pub applied_version: Option<i64>,
     pub rationale: Option<String>,
@@ -451,8 +449,7 @@ pub struct VersionView {
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct VersionTreeNode {
     pub node_id: i64,
-    /// committed, discarded, rejected or pruned.
-    pub status: String,
+    pub status: crate::outer::tree::NodeStatus,
 }
 
 /// An artifact as the list on the artifact screen shows it.
@@ -607,11 +604,8 @@ pub struct InterventionContext {
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct InterventionItem {
     pub id: i64,
-    pub kind: String,
-    /// A question is `pending` until `answered`; a notice (an intervention
-    /// point in `notify` mode, waited on by nobody) is `notice` until
-    /// `dismissed` (then `answered_at` is when).
-    pub status: String,
+    pub kind: InterventionKind,
+    pub status: InterventionStatus,
     pub suite_id: Option<i64>,
     pub run_id: Option<i64>,
     pub task: Option<String>,
@@ -624,6 +618,70 @@ pub struct InterventionItem {
     /// For a gated artifact update (`artifact_update`): what a person
     /// judges it on, and what became of it.
     pub update: Option<UpdateReview>,
+}
+
+/// Where an intervention stands. A question is `pending` until
+/// `answered`; a notice (an intervention point in `notify` mode, waited on
+/// by nobody) is `notice` until `dismissed` (then `answered_at` is when).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum InterventionStatus {
+    Pending,
+    Answered,
+    Notice,
+    Dismissed,
+}
+
+impl InterventionStatus {
+    pub fn parse(s: &str) -> InterventionStatus {
+        match s {
+            "answered" => InterventionStatus::Answered,
+            "notice" => InterventionStatus::Notice,
+            "dismissed" => InterventionStatus::Dismissed,
+            _ => InterventionStatus::Pending,
+        }
+    }
+}
+
+/// What an intervention is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum InterventionKind {
+    /// A trajectory asks for more budget.
+    BudgetExtension,
+    /// A trapped trajectory, or an optimize task whose model tier keeps failing.
+    HumanEscalation,
+    /// An attractor turned into trouble.
+    AttractorTransition,
+    /// The escalation strategy chosen next.
+    StrategyEscalation,
+    /// An ambiguous specification.
+    AmbiguityDetected,
+    /// Accepting a partial result.
+    PartialResult,
+    /// A watched file asks to run commands.
+    ExecutionApproval,
+    /// An optimizer's update waits for approval (the approval gate).
+    ArtifactUpdate,
+    /// A kind this version does not know (written by a newer one).
+    Other,
+}
+
+impl InterventionKind {
+    pub fn parse(s: &str) -> InterventionKind {
+        use crate::task::agent::intervene as i;
+        match s {
+            i::BUDGET_EXTENSION => InterventionKind::BudgetExtension,
+            i::HUMAN_ESCALATION => InterventionKind::HumanEscalation,
+            i::ATTRACTOR_TRANSITION => InterventionKind::AttractorTransition,
+            i::STRATEGY_ESCALATION => InterventionKind::StrategyEscalation,
+            i::AMBIGUITY_DETECTED => InterventionKind::AmbiguityDetected,
+            i::PARTIAL_RESULT => InterventionKind::PartialResult,
+            crate::watch::EXECUTION_APPROVAL => InterventionKind::ExecutionApproval,
+            crate::outer::approval::QUESTION_KIND => InterventionKind::ArtifactUpdate,
+            _ => InterventionKind::Other,
+        }
+    }
 }
 
 /// An artifact update the approval gate holds, as the Inbox shows it.

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::{Result, Store};
 
 /// How a considered proposal ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum ProposalOutcome {
     /// Applied: it became the artifact's next version.
@@ -18,6 +18,15 @@ pub enum ProposalOutcome {
 }
 
 impl ProposalOutcome {
+    /// The outcome as stored (the column's CHECK allows only the three).
+    pub fn parse(s: &str) -> ProposalOutcome {
+        match s {
+            "winner" => ProposalOutcome::Winner,
+            "candidate" => ProposalOutcome::Candidate,
+            _ => ProposalOutcome::Rejected,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ProposalOutcome::Winner => "winner",

@@ -64,7 +64,7 @@
 mod config;
 mod decompose;
 pub mod forbid;
-mod intervene;
+pub(crate) mod intervene;
 mod leftovers;
 mod parallel;
 mod points;

@@ -7,13 +7,14 @@
 // screen hands the options to ECharts and shows the clicked node's details.
 import type { EChartsCoreOption } from "echarts/core";
 import type { GraphNode } from "../generated/GraphNode";
+import type { NodeStatus } from "../generated/NodeStatus";
 import type { SuiteGraph } from "../generated/SuiteGraph";
 import type { TreeNoteView } from "../generated/TreeNoteView";
 import { COLORS } from "./charts";
 import { fmtLoss } from "./format";
 
-/** Node colour by the search's verdict. */
-export const STATUS_COLORS: Record<string, string> = {
+/** Node colour by the search's verdict (every status has one: the type says so). */
+export const STATUS_COLORS: Record<NodeStatus, string> = {
   committed: COLORS.update,
   discarded: COLORS.none,
   rejected: COLORS.rollback,

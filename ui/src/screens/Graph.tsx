@@ -131,7 +131,7 @@ export function Graph({ suite }: { suite?: string }) {
                 <>
                   <h3>
                     Node #{detail.node.tree?.node_id}{" "}
-                    <span className="badge" style={{ background: STATUS_COLORS[detail.node.tree?.status ?? ""] }}>
+                    <span className="badge" style={{ background: detail.node.tree ? STATUS_COLORS[detail.node.tree.status] : undefined }}>
                       {detail.node.tree?.status}
                     </span>
                     {detail.node.tree?.best && <span className="badge">★ best</span>}

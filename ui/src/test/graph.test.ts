@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { GraphNode } from "../generated/GraphNode";
+import type { NodeStatus } from "../generated/NodeStatus";
 import type { SuiteGraph } from "../generated/SuiteGraph";
 import type { TrajectoryView } from "../generated/TrajectoryView";
 import type { IterationView } from "../generated/IterationView";
 import { STATUS_COLORS, chainOption, nodeDetail, nodeLabel, noteKind, notesByRound, treeData, treeDepth, treeLeaves } from "../lib/graph";
 import { iterationTooltip, strategyCounts, trajectoryOption } from "../lib/trajectory";
 
-function node(id: number, parent: number | null, status: string, mean: number | null, losses: Record<string, number>, best = false): GraphNode {
+function node(id: number, parent: number | null, status: NodeStatus, mean: number | null, losses: Record<string, number>, best = false): GraphNode {
   return {
     id: `node-${id}`,
     epoch_num: mean === null ? null : id,
