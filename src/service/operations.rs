@@ -599,7 +599,9 @@ mod tests {
             assert!(ts.contains(&format!("\n  {}: {{ args: ", op.name)), "{} has no type", op.name);
             assert!(ts.contains(&format!("\n  {}: {{ verb: \"{}\"", op.name, op.verb.as_str())), "{}", op.name);
         }
-        assert!(ts.contains("suite_epochs: { args: { key: string; runs?: boolean | null }; answer: SuiteEpochs }"));
+        assert!(ts.contains(
+            "suite_epochs: { args: { key: string; runs?: boolean | null; offset?: number | null; limit?: number | null }; answer: SuiteEpochs }"
+        ));
         assert!(ts.contains("import type { SuiteItem } from \"./SuiteItem\";"), "a Vec's element is imported");
     }
 }
