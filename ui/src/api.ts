@@ -63,6 +63,21 @@ export class RequestError extends Error {
   }
 }
 
+declare global {
+  interface Window {
+    /** A request public/preload.js started before the app loaded. */
+    __attractorPreload?: { path: string; response: Promise<Response> };
+  }
+}
+
+/** The request public/preload.js started for this GET, taken once. */
+function preloaded(method: string, path: string): Promise<Response> | null {
+  const p = typeof window === "undefined" ? undefined : window.__attractorPreload;
+  if (!p || method !== "GET" || p.path !== path) return null;
+  window.__attractorPreload = undefined;
+  return p.response;
+}
+
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   const t = token();
@@ -70,7 +85,8 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let resp: Response;
   try {
-    resp = await fetch(`/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    resp = await (preloaded(method, path) ??
+      fetch(`/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
   } catch (e) {
     throw new RequestError(0, `cannot reach the Attractor server (${String(e)}); is \`attractor serve\` running?`);
   }
