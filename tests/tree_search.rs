@@ -88,6 +88,25 @@ async fn the_tree_search_improves_on_the_root_and_activates_its_best_node() {
     }
     let active = env.registry().await.get_active("knob").await.unwrap();
     assert_eq!(Some(active.version), best.to_version, "the best node's version is active");
+    // A child the search discarded is no winner among the proposals (the
+    // Proposals view would show it as applied): it is stored rejected, with
+    // its verdict as the reason.
+    let proposals = env.store.proposals(s.id).await.unwrap();
+    let discarded: Vec<_> = nodes.iter().filter(|n| n.status == "discarded").collect();
+    assert!(!discarded.is_empty(), "some child did not beat its parent: {nodes:#?}");
+    for n in &discarded {
+        let of_node: Vec<_> = proposals.iter().filter(|p| Some(p.proposal.epoch_id) == n.epoch_id).collect();
+        assert!(!of_node.is_empty(), "node {} has its proposal", n.id);
+        for p in of_node {
+            assert_eq!(p.proposal.outcome, "rejected", "node {}: {p:?}", n.id);
+            assert!(p.proposal.rejection.as_deref().unwrap_or("").contains("discarded"), "{p:?}");
+        }
+    }
+    assert!(proposals.iter().any(|p| p.proposal.outcome == "winner"), "committed children are winners");
+    // The suite's latest mean loss is the best kept node's (the versions now
+    // active), not whatever candidate the last epoch happened to measure.
+    let summary = env.store.suite_summaries().await.unwrap().into_iter().find(|x| x.id == s.id).unwrap();
+    assert_eq!(summary.latest_mean_loss, best.mean_loss);
 }
 
 #[tokio::test]

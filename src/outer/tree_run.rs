@@ -26,7 +26,7 @@ use super::{EpochSummary, Plan, RunnerError, SuiteRunner, TaskResult};
 use crate::artifact::compare;
 use crate::bus::Event;
 use crate::loss;
-use crate::store::{EpochClose, EpochRow, NewTreeNode, NewTreeNote, StoreError};
+use crate::store::{EpochClose, EpochRow, NewTreeNode, NewTreeNote, ProposalOutcome, StoreError};
 
 /// The longest artifact diff shown to the frontier extrapolation call.
 const MAX_DIFF_CHARS: usize = 1_500;
@@ -418,8 +418,9 @@ impl SuiteRunner {
             feedback: Some(feedback),
             guidance,
         };
+        let verdict = (status != NodeStatus::Committed).then(|| record.note.clone());
         let (child, results) = self.store_node(suite_id, record, measured).await?;
-        self.store_proposals(first_epoch, proposer.name(), &step).await?;
+        self.store_proposals(first_epoch, proposer.name(), &step, verdict).await?;
         let new_best = status == NodeStatus::Committed && child.mean < search.best_mean;
         if new_best {
             search.best_mean = child.mean;
@@ -912,9 +913,23 @@ impl SuiteRunner {
         Ok(id)
     }
 
-    /// Keeps the proposer's proposals with the child's first evaluation.
-    async fn store_proposals(&self, epoch_id: i64, optimizer: &str, step: &optimizer::Step) -> Result<(), RunnerError> {
-        let rows = super::proposal_rows(step, optimizer, self.config.learning_rate);
+    /// Keeps the proposer's proposals with the child's first evaluation. A
+    /// child the search did not keep (`discarded`: its verdict) is no
+    /// winner: its proposal is stored rejected, with the verdict as the reason.
+    async fn store_proposals(
+        &self,
+        epoch_id: i64,
+        optimizer: &str,
+        step: &optimizer::Step,
+        discarded: Option<String>,
+    ) -> Result<(), RunnerError> {
+        let mut rows = super::proposal_rows(step, optimizer, self.config.learning_rate);
+        if let Some(why) = discarded {
+            for r in rows.iter_mut().filter(|r| r.outcome == ProposalOutcome::Winner) {
+                r.outcome = ProposalOutcome::Rejected;
+                r.rejection = Some(format!("discarded by the tree search: {why}"));
+            }
+        }
         self.store.insert_proposals(epoch_id, &rows).await?;
         Ok(())
     }

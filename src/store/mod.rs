@@ -402,16 +402,32 @@ impl Store {
 
     /// Every suite with its epoch count and latest mean loss.
     pub async fn suite_summaries(&self) -> Result<Vec<SuiteSummary>> {
-        Ok(sqlx::query_as(
+        Ok(sqlx::query_as(&format!(
             "SELECT s.id, s.name, s.created_at, s.source_path,
                     (SELECT COUNT(*) FROM epochs e WHERE e.suite_id = s.id AND e.completed_at IS NOT NULL) AS epochs,
-                    (SELECT e.mean_loss FROM epochs e WHERE e.suite_id = s.id AND e.completed_at IS NOT NULL
-                       ORDER BY e.epoch_num DESC LIMIT 1) AS latest_mean_loss,
+                    {} AS latest_mean_loss,
                     (SELECT COUNT(*) FROM epochs e WHERE e.suite_id = s.id AND e.completed_at IS NULL) AS unfinished
              FROM task_suites s ORDER BY s.name",
-        )
+            self.latest_mean_sql("s.id")
+        ))
         .fetch_all(&self.pool)
         .await?)
+    }
+
+    /// The suite's latest mean loss: its last closed epoch's — unless a tree
+    /// search closed it, whose epochs each measured one candidate (most of
+    /// them discarded): then the best node it kept, whose versions the
+    /// search made active.
+    pub(crate) fn latest_mean_sql(&self, suite_id: &str) -> String {
+        let note = self.backend.json_text("e.child_artifacts_json", &["note"]);
+        format!(
+            "(SELECT CASE WHEN {note} LIKE 'tree search:%'
+                          THEN (SELECT MIN(n.mean_loss) FROM tree_nodes n
+                                WHERE n.suite_id = e.suite_id AND n.status IN ('committed', 'pruned'))
+                          ELSE e.mean_loss END
+              FROM epochs e WHERE e.suite_id = {suite_id} AND e.completed_at IS NOT NULL
+              ORDER BY e.epoch_num DESC LIMIT 1)"
+        )
     }
 
     // ----- artifacts ----------------------------------------------------------

@@ -114,7 +114,10 @@ impl Store {
         .bind(suite_id)
         .fetch_one(&self.pool)
         .await?;
-        let latest_mean = self.last_completed_epoch(suite_id).await?.and_then(|e| e.mean_loss);
+        let latest_mean: Option<f64> = sqlx::query_scalar(&format!("SELECT {}", self.latest_mean_sql("$1")))
+            .bind(suite_id)
+            .fetch_one(&self.pool)
+            .await?;
         Ok(EpochTally { total, completed, latest_mean })
     }
 
