@@ -141,6 +141,22 @@ describe("the Graph view", () => {
     const version = page.locator(`tr[data-version="${child.tree.to_version}"]`);
     await version.getByText(`tree node #${child.tree.node_id} of knobs, epoch ${child.epoch_num} — ${child.tree.status}`).waitFor();
     assert.equal(await page.getByTestId("versions").getByText("by hand").count(), 0);
+
+    // The suites list shows the best kept node's mean loss (the versions the
+    // search made active), not the last candidate's; a discarded child is
+    // no winner among the proposals.
+    const kept = graph.nodes.filter((n) => ["committed", "pruned"].includes(n.tree.status));
+    const best = Math.min(...kept.map((n) => n.mean_loss));
+    const suites = await (await fetch(`${server.url}api/suites`)).json();
+    assert.equal(suites.find((x) => x.name === "knobs").latest_mean_loss, best);
+    await page.goto(`${server.url}#/suites`);
+    const shown = await page.locator("tr[data-suite=knobs] td.num").nth(1).innerText();
+    assert.equal(shown, best.toFixed(4));
+    const proposals = await (await fetch(`${server.url}api/suites/knobs/proposals`)).json();
+    const discardedEpochs = new Set(graph.nodes.filter((n) => n.tree.status === "discarded").map((n) => n.epoch_num));
+    assert.ok(discardedEpochs.size > 0, "the search discarded some child");
+    const wrongWinners = proposals.proposals.filter((p) => p.outcome === "winner" && discardedEpochs.has(p.epoch_num));
+    assert.deepEqual(wrongWinners, []);
   });
 
   it("shows an agent run's trajectory iteration by iteration", async () => {
