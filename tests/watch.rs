@@ -131,7 +131,7 @@ async fn wait_status(s: &Service, path: &Path, status: &str) -> WatchedFileView 
     let start = Instant::now();
     loop {
         let f = file_at(s, path).await;
-        if let Some(f) = f.as_ref().filter(|f| f.status == status) {
+        if let Some(f) = f.as_ref().filter(|f| f.status.as_str() == status) {
             return f.clone();
         }
         assert!(start.elapsed() < DEADLINE, "timed out waiting for {} to be {status}; it is {f:?}", path.display());
@@ -204,7 +204,7 @@ async fn a_file_with_commands_runs_nothing_before_approval_and_runs_once_after()
     let path = w.write("mark.task.yaml", &w.marking_task("mark", "", ""));
     let f = wait_status(&s, &path, "awaiting_approval").await;
     let approval = f.approval.clone().expect("an approval question");
-    assert_eq!(approval.status, "pending");
+    assert_eq!(approval.status.as_str(), "pending");
 
     // Exactly one ExecutionApproval, listing exactly the file's one command.
     let inbox = s.interventions().await.unwrap();
@@ -235,10 +235,10 @@ async fn a_file_with_commands_runs_nothing_before_approval_and_runs_once_after()
 
     approve(&s, q.id).await;
     let f = wait_for("the approved run to finish", || async {
-        file_at(&s, &path).await.filter(|f| f.run.as_ref().is_some_and(|r| r.status == "finished"))
+        file_at(&s, &path).await.filter(|f| f.run.as_ref().is_some_and(|r| r.status.as_str() == "finished"))
     })
     .await;
-    assert_eq!(f.status, "ready");
+    assert_eq!(f.status.as_str(), "ready");
     assert_eq!(w.marks_of("mark"), 1);
     assert_eq!(count(&s, "SELECT COUNT(*) FROM runs WHERE status = 'complete'").await, 1);
 
@@ -325,7 +325,7 @@ async fn a_deleted_file_is_marked_removed_and_its_run_in_progress_is_kept() {
     assert!(gone.removed_at.is_some());
     let run = wait_for("the run in progress to finish", || async {
         let f = file_at(&s, &path).await;
-        f.and_then(|f| f.run).filter(|r| r.status == "finished")
+        f.and_then(|f| f.run).filter(|r| r.status.as_str() == "finished")
     })
     .await;
     assert!(run.error.is_none(), "{run:?}");
@@ -346,7 +346,7 @@ async fn a_thousand_files_dropped_at_once_are_registered_exactly_once() {
     }
     let ready = wait_for("1000 files registered", || async {
         let files = watched(&s).await.files;
-        let ready = files.iter().filter(|f| f.status == "ready").count();
+        let ready = files.iter().filter(|f| f.status.as_str() == "ready").count();
         (ready == 1000).then_some(files)
     })
     .await;
@@ -414,7 +414,7 @@ async fn an_approved_run_cut_short_by_a_stop_resumes_after_the_restart() {
 
     let second = w.service().await;
     let f = wait_for("the resumed run to finish", || async {
-        file_at(&second, &path).await.filter(|f| f.run.as_ref().is_some_and(|r| r.status == "finished"))
+        file_at(&second, &path).await.filter(|f| f.run.as_ref().is_some_and(|r| r.status.as_str() == "finished"))
     })
     .await;
     assert_eq!(f.run.unwrap().id, 1);

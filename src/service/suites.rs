@@ -518,8 +518,8 @@ pub(super) fn tree_graph(
         .into_iter()
         .map(|n| TreeNoteView {
             round: n.round,
-            source: n.source,
-            kind: n.kind,
+            source: NoteSource::parse(&n.source),
+            kind: NoteKind::parse(&n.kind),
             artifact: n.artifact,
             parent_id: n.parent_id,
             text: n.text,

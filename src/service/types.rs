@@ -15,6 +15,155 @@ pub use crate::artifact::compare::DiffBasis;
 pub use crate::outer::RollbackReason;
 pub use crate::report::shape::SuiteCharts;
 
+/// An enum of the API whose values the store keeps as text: `parse` reads
+/// the stored text, and text this version does not know (a newer version
+/// wrote it) reads as the variant after `else`. The front end then sees one
+/// of the listed values, never a free string.
+macro_rules! stored_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $variant:ident = $text:literal),+ $(,)? } else $fallback:ident) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+        pub enum $name {
+            $($(#[$vm])* #[serde(rename = $text)] $variant),+
+        }
+
+        impl $name {
+            pub fn parse(s: &str) -> $name {
+                match s {
+                    $($text => $name::$variant,)+
+                    _ => $name::$fallback,
+                }
+            }
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+    };
+}
+
+stored_enum! {
+    /// Where an agent trajectory stands.
+    TrajectoryState {
+        Running = "running",
+        /// Paused on a question to a person.
+        Paused = "paused",
+        Converged = "converged",
+        Partial = "partial",
+        Exhausted = "exhausted",
+        Abandoned = "abandoned",
+        Trapped = "trapped",
+        Failed = "failed",
+        /// A group or split waiting on its children.
+        Coordinating = "coordinating",
+        /// A sample another one beat.
+        Superseded = "superseded",
+        Cancelled = "cancelled",
+        /// A state this version does not know.
+        Other = "other",
+    } else Other
+}
+
+stored_enum! {
+    /// What a trajectory is to its run.
+    TrajectoryRole {
+        Root = "root",
+        /// The root of parallel samples; it makes no attempt itself.
+        Parallel = "parallel",
+        Sample = "sample",
+        Subtask = "subtask",
+        /// Measures the subtasks' combined work with the task's own overseers.
+        Integration = "integration",
+    } else Root
+}
+
+stored_enum! {
+    /// What the diagnostics said of a numeric trajectory at a step.
+    NumericTrajectoryState {
+        InProgress = "IN_PROGRESS",
+        Stagnation = "STAGNATION",
+        FeasibleFound = "FEASIBLE_FOUND",
+        Diverging = "DIVERGING",
+    } else InProgress
+}
+
+stored_enum! {
+    /// Who wrote a tree search's note.
+    NoteSource {
+        Analyst = "analyst",
+        Ideation = "ideation",
+    } else Analyst
+}
+
+stored_enum! {
+    /// What a tree search's note says.
+    NoteKind {
+        DeadDirection = "dead_direction",
+        SaturatedAxis = "saturated_axis",
+        FrontierExtrapolation = "frontier_extrapolation",
+        FailureAnalysis = "failure_analysis",
+        /// A kind this version does not know.
+        Other = "other",
+    } else Other
+}
+
+stored_enum! {
+    /// What a watched file defines.
+    WatchedFileKind {
+        Suite = "suite",
+        Task = "task",
+    } else Suite
+}
+
+stored_enum! {
+    /// Where a watched file stands.
+    WatchedFileStatus {
+        Invalid = "invalid",
+        Failed = "failed",
+        AwaitingApproval = "awaiting_approval",
+        Rejected = "rejected",
+        Ready = "ready",
+        Removed = "removed",
+    } else Failed
+}
+
+stored_enum! {
+    /// Whether the watcher runs a registered file by itself.
+    WatchedRunMode {
+        Manual = "manual",
+        Auto = "auto",
+    } else Manual
+}
+
+stored_enum! {
+    /// Where the run the watcher queued for a file stands.
+    WatchedRunStatus {
+        Queued = "queued",
+        Running = "running",
+        Finished = "finished",
+        Failed = "failed",
+        Cancelled = "cancelled",
+        Dropped = "dropped",
+    } else Failed
+}
+
+stored_enum! {
+    /// A watched file's approval to run commands.
+    CommandApproval {
+        Pending = "pending",
+        Approved = "approved",
+        Rejected = "rejected",
+    } else Pending
+}
+
 /// What a suite is doing as far as this service can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
@@ -286,10 +435,8 @@ pub struct SuiteGraph {
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct TreeNoteView {
     pub round: i64,
-    /// `analyst` or `ideation`.
-    pub source: String,
-    /// e.g. `dead_direction`, `saturated_axis`, `frontier_extrapolation`, `failure_analysis`.
-    pub kind: String,
+    pub source: NoteSource,
+    pub kind: NoteKind,
     pub artifact: Option<String>,
     pub parent_id: Option<i64>,
     pub text: String,
@@ -483,7 +630,7 @@ pub struct TelemetryStep {
     pub cycle: i64,
     pub trajectory_id: i64,
     pub step: i64,
-    pub status: String,
+    pub status: NumericTrajectoryState,
     pub objective: Option<f64>,
     pub max_violation: Option<f64>,
     pub directive_action: crate::aso::directive::DirectiveAction,
@@ -530,16 +677,12 @@ pub struct TrajectoryView {
     pub id: String,
     /// The trajectory this one belongs to (a parallel group, a split task).
     pub parent_id: Option<String>,
-    /// `root`, `parallel`, `sample`, `subtask` or `integration`.
-    pub role: String,
+    pub role: TrajectoryRole,
     /// Its place among its siblings (1, 2, …; 0 for a root).
     pub ordinal: i64,
     pub task_name: String,
     pub category: String,
-    /// running, waiting, converged, partial, exhausted, abandoned, trapped,
-    /// failed, coordinating (a group or split waiting on its children),
-    /// superseded (a sample another one beat), cancelled…
-    pub status: String,
+    pub status: TrajectoryState,
     pub iterations: i64,
     pub tokens_used: i64,
     pub final_level: Option<f64>,
@@ -987,8 +1130,7 @@ pub struct WatchedFolderView {
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct ApprovalView {
     pub intervention_id: i64,
-    /// pending, approved or rejected.
-    pub status: String,
+    pub status: CommandApproval,
     pub commands: Vec<crate::watch::PlannedCommand>,
 }
 
@@ -996,8 +1138,7 @@ pub struct ApprovalView {
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct WatchedRunView {
     pub id: i64,
-    /// queued, running, finished, failed, cancelled or dropped.
-    pub status: String,
+    pub status: WatchedRunStatus,
     pub launch_id: Option<i64>,
     pub suite_id: Option<i64>,
     pub queued_at: String,
@@ -1012,14 +1153,11 @@ pub struct WatchedFileView {
     pub id: i64,
     pub folder_id: i64,
     pub path: String,
-    /// suite or task.
-    pub kind: String,
-    /// invalid, failed, awaiting_approval, rejected, ready or removed.
-    pub status: String,
+    pub kind: WatchedFileKind,
+    pub status: WatchedFileStatus,
     pub suite: Option<String>,
     pub suite_id: Option<i64>,
-    /// manual or auto.
-    pub run_mode: String,
+    pub run_mode: WatchedRunMode,
     /// The first 12 hex digits of the content's SHA-256.
     pub content_hash: String,
     /// Every problem of an invalid file, located.

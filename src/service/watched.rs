@@ -66,17 +66,16 @@ impl Service {
                 let approval = f.approval_key.as_ref().and_then(|k| approvals.get(k)).map(|a| ApprovalView {
                     intervention_id: a.intervention_id,
                     status: match (a.status.as_str(), a.approved()) {
-                        ("pending", _) => "pending",
-                        (_, true) => "approved",
-                        _ => "rejected",
-                    }
-                    .into(),
+                        ("pending", _) => CommandApproval::Pending,
+                        (_, true) => CommandApproval::Approved,
+                        _ => CommandApproval::Rejected,
+                    },
                     commands: serde_json::from_str(&a.commands_json).unwrap_or_default(),
                 });
                 let run = f.suite_name.as_ref().and_then(|s| runs.get(&(s.clone(), f.content_hash.clone()))).map(|r| {
                     WatchedRunView {
                         id: r.id,
-                        status: r.status.clone(),
+                        status: WatchedRunStatus::parse(&r.status),
                         launch_id: r.launch_id,
                         suite_id: r.suite_id,
                         queued_at: r.queued_at.clone(),
@@ -91,11 +90,11 @@ impl Service {
                     issues: f.issues_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or_default(),
                     content_hash: f.content_hash.chars().take(12).collect(),
                     path: f.path,
-                    kind: f.kind,
-                    status: f.status,
+                    kind: WatchedFileKind::parse(&f.kind),
+                    status: WatchedFileStatus::parse(&f.status),
                     suite: f.suite_name,
                     suite_id: f.suite_id,
-                    run_mode: f.run_mode,
+                    run_mode: WatchedRunMode::parse(&f.run_mode),
                     error: f.error,
                     approval,
                     run,
