@@ -2,6 +2,7 @@
 // model and model-call limits (apply to the next launch), and the API key: kept in the
 // operating system's keychain (or taken from the environment), never in the
 // database or the settings file, and never shown again once saved.
+import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import { ErrorNote } from "../components/common";
@@ -102,9 +103,16 @@ export function Settings() {
       />
     </label>
   );
+  // The settings in force, through the app's query cache, read afresh each
+  // time the screen opens (a key stored with `attractor key set` meanwhile
+  // shows); the form is filled from them once they arrive.
+  const loaded = useQuery({ queryKey: ["settings"], queryFn: () => api.settings(), staleTime: 0, gcTime: 0 });
   useEffect(() => {
-    api.settings().then(show).catch((e: Error) => setError(e.message));
-  }, []);
+    if (loaded.data) show(loaded.data);
+  }, [loaded.data]);
+  useEffect(() => {
+    if (loaded.error) setError(loaded.error.message);
+  }, [loaded.error]);
 
   const save = async () => {
     setError(null);

@@ -1,7 +1,8 @@
 // Watched Folders: the folders the watcher keeps an eye on, every suite or
 // task file found in them with its state, invalid files' issues located to
 // file:line:column, and approvals waiting in the inbox. Files update live.
-import { useEffect, useState } from "react";
+import { useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { Commands } from "../components/Commands";
@@ -12,6 +13,7 @@ import type { WatchedFileView } from "../generated/WatchedFileView";
 import type { WatchedFolders } from "../generated/WatchedFolders";
 import type { WatchedFolderView } from "../generated/WatchedFolderView";
 import { fmtTime } from "../lib/format";
+import { useLiveQuery } from "../lib/query";
 import { folderCounts, relativePath, sortFiles, statusClass, statusText } from "../lib/watch";
 
 function FileRow({ file, folder }: { file: WatchedFileView; folder: string }) {
@@ -146,23 +148,14 @@ function Folder({ folder, files, onRemove }: { folder: WatchedFolderView; files:
 
 export function Watch() {
   const { tick } = useLive();
-  const [data, setData] = useState<WatchedFolders | null>(null);
+  const queries = useQueryClient();
+  const { data, error: loadError } = useLiveQuery<WatchedFolders>(["watched"], tick, () => api.watched());
   const [error, setError] = useState<string | null>(null);
   const [path, setPath] = useState("");
   const [busy, setBusy] = useState(false);
   const [removing, setRemoving] = useState<WatchedFolderView | null>(null);
-
-  const load = () =>
-    api
-      .watched()
-      .then((d) => {
-        setData(d);
-        setError(null);
-      })
-      .catch((e: Error) => setError(e.message));
-  useEffect(() => {
-    load();
-  }, [tick]);
+  // A change shows at once, before the live feed says so.
+  const reload = () => queries.invalidateQueries({ queryKey: ["watched"] });
 
   const add = async () => {
     setBusy(true);
@@ -170,7 +163,7 @@ export function Watch() {
     try {
       await api.add_watched_folder({ request: { path: path.trim() } });
       setPath("");
-      await load();
+      await reload();
     } catch (e) {
       setError((e as Error).message);
     } finally {
@@ -180,7 +173,8 @@ export function Watch() {
   const remove = async (f: WatchedFolderView) => {
     setRemoving(null);
     try {
-      setData(await api.remove_watched_folder({ id: f.id }));
+      await api.remove_watched_folder({ id: f.id });
+      await reload();
     } catch (e) {
       setError((e as Error).message);
     }
@@ -218,7 +212,7 @@ export function Watch() {
           </button>
         </div>
       </form>
-      <ErrorNote error={error} />
+      <ErrorNote error={error ?? loadError} />
       {data && !data.watching && (
         <p className="error">This server is not watching folders; start it with `attractor serve` to follow them.</p>
       )}

@@ -1,4 +1,6 @@
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { cleanup, fireEvent, render as rtlRender, screen, waitFor } from "@testing-library/react";
+import type { ReactElement } from "react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { WatchedFileView } from "../generated/WatchedFileView";
 import type { WatchedFolders } from "../generated/WatchedFolders";
@@ -8,6 +10,12 @@ import { folderCounts, relativePath, sortFiles, statusText } from "../lib/watch"
 const api = vi.hoisted(() => ({ watched: vi.fn(), add_watched_folder: vi.fn(), remove_watched_folder: vi.fn() }));
 vi.mock("../api", () => ({ api, transport: { pickPath: vi.fn() }, inDesktopApp: () => false }));
 import { Watch } from "../screens/Watch";
+
+/** Renders with a fresh query cache, as the app's own provider gives. */
+function render(ui: ReactElement) {
+  const client = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+  return rtlRender(<QueryClientProvider client={client}>{ui}</QueryClientProvider>);
+}
 
 afterEach(cleanup);
 
