@@ -639,7 +639,12 @@ describe("the Attractor web UI against a real server", () => {
     await shot("15-runs.png", true);
     // Epoch 1 is on the last page.
     const pager = page.getByTestId("pager").first();
-    while (!(await page.locator("[data-epoch='1']").count())) await pager.getByRole("button", { name: "Older →" }).click();
+    // A page is read from the server: wait for each to arrive before the next click.
+    while (!(await page.locator("[data-epoch='1']").count())) {
+      const at = await pager.locator("span").textContent();
+      await pager.getByRole("button", { name: "Older →" }).click();
+      await page.waitForFunction((was) => document.querySelector("[data-testid=pager] span")?.textContent !== was, at);
+    }
     await page.locator("[data-epoch='1'] tbody a").first().click();
     const out = page.getByTestId("stdout");
     await out.waitFor();

@@ -133,7 +133,10 @@ export function chainOption(graph: SuiteGraph): EChartsCoreOption {
       source: e.source,
       target: e.target,
       lineStyle: { color: COLORS[move], width: move === "none" ? 1 : 2.5 },
-      label: { show: e.label !== "" && graph.edges.length <= 40, formatter: e.label, fontSize: 10 },
+      // Along steep edges the moves' words overlapped one another: they
+      // show on the edge pointed at (and in its tooltip).
+      label: { show: false, formatter: e.label, fontSize: 10 },
+      emphasis: { label: { show: e.label !== "" } },
     };
   });
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));

@@ -28,10 +28,13 @@ function keepWhileSame(prefix: QueryKey) {
 /**
  * Server data the live feed makes stale: `key` names it, `version` (the live
  * tick, or a suite's epochs version) says which answer is current, and the
- * previous answer stays on screen while the same thing refreshes. Nothing is
- * fetched while `enabled` is false.
+ * previous answer stays on screen while the same thing refreshes (the first
+ * `same` parts of `key` name the thing). Nothing is fetched while `enabled`
+ * is false.
  */
-export function useLiveQuery<T>(key: QueryKey, version: number, fetch: () => Promise<T>, enabled = true) {
-  const q = useQuery({ queryKey: [...key, version], queryFn: fetch, enabled, placeholderData: keepWhileSame(key) });
+export function useLiveQuery<T>(key: QueryKey, version: number, fetch: () => Promise<T>, enabled = true, same = key.length) {
+  // `same`: how many leading parts of the key make it "the same thing" (a
+  // page of a suite's epochs keeps the last page on screen while the next loads).
+  const q = useQuery({ queryKey: [...key, version], queryFn: fetch, enabled, placeholderData: keepWhileSame(key.slice(0, same)) });
   return { data: q.data ?? null, error: q.error ? q.error.message : null };
 }

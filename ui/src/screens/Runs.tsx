@@ -43,12 +43,14 @@ export function Runs({ suite }: { suite?: string }) {
     tick,
     () => api.suite_epochs({ key: suite ?? "", offset: page * EPOCHS_PER_PAGE, limit: EPOCHS_PER_PAGE }),
     !!suite,
+    2, // the suite's pages are one thing: the last page stays while the next loads
   );
   useEffect(() => setPage(0), [suite]);
 
   const total = data?.page.total ?? 0;
   const pages = Math.max(1, Math.ceil(total / EPOCHS_PER_PAGE));
-  const shown = Math.min(page, pages - 1);
+  // The page on screen: the answer's own (the previous page stays while the next loads).
+  const shown = data ? Math.floor(data.page.offset / EPOCHS_PER_PAGE) : 0;
   const onPage = data ? [...data.epochs].reverse() : [];
   const pager =
     pages > 1 ? (
