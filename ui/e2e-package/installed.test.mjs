@@ -112,7 +112,7 @@ describe("the installed .deb", () => {
     assert.ok(existsSync(db), `a new database at ${db}`);
 
     // Two frames after the last change, so the picture is the current one.
-    await win.runAsync("const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(true)));");
+    await win.runAsync("const done = arguments[arguments.length - 1]; requestAnimationFrame(() => requestAnimationFrame(() => done(true)));");
     const png = await win.screenshot();
     const shot = join(shots, "package-installed.png");
     writeFileSync(shot, png);

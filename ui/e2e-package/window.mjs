@@ -113,7 +113,7 @@ export async function openWindow({ binary, env, args = [], onSession }) {
     close,
     /** Runs a script in the page and returns its value. */
     run: (script, ...a) => wd("POST", s("/execute/sync"), { script, args: a }),
-    /** Runs a script that calls `arguments[0]` with its answer. */
+    /** Runs a script that calls its last argument (a callback WebDriver adds after `a`) with its answer. */
     runAsync: (script, ...a) => wd("POST", s("/execute/async"), { script, args: a }),
     /** The element a CSS selector finds, once it exists. */
     find: async (css, opts) => (await until(css, () => wd("POST", s("/element"), { using: "css selector", value: css }), opts))[ELEMENT],
