@@ -8,7 +8,9 @@
 # headless Chromium against `attractor serve` on a database real runs filled;
 # last the desktop app: its Tauri shell is built and its real window, under a
 # virtual X server, is driven through WebKitWebDriver over the same kind of
-# database. Screenshots of both land in $CARGO_TARGET_DIR/e2e-screenshots.
+# database; then its .deb and .rpm are built (scripts/package.sh) and the .deb
+# is installed with dpkg, started from /usr/bin on a fresh database and
+# removed again. Screenshots of all land in $CARGO_TARGET_DIR/e2e-screenshots.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -55,3 +57,15 @@ echo "test: desktop app built in $((SECONDS - started)) s" >&2
 started=$SECONDS
 E2E_SHOTS="${E2E_SHOTS:-$CARGO_TARGET_DIR/e2e-screenshots}" npm run --silent e2e:desktop
 echo "test: desktop end-to-end tests took $((SECONDS - started)) s" >&2
+
+# The desktop app as a person installs it: the release build bundled as .deb
+# and .rpm (the first run on a machine adds the release build, about 8 min;
+# later runs reuse it from $CARGO_TARGET_DIR and recompile only the shell,
+# whose embedded UI was rebuilt above), then the .deb installed with dpkg,
+# started from /usr/bin under Xvfb on a fresh database, and removed.
+started=$SECONDS
+packages=$(scripts/package.sh)
+echo "test: packages built in $((SECONDS - started)) s" >&2
+started=$SECONDS
+ATTRACTOR_DEB=$(grep '\.deb$' <<<"$packages") E2E_SHOTS="${E2E_SHOTS:-$CARGO_TARGET_DIR/e2e-screenshots}" npm run --silent e2e:package
+echo "test: package install test took $((SECONDS - started)) s" >&2
