@@ -21,13 +21,10 @@ started=$SECONDS
 bundle="$CARGO_TARGET_DIR/release/bundle"
 # Old packages of another version would be found below instead of the new ones.
 rm -rf "$bundle/deb" "$bundle/rpm"
-# --ci: no prompts. Arguments after `--` go to cargo.
-# --ignore-version-mismatches: Cargo.lock holds the tauri crate 2.12 while
-# package.json pins @tauri-apps/api and cli to 2.11, and the CLI refuses such
-# a pair. The packaged binary is the same pairing `cargo build -p
-# attractor-desktop` makes and the desktop end-to-end tests check; aligning
-# the npm packages with the crate (~2.12) makes this flag a no-op.
-npm run --silent tauri -- build --ci --ignore-version-mismatches --bundles deb,rpm -- --locked >&2 || {
+# --ci: no prompts. Arguments after `--` go to cargo. The CLI refuses a tauri
+# crate (Cargo.lock) and @tauri-apps packages (package.json) of different
+# minor versions: keep them in step.
+npm run --silent tauri -- build --ci --bundles deb,rpm -- --locked >&2 || {
   echo "package: the build failed (above); fix it, or check that scripts/setup.sh's ensure_desktop_toolchain installed WebKitGTK's headers" >&2
   exit 1
 }
