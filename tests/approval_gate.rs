@@ -6,9 +6,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
+
+use common::wait_for;
 
 use attractor::outer::ApprovalMode;
 use attractor::outer::request::RunRequest;
@@ -16,8 +18,6 @@ use attractor::service::types::{InterventionItem, LaunchStatus, UpdateDecision, 
 use attractor::service::{Service, ServiceConfig, ServiceError};
 use attractor::store::{ApprovalStatus, Store};
 use serde_json::Value;
-
-const DEADLINE: Duration = Duration::from_secs(120);
 
 fn knobs() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/app/knobs.suite.yaml").display().to_string()
@@ -54,22 +54,6 @@ fn request(epochs: u32, mode: ApprovalMode) -> RunRequest {
     req.seed = Some(1);
     req.approve_updates = Some(mode);
     req
-}
-
-/// Polls `check` until it returns `Some`.
-async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let start = Instant::now();
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
 }
 
 /// The artifact-update questions waiting in the inbox.

@@ -116,19 +116,8 @@ impl Store {
     }
 
     pub async fn insert_intervention(&self, i: &NewIntervention) -> Result<i64> {
-        Ok(sqlx::query_scalar(
-            "INSERT INTO interventions (kind, suite_id, run_id, task_name, subject, context_json, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
-        )
-        .bind(&i.kind)
-        .bind(i.suite_id)
-        .bind(i.run_id)
-        .bind(&i.task_name)
-        .bind(&i.subject)
-        .bind(&i.context_json)
-        .bind(now_rfc3339())
-        .fetch_one(&self.writer)
-        .await?)
+        let mut conn = self.writer.acquire().await?;
+        insert_question(&mut conn, i).await
     }
 
     /// Whether a question of `kind` about `task` proposing `action` (its
@@ -245,4 +234,22 @@ impl Store {
         .fetch_all(&self.pool)
         .await?)
     }
+}
+
+/// Writes a question (or notice) to the inbox on `conn` — alone, or inside
+/// the transaction that writes what it asks about; returns its id.
+pub(super) async fn insert_question(conn: &mut sqlx::AnyConnection, i: &NewIntervention) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO interventions (kind, suite_id, run_id, task_name, subject, context_json, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+    )
+    .bind(&i.kind)
+    .bind(i.suite_id)
+    .bind(i.run_id)
+    .bind(&i.task_name)
+    .bind(&i.subject)
+    .bind(&i.context_json)
+    .bind(now_rfc3339())
+    .fetch_one(&mut *conn)
+    .await?)
 }

@@ -324,19 +324,7 @@ impl Store {
             return Ok((row, false));
         }
         let now = now_rfc3339();
-        let intervention_id: i64 = sqlx::query_scalar(
-            "INSERT INTO interventions (kind, suite_id, run_id, task_name, subject, context_json, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
-        )
-        .bind(&question.kind)
-        .bind(question.suite_id)
-        .bind(question.run_id)
-        .bind(&question.task_name)
-        .bind(&question.subject)
-        .bind(&question.context_json)
-        .bind(&now)
-        .fetch_one(&mut *tx)
-        .await?;
+        let intervention_id = super::aso::insert_question(&mut tx, question).await?;
         sqlx::query(
             "INSERT INTO execution_approvals (approval_key, content_hash, intervention_id, commands_json, created_at)
              VALUES ($1, $2, $3, $4, $5)",

@@ -120,3 +120,23 @@ pub async fn count(store: &Store, sql: &str) -> i64 {
     pool.close().await;
     n
 }
+
+/// How long a test waits for something a run or the watcher does before it
+/// fails (generous: a loaded CI machine is slow, never wrong).
+pub const DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Polls `check` until it returns `Some`, failing after [`DEADLINE`] with `what`.
+pub async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+}
