@@ -218,8 +218,10 @@ impl Service {
             waiting_on_a_person: self.store.suites_waiting_on_a_person().await?.contains(&row.id),
             awaiting_approval: self.store.suites_awaiting_approval().await?.contains(&row.id),
         };
-        let launches = self.launches().await?;
-        let mut suite = self.suite_item(SuiteHead::of(row), counts, tasks, &launches);
+        // The suite's own latest launch is all its item reads of the launches.
+        let latest: Vec<LaunchView> =
+            self.store.latest_request_of_suite(&row.name).await?.iter().map(launch_view).collect();
+        let mut suite = self.suite_item(SuiteHead::of(row), counts, tasks, &latest);
         suite.model = self.suite_model(row.id).await?;
         Ok((suite, tally.total))
     }

@@ -315,6 +315,16 @@ impl Store {
     }
 
     /// The latest requests, newest first.
+    /// The newest request of one suite.
+    pub async fn latest_request_of_suite(&self, suite_name: &str) -> Result<Option<QueuedRequest>> {
+        Ok(sqlx::query_as::<_, QueuedRequest>(
+            "SELECT * FROM run_requests WHERE suite_name = $1 ORDER BY id DESC LIMIT 1",
+        )
+        .bind(suite_name)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
     pub async fn queued_requests(&self, limit: u32) -> Result<Vec<QueuedRequest>> {
         Ok(sqlx::query_as::<_, QueuedRequest>("SELECT * FROM run_requests ORDER BY id DESC LIMIT $1")
             .bind(i64::from(limit))
