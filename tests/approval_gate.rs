@@ -210,6 +210,25 @@ async fn under_continue_the_run_goes_on_and_an_update_approved_afterwards_become
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_the_gate_off_is_not_held_back_by_a_question_an_earlier_gated_run_left() {
+    let w = World::new();
+    let s = w.service().await;
+    let gated = s.launch(&request(1, ApprovalMode::Continue)).await.unwrap();
+    assert_eq!(wait_until_done(&s, gated.id).await, LaunchStatus::Finished);
+    assert_eq!(waiting_updates(&s).await.len(), 1);
+
+    let free = s.launch(&request(2, ApprovalMode::Off)).await.unwrap();
+    assert_eq!(wait_until_done(&s, free.id).await, LaunchStatus::Finished);
+    let records = epoch_records(s.store()).await;
+    assert_eq!(records.len(), 3);
+    for (num, _, child) in &records[1..] {
+        let note = child["note"].as_str().unwrap_or("");
+        assert!(!note.contains("waits for approval"), "epoch {num} was held back: {child}");
+    }
+    assert_eq!(waiting_updates(&s).await.len(), 1, "the earlier question still waits for its answer");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_cancelled_while_it_waits_asks_nothing_new_when_resumed_and_applies_the_decision() {
     let w = World::new();
     let s = w.service().await;

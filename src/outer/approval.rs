@@ -74,8 +74,9 @@ impl SuiteRunner {
     }
 
     /// Before the optimizer is asked: an update a person approved meanwhile
-    /// is this close's update; one still waiting holds the optimizer back
-    /// (and, under `wait`, the run). `None` inside: the optimizer may go on.
+    /// is this close's update; one still waiting holds the optimizer of a
+    /// gated run back (and, under `wait`, the run). `None` inside: the
+    /// optimizer may go on.
     pub(super) async fn settled_update(&self, suite_id: i64) -> Result<Option<Option<GatedStep>>, RunnerError> {
         if let Some(a) = self.store.update_approvals_in(suite_id, ApprovalStatus::Approved).await?.into_iter().next() {
             return Ok(Some(Some(approved_step(a))));
@@ -84,6 +85,11 @@ impl SuiteRunner {
         else {
             return Ok(None);
         };
+        // A run with the gate off is not held back by a question an earlier
+        // gated run left (approved later, it is still applied then).
+        if self.approval_mode() == ApprovalMode::Off {
+            return Ok(None);
+        }
         if self.approval_mode() == ApprovalMode::Wait {
             return Ok(Some(self.wait_for_decision(&waiting).await?));
         }
