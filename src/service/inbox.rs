@@ -6,8 +6,10 @@ impl Service {
     pub async fn interventions(&self) -> Result<Inbox> {
         let rows = self.store.interventions(false).await?;
         let mut inbox = Inbox { pending: Vec::new(), notices: Vec::new(), answered: Vec::new() };
+        // Read once for every gated update the inbox shows.
+        let mut registry = None;
         for row in rows {
-            let item = self.with_review(intervention_item(row)).await?;
+            let item = self.with_review(intervention_item(row), &mut registry).await?;
             match item.status {
                 InterventionStatus::Pending => inbox.pending.push(item),
                 InterventionStatus::Notice => inbox.notices.push(item),
@@ -42,16 +44,24 @@ impl Service {
     async fn intervention_now(&self, id: i64) -> Result<InterventionItem> {
         let row = self.store.intervention(id).await?;
         let item = row.map(intervention_item).ok_or_else(|| ServiceError::NotFound(format!("no intervention {id}")))?;
-        self.with_review(item).await
+        self.with_review(item, &mut None).await
     }
 
-    /// A gated artifact update's question with what a person judges it on.
-    async fn with_review(&self, mut item: InterventionItem) -> Result<InterventionItem> {
+    /// A gated artifact update's question with what a person judges it on
+    /// (`registry`: the artifacts, read on the first such question).
+    async fn with_review(
+        &self,
+        mut item: InterventionItem,
+        registry: &mut Option<Registry>,
+    ) -> Result<InterventionItem> {
         if item.kind != InterventionKind::ArtifactUpdate {
             return Ok(item);
         }
         let Some(a) = self.store.update_approval_of_question(item.id).await? else { return Ok(item) };
-        let registry = Registry::load(self.store.clone()).await?;
+        let registry = match registry {
+            Some(r) => r,
+            None => registry.insert(Registry::load(self.store.clone()).await?),
+        };
         let kind = registry.def(&a.artifact).map_or(crate::artifact::ArtifactKind::Text, |d| d.kind);
         let parent = registry.get(&a.artifact, a.parent_version).await.map(|v| v.content).unwrap_or_default();
         let evidence: Value = serde_json::from_str(&a.evidence_json).unwrap_or(Value::Null);

@@ -139,19 +139,8 @@ impl Store {
     /// Records a notice: an intervention nobody waits on (status `notice`),
     /// shown in the inbox until dismissed.
     pub async fn insert_notice(&self, i: &NewIntervention) -> Result<i64> {
-        Ok(sqlx::query_scalar(
-            "INSERT INTO interventions (kind, status, suite_id, run_id, task_name, subject, context_json, created_at)
-             VALUES ($1, 'notice', $2, $3, $4, $5, $6, $7) RETURNING id",
-        )
-        .bind(&i.kind)
-        .bind(i.suite_id)
-        .bind(i.run_id)
-        .bind(&i.task_name)
-        .bind(&i.subject)
-        .bind(&i.context_json)
-        .bind(now_rfc3339())
-        .fetch_one(&self.writer)
-        .await?)
+        let mut conn = self.writer.acquire().await?;
+        insert_row(&mut conn, i, "notice").await
     }
 
     /// Interventions: pending questions, then open notices, then the settled
@@ -236,14 +225,20 @@ impl Store {
     }
 }
 
-/// Writes a question (or notice) to the inbox on `conn` — alone, or inside
-/// the transaction that writes what it asks about; returns its id.
+/// Writes a question to the inbox on `conn` — alone, or inside the
+/// transaction that writes what it asks about; returns its id.
 pub(super) async fn insert_question(conn: &mut sqlx::AnyConnection, i: &NewIntervention) -> Result<i64> {
+    insert_row(conn, i, "pending").await
+}
+
+/// One row of `interventions` in `status` (a `pending` question or a `notice`).
+async fn insert_row(conn: &mut sqlx::AnyConnection, i: &NewIntervention, status: &str) -> Result<i64> {
     Ok(sqlx::query_scalar(
-        "INSERT INTO interventions (kind, suite_id, run_id, task_name, subject, context_json, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+        "INSERT INTO interventions (kind, status, suite_id, run_id, task_name, subject, context_json, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
     )
     .bind(&i.kind)
+    .bind(status)
     .bind(i.suite_id)
     .bind(i.run_id)
     .bind(&i.task_name)

@@ -13,9 +13,10 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, existsSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir, homedir } from "node:os";
 import { join, resolve } from "node:path";
+// The virtual screen, a free port and a pause, as the package's install test starts them.
+import { freePort, sleep, startXvfb } from "../e2e-package/window.mjs";
 
 const root = resolve(import.meta.dirname, "../..");
 const targetDir = process.env.CARGO_TARGET_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "attractor/target");
@@ -39,33 +40,6 @@ const appEnv = {
   TAURI_WEBVIEW_AUTOMATION: "true",
 };
 delete appEnv.ATTRACTOR_LLM_MODEL;
-
-const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
-
-/** A TCP port nobody listens on right now. */
-function freePort() {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.once("error", fail);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-}
-
-/** Starts Xvfb on the first free display and resolves with its name (":N"). */
-function startXvfb() {
-  const child = spawn("Xvfb", ["-displayfd", "3", "-screen", "0", "1400x960x24", "-nolisten", "tcp"], {
-    stdio: ["ignore", "ignore", "pipe", "pipe"],
-  });
-  let errors = "";
-  child.stderr.on("data", (d) => (errors += d));
-  return new Promise((ok, fail) => {
-    child.stdio[3].on("data", (d) => ok({ child, display: `:${String(d).trim()}` }));
-    child.on("exit", (code) => fail(new Error(`Xvfb exited with ${code}: ${errors}`)));
-  });
-}
 
 let xvfb, driver, base, session, bus, monitor;
 let notifications = "";

@@ -10,7 +10,7 @@ export const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 
 /** A TCP port nobody listens on right now. */
-function freePort() {
+export function freePort() {
   return new Promise((ok, fail) => {
     const s = createServer();
     s.once("error", fail);
@@ -22,7 +22,7 @@ function freePort() {
 }
 
 /** Starts Xvfb on the first free display and resolves with it and its name (":N"). */
-function startXvfb() {
+export function startXvfb() {
   const child = spawn("Xvfb", ["-displayfd", "3", "-screen", "0", "1400x960x24", "-nolisten", "tcp"], {
     stdio: ["ignore", "ignore", "pipe", "pipe"],
   });
