@@ -338,7 +338,7 @@ fn api() -> &'static Api {
             env: Arc::new(|_| None),
         };
         let service = runtime.block_on(attractor::service::Service::open(config)).unwrap();
-        let router = attractor::http::router(service, None, None);
+        let router = attractor::http::router(service, None, None, attractor::http::Gzip::Off);
         Api { runtime, router, _dir: dir }
     })
 }

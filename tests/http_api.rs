@@ -66,7 +66,13 @@ impl World {
         w
     }
 
+    /// The server as it runs for clients elsewhere (gzip on, so the tests
+    /// see compression where it applies).
     async fn serve(&self, token: Option<&str>, env: &[(&str, &str)]) -> Server {
+        self.serve_with(token, env, attractor::http::Gzip::On).await
+    }
+
+    async fn serve_with(&self, token: Option<&str>, env: &[(&str, &str)], gzip: attractor::http::Gzip) -> Server {
         let vars: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let config = ServiceConfig {
             db_path: self.db(),
@@ -80,7 +86,7 @@ impl World {
         let ui = self.dir.path().join("ui");
         std::fs::create_dir_all(&ui).unwrap();
         std::fs::write(ui.join("index.html"), "<!doctype html><title>Attractor test UI</title>").unwrap();
-        let app = attractor::http::router(service.clone(), token.map(String::from), Some(ui));
+        let app = attractor::http::router(service.clone(), token.map(String::from), Some(ui), gzip);
         let stop = service.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(attractor::http::serve(listener, app, async move {
@@ -180,7 +186,10 @@ async fn suites_epochs_and_graph_show_what_the_cli_ran() {
     assert_eq!(charts["epochs"], json!(finished));
     assert_eq!(charts["loss"].as_array().unwrap().len(), finished.len());
     assert_eq!(charts["spread"].as_array().unwrap().len(), finished.len());
-    assert_eq!(charts["loss"][0]["loss"], epochs["epochs"][0]["mean_loss"]);
+    // Drawn to 6 significant digits (a chart shows 4).
+    let (drawn, exact) =
+        (charts["loss"][0]["loss"].as_f64().unwrap(), epochs["epochs"][0]["mean_loss"].as_f64().unwrap());
+    assert!((drawn - exact).abs() <= 1e-5 * exact.abs(), "{drawn} drawn for {exact}");
     assert_eq!(s.get("/api/suites/nope/charts").await.0, StatusCode::NOT_FOUND);
     // JSON goes out gzipped to a client that accepts it.
     let zipped =
@@ -299,6 +308,23 @@ async fn every_declared_operation_is_served_at_its_verb_and_path() {
         reached += 1;
     }
     assert!(reached >= 28, "{reached}");
+}
+
+#[tokio::test]
+async fn a_server_for_this_machine_only_sends_answers_uncompressed() {
+    // `attractor serve` on loopback: every client is local, so gzip would
+    // only cost CPU on both sides.
+    assert_eq!(attractor::http::Gzip::for_bind("127.0.0.1".parse().unwrap()), attractor::http::Gzip::Off);
+    assert_eq!(attractor::http::Gzip::for_bind("::1".parse().unwrap()), attractor::http::Gzip::Off);
+    assert_eq!(attractor::http::Gzip::for_bind("0.0.0.0".parse().unwrap()), attractor::http::Gzip::On);
+    let w = World::populated();
+    let s = w.serve_with(None, &[], attractor::http::Gzip::Off).await;
+    let resp =
+        s.req(reqwest::Method::GET, "/api/suites/knobs/epochs").header("accept-encoding", "gzip").send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(resp.headers().get("content-encoding").is_none(), "{:?}", resp.headers());
+    let body: Value = serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap();
+    assert_eq!(body["epochs"].as_array().unwrap().len(), 8);
 }
 
 #[tokio::test]

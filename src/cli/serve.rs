@@ -99,7 +99,7 @@ pub async fn serve(g: &Global, args: &ServeArgs) -> Result<u8, Failure> {
     use std::io::Write;
     let _ = std::io::stdout().flush();
 
-    let app = http::router(service.clone(), args.token.clone(), ui_dir);
+    let app = http::router(service.clone(), args.token.clone(), ui_dir, http::Gzip::for_bind(args.bind));
     let on_stop = service.clone();
     let shutdown = async move {
         let _ = tokio::signal::ctrl_c().await;

@@ -19,6 +19,7 @@ impl Service {
             pending_interventions: self.store.pending_interventions().await?,
             db_path: crate::store::shown_location(&self.config.db_path).display().to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
+            examples_dir: crate::suite::examples::examples_dir().map(|d| d.display().to_string()),
         })
     }
 
@@ -210,20 +211,20 @@ impl Service {
     /// The suite as the lists show it now (its status, counts and spend),
     /// and how many epochs it has.
     async fn suite_now(&self, row: &SuiteRow, tasks: &[TaskInfo]) -> Result<(SuiteItem, i64)> {
-        let tally = self.store.epoch_tally(row.id).await?;
+        let state = self.store.suite_state(row.id).await?;
         let counts = SuiteCounts {
-            epochs: tally.completed,
-            latest: tally.latest_mean,
-            unfinished: tally.total - tally.completed,
-            waiting_on_a_person: self.store.suites_waiting_on_a_person().await?.contains(&row.id),
-            awaiting_approval: self.store.suites_awaiting_approval().await?.contains(&row.id),
+            epochs: state.completed,
+            latest: state.latest_mean,
+            unfinished: state.total - state.completed,
+            waiting_on_a_person: state.waiting_on_a_person,
+            awaiting_approval: state.awaiting_approval,
         };
         // The suite's own latest launch is all its item reads of the launches.
         let latest: Vec<LaunchView> =
             self.store.latest_request_of_suite(&row.name).await?.iter().map(launch_view).collect();
         let mut suite = self.suite_item(SuiteHead::of(row), counts, tasks, &latest);
-        suite.model = self.suite_model(row.id).await?;
-        Ok((suite, tally.total))
+        suite.model = (state.spend.calls > 0).then_some(state.spend);
+        Ok((suite, state.total))
     }
 
     /// A suite's closed epochs (without run lists), read from the store only

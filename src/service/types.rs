@@ -1103,6 +1103,9 @@ pub struct Overview {
     pub pending_interventions: i64,
     pub db_path: String,
     pub version: String,
+    /// The bundled example suites' folder on this machine (a checkout's
+    /// `examples/`, or an installed package's copy), for the first-run hints.
+    pub examples_dir: Option<String>,
 }
 
 /// The body of every error answer of the HTTP API.

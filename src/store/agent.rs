@@ -204,14 +204,7 @@ impl Store {
     /// person, or a run waiting for a person's decision on an update (the
     /// approval gate's `wait`).
     pub async fn suites_waiting_on_a_person(&self) -> Result<Vec<i64>> {
-        Ok(sqlx::query_scalar(
-            "SELECT DISTINCT t.suite_id FROM trajectories t JOIN interventions i ON i.id = t.pending_intervention_id
-             WHERE t.finished_at IS NULL AND i.status = 'pending'
-             UNION
-             SELECT DISTINCT suite_id FROM update_approvals WHERE status = 'pending' AND mode = 'wait'",
-        )
-        .fetch_all(&self.pool)
-        .await?)
+        Ok(sqlx::query_scalar(SUITES_WAITING_ON_A_PERSON).fetch_all(&self.pool).await?)
     }
 
     /// Every trajectory's id, start and finish (benchmarks time iterations by them).
@@ -427,3 +420,12 @@ async fn update_progress(
     .await?;
     Ok(())
 }
+
+/// The ids of the suites waiting on a person (see
+/// [`Store::suites_waiting_on_a_person`]); also a subquery of the suite's
+/// state in one read (`Store::suite_state`).
+pub(crate) const SUITES_WAITING_ON_A_PERSON: &str =
+    "SELECT DISTINCT t.suite_id FROM trajectories t JOIN interventions i ON i.id = t.pending_intervention_id
+     WHERE t.finished_at IS NULL AND i.status = 'pending'
+     UNION
+     SELECT DISTINCT suite_id FROM update_approvals WHERE status = 'pending' AND mode = 'wait'";

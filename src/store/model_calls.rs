@@ -84,29 +84,39 @@ impl Store {
     /// What the calls of a suite, an epoch or a run cost in all.
     pub async fn model_spend(&self, of: CallsOf) -> Result<ModelSpend> {
         let (column, id) = scope_column(of);
-        let (calls, prompt, completion, failures, seconds, cost, unpriced): (i64, i64, i64, i64, f64, f64, i64) =
-            sqlx::query_as(&format!(
-                "SELECT COUNT(*), CAST(COALESCE(SUM(prompt_tokens), 0) AS BIGINT),
-                        CAST(COALESCE(SUM(completion_tokens), 0) AS BIGINT),
-                        CAST(COALESCE(SUM(CASE WHEN outcome NOT IN ('ok') THEN 1 ELSE 0 END), 0) AS BIGINT),
-                        CAST(COALESCE(SUM(seconds), 0.0) AS DOUBLE PRECISION),
-                        CAST(COALESCE(SUM(cost), 0.0) AS DOUBLE PRECISION),
-                        CAST(COALESCE(SUM(CASE WHEN cost IS NULL THEN 1 ELSE 0 END), 0) AS BIGINT)
-                 FROM model_calls WHERE {column} = $1"
-            ))
-            .bind(id)
-            .fetch_one(&self.pool)
-            .await?;
-        let count = |n: i64| u64::try_from(n).unwrap_or(0);
-        Ok(ModelSpend {
-            calls: count(calls),
-            prompt_tokens: count(prompt),
-            completion_tokens: count(completion),
-            failures: count(failures),
-            seconds,
-            cost,
-            unpriced_calls: count(unpriced),
-        })
+        let totals: SpendTotals =
+            sqlx::query_as(&format!("SELECT {SPEND_COLUMNS} FROM model_calls WHERE {column} = $1"))
+                .bind(id)
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(spend_of(totals))
+    }
+}
+
+/// The sums a spend is made of, in [`SPEND_COLUMNS`]' order: calls, prompt
+/// and completion tokens, failures, seconds, cost, unpriced calls.
+pub(crate) type SpendTotals = (i64, i64, i64, i64, f64, f64, i64);
+
+/// The aggregate columns of a spend over some `model_calls` rows.
+pub(crate) const SPEND_COLUMNS: &str =
+    "COUNT(*) AS calls, CAST(COALESCE(SUM(prompt_tokens), 0) AS BIGINT) AS prompt_tokens,
+     CAST(COALESCE(SUM(completion_tokens), 0) AS BIGINT) AS completion_tokens,
+     CAST(COALESCE(SUM(CASE WHEN outcome NOT IN ('ok') THEN 1 ELSE 0 END), 0) AS BIGINT) AS failures,
+     CAST(COALESCE(SUM(seconds), 0.0) AS DOUBLE PRECISION) AS seconds,
+     CAST(COALESCE(SUM(cost), 0.0) AS DOUBLE PRECISION) AS cost,
+     CAST(COALESCE(SUM(CASE WHEN cost IS NULL THEN 1 ELSE 0 END), 0) AS BIGINT) AS unpriced_calls";
+
+/// A spend from its sums (negative counts, which no sum of rows gives, read as 0).
+pub(crate) fn spend_of((calls, prompt, completion, failures, seconds, cost, unpriced): SpendTotals) -> ModelSpend {
+    let count = |n: i64| u64::try_from(n).unwrap_or(0);
+    ModelSpend {
+        calls: count(calls),
+        prompt_tokens: count(prompt),
+        completion_tokens: count(completion),
+        failures: count(failures),
+        seconds,
+        cost,
+        unpriced_calls: count(unpriced),
     }
 }
 

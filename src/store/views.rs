@@ -47,13 +47,21 @@ pub enum EpochWindow {
     Epoch(i64),
 }
 
-/// A suite's epochs counted: all, closed and open, and the last closed
-/// epoch's mean loss.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct EpochTally {
+/// A suite's state in one read: its epochs counted (all, closed), the last
+/// closed epoch's mean loss, whether a person must act on it, and its model
+/// spend. The Runs and Charts screens ask for it with every page, so it is
+/// one statement rather than six (under 20 clients at once each round trip
+/// through the pool's worker threads showed in the latency).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SuiteState {
     pub total: i64,
     pub completed: i64,
     pub latest_mean: Option<f64>,
+    /// A trajectory paused on a question, or a run waiting on an update's approval.
+    pub waiting_on_a_person: bool,
+    /// Its watched file's commands wait for approval.
+    pub awaiting_approval: bool,
+    pub spend: crate::llm::ModelSpend,
 }
 
 impl Store {
@@ -106,19 +114,47 @@ impl Store {
     }
 
     /// How many epochs a suite has, how many closed, and the last closed one's mean.
-    pub async fn epoch_tally(&self, suite_id: i64) -> Result<EpochTally> {
-        let (total, completed): (i64, i64) = sqlx::query_as(
-            "SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN completed_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT)
-             FROM epochs WHERE suite_id = $1",
-        )
+    pub async fn suite_state(&self, suite_id: i64) -> Result<SuiteState> {
+        use super::model_calls::{SPEND_COLUMNS, spend_of};
+        type Row = (i64, i64, Option<f64>, i64, i64, i64, i64, i64, i64, f64, f64, i64);
+        let row: Row = sqlx::query_as(&format!(
+            "SELECT t.total, t.completed, {latest},
+                    CAST(CASE WHEN $1 IN ({waiting}) THEN 1 ELSE 0 END AS BIGINT),
+                    CAST(CASE WHEN $1 IN ({awaiting}) THEN 1 ELSE 0 END AS BIGINT),
+                    m.*
+             FROM (SELECT COUNT(*) AS total,
+                          CAST(COALESCE(SUM(CASE WHEN completed_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT) AS completed
+                   FROM epochs WHERE suite_id = $1) t,
+                  (SELECT {SPEND_COLUMNS} FROM model_calls WHERE suite_id = $1) m",
+            latest = self.latest_mean_sql("$1"),
+            waiting = super::agent::SUITES_WAITING_ON_A_PERSON,
+            awaiting = super::watch::SUITES_AWAITING_APPROVAL,
+        ))
         .bind(suite_id)
         .fetch_one(&self.pool)
         .await?;
-        let latest_mean: Option<f64> = sqlx::query_scalar(&format!("SELECT {}", self.latest_mean_sql("$1")))
-            .bind(suite_id)
-            .fetch_one(&self.pool)
-            .await?;
-        Ok(EpochTally { total, completed, latest_mean })
+        let (
+            total,
+            completed,
+            latest_mean,
+            waiting,
+            awaiting,
+            calls,
+            prompt,
+            completion,
+            failures,
+            secs,
+            cost,
+            unpriced,
+        ) = row;
+        Ok(SuiteState {
+            total,
+            completed,
+            latest_mean,
+            waiting_on_a_person: waiting != 0,
+            awaiting_approval: awaiting != 0,
+            spend: spend_of((calls, prompt, completion, failures, secs, cost, unpriced)),
+        })
     }
 
     /// The runs of some epochs (counted or not), in start order, without output.

@@ -146,12 +146,7 @@ impl Store {
     /// Suites registered from a watched file whose commands wait for a
     /// person's approval.
     pub async fn suites_awaiting_approval(&self) -> Result<Vec<i64>> {
-        Ok(sqlx::query_scalar(
-            "SELECT DISTINCT f.suite_id FROM watched_files f JOIN watched_folders d ON d.id = f.folder_id
-             WHERE d.active = 1 AND f.status = 'awaiting_approval' AND f.suite_id IS NOT NULL",
-        )
-        .fetch_all(&self.pool)
-        .await?)
+        Ok(sqlx::query_scalar(SUITES_AWAITING_APPROVAL).fetch_all(&self.pool).await?)
     }
 
     /// The files recorded under one folder that are not marked removed.
@@ -497,3 +492,10 @@ impl Store {
         Ok(sqlx::query_as("SELECT * FROM watched_runs ORDER BY id").fetch_all(&self.pool).await?)
     }
 }
+
+/// The ids of the suites whose watched file's commands wait for approval
+/// (see [`Store::suites_awaiting_approval`]); also a subquery of
+/// `Store::suite_state`.
+pub(crate) const SUITES_AWAITING_APPROVAL: &str =
+    "SELECT DISTINCT f.suite_id FROM watched_files f JOIN watched_folders d ON d.id = f.folder_id
+     WHERE d.active = 1 AND f.status = 'awaiting_approval' AND f.suite_id IS NOT NULL";

@@ -16,6 +16,7 @@
 //! suite: one task on its own, registered as a one-task suite. [`load`] and
 //! [`parse`] tell the two apart by the file name.
 
+pub mod examples;
 mod raw;
 mod runnable;
 pub mod taskfile;

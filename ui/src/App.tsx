@@ -4,7 +4,9 @@
 import { createContext, useCallback, useContext, useEffect, useReducer, useRef, useState } from "react";
 import { api, subscribe } from "./api";
 import type { Envelope } from "./generated/Envelope";
+import { useQueryClient } from "@tanstack/react-query";
 import { countChanges } from "./lib/live";
+import { useLiveQuery } from "./lib/query";
 import { progressReducer, type ProgressState } from "./lib/progress";
 import { ErrorBoundary } from "./components/ErrorBoundary";
 import { Artifacts } from "./screens/Artifacts";
@@ -127,7 +129,6 @@ export function App() {
   const [reconnects, setReconnects] = useState(0);
   const opened = useRef(false);
   const [progress, dispatch] = useReducer(progressReducer, {});
-  const [pending, setPending] = useState(0);
 
   useEffect(() => {
     const onHash = () => setRoute(readRoute());
@@ -177,13 +178,11 @@ export function App() {
     [changed],
   );
 
-  const refreshBadge = useCallback(() => {
-    api
-      .overview()
-      .then((o) => setPending(o.pending_interventions))
-      .catch(() => undefined);
-  }, []);
-  useEffect(refreshBadge, [tick, refreshBadge]);
+  // The Inbox badge: the overview's count of questions waiting, refetched
+  // on every change (and when the Inbox answers one).
+  const queries = useQueryClient();
+  const pending = useLiveQuery(["overview"], tick, () => api.overview()).data?.pending_interventions ?? 0;
+  const refreshBadge = useCallback(() => queries.invalidateQueries({ queryKey: ["overview"] }), [queries]);
 
   // Keyboard shortcuts for the frequent moves (ignored while typing).
   const [help, setHelp] = useState(false);

@@ -1,5 +1,6 @@
 // The side drawer the artifact timeline opens: the line diff of one
 // transition (v{from}→v{to}) of one artifact, fetched from the server.
+import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import type { LineDiff } from "../generated/LineDiff";
@@ -15,7 +16,7 @@ export interface Transition {
   caption?: string;
 }
 
-/** The server's diff; one function for the drawer's whole life (its effect reloads when `load` changes). */
+/** The server's diff (tests give the drawer their own `load`). */
 const serverDiff = (name: string, from: number, to: number) => api.artifact_diff({ name, from, to });
 
 export function DiffDrawer({ transition, onClose, load = serverDiff }: {
@@ -23,22 +24,15 @@ export function DiffDrawer({ transition, onClose, load = serverDiff }: {
   onClose: () => void;
   load?: (name: string, from: number, to: number) => Promise<LineDiff>;
 }) {
-  const [diff, setDiff] = useState<LineDiff | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const [mode, setMode] = useState<"unified" | "split">("unified");
-
-  useEffect(() => {
-    setDiff(null);
-    setError(null);
-    if (!transition) return;
-    let live = true;
-    load(transition.artifact, transition.from, transition.to)
-      .then((d) => live && setDiff(d))
-      .catch((e: Error) => live && setError(e.message));
-    return () => {
-      live = false;
-    };
-  }, [transition, load]);
+  // A version's content never changes, so neither does a diff between two.
+  const query = useQuery({
+    queryKey: ["diff", transition?.artifact, transition?.from, transition?.to],
+    queryFn: () => (transition ? load(transition.artifact, transition.from, transition.to) : Promise.reject(new Error("no transition"))),
+    enabled: !!transition,
+  });
+  const diff = query.data ?? null;
+  const error = query.error ? query.error.message : null;
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => e.key === "Escape" && onClose();

@@ -61,16 +61,20 @@ interface Props {
   height?: number;
   points?: number;
   onClick?: (e: ChartClick) => void;
+  /** Called each time the chart has finished drawing an option drawn afresh (a new `resetKey`). */
+  onDrawn?: () => void;
   dark?: boolean;
 }
 
-export function EChart({ id, group, tipAt, resetKey, option, height = 320, points, onClick, dark }: Props) {
+export function EChart({ id, group, tipAt, resetKey, option, height = 320, points, onClick, onDrawn, dark }: Props) {
   const el = useRef<HTMLDivElement>(null);
   const chart = useRef<echarts.ECharts | null>(null);
   const clickRef = useRef(onClick);
   clickRef.current = onClick;
   const tipRef = useRef(tipAt);
   tipRef.current = tipAt;
+  const drawnRef = useRef(onDrawn);
+  drawnRef.current = onDrawn;
   // The key the chart was last drawn afresh for (null: not drawn yet).
   const drawnFor = useRef<string | null>(null);
   const resets = useRef(0);
@@ -112,6 +116,13 @@ export function EChart({ id, group, tipAt, resetKey, option, height = 320, point
     // update merges, and keeps whatever the new option leaves unsaid).
     const key = resetKey ?? null;
     if (key === null || drawnFor.current !== key) {
+      // Listening first: without animation ECharts draws, and reports it
+      // has finished, inside setOption.
+      const drawn = () => {
+        c.off("finished", drawn);
+        drawnRef.current?.();
+      };
+      c.on("finished", drawn);
       c.setOption(full, { notMerge: true });
       drawnFor.current = key;
       resets.current += 1;

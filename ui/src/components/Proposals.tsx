@@ -1,10 +1,11 @@
 // The optimizer's proposals for one suite: a calibration chart (predicted
 // against observed loss reduction of every applied proposal) and the full
 // list, rejected ones with the rule that dropped them.
-import { useEffect, useMemo, useState } from "react";
+import { useMemo, useState } from "react";
 import { api } from "../api";
 import type { ProposalItem } from "../generated/ProposalItem";
 import { calibrationOption, calibrationPoints } from "../lib/charts";
+import { useLiveQuery } from "../lib/query";
 import { useDark } from "../lib/theme";
 import { EChart } from "./EChart";
 
@@ -12,18 +13,9 @@ const signed = (v: number | null) => (v === null ? "–" : `${v >= 0 ? "+" : ""}
 
 export function Proposals({ suite, tick }: { suite: string; tick: number }) {
   const dark = useDark();
-  const [items, setItems] = useState<ProposalItem[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const [showRejected, setShowRejected] = useState(false);
-  useEffect(() => {
-    api
-      .suite_proposals({ key: String(suite) })
-      .then((p) => {
-        setItems(p.proposals);
-        setError(null);
-      })
-      .catch((e: Error) => setError(e.message));
-  }, [suite, tick]);
+  const { data, error } = useLiveQuery(["proposals", suite], tick, () => api.suite_proposals({ key: String(suite) }));
+  const items: ProposalItem[] | null = data?.proposals ?? null;
   const points = useMemo(() => calibrationPoints(items ?? []), [items]);
   const option = useMemo(() => calibrationOption(points), [points]);
 

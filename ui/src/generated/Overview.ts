@@ -3,4 +3,9 @@
 /**
  * Counts for the navigation bar's badges.
  */
-export type Overview = { suites: number, running_launches: number, pending_interventions: number, db_path: string, version: string, };
+export type Overview = { suites: number, running_launches: number, pending_interventions: number, db_path: string, version: string, 
+/**
+ * The bundled example suites' folder on this machine (a checkout's
+ * `examples/`, or an installed package's copy), for the first-run hints.
+ */
+examples_dir: string | null, };

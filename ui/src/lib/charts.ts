@@ -44,6 +44,29 @@ export function zoom(n: number) {
     : [{ type: "inside" }];
 }
 
+/**
+ * The latest {@link INITIAL_WINDOW} columns of a long history — what the
+ * charts open on — or `null` when the history opens whole (150 epochs or
+ * fewer). The Charts screen draws this first and the whole history right
+ * after: at 500 epochs × 50 tasks most of a first draw was ECharts laying
+ * out columns nobody sees until they zoom out.
+ */
+export function openingWindow(c: SuiteCharts): SuiteCharts | null {
+  const n = c.epochs.length;
+  if (n <= 150) return null;
+  const from = n - INITIAL_WINDOW;
+  return {
+    ...c,
+    epochs: c.epochs.slice(from),
+    loss: c.loss.slice(from),
+    spread: c.spread.slice(from),
+    // A mark's column counts from the first shown epoch; its index into
+    // `marks` (the tooltip's and the click's lookup) stays the same, so
+    // the marks before the window stay in the list, off the axis.
+    marks: c.marks.map((m) => ({ ...m, column: m.column - from })),
+  };
+}
+
 /** The shared epoch axis. */
 function epochAxis(c: SuiteCharts, extra: Record<string, unknown> = {}) {
   return { type: "category", name: "epoch", nameLocation: "middle", nameGap: 24, data: c.epochs, ...extra };
@@ -57,10 +80,16 @@ function columnOf(params: { dataIndex: number; axisIndex?: number; seriesIndex?:
   return params[0]?.dataIndex ?? 0;
 }
 
-export function lossCurveOption(c: SuiteCharts): EChartsCoreOption {
+/**
+ * A long history (more than 120 epochs, counting those outside an opening
+ * window) is drawn without entry animation and with small symbols.
+ */
+const isLong = (history: number) => history > 120;
+
+export function lossCurveOption(c: SuiteCharts, history = c.epochs.length): EChartsCoreOption {
   const points = c.loss;
   const hasHoldout = points.some((p) => p.holdout !== null);
-  const many = points.length > 120;
+  const many = isLong(history);
   return {
     animation: !many,
     grid: { left: GRID_LEFT, right: 20, top: 36, bottom: points.length > 30 ? 56 : 32 },
@@ -131,11 +160,11 @@ const CROSS = "path://M3,0 L10,7 L17,0 L20,3 L13,10 L20,17 L17,20 L10,13 L3,20 L
  * the loss-curve dot of the same epoch. A mark's value is [column, row, index
  * of the mark in `c.marks`].
  */
-export function timelineOption(c: SuiteCharts): EChartsCoreOption {
+export function timelineOption(c: SuiteCharts, history = c.epochs.length): EChartsCoreOption {
   const toData = (rollback: boolean) =>
-    c.marks.flatMap((m, i) => (m.rollback === rollback ? [[m.column, m.row, i]] : []));
+    c.marks.flatMap((m, i) => (m.rollback === rollback && m.column >= 0 ? [[m.column, m.row, i]] : []));
   return {
-    animation: c.epochs.length <= 120,
+    animation: !isLong(history),
     grid: { left: GRID_LEFT, right: 20, top: 30, bottom: c.epochs.length > 30 ? 56 : 32 },
     legend: { top: 0, data: ["update", "rollback"] },
     tooltip: {
@@ -162,7 +191,7 @@ export function timelineOption(c: SuiteCharts): EChartsCoreOption {
  */
 export function timelineTipAt(c: SuiteCharts, column: number): { seriesIndex: number; dataIndex: number } | null {
   for (const [seriesIndex, rollback] of [[0, false], [1, true]] as const) {
-    const inSeries = c.marks.filter((m) => m.rollback === rollback);
+    const inSeries = c.marks.filter((m) => m.rollback === rollback && m.column >= 0);
     const dataIndex = inSeries.findIndex((m) => m.column === column);
     if (dataIndex >= 0) return { seriesIndex, dataIndex };
   }
@@ -185,9 +214,9 @@ function spreadTooltip(c: SuiteCharts, p: SpreadPoint): string {
  * task, the box over the middle half, a line at the median) of the training
  * tasks, with held-out tasks as diamonds beside it.
  */
-export function boxplotOption(c: SuiteCharts): EChartsCoreOption {
+export function boxplotOption(c: SuiteCharts, history = c.epochs.length): EChartsCoreOption {
   const hasHoldout = c.spread.some((p) => p?.holdout.length);
-  const many = c.epochs.length > 120;
+  const many = isLong(history);
   return {
     animation: !many,
     grid: { left: GRID_LEFT, right: 20, top: 36, bottom: c.epochs.length > 30 ? 56 : 32 },

@@ -7,6 +7,7 @@
 // ended), so queries are not refetched on focus or retried on their own: a
 // screen puts the live version in its query key instead.
 import { QueryClient, useQuery, type QueryKey } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
 
 export const queryClient = new QueryClient({
   defaultOptions: {
@@ -37,4 +38,18 @@ export function useLiveQuery<T>(key: QueryKey, version: number, fetch: () => Pro
   // page of a suite's epochs keeps the last page on screen while the next loads).
   const q = useQuery({ queryKey: [...key, version], queryFn: fetch, enabled, placeholderData: keepWhileSame(key.slice(0, same)) });
   return { data: q.data ?? null, error: q.error ? q.error.message : null };
+}
+
+/**
+ * `value` once it has stopped changing for `ms` (what a form asks the server
+ * about while a person types: the last settled text, not every keystroke).
+ * For strings and numbers: a new object each render would never settle.
+ */
+export function useSettled<T extends string | number>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return settled;
 }

@@ -1,13 +1,13 @@
 // Charts (seed 004 §11): LossCurve, ArtifactDeltaTimeline with its diff
 // drawer, and PerTaskLossBoxplot, for one suite.
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { DiffDrawer, type Transition } from "../components/DiffDrawer";
 import { EChart, type ChartClick } from "../components/EChart";
 import { Proposals } from "../components/Proposals";
 import { Empty, ErrorNote, Status } from "../components/common";
-import { boxplotOption, lossCurveOption, timelineOption, timelineTipAt } from "../lib/charts";
+import { boxplotOption, lossCurveOption, openingWindow, timelineOption, timelineTipAt } from "../lib/charts";
 import { fmtLoss } from "../lib/format";
 import { epochsVersion } from "../lib/live";
 import { useLiveQuery } from "../lib/query";
@@ -27,10 +27,28 @@ export function Charts({ suite }: { suite?: string }) {
   const { data, error } = useLiveQuery(["charts", suite], version, () => api.suite_charts({ key: suite ?? "" }), !!suite);
   useEffect(() => setSuiteId(data?.suite.id), [data?.suite.id]);
 
-  const lossOpt = useMemo(() => (data ? lossCurveOption(data) : {}), [data]);
-  const timelineOpt = useMemo(() => (data ? timelineOption(data) : {}), [data]);
-  const spreadOpt = useMemo(() => (data ? boxplotOption(data) : {}), [data]);
-  const timelineTip = useMemo(() => (data ? (column: number) => timelineTipAt(data, column) : undefined), [data]);
+  // A long history opens on its latest epochs: those are drawn first, the
+  // whole history once they are on screen (then zooming out needs no wait).
+  const [whole, setWhole] = useState<string | null>(null);
+  const opening = useMemo(() => (data && whole !== suite ? openingWindow(data) : null), [data, whole, suite]);
+  const shown = opening ?? data;
+  const drawn = useRef(0);
+  const onDrawn = () => {
+    drawn.current += 1;
+    if (opening && drawn.current >= (data?.marks.length ? 3 : 2)) setTimeout(() => setWhole(suite ?? null), 0);
+  };
+  // Drawn afresh when the whole history replaces the opening window (an
+  // update in place would keep the window's zoom: all of it).
+  const resetKey = `${suite}:${opening ? "opening" : "whole"}`;
+  useEffect(() => {
+    drawn.current = 0;
+  }, [resetKey]);
+
+  const history = data?.epochs.length ?? 0;
+  const lossOpt = useMemo(() => (shown ? lossCurveOption(shown, history) : {}), [shown, history]);
+  const timelineOpt = useMemo(() => (shown ? timelineOption(shown, history) : {}), [shown, history]);
+  const spreadOpt = useMemo(() => (shown ? boxplotOption(shown, history) : {}), [shown, history]);
+  const timelineTip = useMemo(() => (shown ? (column: number) => timelineTipAt(shown, column) : undefined), [shown]);
 
   const onMark = (e: ChartClick) => {
     const v = e.value as [number, number, number];
@@ -126,7 +144,7 @@ export function Charts({ suite }: { suite?: string }) {
           </div>
           <div className="card">
             <h3>Loss curve</h3>
-            <EChart id="loss-curve" group="suite-charts" resetKey={suite} option={lossOpt} points={loss.length} dark={dark} />
+            <EChart id="loss-curve" group="suite-charts" resetKey={resetKey} option={lossOpt} points={shown?.loss.length} onDrawn={onDrawn} dark={dark} />
           </div>
           <div className="card">
             <h3>Artifact changes</h3>
@@ -136,10 +154,11 @@ export function Charts({ suite }: { suite?: string }) {
               <EChart
                 id="artifact-timeline"
                 group="suite-charts"
-                resetKey={suite}
+                resetKey={resetKey}
                 option={timelineOpt}
                 height={Math.max(140, 70 + data.rows.length * 36)}
                 points={data.marks.length}
+                onDrawn={onDrawn}
                 tipAt={timelineTip}
                 onClick={onMark}
                 dark={dark}
@@ -148,7 +167,15 @@ export function Charts({ suite }: { suite?: string }) {
           </div>
           <div className="card">
             <h3>Per-task loss</h3>
-            <EChart id="task-spread" group="suite-charts" resetKey={suite} option={spreadOpt} points={data.spread.filter(Boolean).length} dark={dark} />
+            <EChart
+              id="task-spread"
+              group="suite-charts"
+              resetKey={resetKey}
+              option={spreadOpt}
+              points={shown?.spread.filter(Boolean).length}
+              onDrawn={onDrawn}
+              dark={dark}
+            />
           </div>
           <div className="card">
             <h3>Proposals: predicted against observed</h3>

@@ -2,6 +2,7 @@
 // dialog), every option `attractor run` has (the same RunRequest the CLI
 // builds), validation shown inline with file:line:column before anything
 // starts, and the plan and model preview the CLI prints.
+import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { api, RequestError } from "../api";
 import { go } from "../App";
@@ -17,6 +18,7 @@ import type { RunRequest } from "../generated/RunRequest";
 import type { SelectionName } from "../generated/SelectionName";
 import type { TreeRequest } from "../generated/TreeRequest";
 import type { Validation } from "../generated/Validation";
+import { useSettled } from "../lib/query";
 
 const ROLES: CallRole[] = ["proposer", "executor", "verifier", "decomposer", "supervisor", "ideation"];
 
@@ -46,12 +48,10 @@ export function Launch({ initialPath }: { initialPath: string }) {
   const [req, setReq] = useState<RunRequest>(() => initialRequest(initialPath));
   const [seed, setSeed] = useState("");
   const [outside, setOutside] = useState("");
-  const [validation, setValidation] = useState<Validation | null>(null);
-  const [checking, setChecking] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [starting, setStarting] = useState(false);
-  const [preview, setPreview] = useState<LaunchPreview | null>(null);
-  const [previewError, setPreviewError] = useState<string | null>(null);
+  // The issues a refused Start came back with (the file changed since it was checked).
+  const [refused, setRefused] = useState<Validation | null>(null);
 
   const set = (change: Partial<RunRequest>) => setReq((r) => ({ ...r, ...change }));
   const setTree = (change: Partial<TreeRequest>) => setReq((r) => ({ ...r, tree: { ...r.tree, ...change } }));
@@ -61,19 +61,20 @@ export function Launch({ initialPath }: { initialPath: string }) {
   useEffect(() => set({ suite_path: initialPath }), [initialPath]);
 
   // Validate as the path settles, so mistakes show before Start.
-  useEffect(() => {
-    setValidation(null);
-    if (!path.trim()) return;
-    setChecking(true);
-    const t = setTimeout(() => {
-      api
-        .validate({ request: { suite_path: path } })
-        .then(setValidation)
-        .catch((e: Error) => setError(e.message))
-        .finally(() => setChecking(false));
-    }, 350);
-    return () => clearTimeout(t);
-  }, [path]);
+  const typed = path.trim();
+  const settledPath = useSettled(typed, 350);
+  const validated = useQuery({
+    queryKey: ["validate", settledPath],
+    queryFn: () => api.validate({ request: { suite_path: settledPath } }),
+    enabled: settledPath !== "",
+    staleTime: 0,
+    gcTime: 0,
+  });
+  useEffect(() => setRefused(null), [typed]);
+  const current = typed !== "" && settledPath === typed;
+  const validation: Validation | null = refused ?? (current ? (validated.data ?? null) : null);
+  const checking = typed !== "" && (!current || validated.isFetching);
+  const validateError = current && validated.error ? validated.error.message : null;
 
   const seedValue = seed.trim() === "" ? undefined : Number(seed);
   // Seeds past 2^53 would be rounded by JavaScript numbers before they reach the server.
@@ -88,19 +89,17 @@ export function Launch({ initialPath }: { initialPath: string }) {
   // What the launch would do and ask of the model, once the file is valid
   // and as the settings change: the plan and preview `attractor run` prints.
   // A setting out of bounds shows the server's words here, before Start.
-  useEffect(() => {
-    setPreview(null);
-    setPreviewError(null);
-    if (!validation?.valid) return;
-    const t = setTimeout(() => {
-      api
-        .preview({ request: full })
-        .then(setPreview)
-        .catch((e: Error) => setPreviewError(e.message));
-    }, 200);
-    return () => clearTimeout(t);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [validation, fullKey]);
+  const settledKey = useSettled(fullKey, 200);
+  const asked = !!validation?.valid && settledKey === fullKey;
+  const previewed = useQuery({
+    queryKey: ["preview", settledKey],
+    queryFn: () => api.preview({ request: JSON.parse(settledKey) as RunRequest }),
+    enabled: asked,
+    staleTime: 0,
+    gcTime: 0,
+  });
+  const preview: LaunchPreview | null = asked ? (previewed.data ?? null) : null;
+  const previewError = asked && previewed.error ? previewed.error.message : null;
 
   const start = async () => {
     setError(null);
@@ -109,7 +108,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
       await api.launch({ request: full });
       go("/live");
     } catch (e) {
-      if (e instanceof RequestError && e.validation) setValidation(e.validation);
+      if (e instanceof RequestError && e.validation) setRefused(e.validation);
       setError((e as Error).message);
     } finally {
       setStarting(false);
@@ -289,7 +288,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
             <span data-testid="launch-plan">{preview.plan}</span>
           </p>
         )}
-        <ErrorNote error={error ?? previewError} />
+        <ErrorNote error={error ?? validateError ?? previewError} />
         <div className="actions">
           <button className="primary" data-testid="start" disabled={!validation?.valid || starting || seedBad || previewError !== null} onClick={start}>
             {starting ? "Starting…" : "Start"}

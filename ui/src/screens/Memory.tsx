@@ -12,10 +12,9 @@ import { useEffect, useMemo, useState } from "react";
 import { api } from "../api";
 import { go, useLive } from "../App";
 import { Empty, ErrorNote } from "../components/common";
-import type { MemoryItem } from "../generated/MemoryItem";
 import type { SimilarTrajectories } from "../generated/SimilarTrajectories";
-import type { TrajectoryStats } from "../generated/TrajectoryStats";
 import { memoryHash, readMemoryRoute, similarRequest } from "../lib/memory";
+import { useLiveQuery } from "../lib/query";
 import { useDark } from "../lib/theme";
 import { MemoryList } from "./memory/Memories";
 import { SimilarCard } from "./memory/Similar";
@@ -37,73 +36,30 @@ export function Memory({ query }: { query: URLSearchParams }) {
 
   // Every category's numbers (the category table and the filter's choices),
   // and, when filtered, the category's own.
-  const [all, setAll] = useState<TrajectoryStats | null>(null);
-  const [scoped, setScoped] = useState<TrajectoryStats | null>(null);
-  const [statsError, setStatsError] = useState<string | null>(null);
-  useEffect(() => {
-    let live = true;
-    const fail = (e: Error) => live && setStatsError(e.message);
-    api
-      .trajectory_stats()
-      .then((s) => {
-        if (!live) return;
-        setAll(s);
-        setStatsError(null);
-      })
-      .catch(fail);
-    if (category)
-      api
-        .trajectory_stats({ category })
-        .then((s) => live && setScoped(s))
-        .catch(fail);
-    return () => {
-      live = false;
-    };
-  }, [category, tick]);
-  const stats = category ? (scoped?.category === category ? scoped : null) : all;
+  const allStats = useLiveQuery(["trajectory-stats", "all"], tick, () => api.trajectory_stats());
+  const scopedStats = useLiveQuery(["trajectory-stats", "of", category], tick, () => api.trajectory_stats({ category }), !!category);
+  const all = allStats.data;
+  const stats = category ? scopedStats.data : all;
+  const statsError = allStats.error ?? (category ? scopedStats.error : null);
 
   const [limit, setLimit] = useState(MEMORY_PAGE);
-  const [memories, setMemories] = useState<{ category?: string; items: MemoryItem[] } | null>(null);
-  const [memoryError, setMemoryError] = useState<string | null>(null);
   const [outcome, setOutcome] = useState<Outcome>("all");
   useEffect(() => setLimit(MEMORY_PAGE), [category]);
-  useEffect(() => {
-    let live = true;
-    api
-      .memories({ category, limit })
-      .then((items) => {
-        if (!live) return;
-        setMemories({ category, items });
-        setMemoryError(null);
-      })
-      .catch((e: Error) => live && setMemoryError(e.message));
-    return () => {
-      live = false;
-    };
-  }, [category, limit, tick]);
-  const shownMemories = memories && memories.category === category ? memories.items : null;
+  // A longer page of the same category keeps the shorter one on screen while it loads.
+  const memories = useLiveQuery(["memories", category ?? null, limit], tick, () => api.memories({ category, limit }), true, 2);
+  const shownMemories = memories.data;
+  const memoryError = memories.error;
 
   const similarReq = useMemo(() => similarRequest(route), [route]);
   const similarKey = similarReq ? JSON.stringify(similarReq) : null;
-  const [similar, setSimilar] = useState<{ key: string; answer: SimilarTrajectories } | null>(null);
-  const [similarError, setSimilarError] = useState<string | null>(null);
-  useEffect(() => {
-    setSimilarError(null);
-    if (!similarReq || !similarKey) return;
-    let live = true;
-    api
-      .similar_trajectories({ request: similarReq })
-      .then((answer) => live && setSimilar({ key: similarKey, answer }))
-      .catch((e: Error) => {
-        if (!live) return;
-        setSimilar(null);
-        setSimilarError(e.message);
-      });
-    return () => {
-      live = false;
-    };
-    // similarReq is a function of similarKey: the key alone decides a refetch.
-  }, [similarKey, tick]);
+  const similarQuery = useLiveQuery(
+    ["similar", similarKey],
+    tick,
+    () => (similarReq ? api.similar_trajectories({ request: similarReq }) : Promise.reject(new Error("nothing to compare"))),
+    !!similarReq,
+  );
+  const similar: SimilarTrajectories | null = similarReq ? similarQuery.data : null;
+  const similarError = similarReq ? similarQuery.error : null;
 
   const categories = useMemo(() => {
     const names = (all?.categories ?? []).map((c) => c.category);
@@ -148,7 +104,7 @@ export function Memory({ query }: { query: URLSearchParams }) {
           {similarReq && (
             <SimilarCard
               route={route}
-              answer={similar && similar.key === similarKey ? similar.answer : null}
+              answer={similar}
               error={similarError}
             />
           )}
@@ -158,7 +114,7 @@ export function Memory({ query }: { query: URLSearchParams }) {
           {stats && <Summary stats={stats} />}
           <SimilarCard
             route={route}
-            answer={similar && similar.key === similarKey ? similar.answer : null}
+            answer={similar}
             error={similarError}
           />
           {category && stats && stats.categories.length === 0 && stats.strategies.length === 0 && (

@@ -1,27 +1,22 @@
 // Suites: every suite with its epoch count, latest mean loss and status, and
 // the actions people take from here.
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { Empty, ErrorNote, Status } from "../components/common";
 import { ExportReport } from "../components/ExportReport";
-import type { SuiteItem } from "../generated/SuiteItem";
 import { fmtLoss } from "../lib/format";
+import { useLiveQuery } from "../lib/query";
 
 export function Suites() {
   const { tick } = useLive();
-  const [suites, setSuites] = useState<SuiteItem[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  useEffect(() => {
-    api
-      .suites()
-      .then((s) => {
-        setSuites(s);
-        setError(null);
-      })
-      .catch((e: Error) => setError(e.message));
-  }, [tick]);
+  const { data: suites, error: loadError } = useLiveQuery(["suites"], tick, () => api.suites());
+  // An export that failed says so here, above the list.
+  const [exportError, setExportError] = useState<string | null>(null);
+  // Where the bundled examples are here: a checkout's examples/, or the copy
+  // an installed package carries.
+  const examples = useLiveQuery(["overview"], tick, () => api.overview()).data?.examples_dir ?? "examples";
+  const first = `${examples}/descent.suite.yaml`;
 
   return (
     <section>
@@ -31,15 +26,15 @@ export function Suites() {
           Launch a suite
         </a>
       </header>
-      <ErrorNote error={error} />
+      <ErrorNote error={exportError ?? loadError} />
       {suites && suites.length === 0 && (
         <Empty title="No suites yet">
           <p>A suite is a YAML file of tasks that Attractor runs every epoch and scores with a loss.</p>
           <p>
-            Start one from <a href="#/launch?path=examples/descent.suite.yaml">Launch</a> with the bundled example{" "}
-            <code>examples/descent.suite.yaml</code>, or from a terminal:
+            Start one from <a href={`#/launch?path=${encodeURIComponent(first)}`}>Launch</a> with the bundled example{" "}
+            <code data-testid="first-example">{first}</code>, or from a terminal:
           </p>
-          <pre>attractor run examples/descent.suite.yaml --epochs 12 --optimizer evolve</pre>
+          <pre>attractor run {first} --epochs 12 --optimizer evolve</pre>
         </Empty>
       )}
       {suites && suites.length > 0 && (
@@ -108,7 +103,7 @@ export function Suites() {
                       Launch again
                     </a>
                   )}
-                  <ExportReport suite={s} onError={setError} />
+                  <ExportReport suite={s} onError={setExportError} />
                 </div>
 </td>
               </tr>

@@ -1,7 +1,8 @@
-import { act, cleanup, fireEvent, render, screen } from "@testing-library/react";
+import { act, cleanup, fireEvent, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DiffDrawer } from "../components/DiffDrawer";
 import type { LineDiff } from "../generated/LineDiff";
+import { renderWithQueries as render } from "./render";
 
 afterEach(cleanup);
 

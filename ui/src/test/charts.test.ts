@@ -5,6 +5,7 @@ import {
   calibrationOption,
   calibrationPoints,
   lossCurveOption,
+  openingWindow,
   timelineOption,
   timelineTipAt,
   zoom,
@@ -184,5 +185,53 @@ describe("calibration of proposals", () => {
     expect(s[1].data).toEqual([[0.1, -0.2, 2, "style"]]);
     const x = (o as { xAxis: { min: number; max: number } }).xAxis;
     expect([x.min, x.max]).toEqual([-0.2, 0.1]);
+  });
+});
+
+describe("the opening window of a long history", () => {
+  // 200 finished epochs; an update at epoch 10 (before the window) and a
+  // rollback at epoch 150 (inside it).
+  const long = (): SuiteCharts => {
+    const epochs = Array.from({ length: 200 }, (_, i) => i + 1);
+    return {
+      ...charts(),
+      epochs,
+      loss: epochs.map((e) => point(e, 1 / e, "none")),
+      spread: epochs.map((e) => ({ epoch: e, min: 0, q1: 0, median: 1 / e, q3: 1, max: 1, tasks: [], holdout: [] })),
+      marks: [mark(10, 9, 0, "knobs", false, 0, 1), mark(150, 149, 0, "knobs", true, 1, 0)],
+    };
+  };
+
+  it("is the latest 100 columns, with marks counted from its first column", () => {
+    const w = openingWindow(long());
+    expect(w).not.toBeNull();
+    expect(w!.epochs[0]).toBe(101);
+    expect(w!.epochs).toHaveLength(100);
+    expect(w!.loss[0].epoch).toBe(101);
+    expect(w!.spread[99]?.epoch).toBe(200);
+    // Indices into `marks` stay those of the whole history (click and tooltip look-ups).
+    expect(w!.marks.map((m) => m.column)).toEqual([-91, 49]);
+  });
+
+  it("draws only the marks on its axis, and points other charts at them by its columns", () => {
+    const w = openingWindow(long())!;
+    const s = series(timelineOption(w, 200) as Record<string, unknown>);
+    expect(s[0].data).toEqual([]);
+    expect(s[1].data).toEqual([[49, 0, 1]]);
+    expect(timelineTipAt(w, 49)).toEqual({ seriesIndex: 1, dataIndex: 0 });
+    expect(timelineTipAt(w, -91)).toBeNull();
+  });
+
+  it("is drawn as the long history it opens: no entry animation, small symbols", () => {
+    const w = openingWindow(long())!;
+    expect(lossCurveOption(w, 200).animation).toBe(false);
+    expect(boxplotOption(w, 200).animation).toBe(false);
+    expect(lossCurveOption(w).animation).toBe(true);
+  });
+
+  it("is not used for a history of 150 epochs or fewer, which opens whole", () => {
+    const c = long();
+    const short = { ...c, epochs: c.epochs.slice(0, 150), loss: c.loss.slice(0, 150), spread: c.spread.slice(0, 150) };
+    expect(openingWindow(short)).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 // The Memory screen's helpers (totals, the strategy matrix, a memory's
 // structure read defensively, the address) and the screen itself against a
 // mocked facade: its numbers, its empty state, and errors shown in place.
-import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { CategoryStats } from "../generated/CategoryStats";
 import type { MemoryItem } from "../generated/MemoryItem";
@@ -26,6 +26,7 @@ import {
 const api = vi.hoisted(() => ({ trajectory_stats: vi.fn(), memories: vi.fn(), similar_trajectories: vi.fn() }));
 vi.mock("../api", () => ({ api, inDesktopApp: () => false }));
 import { Memory } from "../screens/Memory";
+import { renderWithQueries as render } from "./render";
 
 afterEach(cleanup);
 

@@ -1,6 +1,4 @@
-import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { cleanup, fireEvent, render as rtlRender, screen, waitFor } from "@testing-library/react";
-import type { ReactElement } from "react";
+import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { WatchedFileView } from "../generated/WatchedFileView";
 import type { WatchedFolders } from "../generated/WatchedFolders";
@@ -11,11 +9,7 @@ const api = vi.hoisted(() => ({ watched: vi.fn(), add_watched_folder: vi.fn(), r
 vi.mock("../api", () => ({ api, transport: { pickPath: vi.fn() }, inDesktopApp: () => false }));
 import { Watch } from "../screens/Watch";
 
-/** Renders with a fresh query cache, as the app's own provider gives. */
-function render(ui: ReactElement) {
-  const client = new QueryClient({ defaultOptions: { queries: { retry: false } } });
-  return rtlRender(<QueryClientProvider client={client}>{ui}</QueryClientProvider>);
-}
+import { renderWithQueries as render } from "./render";
 
 afterEach(cleanup);
 

@@ -1,0 +1,86 @@
+// End to end: the Charts screen of a long history (200 epochs, written by
+// `attractor bench fill` through the store as real runs are), in Debian's
+// Chromium against `attractor serve`. A long history opens on its latest 100
+// epochs: those are drawn first, and the whole history right after, so a
+// person sees the same view sooner and can zoom out to every epoch.
+//
+// Run with `npm run e2e` after `cargo build` and `npm run build` (see
+// harness.mjs for ATTRACTOR_BIN, CHROMIUM and E2E_SHOTS).
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { baseEnv, bin, browser, checkPrerequisites, serve, shot } from "./harness.mjs";
+
+const work = realpathSync(mkdtempSync(join(tmpdir(), "attractor-e2e-history-")));
+const env = baseEnv(work);
+const db = join(work, "history.db");
+const EPOCHS = 200;
+
+let server, context, page, suite;
+
+before(async () => {
+  checkPrerequisites();
+  const { stdout } = await promisify(execFile)(bin, ["--db", db, "--json", "bench", "fill", "--epochs", String(EPOCHS), "--tasks", "8"], { env });
+  suite = JSON.parse(stdout).suite;
+  server = await serve(db, env);
+  ({ context, page } = await browser(work));
+  // Every draw of the loss curve, as the page saw it: the points it held
+  // when it first reported being drawn, and each later count.
+  await page.addInitScript(() => {
+    window.__draws = [];
+    new MutationObserver((changes) => {
+      for (const c of changes) {
+        const el = c.target;
+        if (el.dataset?.testid !== "loss-curve") continue;
+        if (c.attributeName === "data-rendered-at") window.__draws.push({ first: true, points: Number(el.dataset.points) });
+        if (c.attributeName === "data-points") window.__draws.push({ first: false, points: Number(el.dataset.points) });
+      }
+    }).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-rendered-at", "data-points"] });
+  });
+});
+
+after(async () => {
+  await context?.close();
+  server?.child.kill("SIGINT");
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe("a long history on the Charts screen", () => {
+  it("is drawn first as its latest 100 epochs, then whole, opened on those same epochs", async () => {
+    await page.goto(`${server.url}#/charts/${encodeURIComponent(suite)}`);
+    const curve = page.getByTestId("loss-curve");
+    await page.locator(`[data-testid=loss-curve][data-points="${EPOCHS}"]`).waitFor();
+    const draws = await page.evaluate(() => window.__draws);
+    const first = draws.find((d) => d.first);
+    assert.ok(first, `the loss curve reported no first draw: ${JSON.stringify(draws)}`);
+    assert.equal(first.points, 100, "the first draw holds the opening window only");
+    // The whole history, opened on the latest 100 epochs (the same view).
+    const view = await page.evaluate(() => {
+      const chart = window.attractorCharts["loss-curve"];
+      const o = chart.getOption();
+      return { start: o.dataZoom[0].start, end: o.dataZoom[0].end, columns: o.xAxis[0].data.length, first: o.xAxis[0].data[0] };
+    });
+    assert.deepEqual(view, { start: 50, end: 100, columns: EPOCHS, first: 1 });
+    assert.equal(await curve.getAttribute("data-points"), String(EPOCHS));
+    await shot(page, "history-opening.png");
+  });
+
+  it("zooms out to every epoch, the other charts with it", async () => {
+    await page.evaluate(() => window.attractorCharts["loss-curve"].dispatchAction({ type: "dataZoom", start: 0, end: 100 }));
+    await page.waitForFunction(() => window.attractorCharts["task-spread"].getOption().dataZoom[0].start === 0);
+    const spread = await page.evaluate(() => window.attractorCharts["task-spread"].getOption().series[0].data.length);
+    assert.equal(spread, EPOCHS);
+    // An update before the opening window is on the timeline of the whole history.
+    const marks = await page.evaluate(() => window.attractorCharts["artifact-timeline"].getOption().series.flatMap((s) => s.data.map((d) => d[0])));
+    assert.ok(marks.length > 0, "the filled history has artifact changes");
+    assert.ok(
+      marks.some((column) => column < EPOCHS - 100),
+      `a change before the latest 100 epochs is drawn once the whole history is in: ${marks.slice(0, 10)}`,
+    );
+    await shot(page, "history-whole.png");
+  });
+});
