@@ -16,7 +16,7 @@ use attractor::outer::ApprovalMode;
 use attractor::outer::request::RunRequest;
 use attractor::service::types::{InterventionItem, LaunchStatus, UpdateDecision, UpdateVerdictKind};
 use attractor::service::{Service, ServiceConfig, ServiceError};
-use attractor::store::{ApprovalStatus, Store};
+use attractor::store::{ApprovalStatus, ProposalOutcome, Store};
 use serde_json::Value;
 
 fn knobs() -> String {
@@ -173,6 +173,19 @@ async fn under_wait_the_run_waits_for_each_decision_and_applies_what_a_person_ap
     assert_eq!(rejections, rejected, "each rejection is the note of its epoch: {records:?}");
     let approval = s.store().update_approval(review.approval_id).await.unwrap().unwrap();
     assert_eq!((approval.status, approval.applied_version), (ApprovalStatus::Applied, Some(version)));
+
+    // The proposals list tells the same story: the approved winner became
+    // that version, each rejected one says a person turned it down.
+    let proposals = s.suite_proposals("knobs").await.unwrap().proposals;
+    let first = proposals.iter().find(|p| p.epoch_num == 1 && p.outcome == ProposalOutcome::Winner).unwrap();
+    assert_eq!(first.applied_version, Some(version));
+    let turned_down: Vec<_> = proposals
+        .iter()
+        .filter(|p| p.rejection.as_deref() == Some("rejected by a person in the Inbox: not now"))
+        .collect();
+    assert_eq!(turned_down.len(), rejected, "{proposals:#?}");
+    assert!(turned_down.iter().all(|p| p.outcome == ProposalOutcome::Rejected && p.applied_version.is_none()));
+    assert_eq!(proposals.iter().filter(|p| p.outcome == ProposalOutcome::Winner).count(), 1, "{proposals:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -207,6 +220,10 @@ async fn under_continue_the_run_goes_on_and_an_update_approved_afterwards_become
     assert_ne!(active.version, before.version);
     assert_eq!(active.content, review.proposed);
     assert!(waiting_updates(&s).await.is_empty());
+    // The winner of epoch 1 says which version it became, applied after its run.
+    let proposals = s.suite_proposals("knobs").await.unwrap().proposals;
+    let winner = proposals.iter().find(|p| p.outcome == ProposalOutcome::Winner).expect("epoch 1's winner");
+    assert_eq!((winner.epoch_num, winner.applied_version), (1, Some(active.version)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -65,6 +65,21 @@ pub(super) struct GatedStep {
     pub approval: Option<i64>,
     /// Why the close changes nothing, when it does not.
     pub note: Option<String>,
+    /// A person rejected this close's own winner (under `wait`): how its
+    /// proposal row reads.
+    pub rejection: Option<String>,
+}
+
+/// What an epoch's close does about the gate before the optimizer is asked.
+#[derive(Debug)]
+pub(super) enum Settled {
+    /// An update a person approved meanwhile, or one still waiting that
+    /// holds the optimizer back: this close's step.
+    Step(GatedStep),
+    /// The run was cancelled while it waited for a person: the epoch stays open.
+    Cancelled,
+    /// Nothing waits: the optimizer may propose.
+    Open,
 }
 
 impl SuiteRunner {
@@ -75,33 +90,32 @@ impl SuiteRunner {
 
     /// Before the optimizer is asked: an update a person approved meanwhile
     /// is this close's update; one still waiting holds the optimizer of a
-    /// gated run back (and, under `wait`, the run). `None` inside: the
-    /// optimizer may go on.
-    pub(super) async fn settled_update(&self, suite_id: i64) -> Result<Option<Option<GatedStep>>, RunnerError> {
+    /// gated run back (and, under `wait`, the run).
+    pub(super) async fn settled_update(&self, suite_id: i64) -> Result<Settled, RunnerError> {
         if let Some(a) = self.store.update_approvals_in(suite_id, ApprovalStatus::Approved).await?.into_iter().next() {
-            return Ok(Some(Some(approved_step(a))));
+            return Ok(Settled::Step(approved_step(a)));
         }
         let Some(waiting) = self.store.update_approvals_in(suite_id, ApprovalStatus::Pending).await?.into_iter().next()
         else {
-            return Ok(None);
+            return Ok(Settled::Open);
         };
         // A run with the gate off is not held back by a question an earlier
         // gated run left (approved later, it is still applied then).
         if self.approval_mode() == ApprovalMode::Off {
-            return Ok(None);
+            return Ok(Settled::Open);
         }
         if self.approval_mode() == ApprovalMode::Wait {
-            return Ok(Some(self.wait_for_decision(&waiting).await?));
+            return Ok(self.wait_for_decision(&waiting).await?.map_or(Settled::Cancelled, Settled::Step));
         }
         let epoch = self.store.epoch_by_id(waiting.epoch_id).await?.map_or(0, |e| e.epoch_num);
-        Ok(Some(Some(GatedStep {
+        Ok(Settled::Step(GatedStep {
             note: Some(format!(
                 "the update to `{}` proposed in epoch {epoch} waits for approval in the Inbox (question {})",
                 waiting.artifact,
                 waiting.intervention_id.unwrap_or_default()
             )),
             ..GatedStep::default()
-        })))
+        }))
     }
 
     /// Puts the optimizer's winner before a person. Under `wait` the run
@@ -167,6 +181,7 @@ impl SuiteRunner {
                     let why = now.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
                     return Ok(Some(GatedStep {
                         note: Some(format!("a person rejected the update to `{}`{why}", now.artifact)),
+                        rejection: Some(crate::store::person_rejection(now.reason.as_deref())),
                         ..GatedStep::default()
                     }));
                 }
@@ -278,6 +293,7 @@ fn approved_step(a: UpdateApprovalRow) -> GatedStep {
         }),
         approval: Some(a.id),
         note: None,
+        rejection: None,
     }
 }
 

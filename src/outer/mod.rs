@@ -53,6 +53,7 @@ use crate::task::{self, ActiveArtifact};
 pub use approval::ApprovalMode;
 use approval::GatedStep;
 pub use rollback::RollbackReason;
+pub use tree_run::TREE_EPOCH;
 
 pub use optimizer::{Optimizer, OptimizerKind};
 
@@ -781,10 +782,10 @@ impl SuiteRunner {
             }
         } else if let Some(m) = mean_loss {
             let gated = match self.settled_update(suite_id).await? {
-                Some(Some(step)) => step,
+                approval::Settled::Step(step) => step,
                 // Cancelled while waiting for a person: the epoch stays open.
-                Some(None) => return Ok(None),
-                None => {
+                approval::Settled::Cancelled => return Ok(None),
+                approval::Settled::Open => {
                     let proposed =
                         self.propose(suite_id, epoch, &parent, &artifacts, &results, epoch_seed, m, *lr).await?;
                     model = proposed.model;
@@ -804,6 +805,13 @@ impl SuiteRunner {
             };
             if gated.note.is_some() {
                 note = gated.note;
+            }
+            if let Some(why) = gated.rejection {
+                // This close's own winner, which a person turned down.
+                for row in proposals.iter_mut().filter(|r| r.outcome == ProposalOutcome::Winner) {
+                    row.outcome = ProposalOutcome::Rejected;
+                    row.rejection = Some(why.clone());
+                }
             }
             applied_approval = gated.approval;
             if let Some(p) = gated.update {

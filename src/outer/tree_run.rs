@@ -28,6 +28,10 @@ use crate::bus::Event;
 use crate::loss;
 use crate::store::{EpochClose, EpochRow, NewTreeNode, NewTreeNote, ProposalOutcome, StoreError};
 
+/// How a tree search's epoch note begins (each such epoch measured one
+/// candidate); the store's latest-mean rule and the charts read it.
+pub const TREE_EPOCH: &str = "tree search:";
+
 /// The longest artifact diff shown to the frontier extrapolation call.
 const MAX_DIFF_CHARS: usize = 1_500;
 /// Frontier nodes and failed children shown to the ideation calls.
@@ -635,9 +639,9 @@ impl SuiteRunner {
         let changed: Vec<String> =
             artifacts.iter().filter(|(_, v)| **v != 0).map(|(name, v)| format!("{name} v{v}")).collect();
         let note = if changed.is_empty() {
-            "tree search: evaluated the starting versions".to_string()
+            format!("{TREE_EPOCH} evaluated the starting versions")
         } else {
-            format!("tree search: evaluated {}", changed.join(", "))
+            format!("{TREE_EPOCH} evaluated {}", changed.join(", "))
         };
         self.store
             .complete_epoch(epoch.id, mean, &EpochClose::default(), |_| {

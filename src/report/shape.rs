@@ -140,7 +140,11 @@ pub fn loss_points(epochs: &[EpochView]) -> Vec<LossPoint> {
             average: average.map(drawn),
             holdout: e.holdout_mean_loss.map(drawn),
             movement: Move::of(&e.events),
-            transitions: e.events.iter().map(transition_label).collect(),
+            transitions: match &e.note {
+                // A tree search's epoch changed nothing: it measured a candidate.
+                Some(note) if e.events.is_empty() && note.starts_with(crate::outer::TREE_EPOCH) => vec![note.clone()],
+                _ => e.events.iter().map(transition_label).collect(),
+            },
         })
         .collect()
 }
@@ -296,6 +300,9 @@ pub struct SuiteCharts {
     /// The timeline's rows: the artifacts that moved.
     pub rows: Vec<String>,
     pub marks: Vec<TimelineMark>,
+    /// A tree search measured these epochs (each one candidate: nothing
+    /// changes per epoch; the Graph screen shows its tree).
+    pub searched: bool,
 }
 
 /// Shapes a suite's epochs for the Charts screen.
@@ -305,7 +312,18 @@ pub fn suite_charts(view: SuiteEpochs) -> SuiteCharts {
     let spread = finished(&view.epochs).map(|e| spread_point(e, &names)).collect();
     let (rows, marks) = timeline(&view.epochs, &view.artifacts);
     let tasks = names.names;
-    SuiteCharts { epochs: loss.iter().map(|p| p.epoch).collect(), loss, spread, tasks, rows, marks, suite: view.suite }
+    let searched =
+        finished(&view.epochs).any(|e| e.note.as_deref().is_some_and(|n| n.starts_with(crate::outer::TREE_EPOCH)));
+    SuiteCharts {
+        epochs: loss.iter().map(|p| p.epoch).collect(),
+        loss,
+        spread,
+        tasks,
+        rows,
+        marks,
+        searched,
+        suite: view.suite,
+    }
 }
 
 #[cfg(test)]

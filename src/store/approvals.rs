@@ -224,6 +224,17 @@ impl Store {
         .bind(id)
         .execute(&mut *tx)
         .await?;
+        // The optimizer's winner, told as what became of it (under `wait`
+        // its row is written at the epoch's close, which does the same).
+        if let UpdateVerdict::Reject { reason } = verdict {
+            sqlx::query(&format!(
+                "UPDATE proposals SET outcome = 'rejected', rejection = $1 WHERE outcome = 'winner' AND {GATED_WINNER}"
+            ))
+            .bind(person_rejection(reason.as_deref()))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        }
         tx.commit().await?;
         Ok(true)
     }
@@ -294,8 +305,30 @@ pub(super) async fn mark_applied(
     .execute(&mut *tx)
     .await?;
     if done.rows_affected() == 1 {
+        // The winner's row says which version it became (an update applied
+        // after its epoch closed: at a later close, or at once by the app).
+        sqlx::query(&format!(
+            "UPDATE proposals SET applied_version = $1 WHERE outcome = 'winner' AND applied_version IS NULL AND {GATED_WINNER}"
+        ))
+        .bind(version)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
         Ok(())
     } else {
         Err(StoreError::Conflict(format!("the approved update {id} was applied or withdrawn meanwhile")))
+    }
+}
+
+/// The proposal row of a gated update (`$2`: the update's id): the
+/// optimizer's winner for its artifact in the epoch that proposed it.
+const GATED_WINNER: &str = "epoch_id = (SELECT epoch_id FROM update_approvals WHERE id = $2)
+     AND artifact = (SELECT artifact FROM update_approvals WHERE id = $2)";
+
+/// How a proposal a person rejected in the Inbox reads in the proposals list.
+pub fn person_rejection(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => format!("rejected by a person in the Inbox: {r}"),
+        None => "rejected by a person in the Inbox".to_string(),
     }
 }

@@ -420,8 +420,9 @@ impl Store {
     /// search made active.
     pub(crate) fn latest_mean_sql(&self, suite_id: &str) -> String {
         let note = self.backend.json_text("e.child_artifacts_json", &["note"]);
+        let tree = crate::outer::TREE_EPOCH;
         format!(
-            "(SELECT CASE WHEN {note} LIKE 'tree search:%'
+            "(SELECT CASE WHEN {note} LIKE '{tree}%'
                           THEN (SELECT MIN(n.mean_loss) FROM tree_nodes n
                                 WHERE n.suite_id = e.suite_id AND n.status IN ('committed', 'pruned'))
                           ELSE e.mean_loss END

@@ -743,25 +743,28 @@ describe("the Attractor web UI against a real server", () => {
     assert.deepEqual(reset.model_prices, {});
   });
 
-  it("fits a 900 px window on every screen: the sidebar becomes a top bar and wide tables scroll in their card", async () => {
-    await page.setViewportSize({ width: 900, height: 800 });
+  it("fits a 1280 px and a 900 px window on every screen: at 900 the sidebar becomes a top bar and wide tables scroll in their card", async () => {
     try {
-      for (const route of ["suites", "launch", "live", "charts/knobs", "graph/knobs", "artifacts/knobs", "runs/knobs", "memory", "inbox", "watch", "settings"]) {
-        await page.goto(`${server.url}#/${route}`);
-        await page.locator("main h2").first().waitFor();
-        await page.waitForLoadState("networkidle");
-        const layout = await page.evaluate(() => {
-          const nav = document.querySelector(".nav").getBoundingClientRect();
-          const main = document.querySelector(".main").getBoundingClientRect();
-          const vw = document.documentElement.clientWidth;
-          const over = [...document.querySelectorAll("body *")]
-            .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > vw + 1)
-            .map((e) => `${e.tagName.toLowerCase()}.${e.className}`);
-          return { page: document.documentElement.scrollWidth, vw, navBottom: nav.bottom, mainTop: main.top, over };
-        });
-        assert.ok(layout.page <= layout.vw, `#/${route} is ${layout.page} px wide in a ${layout.vw} px window: ${layout.over.slice(0, 3).join(", ")}`);
-        assert.ok(layout.navBottom <= layout.mainTop + 1, `#/${route}: the sidebar sits beside the content`);
-        await shot(`900-${route.replace("/", "-")}.png`);
+      for (const width of [1280, 900]) {
+        await page.setViewportSize({ width, height: 800 });
+        for (const route of ["suites", "launch", "live", "charts/knobs", "graph/knobs", "artifacts/knobs", "runs/knobs", "memory", "inbox", "watch", "settings"]) {
+          await page.goto(`${server.url}#/${route}`);
+          await page.locator("main h2").first().waitFor();
+          await page.waitForLoadState("networkidle");
+          const layout = await page.evaluate(() => {
+            const nav = document.querySelector(".nav").getBoundingClientRect();
+            const main = document.querySelector(".main").getBoundingClientRect();
+            const vw = document.documentElement.clientWidth;
+            const over = [...document.querySelectorAll("body *")]
+              .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > vw + 1)
+              .map((e) => `${e.tagName.toLowerCase()}.${e.className}`);
+            return { page: document.documentElement.scrollWidth, vw, over, nav: { right: nav.right, bottom: nav.bottom }, main: { left: main.left, top: main.top } };
+          });
+          assert.ok(layout.page <= layout.vw, `#/${route} is ${layout.page} px wide in a ${layout.vw} px window: ${layout.over.slice(0, 3).join(", ")}`);
+          if (width === 900) assert.ok(layout.nav.bottom <= layout.main.top + 1, `#/${route}: the navigation is a bar above the content`);
+          else assert.ok(layout.nav.right <= layout.main.left + 1, `#/${route}: the sidebar sits beside the content`);
+          await shot(`${width}-${route.replace("/", "-")}.png`);
+        }
       }
     } finally {
       await page.setViewportSize({ width: 1360, height: 900 });

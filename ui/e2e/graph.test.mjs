@@ -159,6 +159,25 @@ describe("the Graph view", () => {
     assert.deepEqual(wrongWinners, []);
   });
 
+  it("tells on the Charts screen that a tree search's epochs each measured a candidate, and which", async () => {
+    await page.goto(`${server.url}#/charts/knobs`);
+    const note = page.getByTestId("tree-timeline-note");
+    await note.waitFor();
+    assert.match(await note.innerText(), /A tree search measured these epochs/);
+    // The loss curve's tooltip says which versions each epoch measured.
+    await page.locator("[data-testid=loss-curve][data-rendered-at]").waitFor();
+    const at = await page.evaluate(() => {
+      const chart = window.attractorCharts["loss-curve"];
+      const rect = document.querySelector("[data-testid=loss-curve]").getBoundingClientRect();
+      const [x, y] = chart.convertToPixel({ seriesIndex: 0 }, [1, chart.getOption().series[0].data[1].value]);
+      return { x: rect.left + x, y: rect.top + y };
+    });
+    await page.mouse.move(at.x, at.y);
+    await page.locator(".chart-tip", { hasText: "tree search: evaluated" }).first().waitFor();
+    await note.getByRole("link", { name: "Graph" }).click();
+    await page.getByTestId("suite-graph").waitFor();
+  });
+
   it("shows an agent run's trajectory iteration by iteration", async () => {
     const epochs = await (await fetch(`${server.url}api/suites/answer/epochs`)).json();
     const id = epochs.epochs[0].runs[0].id;

@@ -29,4 +29,9 @@ tasks: Array<string>,
 /**
  * The timeline's rows: the artifacts that moved.
  */
-rows: Array<string>, marks: Array<TimelineMark>, };
+rows: Array<string>, marks: Array<TimelineMark>, 
+/**
+ * A tree search measured these epochs (each one candidate: nothing
+ * changes per epoch; the Graph screen shows its tree).
+ */
+searched: boolean, };

@@ -148,7 +148,13 @@ export function Charts({ suite }: { suite?: string }) {
           </div>
           <div className="card">
             <h3>Artifact changes</h3>
-            {data.marks.length === 0 ? (
+            {data.marks.length === 0 && data.searched ? (
+              <p className="muted" data-testid="tree-timeline-note">
+                A tree search measured these epochs, one candidate each (point at the loss curve to see which versions): no
+                epoch changes what is active. Its tree, and the versions it kept, are on the{" "}
+                <a href={`#/graph/${encodeURIComponent(suite)}`}>Graph</a>.
+              </p>
+            ) : data.marks.length === 0 ? (
               <p className="muted">No artifact has changed yet. With the baseline optimizer nothing moves; launch with <code>evolve</code> to tune.</p>
             ) : (
               <EChart

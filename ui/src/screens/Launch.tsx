@@ -20,6 +20,26 @@ import type { TreeRequest } from "../generated/TreeRequest";
 import type { Validation } from "../generated/Validation";
 import { useSettled } from "../lib/query";
 
+// A select shows a short name (a long one was cut off in its box); the
+// line under it says what the chosen one does.
+const OPTIMIZERS: Record<OptimizerKind, string> = {
+  baseline: "measures the suite and changes nothing",
+  evolve: "tunes the fields of JSON artifacts",
+  textgrad: "a model rewrites one artifact per epoch",
+  tree: "a tree search over artifact versions (epochs = evaluations)",
+};
+const SELECTIONS: Record<SelectionName, [string, string]> = {
+  pareto: ["pareto", "keeps the specialists: every node best at some task"],
+  argmax: ["argmax", "expands the node with the lowest mean loss"],
+  top_k: ["top k", "expands one of the three lowest means"],
+  eps_greedy: ["ε-greedy", "the best node, sometimes another"],
+};
+const APPROVALS: Record<ApprovalMode, string> = {
+  off: "updates apply at once",
+  wait: "each update waits in the Inbox, and the run with it",
+  continue: "each update waits in the Inbox; the run goes on with the parent version",
+};
+
 const ROLES: CallRole[] = ["proposer", "executor", "verifier", "decomposer", "supervisor", "ideation"];
 
 /** The request's defaults, as `attractor run` has them (the form starts on evolve, 3 epochs). */
@@ -146,11 +166,13 @@ export function Launch({ initialPath }: { initialPath: string }) {
           <label>
             Optimizer
             <select value={req.optimizer} onChange={(e) => set({ optimizer: e.target.value as OptimizerKind })}>
-              <option value="baseline">baseline — measure, change nothing</option>
-              <option value="evolve">evolve — tune JSON artifact fields</option>
-              <option value="textgrad">textgrad — a model rewrites one artifact per epoch</option>
-              <option value="tree">tree — a tree search over artifact versions (epochs = evaluations)</option>
+              {(Object.keys(OPTIMIZERS) as OptimizerKind[]).map((o) => (
+                <option key={o} value={o}>
+                  {o}
+                </option>
+              ))}
             </select>
+            <span className="hint" data-testid="optimizer-hint">{OPTIMIZERS[req.optimizer]}</span>
           </label>
           <label>
             Learning rate
@@ -195,11 +217,13 @@ export function Launch({ initialPath }: { initialPath: string }) {
             <label>
               Selection
               <select value={req.tree.selection} onChange={(e) => setTree({ selection: e.target.value as SelectionName })}>
-                <option value="pareto">pareto — keep specialists</option>
-                <option value="argmax">argmax — the lowest mean</option>
-                <option value="top_k">top k — the three lowest means</option>
-                <option value="eps_greedy">ε-greedy — the best, sometimes another</option>
+                {(Object.keys(SELECTIONS) as SelectionName[]).map((o) => (
+                  <option key={o} value={o}>
+                    {SELECTIONS[o][0]}
+                  </option>
+                ))}
               </select>
+              <span className="hint">{SELECTIONS[req.tree.selection][1]}</span>
             </label>
           </fieldset>
         )}
@@ -221,10 +245,13 @@ export function Launch({ initialPath }: { initialPath: string }) {
                 onChange={(e) => set({ approve_updates: e.target.value === "" ? undefined : (e.target.value as ApprovalMode) })}
               >
                 <option value="">the suite's (else off)</option>
-                <option value="off">off — updates apply at once</option>
-                <option value="wait">wait — each update waits in the Inbox, and the run with it</option>
-                <option value="continue">continue — each update waits in the Inbox, the run goes on</option>
+                {(Object.keys(APPROVALS) as ApprovalMode[]).map((o) => (
+                  <option key={o} value={o}>
+                    {o}
+                  </option>
+                ))}
               </select>
+              <span className="hint">{req.approve_updates ? APPROVALS[req.approve_updates] : "as the suite file says; updates apply at once if it says nothing"}</span>
             </label>
           </div>
           <label>

@@ -53,6 +53,7 @@ const charts = (): SuiteCharts => ({
   tasks: ["a", "b", "c", "h"],
   rows: ["knobs", "prompt"],
   marks: [mark(1, 0, 0, "knobs", false, 0, 1), mark(2, 1, 0, "knobs", true, 1, 0), mark(4, 2, 1, "prompt", false, 0, 1)],
+  searched: false,
 });
 
 describe("LossCurve", () => {
