@@ -24,7 +24,17 @@ rm -rf "$bundle/deb" "$bundle/rpm"
 # --ci: no prompts. Arguments after `--` go to cargo. The CLI refuses a tauri
 # crate (Cargo.lock) and @tauri-apps packages (package.json) of different
 # minor versions: keep them in step.
-npm run --silent tauri -- build --ci --bundles deb,rpm -- --locked >&2 || {
+# The packages carry the CLI twin (`attractor`, the same core) and the
+# bundled example suites beside the desktop app, so what the first screen
+# tells a newcomer to run works on an installed machine.
+cargo build --locked --release -p attractor >&2 || {
+  echo "package: building the attractor CLI failed (above)" >&2
+  exit 1
+}
+extras=$(printf '{"/usr/bin/attractor": "%s", "/usr/share/attractor/examples": "%s"}' \
+  "$CARGO_TARGET_DIR/release/attractor" "$PWD/examples")
+config=$(printf '{"bundle": {"linux": {"deb": {"files": %s}, "rpm": {"files": %s}}}}' "$extras" "$extras")
+npm run --silent tauri -- build --ci --bundles deb,rpm --config "$config" -- --locked >&2 || {
   echo "package: the build failed (above); fix it, or check that scripts/setup.sh's ensure_desktop_toolchain installed WebKitGTK's headers" >&2
   exit 1
 }

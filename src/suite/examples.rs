@@ -1,7 +1,8 @@
 //! Where the bundled example suites are on this machine, so the app can
-//! point a newcomer at a real file: `examples/` of a checkout (the folder the
-//! program runs in), else the copy an installed package carries beside the
-//! program (`/usr/bin/attractor` → `/usr/share/attractor/examples`).
+//! point a newcomer at a real file: the copy an installed package carries
+//! beside the program (`/usr/bin/attractor` → `/usr/share/attractor/examples`:
+//! the examples of this very version), else `examples/` of a checkout (the
+//! folder the program runs in).
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +15,7 @@ pub fn examples_dir() -> Option<PathBuf> {
     let installed = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().and_then(Path::parent).map(|prefix| prefix.join("share/attractor/examples")));
-    [here, installed].into_iter().flatten().find(|dir| dir.join(FIRST_EXAMPLE).is_file())
+    [installed, here].into_iter().flatten().find(|dir| dir.join(FIRST_EXAMPLE).is_file())
 }
 
 #[cfg(test)]

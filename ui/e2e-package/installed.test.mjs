@@ -46,6 +46,9 @@ const env = { ...process.env, HOME: home, XDG_DATA_HOME: join(home, ".local/shar
 for (const k of Object.keys(env)) if (k.startsWith("ATTRACTOR_") || k === "DBUS_SESSION_BUS_ADDRESS" || k === "XDG_RUNTIME_DIR") delete env[k];
 const db = join(home, ".local/share/attractor/attractor.db");
 
+/** The example suite the package installs and the first screen names. */
+const example = "/usr/share/attractor/examples/descent.suite.yaml";
+
 let pkg, binary, win;
 /** Whether this test installed the package (only then does it remove it). */
 let ours = false;
@@ -59,8 +62,9 @@ before(() => {
     .map((l) => l.match(/ (?:\.\/|\/)?(usr\/bin\/[^/\s]+)$/)?.[1])
     .filter(Boolean)
     .map((p) => `/${p}`);
-  assert.equal(bins.length, 1, `the package installs one program: ${bins}`);
-  binary = bins[0];
+  // The desktop app and its CLI twin.
+  assert.deepEqual(bins.sort(), ["/usr/bin/attractor", "/usr/bin/attractor-desktop"], `the programs the package installs`);
+  binary = "/usr/bin/attractor-desktop";
   // The test removes what it installs: a copy a person installed is not its to remove.
   assert.ok(!installed(pkg), `${pkg} is already installed here; the test would replace and then remove it: remove it first (dpkg -r ${pkg})`);
   mkdirSync(home, { recursive: true });
@@ -102,6 +106,8 @@ describe("the installed .deb", () => {
     const empty = await win.find("[data-testid=empty]");
     assert.match(await win.text(empty), /^No suites yet/);
     assert.match(await win.text(await win.find("nav .brand")), /Attractor/);
+    // It names the example the package installed, which the next test runs.
+    assert.equal(await win.text(await win.find("[data-testid=first-example]")), example);
     const nav = await win.run(`return [...document.querySelectorAll("nav a")].map((a) => a.textContent)`);
     assert.deepEqual(nav.slice(0, 3), ["Suites", "Launch", "Live"]);
     // The bus's events reach the window (a Tauri listener), and the page is
@@ -123,9 +129,21 @@ describe("the installed .deb", () => {
     win = null;
   });
 
+  it("runs the example the first screen names with the installed CLI", () => {
+    // What the empty Suites screen tells a newcomer to type, one epoch of it.
+    const out = execFileSync("/usr/bin/attractor", ["run", example, "--epochs", "1", "--quiet", "--json"], { env, encoding: "utf8", cwd: home });
+    const summary = JSON.parse(out);
+    assert.equal(summary.suite, "descent-tuning");
+    assert.ok(existsSync(db), "the run wrote to the same default database the app opened");
+    const listed = execFileSync("/usr/bin/attractor", ["inspect"], { env, encoding: "utf8", cwd: home });
+    assert.match(listed, /descent-tuning/);
+  });
+
   it("is removed by dpkg -r, program and all", () => {
     asRoot("dpkg", "-r", pkg);
     assert.ok(!installed(pkg), `${pkg} is no longer installed`);
     assert.ok(!existsSync(binary), `${binary} is gone`);
+    assert.ok(!existsSync("/usr/bin/attractor"), "the CLI is gone");
+    assert.ok(!existsSync(example), "the examples are gone");
   });
 });

@@ -591,8 +591,11 @@ describe("the Attractor web UI against a real server", () => {
     await card.getByRole("button", { name: "Approve my edit" }).click();
     await page.locator(`[data-testid=answered] tr[data-id="${id}"]`).waitFor();
 
-    // Whatever epoch 2 proposes is rejected; the run then ends.
+    // Whatever epoch 2 proposes is rejected; the run then ends. Its
+    // question reaches the open Inbox by the live feed alone (no reload).
+    const deadline = Date.now() + WAIT;
     for (;;) {
+      assert.ok(Date.now() < deadline, "the gated run did not end: a question it asked never showed in the open Inbox?");
       const launches = await (await fetch(`${server.url}api/launches`)).json();
       if (launches.find((l) => l.suite === "gated")?.status === "finished") break;
       const next = page.locator(`[data-testid=pending][data-kind=artifact_update]:not([data-id="${id}"])`);
@@ -751,6 +754,9 @@ describe("the Attractor web UI against a real server", () => {
           await page.goto(`${server.url}#/${route}`);
           await page.locator("main h2").first().waitFor();
           await page.waitForLoadState("networkidle");
+          // Every chart drawn to the end (its entry animation too), so the
+          // picture is the screen as a person sees it, not a frame of it.
+          await page.waitForFunction(() => [...document.querySelectorAll(".chart")].every((c) => c.dataset.renderedAt));
           const layout = await page.evaluate(() => {
             const nav = document.querySelector(".nav").getBoundingClientRect();
             const main = document.querySelector(".main").getBoundingClientRect();

@@ -108,6 +108,7 @@ const CHANGES = new Set([
   "suite_finished",
   "launch_started",
   "launch_ended",
+  "intervention_raised",
   "intervention_answered",
   "artifact_activated",
   "watched_folder_added",

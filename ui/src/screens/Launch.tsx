@@ -18,6 +18,7 @@ import type { RunRequest } from "../generated/RunRequest";
 import type { SelectionName } from "../generated/SelectionName";
 import type { TreeRequest } from "../generated/TreeRequest";
 import type { Validation } from "../generated/Validation";
+import { useExample } from "../lib/examples";
 import { useSettled } from "../lib/query";
 
 // A select shows a short name (a long one was cut off in its box); the
@@ -72,6 +73,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
   const [starting, setStarting] = useState(false);
   // The issues a refused Start came back with (the file changed since it was checked).
   const [refused, setRefused] = useState<Validation | null>(null);
+  const example = useExample("descent.suite.yaml");
 
   const set = (change: Partial<RunRequest>) => setReq((r) => ({ ...r, ...change }));
   const setTree = (change: Partial<TreeRequest>) => setReq((r) => ({ ...r, tree: { ...r.tree, ...change } }));
@@ -144,7 +146,7 @@ export function Launch({ initialPath }: { initialPath: string }) {
       <div className="card form">
         <label>
           Suite file
-          <PathInput kind="suite" testId="suite-path" value={path} onChange={(p) => set({ suite_path: p })} placeholder="examples/descent.suite.yaml" autoFocus />
+          <PathInput kind="suite" testId="suite-path" value={path} onChange={(p) => set({ suite_path: p })} placeholder={example} autoFocus />
           <span className="hint">A path on the machine running Attractor, absolute or relative to where it was started.</span>
         </label>
         <div className="validation" data-testid="validation">

@@ -5,6 +5,7 @@ import { api } from "../api";
 import { useLive } from "../App";
 import { Empty, ErrorNote, Status } from "../components/common";
 import { ExportReport } from "../components/ExportReport";
+import { useExample } from "../lib/examples";
 import { fmtLoss } from "../lib/format";
 import { useLiveQuery } from "../lib/query";
 
@@ -13,10 +14,7 @@ export function Suites() {
   const { data: suites, error: loadError } = useLiveQuery(["suites"], tick, () => api.suites());
   // An export that failed says so here, above the list.
   const [exportError, setExportError] = useState<string | null>(null);
-  // Where the bundled examples are here: a checkout's examples/, or the copy
-  // an installed package carries.
-  const examples = useLiveQuery(["overview"], tick, () => api.overview()).data?.examples_dir ?? "examples";
-  const first = `${examples}/descent.suite.yaml`;
+  const first = useExample("descent.suite.yaml");
 
   return (
     <section>

@@ -3,11 +3,13 @@
 import { useMemo } from "react";
 import { EChart } from "../../components/EChart";
 import { Empty } from "../../components/common";
+import { useExample } from "../../lib/examples";
 import type { StrategyStats } from "../../generated/StrategyStats";
 import type { TrajectoryStats } from "../../generated/TrajectoryStats";
 import { ATTRACTOR_COLORS, attractorOption, complexityOption, pct, rankStrategies, rateColor, signed, strategyMatrix, totals, words } from "../../lib/memory";
 
 export function NothingYet() {
+  const example = useExample("agent.suite.yaml");
   return (
     <Empty title="Nothing remembered yet">
       <p>
@@ -18,10 +20,10 @@ export function NothingYet() {
       </p>
       <p>
         To fill it, run a suite with agent tasks — the example suite has two. Set a model on the{" "}
-        <a href="#/settings">Settings</a> screen, then launch <code>examples/agent.suite.yaml</code> from the{" "}
-        <a href="#/launch">Launch</a> screen, or from a terminal:
+        <a href="#/settings">Settings</a> screen, then launch <code>{example}</code> from the{" "}
+        <a href={`#/launch?path=${encodeURIComponent(example)}`}>Launch</a> screen, or from a terminal:
       </p>
-      <pre>attractor run examples/agent.suite.yaml</pre>
+      <pre>attractor run {example}</pre>
     </Empty>
   );
 }

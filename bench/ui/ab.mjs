@@ -1,0 +1,115 @@
+// Side by side: two or more builds of the app measured in turn in one run,
+// so a machine that gets busier meanwhile slows all alike (absolute numbers
+// move ±15 % between runs on a 2-core VM; compare the ratios).
+//
+//   node bench/ui/ab.mjs pages BIN_A BIN_B …   # the Runs page under 20 clients, one server per binary
+//   node bench/ui/ab.mjs charts DIST_A DIST_B … # the Charts screen's first render, one UI build (ui/dist) per server
+//
+// Both fill a suite of 500 epochs × 50 tasks once (`attractor bench fill`,
+// with the first binary, or ATTRACTOR_BIN for `charts`) into a database
+// under $TMPDIR/attractor-ab/ that later runs reuse.
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { chromium } from "playwright-core";
+
+const [what, ...subjects] = process.argv.slice(2);
+if (!["pages", "charts"].includes(what) || subjects.length === 0) {
+  console.error("usage: node bench/ui/ab.mjs pages BIN… | charts DIST…");
+  process.exit(2);
+}
+const root = resolve(import.meta.dirname, "../..");
+const targetDir = process.env.CARGO_TARGET_DIR ?? join(homedir(), ".cache/attractor/target");
+const work = join(tmpdir(), "attractor-ab");
+mkdirSync(work, { recursive: true });
+const db = join(work, "ab.db");
+const env = { ...process.env, ATTRACTOR_SETTINGS: join(work, "settings.json"), ATTRACTOR_RUNS_DIR: join(work, "runs") };
+delete env.ATTRACTOR_DB;
+delete env.ATTRACTOR_TOKEN;
+const fillBin = what === "pages" ? subjects[0] : (process.env.ATTRACTOR_BIN ?? join(targetDir, "release/attractor"));
+if (!existsSync(db)) execFileSync(fillBin, ["--db", db, "--json", "bench", "fill", "--epochs", "500", "--tasks", "50"], { env, stdio: "ignore" });
+
+function serve(bin, uiDir) {
+  const child = spawn(bin, ["--db", db, "serve", "--port", "0", "--ui-dir", uiDir], { env, stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((ok) => {
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/\S+)/);
+      if (m) ok({ child, url: m[1] });
+    });
+  });
+}
+const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+const median = (xs) => quantile(xs, 0.5);
+
+if (what === "pages") {
+  const path = "api/suites/1/epochs?offset=0&limit=5";
+  const servers = [];
+  for (const bin of subjects) servers.push({ bin, ...(await serve(bin, join(root, "ui/dist"))), times: [], rates: [] });
+  const burst = async (s, perClient, record) => {
+    const t0 = performance.now();
+    const times = [];
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        for (let i = 0; i < perClient; i++) {
+          const t = performance.now();
+          const r = await fetch(s.url + path, { headers: { "Accept-Encoding": "gzip" } });
+          await r.arrayBuffer();
+          if (!r.ok) throw new Error(`${s.bin}: ${r.status}`);
+          times.push(performance.now() - t);
+        }
+      }),
+    );
+    if (record) {
+      s.times.push(...times);
+      s.rates.push(times.length / ((performance.now() - t0) / 1000));
+    }
+  };
+  for (const s of servers) await burst(s, 2, false);
+  for (let round = 0; round < 5; round++) for (const s of servers) await burst(s, 10, true);
+  for (const s of servers) {
+    const rate = s.rates.reduce((a, b) => a + b) / s.rates.length;
+    console.log(`${s.bin}: p50 ${median(s.times).toFixed(1)} ms, p95 ${quantile(s.times, 0.95).toFixed(1)} ms, ${rate.toFixed(0)} answered/s`);
+  }
+  for (const s of servers) s.child.kill();
+} else {
+  const servers = [];
+  for (const dist of subjects) servers.push({ dist, ...(await serve(fillBin, dist)), first: [], whole: [] });
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", headless: true, args: ["--no-sandbox", "--disable-gpu"] });
+  const samples = Number(process.env.SAMPLES ?? 9);
+  for (let i = 0; i <= samples; i++) {
+    for (const s of servers) {
+      const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+      const page = await context.newPage();
+      await page.goto(`${s.url}#/charts/ui-bench`);
+      // Waiting in the page, on its own events (no polling from outside).
+      const r = await page.evaluate(
+        () =>
+          new Promise((done) => {
+            const ids = ["loss-curve", "artifact-timeline", "task-spread"];
+            let first = null;
+            const check = () => {
+              const els = ids.map((id) => document.querySelector(`[data-testid=${id}]`));
+              if (first === null && els.every((e) => e?.dataset.renderedAt)) first = Math.max(...els.map((e) => Number(e.dataset.renderedAt)));
+              if (first !== null && els[0].dataset.points === "500") return done({ first, whole: performance.now() }), true;
+              return false;
+            };
+            if (check()) return;
+            const mo = new MutationObserver(() => check() && mo.disconnect());
+            mo.observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-rendered-at", "data-points"] });
+          }),
+      );
+      // The first round warms the browser and the servers.
+      if (i > 0) {
+        s.first.push(r.first);
+        s.whole.push(r.whole);
+      }
+      await context.close();
+    }
+  }
+  for (const s of servers) console.log(`${s.dist}: first render median ${median(s.first).toFixed(0)} ms [${s.first.map((x) => x.toFixed(0))}], whole history ${median(s.whole).toFixed(0)} ms`);
+  await browser.close();
+  for (const s of servers) s.child.kill();
+}
