@@ -1,0 +1,79 @@
+//! Launching a suite: its validation with located issues, the preview of what
+//! a launch would do, and launches as the Live screen lists them.
+
+use super::*;
+
+/// One problem in a suite file, located to the character.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct SuiteIssueView {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    /// Dotted path of the field, e.g. `tasks[1].weights.eval`; may be empty.
+    pub field: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+/// The verdict on a suite file.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct Validation {
+    pub valid: bool,
+    pub path: String,
+    pub suite: Option<String>,
+    pub tasks: usize,
+    pub holdout_tasks: usize,
+    pub artifacts: Vec<String>,
+    pub issues: Vec<SuiteIssueView>,
+}
+
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ValidateRequest {
+    pub suite_path: String,
+}
+
+/// What `attractor run` takes, as a request body (same defaults): one
+/// type for the CLI, the API, the desktop app and the queue.
+pub use crate::outer::request::RunRequest;
+
+/// What a launch would do, before it starts: the runs, and what the model
+/// may cost.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct LaunchPreview {
+    /// Epochs × tasks (for a tree search, evaluations × tasks at most).
+    #[ts(type = "number")]
+    pub runs: u64,
+    /// "plan: 3 epoch(s) × 4 task(s) = 12 run(s); …", as `attractor run` prints it.
+    pub plan: String,
+    /// "model: about 16 call(s) (…), at most 210000 tokens, cost at most
+    /// 0.41"; none when the run calls no model.
+    pub model: Option<String>,
+}
+
+/// A launch's life: queued, running, then finished, cancelled or failed.
+pub use crate::store::QueueStatus as LaunchStatus;
+
+/// A launched suite run: a request of the store's queue, whichever process
+/// (the app, `attractor run`, a worker) launched and works it.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct LaunchView {
+    pub id: i64,
+    pub suite: String,
+    pub suite_path: String,
+    pub suite_id: Option<i64>,
+    pub status: LaunchStatus,
+    pub epochs_requested: u32,
+    pub epochs_done: u32,
+    pub optimizer: crate::outer::OptimizerKind,
+    /// The base seed, once the run chose it.
+    #[ts(type = "number | null")]
+    pub seed: Option<u64>,
+    /// Who works it: "the Attractor app (pid 42 on host)", "attractor run (…)".
+    pub holder: Option<String>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub error: Option<String>,
+    /// Every option the launch was asked for.
+    pub request: RunRequest,
+}
