@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use attractor::aso::config::{AsoConfig, BudgetSplit};
-use attractor::aso::coordinator::{TrajectoryKind, TrajectoryState, TrajectorySummary, apply_directive};
+use attractor::aso::coordinator::{
+    TrajectoryKind, TrajectoryState, TrajectoryStatus, TrajectoryStop, TrajectorySummary, apply_directive,
+};
 use attractor::aso::directive::{AlmSettingsOverride, ConfigOverrides, Directive, DirectiveAction, DirectiveSource};
 use attractor::aso::{Coordinator, SupervisionContext, TieredSupervisor};
 use attractor::numeric::alm::{self, AlmSettings, Start};
@@ -130,8 +132,15 @@ async fn three_trajectories_reach_the_optimum_and_write_one_telemetry_row_per_st
     }
     let d: serde_json::Value = serde_json::from_str(rows[0].diagnostics_json.as_deref().unwrap()).unwrap();
     assert_eq!(d["constraint_diagnostics"].as_array().unwrap().len(), 2);
-    let stop = rows.iter().find(|r| r.directive_action == "STOP");
-    assert!(stop.is_some(), "a converged trajectory is stopped by the heuristic");
+    // A converged trajectory stops: by the heuristic's STOP, or — an SQP
+    // descent that settled at a feasible point (`stop_after_descent`) — by
+    // its solver's own test.
+    let stopped = rows.iter().any(|r| r.directive_action == "STOP")
+        || out
+            .trajectories
+            .iter()
+            .any(|t| t.status == TrajectoryStatus::Converged && t.stop == TrajectoryStop::Stationary);
+    assert!(stopped, "a converged trajectory is stopped: {:?}", out.trajectories);
 }
 
 #[tokio::test]
@@ -292,10 +301,13 @@ async fn the_budget_is_never_exceeded_with_a_population_trajectory() {
 async fn a_rounds_descents_take_turns_and_its_augmented_lagrangians_wait_for_all_of_them() {
     let (_dir, store) = store().await;
     let mut went_on = 0;
+    // g11: from some starts SLSQP creeps onto its curved equality and does
+    // not settle within its iterations, so a descent hands over to the ALM
+    // (on g04 every descent now settles).
     for seed in 1..=3 {
-        let exp = store.insert_experiment(None, "g04", "{}").await.unwrap();
-        let g04: Arc<dyn Problem> = Arc::from(attractor::numeric::problem::builtin("g04").unwrap());
-        let mut c = coordinator(g04, AsoConfig::default(), Some((store.clone(), exp)));
+        let exp = store.insert_experiment(None, "g11", "{}").await.unwrap();
+        let g11: Arc<dyn Problem> = Arc::from(attractor::numeric::problem::builtin("g11").unwrap());
+        let mut c = coordinator(g11, AsoConfig::default(), Some((store.clone(), exp)));
         c.seed = seed;
         let out = c.produce_candidates(20_000).await;
         assert!(out.error.is_none(), "{:?}", out.error);

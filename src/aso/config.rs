@@ -129,6 +129,14 @@ pub struct AsoConfig {
     /// and g01's first success at 1,446 evaluations against 2,008; none
     /// loses g17's small basin (3 of 20 runs against 9) — bench/README.md.
     pub hops_per_round: u32,
+    /// Samples drawn and evaluated per global start of a round, the best
+    /// kept (the first SQP descent reuses its start's evaluation). Two:
+    /// with one, every sample is a start and the first descent begins three
+    /// evaluations sooner, but over 100 seeds × 24 problems the unchosen
+    /// starts cost more than that — g13 97 of 100 runs against 100 (median
+    /// to success 743 against 368), g24 52 against 27, spring 309 against
+    /// 170 — for gains on g01 and g08 (bench/README.md, 2026-11-27).
+    pub seed_oversampling: u32,
     /// Beyond the seed — the max violation at which a result counts as
     /// feasible: the best point reported, the loss, the run's agreement, and
     /// every SQP polish, which drives points to it. A problem file's
@@ -183,6 +191,7 @@ impl Default for AsoConfig {
             stop_after_descent: true,
             descents_in_turn: true,
             hops_per_round: 1,
+            seed_oversampling: 2,
             feasibility_tolerance: 1e-6,
             search_tolerance: 1e-4,
         }

@@ -41,7 +41,7 @@ pub use super::trajectory::{
     TrajectoryKind, TrajectoryState, TrajectoryStatus, TrajectoryStop, TrajectorySummary, apply_directive,
 };
 use crate::numeric::alm::{AlmSettings, Candidate, ChunkStatus};
-use crate::numeric::problem::Problem;
+use crate::numeric::problem::{Evaluation, Problem};
 use crate::store::{Store, TelemetryRow};
 
 /// What a whole coordinator invocation produced.
@@ -215,7 +215,7 @@ impl Coordinator {
                 stop = RunStop::Failed;
                 break;
             }
-            for s in &seeds {
+            for (s, _) in &seeds {
                 if best.as_ref().is_none_or(|cur| s.better_than(cur, tol)) {
                     best = Some(s.clone());
                 }
@@ -229,8 +229,8 @@ impl Coordinator {
             // after three descents sharing the evaluations.
             let gate = self.config.descents_in_turn.then(|| Gate::new(seeds.len()));
             let mut handles = Vec::new();
-            for (i, seed) in seeds.iter().enumerate() {
-                let mut traj = TrajectoryState::new(next_id, seed.x.clone(), self.alm.clone());
+            for (i, (seed, value)) in seeds.into_iter().enumerate() {
+                let mut traj = TrajectoryState::new(next_id, seed.x, self.alm.clone());
                 traj.around_best = i < around;
                 next_id += 1;
                 let allocation = match self.config.trajectory_budget_split {
@@ -238,7 +238,7 @@ impl Coordinator {
                     BudgetSplit::Adaptive => remaining,
                 };
                 let rng = ChaCha8Rng::seed_from_u64(rng.random());
-                handles.push(self.run_trajectory(traj, allocation, shared.clone(), rng, gate.clone()));
+                handles.push(self.run_trajectory(traj, Some(value), allocation, shared.clone(), rng, gate.clone()));
             }
             let mut finished = futures::future::join_all(handles).await;
             // The evaluator broke during this round: every trajectory of the
@@ -369,8 +369,9 @@ impl Coordinator {
         incumbent: Option<Vec<f64>>,
         scale: f64,
         mut rng: ChaCha8Rng,
-    ) -> Result<(Vec<Candidate>, u64, usize), String> {
+    ) -> Result<(Vec<seeds::Seed>, u64, usize), String> {
         let n = self.config.n_trajectories.max(1) as usize;
+        let oversampling = self.config.seed_oversampling as usize;
         let hops = (self.config.hops_per_round as usize).min(n - 1);
         let tol = self.tol();
         let problem = self.problem.clone();
@@ -383,12 +384,12 @@ impl Coordinator {
                     hops,
                     tol,
                 )?;
-                let (global, more) = seeds::prepare(problem.as_ref(), n - hops, tol, &mut rng)?;
+                let (global, more) = seeds::prepare(problem.as_ref(), n - hops, oversampling, tol, &mut rng)?;
                 let around = local.len();
                 local.extend(global);
                 Ok((local, used + more, around))
             }
-            _ => seeds::prepare(problem.as_ref(), n, tol, &mut rng).map(|(s, used)| (s, used, 0)),
+            _ => seeds::prepare(problem.as_ref(), n, oversampling, tol, &mut rng).map(|(s, used)| (s, used, 0)),
         })
         .await;
         match prepared {
@@ -424,18 +425,21 @@ impl Coordinator {
         got
     }
 
-    /// A local trajectory: an SQP descent from the seed, then (unless it
+    /// A local trajectory: an SQP descent from the seed (`value`: the
+    /// problem's answer there, when the seed was evaluated), then (unless it
     /// settled) the augmented Lagrangian from the best point it found.
     async fn run_trajectory(
         &self,
         traj: TrajectoryState,
+        value: Option<Evaluation>,
         allocation: u64,
         shared: Arc<Shared>,
         rng: ChaCha8Rng,
         gate: Option<Gate>,
     ) -> TrajectoryState {
         let solver =
-            LocalSolver::new(traj.seed.clone(), self.problem.dimension(), self.tol(), self.config.stop_after_descent);
+            LocalSolver::new(traj.seed.clone(), self.problem.dimension(), self.tol(), self.config.stop_after_descent)
+                .knowing(value);
         self.drive(traj, Box::new(solver), allocation, shared, rng, gate).await
     }
 

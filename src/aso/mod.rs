@@ -34,7 +34,7 @@ pub mod supervisor;
 pub mod trajectory;
 
 pub use config::{AsoConfig, DiagnosticThresholds, SupervisionMode};
-pub use coordinator::{Coordinator, CoordinatorOutcome, TrajectoryKind};
+pub use coordinator::{Coordinator, CoordinatorOutcome, RunStop, TrajectoryKind};
 pub use diagnostics::{OptimizerDiagnostics, Snapshot, Status, Trend};
 pub use directive::{Directive, DirectiveAction, DirectiveSource};
 pub use heuristic::HeuristicSupervisor;

@@ -12,7 +12,7 @@ use rand::Rng;
 use rand::seq::SliceRandom;
 
 use crate::numeric::alm::Candidate;
-use crate::numeric::problem::{EvalError, Problem};
+use crate::numeric::problem::{EvalError, Evaluation, Problem};
 
 /// `count` Latin-hypercube points in `bounds`.
 pub fn latin_hypercube<R: Rng>(bounds: &[(f64, f64)], count: usize, rng: &mut R) -> Vec<Vec<f64>> {
@@ -28,16 +28,21 @@ pub fn latin_hypercube<R: Rng>(bounds: &[(f64, f64)], count: usize, rng: &mut R)
     points
 }
 
-/// Samples `2 × wanted` points, evaluates them (each counts as one
-/// evaluation) and returns up to `wanted` valid ones, best first, with the
-/// evaluations used.
+/// A start with the problem's answer there (which its first SQP step
+/// reuses instead of evaluating the point again).
+pub type Seed = (Candidate, Evaluation);
+
+/// Samples `oversampling × wanted` points, evaluates them (each counts as
+/// one evaluation) and returns up to `wanted` valid ones, best first, with
+/// the evaluations used.
 pub fn prepare<R: Rng>(
     problem: &dyn Problem,
     wanted: usize,
+    oversampling: usize,
     tol: f64,
     rng: &mut R,
-) -> Result<(Vec<Candidate>, u64), EvalError> {
-    let samples = latin_hypercube(&problem.bounds(), (2 * wanted).max(1), rng);
+) -> Result<(Vec<Seed>, u64), EvalError> {
+    let samples = latin_hypercube(&problem.bounds(), (oversampling.max(1) * wanted).max(1), rng);
     filter_valid(problem, samples, wanted, tol)
 }
 
@@ -65,7 +70,7 @@ pub fn filter_valid(
     samples: Vec<Vec<f64>>,
     wanted: usize,
     tol: f64,
-) -> Result<(Vec<Candidate>, u64), EvalError> {
+) -> Result<(Vec<Seed>, u64), EvalError> {
     let mut valid = Vec::new();
     let evals = samples.len() as u64;
     let mut last_error = None;
@@ -82,7 +87,7 @@ pub fn filter_valid(
         };
         let c = Candidate { objective: e.objective, max_violation: e.max_violation(), x };
         if c.objective.is_finite() && c.max_violation.is_finite() {
-            valid.push(c);
+            valid.push((c, e));
         }
     }
     if valid.is_empty()
@@ -90,7 +95,7 @@ pub fn filter_valid(
     {
         return Err(err);
     }
-    valid.sort_by(|a, b| {
+    valid.sort_by(|(a, _), (b, _)| {
         if a.better_than(b, tol) {
             std::cmp::Ordering::Less
         } else if b.better_than(a, tol) {

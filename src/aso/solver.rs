@@ -114,11 +114,15 @@ pub struct SqpSolver {
     settled: bool,
     /// How far the last step moved the best point.
     moved: f64,
+    /// The problem's answer at `at`, when known before the first step (an
+    /// evaluated seed): that step does not pay for it again.
+    known: Option<Evaluation>,
 }
 
 impl SqpSolver {
     pub fn new(seed: Vec<f64>, dimension: usize, tol: f64) -> SqpSolver {
         SqpSolver {
+            known: None,
             at: seed,
             best: None,
             at_best: None,
@@ -195,7 +199,7 @@ impl ChunkSolver for SqpSolver {
                 break;
             }
             let before = self.best.clone();
-            let p = polish::polish(problem, &self.at, budget - used, self.tol);
+            let p = polish::polish_knowing(problem, &self.at, self.known.take(), budget - used, self.tol);
             used += p.evals_used;
             // The best point reached counts even when the problem then failed.
             self.absorb(p.best, p.at_best);
@@ -253,6 +257,7 @@ impl ChunkSolver for SqpSolver {
     fn restart(&mut self, point: Option<Vec<f64>>, _rng: &mut ChaCha8Rng, _left: u64) {
         if let Some(x) = point {
             self.at = x;
+            self.known = None;
         }
         (self.best, self.at_best, self.last, self.settled, self.moved) = (None, None, None, false, 0.0);
     }
@@ -289,6 +294,14 @@ enum Phase {
 impl LocalSolver {
     pub fn new(seed: Vec<f64>, dimension: usize, tol: f64, stop_after_descent: bool) -> LocalSolver {
         LocalSolver { phase: Phase::Descent(SqpSolver::new(seed, dimension, tol)), dimension, stop_after_descent }
+    }
+
+    /// The problem's answer at the seed, already evaluated (see `SqpSolver::known`).
+    pub fn knowing(mut self, value: Option<Evaluation>) -> LocalSolver {
+        if let Phase::Descent(d) = &mut self.phase {
+            d.known = value;
+        }
+        self
     }
 
     /// The ALM from where the descent got to (its best point, else its start).

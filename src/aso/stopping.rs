@@ -3,13 +3,13 @@
 //! unseen, and whether a round's ends disagree (the landscape evidence for a
 //! population) — with the reason a run stopped.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::trajectory::{TrajectoryKind, TrajectoryStop, TrajectorySummary};
 use crate::numeric::alm::Candidate;
 
 /// Why a whole coordinator run stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStop {
     /// Enough trajectories agreed on the best value, and rounds since did

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::numeric::{OURS, RunRecord};
+use crate::aso::RunStop;
 
 /// One problem × method cell.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -19,6 +20,11 @@ pub struct Cell {
     /// that stops when done spends less than its budget).
     pub median_evals_spent: Option<f64>,
     pub median_best: Option<f64>,
+    /// Of our runs that stopped on their own (`agreed` or `stalled`, not
+    /// on the budget): how many, and the shares of their evaluations made
+    /// after their final best ([`RunRecord::share_after_final_best`]).
+    pub converged_runs: u32,
+    pub shares_after_final_best: Vec<f64>,
 }
 
 /// The order peers are shown in (as `bench/peers.py` names them); unknown
@@ -63,6 +69,12 @@ impl Report {
                     ),
                     median_evals_spent: median(rs.iter().map(|r| r.evals as f64).collect()),
                     median_best: median(rs.iter().filter_map(|r| r.best_feasible).collect()),
+                    converged_runs: rs.iter().filter(|r| stopped_on_its_own(r)).count() as u32,
+                    shares_after_final_best: rs
+                        .iter()
+                        .filter(|r| stopped_on_its_own(r))
+                        .filter_map(|r| r.share_after_final_best())
+                        .collect(),
                 };
                 (key, cell)
             })
@@ -160,6 +172,40 @@ impl Report {
         s
     }
 
+    /// Our runs that stopped on their own, per problem: how much of their
+    /// evaluations came after their final best (issue 17 asks at most
+    /// 10 %). With the totals over every problem.
+    pub fn after_final_best_table(&self) -> String {
+        let mut s = String::from(
+            "| problem | runs stopped on their own | median share after the final best | largest | runs above 10 % |\n\
+             |---|---:|---:|---:|---:|\n",
+        );
+        let pct = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{:.0} %", 100.0 * v));
+        let (mut runs, mut above, mut all) = (0, 0, Vec::new());
+        for p in &self.problems {
+            let Some(c) = self.cell(p, OURS) else { continue };
+            let over = c.shares_after_final_best.iter().filter(|&&v| v > 0.1).count();
+            let largest = c
+                .shares_after_final_best
+                .iter()
+                .copied()
+                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+            let _ = writeln!(
+                s,
+                "| {p} | {}/{} | {} | {} | {over} |",
+                c.converged_runs,
+                c.runs,
+                pct(median(c.shares_after_final_best.clone())),
+                pct(largest)
+            );
+            runs += c.converged_runs;
+            above += over;
+            all.extend(c.shares_after_final_best.iter().copied());
+        }
+        let _ = writeln!(s, "| **all** | {runs} | {} | | {above} |", pct(median(all)));
+        s
+    }
+
     /// The median best feasible value of each cell.
     pub fn best_table(&self) -> String {
         let mut s = header(&self.methods);
@@ -176,6 +222,12 @@ impl Report {
         }
         s
     }
+}
+
+/// A run that stopped because it judged its search done, not because the
+/// budget ran out or it failed.
+fn stopped_on_its_own(r: &RunRecord) -> bool {
+    r.coordinator.as_ref().and_then(|c| c.stop).is_some_and(|s| matches!(s, RunStop::Agreed | RunStop::Stalled))
 }
 
 fn rate(c: &Cell) -> f64 {
@@ -268,6 +320,7 @@ mod tests {
             seconds: 0.5,
             error: None,
             coordinator: None,
+            evals_to_final_best: None,
         }
     }
 
@@ -295,6 +348,29 @@ mod tests {
     }
 
     #[test]
+    fn the_share_after_the_final_best_counts_only_runs_that_stopped_on_their_own() {
+        let with = |stop: Option<RunStop>, at: Option<u64>| {
+            let mut r = rec("g01", OURS, 1, true, Some(10), Some(-15.0));
+            r.coordinator = Some(super::super::numeric::CoordinatorCounters { stop, ..Default::default() });
+            r.evals_to_final_best = at;
+            r
+        };
+        // evals is 100 in every record: 90 at the final best is 10 % after it (not above 10 %), 50 is 50 %.
+        let records = vec![
+            with(Some(RunStop::Agreed), Some(90)),
+            with(Some(RunStop::Stalled), Some(50)),
+            with(Some(RunStop::Budget), Some(10)),
+            with(None, Some(10)),
+        ];
+        let r = Report::new(&records, &["g01".into()]);
+        let c = r.cell("g01", OURS).unwrap();
+        assert_eq!((c.converged_runs, c.shares_after_final_best.clone()), (2, vec![0.1, 0.5]));
+        let table = r.after_final_best_table();
+        assert!(table.contains("| g01 | 2/4 | 30 % | 50 % | 1 |"), "{table}");
+        assert!(table.contains("| **all** | 2 | 30 % | | 1 |"), "{table}");
+    }
+
+    #[test]
     fn supervision_metrics_add_up_the_counters() {
         let mut a = rec("g01", OURS, 1, true, Some(1), Some(-15.0));
         a.coordinator = Some(super::super::numeric::CoordinatorCounters {
@@ -305,6 +381,7 @@ mod tests {
             steps: 10,
             llm_calls: 3,
             llm_failures: 0,
+            stop: None,
         });
         let mut b = a.clone();
         b.coordinator.as_mut().unwrap().llm_calls = 1;

@@ -705,6 +705,14 @@ fn render(a: &NumericArgs, problems: &[String], records: &[RunRecord], supervisi
     }
     let _ = writeln!(s, "\n## Evaluations spent (median of every run, success or not)\n\n{}", report.spent_table());
     let _ = writeln!(s, "\n## Median best feasible value\n\n{}", report.best_table());
+    if report.methods.iter().any(|m| m == OURS) {
+        let _ = writeln!(
+            s,
+            "\n## Evaluations after the final best ({OURS}'s runs that stopped on their own)\n\nThe share of a run's \
+             evaluations made after the first one within the gap of its final best feasible value.\n\n{}",
+            report.after_final_best_table()
+        );
+    }
 
     let ours: Vec<&RunRecord> = records.iter().filter(|r| r.method == OURS).collect();
     let mut rows = vec![("heuristics only".to_string(), SupervisionMetrics::of(ours.iter().copied()))];

@@ -1,6 +1,7 @@
 //! A final local polish of a trajectory's best point: SLSQP on the original
-//! constrained problem (inequalities as they are, each equality as the pair
-//! `h − ε ≤ 0`, `−h − ε ≤ 0`), with forward-difference gradients.
+//! constrained problem (inequalities as they are, equalities as equalities —
+//! through the vendored `slsqp` crate's `minimize_with_equalities`, see
+//! `vendor/slsqp/README-attractor.md`), with forward-difference gradients.
 //!
 //! The augmented Lagrangian gets close and keeps the search robust; a
 //! sequential-quadratic step from where it ended converges the last digits
@@ -161,6 +162,14 @@ pub enum PolishEnd {
 
 /// Polishes from `x0` with at most `budget` evaluations.
 pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polished {
+    polish_knowing(problem, x0, None, budget, tol)
+}
+
+/// [`polish`], given the problem's answer at `x0` when it is already known
+/// (an evaluated seed): the polish then starts with the gradient, as a
+/// multistart's SLSQP does from its first evaluation. `known` must be the
+/// evaluation of exactly `x0`.
+pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluation>, budget: u64, tol: f64) -> Polished {
     let n = problem.dimension();
     let bounds = problem.bounds();
     if budget < n as u64 + 2 || x0.len() != n {
@@ -186,6 +195,11 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
         value: None,
         gradients: None,
     });
+    if let Some(e) = known.filter(|e| e.is_finite() && x0.len() == n) {
+        let mut c = cache.borrow_mut();
+        let candidate = Candidate { x: x0.to_vec(), objective: e.objective, max_violation: e.max_violation() };
+        (c.at, c.best, c.at_best, c.value) = (x0.to_vec(), Some(candidate), Some(e.clone()), Some(e));
+    }
     let Some(first) = cache.borrow_mut().value_at(x0) else {
         let c = cache.into_inner();
         return Polished {
@@ -240,16 +254,51 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
     for i in 0..n_ineq {
         constraints.push(make(1 + i, 1.0, -margin));
     }
+    // Equalities go to SLSQP as equalities: it then solves for them with
+    // the step (a Newton step on h = 0) rather than keeping the iterate
+    // inside a band |h| ≤ ε of two nearly parallel inequalities, which
+    // costs it many more iterations and often ends stuck (g03 took ~8× the
+    // evaluations of scipy's SLSQP that way). SLSQP stops on ftol/xtol
+    // only where it deems the point feasible: |h| within the margin. It
+    // takes at most n equalities; more (a degenerate problem) are written
+    // as bands, as before.
+    let as_equalities = n_eq <= n;
+    let mut equalities = Vec::new();
     for j in 0..n_eq {
-        constraints.push(make(1 + n_ineq + j, 1.0, margin));
-        constraints.push(make(1 + n_ineq + j, -1.0, margin));
+        if as_equalities {
+            equalities.push(make(1 + n_ineq + j, 1.0, 0.0));
+        } else {
+            constraints.push(make(1 + n_ineq + j, 1.0, margin));
+            constraints.push(make(1 + n_ineq + j, -1.0, margin));
+        }
     }
+    // A point on an active inequality counts as feasible for SLSQP's stop
+    // test within the margin: without it (NLopt's default is zero) an
+    // iterate converging onto the shifted constraint from a hair outside —
+    // every other time — is never feasible, so ftol never stops it and it
+    // runs on to its iteration budget at the optimum (g18: 60 SLSQP
+    // calls, ~250 evaluations, where it had arrived in ~100), then counted
+    // as not settled. Still feasible for the problem: the constraints
+    // are shifted a margin inside.
+    let inequality_tolerances = vec![margin; constraints.len()];
+    let equality_tolerances = vec![margin; equalities.len()];
     // SLSQP counts a gradient as one call: n + 1 evaluations by differences, one when exact.
     let per_call = if first.gradients.is_some() { 1 } else { n as u64 + 1 };
     let maxeval = (budget / per_call).max(1) as usize;
     let stop = slsqp::StopTols { ftol_rel: 1e-12, xtol_rel: 1e-12, ..slsqp::StopTols::default() };
-    let outcome = slsqp::minimize(objective, x0, &bounds, &constraints, (), maxeval, Some(stop));
-    drop(constraints);
+    let outcome = slsqp::minimize_with_equalities(
+        objective,
+        x0,
+        &bounds,
+        &constraints,
+        &inequality_tolerances,
+        &equalities,
+        &equality_tolerances,
+        (),
+        maxeval,
+        Some(stop),
+    );
+    drop((constraints, equalities));
     // SLSQP also stops "stuck" where its quasi-Newton model went bad, not
     // only at optima with active bounds: a first-order (KKT) test at the
     // best point tells the two apart.
@@ -500,17 +549,18 @@ mod tests {
     #[test]
     fn a_polish_stuck_short_of_a_local_optimum_is_not_converged_and_one_stuck_at_one_is() {
         use rand::SeedableRng;
-        let stuck_ends = |name: &str| {
+        let ends = |name: &str, kinds: &[PolishEnd]| {
             let p = builtin(name).unwrap();
             let n = p.dimension() as u64;
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
             crate::aso::seeds::latin_hypercube(&p.bounds(), 10, &mut rng)
                 .iter()
                 .map(|x| polish(p.as_ref(), x, 60 * (n + 1), 1e-6))
-                .filter(|r| r.end == PolishEnd::Stuck)
+                .filter(|r| kinds.contains(&r.end))
                 .map(|r| (r.best.unwrap().objective, r.converged))
                 .collect::<Vec<_>>()
         };
+        let stuck_ends = |name: &str| ends(name, &[PolishEnd::Stuck]);
         // The pressure vessel's SLSQP sticks at feasible points far above the
         // optimum (5885.33): those must not count as settled.
         let vessel = stuck_ends("pressure_vessel");
@@ -518,9 +568,12 @@ mod tests {
         // (Within finite-difference accuracy a point 0.02 % above it can pass.)
         assert!(vessel.iter().filter(|e| e.1).all(|&(f, _)| f < 5885.33 * 1.001), "{vessel:?}");
         assert!(vessel.iter().any(|e| e.1), "{vessel:?}");
-        // g01's local optima are vertices of its linear constraints: stuck
-        // there is settled (−15 is the global one, −12.66 and −13.83 local).
-        let g01 = stuck_ends("g01");
+        // g01's local optima are vertices of its linear constraints: there
+        // SLSQP settles on its tolerances (now that a point a hair outside
+        // an active constraint counts as feasible for its stop test) or is
+        // stuck, and either way it has converged (−15 is the global one,
+        // −12.66 and −13.83 local).
+        let g01 = ends("g01", &[PolishEnd::Stuck, PolishEnd::Settled]);
         assert!(g01.len() >= 5, "{g01:?}");
         assert!(g01.iter().all(|e| e.1), "{g01:?}");
     }
@@ -532,6 +585,89 @@ mod tests {
         let out = polish(p.as_ref(), &x0, 3000, 1e-4);
         let b = out.best.unwrap();
         assert!(b.max_violation <= 1e-4, "{b:?}");
+    }
+
+    #[test]
+    fn the_vendored_slsqp_solves_equality_constrained_problems_to_the_last_digits() {
+        // min x² + y² subject to x + y = 1: (½, ½).
+        let objective = |x: &[f64], g: Option<&mut [f64]>, _: &mut ()| {
+            if let Some(g) = g {
+                g.copy_from_slice(&[2.0 * x[0], 2.0 * x[1]]);
+            }
+            x[0] * x[0] + x[1] * x[1]
+        };
+        let line = |x: &[f64], g: Option<&mut [f64]>, _: &mut ()| {
+            if let Some(g) = g {
+                g.copy_from_slice(&[1.0, 1.0]);
+            }
+            x[0] + x[1] - 1.0
+        };
+        let none: Vec<&dyn slsqp::Func<()>> = vec![];
+        let stop = slsqp::StopTols { ftol_rel: 1e-14, ..slsqp::StopTols::default() };
+        let bounds = [(-5.0, 5.0), (-5.0, 5.0)];
+        let (_, x, f) = slsqp::minimize_with_equalities(
+            objective,
+            &[3.0, -2.0],
+            &bounds,
+            &none,
+            &[],
+            &[&line as &dyn slsqp::Func<()>],
+            &[1e-10],
+            (),
+            100,
+            Some(stop.clone()),
+        )
+        .unwrap();
+        assert!((x[0] - 0.5).abs() < 1e-8 && (x[1] - 0.5).abs() < 1e-8, "{x:?}");
+        assert!((f - 0.5).abs() < 1e-12, "{f}");
+        // min x + y on the circle x² + y² = 2 (a curved equality the band
+        // of two inequalities used to stand in for): (−1, −1).
+        let sum = |x: &[f64], g: Option<&mut [f64]>, _: &mut ()| {
+            if let Some(g) = g {
+                g.copy_from_slice(&[1.0, 1.0]);
+            }
+            x[0] + x[1]
+        };
+        let circle = |x: &[f64], g: Option<&mut [f64]>, _: &mut ()| {
+            if let Some(g) = g {
+                g.copy_from_slice(&[2.0 * x[0], 2.0 * x[1]]);
+            }
+            x[0] * x[0] + x[1] * x[1] - 2.0
+        };
+        let (_, x, _) = slsqp::minimize_with_equalities(
+            sum,
+            &[0.5, -1.2],
+            &bounds,
+            &none,
+            &[],
+            &[&circle as &dyn slsqp::Func<()>],
+            &[1e-10],
+            (),
+            100,
+            Some(stop),
+        )
+        .unwrap();
+        assert!((x[0] + 1.0).abs() < 1e-6 && (x[1] + 1.0).abs() < 1e-6, "{x:?}");
+        assert!((x[0] * x[0] + x[1] * x[1] - 2.0).abs() < 1e-10, "{x:?}");
+    }
+
+    #[test]
+    fn polishing_near_g03s_optimum_holds_its_equality_to_a_tenth_of_the_tolerance() {
+        // g03: the product of ten variables on the unit sphere, one
+        // equality; its optimum −1 at every xᵢ = 1/√10. From points a few
+        // percent off it, on and off the sphere, SLSQP must end on the
+        // sphere (to a tenth of the tolerance, as the polish ranks its
+        // points) at the optimum.
+        let p = builtin("g03").unwrap();
+        let optimum = 1.0 / 10f64.sqrt();
+        for (k, scale) in [0.97, 1.02, 1.0].into_iter().enumerate() {
+            let x0: Vec<f64> = (0..10).map(|i| optimum * scale * if (i + k) % 2 == 0 { 1.03 } else { 0.98 }).collect();
+            let out = polish(p.as_ref(), &x0, 60 * 11, 1e-6);
+            let b = out.best.clone().unwrap();
+            let h = p.evaluate(&b.x).unwrap().equalities[0];
+            assert!(h.abs() <= 1e-7, "|h| = {h:e} from {x0:?}: {out:?}");
+            assert!(b.objective <= -1.0 + 1e-6, "{b:?} from {x0:?}");
+        }
     }
 
     #[test]
