@@ -163,7 +163,11 @@ export function chainOption(graph: SuiteGraph): EChartsCoreOption {
         links,
         edgeSymbol: ["none", "arrow"],
         edgeSymbolSize: 6,
-        label: { position: "top", fontSize: 10 },
+        label: { position: "top", fontSize: 10, lineHeight: 13 },
+        // Neighbouring epochs of equal loss put their labels on one another:
+        // the later one gives way (its tooltip still says it).
+        labelLayout: { hideOverlap: true },
+        animationDuration: 300,
       },
     ],
   };
