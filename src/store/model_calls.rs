@@ -84,18 +84,25 @@ impl Store {
     /// What the calls of a suite, an epoch or a run cost in all.
     pub async fn model_spend(&self, of: CallsOf) -> Result<ModelSpend> {
         let (column, id) = scope_column(of);
-        let totals: SpendTotals =
-            sqlx::query_as(&format!("SELECT {SPEND_COLUMNS} FROM model_calls WHERE {column} = $1"))
-                .bind(id)
-                .fetch_one(&self.pool)
-                .await?;
-        Ok(spend_of(totals))
+        let sums: SpendSums = sqlx::query_as(&format!("SELECT {SPEND_COLUMNS} FROM model_calls WHERE {column} = $1"))
+            .bind(id)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(sums.into())
     }
 }
 
-/// The sums a spend is made of, in [`SPEND_COLUMNS`]' order: calls, prompt
-/// and completion tokens, failures, seconds, cost, unpriced calls.
-pub(crate) type SpendTotals = (i64, i64, i64, i64, f64, f64, i64);
+/// The sums a spend is made of, read by the names [`SPEND_COLUMNS`] gives them.
+#[derive(Debug, sqlx::FromRow)]
+pub(crate) struct SpendSums {
+    calls: i64,
+    prompt_tokens: i64,
+    completion_tokens: i64,
+    failures: i64,
+    seconds: f64,
+    cost: f64,
+    unpriced_calls: i64,
+}
 
 /// The aggregate columns of a spend over some `model_calls` rows.
 pub(crate) const SPEND_COLUMNS: &str =
@@ -106,17 +113,19 @@ pub(crate) const SPEND_COLUMNS: &str =
      CAST(COALESCE(SUM(cost), 0.0) AS DOUBLE PRECISION) AS cost,
      CAST(COALESCE(SUM(CASE WHEN cost IS NULL THEN 1 ELSE 0 END), 0) AS BIGINT) AS unpriced_calls";
 
-/// A spend from its sums (negative counts, which no sum of rows gives, read as 0).
-pub(crate) fn spend_of((calls, prompt, completion, failures, seconds, cost, unpriced): SpendTotals) -> ModelSpend {
-    let count = |n: i64| u64::try_from(n).unwrap_or(0);
-    ModelSpend {
-        calls: count(calls),
-        prompt_tokens: count(prompt),
-        completion_tokens: count(completion),
-        failures: count(failures),
-        seconds,
-        cost,
-        unpriced_calls: count(unpriced),
+impl From<SpendSums> for ModelSpend {
+    /// Negative counts, which no sum of rows gives, read as 0.
+    fn from(s: SpendSums) -> ModelSpend {
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        ModelSpend {
+            calls: count(s.calls),
+            prompt_tokens: count(s.prompt_tokens),
+            completion_tokens: count(s.completion_tokens),
+            failures: count(s.failures),
+            seconds: s.seconds,
+            cost: s.cost,
+            unpriced_calls: count(s.unpriced_calls),
+        }
     }
 }
 

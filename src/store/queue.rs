@@ -314,7 +314,6 @@ impl Store {
             .await?)
     }
 
-    /// The latest requests, newest first.
     /// The newest request of one suite.
     pub async fn latest_request_of_suite(&self, suite_name: &str) -> Result<Option<QueuedRequest>> {
         Ok(sqlx::query_as::<_, QueuedRequest>(
@@ -325,6 +324,7 @@ impl Store {
         .await?)
     }
 
+    /// The latest requests, newest first.
     pub async fn queued_requests(&self, limit: u32) -> Result<Vec<QueuedRequest>> {
         Ok(sqlx::query_as::<_, QueuedRequest>("SELECT * FROM run_requests ORDER BY id DESC LIMIT $1")
             .bind(i64::from(limit))

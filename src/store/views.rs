@@ -64,6 +64,18 @@ pub struct SuiteState {
     pub spend: crate::llm::ModelSpend,
 }
 
+/// [`SuiteState`] as its statement reads it.
+#[derive(sqlx::FromRow)]
+struct SuiteStateRow {
+    total: i64,
+    completed: i64,
+    latest_mean: Option<f64>,
+    waiting: i64,
+    awaiting: i64,
+    #[sqlx(flatten)]
+    spend: super::model_calls::SpendSums,
+}
+
 impl Store {
     /// The epochs of a window, oldest first.
     pub async fn epochs_in(&self, suite_id: i64, window: EpochWindow) -> Result<Vec<super::EpochRow>> {
@@ -113,47 +125,32 @@ impl Store {
         .await?)
     }
 
-    /// How many epochs a suite has, how many closed, and the last closed one's mean.
+    /// The suite's state ([`SuiteState`]) in one statement.
     pub async fn suite_state(&self, suite_id: i64) -> Result<SuiteState> {
-        use super::model_calls::{SPEND_COLUMNS, spend_of};
-        type Row = (i64, i64, Option<f64>, i64, i64, i64, i64, i64, i64, f64, f64, i64);
-        let row: Row = sqlx::query_as(&format!(
-            "SELECT t.total, t.completed, {latest},
-                    CAST(CASE WHEN $1 IN ({waiting}) THEN 1 ELSE 0 END AS BIGINT),
-                    CAST(CASE WHEN $1 IN ({awaiting}) THEN 1 ELSE 0 END AS BIGINT),
+        let row: SuiteStateRow = sqlx::query_as(&format!(
+            "SELECT t.total, t.completed, {latest} AS latest_mean,
+                    CAST(CASE WHEN $1 IN ({waiting}) THEN 1 ELSE 0 END AS BIGINT) AS waiting,
+                    CAST(CASE WHEN $1 IN ({awaiting}) THEN 1 ELSE 0 END AS BIGINT) AS awaiting,
                     m.*
              FROM (SELECT COUNT(*) AS total,
                           CAST(COALESCE(SUM(CASE WHEN completed_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT) AS completed
                    FROM epochs WHERE suite_id = $1) t,
-                  (SELECT {SPEND_COLUMNS} FROM model_calls WHERE suite_id = $1) m",
+                  (SELECT {spend} FROM model_calls WHERE suite_id = $1) m",
             latest = self.latest_mean_sql("$1"),
             waiting = super::agent::SUITES_WAITING_ON_A_PERSON,
             awaiting = super::watch::SUITES_AWAITING_APPROVAL,
+            spend = super::model_calls::SPEND_COLUMNS,
         ))
         .bind(suite_id)
         .fetch_one(&self.pool)
         .await?;
-        let (
-            total,
-            completed,
-            latest_mean,
-            waiting,
-            awaiting,
-            calls,
-            prompt,
-            completion,
-            failures,
-            secs,
-            cost,
-            unpriced,
-        ) = row;
         Ok(SuiteState {
-            total,
-            completed,
-            latest_mean,
-            waiting_on_a_person: waiting != 0,
-            awaiting_approval: awaiting != 0,
-            spend: spend_of((calls, prompt, completion, failures, secs, cost, unpriced)),
+            total: row.total,
+            completed: row.completed,
+            latest_mean: row.latest_mean,
+            waiting_on_a_person: row.waiting != 0,
+            awaiting_approval: row.awaiting != 0,
+            spend: row.spend.into(),
         })
     }
 

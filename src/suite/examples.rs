@@ -9,8 +9,15 @@ use std::path::{Path, PathBuf};
 /// The suite every "start here" hint names.
 pub const FIRST_EXAMPLE: &str = "descent.suite.yaml";
 
-/// The folder of the bundled examples, absolute, when there is one.
+/// The folder of the bundled examples, absolute, when there is one. Looked
+/// up once a process (the app's overview, which the Inbox badge refetches on
+/// every change, names it).
 pub fn examples_dir() -> Option<PathBuf> {
+    static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    DIR.get_or_init(find).clone()
+}
+
+fn find() -> Option<PathBuf> {
     let here = std::env::current_dir().ok().map(|d| d.join("examples"));
     let installed = std::env::current_exe()
         .ok()
