@@ -270,10 +270,12 @@ describe("the Memory screen", () => {
   it("says what fills it on a database without agent runs", async () => {
     await page.goto(`${emptyServer.url}#/memory`);
     const empty = page.getByTestId("empty");
-    await empty.waitFor();
-    const text = await empty.innerText();
-    assert.match(text, /Nothing remembered yet/);
-    assert.match(text, /attractor run examples\/agent\.suite\.yaml/);
+    // The hint names the example where the server found it (a checkout's
+    // examples/ or an installed copy), once the overview has said so.
+    const dir = (await (await fetch(`${emptyServer.url}api/overview`)).json()).examples_dir;
+    assert.ok(dir, "the server finds the bundled examples");
+    await empty.filter({ hasText: `attractor run ${dir}/agent.suite.yaml` }).waitFor();
+    assert.match(await empty.innerText(), /Nothing remembered yet/);
     assert.equal(await page.getByTestId("memory-summary").count(), 0);
     await shot(page, "memory-empty.png");
   });
