@@ -283,6 +283,49 @@ async fn a_run_cancelled_while_it_waits_asks_nothing_new_when_resumed_and_applie
     let applied =
         records[0].2["events"].as_array().unwrap().iter().any(|e| e["type"] == "update" && e["approval"].is_i64());
     assert!(applied, "epoch 1 closed with the approved update: {:?}", records[0]);
+    // Epoch 1's proposals, made before the cancel, are kept; the winner says
+    // which version it became.
+    let proposals = s.suite_proposals("knobs").await.unwrap().proposals;
+    let winner = proposals
+        .iter()
+        .find(|p| p.epoch_num == 1 && p.outcome == ProposalOutcome::Winner)
+        .unwrap_or_else(|| panic!("epoch 1's winner is kept: {proposals:#?}"));
+    assert!(winner.applied_version.is_some(), "{winner:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_approved_after_its_epoch_closed_is_judged_by_the_epoch_after_the_one_that_applied_it() {
+    let w = World::new();
+    let s = w.service().await;
+    let first = s.launch(&request(1, ApprovalMode::Continue)).await.unwrap();
+    assert_eq!(wait_until_done(&s, first.id).await, LaunchStatus::Finished);
+    // Approved while a run holds the suite (the store's side of it: the app
+    // would apply it at once to a suite no run holds).
+    let question = waiting_updates(&s).await.into_iter().next().expect("epoch 1's update waits");
+    let approval = s.store().update_approval_of_question(question.id).await.unwrap().unwrap();
+    let verdict = attractor::store::UpdateVerdict::Approve { edited: None };
+    assert!(s.store().decide_update_approval(approval.id, &verdict).await.unwrap());
+
+    // Epoch 2 applies it, epoch 3 measures what it did.
+    let second = s.launch(&request(2, ApprovalMode::Continue)).await.unwrap();
+    assert_eq!(wait_until_done(&s, second.id).await, LaunchStatus::Finished);
+    let suite = s.store().suite_by_name("knobs").await.unwrap().unwrap();
+    let epochs = s.store().epochs(suite.id).await.unwrap();
+    assert_eq!(epochs.len(), 3);
+    let records = epoch_records(s.store()).await;
+    let applied = records[1].2["events"].as_array().unwrap().iter().any(|e| e["approval"] == approval.id);
+    assert!(applied, "epoch 2 applied the approved update: {:?}", records[1]);
+
+    let proposals = s.suite_proposals("knobs").await.unwrap().proposals;
+    let winner = proposals
+        .iter()
+        .find(|p| p.epoch_num == 1 && p.outcome == ProposalOutcome::Winner)
+        .unwrap_or_else(|| panic!("epoch 1's winner: {proposals:#?}"));
+    let (before, after) = (epochs[1].mean_loss.unwrap(), epochs[2].mean_loss.unwrap());
+    let observed = winner.observed_loss_reduction.unwrap_or_else(|| panic!("observed by epoch 3: {winner:?}"));
+    assert!((observed - (before - after)).abs() < 1e-12, "{observed} against {before} − {after}");
+    let rolled_back = records[2].2["events"].as_array().unwrap().iter().any(|e| e["type"] == "rollback");
+    assert_eq!(winner.rolled_back, rolled_back, "{winner:?} against epoch 3: {:?}", records[2]);
 }
 
 /// `attractor` on the test's database, with the knobs tasks at full speed.

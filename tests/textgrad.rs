@@ -459,6 +459,41 @@ async fn on_a_noisy_suite_an_improvement_beyond_the_noise_is_kept_and_the_flag_o
 }
 
 #[tokio::test]
+async fn on_a_noisy_suite_an_update_made_right_after_a_kept_one_is_recorded_with_its_version_and_verified_in_turn() {
+    let env = Env::new().await;
+    let path = noisy_suite(&env);
+    // Epoch 3 keeps GOOD (beyond the noise) and the optimizer proposes again
+    // in the same close: that second update must be judged like the first.
+    let server = ScriptedServer::start(vec![
+        proposal("style", "GOOD", 0.3, 0.9),
+        proposal("style", "GOOD, said twice", 0.1, 0.9),
+    ])
+    .await
+    .unwrap();
+    let cfg = RunConfig { verify_repeats: Some(2), ..config(&env, 5) };
+    let summary = env.run_with_model(&path, cfg, client(&server)).await.unwrap();
+
+    let types: Vec<Vec<&str>> =
+        summary.epochs.iter().map(|e| e.events.iter().map(|v| v["type"].as_str().unwrap()).collect()).collect();
+    assert_eq!(
+        types,
+        vec![
+            vec!["update"],
+            vec!["verify_sample"],
+            vec!["verified", "update"],
+            vec!["verify_sample"],
+            vec!["rollback"]
+        ]
+    );
+    let second = &summary.epochs[2].events[1];
+    assert_eq!(second["to_version"], 2, "the update after the verified event knows its version: {second}");
+    // Same base score as GOOD: within the noise, so it goes back to v1.
+    assert_eq!(summary.epochs[4].events[0]["reason"], "noise");
+    assert_eq!(summary.epochs[4].events[0]["to_version"], 1);
+    assert_eq!(env.registry().await.get_active("style").await.unwrap().content, "GOOD");
+}
+
+#[tokio::test]
 async fn a_silent_model_or_one_that_floods_its_replies_stops_the_run_with_the_reason_and_keeps_the_epoch_open() {
     // A model that never answers within the limit, and one whose every
     // reply is 5 MB: neither can teach anything, so the run stops at the

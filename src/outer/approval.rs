@@ -23,7 +23,8 @@ use super::tree::Node;
 use super::{RunnerError, SuiteRunner, optimizer};
 use crate::bus::Event;
 use crate::store::{
-    ApprovalStatus, EpochRow, NewIntervention, NewUpdateApproval, StoreError, UpdateApprovalRow, UpdateVerdict,
+    ApprovalStatus, EpochRow, NewIntervention, NewProposal, NewUpdateApproval, StoreError, UpdateApprovalRow,
+    UpdateVerdict,
 };
 
 /// What happens to an optimizer's winning update.
@@ -65,9 +66,6 @@ pub(super) struct GatedStep {
     pub approval: Option<i64>,
     /// Why the close changes nothing, when it does not.
     pub note: Option<String>,
-    /// A person rejected this close's own winner (under `wait`): how its
-    /// proposal row reads.
-    pub rejection: Option<String>,
 }
 
 /// What an epoch's close does about the gate before the optimizer is asked.
@@ -118,9 +116,12 @@ impl SuiteRunner {
         }))
     }
 
-    /// Puts the optimizer's winner before a person. Under `wait` the run
-    /// waits for the decision (`None`: cancelled meanwhile); under
-    /// `continue` the epoch closes without it.
+    /// Puts the optimizer's winner before a person, with the rows of
+    /// everything the epoch's optimizer step considered (`proposals`: written
+    /// now, so a run cancelled while it waits keeps them, and a decision
+    /// marks the winner's). Under `wait` the run waits for the decision
+    /// (`None`: cancelled meanwhile); under `continue` the epoch closes
+    /// without it.
     pub(super) async fn gate(
         &self,
         suite_id: i64,
@@ -128,6 +129,7 @@ impl SuiteRunner {
         winner: optimizer::Proposal,
         proposed_version: Option<i64>,
         evidence_json: String,
+        proposals: &[NewProposal],
     ) -> Result<Option<GatedStep>, RunnerError> {
         let mode = self.approval_mode();
         let row = NewUpdateApproval {
@@ -145,7 +147,7 @@ impl SuiteRunner {
             mode: mode.as_str(),
         };
         let question = question(suite_id, epoch, &winner, mode)?;
-        let (id, intervention_id) = self.store.insert_update_approval(&row, &question).await?;
+        let (id, intervention_id) = self.store.insert_update_approval(&row, &question, proposals).await?;
         tracing::info!(suite = %self.suite.name, epoch = epoch.epoch_num, artifact = %winner.artifact, approval = id, "update waits for approval");
         self.bus.publish(Event::InterventionRaised {
             intervention_id,
@@ -181,7 +183,6 @@ impl SuiteRunner {
                     let why = now.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
                     return Ok(Some(GatedStep {
                         note: Some(format!("a person rejected the update to `{}`{why}", now.artifact)),
-                        rejection: Some(crate::store::person_rejection(now.reason.as_deref())),
                         ..GatedStep::default()
                     }));
                 }
@@ -236,7 +237,7 @@ impl SuiteRunner {
                 "epoch_num": epoch.epoch_num, "mean_loss": best.mean, "tasks": tasks, "details": {"node": best.id},
             }))
             .map_err(StoreError::from)?;
-            match self.gate(suite_id, &epoch, proposal, Some(*version), evidence).await? {
+            match self.gate(suite_id, &epoch, proposal, Some(*version), evidence, &[]).await? {
                 None => return Ok(false),
                 Some(GatedStep { approval: Some(id), .. }) => {
                     if let Some(to) = self.store.apply_update_approval_now(id).await? {
@@ -293,7 +294,6 @@ fn approved_step(a: UpdateApprovalRow) -> GatedStep {
         }),
         approval: Some(a.id),
         note: None,
-        rejection: None,
     }
 }
 

@@ -329,7 +329,7 @@ impl SuiteRunner {
             epoch_num: search.nodes.len() as i64,
             mean_loss: parent.mean,
             learning_rate: self.config.learning_rate,
-            tasks: search.results_of.get(&parent.id).map(|rs| super::task_evidence(rs)).unwrap_or_default(),
+            tasks: search.results_of.get(&parent.id).map(|rs| super::close::task_evidence(rs)).unwrap_or_default(),
             candidates: vec![optimizer::Candidate {
                 def: self.registry.def(&brief.focus)?.clone(),
                 version: from_version,
@@ -561,7 +561,7 @@ impl SuiteRunner {
             failures,
             tasks: best
                 .and_then(|b| search.results_of.get(&b.id))
-                .map(|rs| super::task_evidence(rs))
+                .map(|rs| super::close::task_evidence(rs))
                 .unwrap_or_default(),
             hints: hints.iter().map(|h| h.text.clone()).collect(),
         })
@@ -927,7 +927,7 @@ impl SuiteRunner {
         step: &optimizer::Step,
         discarded: Option<String>,
     ) -> Result<(), RunnerError> {
-        let mut rows = super::proposal_rows(step, optimizer, self.config.learning_rate);
+        let mut rows = super::close::proposal_rows(step, optimizer, self.config.learning_rate);
         if let Some(why) = discarded {
             for r in rows.iter_mut().filter(|r| r.outcome == ProposalOutcome::Winner) {
                 r.outcome = ProposalOutcome::Rejected;

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::{NewIntervention, Result, Store, StoreError, activate, insert_version, now_rfc3339};
+use super::{NewIntervention, NewProposal, Result, Store, StoreError, activate, insert_version, now_rfc3339};
 
 /// Where a gated update stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -116,15 +116,20 @@ pub enum UpdateVerdict {
 }
 
 impl Store {
-    /// Writes a gated update and the Inbox question that asks for it, in one
-    /// transaction; returns the approval's id and the question's.
+    /// Writes a gated update, the Inbox question that asks for it and the
+    /// proposal rows of the optimizer step that made it, in one transaction;
+    /// returns the approval's id and the question's.
     pub async fn insert_update_approval(
         &self,
         a: &NewUpdateApproval,
         question: &NewIntervention,
+        proposals: &[NewProposal],
     ) -> Result<(i64, i64)> {
         let mut tx = self.begin_write().await?;
         let now = now_rfc3339();
+        for p in proposals {
+            super::proposals::insert_proposal(&mut tx, a.suite_id, a.epoch_id, p, None).await?;
+        }
         let intervention_id = super::aso::insert_question(&mut tx, question).await?;
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO update_approvals (suite_id, epoch_id, artifact, parent_version, proposed_content, rationale,
@@ -224,8 +229,7 @@ impl Store {
         .bind(id)
         .execute(&mut *tx)
         .await?;
-        // The optimizer's winner, told as what became of it (under `wait`
-        // its row is written at the epoch's close, which does the same).
+        // The optimizer's winner, told as what became of it.
         if let UpdateVerdict::Reject { reason } = verdict {
             sqlx::query(&format!(
                 "UPDATE proposals SET outcome = 'rejected', rejection = $1 WHERE outcome = 'winner' AND {GATED_WINNER}"

@@ -626,8 +626,12 @@ impl Store {
         }
         if let Some(o) = &close.observed {
             sqlx::query(
+                // The judged epoch's own winner, or the gated update it
+                // applied (proposed in an earlier epoch, approved later).
                 "UPDATE proposals SET observed_loss_reduction = $1, rolled_back = $2
-                 WHERE epoch_id = $3 AND outcome = 'winner'",
+                 WHERE outcome = 'winner' AND (epoch_id = $3 OR EXISTS (
+                     SELECT 1 FROM update_approvals a WHERE a.applied_epoch_id = $3
+                         AND a.epoch_id = proposals.epoch_id AND a.artifact = proposals.artifact))",
             )
             .bind(o.loss_reduction)
             .bind(i64::from(o.rolled_back))

@@ -1,0 +1,706 @@
+//! Closing an epoch: what its runs measured decides what happens to the
+//! artifacts before the next one.
+//!
+//! The close is a short pipeline, each stage one method: [`SuiteRunner::judge`]
+//! compares the epoch with the one before it (on a noisy suite: the series of
+//! epochs after the last update with the series before it) and says whether
+//! the last update stays; a regression becomes rollback moves
+//! ([`Judgement::rollback_moves`]); otherwise [`SuiteRunner::next_update`]
+//! asks the approval gate and the optimizer for the next update; and
+//! [`SuiteRunner::close`] writes every move, the proposals and the epoch's
+//! record in one transaction and announces them. The runner keeps nothing
+//! between epochs: everything a stage needs is read back from the store.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::json;
+
+use super::approval::{self, ApprovalMode, GatedStep};
+use super::{EpochEval, EpochSummary, RollbackReason, RunnerError, SuiteRunner, TaskResult, optimizer, rollback, tree};
+use crate::bus::Event;
+use crate::loss;
+use crate::store::{ArtifactChange, EpochClose, EpochRow, NewProposal, ObservedEffect, ProposalOutcome};
+
+/// What an epoch measured.
+#[derive(Debug, Clone, Copy)]
+struct Measured {
+    /// The training tasks' mean (the held-out tasks' on a suite of only
+    /// held-out tasks, so it is still measured): what the optimizer follows.
+    mean_loss: Option<f64>,
+    holdout_mean: Option<f64>,
+}
+
+impl Measured {
+    fn of(results: &[TaskResult]) -> Measured {
+        let training: Vec<f64> = results.iter().filter(|r| !r.holdout).map(|r| r.loss).collect();
+        let holdout: Vec<f64> = results.iter().filter(|r| r.holdout).map(|r| r.loss).collect();
+        Measured {
+            mean_loss: loss::mean(&training).or_else(|| loss::mean(&holdout)),
+            holdout_mean: loss::mean(&holdout),
+        }
+    }
+}
+
+/// What [`SuiteRunner::judge`] found.
+enum Judged {
+    /// The epoch is one more sample of a noisy suite's update being
+    /// verified: recorded, nothing decided.
+    Sample(Verification),
+    Decided(Judgement),
+}
+
+/// The decision about the last update: what was compared, and whether it stays.
+struct Judgement {
+    /// The series being verified, on a noisy suite.
+    series: Option<Verification>,
+    /// The series' gain, judged against their noise.
+    gain: Option<tree::Gain>,
+    prev_mean: Option<f64>,
+    prev_holdout: Option<f64>,
+    current_mean: Option<f64>,
+    current_holdout: Option<f64>,
+    /// The updates being judged: (artifact, from_version, to_version).
+    last_updates: Vec<(String, i64, i64)>,
+    /// The training loss rose (or a noisy gain was within the noise).
+    regressed: bool,
+    reason: RollbackReason,
+    roll_back: bool,
+    /// What this epoch says about the judged epoch's winner, for its proposal row.
+    observed: Option<ObservedEffect>,
+}
+
+/// Everything an epoch's close writes and announces.
+#[derive(Default)]
+struct EpochMoves {
+    changes: Vec<ArtifactChange>,
+    /// Proposal rows to write (empty when the gate wrote them already).
+    proposals: Vec<NewProposal>,
+    note: Option<String>,
+    model: Option<crate::llm::ModelSpend>,
+    applied_approval: Option<i64>,
+    /// The events of the epoch's record (`child_artifacts_json`).
+    events: Vec<serde_json::Value>,
+    bus_events: Vec<Event>,
+}
+
+impl Judgement {
+    fn noise(&self) -> Option<f64> {
+        match self.gain? {
+            tree::Gain::Better { noise, .. } | tree::Gain::WithinNoise { noise, .. } => Some(noise),
+            tree::Gain::NotBetter { .. } => None,
+        }
+    }
+
+    /// The event that says a noisy suite's update survived its series.
+    fn verified_event(&self) -> Option<serde_json::Value> {
+        let v = self.series.as_ref()?;
+        (self.gain.is_some() && !self.roll_back).then(|| {
+            json!({
+                "type": "verified", "evaluations": v.child.len() + 1, "mean_loss_prev": self.prev_mean,
+                "mean_loss_current": self.current_mean, "noise": self.noise(), "kept": true,
+            })
+        })
+    }
+
+    /// Every judged update goes back to the version it replaced; η halves.
+    fn rollback_moves(&self, suite_id: i64, epoch_id: i64, lr: &mut f64) -> EpochMoves {
+        let mut moves = EpochMoves::default();
+        let (m, p) = (self.current_mean.unwrap_or_default(), self.prev_mean.unwrap_or_default());
+        *lr /= 2.0;
+        let reason = if self.regressed { self.reason } else { RollbackReason::Holdout };
+        for (artifact, from, to) in &self.last_updates {
+            moves.changes.push(ArtifactChange::Activate { name: artifact.clone(), version: *from });
+            let mut event = json!({
+                "type": "rollback", "artifact": artifact, "from_version": to, "to_version": from,
+                "mean_loss_prev": p, "mean_loss_current": m, "new_learning_rate": *lr,
+                "reason": reason, "holdout_mean_prev": self.prev_holdout, "holdout_mean_current": self.current_holdout,
+            });
+            if let (Some(v), Some(_)) = (&self.series, self.gain) {
+                event["evaluations"] = json!(v.child.len() + 1);
+                event["noise"] = json!(self.noise());
+            }
+            moves.events.push(event);
+            moves.bus_events.push(Event::ArtifactRolledBack {
+                suite_id,
+                epoch_id,
+                artifact: artifact.clone(),
+                from_version: *to,
+                to_version: *from,
+                mean_loss_prev: p,
+                mean_loss_current: m,
+                new_learning_rate: *lr,
+                reason,
+                holdout_mean_prev: self.prev_holdout,
+                holdout_mean_current: self.current_holdout,
+                why: rollback::why(Some(reason), (Some(p), Some(m)), (self.prev_holdout, self.current_holdout)),
+            });
+        }
+        moves
+    }
+}
+
+impl EpochMoves {
+    /// Adds the update `p` (from the version the epoch ran with, which a
+    /// rollback returns to); its new version is filled in once stored.
+    fn push_update(
+        &mut self,
+        suite_id: i64,
+        epoch_id: i64,
+        parent: &BTreeMap<String, i64>,
+        p: optimizer::Proposal,
+        lr: f64,
+    ) {
+        let from = parent.get(&p.artifact).copied().unwrap_or(p.parent_version);
+        let mut event = serde_json::Map::new();
+        event.insert("type".into(), json!("update"));
+        event.insert("artifact".into(), json!(p.artifact));
+        event.insert("from_version".into(), json!(from));
+        event.insert("to_version".into(), serde_json::Value::Null);
+        event.insert("rationale".into(), json!(p.rationale));
+        event.insert("expected_loss_reduction".into(), json!(p.expected_loss_reduction));
+        event.insert("confidence".into(), json!(p.confidence));
+        event.insert("learning_rate".into(), json!(lr));
+        for (k, v) in &p.details {
+            event.insert(k.clone(), v.clone());
+        }
+        self.events.push(serde_json::Value::Object(event));
+        self.changes.push(ArtifactChange::Update {
+            name: p.artifact.clone(),
+            content: p.content.clone(),
+            parent_version: p.parent_version,
+        });
+        self.bus_events.push(Event::ArtifactUpdated {
+            suite_id,
+            epoch_id,
+            artifact: p.artifact,
+            from_version: from,
+            to_version: 0,
+            rationale: p.rationale,
+            learning_rate: lr,
+        });
+    }
+}
+
+impl SuiteRunner {
+    /// Runs (or finishes) one epoch; `None` when interrupted before it closed.
+    pub(super) async fn run_epoch(
+        &self,
+        suite_id: i64,
+        epoch: &EpochRow,
+        resumed: bool,
+        lr: &mut f64,
+    ) -> Result<Option<EpochSummary>, RunnerError> {
+        let Some(eval) = self.evaluate_epoch(suite_id, epoch, resumed).await? else {
+            return Ok(None);
+        };
+        let measured = Measured::of(&eval.results);
+        let judgement = match self.judge(suite_id, epoch, measured).await? {
+            Judged::Sample(v) => {
+                let (repeats, mean, held) = (self.verify_repeats(), measured.mean_loss, measured.holdout_mean);
+                return self.close_verify_sample(suite_id, epoch, &eval.parent, mean, held, &v, repeats, *lr).await;
+            }
+            Judged::Decided(j) => j,
+        };
+        let mut moves = if judgement.roll_back {
+            judgement.rollback_moves(suite_id, epoch.id, lr)
+        } else if let Some(mean) = measured.mean_loss {
+            match self.next_update(suite_id, epoch, &eval, mean, *lr).await? {
+                Some(moves) => moves,
+                // Cancelled while waiting for a person: the epoch stays open.
+                None => return Ok(None),
+            }
+        } else {
+            EpochMoves::default()
+        };
+        moves.events.splice(0..0, judgement.verified_event());
+        let summary =
+            self.close(suite_id, epoch, resumed, &eval.parent, measured, judgement.observed, moves, *lr).await?;
+        Ok(Some(summary))
+    }
+
+    /// Compares the epoch with what came before it and decides whether the
+    /// last update stays.
+    ///
+    /// A noisy suite judges an update on several epochs of the versions it
+    /// made: the epochs after it are a series of `verify_repeats`
+    /// evaluations, and only the last of them decides, on the series' mean
+    /// against the mean of the series before the update, with the noise rule
+    /// of the tree search (`tree::beyond_noise`).
+    async fn judge(&self, suite_id: i64, epoch: &EpochRow, measured: Measured) -> Result<Judged, RunnerError> {
+        let Measured { mean_loss, holdout_mean } = measured;
+        let repeats = self.verify_repeats();
+        let series = if repeats > 1 && mean_loss.is_some() {
+            let history: Vec<EpochRow> = self
+                .store
+                .epochs(suite_id)
+                .await?
+                .into_iter()
+                .filter(|e| e.completed_at.is_some() && e.epoch_num < epoch.epoch_num)
+                .collect();
+            pending_verification(&history)
+        } else {
+            None
+        };
+        if let Some(v) = series.as_ref().filter(|v| v.child.len() + 1 < repeats as usize) {
+            return Ok(Judged::Sample(v.clone()));
+        }
+
+        // What the decision compares: the epoch before against this one, or
+        // on a noisy suite the two series' means.
+        let (decided, prev_mean, prev_holdout, current_mean, current_holdout, gain) = match &series {
+            Some(v) => {
+                let mut now: Vec<f64> = v.child.iter().map(|(_, m)| *m).collect();
+                now.extend(mean_loss);
+                let before: Vec<f64> = v.parent.iter().map(|(_, m)| *m).collect();
+                let mut held_now = Vec::new();
+                for (id, _) in &v.child {
+                    held_now.extend(self.holdout_mean_of(*id).await?);
+                }
+                held_now.extend(holdout_mean);
+                let mut held_before = Vec::new();
+                for (id, _) in &v.parent {
+                    held_before.extend(self.holdout_mean_of(*id).await?);
+                }
+                let (b, n) = (loss::mean(&before), loss::mean(&now));
+                let gain = match (b, n) {
+                    (Some(b), Some(n)) => {
+                        Some(tree::beyond_noise(b, &before, n, &now, self.config.tree.min_improvement))
+                    }
+                    _ => None,
+                };
+                (Some(v.update.clone()), b, loss::mean(&held_before), n, loss::mean(&held_now), gain)
+            }
+            None => {
+                let prev = self.store.last_completed_epoch(suite_id).await?.filter(|p| p.epoch_num < epoch.epoch_num);
+                let prev_holdout = match &prev {
+                    Some(p) => self.holdout_mean_of(p.id).await?,
+                    None => None,
+                };
+                let prev_mean = prev.as_ref().and_then(|p| p.mean_loss);
+                (prev, prev_mean, prev_holdout, mean_loss, holdout_mean, None)
+            }
+        };
+        let last_updates = decided.as_ref().map(updates_of).unwrap_or_default();
+
+        // On a noisy suite a gain within the noise does not count: the update goes.
+        let (regressed, reason) = match gain {
+            Some(tree::Gain::Better { .. }) => (false, RollbackReason::Training),
+            Some(tree::Gain::WithinNoise { .. }) => (true, RollbackReason::Noise),
+            Some(tree::Gain::NotBetter { .. }) => (true, RollbackReason::Training),
+            None => (matches!((current_mean, prev_mean), (Some(m), Some(p)) if m > p), RollbackReason::Training),
+        };
+        // The held-out gate: an update may lower the training loss and still
+        // be overfitting the optimizer's evidence; held-out tasks never reach
+        // the optimizer, so a rise there beyond noise is the tell.
+        let holdout_regressed = matches!(
+            (current_holdout, prev_holdout),
+            (Some(h), Some(p)) if h > p + self.config.holdout_tolerance
+        );
+        let roll_back =
+            self.config.rollback_on_regression && (regressed || holdout_regressed) && !last_updates.is_empty();
+        let observed = match (&decided, prev_mean, current_mean) {
+            (Some(p), Some(before), Some(now)) if !last_updates.is_empty() => {
+                Some(ObservedEffect { epoch_id: p.id, loss_reduction: before - now, rolled_back: roll_back })
+            }
+            _ => None,
+        };
+        Ok(Judged::Decided(Judgement {
+            series,
+            gain,
+            prev_mean,
+            prev_holdout,
+            current_mean,
+            current_holdout,
+            last_updates,
+            regressed,
+            reason,
+            roll_back,
+            observed,
+        }))
+    }
+
+    /// The update this close applies, if any: one a person approved
+    /// meanwhile, else the optimizer's winner (put before a person first
+    /// when the gate is on). `None` when the run was cancelled while it
+    /// waited for a person.
+    async fn next_update(
+        &self,
+        suite_id: i64,
+        epoch: &EpochRow,
+        eval: &EpochEval,
+        mean_loss: f64,
+        lr: f64,
+    ) -> Result<Option<EpochMoves>, RunnerError> {
+        let mut moves = EpochMoves::default();
+        let gated = match self.settled_update(suite_id).await? {
+            approval::Settled::Step(step) => step,
+            approval::Settled::Cancelled => return Ok(None),
+            approval::Settled::Open => {
+                let proposed = self.propose(suite_id, epoch, eval, mean_loss, lr).await?;
+                moves.model = proposed.model;
+                moves.note = proposed.note;
+                match proposed.winner {
+                    Some(w) if self.approval_mode() != ApprovalMode::Off => {
+                        // The gate writes the epoch's proposal rows with the
+                        // question: they are kept even if the run is
+                        // cancelled while it waits, and a decision updates them.
+                        let evidence = approval::evidence_json(&proposed.evidence, &w.details)?;
+                        match self.gate(suite_id, epoch, w, None, evidence, &proposed.rows).await? {
+                            Some(step) => step,
+                            None => return Ok(None),
+                        }
+                    }
+                    winner => {
+                        moves.proposals = proposed.rows;
+                        GatedStep { update: winner, ..GatedStep::default() }
+                    }
+                }
+            }
+        };
+        if gated.note.is_some() {
+            moves.note = gated.note;
+        }
+        moves.applied_approval = gated.approval;
+        if let Some(p) = gated.update {
+            moves.push_update(suite_id, epoch.id, &eval.parent, p, lr);
+        }
+        Ok(Some(moves))
+    }
+
+    /// Writes the epoch's moves and record in one transaction, then
+    /// announces them.
+    #[allow(clippy::too_many_arguments)]
+    async fn close(
+        &self,
+        suite_id: i64,
+        epoch: &EpochRow,
+        resumed: bool,
+        parent: &BTreeMap<String, i64>,
+        measured: Measured,
+        observed: Option<ObservedEffect>,
+        moves: EpochMoves,
+        lr: f64,
+    ) -> Result<EpochSummary, RunnerError> {
+        let EpochMoves { changes, proposals, note, model, applied_approval, mut events, bus_events } = moves;
+        let Measured { mean_loss, holdout_mean } = measured;
+        let mut child = parent.clone();
+        let close = EpochClose { changes, proposals, observed, applied_approval };
+        // The update events learn their `to_version` inside the transaction.
+        let versions = self
+            .store
+            .complete_epoch(epoch.id, mean_loss, &close, |versions| {
+                for (change, v) in close.changes.iter().zip(versions) {
+                    match change {
+                        ArtifactChange::Update { name, .. } | ArtifactChange::Activate { name, .. } => {
+                            child.insert(name.clone(), *v);
+                        }
+                    }
+                }
+                for (event, v) in events.iter_mut().filter(|e| e["type"] != "verified").zip(versions) {
+                    if event["type"] == "update" {
+                        event["to_version"] = json!(v);
+                    }
+                }
+                // η after this epoch: a resumed or continued run starts from it.
+                json!({ "artifacts": child, "events": events, "note": note, "model": model, "learning_rate": lr })
+                    .to_string()
+            })
+            .await?;
+        for (mut e, v) in bus_events.into_iter().zip(&versions) {
+            if let Event::ArtifactUpdated { to_version, .. } = &mut e {
+                *to_version = *v;
+            }
+            self.bus.publish(e);
+        }
+        tracing::info!(suite = %self.suite.name, epoch = epoch.epoch_num, ?mean_loss, ?holdout_mean, lr, "epoch finished");
+        self.bus.publish(Event::EpochFinished {
+            suite_id,
+            epoch_id: epoch.id,
+            epoch_num: epoch.epoch_num,
+            mean_loss,
+            holdout_mean_loss: holdout_mean,
+            learning_rate: lr,
+            note: note.clone(),
+            model,
+        });
+        Ok(EpochSummary {
+            epoch_id: epoch.id,
+            epoch_num: epoch.epoch_num,
+            mean_loss,
+            holdout_mean_loss: holdout_mean,
+            learning_rate: lr,
+            resumed,
+            events,
+            note,
+            model,
+        })
+    }
+
+    /// Asks the optimizer for the next update, from the epoch's evidence.
+    async fn propose(
+        &self,
+        suite_id: i64,
+        epoch: &EpochRow,
+        eval: &EpochEval,
+        mean_loss: f64,
+        lr: f64,
+    ) -> Result<Proposed, RunnerError> {
+        let EpochEval { parent, artifacts, results, epoch_seed } = eval;
+        let mut candidates = Vec::new();
+        let mut history = self.past_proposals(suite_id).await?;
+        let kinds = self.suite.task_kinds();
+        for (name, version) in parent {
+            let def = self.registry.def(name)?.clone();
+            if !def.steers_any(&kinds) {
+                continue;
+            }
+            let content = artifacts.iter().find(|a| &a.name == name).map(|a| a.content.clone()).unwrap_or_default();
+            candidates.push(optimizer::Candidate { def, version: *version, content });
+        }
+        history.retain(|name, _| candidates.iter().any(|c| &c.def.name == name));
+        let evidence = optimizer::Evidence {
+            suite: self.suite.name.clone(),
+            epoch_num: epoch.epoch_num,
+            mean_loss,
+            learning_rate: lr,
+            tasks: task_evidence(results),
+            candidates,
+            seed: *epoch_seed,
+            history,
+            guidance: Vec::new(),
+        };
+        let optimizer = self.optimizer.as_ref().ok_or(RunnerError::NeedsModel("unknown"))?;
+        let before = self.optimizer_llm.as_ref().map(|c| {
+            c.set_scope(crate::llm::CallScope { suite_id: Some(suite_id), epoch_id: Some(epoch.id), run_id: None });
+            c.usage().snapshot()
+        });
+        let step = optimizer.propose(&evidence).await?;
+        // Every reply is counted, usable or not: the client's counters
+        // saw each call this step made.
+        let model = self
+            .optimizer_llm
+            .as_ref()
+            .zip(before)
+            .map(|(c, before)| crate::llm::ModelSpend::from(c.usage().snapshot().since(&before)));
+        Ok(Proposed {
+            note: step.no_change_reason(optimizer.name()),
+            rows: proposal_rows(&step, optimizer.name(), lr),
+            winner: step.winner,
+            model,
+            evidence,
+        })
+    }
+
+    /// Closes an epoch that is one more evaluation of a noisy suite's last
+    /// update: its mean is recorded, nothing is decided or proposed.
+    #[allow(clippy::too_many_arguments)]
+    async fn close_verify_sample(
+        &self,
+        suite_id: i64,
+        epoch: &EpochRow,
+        parent: &BTreeMap<String, i64>,
+        mean_loss: Option<f64>,
+        holdout_mean: Option<f64>,
+        v: &Verification,
+        repeats: u32,
+        learning_rate: f64,
+    ) -> Result<Option<EpochSummary>, RunnerError> {
+        let updates = updates_of(&v.update);
+        let events = vec![json!({
+            "type": "verify_sample", "sample": v.child.len() + 1, "of": repeats,
+            "update_epoch": v.update.epoch_num,
+            "artifacts": updates.iter().map(|(a, _, _)| a).collect::<Vec<_>>(),
+        })];
+        self.store
+            .complete_epoch(epoch.id, mean_loss, &EpochClose::default(), |_| {
+                json!({ "artifacts": parent, "events": events, "learning_rate": learning_rate }).to_string()
+            })
+            .await?;
+        tracing::info!(suite = %self.suite.name, epoch = epoch.epoch_num, ?mean_loss, sample = v.child.len() + 1, of = repeats, "verification epoch");
+        self.bus.publish(Event::EpochFinished {
+            suite_id,
+            epoch_id: epoch.id,
+            epoch_num: epoch.epoch_num,
+            mean_loss,
+            holdout_mean_loss: holdout_mean,
+            learning_rate,
+            note: Some(format!("verification sample {} of {repeats}", v.child.len() + 1)),
+            model: None,
+        });
+        Ok(Some(EpochSummary {
+            epoch_id: epoch.id,
+            epoch_num: epoch.epoch_num,
+            mean_loss,
+            holdout_mean_loss: holdout_mean,
+            learning_rate,
+            resumed: false,
+            events,
+            note: Some(format!("verification sample {} of {repeats}", v.child.len() + 1)),
+            model: None,
+        }))
+    }
+
+    /// The mean loss of an epoch's held-out tasks, from the store.
+    async fn holdout_mean_of(&self, epoch_id: i64) -> Result<Option<f64>, RunnerError> {
+        let held: BTreeSet<&str> = self.suite.tasks.iter().filter(|t| t.holdout).map(|t| t.name.as_str()).collect();
+        if held.is_empty() {
+            return Ok(None);
+        }
+        let losses: Vec<f64> = self
+            .store
+            .epoch_runs(epoch_id)
+            .await?
+            .into_iter()
+            .filter(|r| held.contains(r.task_name.as_str()))
+            .map(|r| r.loss)
+            .collect();
+        Ok(loss::mean(&losses))
+    }
+
+    /// Earlier applied proposals of this suite per artifact, oldest first,
+    /// with their effect (one query for every candidate).
+    async fn past_proposals(
+        &self,
+        suite_id: i64,
+    ) -> Result<BTreeMap<String, Vec<optimizer::PastProposal>>, RunnerError> {
+        let mut out: BTreeMap<String, Vec<optimizer::PastProposal>> = BTreeMap::new();
+        for l in self.store.proposals(suite_id).await? {
+            let p = l.proposal;
+            if p.outcome != ProposalOutcome::Winner.as_str() {
+                continue;
+            }
+            out.entry(p.artifact).or_default().push(optimizer::PastProposal {
+                epoch_num: l.epoch_num,
+                rationale: p.rationale.unwrap_or_default(),
+                expected_loss_reduction: p.expected_loss_reduction,
+                observed_loss_reduction: p.observed_loss_reduction,
+                rolled_back: p.rolled_back,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// What the optimizer made of an epoch.
+struct Proposed {
+    winner: Option<optimizer::Proposal>,
+    /// Everything it considered, for the store.
+    rows: Vec<NewProposal>,
+    /// Why there is no winner, when there is none.
+    note: Option<String>,
+    model: Option<crate::llm::ModelSpend>,
+    evidence: optimizer::Evidence,
+}
+
+/// What an optimizer may see of an epoch's results: the training tasks only.
+pub(super) fn task_evidence(results: &[TaskResult]) -> Vec<optimizer::TaskEvidence> {
+    results
+        .iter()
+        .filter(|r| !r.holdout)
+        .map(|r| optimizer::TaskEvidence {
+            task: r.task.clone(),
+            loss: r.loss,
+            status: r.status.clone(),
+            breakdown: r.breakdown.clone(),
+            error: r.error.clone(),
+        })
+        .collect()
+}
+
+/// The rows to store for everything an optimizer step considered.
+pub(super) fn proposal_rows(step: &optimizer::Step, optimizer: &str, learning_rate: f64) -> Vec<NewProposal> {
+    step.considered
+        .iter()
+        .map(|c| {
+            let is_winner = step.winner.as_ref().is_some_and(|w| Some(w) == c.proposal.as_ref());
+            let outcome = match (&c.rejection, is_winner) {
+                (Some(_), _) => ProposalOutcome::Rejected,
+                (None, true) => ProposalOutcome::Winner,
+                (None, false) => ProposalOutcome::Candidate,
+            };
+            let p = c.proposal.as_ref();
+            NewProposal {
+                optimizer: optimizer.to_string(),
+                artifact: c.artifact.clone(),
+                parent_version: c.parent_version,
+                content: p.map(|p| p.content.clone()),
+                rationale: p.map(|p| p.rationale.clone()),
+                expected_loss_reduction: p.and_then(|p| p.expected_loss_reduction),
+                confidence: p.and_then(|p| p.confidence),
+                outcome,
+                rejection: c.rejection.clone(),
+                learning_rate,
+            }
+        })
+        .collect()
+}
+
+/// The state of a noisy suite's verification, read back from the store.
+#[derive(Debug, Clone)]
+struct Verification {
+    /// The epoch that applied the update being verified.
+    update: EpochRow,
+    /// (epoch id, mean loss) of the evaluations of the versions before the
+    /// update: the update epoch and the verification samples just before it.
+    parent: Vec<(i64, f64)>,
+    /// (epoch id, mean loss) of the verification samples since the update.
+    child: Vec<(i64, f64)>,
+}
+
+fn is_verify_sample(epoch: &EpochRow) -> bool {
+    epoch_events(epoch).iter().any(|e| e["type"] == "verify_sample")
+}
+
+fn epoch_events(epoch: &EpochRow) -> Vec<serde_json::Value> {
+    epoch
+        .child_artifacts_json
+        .as_deref()
+        .and_then(|c| serde_json::from_str::<serde_json::Value>(c).ok())
+        .and_then(|v| v["events"].as_array().cloned())
+        .unwrap_or_default()
+}
+
+/// An update still being verified, from the completed epochs (oldest
+/// first): the samples since the last update-applying epoch, and that
+/// epoch's own series. `None` when the last decision applied no update.
+fn pending_verification(completed: &[EpochRow]) -> Option<Verification> {
+    let mut i = completed.len();
+    let mut child = Vec::new();
+    while i > 0 && is_verify_sample(&completed[i - 1]) {
+        i -= 1;
+        child.push((completed[i].id, completed[i].mean_loss?));
+    }
+    child.reverse();
+    let update = completed.get(i.checked_sub(1)?)?.clone();
+    if updates_of(&update).is_empty() {
+        return None;
+    }
+    let mut parent = vec![(update.id, update.mean_loss?)];
+    let mut j = i - 1;
+    while j > 0 && is_verify_sample(&completed[j - 1]) {
+        j -= 1;
+        if let Some(m) = completed[j].mean_loss {
+            parent.push((completed[j].id, m));
+        }
+    }
+    Some(Verification { update, parent, child })
+}
+
+/// The updates an epoch applied: (artifact, from_version, to_version).
+fn updates_of(epoch: &EpochRow) -> Vec<(String, i64, i64)> {
+    let Some(child) = epoch.child_artifacts_json.as_deref() else {
+        return Vec::new();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(child) else {
+        return Vec::new();
+    };
+    v["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["type"] == "update")
+        .filter_map(|e| {
+            Some((e["artifact"].as_str()?.to_string(), e["from_version"].as_i64()?, e["to_version"].as_i64()?))
+        })
+        .collect()
+}
