@@ -3,7 +3,7 @@
 // move ±15 % between runs on a 2-core VM; compare the ratios).
 //
 //   node bench/ui/ab.mjs pages BIN_A BIN_B …   # the Runs page under 20 clients, one server per binary
-//   node bench/ui/ab.mjs charts DIST_A DIST_B … # the Charts screen's first render, one UI build (ui/dist) per server
+//   node bench/ui/ab.mjs charts DIST_A DIST_B … # the Charts screen's first render (a fresh page, and from the Suites screen), one UI build (ui/dist) per server
 //
 // Both fill a suite of 500 epochs × 50 tasks once (`attractor bench fill`,
 // with the first binary, or ATTRACTOR_BIN for `charts`) into a database
@@ -76,7 +76,7 @@ if (what === "pages") {
   for (const s of servers) s.child.kill();
 } else {
   const servers = [];
-  for (const dist of subjects) servers.push({ dist, ...(await serve(fillBin, dist)), first: [], whole: [] });
+  for (const dist of subjects) servers.push({ dist, ...(await serve(fillBin, dist)), first: [], whole: [], inApp: [] });
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", headless: true, args: ["--no-sandbox", "--disable-gpu"] });
   const samples = Number(process.env.SAMPLES ?? 9);
   for (let i = 0; i <= samples; i++) {
@@ -101,15 +101,43 @@ if (what === "pages") {
             mo.observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-rendered-at", "data-points"] });
           }),
       );
+      await context.close();
+      // The same screen opened from inside the app (a fresh page on the
+      // Suites screen, its code loaded and started): the way most people
+      // get there.
+      const inside = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+      const page2 = await inside.newPage();
+      await page2.goto(`${s.url}#/`);
+      await page2.getByRole("link", { name: "ui-bench" }).first().waitFor();
+      const inApp = await page2.evaluate(
+        () =>
+          new Promise((done) => {
+            const t0 = performance.now();
+            const ids = ["loss-curve", "artifact-timeline", "task-spread"];
+            const check = () => {
+              const els = ids.map((id) => document.querySelector(`[data-testid=${id}]`));
+              if (!els.every((e) => e?.dataset.renderedAt)) return false;
+              done(Math.max(...els.map((e) => Number(e.dataset.renderedAt))) - t0);
+              return true;
+            };
+            const mo = new MutationObserver(() => check() && mo.disconnect());
+            mo.observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-rendered-at"] });
+            window.location.hash = "#/charts/ui-bench";
+          }),
+      );
       // The first round warms the browser and the servers.
       if (i > 0) {
         s.first.push(r.first);
         s.whole.push(r.whole);
+        s.inApp.push(inApp);
       }
-      await context.close();
+      await inside.close();
     }
   }
-  for (const s of servers) console.log(`${s.dist}: first render median ${median(s.first).toFixed(0)} ms [${s.first.map((x) => x.toFixed(0))}], whole history ${median(s.whole).toFixed(0)} ms`);
+  for (const s of servers)
+    console.log(
+      `${s.dist}: first render median ${median(s.first).toFixed(0)} ms [${s.first.map((x) => x.toFixed(0))}], whole history ${median(s.whole).toFixed(0)} ms, opened from the Suites screen ${median(s.inApp).toFixed(0)} ms [${s.inApp.map((x) => x.toFixed(0))}]`,
+    );
   await browser.close();
   for (const s of servers) s.child.kill();
 }

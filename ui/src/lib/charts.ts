@@ -26,6 +26,16 @@ export const COLORS = {
 /** One left margin for all three charts, so their epoch columns line up. */
 const GRID_LEFT = 130;
 
+/**
+ * A grid with fixed margins. ECharts 6 would otherwise lay every grid out
+ * twice to fit its axis labels in (`outerBounds`), measuring each label —
+ * a sixth of a first draw — and could shift one chart's columns off the
+ * others'.
+ */
+function grid(top: number, bottom: number) {
+  return { left: GRID_LEFT, right: 20, top, bottom, outerBoundsMode: "none" };
+}
+
 /** Epochs shown at first in a long history: the latest ones (zoom out to see all). */
 export const INITIAL_WINDOW = 100;
 
@@ -92,7 +102,7 @@ export function lossCurveOption(c: SuiteCharts, history = c.epochs.length): ECha
   const many = isLong(history);
   return {
     animation: !many,
-    grid: { left: GRID_LEFT, right: 20, top: 36, bottom: points.length > 30 ? 56 : 32 },
+    grid: grid(36, points.length > 30 ? 56 : 32),
     legend: { top: 0, data: ["mean loss", "3-epoch average", ...(hasHoldout ? ["held-out mean"] : [])] },
     tooltip: {
       trigger: "axis",
@@ -165,7 +175,7 @@ export function timelineOption(c: SuiteCharts, history = c.epochs.length): EChar
     c.marks.flatMap((m, i) => (m.rollback === rollback && m.column >= 0 ? [[m.column, m.row, i]] : []));
   return {
     animation: !isLong(history),
-    grid: { left: GRID_LEFT, right: 20, top: 30, bottom: c.epochs.length > 30 ? 56 : 32 },
+    grid: grid(30, c.epochs.length > 30 ? 56 : 32),
     legend: { top: 0, data: ["update", "rollback"] },
     tooltip: {
       trigger: "item",
@@ -219,7 +229,7 @@ export function boxplotOption(c: SuiteCharts, history = c.epochs.length): EChart
   const many = isLong(history);
   return {
     animation: !many,
-    grid: { left: GRID_LEFT, right: 20, top: 36, bottom: c.epochs.length > 30 ? 56 : 32 },
+    grid: grid(36, c.epochs.length > 30 ? 56 : 32),
     legend: { top: 0, data: ["tasks", ...(hasHoldout ? ["held-out task"] : [])] },
     tooltip: {
       trigger: "axis",
@@ -297,7 +307,7 @@ export function calibrationOption(points: CalibrationPoint[]): EChartsCoreOption
   const hi = Math.max(0.01, ...values);
   const dot = (p: CalibrationPoint) => [p.predicted, p.observed, p.epoch, p.artifact];
   return {
-    grid: { left: GRID_LEFT, right: 20, top: 36, bottom: 40 },
+    grid: grid(36, 40),
     legend: { top: 0, data: ["kept", "rolled back", "predicted = observed"] },
     tooltip: {
       trigger: "item",
