@@ -11,6 +11,8 @@
 //! carries a held-out score or a pre-verify finding's quote, and a
 //! rationale that quotes a held-out task is not kept.
 
+mod store;
+
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use rand::{Rng, SeedableRng};
@@ -66,6 +68,30 @@ struct NodeRecord {
     guidance: Vec<String>,
 }
 
+/// What a tree search works with, fixed for the run.
+struct TreeSetup {
+    cfg: tree::TreeConfig,
+    /// Evaluations behind each node.
+    repeats: u32,
+    /// Evaluations (epochs) the plan allows.
+    budget: usize,
+    proposer: Box<dyn optimizer::Optimizer>,
+    /// The model that ideates when the search stalls, if any.
+    ideator: Option<crate::llm::LlmClient>,
+    /// The artifacts the proposer may change, by name.
+    candidates: Vec<String>,
+    guard: Guard,
+}
+
+/// How a round ended.
+enum Round {
+    Next,
+    /// Nothing more to try: no briefs, or stalled with no ideation left.
+    Stop,
+    /// Cancelled mid-evaluation.
+    Interrupted,
+}
+
 /// What the search carries from round to round.
 struct Search {
     nodes: Vec<Node>,
@@ -106,9 +132,48 @@ impl SuiteRunner {
         summaries: &mut Vec<EpochSummary>,
         lr: &mut f64,
     ) -> Result<bool, RunnerError> {
+        let setup = self.tree_setup(plan);
+        // An unrelated epoch an earlier run left unfinished is closed first,
+        // as is; one of this plan's is taken up by its measurement.
+        if let Some(e) = pending.filter(|_| !plan.continued)
+            && let Some(s) = self.run_epoch(suite_id, &e, true, lr).await?
+        {
+            summaries.push(s);
+        }
+        let mut search = self.restore(suite_id, plan, *lr).await?;
+        if search.nodes.is_empty()
+            && search.replay.is_empty()
+            && !self.plant_root(suite_id, &setup, &mut search, summaries).await?
+        {
+            return Ok(true);
+        }
+        // Ideation proposals for the next round, with the note each is stored as.
+        let mut ideas: Vec<(Idea, i64)> = Vec::new();
+        loop {
+            if self.tree_budget_left(&setup, &search).is_none() {
+                break;
+            }
+            match self.tree_round(suite_id, &setup, &mut search, &mut ideas, summaries).await? {
+                Round::Next => {}
+                Round::Stop => break,
+                Round::Interrupted => return Ok(true),
+            }
+        }
+        // A search that stopped (at its budget) before replaying every child
+        // of its last round still counts them.
+        while let Some((node, results)) = search.replay.pop_front() {
+            search.adopt(node, results);
+        }
+        *lr = search.lr;
+        if !self.activate_best(suite_id, &search).await? {
+            return Ok(true);
+        }
+        Ok(self.cancelled())
+    }
+
+    /// What the search works with for the whole run.
+    fn tree_setup(&self, plan: &Plan) -> TreeSetup {
         let cfg = self.config.tree.clone();
-        let repeats = self.verify_repeats();
-        let budget = usize::try_from(plan.epochs).unwrap_or(0);
         let proposer = OptimizerKind::tree_proposer(self.optimizer_llm.clone());
         // Ideation needs a model; without one the search stops on stall as before.
         let ideator = self.optimizer_llm.clone().filter(|_| cfg.ideation_rounds > 0);
@@ -123,185 +188,194 @@ impl SuiteRunner {
             .map(|d| d.name.clone())
             .collect();
         candidates.sort();
-        let guard = Guard::for_suite(&self.suite);
-
-        // An unrelated epoch an earlier run left unfinished is closed first,
-        // as is; one of this plan's is taken up by its measurement.
-        if let Some(e) = pending.filter(|_| !plan.continued)
-            && let Some(s) = self.run_epoch(suite_id, &e, true, lr).await?
-        {
-            summaries.push(s);
+        TreeSetup {
+            cfg,
+            repeats: self.verify_repeats(),
+            budget: usize::try_from(plan.epochs).unwrap_or(0),
+            proposer,
+            ideator,
+            candidates,
+            guard: Guard::for_suite(&self.suite),
         }
-        let mut search = self.restore(suite_id, plan, *lr).await?;
-        if search.nodes.is_empty() && search.replay.is_empty() {
-            let root_artifacts = self.snapshot().await?;
-            let Some(root) = self.measure(suite_id, &root_artifacts, repeats, &mut search, budget, summaries).await?
-            else {
-                return Ok(true);
-            };
-            let record = NodeRecord {
-                parent: None,
-                artifacts: root_artifacts,
-                change: None,
-                brief: None,
-                status: NodeStatus::Committed,
-                note: "root: the active versions".into(),
-                round: 0,
-                rationale: None,
-                feedback: None,
-                guidance: Vec::new(),
-            };
-            let (root_node, root_results) = self.store_node(suite_id, record, root).await?;
-            search.results_of.insert(root_node.id, root_results);
-            search.best_mean = root_node.mean;
-            search.nodes.push(root_node);
-        }
+    }
 
-        // Ideation proposals for the next round, with the note each is stored as.
-        let mut ideas: Vec<(Idea, i64)> = Vec::new();
-        loop {
-            if search.evals >= budget || self.cancelled() || self.budget_spent().is_some() {
-                break;
+    /// `Some(())` while the search may evaluate more: its budget, the run's
+    /// cancel and its model budget allow.
+    fn tree_budget_left(&self, setup: &TreeSetup, search: &Search) -> Option<()> {
+        (search.evals < setup.budget && !self.cancelled() && self.budget_spent().is_none()).then_some(())
+    }
+
+    /// Measures the active versions as the tree's root; `false` when interrupted.
+    async fn plant_root(
+        &self,
+        suite_id: i64,
+        setup: &TreeSetup,
+        search: &mut Search,
+        summaries: &mut Vec<EpochSummary>,
+    ) -> Result<bool, RunnerError> {
+        let root_artifacts = self.snapshot().await?;
+        let Some(root) =
+            self.measure(suite_id, &root_artifacts, setup.repeats, search, setup.budget, summaries).await?
+        else {
+            return Ok(false);
+        };
+        let record = NodeRecord {
+            parent: None,
+            artifacts: root_artifacts,
+            change: None,
+            brief: None,
+            status: NodeStatus::Committed,
+            note: "root: the active versions".into(),
+            round: 0,
+            rationale: None,
+            feedback: None,
+            guidance: Vec::new(),
+        };
+        let (root_node, root_results) = self.store_node(suite_id, record, root).await?;
+        search.results_of.insert(root_node.id, root_results);
+        search.best_mean = root_node.mean;
+        search.nodes.push(root_node);
+        Ok(true)
+    }
+
+    /// One round: prune exhausted nodes, read the tree (the analyst), ideate
+    /// when the search has stalled, then follow each brief's lane — a
+    /// committed child becomes the next child's parent, same focus, up to
+    /// the per-branch depth.
+    async fn tree_round(
+        &self,
+        suite_id: i64,
+        setup: &TreeSetup,
+        search: &mut Search,
+        ideas: &mut Vec<(Idea, i64)>,
+        summaries: &mut Vec<EpochSummary>,
+    ) -> Result<Round, RunnerError> {
+        let cfg = &setup.cfg;
+        for id in tree::exhausted(&search.nodes, cfg.prune_after) {
+            self.store.set_tree_node_status(id, "pruned", "exhausted: every child regressed").await?;
+            if let Some(n) = search.nodes.iter_mut().find(|n| n.id == id) {
+                n.status = NodeStatus::Pruned;
             }
-            for id in tree::exhausted(&search.nodes, cfg.prune_after) {
-                self.store.set_tree_node_status(id, "pruned", "exhausted: every child regressed").await?;
-                if let Some(n) = search.nodes.iter_mut().find(|n| n.id == id) {
-                    n.status = NodeStatus::Pruned;
-                }
+        }
+        // The analyst reads the tree as the last round left it.
+        let hints = analyst::analyse(&search.nodes, &cfg.analyst);
+        if search.stall >= cfg.stall {
+            // About to stop: ideate first, a bounded number of times per stall episode.
+            let Some(client) = setup.ideator.as_ref().filter(|_| search.ideation_left > 0) else {
+                return Ok(Round::Stop);
+            };
+            search.ideation_left -= 1;
+            *ideas = self.ideate(client, suite_id, search, &hints, &setup.candidates).await?;
+            if ideas.is_empty() {
+                tracing::info!(suite = %self.suite.name, "ideation proposed nothing usable: the search stops");
+                return Ok(Round::Stop);
             }
-            // The analyst reads the tree as the last round left it.
-            let hints = analyst::analyse(&search.nodes, &cfg.analyst);
-            if search.stall >= cfg.stall {
-                // About to stop: ideate first, a bounded number of times per stall episode.
-                let Some(client) = ideator.as_ref().filter(|_| search.ideation_left > 0) else { break };
-                search.ideation_left -= 1;
-                ideas = self.ideate(client, suite_id, &search, &hints, &candidates).await?;
-                if ideas.is_empty() {
-                    tracing::info!(suite = %self.suite.name, "ideation proposed nothing usable: the search stops");
+        }
+        search.round += 1;
+        self.store_hints(suite_id, search, &hints).await?;
+        let parents =
+            tree::frontier(&search.nodes, cfg.selection, draw(self.config.seed, Draw::Frontier, search.round));
+        let ranked: Vec<Idea> = ideas.iter().map(|(i, _)| i.clone()).collect();
+        let steering = Steering { hints: &hints, ideas: &ranked, max_idea_briefs: cfg.ideation_briefs };
+        let briefs = tree::write_briefs(&parents, &setup.candidates, cfg.width.max(1), &steering);
+        let idea_notes = std::mem::take(ideas);
+        if briefs.is_empty() {
+            return Ok(Round::Stop);
+        }
+        let mut improved = false;
+        for brief in briefs {
+            let note = brief.idea.as_ref().and_then(|i| idea_notes.iter().find(|(n, _)| n == i)).map(|(_, id)| *id);
+            let mut lane = brief;
+            for depth in 0..cfg.branch_depth.max(1) {
+                if self.tree_budget_left(setup, search).is_none() {
                     break;
                 }
-            }
-            search.round += 1;
-            let round = search.round;
-            for h in &hints {
-                if search.reported.insert(h.key()) {
-                    self.store
-                        .insert_tree_note(
-                            suite_id,
-                            &NewTreeNote {
-                                round: i64::from(round),
-                                source: "analyst".into(),
-                                kind: h.kind.as_str().into(),
-                                artifact: Some(h.artifact.clone()),
-                                parent_id: h.parent,
-                                text: h.text.clone(),
-                                ..NewTreeNote::default()
-                            },
-                        )
-                        .await?;
+                let Some(child) = self.make_child(suite_id, search, &lane, &hints, setup, summaries).await? else {
+                    return Ok(Round::Interrupted);
+                };
+                if depth == 0
+                    && let Some(note) = note
+                {
+                    self.store.set_tree_note_node(note, child.id).await?;
                 }
-            }
-            let parents = tree::frontier(&search.nodes, cfg.selection, draw(self.config.seed, Draw::Frontier, round));
-            let ranked: Vec<Idea> = ideas.iter().map(|(i, _)| i.clone()).collect();
-            let steering = Steering { hints: &hints, ideas: &ranked, max_idea_briefs: cfg.ideation_briefs };
-            let briefs = tree::write_briefs(&parents, &candidates, cfg.width.max(1), &steering);
-            let idea_notes = std::mem::take(&mut ideas);
-            if briefs.is_empty() {
-                break;
-            }
-            let mut improved = false;
-            for brief in briefs {
-                let note = brief.idea.as_ref().and_then(|i| idea_notes.iter().find(|(n, _)| n == i)).map(|(_, id)| *id);
-                // The brief's lane: a committed child is the next child's
-                // parent, same focus, up to the per-branch budget.
-                let mut lane = brief;
-                for depth in 0..cfg.branch_depth.max(1) {
-                    if search.evals >= budget || self.cancelled() || self.budget_spent().is_some() {
-                        break;
-                    }
-                    let child = self
-                        .make_child(
-                            suite_id,
-                            &mut search,
-                            &lane,
-                            &hints,
-                            &guard,
-                            &*proposer,
-                            repeats,
-                            budget,
-                            summaries,
-                        )
-                        .await?;
-                    let Some(child) = child else { return Ok(true) };
-                    if depth == 0
-                        && let Some(note) = note
-                    {
-                        self.store.set_tree_note_node(note, child.id).await?;
-                    }
-                    improved |= child.new_best;
-                    let committed = search.nodes.iter().any(|n| n.id == child.id && n.status == NodeStatus::Committed);
-                    if !committed {
-                        break;
-                    }
-                    lane = Brief { parent: child.id, focus: lane.focus.clone(), idea: None };
+                improved |= child.new_best;
+                let committed = search.nodes.iter().any(|n| n.id == child.id && n.status == NodeStatus::Committed);
+                if !committed {
+                    break;
                 }
-            }
-            if improved {
-                search.stall = 0;
-                search.ideation_left = cfg.ideation_rounds;
-            } else {
-                search.stall += 1;
+                lane = Brief { parent: child.id, focus: lane.focus.clone(), idea: None };
             }
         }
-        // A search that stopped (at its budget) before replaying every child
-        // of its last round still counts them.
-        while let Some((node, results)) = search.replay.pop_front() {
-            search.adopt(node, results);
+        if improved {
+            search.stall = 0;
+            search.ideation_left = cfg.ideation_rounds;
+        } else {
+            search.stall += 1;
         }
-        *lr = search.lr;
+        Ok(Round::Next)
+    }
 
-        // The best node's versions become the active ones (through a
-        // person, under the approval gate).
-        if let Some(best) = tree::best(&search.nodes)
-            && self.approval_mode() != super::ApprovalMode::Off
-        {
-            let root = search.nodes.iter().find(|n| n.parent.is_none()).map(|n| n.mean);
-            if !self.gate_tree_best(suite_id, best, root).await? {
-                return Ok(true);
+    /// Stores the analyst's hints that are new this round.
+    async fn store_hints(&self, suite_id: i64, search: &mut Search, hints: &[Hint]) -> Result<(), RunnerError> {
+        for h in hints {
+            if search.reported.insert(h.key()) {
+                self.store
+                    .insert_tree_note(
+                        suite_id,
+                        &NewTreeNote {
+                            round: i64::from(search.round),
+                            source: "analyst".into(),
+                            kind: h.kind.as_str().into(),
+                            artifact: Some(h.artifact.clone()),
+                            parent_id: h.parent,
+                            text: h.text.clone(),
+                            ..NewTreeNote::default()
+                        },
+                    )
+                    .await?;
             }
-        } else if let Some(best) = tree::best(&search.nodes) {
-            for (name, version) in &best.artifacts {
-                let active = self.registry.get_active(name).await?.version;
-                if active != *version {
-                    self.registry.set_active(name, *version).await?;
-                    self.bus.publish(Event::ArtifactActivated {
-                        artifact: name.clone(),
-                        from_version: active,
-                        to_version: *version,
-                    });
-                }
-            }
-            tracing::info!(suite = %self.suite.name, node = best.id, mean = best.mean, evaluations = search.evals, rounds = search.round, "tree search finished");
         }
-        Ok(self.cancelled())
+        Ok(())
+    }
+
+    /// The best node's versions become the active ones (through a person,
+    /// under the approval gate); `false` when the run was cancelled while
+    /// it waited for that person.
+    async fn activate_best(&self, suite_id: i64, search: &Search) -> Result<bool, RunnerError> {
+        let Some(best) = tree::best(&search.nodes) else { return Ok(true) };
+        if self.approval_mode() != super::ApprovalMode::Off {
+            let root = search.nodes.iter().find(|n| n.parent.is_none()).map(|n| n.mean);
+            return self.gate_tree_best(suite_id, best, root).await;
+        }
+        for (name, version) in &best.artifacts {
+            let active = self.registry.get_active(name).await?.version;
+            if active != *version {
+                self.registry.set_active(name, *version).await?;
+                self.bus.publish(Event::ArtifactActivated {
+                    artifact: name.clone(),
+                    from_version: active,
+                    to_version: *version,
+                });
+            }
+        }
+        tracing::info!(suite = %self.suite.name, node = best.id, mean = best.mean, evaluations = search.evals, rounds = search.round, "tree search finished");
+        Ok(true)
     }
 
     /// Makes, checks, evaluates and judges one child; `None` when
     /// interrupted mid-evaluation.
-    #[allow(clippy::too_many_arguments)]
     async fn make_child(
         &self,
         suite_id: i64,
         search: &mut Search,
         brief: &Brief,
         hints: &[Hint],
-        guard: &Guard,
-        proposer: &dyn optimizer::Optimizer,
-        repeats: u32,
-        budget: usize,
+        setup: &TreeSetup,
         summaries: &mut Vec<EpochSummary>,
     ) -> Result<Option<ChildOutcome>, RunnerError> {
         let cfg = &self.config.tree;
+        let TreeSetup { guard, proposer, .. } = setup;
+        let (repeats, budget) = (setup.repeats, setup.budget);
         // Resuming: the child the stopped run made for this brief comes back as it was.
         if let Some((node, _)) = search.replay.front() {
             if node.parent == Some(brief.parent) && node.focus.as_deref() == Some(brief.focus.as_str()) {
@@ -671,272 +745,6 @@ impl SuiteRunner {
         });
         Ok(())
     }
-
-    /// The next epoch a stopped run left without a node, when it measured
-    /// `artifacts`; one that measured something else cannot be this
-    /// search's any more and is closed as is.
-    async fn orphan_of(
-        &self,
-        search: &mut Search,
-        artifacts: &BTreeMap<String, i64>,
-    ) -> Result<Option<EpochRow>, RunnerError> {
-        while let Some(epoch) = search.orphans.pop_front() {
-            let measured: BTreeMap<String, i64> =
-                serde_json::from_str(&epoch.parent_artifacts_json).map_err(StoreError::from)?;
-            if &measured == artifacts {
-                return Ok(Some(epoch));
-            }
-            tracing::warn!(suite = %self.suite.name, epoch = epoch.epoch_num, "an epoch the stopped tree search left behind measured other versions; it is closed as is");
-            if epoch.completed_at.is_none() {
-                self.run_epoch(epoch.suite_id, &epoch, true, &mut search.lr).await?;
-            }
-        }
-        Ok(None)
-    }
-
-    /// An evaluated child of `parent` that made this very change: its id and mean loss.
-    async fn twin_of(
-        &self,
-        search: &Search,
-        parent: i64,
-        focus: &str,
-        content: &str,
-    ) -> Result<Option<(i64, f64)>, RunnerError> {
-        for n in search.nodes.iter().filter(|n| n.parent == Some(parent) && n.evaluated()) {
-            if n.focus.as_deref() == Some(focus)
-                && let Some(version) = n.artifacts.get(focus)
-                && self.registry.get(focus, *version).await?.content == content
-            {
-                return Ok(Some((n.id, n.mean)));
-            }
-        }
-        Ok(None)
-    }
-
-    /// The version a child's content becomes: the newest version when it is
-    /// this very change (a stopped run wrote it before it was measured),
-    /// else a new one.
-    async fn child_version(&self, name: &str, content: &str, from_version: i64) -> Result<i64, RunnerError> {
-        if let Some(newest) = self.registry.history(name).await?.pop()
-            && newest.version != 0
-            && newest.parent_version == Some(from_version)
-            && newest.content == content
-        {
-            return Ok(newest.version);
-        }
-        Ok(self.registry.put_version(name, content, from_version, None).await?)
-    }
-
-    /// The search as the plan's earlier runs left it: the tree up to the
-    /// round a stopped run was in, that round's children to replay, the
-    /// epochs no node holds yet, and the stall counters.
-    async fn restore(&self, suite_id: i64, plan: &Plan, lr: f64) -> Result<Search, RunnerError> {
-        let cfg = &self.config.tree;
-        let mut search = Search {
-            nodes: Vec::new(),
-            results_of: BTreeMap::new(),
-            best_mean: f64::INFINITY,
-            round: 0,
-            reported: BTreeSet::new(),
-            evals: 0,
-            stall: 0,
-            ideation_left: cfg.ideation_rounds,
-            replay: VecDeque::new(),
-            orphans: VecDeque::new(),
-            lr,
-        };
-        for note in self.store.tree_notes(suite_id).await? {
-            let kind = match note.kind.as_str() {
-                "dead_direction" => HintKind::DeadDirection,
-                "saturated_axis" => HintKind::SaturatedAxis,
-                _ => continue,
-            };
-            search.reported.insert((kind, note.artifact.unwrap_or_default(), note.parent_id));
-        }
-        let epochs = self.store.epochs(suite_id).await?;
-        let num_of: BTreeMap<i64, &EpochRow> = epochs.iter().map(|e| (e.id, e)).collect();
-        let mut stored = Vec::new();
-        // The epochs each node holds: its first and the ones after it.
-        let mut held_through = 0i64;
-        for row in self.store.tree_nodes(suite_id).await? {
-            let Some((mut node, mut results)) = node_from_row(&row) else { continue };
-            if let Some(first) = row.epoch_id.and_then(|id| num_of.get(&id)) {
-                let last = first.epoch_num + row.evaluations.max(1) - 1;
-                held_through = held_through.max(last);
-                let own: Vec<&EpochRow> =
-                    epochs.iter().filter(|e| (first.epoch_num..=last).contains(&e.epoch_num)).collect();
-                // The evidence and samples the node had when it was made.
-                let samples: Vec<f64> = own.iter().filter_map(|e| e.mean_loss).collect();
-                if !samples.is_empty() {
-                    node.samples = samples;
-                }
-                if let Some(e) = own.last() {
-                    results = Some(self.epoch_results(e.id).await?).filter(|r| !r.is_empty()).or(results);
-                }
-            }
-            stored.push((node, results, row.epoch_id.and_then(|id| num_of.get(&id)).map(|e| e.epoch_num)));
-        }
-        if plan.continued {
-            search.evals = epochs
-                .iter()
-                .filter(|e| e.epoch_num >= plan.first_epoch && e.epoch_num <= held_through && e.completed_at.is_some())
-                .count();
-            search.orphans = epochs
-                .iter()
-                .filter(|e| e.epoch_num >= plan.first_epoch && e.epoch_num > held_through)
-                .cloned()
-                .collect();
-        }
-        let last_round = stored.iter().map(|(n, _, _)| n.round).max().unwrap_or(0);
-        // The round before this plan's first: where its stall count starts.
-        let before = stored
-            .iter()
-            .filter(|(_, _, num)| num.is_some_and(|n| n < plan.first_epoch))
-            .map(|(n, _, _)| n.round)
-            .max();
-        let replaying = plan.continued && last_round > 0 && before.is_none_or(|b| b < last_round);
-        let mut improved_in: BTreeSet<u32> = BTreeSet::new();
-        let mut best = f64::INFINITY;
-        for (mut node, results, _) in stored {
-            // A prune is decided at the start of a round from the tree as it
-            // stands, and the replayed rounds decide it again; a node pruned
-            // when the run stopped may not have been when its round began.
-            if replaying && node.status == NodeStatus::Pruned {
-                node.status = NodeStatus::Committed;
-            }
-            if node.kept() && node.mean < best {
-                best = node.mean;
-                improved_in.insert(node.round);
-            }
-            if replaying && node.round == last_round {
-                search.replay.push_back((node, results));
-                continue;
-            }
-            search.adopt(node, results);
-        }
-        search.round = if replaying { last_round - 1 } else { last_round };
-        if replaying {
-            // Replays the stall counter over the plan's finished rounds.
-            for round in before.map_or(1, |b| b + 1)..last_round {
-                if search.stall >= cfg.stall {
-                    search.ideation_left = search.ideation_left.saturating_sub(1);
-                }
-                if improved_in.contains(&round) {
-                    search.stall = 0;
-                    search.ideation_left = cfg.ideation_rounds;
-                } else {
-                    search.stall += 1;
-                }
-            }
-        }
-        Ok(search)
-    }
-
-    async fn store_node(
-        &self,
-        suite_id: i64,
-        r: NodeRecord,
-        m: Measured,
-    ) -> Result<(Node, Vec<TaskResult>), RunnerError> {
-        let id = self
-            .store
-            .insert_tree_node(
-                suite_id,
-                &NewTreeNode {
-                    parent_id: r.parent,
-                    epoch_id: Some(m.epoch_id),
-                    artifacts_json: serde_json::to_string(&r.artifacts).map_err(StoreError::from)?,
-                    changed_artifact: r.change.as_ref().map(|c| c.0.clone()),
-                    from_version: r.change.as_ref().map(|c| c.1),
-                    to_version: r.change.as_ref().map(|c| c.2),
-                    brief: r.brief,
-                    mean_loss: Some(m.mean),
-                    holdout_mean_loss: m.holdout_mean,
-                    task_losses_json: Some(serde_json::to_string(&m.tasks).map_err(StoreError::from)?),
-                    evaluations: m.samples.len().max(1) as i64,
-                    status: r.status.as_str().into(),
-                    note: Some(r.note),
-                    round: Some(i64::from(r.round)),
-                    rationale: r.rationale.clone(),
-                    feedback: r.feedback.clone(),
-                    guidance: guidance_text(&r.guidance),
-                },
-            )
-            .await?;
-        let mut node = node_of(id, r.parent, r.artifacts, &m, r.status);
-        node.focus = r.change.map(|c| c.0);
-        node.round = r.round;
-        node.rationale = r.rationale;
-        node.feedback = r.feedback;
-        Ok((node, m.results))
-    }
-
-    /// Stores a child rejected before evaluation and adds it to the tree
-    /// (the analyst counts it toward a dead direction).
-    async fn store_rejected(
-        &self,
-        suite_id: i64,
-        search: &mut Search,
-        focus: &str,
-        from_version: i64,
-        r: NodeRecord,
-    ) -> Result<i64, RunnerError> {
-        let id = self
-            .store
-            .insert_tree_node(
-                suite_id,
-                &NewTreeNode {
-                    parent_id: r.parent,
-                    artifacts_json: serde_json::to_string(&r.artifacts).map_err(StoreError::from)?,
-                    changed_artifact: Some(focus.to_string()),
-                    from_version: Some(from_version),
-                    brief: r.brief,
-                    status: NodeStatus::Rejected.as_str().into(),
-                    note: Some(r.note),
-                    round: Some(i64::from(r.round)),
-                    feedback: r.feedback.clone(),
-                    guidance: guidance_text(&r.guidance),
-                    ..NewTreeNode::default()
-                },
-            )
-            .await?;
-        search.nodes.push(Node {
-            id,
-            parent: r.parent,
-            artifacts: r.artifacts,
-            task_losses: BTreeMap::new(),
-            mean: f64::INFINITY,
-            holdout_mean: None,
-            samples: Vec::new(),
-            status: NodeStatus::Rejected,
-            focus: Some(focus.to_string()),
-            round: r.round,
-            rationale: None,
-            feedback: r.feedback,
-        });
-        Ok(id)
-    }
-
-    /// Keeps the proposer's proposals with the child's first evaluation. A
-    /// child the search did not keep (`discarded`: its verdict) is no
-    /// winner: its proposal is stored rejected, with the verdict as the reason.
-    async fn store_proposals(
-        &self,
-        epoch_id: i64,
-        optimizer: &str,
-        step: &optimizer::Step,
-        discarded: Option<String>,
-    ) -> Result<(), RunnerError> {
-        let mut rows = super::close::proposal_rows(step, optimizer, self.config.learning_rate);
-        if let Some(why) = discarded {
-            for r in rows.iter_mut().filter(|r| r.outcome == ProposalOutcome::Winner) {
-                r.outcome = ProposalOutcome::Rejected;
-                r.rejection = Some(format!("discarded by the tree search: {why}"));
-            }
-        }
-        self.store.insert_proposals(epoch_id, &rows).await?;
-        Ok(())
-    }
 }
 
 impl Search {
@@ -1009,48 +817,4 @@ fn guidance_text(lines: &[String]) -> Option<String> {
 
 fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max { s.to_string() } else { s.chars().take(max).collect::<String>() + "\n…" }
-}
-
-/// A stored node, for a search that carries on; its evidence is the stored
-/// per-task losses (the runs' details stay in their epoch). A rejected node
-/// was never measured: it comes back without losses or evidence.
-fn node_from_row(row: &crate::store::TreeNodeRow) -> Option<(Node, Option<Vec<TaskResult>>)> {
-    let status = NodeStatus::parse(&row.status)?;
-    let artifacts: BTreeMap<String, i64> = serde_json::from_str(&row.artifacts_json).ok()?;
-    let round = row.round.and_then(|r| u32::try_from(r).ok()).unwrap_or(0);
-    let mut node = Node {
-        id: row.id,
-        parent: row.parent_id,
-        artifacts,
-        task_losses: BTreeMap::new(),
-        mean: f64::INFINITY,
-        holdout_mean: None,
-        samples: Vec::new(),
-        status,
-        focus: row.changed_artifact.clone(),
-        round,
-        rationale: row.rationale.clone(),
-        feedback: row.feedback.clone(),
-    };
-    if status == NodeStatus::Rejected {
-        return Some((node, None));
-    }
-    let tasks: BTreeMap<String, f64> = serde_json::from_str(row.task_losses_json.as_deref()?).ok()?;
-    let mean = row.mean_loss?;
-    let results = tasks
-        .iter()
-        .map(|(task, loss)| TaskResult {
-            task: task.clone(),
-            holdout: false,
-            loss: *loss,
-            status: "complete".into(),
-            breakdown: None,
-            error: None,
-        })
-        .collect();
-    node.task_losses = tasks;
-    node.mean = mean;
-    node.holdout_mean = row.holdout_mean_loss;
-    node.samples = vec![mean];
-    Some((node, Some(results)))
 }
