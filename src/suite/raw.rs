@@ -1,5 +1,5 @@
 //! The suite file exactly as written: serde types with source spans, strict
-//! about unknown keys. [`super::Validator`] turns them into a [`super::Suite`].
+//! about unknown keys. The validator (`validate`) turns them into a [`super::Suite`].
 
 use std::collections::BTreeMap;
 
