@@ -88,7 +88,8 @@ async fn every_harness_failure_is_a_failed_run_with_its_reason() {
         assert_eq!(r.status, "failed", "{task}");
         let err = r.error.as_deref().unwrap_or("");
         assert!(err.contains(reason), "{task}: error `{err}` lacks `{reason}`");
-        // The loss is still defined: neutral signals plus the failed penalty.
+        // The loss is still defined: the worst for every score it did not
+        // report, and the failed penalty.
         assert!(r.loss.unwrap() > 0.0);
     };
     expect_failed("exits_nonzero", "exited with code 3");
@@ -118,7 +119,8 @@ async fn every_harness_failure_is_a_failed_run_with_its_reason() {
     );
     assert!(stderr.contains("`sleep 30`]"), "{stderr}");
 
-    // Loss arithmetic for a failed run with nothing reported: 0.9·0.5 + 0.1·1.
+    // A failed run with nothing reported costs the most: 0.9·1 + 0.1·1 (with
+    // neutral scores it was 0.55, less than an honest poor run).
     let nothing = run_of(&runs, "writes_nothing").loss.unwrap();
-    assert!((nothing - 0.55).abs() < 1e-12, "{nothing}");
+    assert!((nothing - 1.0).abs() < 1e-12, "{nothing}");
 }

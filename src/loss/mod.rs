@@ -7,14 +7,22 @@
 //!   + w_s·status_penalty            (complete 0, partial 0.5, failed 1, aborted 1)
 //! ```
 //!
-//! Each component is clamped into [0, 1] on its own, and a signal the run did
-//! not report counts as a neutral 0.5, so the loss is defined for every run —
-//! even one that crashed before it wrote anything.
+//! Each component is clamped into [0, 1] on its own, and the loss is defined
+//! for every run — even one that crashed before it wrote anything. A signal
+//! a finished run did not report counts as a neutral 0.5; on a run that
+//! failed or was aborted it counts as the worst, 1: a crash tells nothing
+//! good about the artifacts, and with neutral scores it would cost less
+//! (0.55) than an honest poor run (eval 0.2: 0.77), so an update that makes
+//! tasks crash could lower the mean loss and be kept.
 
 use serde::{Deserialize, Serialize};
 
-/// The value a component takes when its signal is missing.
+/// The value a component takes when a finished run did not report its signal.
 pub const NEUTRAL: f64 = 0.5;
+
+/// The value a component takes when a failed or aborted run did not report
+/// its signal: the worst.
+pub const UNREPORTED_BY_A_FAILED_RUN: f64 = 1.0;
 
 /// How many gate rejections saturate the gate component when a task does not
 /// say otherwise (the seed leaves `max_rejections` open).
@@ -95,7 +103,8 @@ pub struct LossBreakdown {
     pub status_component: f64,
     pub weights: LossWeights,
     pub max_rejections: u32,
-    /// Which signals were missing and took the neutral value.
+    /// Which signals were missing and took the value for a missing signal
+    /// (neutral, or the worst on a failed run).
     pub neutral: Vec<String>,
 }
 
@@ -107,11 +116,15 @@ fn clamp01(x: f64) -> f64 {
 /// Computes the loss of one run from its signals.
 pub fn compute(signals: &LossSignals, weights: &LossWeights, max_rejections: u32) -> LossBreakdown {
     let mut neutral = Vec::new();
+    let missing = match signals.status {
+        Some(RunStatus::Failed | RunStatus::Aborted) => UNREPORTED_BY_A_FAILED_RUN,
+        _ => NEUTRAL,
+    };
     let mut component = |name: &str, value: Option<f64>, f: &dyn Fn(f64) -> f64| match value {
         Some(v) => clamp01(f(v)),
         None => {
             neutral.push(name.to_string());
-            NEUTRAL
+            missing
         }
     };
     let eval_component = component("eval_score", signals.eval_score, &|s| 1.0 - s);
@@ -226,12 +239,37 @@ mod tests {
     #[test]
     fn per_task_weight_overrides_change_the_total() {
         // The seed's example override (0.5, 0.3, 0.15, 0.02, 0.03) on a failed run
-        // with eval 0.2 and nothing else reported.
+        // with eval 0.2 and nothing else reported (the worst for what it left out).
         let w = LossWeights { eval: 0.5, critique: 0.3, gate_rejections: 0.15, budget: 0.02, status: 0.03 };
         let s = LossSignals { eval_score: Some(0.2), status: Some(RunStatus::Failed), ..Default::default() };
         let b = compute(&s, &w, 5);
-        let expected = 0.5 * 0.8 + 0.3 * 0.5 + 0.15 * 0.5 + 0.02 * 0.5 + 0.03 * 1.0;
+        let expected = 0.5 * 0.8 + 0.3 * 1.0 + 0.15 * 1.0 + 0.02 * 1.0 + 0.03 * 1.0;
         assert!(close(b.total, expected));
+    }
+
+    #[test]
+    fn a_run_that_failed_without_reporting_costs_more_than_any_run_that_finished() {
+        let crashed = compute(
+            &LossSignals { status: Some(RunStatus::Failed), ..LossSignals::default() },
+            &LossWeights::default(),
+            5,
+        );
+        assert!(close(crashed.total, 1.0), "{crashed:?}");
+        assert_eq!(crashed.neutral.len(), 4, "status was known, the four scores were not");
+        // The worst honest run that finished: everything reported, all bad, partial.
+        let poor = LossSignals {
+            eval_score: Some(0.0),
+            critique_score: Some(0.0),
+            gate_rejection_count: Some(5.0),
+            budget_remaining_pct: Some(0.0),
+            status: Some(RunStatus::Partial),
+        };
+        assert!(compute(&poor, &LossWeights::default(), 5).total < crashed.total);
+        // What a failed run did report still counts.
+        let said = LossSignals { eval_score: Some(0.9), status: Some(RunStatus::Aborted), ..LossSignals::default() };
+        let b = compute(&said, &LossWeights::default(), 5);
+        assert!(close(b.eval_component, 0.1), "{b:?}");
+        assert!(close(b.critique_component, 1.0), "{b:?}");
     }
 
     #[test]

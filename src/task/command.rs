@@ -24,7 +24,8 @@ pub const RESULT_FILE: &str = "run_completion.json";
 pub const OUTPUT_CAP: usize = 64 * 1024;
 
 /// What a command reports in `run_completion.json`. Only `status` is required;
-/// a missing score counts as neutral in the loss.
+/// a missing score counts as neutral in the loss (as the worst when the
+/// status is failed or aborted).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunCompletion {

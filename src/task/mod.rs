@@ -42,7 +42,7 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
-    /// A failed run with its reason; every score is missing (neutral).
+    /// A failed run with its reason; every score is missing (the worst in the loss).
     pub fn failed(reason: impl Into<String>) -> Self {
         RunOutcome {
             signals: LossSignals { status: Some(RunStatus::Failed), ..LossSignals::default() },
