@@ -374,3 +374,28 @@ async fn the_command_line_runs_behind_the_gate_and_answers_it_with_an_edit_from_
     assert_eq!(again.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&again.stderr).contains("was already decided: it is applied"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_launch_counts_the_epochs_it_has_finished_as_they_finish() {
+    let w = World::new();
+    let s = w.service().await;
+    let launch = s.launch(&request(2, ApprovalMode::Wait)).await.unwrap();
+    let first = next_question(&s).await;
+    assert_eq!(s.launch_view(launch.id).await.unwrap().epochs_done, 0, "epoch 1 waits to close");
+    s.decide_update(first.id, &approve(None)).await.unwrap();
+    // Epoch 1 closes with the update; epoch 2's close asks again and the run
+    // waits there: one epoch done, the launch still running.
+    let second =
+        wait_for("epoch 2's question", || async { waiting_updates(&s).await.into_iter().find(|q| q.id != first.id) })
+            .await;
+    let view = wait_for("the launch to count epoch 1", || async {
+        let v = s.launch_view(launch.id).await.unwrap();
+        (v.epochs_done == 1).then_some(v)
+    })
+    .await;
+    assert_eq!(view.status, LaunchStatus::Running);
+    assert!(view.suite_id.is_some(), "the running launch names its suite");
+    s.decide_update(second.id, &reject("enough")).await.unwrap();
+    assert_eq!(wait_until_done(&s, launch.id).await, LaunchStatus::Finished);
+    assert_eq!(s.launch_view(launch.id).await.unwrap().epochs_done, 2);
+}

@@ -325,8 +325,44 @@ impl Worker {
         // Aborted when this function returns or unwinds (a panic in the run).
         let _beat = AbortOnDrop(self.heartbeat(row.id, stop_tx.clone()));
         let _forward = AbortOnDrop(forward_cancel(cancel, stop_tx));
+        let _progress = AbortOnDrop(self.count_epochs(row.id, row.suite_name.clone()));
         let runner = prepared.runner(&self.store, registry, &self.bus, stop_rx);
         Ok(runner.run().await?)
+    }
+
+    /// Keeps the request's suite and count of finished epochs current while
+    /// its run goes, from the run's own events (subscribed before it starts):
+    /// the Live screen reads them after a reload, and for a run of another
+    /// process.
+    fn count_epochs(&self, id: i64, suite: String) -> tokio::task::JoinHandle<()> {
+        let mut events = self.bus.subscribe();
+        let store = self.store.clone();
+        let owner = self.owner.clone();
+        tokio::spawn(async move {
+            // One run of a suite at a time: the suite started under this
+            // name in this process is this request's.
+            let mut suite_id = None;
+            let mut done = 0i64;
+            while let Some(envelope) = events.recv().await {
+                if envelope.replayed {
+                    continue;
+                }
+                let now = match envelope.event {
+                    Event::SuiteStarted { suite_id: started, suite: name, .. } if name == suite => {
+                        suite_id = Some(started);
+                        started
+                    }
+                    Event::EpochFinished { suite_id: finished, .. } if Some(finished) == suite_id => {
+                        done += 1;
+                        finished
+                    }
+                    _ => continue,
+                };
+                if let Err(e) = store.request_progress(id, &owner, now, done).await {
+                    tracing::debug!(request = id, "could not record the request's progress: {e}");
+                }
+            }
+        })
     }
 
     fn heartbeat(&self, id: i64, stop: watch::Sender<bool>) -> tokio::task::JoinHandle<()> {

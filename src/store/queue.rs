@@ -265,6 +265,21 @@ impl Store {
         Ok(())
     }
 
+    /// The suite the request's run works and how many epochs it has
+    /// finished so far, kept current while it runs (if `owner` still holds it).
+    pub async fn request_progress(&self, id: i64, owner: &str, suite_id: i64, epochs_done: i64) -> Result<()> {
+        sqlx::query(
+            "UPDATE run_requests SET suite_id = $1, epochs_done = $2 WHERE id = $3 AND owner = $4 AND status = 'running'",
+        )
+        .bind(suite_id)
+        .bind(epochs_done)
+            .bind(id)
+            .bind(owner)
+            .execute(&self.writer)
+            .await?;
+        Ok(())
+    }
+
     /// Ends the request, if `owner` still holds it.
     pub async fn complete_request(&self, id: i64, owner: &str, done: &Completion) -> Result<bool> {
         let changed = sqlx::query(

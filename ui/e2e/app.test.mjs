@@ -580,6 +580,15 @@ describe("the Attractor web UI against a real server", () => {
     const suites = await (await fetch(`${server.url}api/suites`)).json();
     assert.equal(suites.find((x) => x.name === "gated").status, "paused");
     await shot("14b-inbox-update-approval.png");
+    // Live, opened afresh, says the run waits for this answer and where to give it.
+    await page.goto(`${server.url}#/live`);
+    const waiting = page.locator("[data-testid=launch][data-suite=gated] [data-testid=waits-for-a-person]");
+    await waiting.waitFor();
+    assert.match(await waiting.innerText(), /Waiting for your answer: update `?\w+`? from v\d+/);
+    assert.equal(await waiting.getByRole("link", { name: "answer in the Inbox" }).getAttribute("href"), "#/inbox");
+    await shot("14a-live-waiting-for-approval.png");
+    await page.goto(`${server.url}#/inbox`);
+    await card.waitFor();
 
     // Edit the proposal: every field to 1.25 (inside every field's bounds).
     await card.getByRole("button", { name: "Edit…" }).click();

@@ -4,6 +4,7 @@ import { useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { Empty, ErrorNote, Status } from "../components/common";
+import type { InterventionItem } from "../generated/InterventionItem";
 import type { LaunchView } from "../generated/LaunchView";
 import { fmtDuration, fmtLoss } from "../lib/format";
 import type { SuiteProgress } from "../lib/progress";
@@ -23,7 +24,38 @@ function Bar({ done, total, label, id }: { done: number; total: number; label: s
   );
 }
 
-function Card({ launch, p, onCancel }: { launch: LaunchView; p: SuiteProgress | undefined; onCancel: () => void }) {
+/**
+ * What a person is asked about a running launch's suite: a gated update the
+ * run waits for (or goes on without), a question an agent task waits on.
+ */
+function Asked({ questions }: { questions: InterventionItem[] }) {
+  if (questions.length === 0) return null;
+  return (
+    <div className="callout" data-testid="waits-for-a-person">
+      {questions.map((q) => {
+        const waits = q.kind !== "artifact_update" || q.update?.mode === "wait";
+        return (
+          <p key={q.id}>
+            <b>{waits ? "Waiting for your answer" : "Asks for your approval (the run goes on meanwhile)"}</b>: {q.subject} —{" "}
+            <a href="#/inbox">answer in the Inbox</a>
+          </p>
+        );
+      })}
+    </div>
+  );
+}
+
+function Card({
+  launch,
+  p,
+  asked,
+  onCancel,
+}: {
+  launch: LaunchView;
+  p: SuiteProgress | undefined;
+  asked: InterventionItem[];
+  onCancel: () => void;
+}) {
   const status = p?.ended?.status ?? launch.status;
   const running = status === "running" || status === "queued";
   return (
@@ -48,6 +80,7 @@ function Card({ launch, p, onCancel }: { launch: LaunchView; p: SuiteProgress | 
         {launch.holder && <> · <span data-testid="holder">{launch.holder}</span></>}
       </p>
       <Bar id="epoch-progress" label="epochs" done={Math.max(p?.epochsDone ?? 0, launch.epochs_done)} total={launch.epochs_requested} />
+      {running && <Asked questions={asked.filter((q) => launch.suite_id !== null && q.suite_id === launch.suite_id)} />}
       {p && p.currentEpoch !== null && (
         <Bar id="task-progress" label={`epoch ${p.currentEpoch}: runs`} done={p.tasksDone} total={p.tasksTotal} />
       )}
@@ -123,6 +156,8 @@ function Card({ launch, p, onCancel }: { launch: LaunchView; p: SuiteProgress | 
 export function Live() {
   const { tick, progress } = useLive();
   const { data: launches, error: loadError } = useLiveQuery(["launches"], tick, () => api.launches());
+  // The same query as the Inbox's: what waits for a person, per suite.
+  const pending = useLiveQuery(["interventions"], tick, () => api.interventions()).data?.pending ?? [];
   const [cancelError, setCancelError] = useState<string | null>(null);
   const error = cancelError ?? loadError;
 
@@ -143,7 +178,15 @@ export function Live() {
           </p>
         </Empty>
       )}
-      {launches?.map((l) => <Card key={l.id} launch={l} p={progress[l.suite]?.launchId === l.id ? progress[l.suite] : undefined} onCancel={() => cancel(l.id)} />)}
+      {launches?.map((l) => (
+        <Card
+          key={l.id}
+          launch={l}
+          p={progress[l.suite]?.launchId === l.id ? progress[l.suite] : undefined}
+          asked={pending}
+          onCancel={() => cancel(l.id)}
+        />
+      ))}
     </section>
   );
 }
