@@ -117,22 +117,37 @@ export function treeOption(graph: SuiteGraph): EChartsCoreOption {
   };
 }
 
-/** The epoch chain: one node per epoch along x, its mean loss along y. */
+/**
+ * The epoch chain: one node per epoch along x, its mean loss along y. An
+ * epoch without a mean (cancelled, or still running) is a hollow marker at
+ * the loss before it — never a point at 0, below every real epoch.
+ */
 export function chainOption(graph: SuiteGraph): EChartsCoreOption {
-  const nodes = graph.nodes.map((n) => ({
-    id: n.id,
-    name: n.id,
-    value: [n.epoch_num ?? 0, n.mean_loss ?? 0],
-    symbolSize: 9,
-    label: { show: graph.nodes.length <= 40, formatter: n.label ? `${n.epoch_num}\n${n.label}` : `${n.epoch_num}` },
-    itemStyle: { color: COLORS.line },
-  }));
+  let last = graph.nodes.find((n) => n.mean_loss !== null)?.mean_loss ?? 0;
+  const nodes = graph.nodes.map((n) => {
+    const measured = n.mean_loss !== null;
+    if (n.mean_loss !== null) last = n.mean_loss;
+    const name = n.label ? `${n.epoch_num}\n${n.label}` : `${n.epoch_num}`;
+    return {
+      id: n.id,
+      name: n.id,
+      value: [n.epoch_num ?? 0, last],
+      symbolSize: 9,
+      label: { show: graph.nodes.length <= 40, formatter: measured ? name : `${n.epoch_num}\nnot measured` },
+      itemStyle: measured
+        ? { color: COLORS.line }
+        : { color: "transparent", borderColor: COLORS.none, borderWidth: 1.5, borderType: "dashed" },
+    };
+  });
+  const unmeasured = new Set(graph.nodes.filter((n) => n.mean_loss === null).map((n) => n.id));
   const links = graph.edges.map((e) => {
     const move = e.events.some((x) => x.type === "rollback") ? "rollback" : e.events.length ? "update" : "none";
     return {
       source: e.source,
       target: e.target,
-      lineStyle: { color: COLORS[move], width: move === "none" ? 1 : 2.5 },
+      lineStyle: unmeasured.has(e.target)
+        ? { color: COLORS.none, width: 1, type: "dashed" }
+        : { color: COLORS[move], width: move === "none" ? 1 : 2.5 },
       // Along steep edges the moves' words overlapped one another: they
       // show on the edge pointed at (and in its tooltip).
       label: { show: false, formatter: e.label, fontSize: 10 },
@@ -152,7 +167,8 @@ export function chainOption(graph: SuiteGraph): EChartsCoreOption {
       },
     },
     grid: { left: 64, right: 32, top: 32, bottom: 48 },
-    xAxis: { type: "value", name: "epoch", nameLocation: "middle", nameGap: 28, minInterval: 1 },
+    // From the first epoch, not from 0.
+    xAxis: { type: "value", name: "epoch", nameLocation: "middle", nameGap: 28, minInterval: 1, min: "dataMin", max: "dataMax" },
     yAxis: { type: "value", name: "mean loss", scale: true },
     dataZoom: [{ type: "inside" }],
     series: [

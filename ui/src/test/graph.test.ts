@@ -132,6 +132,27 @@ describe("chainOption", () => {
     ]);
     expect(o.series[0].links.map((l) => l.lineStyle.color)).toEqual(["#2e9d4f", "#9aa0a6"]);
   });
+
+  it("draws an epoch without a mean (cancelled) hollow at the loss before it, not at 0", () => {
+    const chain: SuiteGraph = {
+      suite: "s",
+      kind: "epochs",
+      notes: [],
+      nodes: [
+        { id: "epoch-1", epoch_num: 1, mean_loss: 0.4, holdout_mean_loss: null, label: "", artifacts: {}, tree: null },
+        { id: "epoch-2", epoch_num: 2, mean_loss: null, holdout_mean_loss: null, label: "", artifacts: {}, tree: null },
+      ],
+      edges: [{ source: "epoch-1", target: "epoch-2", label: "update k v0→v1", events: [{ type: "update" } as never] }],
+    };
+    const o = chainOption(chain) as {
+      series: { data: { value: number[]; itemStyle: { color: string }; label: { formatter: string } }[]; links: { lineStyle: { type?: string } }[] }[];
+    };
+    const [, cancelled] = o.series[0].data;
+    expect(cancelled.value).toEqual([2, 0.4]);
+    expect(cancelled.itemStyle.color).toBe("transparent");
+    expect(cancelled.label.formatter).toBe("2\nnot measured");
+    expect(o.series[0].links[0].lineStyle.type).toBe("dashed");
+  });
 });
 
 function it_(sequence: number, strategy: string, directive: string, level: number): IterationView {
