@@ -355,3 +355,24 @@ async fn the_database_holds_the_seed_tables_and_columns() {
         assert_eq!(env.store.journal_mode().await.unwrap(), "wal");
     }
 }
+
+#[tokio::test]
+async fn an_update_a_person_undid_before_it_ran_is_never_judged() {
+    let env = Env::new().await;
+    let suite = knob_suite(&env, "undone");
+    // Epoch 1 runs v0 and moves the knob (v1); a person makes v0 active
+    // again before anything ran with v1.
+    env.run(&suite, env.config(1, OptimizerKind::Evolve)).await;
+    let registry = env.registry().await;
+    assert_eq!(registry.get_active("knob").await.unwrap().version, 1);
+    registry.rollback_to("knob", 0).await.unwrap();
+
+    let summary = env.run(&suite, env.config(1, OptimizerKind::Evolve)).await;
+    let types: Vec<&str> = summary.epochs[0].events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert!(!types.contains(&"rollback"), "nothing to roll back: v1 never ran: {types:?}");
+    let s = env.store.suite_by_name("undone").await.unwrap().unwrap();
+    let proposals = env.store.proposals(s.id).await.unwrap();
+    let first =
+        proposals.iter().find(|l| l.epoch_num == 1 && l.proposal.outcome == "winner").expect("epoch 1's winner");
+    assert_eq!(first.proposal.observed_loss_reduction, None, "v1 was never measured: {first:?}");
+}

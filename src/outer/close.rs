@@ -194,7 +194,7 @@ impl SuiteRunner {
             return Ok(None);
         };
         let measured = Measured::of(&eval.results);
-        let judgement = match self.judge(suite_id, epoch, measured).await? {
+        let judgement = match self.judge(suite_id, epoch, &eval.parent, measured).await? {
             Judged::Sample(v) => {
                 let (repeats, mean, held) = (self.verify_repeats(), measured.mean_loss, measured.holdout_mean);
                 return self.close_verify_sample(suite_id, epoch, &eval.parent, mean, held, &v, repeats, *lr).await;
@@ -226,8 +226,19 @@ impl SuiteRunner {
     /// evaluations, and only the last of them decides, on the series' mean
     /// against the mean of the series before the update, with the noise rule
     /// of the tree search (`tree::beyond_noise`).
-    async fn judge(&self, suite_id: i64, epoch: &EpochRow, measured: Measured) -> Result<Judged, RunnerError> {
+    ///
+    /// Only an update the epoch ran with is judged: one a person undid
+    /// meanwhile (another version made active on the Artifacts screen) was
+    /// never measured, so it gets no observed effect and no rollback.
+    async fn judge(
+        &self,
+        suite_id: i64,
+        epoch: &EpochRow,
+        parent: &BTreeMap<String, i64>,
+        measured: Measured,
+    ) -> Result<Judged, RunnerError> {
         let Measured { mean_loss, holdout_mean } = measured;
+        let ran = |(artifact, _, to): &(String, i64, i64)| parent.get(artifact) == Some(to);
         let repeats = self.verify_repeats();
         let series = if repeats > 1 && mean_loss.is_some() {
             let history: Vec<EpochRow> = self
@@ -237,7 +248,7 @@ impl SuiteRunner {
                 .into_iter()
                 .filter(|e| e.completed_at.is_some() && e.epoch_num < epoch.epoch_num)
                 .collect();
-            pending_verification(&history)
+            pending_verification(&history).filter(|v| updates_of(&v.update).iter().all(ran))
         } else {
             None
         };
@@ -280,7 +291,8 @@ impl SuiteRunner {
                 (prev, prev_mean, prev_holdout, mean_loss, holdout_mean, None)
             }
         };
-        let last_updates = decided.as_ref().map(updates_of).unwrap_or_default();
+        let mut last_updates = decided.as_ref().map(updates_of).unwrap_or_default();
+        last_updates.retain(ran);
 
         // On a noisy suite a gain within the noise does not count: the update goes.
         let (regressed, reason) = match gain {
