@@ -179,6 +179,8 @@ async fn under_wait_the_run_waits_for_each_decision_and_applies_what_a_person_ap
     let proposals = s.suite_proposals("knobs").await.unwrap().proposals;
     let first = proposals.iter().find(|p| p.epoch_num == 1 && p.outcome == ProposalOutcome::Winner).unwrap();
     assert_eq!(first.applied_version, Some(version));
+    assert!(first.edited_by_person, "the version is the person's edit, not the proposal: {first:?}");
+    assert!(proposals.iter().filter(|p| p.epoch_num != 1).all(|p| !p.edited_by_person), "{proposals:#?}");
     let turned_down: Vec<_> = proposals
         .iter()
         .filter(|p| p.rejection.as_deref() == Some("rejected by a person in the Inbox: not now"))

@@ -530,11 +530,14 @@ pub async fn proposals(g: &Global, store: &Store, suite: &str) -> Result<(), Fai
             Some(v) => format!("v{}→v{v}", p.parent_version),
             None => format!("v{}", p.parent_version),
         };
-        let note = match (&p.rejection, p.rolled_back) {
+        let mut note = match (&p.rejection, p.rolled_back) {
             (Some(reason), _) => reason.clone(),
             (None, true) => format!("rolled back; {}", p.rationale.clone().unwrap_or_default()),
             (None, false) => p.rationale.clone().unwrap_or_default(),
         };
+        if r.edited_by_person {
+            note = format!("edited by a person in the Inbox before it was applied; proposed: {note}");
+        }
         println!(
             "{:>5} {:<9} {:<26} {:>9} {:>6} {:>9} {:>9}  {}",
             r.epoch_num,

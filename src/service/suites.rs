@@ -340,6 +340,7 @@ impl Service {
                     rolled_back: p.rolled_back,
                     rejection: p.rejection,
                     learning_rate: p.learning_rate,
+                    edited_by_person: l.edited_by_person,
                 }
             })
             .collect();

@@ -77,6 +77,10 @@ pub struct ProposalRow {
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct ProposalListing {
     pub epoch_num: i64,
+    /// A winner a person edited in the Inbox before it was applied: the
+    /// version it became is the person's content, not this row's.
+    #[sqlx(try_from = "super::Flag")]
+    pub edited_by_person: bool,
     #[sqlx(flatten)]
     #[serde(flatten)]
     pub proposal: ProposalRow,
@@ -101,7 +105,13 @@ impl Store {
     /// Every proposal of a suite, oldest epoch first, the winner first within an epoch.
     pub async fn proposals(&self, suite_id: i64) -> Result<Vec<ProposalListing>> {
         Ok(sqlx::query_as(
-            "SELECT e.epoch_num, p.* FROM proposals p JOIN epochs e ON e.id = p.epoch_id
+            "SELECT e.epoch_num,
+                 CAST(CASE WHEN p.outcome = 'winner' AND EXISTS (
+                     SELECT 1 FROM update_approvals a
+                     WHERE a.epoch_id = p.epoch_id AND a.artifact = p.artifact AND a.edited = 1
+                 ) THEN 1 ELSE 0 END AS BIGINT) AS edited_by_person,
+                 p.*
+             FROM proposals p JOIN epochs e ON e.id = p.epoch_id
              WHERE p.suite_id = $1 ORDER BY e.epoch_num, p.outcome != 'winner', p.id",
         )
         .bind(suite_id)

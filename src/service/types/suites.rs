@@ -364,6 +364,9 @@ pub struct ProposalItem {
     pub rolled_back: bool,
     pub rejection: Option<String>,
     pub learning_rate: f64,
+    /// A winner a person edited in the Inbox before it was applied: the
+    /// version it became holds the person's content, not the rationale's.
+    pub edited_by_person: bool,
 }
 
 /// Every proposal of a suite, oldest epoch first.

@@ -58,7 +58,14 @@ export function Proposals({ suite, tick }: { suite: string; tick: number }) {
               <td>{signed(p.expected_loss_reduction)}</td>
               <td>{p.confidence === null ? "–" : p.confidence.toFixed(2)}</td>
               <td>{signed(p.observed_loss_reduction)}</td>
-              <td className="why">{p.rejection ?? p.rationale ?? ""}</td>
+              <td className="why">
+                {p.edited_by_person && (
+                  <b className="edited" data-testid="edited-by-person">
+                    edited by a person in the Inbox; proposed:{" "}
+                  </b>
+                )}
+                {p.rejection ?? p.rationale ?? ""}
+              </td>
             </tr>
           ))}
         </tbody>

@@ -9,4 +9,9 @@ export type ProposalItem = { id: number, epoch_num: number, optimizer: string, a
 /**
  * Previous mean loss minus the next epoch's; set once that epoch closed.
  */
-observed_loss_reduction: number | null, rolled_back: boolean, rejection: string | null, learning_rate: number, };
+observed_loss_reduction: number | null, rolled_back: boolean, rejection: string | null, learning_rate: number, 
+/**
+ * A winner a person edited in the Inbox before it was applied: the
+ * version it became holds the person's content, not the rationale's.
+ */
+edited_by_person: boolean, };

@@ -159,6 +159,7 @@ describe("calibration of proposals", () => {
     rolled_back: false,
     rejection: null,
     learning_rate: 0.5,
+    edited_by_person: false,
     ...o,
   });
   it("keeps only applied proposals whose effect was observed and that predicted something", () => {
