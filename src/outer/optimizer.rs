@@ -305,12 +305,22 @@ impl Evolve {
             artifact: cand.def.name.clone(),
             parent_version: cand.version,
             content,
-            rationale: format!("evolve: {field} {old} → {new} (η = {lr})"),
+            // Six significant digits for a person (the content has them all).
+            rationale: format!("evolve: {field} {} → {} (η = {lr})", readable(old), readable(new)),
             expected_loss_reduction: None,
             confidence: None,
             details,
         }))
     }
+}
+
+/// A value as a person reads it in a rationale: six significant digits
+/// (1.34643, not 1.3464294278695847).
+fn readable(x: f64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    format!("{x:.5e}").parse().unwrap_or(x)
 }
 
 #[cfg(test)]
@@ -381,6 +391,27 @@ mod tests {
         };
         assert!(max_move(0.05) <= 0.5 + 1e-9);
         assert!(max_move(0.5) > 1.0);
+    }
+
+    #[tokio::test]
+    async fn evolve_tells_its_move_in_six_significant_digits_and_keeps_them_all_in_the_content() {
+        let moves: Vec<Proposal> = (0..50u64)
+            .filter_map(|s| Evolve.propose_blocking(&evidence(s, 0.5)))
+            .filter(|p| p.details["field"] == "x")
+            .collect();
+        assert!(!moves.is_empty());
+        for p in moves {
+            let new = p.details["new_value"].as_f64().unwrap();
+            let told = p.rationale.split(" → ").nth(1).and_then(|t| t.split(' ').next()).unwrap();
+            assert!(
+                told.trim_start_matches('-').replace('.', "").trim_start_matches('0').len() <= 6,
+                "{}",
+                p.rationale
+            );
+            assert!((told.parse::<f64>().unwrap() - new).abs() <= new.abs() * 1e-5, "{} against {new}", p.rationale);
+            let v: serde_json::Value = serde_json::from_str(&p.content).unwrap();
+            assert_eq!(v["x"].as_f64(), Some(new), "the content keeps every digit");
+        }
     }
 
     #[tokio::test]

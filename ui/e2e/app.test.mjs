@@ -544,7 +544,8 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(await page.getByTestId("inbox-badge").innerText(), "1");
     const q = page.getByTestId("pending");
     await q.waitFor();
-    assert.match(await q.innerText(), /Task `ring` found no feasible point/);
+    assert.match(await q.innerText(), /Task ring found no feasible point/);
+    assert.equal(await q.locator("h3 code").innerText(), "ring", "the task's name shown as code, not in backticks");
     await shot("13-inbox.png");
     await q.getByText("Answer with a hint…").click();
     await q.locator("textarea").fill("the box lies inside the circle: widen the bounds");

@@ -1,4 +1,5 @@
-// Small shared pieces: empty states, errors, status badges, confirmation.
+// Small shared pieces: empty states, errors, status badges, confirmation,
+// text with `code` spans.
 import { useEffect, type ReactNode } from "react";
 
 export function Empty({ title, children }: { title: string; children?: ReactNode }) {
@@ -8,6 +9,17 @@ export function Empty({ title, children }: { title: string; children?: ReactNode
       {children}
     </div>
   );
+}
+
+/**
+ * Text the server writes with names in backticks ("update `knobs` from v3"),
+ * the names shown as code rather than with the backticks.
+ */
+export function Ticked({ text }: { text: string }) {
+  const parts = text.split("`");
+  // An odd count of backticks: not a pairing to trust, shown as written.
+  if (parts.length % 2 === 0) return <>{text}</>;
+  return <>{parts.map((p, i) => (i % 2 === 1 ? <code key={i}>{p}</code> : p))}</>;
 }
 
 export function ErrorNote({ error }: { error: string | null }) {

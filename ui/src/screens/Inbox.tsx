@@ -11,7 +11,7 @@ import { useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { Commands } from "../components/Commands";
-import { Empty, ErrorNote } from "../components/common";
+import { Empty, ErrorNote, Ticked } from "../components/common";
 import { UpdateApproval } from "../components/UpdateApproval";
 import type { AnswerKind } from "../generated/AnswerKind";
 import type { Inbox as InboxData } from "../generated/Inbox";
@@ -50,7 +50,9 @@ function Question({ item, onAnswered }: { item: InterventionItem; onAnswered: ()
   return (
     <div className="card question" data-testid="pending" data-id={item.id}>
       <header className="screen-head">
-        <h3>{item.subject}</h3>
+        <h3>
+          <Ticked text={item.subject} />
+        </h3>
         <span className="badge">{item.kind.replace("_", " ")}</span>
         {item.kind === "execution_approval" && (
           <a className="small" href="#/watch">
@@ -135,7 +137,9 @@ function Notice({ item, onDismissed }: { item: InterventionItem; onDismissed: ()
   return (
     <div className="card notice-card" data-testid="notice" data-id={item.id}>
       <header className="screen-head">
-        <h3>{item.subject}</h3>
+        <h3>
+          <Ticked text={item.subject} />
+        </h3>
         <span className="badge">{item.kind.replaceAll("_", " ")}</span>
       </header>
       <p className="muted small">
@@ -243,7 +247,9 @@ export function Inbox({ onChange }: { onChange: () => void }) {
               {inbox.answered.map((i) => (
                 <tr key={i.id} data-id={i.id}>
                   <td>{i.id}</td>
-                  <td>{i.subject}</td>
+                  <td>
+                    <Ticked text={i.subject} />
+                  </td>
                   <td>
                     <b>{i.answer ?? i.status}</b>
                     {i.answer_text && <> — {i.answer_text}</>}

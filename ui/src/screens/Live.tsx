@@ -3,7 +3,7 @@
 import { useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
-import { Empty, ErrorNote, Status } from "../components/common";
+import { Empty, ErrorNote, Status, Ticked } from "../components/common";
 import type { InterventionItem } from "../generated/InterventionItem";
 import type { LaunchView } from "../generated/LaunchView";
 import { fmtDuration, fmtLoss } from "../lib/format";
@@ -36,7 +36,7 @@ function Asked({ questions }: { questions: InterventionItem[] }) {
         const waits = q.kind !== "artifact_update" || q.update?.mode === "wait";
         return (
           <p key={q.id}>
-            <b>{waits ? "Waiting for your answer" : "Asks for your approval (the run goes on meanwhile)"}</b>: {q.subject} —{" "}
+            <b>{waits ? "Waiting for your answer" : "Asks for your approval (the run goes on meanwhile)"}</b>: <Ticked text={q.subject} /> —{" "}
             <a href="#/inbox">answer in the Inbox</a>
           </p>
         );
