@@ -1397,3 +1397,37 @@ async fn a_cross_site_request_changes_nothing_and_an_oversized_body_gets_413() {
     let body: Value = resp.json().await.unwrap();
     assert!(body["error"].as_str().unwrap().contains("limit of 2 MB"), "{body}");
 }
+
+#[tokio::test]
+async fn the_launch_preview_says_what_the_form_does_not_decide_and_refuses_a_model_optimizer_without_a_model() {
+    let w = World::new();
+    std::fs::copy(fixture("knobs.py"), w.dir.path().join("knobs.py")).unwrap();
+    let path = w.dir.path().join("knobs.suite.yaml");
+    std::fs::copy(fixture("knobs.suite.yaml"), &path).unwrap();
+    let s = w.serve(None, &[("KNOBS_DELAY", "0")]).await;
+    let req = |lr: f64| json!({"suite_path": path.display().to_string(), "epochs": 1, "optimizer": "evolve", "learning_rate": lr});
+
+    // A suite without history starts at the form's rate: nothing to say.
+    let (status, preview) = s.post("/api/launches/preview", req(0.5)).await;
+    assert_eq!(status, StatusCode::OK, "{preview}");
+    assert_eq!(preview["continues"], Value::Null, "{preview}");
+    let (status, launch) = s.post("/api/launches", req(0.2)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{launch}");
+    let view = s.service.wait(launch["id"].as_i64().unwrap()).await.unwrap();
+    assert_eq!(serde_json::to_value(view.status).unwrap(), "finished", "{view:?}");
+    // Its history now has η 0.2: a form asking 0.5 is told the run goes on at 0.2.
+    let (_, preview) = s.post("/api/launches/preview", req(0.5)).await;
+    let line = preview["continues"].as_str().unwrap_or_default();
+    assert!(line.starts_with("η continues at 0.2 from the suite's last epoch") && line.contains("0.5"), "{preview}");
+    let (_, preview) = s.post("/api/launches/preview", req(0.2)).await;
+    assert_eq!(preview["continues"], Value::Null, "the same rate: nothing to say");
+
+    // textgrad with no model: refused in the preview, in the app's words.
+    let mut textgrad = req(0.5);
+    textgrad["optimizer"] = json!("textgrad");
+    let (status, body) = s.post("/api/launches/preview", textgrad).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let error = body["error"].as_str().unwrap();
+    assert!(error.contains("needs a model") && error.contains("Settings screen"), "{error}");
+    assert!(!error.contains("--optimizer"), "no command-line flag in the app: {error}");
+}

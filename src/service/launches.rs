@@ -72,8 +72,23 @@ impl Service {
     pub async fn preview(&self, req: &RunRequest) -> Result<LaunchPreview> {
         let suite = self.load_requested(req)?;
         let model = self.llm_client_with(&suite.llm, req)?;
+        if req.optimizer.needs_model() && model.is_none() {
+            return Err(needs_model(req.optimizer));
+        }
         let registry = Registry::load(self.store.clone()).await?;
         let agent = req.agent_config(|n| (self.config.env)(n)).map_err(|e| ServiceError::BadInput(e.to_string()))?;
+        // A suite with history goes on at the learning rate its last epoch
+        // left (halved by each rollback): the form's rate starts a suite.
+        let stored = match self.store.suite_by_name(&suite.name).await? {
+            Some(row) => self.store.last_learning_rate(row.id).await?,
+            None => None,
+        };
+        let continues = stored.filter(|lr| (lr - req.learning_rate).abs() > 1e-12).map(|lr| {
+            format!(
+                "η continues at {lr} from the suite's last epoch (the learning rate set here, {}, starts a suite without history)",
+                req.learning_rate
+            )
+        });
         let candidates = crate::outer::estimate::proposal_candidates(&suite, &registry);
         let run = crate::outer::estimate::PlannedRun {
             suite: &suite,
@@ -88,6 +103,7 @@ impl Service {
             runs: u64::from(req.epochs) * suite.tasks.len() as u64,
             plan: req.plan_line(&suite, candidates),
             model: model.as_ref().and_then(|m| crate::outer::estimate::preview_line(&run, m)),
+            continues,
         })
     }
 
@@ -123,7 +139,7 @@ impl Service {
             .map_err(|e| ServiceError::InvalidSuite(Box::new(validation_of(&suite_path_text(&e), Err(&e)))))?;
         let model = self.llm_client_with(&suite.llm, req)?;
         if req.optimizer.needs_model() && model.is_none() {
-            return Err(ServiceError::BadInput(RunnerError::NeedsModel(req.optimizer.name()).to_string()));
+            return Err(needs_model(req.optimizer));
         }
         req.agent_config(|n| (self.config.env)(n)).map_err(|e| ServiceError::BadInput(e.to_string()))?;
         // The worker loads the suite from its path: the one this launch read.
@@ -311,4 +327,12 @@ pub(super) fn issue_view(i: &SuiteIssue) -> SuiteIssueView {
         message: i.message.clone(),
         hint: i.hint.clone(),
     }
+}
+
+/// An optimizer that needs a model, launched from the app with none set.
+fn needs_model(optimizer: crate::outer::OptimizerKind) -> ServiceError {
+    ServiceError::BadInput(format!(
+        "the `{}` optimizer needs a model, and none is configured\n  hint: set one on the Settings screen (Model), or choose evolve or baseline",
+        optimizer.name()
+    ))
 }

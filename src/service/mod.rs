@@ -47,7 +47,6 @@ use tokio::sync::{mpsc, watch};
 
 use crate::artifact::{Origin, Registry, RegistryError};
 use crate::bus::{self, Bus, Envelope, Event};
-use crate::outer::RunnerError;
 use crate::store::{
     CountedRun, EpochRow, EpochWindow, InterventionRow, RunBrief, Store, StoreError, SuiteRow, TelemetryRow,
 };

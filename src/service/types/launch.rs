@@ -49,6 +49,9 @@ pub struct LaunchPreview {
     /// "model: about 16 call(s) (…), at most 210000 tokens, cost at most
     /// 0.41"; none when the run calls no model.
     pub model: Option<String>,
+    /// What the request does not decide: "η continues at 0.125 from the
+    /// suite's last epoch …" when the suite's history has its own rate.
+    pub continues: Option<String>,
 }
 
 /// A launch's life: queued, running, then finished, cancelled or failed.

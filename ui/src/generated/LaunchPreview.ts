@@ -17,4 +17,9 @@ plan: string,
  * "model: about 16 call(s) (…), at most 210000 tokens, cost at most
  * 0.41"; none when the run calls no model.
  */
-model: string | null, };
+model: string | null, 
+/**
+ * What the request does not decide: "η continues at 0.125 from the
+ * suite's last epoch …" when the suite's history has its own rate.
+ */
+continues: string | null, };

@@ -315,6 +315,12 @@ export function Launch({ initialPath }: { initialPath: string }) {
             {preview.runs} run(s){preview.model ? ` · ${preview.model}` : " · no model calls"}
             <br />
             <span data-testid="launch-plan">{preview.plan}</span>
+            {preview.continues && (
+              <>
+                <br />
+                <span data-testid="launch-continues">{preview.continues}</span>
+              </>
+            )}
           </p>
         )}
         <ErrorNote error={error ?? validateError ?? previewError} />
