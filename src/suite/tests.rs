@@ -319,6 +319,18 @@ fn broken_yaml_syntax_is_reported_with_its_place() {
 }
 
 #[test]
+fn a_syntax_error_names_its_place_and_no_field_it_is_not_in() {
+    // `tasks` lost its colon: the reader stops at line 6 while the
+    // deserializer was still inside `artifacts[0].fields`.
+    let i = one(
+        "name: s\nartifacts:\n  - name: k\n    type: json\n    fields:\n      gain: { min: 0, max: 5 }\ntasks\n  - name: a\n    command: x\n",
+    );
+    assert_eq!(i.location.line, 7, "{i}");
+    assert_eq!(i.field, "", "a syntax error is not in a field: {i}");
+    assert!(i.message.contains("expected ':'"), "{i}");
+}
+
+#[test]
 fn a_missing_file_is_an_error_not_a_panic() {
     let e = load(Path::new("/no/such/suite.yaml")).unwrap_err().to_string();
     assert!(e.contains("/no/such/suite.yaml:1:1") && e.contains("there is no suite file here"), "{e}");

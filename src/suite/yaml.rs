@@ -80,6 +80,12 @@ pub fn parse_strict<T: serde::de::DeserializeOwned>(
         })
     });
     parsed.map_err(|e| {
+        // A syntax error is the reader's (a missing `:`, a bad indent): the
+        // field the deserializer was filling when it stopped is not where
+        // the mistake is, and naming it misleads.
+        if matches!(e.without_snippet(), serde_saphyr::Error::ExternalMessage { .. }) {
+            field_path.clear();
+        }
         let loc = e.location();
         let message = serde_saphyr::DefaultMessageFormatter.format_message(e.without_snippet()).into_owned();
         // The library's wording for a repeated key speaks of its own options.
