@@ -359,6 +359,10 @@ async fn the_command_line_runs_behind_the_gate_and_answers_it_with_an_edit_from_
     let waiting = store.update_approvals_in(suite.id, ApprovalStatus::Pending).await.unwrap();
     assert_eq!(waiting.len(), 1);
     let question = waiting[0].intervention_id.unwrap().to_string();
+    let listed = cli(&w, &["interventions"]);
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    let how = format!("answer: attractor answer {question} approve [--content FILE] | reject \"why\"");
+    assert!(listed.contains(&how), "the list says how to decide an update, not to hint: {listed}");
 
     let hint = cli(&w, &["answer", &question, "hint", "go faster"]);
     assert_eq!(hint.status.code(), Some(2), "a hint is refused as bad input");

@@ -677,6 +677,10 @@ pub async fn interventions(g: &Global, store: &Store, all: bool) -> Result<(), F
             }
         }
         match r.status.as_str() {
+            // A gated artifact update takes a decision, not a hint.
+            "pending" if r.kind == crate::outer::approval::QUESTION_KIND => {
+                println!("     answer: attractor answer {} approve [--content FILE] | reject \"why\"", r.id)
+            }
             "pending" => println!("     answer: attractor answer {} approve|reject|hint \"…\"", r.id),
             "notice" => println!("     dismiss: attractor dismiss {}", r.id),
             _ => {}
