@@ -745,3 +745,28 @@ fn gc_prunes_old_run_folders_and_stale_cache_after_a_dry_run_that_changes_nothin
     assert_eq!(export["epochs"][0]["runs"].as_array().unwrap().len(), 4);
     assert!(cli.ok(&["gc", "--keep-epochs", "1"]).contains("removed 0 run folder(s)"));
 }
+
+#[tokio::test]
+async fn a_server_started_from_another_folder_still_names_the_bundled_examples() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_attractor"))
+        .current_dir(dir.path())
+        .env("ATTRACTOR_SETTINGS", dir.path().join("settings.json"))
+        .args(["--db", &dir.path().join("a.db").display().to_string(), "serve", "--port", "0"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // The server says where it listens on its first lines.
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stdout.take().unwrap()));
+    let url = loop {
+        let line = lines.next_line().await.unwrap().expect("the server said where it listens");
+        if let Some(at) = line.split("listening on ").nth(1) {
+            break at.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    let overview: Value = reqwest::get(format!("{url}api/overview")).await.unwrap().json().await.unwrap();
+    let expected = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").display().to_string();
+    assert_eq!(overview["examples_dir"], Value::String(expected), "{overview}");
+    child.kill().await.unwrap();
+}

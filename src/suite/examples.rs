@@ -2,7 +2,7 @@
 //! point a newcomer at a real file: the copy an installed package carries
 //! beside the program (`/usr/bin/attractor` → `/usr/share/attractor/examples`:
 //! the examples of this very version), else `examples/` of a checkout (the
-//! folder the program runs in).
+//! folder the program runs in, else the checkout it was built from).
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +22,10 @@ fn find() -> Option<PathBuf> {
     let installed = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().and_then(Path::parent).map(|prefix| prefix.join("share/attractor/examples")));
-    [installed, here].into_iter().flatten().find(|dir| dir.join(FIRST_EXAMPLE).is_file())
+    // A program built from a checkout, started from another folder: the
+    // checkout it was built from, while it is still there.
+    let built_from = Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"));
+    [installed, here, built_from].into_iter().flatten().find(|dir| dir.join(FIRST_EXAMPLE).is_file())
 }
 
 #[cfg(test)]
