@@ -1,5 +1,5 @@
 //! The multi-trajectory coordinator (seed 000 Part 4): prepare seeds, run
-//! `n_trajectories` trajectories concurrently on a shared evaluation budget,
+//! rounds of trajectories concurrently on a shared evaluation budget,
 //! and after every chunk of ALM work build the diagnostics, ask the tiered
 //! supervisor for a directive, apply it under the safety clamps, and record
 //! one `aso_telemetry` row.
@@ -142,7 +142,7 @@ impl Coordinator {
 
     /// Runs the trajectories on `budget` evaluations in all (seeds included).
     pub async fn produce_candidates(&self, budget: u64) -> CoordinatorOutcome {
-        let n = self.config.n_trajectories.max(1) as usize;
+        let n = self.config.round_size();
         let tol = self.tol();
         // Held back for the final polish of the reported best (see `finish`).
         let final_reserve = FINAL_POLISH_ITERATIONS * (self.problem.dimension() as u64 + 1);
@@ -370,7 +370,7 @@ impl Coordinator {
         scale: f64,
         mut rng: ChaCha8Rng,
     ) -> Result<(Vec<seeds::Seed>, u64, usize), String> {
-        let n = self.config.n_trajectories.max(1) as usize;
+        let n = self.config.round_size();
         let oversampling = self.config.seed_oversampling as usize;
         let hops = (self.config.hops_per_round as usize).min(n - 1);
         let tol = self.tol();
