@@ -97,7 +97,7 @@ fn coordinator(problem: Arc<dyn Problem>, config: AsoConfig, telemetry: Option<(
 }
 
 #[tokio::test]
-async fn three_trajectories_reach_the_optimum_and_write_one_telemetry_row_per_step() {
+async fn rounds_of_local_trajectories_reach_the_optimum_and_write_one_telemetry_row_per_step() {
     let (_dir, store) = store().await;
     let exp = store.insert_experiment(None, "small", "{}").await.unwrap();
     let c = coordinator(Arc::new(Small), AsoConfig::default(), Some((store.clone(), exp)));
@@ -110,12 +110,13 @@ async fn three_trajectories_reach_the_optimum_and_write_one_telemetry_row_per_st
     // Not below the optimum by riding the tolerance: the final polish ranks
     // at a tenth of it (a point 1e-6 infeasible would sit ~2e-6 below 1).
     assert!(best.objective >= 1.0 - 2e-7, "{best:?}");
-    // Rounds of three local trajectories, until the budget ends or rounds
-    // stop improving (a population may run once before the run stops).
+    // Rounds of `round_size` local trajectories, until the budget ends or
+    // rounds stop improving (a population may run once before the run stops).
+    let size = AsoConfig::default().round_size();
     let local = of_kind(&out, TrajectoryKind::Local).len();
-    assert!(local >= 3 && local % 3 == 0, "{local}");
+    assert!(local >= size && local % size == 0, "{local} in rounds of {size}");
     assert!(out.trajectories.len() - local <= 1);
-    let rounds = local / 3;
+    let rounds = local / size;
     assert!(rounds <= 1 + AsoConfig::default().max_stalled_rounds as usize || out.evals_used > 5000);
     assert!(out.evals_used <= 6000, "{}", out.evals_used);
     assert!(out.convergence_rate() > 0.0);
@@ -124,7 +125,7 @@ async fn three_trajectories_reach_the_optimum_and_write_one_telemetry_row_per_st
     assert_eq!(rows.len() as u32, out.steps, "one row per step");
     assert!(rows.iter().all(|r| r.directive_source == "heuristic" && !r.llm_call_made), "no model configured");
     assert!(rows.iter().any(|r| r.status == "FEASIBLE_FOUND"));
-    for traj in 0..3 {
+    for traj in 0..size as i64 {
         let steps: Vec<i64> = rows.iter().filter(|r| r.trajectory_id == traj).map(|r| r.step).collect();
         assert_eq!(steps, (1..=steps.len() as i64).collect::<Vec<_>>(), "trajectory {traj} steps are consecutive");
         let evals: Vec<i64> = rows.iter().filter(|r| r.trajectory_id == traj).map(|r| r.evals_used).collect();
@@ -266,7 +267,7 @@ async fn a_rugged_problem_in_many_variables_gets_a_population_after_its_first_ro
     let populations = of_kind(&out, TrajectoryKind::Population);
     assert_eq!(populations.len(), 1, "{:?}", out.trajectories);
     let position = out.trajectories.iter().position(|t| t.id == populations[0].id).unwrap();
-    assert_eq!(position, 3, "right after the first round of three local trajectories");
+    assert_eq!(position, config.round_size(), "right after the first round of local trajectories");
     assert!(populations[0].feasible);
     assert!(populations[0].steps > 1, "not stopped on its first step: {:?}", populations[0]);
     // It had all that the first round left.
@@ -307,20 +308,22 @@ async fn a_rounds_descents_take_turns_and_its_augmented_lagrangians_wait_for_all
     for seed in 1..=3 {
         let exp = store.insert_experiment(None, "g11", "{}").await.unwrap();
         let g11: Arc<dyn Problem> = Arc::from(attractor::numeric::problem::builtin("g11").unwrap());
-        let mut c = coordinator(g11, AsoConfig::default(), Some((store.clone(), exp)));
+        let config = AsoConfig::default();
+        let n = config.round_size() as i64;
+        let mut c = coordinator(g11, config, Some((store.clone(), exp)));
         c.seed = seed;
         let out = c.produce_candidates(20_000).await;
         assert!(out.error.is_none(), "{:?}", out.error);
-        // The first round: trajectories 0, 1, 2. Each one's first step is its
-        // SQP descent; they come in turn, and every later step (the ALM of
-        // a descent that did not settle) after all three.
+        // The first round: trajectories 0 to n − 1. Each one's first step is
+        // its SQP descent; they come in turn, and every later step (the ALM
+        // of a descent that did not settle) after all of them.
         let mut rows = store.telemetry_of_experiment(exp).await.unwrap();
         rows.sort_by_key(|r| r.id); // in the order they were written
         let first_round: Vec<(i64, i64)> =
-            rows.iter().filter(|r| r.trajectory_id < 3).map(|r| (r.trajectory_id, r.step)).collect();
+            rows.iter().filter(|r| r.trajectory_id < n).map(|r| (r.trajectory_id, r.step)).collect();
         let descents: Vec<i64> = first_round.iter().filter(|r| r.1 == 1).map(|r| r.0).collect();
-        assert_eq!(descents, [0, 1, 2], "seed {seed}: {first_round:?}");
-        let last_descent = first_round.iter().position(|&r| r == (2, 1)).unwrap();
+        assert_eq!(descents, (0..n).collect::<Vec<_>>(), "seed {seed}: {first_round:?}");
+        let last_descent = first_round.iter().position(|&r| r == (n - 1, 1)).unwrap();
         assert!(first_round[..last_descent].iter().all(|r| r.1 == 1), "seed {seed}: {first_round:?}");
         went_on += first_round.iter().filter(|r| r.1 > 1).count();
     }
@@ -331,10 +334,11 @@ async fn a_rounds_descents_take_turns_and_its_augmented_lagrangians_wait_for_all
 async fn hops_per_round_sets_how_many_of_a_rounds_starts_hop_around_the_best() {
     for hops in [0u32, 1, 2] {
         let config = AsoConfig { hops_per_round: hops, stop_after_agreed_rounds: 0, ..AsoConfig::default() };
+        let size = config.round_size();
         let c = coordinator(Arc::new(Small), config, None);
         let out = c.produce_candidates(6000).await;
         let local = of_kind(&out, TrajectoryKind::Local);
-        let rounds: Vec<usize> = local.chunks(3).map(|r| r.iter().filter(|t| t.around_best).count()).collect();
+        let rounds: Vec<usize> = local.chunks(size).map(|r| r.iter().filter(|t| t.around_best).count()).collect();
         assert!(rounds.len() >= 3, "{rounds:?}");
         assert_eq!(rounds[0], 0, "the first round has no best to hop around");
         assert!(rounds[1..].iter().all(|&h| h == hops as usize), "hops {hops}: {rounds:?}");

@@ -191,6 +191,7 @@ async fn a_restart_directive_replaces_the_trajectory_seed() {
     let server = ScriptedServer::start_repeating(vec![Scripted::reply(restart)], Scripted::reply(stop)).await.unwrap();
     let config = AsoConfig {
         n_trajectories: 1,
+        round_trajectories: 1,
         supervision_mode: attractor::aso::SupervisionMode::EveryStep,
         ..AsoConfig::default()
     };
@@ -230,6 +231,7 @@ async fn a_restart_directive_draws_a_new_population() {
     let server = ScriptedServer::start_repeating(script, Scripted::reply(stop)).await.unwrap();
     let config = AsoConfig {
         n_trajectories: 1,
+        round_trajectories: 1,
         supervision_mode: attractor::aso::SupervisionMode::EveryStep,
         population_after_stalled_rounds: 1,
         population_min_dimension: 0,

@@ -45,6 +45,9 @@ pub struct AsoConfig {
     pub violation_increase_threshold: f64,
     pub violation_decrease_threshold: f64,
     pub min_violation_for_trend: f64,
+    /// Trajectories run side by side: an agent task's samples under
+    /// `supervision: aso`, and a numeric run's trajectories per round
+    /// unless `round_trajectories` says otherwise.
     pub n_trajectories: u32,
     pub trajectory_budget_split: BudgetSplit,
     pub max_constraint_weight: f64,
@@ -123,11 +126,21 @@ pub struct AsoConfig {
     /// where the first seed's descent is done before the second's starts —
     /// on an easy problem the first answer comes after one SLSQP run.
     pub descents_in_turn: bool,
+    /// Beyond the seed — local trajectories per round of a numeric run
+    /// (0: `n_trajectories`). Four, with two of them hopping around the
+    /// best (`hops_per_round`): over 100 seeds × 24 problems 2,357
+    /// successes against 2,343 with three and one hop — g17 62 of 100
+    /// against 48, g18's median evaluations to success 234 against 296 —
+    /// for 6 % more evaluations in all (bench/README.md, 2026-11-27 "Four
+    /// starts a round, two of them hops"). Its own field because agent
+    /// tasks read `n_trajectories` as their number of samples.
+    pub round_trajectories: u32,
     /// How many of a round's starts hop around the best point once one is
-    /// known (at most `n_trajectories` − 1); the others are global starts.
-    /// One: against two, 5 % fewer evaluations over the bundled problems
-    /// and g01's first success at 1,446 evaluations against 2,008; none
-    /// loses g17's small basin (3 of 20 runs against 9) — bench/README.md.
+    /// known (at most the round's trajectories − 1); the others are global
+    /// starts. Two of four: the hops close in on g17's optimum, which sits
+    /// on a jump of its piecewise cost where descents stop short of it, and
+    /// two global starts a round keep g01's (with two hops of three, g01
+    /// fell to 97 of 100 runs and its median to success rose 359 → 442).
     pub hops_per_round: u32,
     /// Samples drawn and evaluated per global start of a round, the best
     /// kept (the first SQP descent reuses its start's evaluation). Two:
@@ -190,7 +203,8 @@ impl Default for AsoConfig {
             population_before_stopping: false,
             stop_after_descent: true,
             descents_in_turn: true,
-            hops_per_round: 1,
+            round_trajectories: 4,
+            hops_per_round: 2,
             seed_oversampling: 2,
             feasibility_tolerance: 1e-6,
             search_tolerance: 1e-4,
@@ -202,6 +216,13 @@ impl AsoConfig {
     /// Reads the `aso_config` artifact's JSON over the defaults.
     pub fn from_json(text: &str) -> Result<AsoConfig, serde_json::Error> {
         serde_json::from_str(text)
+    }
+
+    /// Local trajectories in one round of a numeric run: `round_trajectories`,
+    /// else `n_trajectories` (at least one).
+    pub fn round_size(&self) -> usize {
+        let n = if self.round_trajectories > 0 { self.round_trajectories } else { self.n_trajectories };
+        n.max(1) as usize
     }
 
     /// The ALM settings a coordinator with this configuration runs with:
@@ -329,6 +350,18 @@ mod tests {
         assert_eq!((c.llm_timeout_seconds, c.llm_max_retries, c.use_heuristic_fallback), (60.0, 2, true));
         let t = DiagnosticThresholds::default();
         assert_eq!((t.trend_increase, t.trend_decrease, t.min_violation), (0.05, 0.05, 1e-3));
+    }
+
+    #[test]
+    fn a_default_numeric_round_has_four_starts_two_of_them_global() {
+        let c = AsoConfig::default();
+        assert_eq!((c.round_size(), c.hops_per_round), (4, 2));
+        assert_eq!(c.n_trajectories, 3, "agent tasks keep their three samples");
+        // Only without a round size of its own does a run follow n_trajectories.
+        let follows = AsoConfig { round_trajectories: 0, n_trajectories: 5, ..AsoConfig::default() };
+        assert_eq!(follows.round_size(), 5);
+        let none = AsoConfig { round_trajectories: 0, n_trajectories: 0, ..AsoConfig::default() };
+        assert_eq!(none.round_size(), 1, "a round has at least one start");
     }
 
     #[test]

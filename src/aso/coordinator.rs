@@ -1,5 +1,5 @@
 //! The multi-trajectory coordinator (seed 000 Part 4): prepare seeds, run
-//! `n_trajectories` trajectories concurrently on a shared evaluation budget,
+//! rounds of trajectories concurrently on a shared evaluation budget,
 //! and after every chunk of ALM work build the diagnostics, ask the tiered
 //! supervisor for a directive, apply it under the safety clamps, and record
 //! one `aso_telemetry` row.
@@ -88,8 +88,13 @@ pub struct Coordinator {
 }
 
 /// Perturbation scales (× each variable's range) of the rounds that start
-/// around the best point, cycled: wide hops first, then ever closer looks.
-const HOP_SCALES: [f64; 4] = [0.1, 0.03, 0.01, 0.003];
+/// around the best point, cycled: wide hops first, then ever closer looks,
+/// down to 1e-4 of the range. The closest ones are what brings g17's runs
+/// onto its optimum, which sits on a jump of its piecewise cost where
+/// descents stop 1e-4 to 1e-3 above it: 73 of 100 runs against 62 when the
+/// cycle ended at 0.003, no other problem changed (bench/README.md,
+/// 2026-11-27).
+const HOP_SCALES: [f64; 7] = [0.1, 0.03, 0.01, 0.003, 0.001, 3e-4, 1e-4];
 
 /// Shared across trajectories: what is left of the budget, and counters.
 pub(super) struct Shared {
@@ -142,7 +147,7 @@ impl Coordinator {
 
     /// Runs the trajectories on `budget` evaluations in all (seeds included).
     pub async fn produce_candidates(&self, budget: u64) -> CoordinatorOutcome {
-        let n = self.config.n_trajectories.max(1) as usize;
+        let n = self.config.round_size();
         let tol = self.tol();
         // Held back for the final polish of the reported best (see `finish`).
         let final_reserve = FINAL_POLISH_ITERATIONS * (self.problem.dimension() as u64 + 1);
@@ -370,7 +375,7 @@ impl Coordinator {
         scale: f64,
         mut rng: ChaCha8Rng,
     ) -> Result<(Vec<seeds::Seed>, u64, usize), String> {
-        let n = self.config.n_trajectories.max(1) as usize;
+        let n = self.config.round_size();
         let oversampling = self.config.seed_oversampling as usize;
         let hops = (self.config.hops_per_round as usize).min(n - 1);
         let tol = self.tol();
@@ -812,4 +817,15 @@ fn absorb(
         around_best: t.around_best,
         best: t.best,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HOP_SCALES;
+
+    #[test]
+    fn hops_go_from_wide_to_a_ten_thousandth_of_the_range() {
+        assert!(HOP_SCALES.windows(2).all(|w| w[1] < w[0]), "{HOP_SCALES:?}");
+        assert_eq!((HOP_SCALES[0], HOP_SCALES[HOP_SCALES.len() - 1]), (0.1, 1e-4));
+    }
 }
