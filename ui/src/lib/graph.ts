@@ -166,7 +166,8 @@ export function chainOption(graph: SuiteGraph): EChartsCoreOption {
         return tooltip(byId.get(p.name));
       },
     },
-    grid: { left: 64, right: 32, top: 32, bottom: 48 },
+    // Room on the right for the last epoch's label (the axis ends at it).
+    grid: { left: 64, right: 96, top: 32, bottom: 48 },
     // From the first epoch, not from 0.
     xAxis: { type: "value", name: "epoch", nameLocation: "middle", nameGap: 28, minInterval: 1, min: "dataMin", max: "dataMax" },
     yAxis: { type: "value", name: "mean loss", scale: true },
