@@ -76,6 +76,19 @@ fn list(names: impl IntoIterator<Item = impl AsRef<str>>, at_most: usize) -> Str
 }
 
 impl PartialResult {
+    /// The record of a trajectory stopped before it could say more than why.
+    pub fn summary_only(summary: impl Into<String>) -> PartialResult {
+        PartialResult {
+            summary: summary.into(),
+            accomplished: Vec::new(),
+            remaining: Vec::new(),
+            loss: Default::default(),
+            grad_l: 0.0,
+            replans: 0,
+            next_moves: Vec::new(),
+        }
+    }
+
     pub fn build(ctx: &NextMoveContext) -> PartialResult {
         let mut moves: Vec<String> = Vec::new();
         if !ctx.environmental.is_empty() {

@@ -23,18 +23,18 @@ use crate::store::{ArtifactChange, EpochClose, EpochRow, NewProposal, ObservedEf
 
 /// What an epoch measured.
 #[derive(Debug, Clone, Copy)]
-struct Measured {
+pub(super) struct EpochMeans {
     /// The training tasks' mean (the held-out tasks' on a suite of only
     /// held-out tasks, so it is still measured): what the optimizer follows.
-    mean_loss: Option<f64>,
-    holdout_mean: Option<f64>,
+    pub(super) mean_loss: Option<f64>,
+    pub(super) holdout_mean: Option<f64>,
 }
 
-impl Measured {
-    fn of(results: &[TaskResult]) -> Measured {
+impl EpochMeans {
+    pub(super) fn of(results: &[TaskResult]) -> EpochMeans {
         let training: Vec<f64> = results.iter().filter(|r| !r.holdout).map(|r| r.loss).collect();
         let holdout: Vec<f64> = results.iter().filter(|r| r.holdout).map(|r| r.loss).collect();
-        Measured {
+        EpochMeans {
             mean_loss: loss::mean(&training).or_else(|| loss::mean(&holdout)),
             holdout_mean: loss::mean(&holdout),
         }
@@ -193,7 +193,7 @@ impl SuiteRunner {
         let Some(eval) = self.evaluate_epoch(suite_id, epoch, resumed).await? else {
             return Ok(None);
         };
-        let measured = Measured::of(&eval.results);
+        let measured = EpochMeans::of(&eval.results);
         let judgement = match self.judge(suite_id, epoch, &eval.parent, measured).await? {
             Judged::Sample(v) => {
                 let (repeats, mean, held) = (self.verify_repeats(), measured.mean_loss, measured.holdout_mean);
@@ -235,9 +235,9 @@ impl SuiteRunner {
         suite_id: i64,
         epoch: &EpochRow,
         parent: &BTreeMap<String, i64>,
-        measured: Measured,
+        measured: EpochMeans,
     ) -> Result<Judged, RunnerError> {
-        let Measured { mean_loss, holdout_mean } = measured;
+        let EpochMeans { mean_loss, holdout_mean } = measured;
         let ran = |(artifact, _, to): &(String, i64, i64)| parent.get(artifact) == Some(to);
         let repeats = self.verify_repeats();
         let series = if repeats > 1 && mean_loss.is_some() {
@@ -388,13 +388,13 @@ impl SuiteRunner {
         epoch: &EpochRow,
         resumed: bool,
         parent: &BTreeMap<String, i64>,
-        measured: Measured,
+        measured: EpochMeans,
         observed: Option<ObservedEffect>,
         moves: EpochMoves,
         lr: f64,
     ) -> Result<EpochSummary, RunnerError> {
         let EpochMoves { changes, proposals, note, model, applied_approval, mut events, bus_events } = moves;
-        let Measured { mean_loss, holdout_mean } = measured;
+        let EpochMeans { mean_loss, holdout_mean } = measured;
         let mut child = parent.clone();
         let close = EpochClose { changes, proposals, observed, applied_approval };
         // The update events learn their `to_version` inside the transaction.

@@ -306,21 +306,16 @@ impl Evolve {
             parent_version: cand.version,
             content,
             // Six significant digits for a person (the content has them all).
-            rationale: format!("evolve: {field} {} → {} (η = {lr})", readable(old), readable(new)),
+            rationale: format!(
+                "evolve: {field} {} → {} (η = {lr})",
+                crate::report::shape::drawn(old),
+                crate::report::shape::drawn(new)
+            ),
             expected_loss_reduction: None,
             confidence: None,
             details,
         }))
     }
-}
-
-/// A value as a person reads it in a rationale: six significant digits
-/// (1.34643, not 1.3464294278695847).
-fn readable(x: f64) -> f64 {
-    if !x.is_finite() || x == 0.0 {
-        return x;
-    }
-    format!("{x:.5e}").parse().unwrap_or(x)
 }
 
 #[cfg(test)]

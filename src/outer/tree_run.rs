@@ -20,6 +20,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
 use super::analyst::{self, Hint, HintKind};
+use super::close::EpochMeans;
 use super::ideation::{self, Idea, IdeaSource};
 use super::optimizer::{self, OptimizerKind};
 use super::preverify::Guard;
@@ -150,7 +151,7 @@ impl SuiteRunner {
         // Ideation proposals for the next round, with the note each is stored as.
         let mut ideas: Vec<(Idea, i64)> = Vec::new();
         loop {
-            if self.tree_budget_left(&setup, &search).is_none() {
+            if !self.may_evaluate(&setup, &search) {
                 break;
             }
             match self.tree_round(suite_id, &setup, &mut search, &mut ideas, summaries).await? {
@@ -199,10 +200,10 @@ impl SuiteRunner {
         }
     }
 
-    /// `Some(())` while the search may evaluate more: its budget, the run's
-    /// cancel and its model budget allow.
-    fn tree_budget_left(&self, setup: &TreeSetup, search: &Search) -> Option<()> {
-        (search.evals < setup.budget && !self.cancelled() && self.budget_spent().is_none()).then_some(())
+    /// Whether the search may evaluate more: its budget, the run's cancel
+    /// and its model budget allow.
+    fn may_evaluate(&self, setup: &TreeSetup, search: &Search) -> bool {
+        search.evals < setup.budget && !self.cancelled() && self.budget_spent().is_none()
     }
 
     /// Measures the active versions as the tree's root; `false` when interrupted.
@@ -287,7 +288,7 @@ impl SuiteRunner {
             let note = brief.idea.as_ref().and_then(|i| idea_notes.iter().find(|(n, _)| n == i)).map(|(_, id)| *id);
             let mut lane = brief;
             for depth in 0..cfg.branch_depth.max(1) {
-                if self.tree_budget_left(setup, search).is_none() {
+                if !self.may_evaluate(setup, search) {
                     break;
                 }
                 let Some(child) = self.make_child(suite_id, search, &lane, &hints, setup, summaries).await? else {
@@ -670,11 +671,9 @@ impl SuiteRunner {
                 return Ok(None);
             };
             search.evals += 1;
-            let training: Vec<f64> = eval.results.iter().filter(|r| !r.holdout).map(|r| r.loss).collect();
-            let holdout: Vec<f64> = eval.results.iter().filter(|r| r.holdout).map(|r| r.loss).collect();
-            let mean = loss::mean(&training).or_else(|| loss::mean(&holdout));
+            let EpochMeans { mean_loss: mean, holdout_mean } = EpochMeans::of(&eval.results);
             if epoch.completed_at.is_none() {
-                self.close_tree_epoch(suite_id, &epoch, artifacts, mean, loss::mean(&holdout), summaries).await?;
+                self.close_tree_epoch(suite_id, &epoch, artifacts, mean, holdout_mean, summaries).await?;
             }
             samples.push((epoch.id, eval.results, mean));
         }

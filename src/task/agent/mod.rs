@@ -755,15 +755,7 @@ impl<'r> Driver<'r> {
                 let best = self.best();
                 let control = LoopControl::Exhausted {
                     best,
-                    partial: PartialResult {
-                        summary: format!("The run stopped on an error: {e}"),
-                        accomplished: Vec::new(),
-                        remaining: Vec::new(),
-                        loss: Default::default(),
-                        grad_l: 0.0,
-                        replans: 0,
-                        next_moves: Vec::new(),
-                    },
+                    partial: PartialResult::summary_only(format!("The run stopped on an error: {e}")),
                 };
                 self.finish(Ending::Control(control), Some(e.to_string())).await
             }

@@ -78,15 +78,7 @@ impl<'r> Driver<'r> {
                     }
                     let control = control.unwrap_or_else(|| LoopControl::Exhausted {
                         best: self.best(),
-                        partial: PartialResult {
-                            summary: "the shared budget ran out".to_string(),
-                            accomplished: Vec::new(),
-                            remaining: Vec::new(),
-                            loss: Default::default(),
-                            grad_l: 0.0,
-                            replans: 0,
-                            next_moves: Vec::new(),
-                        },
+                        partial: PartialResult::summary_only("the shared budget ran out"),
                     });
                     self.state.next = None;
                     self.state.ended = Some(control.clone());
@@ -392,22 +384,22 @@ impl<'r> Driver<'r> {
         }
     }
 
+    /// What the trajectory's row says between iterations: `state_json` is
+    /// the state as [`AgentState::to_json`] wrote it.
+    fn progress<'s>(&self, status: &'s str, state_json: &'s str) -> TrajectoryProgress<'s> {
+        TrajectoryProgress {
+            status,
+            state_json,
+            pending_intervention_id: self.state.waiting.as_ref().map(Waiting::intervention_id),
+            iterations: self.state.trajectory.observations.len() as i64,
+            tokens_used: i64::try_from(self.tokens_spent()).unwrap_or(i64::MAX),
+        }
+    }
+
     /// Stores the state (no new observation).
     pub(super) async fn save(&self, status: &str) -> Result<(), AgentError> {
-        let t = &self.state.trajectory;
-        self.r
-            .store
-            .update_trajectory(
-                &self.place.id,
-                &TrajectoryProgress {
-                    status,
-                    state_json: &self.state.to_json(),
-                    pending_intervention_id: self.state.waiting.as_ref().map(Waiting::intervention_id),
-                    iterations: t.observations.len() as i64,
-                    tokens_used: i64::try_from(self.tokens_spent()).unwrap_or(i64::MAX),
-                },
-            )
-            .await?;
+        let state_json = self.state.to_json();
+        self.r.store.update_trajectory(&self.place.id, &self.progress(status, &state_json)).await?;
         Ok(())
     }
 
@@ -469,20 +461,8 @@ impl<'r> Driver<'r> {
             decision_json: to_json(d),
         };
         let status = if self.state.waiting.is_some() { "paused" } else { "running" };
-        self.r
-            .store
-            .record_iteration(
-                &self.place.id,
-                &row,
-                &TrajectoryProgress {
-                    status,
-                    state_json: &self.state.to_json(),
-                    pending_intervention_id: self.state.waiting.as_ref().map(Waiting::intervention_id),
-                    iterations: t.observations.len() as i64,
-                    tokens_used: i64::try_from(self.tokens_spent()).unwrap_or(i64::MAX),
-                },
-            )
-            .await?;
+        let state_json = self.state.to_json();
+        self.r.store.record_iteration(&self.place.id, &row, &self.progress(status, &state_json)).await?;
         let (suite_id, run_id, id) = (self.r.suite_id, self.r.run_id, self.place.id.clone());
         if let Some(tr) = d.transition {
             self.r.bus.publish(Event::AttractorTransition {
