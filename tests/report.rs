@@ -63,7 +63,7 @@ impl World {
             env: Arc::new(|_| None),
         };
         let service = Service::open(config).await.unwrap();
-        let all = attractor::service::types::EpochPageArgs { offset: None, limit: Some(500) };
+        let all = attractor::service::types::EpochPageArgs { offset: None, limit: Some(500), launch: None };
         let view = service.suite_epochs(suite, false, all).await.unwrap();
         service.shutdown().await;
         view

@@ -27,7 +27,7 @@ use crate::bus::{Bus, Event};
 use crate::llm::{LlmClient, LlmSettings};
 use crate::outer::request::{InvalidRequest, RunRequest};
 use crate::outer::{RunConfig, RunSummary, RunnerError, SuiteRunner};
-use crate::store::{Claimant, Completion, QueueStatus, QueuedRequest, Store, StoreError};
+use crate::store::{Claimant, Completion, QueueStatus, QueuedRequest, RequestProgress, Store, StoreError};
 use crate::suite::{self, Suite, SuiteError};
 use crate::task::agent::AgentConfig;
 
@@ -347,18 +347,22 @@ impl Worker {
                 if envelope.replayed {
                     continue;
                 }
-                let now = match envelope.event {
+                let (now, started_epoch) = match envelope.event {
                     Event::SuiteStarted { suite_id: started, suite: name, .. } if name == suite => {
                         suite_id = Some(started);
-                        started
+                        (started, None)
+                    }
+                    Event::EpochStarted { suite_id: epoch_of, epoch_num, .. } if Some(epoch_of) == suite_id => {
+                        (epoch_of, Some(epoch_num))
                     }
                     Event::EpochFinished { suite_id: finished, .. } if Some(finished) == suite_id => {
                         done += 1;
-                        finished
+                        (finished, None)
                     }
                     _ => continue,
                 };
-                if let Err(e) = store.request_progress(id, &owner, now, done).await {
+                let progress = RequestProgress { suite_id: now, epochs_done: done, started_epoch };
+                if let Err(e) = store.request_progress(id, &owner, progress).await {
                     tracing::debug!(request = id, "could not record the request's progress: {e}");
                 }
             }

@@ -14,7 +14,7 @@ pub(super) const LAUNCHES_SHOWN: u32 = 50;
 
 /// A queued request as the app shows it. A running request whose worker
 /// died reads as failed until a worker takes it over.
-pub(super) fn launch_view(row: &crate::store::QueuedRequest) -> LaunchView {
+pub(super) fn launch_view(row: &crate::store::QueuedRequest, runs: LaunchRuns) -> LaunchView {
     let req: Option<RunRequest> = serde_json::from_str(&row.request_json).ok();
     let req = req.unwrap_or_else(|| RunRequest::new(""));
     let abandoned = crate::queue::is_abandoned(row);
@@ -37,7 +37,30 @@ pub(super) fn launch_view(row: &crate::store::QueuedRequest) -> LaunchView {
             row.error.clone()
         },
         request: req,
+        epochs: epoch_span(row),
+        runs,
     }
+}
+
+fn epoch_span(row: &crate::store::QueuedRequest) -> Option<EpochSpan> {
+    let first = u32::try_from(row.first_epoch?).ok()?;
+    let last = u32::try_from(row.last_epoch?).ok()?;
+    Some(EpochSpan { first, last })
+}
+
+/// Some requests as the app shows them, with how their runs ended.
+async fn launch_views(store: &crate::store::Store, rows: &[crate::store::QueuedRequest]) -> Result<Vec<LaunchView>> {
+    let ids: Vec<i64> = rows.iter().filter(|r| r.first_epoch.is_some()).map(|r| r.id).collect();
+    let tallies: HashMap<i64, LaunchRuns> = store
+        .run_tallies(&ids)
+        .await?
+        .into_iter()
+        .map(|t| {
+            let count = |n: i64| u32::try_from(n).unwrap_or(u32::MAX);
+            (t.id, LaunchRuns { ended: count(t.ended), failed: count(t.failed) })
+        })
+        .collect();
+    Ok(rows.iter().map(|r| launch_view(r, tallies.get(&r.id).copied().unwrap_or_default())).collect())
 }
 
 impl Service {
@@ -174,7 +197,7 @@ impl Service {
             })
         });
         lock(&self.launches).insert(id, Launch { cancel: cancel_tx, task: Some(task) });
-        Ok(launch_view(&row))
+        self.one_view(row).await
     }
 
     /// What this machine gives every run it works: run folders, the model
@@ -208,11 +231,17 @@ impl Service {
 
     /// The latest launches on this database, whichever process made them.
     pub async fn launches(&self) -> Result<Vec<LaunchView>> {
-        Ok(self.store.queued_requests(LAUNCHES_SHOWN).await?.iter().map(launch_view).collect())
+        launch_views(&self.store, &self.store.queued_requests(LAUNCHES_SHOWN).await?).await
+    }
+
+    async fn one_view(&self, row: crate::store::QueuedRequest) -> Result<LaunchView> {
+        let id = row.id;
+        launch_views(&self.store, std::slice::from_ref(&row)).await?.into_iter().next().ok_or_else(|| no_launch(id))
     }
 
     pub async fn launch_view(&self, id: i64) -> Result<LaunchView> {
-        Ok(launch_view(&self.store.queued_request(id).await?.ok_or_else(|| no_launch(id))?))
+        let row = self.store.queued_request(id).await?.ok_or_else(|| no_launch(id))?;
+        self.one_view(row).await
     }
 
     /// Asks a launch to stop, whichever process works it: runs in flight
@@ -231,7 +260,7 @@ impl Service {
         if let Some(l) = lock(&self.launches).get(&id) {
             let _ = l.cancel.send(true);
         }
-        Ok(launch_view(&row))
+        self.one_view(row).await
     }
 
     /// Waits until a launch of this process has ended (tests and the

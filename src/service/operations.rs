@@ -385,10 +385,11 @@ operations! {
     suites(s) -> Vec<SuiteItem> = Get "/suites" => s.suites().await;
     /// A page of a suite's epochs (by id or name), newest page first: `limit` epochs (20 unless
     /// said, at most 500) after skipping `offset` newest ones; `runs: false` leaves the run lists
-    /// out (most of the payload).
-    suite_epochs(s, key: Path String, runs: Query Option<bool>, offset: Query Option<u32>, limit: Query Option<u32>)
+    /// out (most of the payload); `launch` keeps to the epochs that launch ran.
+    suite_epochs(s, key: Path String, runs: Query Option<bool>, offset: Query Option<u32>, limit: Query Option<u32>,
+        launch: Query Option<i64>)
         -> SuiteEpochs
-        = Get "/suites/{key}/epochs" => s.suite_epochs(&key, runs.unwrap_or(true), EpochPageArgs { offset, limit }).await;
+        = Get "/suites/{key}/epochs" => s.suite_epochs(&key, runs.unwrap_or(true), EpochPageArgs { offset, limit, launch }).await;
     /// What the Charts screen draws, shaped on the server: one column per finished epoch.
     suite_charts(s, key: Path String) -> SuiteCharts = Get "/suites/{key}/charts" => s.suite_charts(&key).await;
     /// The suite's experiment graph (the tree search's nodes, or its epochs).

@@ -147,7 +147,24 @@ impl Service {
                 "limit: {limit} is outside 1..={MAX_EPOCH_PAGE} (epochs a page)\n  hint: page through a longer history with offset"
             )));
         }
-        let window = EpochWindow::Newest { offset: page.offset.unwrap_or(0), limit };
+        let offset = page.offset.unwrap_or(0);
+        let window = match page.launch {
+            None => EpochWindow::Newest { offset, limit },
+            Some(id) => {
+                let launch = self.store.queued_request(id).await?.ok_or_else(|| no_launch(id))?;
+                let suite = self.find_suite(key).await?;
+                if launch.suite_id != Some(suite.id) {
+                    return Err(ServiceError::BadInput(format!(
+                        "launch: launch {id} did not run suite {key:?}\n  hint: the Live screen lists every launch with its suite"
+                    )));
+                }
+                match (launch.first_epoch, launch.last_epoch) {
+                    (Some(first), Some(last)) => EpochWindow::NewestOf { first, last, offset, limit },
+                    // Nothing started yet: an empty window.
+                    _ => EpochWindow::NewestOf { first: 1, last: 0, offset, limit },
+                }
+            }
+        };
         self.suite_epochs_in(key, with_runs, window).await
     }
 
@@ -173,6 +190,9 @@ impl Service {
         let (suite, total) = self.suite_now(&row, &tasks).await?;
         let page = match window {
             EpochWindow::Newest { offset, limit } => EpochPage { offset, limit, total },
+            EpochWindow::NewestOf { first, last, offset, limit } => {
+                EpochPage { offset, limit, total: (last - first + 1).max(0) }
+            }
             _ => EpochPage { offset: 0, limit: u32::try_from(views.len()).unwrap_or(u32::MAX), total },
         };
         Ok(SuiteEpochs { suite, tasks, artifacts: artifacts_of(&views), epochs: views, page })
@@ -219,9 +239,16 @@ impl Service {
             waiting_on_a_person: state.waiting_on_a_person,
             awaiting_approval: state.awaiting_approval,
         };
-        // The suite's own latest launch is all its item reads of the launches.
-        let latest: Vec<LaunchView> =
-            self.store.latest_request_of_suite(&row.name).await?.iter().map(launch_view).collect();
+        // The suite's own latest launch is all its item reads of the launches
+        // (its status, path and error: not its runs' tally, left uncounted
+        // on this path the Runs screen asks for with every page).
+        let latest: Vec<LaunchView> = self
+            .store
+            .latest_request_of_suite(&row.name)
+            .await?
+            .iter()
+            .map(|r| launch_view(r, LaunchRuns::default()))
+            .collect();
         let mut suite = self.suite_item(SuiteHead::of(row), counts, tasks, &latest);
         suite.model = (state.spend.calls > 0).then_some(state.spend);
         Ok((suite, state.total))

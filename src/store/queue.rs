@@ -75,6 +75,19 @@ pub struct QueuedRequest {
     /// The base seed the run chose, once it started.
     pub seed: Option<i64>,
     pub error: Option<String>,
+    /// The first and last of its suite's epochs it started (epoch numbers).
+    pub first_epoch: Option<i64>,
+    pub last_epoch: Option<i64>,
+}
+
+/// How a launch's runs ended, counted over the epochs it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, sqlx::FromRow)]
+pub struct RunTally {
+    pub id: i64,
+    /// Runs that have ended (a running one is not counted).
+    pub ended: i64,
+    /// Of them, failed or aborted: no result to learn from.
+    pub failed: i64,
 }
 
 /// Claims of one request after which a worker that stopped with it leaves
@@ -86,6 +99,15 @@ pub const MAX_ATTEMPTS: i64 = 5;
 pub struct Claimant<'a> {
     pub owner: &'a str,
     pub holder: &'a str,
+}
+
+/// What a running request has done so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestProgress {
+    pub suite_id: i64,
+    pub epochs_done: i64,
+    /// The epoch it has just started, if that is what it reports.
+    pub started_epoch: Option<i64>,
 }
 
 /// How a request ended.
@@ -267,16 +289,19 @@ impl Store {
 
     /// The suite the request's run works and how many epochs it has
     /// finished so far, kept current while it runs (if `owner` still holds it).
-    pub async fn request_progress(&self, id: i64, owner: &str, suite_id: i64, epochs_done: i64) -> Result<()> {
+    pub async fn request_progress(&self, id: i64, owner: &str, progress: RequestProgress) -> Result<()> {
         sqlx::query(
-            "UPDATE run_requests SET suite_id = $1, epochs_done = $2 WHERE id = $3 AND owner = $4 AND status = 'running'",
+            "UPDATE run_requests SET suite_id = $1, epochs_done = $2,
+                 first_epoch = COALESCE(first_epoch, $3), last_epoch = COALESCE($3, last_epoch)
+             WHERE id = $4 AND owner = $5 AND status = 'running'",
         )
-        .bind(suite_id)
-        .bind(epochs_done)
-            .bind(id)
-            .bind(owner)
-            .execute(&self.writer)
-            .await?;
+        .bind(progress.suite_id)
+        .bind(progress.epochs_done)
+        .bind(progress.started_epoch)
+        .bind(id)
+        .bind(owner)
+        .execute(&self.writer)
+        .await?;
         Ok(())
     }
 
@@ -340,6 +365,28 @@ impl Store {
     }
 
     /// The latest requests, newest first.
+    /// How the runs of some requests' epochs ended, one row per request
+    /// that has started an epoch.
+    pub async fn run_tallies(&self, ids: &[i64]) -> Result<Vec<RunTally>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_as(&format!(
+            "SELECT q.id AS id,
+                    COUNT(r.id) AS ended,
+                    COALESCE(SUM(CASE WHEN r.status IN ('failed', 'aborted') THEN 1 ELSE 0 END), 0) AS failed
+             FROM run_requests q
+             JOIN epochs e ON e.suite_id = q.suite_id AND e.epoch_num BETWEEN q.first_epoch AND q.last_epoch
+             JOIN runs r ON r.epoch_id = e.id AND r.status NOT IN ('running', 'queued')
+             WHERE q.id IN ({})
+             GROUP BY q.id",
+            self.backend.json_ids(1)
+        ))
+        .bind(serde_json::to_string(ids)?)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     pub async fn queued_requests(&self, limit: u32) -> Result<Vec<QueuedRequest>> {
         Ok(sqlx::query_as::<_, QueuedRequest>("SELECT * FROM run_requests ORDER BY id DESC LIMIT $1")
             .bind(i64::from(limit))

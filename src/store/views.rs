@@ -43,7 +43,17 @@ pub struct CountedRun {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EpochWindow {
     All,
-    Newest { offset: u32, limit: u32 },
+    Newest {
+        offset: u32,
+        limit: u32,
+    },
+    /// The newest page of epochs `first..=last` (by number).
+    NewestOf {
+        first: i64,
+        last: i64,
+        offset: u32,
+        limit: u32,
+    },
     Epoch(i64),
 }
 
@@ -91,6 +101,21 @@ impl Store {
                     "SELECT * FROM epochs WHERE suite_id = $1 ORDER BY epoch_num DESC LIMIT $2 OFFSET $3",
                 )
                 .bind(suite_id)
+                .bind(i64::from(limit))
+                .bind(i64::from(offset))
+                .fetch_all(&self.pool)
+                .await?;
+                rows.reverse();
+                Ok(rows)
+            }
+            EpochWindow::NewestOf { first, last, offset, limit } => {
+                let mut rows: Vec<super::EpochRow> = sqlx::query_as(
+                    "SELECT * FROM epochs WHERE suite_id = $1 AND epoch_num BETWEEN $2 AND $3
+                     ORDER BY epoch_num DESC LIMIT $4 OFFSET $5",
+                )
+                .bind(suite_id)
+                .bind(first)
+                .bind(last)
                 .bind(i64::from(limit))
                 .bind(i64::from(offset))
                 .fetch_all(&self.pool)

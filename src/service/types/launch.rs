@@ -79,4 +79,26 @@ pub struct LaunchView {
     pub error: Option<String>,
     /// Every option the launch was asked for.
     pub request: RunRequest,
+    /// The first and last epoch numbers of its suite it started; none
+    /// before its first epoch. The Live screen reads their runs with
+    /// `suite_epochs(.., launch)`.
+    pub epochs: Option<EpochSpan>,
+    /// How its runs ended so far.
+    pub runs: LaunchRuns,
+}
+
+/// Epochs `first..=last` of a suite, by number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+pub struct EpochSpan {
+    pub first: u32,
+    pub last: u32,
+}
+
+/// A launch's runs that have ended, and how many of them failed (failed or
+/// aborted: no result to learn from). A launch that finished with every
+/// run failed did not do its work, whatever its own status says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, TS)]
+pub struct LaunchRuns {
+    pub ended: u32,
+    pub failed: u32,
 }

@@ -248,6 +248,8 @@ pub struct EpochPageArgs {
     pub offset: Option<u32>,
     /// Epochs on the page, 1 to 500 [default 20].
     pub limit: Option<u32>,
+    /// Only the epochs this launch ran (its id, as the Live screen lists it).
+    pub launch: Option<i64>,
 }
 
 /// Epochs a page of `GET /suites/{key}/epochs` holds unless it says.

@@ -46,9 +46,9 @@ export interface Operations {
   /**
    * A page of a suite's epochs (by id or name), newest page first: `limit` epochs (20 unless
    * said, at most 500) after skipping `offset` newest ones; `runs: false` leaves the run lists
-   * out (most of the payload).
+   * out (most of the payload); `launch` keeps to the epochs that launch ran.
    */
-  suite_epochs: { args: { key: string; runs?: boolean | null; offset?: number | null; limit?: number | null }; answer: SuiteEpochs };
+  suite_epochs: { args: { key: string; runs?: boolean | null; offset?: number | null; limit?: number | null; launch?: number | null }; answer: SuiteEpochs };
   /**
    * What the Charts screen draws, shaped on the server: one column per finished epoch.
    */
@@ -180,7 +180,7 @@ export const OPERATIONS: {
 } = {
   overview: { verb: "GET", path: "/overview", params: {} },
   suites: { verb: "GET", path: "/suites", params: {} },
-  suite_epochs: { verb: "GET", path: "/suites/{key}/epochs", params: { key: "path", runs: "query", offset: "query", limit: "query" } },
+  suite_epochs: { verb: "GET", path: "/suites/{key}/epochs", params: { key: "path", runs: "query", offset: "query", limit: "query", launch: "query" } },
   suite_charts: { verb: "GET", path: "/suites/{key}/charts", params: { key: "path" } },
   suite_graph: { verb: "GET", path: "/suites/{key}/graph", params: { key: "path" } },
   suite_proposals: { verb: "GET", path: "/suites/{key}/proposals", params: { key: "path" } },

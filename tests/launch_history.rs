@@ -1,0 +1,138 @@
+//! A launch as data after the fact: which of its suite's epochs it ran and
+//! how its runs ended, read back through the app's service on a real
+//! database after real runs (the Live screen after a reload, a launch of
+//! another process). A launch that "finished" with every run failed must
+//! not pass for one that did its work.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+mod common;
+
+use common::wait_for;
+
+use attractor::outer::OptimizerKind;
+use attractor::outer::request::RunRequest;
+use attractor::service::types::{EpochPageArgs, EpochSpan, LaunchRuns, LaunchStatus, LaunchView, RunState};
+use attractor::service::{Service, ServiceConfig, ServiceError};
+
+struct World {
+    dir: tempfile::TempDir,
+    db: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let db = common::pg::test_database().map_or_else(|| dir.path().join("attractor.db"), PathBuf::from);
+        World { dir, db }
+    }
+
+    async fn service(&self) -> Arc<Service> {
+        Service::open(ServiceConfig {
+            db_path: self.db.clone(),
+            settings_path: self.dir.path().join("settings.json"),
+            runs_root: Some(self.dir.path().join("runs")),
+            env: Arc::new(|_| None),
+        })
+        .await
+        .unwrap()
+    }
+
+    /// A suite of two command tasks that both exit 3 before reporting anything.
+    fn failing_suite(&self) -> String {
+        let path = self.dir.path().join("crash.suite.yaml");
+        std::fs::write(
+            &path,
+            "name: crash\nartifacts:\n  - name: notes\n    type: text\n    content: hello\n\
+             tasks:\n  - name: one\n    task: Crash.\n    command: exit 3\n\
+             \x20 - name: two\n    task: Crash too.\n    command: exit 3\n",
+        )
+        .unwrap();
+        path.display().to_string()
+    }
+}
+
+fn knobs(epochs: u32) -> RunRequest {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/app/knobs.suite.yaml");
+    let mut req = RunRequest::new(suite.display().to_string());
+    req.epochs = epochs;
+    req.optimizer = OptimizerKind::Evolve;
+    req.seed = Some(1);
+    req
+}
+
+async fn run_to_the_end(s: &Arc<Service>, req: &RunRequest) -> LaunchView {
+    let id = s.launch(req).await.unwrap().id;
+    wait_for("the launch to end", || async {
+        let v = s.launch_view(id).await.unwrap();
+        v.status.ended().then_some(v)
+    })
+    .await
+}
+
+fn page(launch: i64) -> EpochPageArgs {
+    EpochPageArgs { offset: None, limit: None, launch: Some(launch) }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_finished_launch_names_the_epochs_it_ran_and_lists_only_their_runs() {
+    let w = World::new();
+    let s = w.service().await;
+    let first = run_to_the_end(&s, &knobs(2)).await;
+    let second = run_to_the_end(&s, &knobs(1)).await;
+    assert_eq!(first.status, LaunchStatus::Finished);
+    assert_eq!(first.epochs, Some(EpochSpan { first: 1, last: 2 }));
+    assert_eq!(second.epochs, Some(EpochSpan { first: 3, last: 3 }));
+    // Four tasks an epoch (one held out), none failed.
+    assert_eq!(first.runs, LaunchRuns { ended: 8, failed: 0 });
+    assert_eq!(second.runs, LaunchRuns { ended: 4, failed: 0 });
+
+    let mine = s.suite_epochs("knobs", true, page(first.id)).await.unwrap();
+    let nums: Vec<i64> = mine.epochs.iter().map(|e| e.epoch_num).collect();
+    assert_eq!(nums, [1, 2]);
+    assert_eq!(mine.page.total, 2, "the page counts the launch's epochs, not the suite's three");
+    let runs: Vec<&RunState> = mine.epochs.iter().flat_map(|e| e.runs.iter().map(|r| &r.status)).collect();
+    assert_eq!(runs.len(), 8);
+    let theirs = s.suite_epochs("knobs", true, page(second.id)).await.unwrap();
+    assert_eq!(theirs.epochs.iter().map(|e| e.epoch_num).collect::<Vec<_>>(), [3]);
+    // The list agrees with what one launch's view says.
+    let listed = s.launches().await.unwrap();
+    let listed_first = listed.iter().find(|l| l.id == first.id).unwrap();
+    assert_eq!((listed_first.epochs, listed_first.runs), (first.epochs, first.runs));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_launch_whose_every_run_failed_counts_them_as_failed() {
+    let w = World::new();
+    let s = w.service().await;
+    let mut req = RunRequest::new(w.failing_suite());
+    req.epochs = 2;
+    req.seed = Some(1);
+    let done = run_to_the_end(&s, &req).await;
+    assert_eq!(done.epochs, Some(EpochSpan { first: 1, last: 2 }));
+    assert_eq!(done.runs, LaunchRuns { ended: 4, failed: 4 }, "{done:?}");
+    let epochs = s.suite_epochs("crash", true, page(done.id)).await.unwrap();
+    let statuses: Vec<RunState> = epochs.epochs.iter().flat_map(|e| e.runs.iter().map(|r| r.status)).collect();
+    assert_eq!(statuses.len(), 4);
+    assert!(statuses.iter().all(|s| *s == RunState::Failed), "{statuses:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn asking_for_a_launch_of_another_suite_is_refused_with_what_to_do() {
+    let w = World::new();
+    let s = w.service().await;
+    let knobs_launch = run_to_the_end(&s, &knobs(1)).await;
+    let mut req = RunRequest::new(w.failing_suite());
+    req.epochs = 1;
+    run_to_the_end(&s, &req).await;
+    let err = s.suite_epochs("crash", true, page(knobs_launch.id)).await.unwrap_err();
+    let ServiceError::BadInput(message) = err else { panic!("expected bad input, got {err:?}") };
+    assert!(
+        message.starts_with(&format!("launch: launch {} did not run suite \"crash\"", knobs_launch.id)),
+        "{message}"
+    );
+    assert!(message.contains("hint:"), "{message}");
+    let err = s.suite_epochs("crash", true, page(9999)).await.unwrap_err();
+    assert!(matches!(err, ServiceError::NotFound(_)), "{err:?}");
+}
