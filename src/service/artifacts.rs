@@ -2,6 +2,7 @@
 //! rollback to an earlier one.
 
 use super::*;
+use std::collections::HashSet;
 
 impl Service {
     pub async fn artifacts(&self) -> Result<Vec<ArtifactItem>> {
@@ -26,6 +27,7 @@ impl Service {
         // A tree's versions name no epoch of their own: their node does.
         let nodes: HashMap<i64, crate::store::TreeVersionRow> =
             self.store.tree_versions(name).await?.into_iter().map(|n| (n.version, n)).collect();
+        let (measures, rolled_back) = self.version_measures(name).await?;
         let versions = history
             .iter()
             .map(|v| {
@@ -47,10 +49,41 @@ impl Service {
                     }),
                     diff_from_parent: parent
                         .map(|p| artifact_diff(def.kind, name, p.version, &p.content, v.version, &v.content)),
+                    measured: measures.get(&v.version).map(|(epochs, losses)| VersionMeasure {
+                        epochs: *epochs,
+                        mean_loss: crate::loss::mean(losses),
+                    }),
+                    rolled_back: rolled_back.contains(&v.version),
                 }
             })
             .collect();
         Ok(ArtifactHistory { artifact: artifact_item(&def, &history), versions })
+    }
+
+    /// Per version of an artifact, the closed epochs that ran with it
+    /// active (how many, and their mean losses), and the versions an epoch
+    /// rolled back.
+    async fn version_measures(&self, name: &str) -> Result<(HashMap<i64, (u32, Vec<f64>)>, HashSet<i64>)> {
+        let mut measures: HashMap<i64, (u32, Vec<f64>)> = HashMap::new();
+        let mut rolled_back = HashSet::new();
+        for e in self.store.closed_epochs_naming(name).await? {
+            let parent: BTreeMap<String, i64> = serde_json::from_str(&e.parent_artifacts_json).unwrap_or_default();
+            if let Some(version) = parent.get(name) {
+                let m = measures.entry(*version).or_default();
+                m.0 += 1;
+                m.1.extend(e.mean_loss);
+            }
+            let child: Value =
+                e.child_artifacts_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null);
+            for event in super::suites::parse_events(&child) {
+                if let ArtifactEvent::Rollback { artifact, from_version, .. } = event
+                    && artifact == name
+                {
+                    rolled_back.insert(from_version);
+                }
+            }
+        }
+        Ok((measures, rolled_back))
     }
 
     /// The diff between any two versions of an artifact.

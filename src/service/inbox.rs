@@ -67,6 +67,12 @@ impl Service {
         let evidence: Value = serde_json::from_str(&a.evidence_json).unwrap_or(Value::Null);
         let suite = self.store.suite_by_id(a.suite_id).await?.map(|s| s.name).unwrap_or_default();
         let shown = a.content();
+        let next_version = match (a.applied_version, a.status) {
+            (None, crate::store::ApprovalStatus::Pending | crate::store::ApprovalStatus::Approved) => {
+                Some(self.store.next_version(&a.artifact).await?)
+            }
+            _ => None,
+        };
         item.update = Some(UpdateReview {
             approval_id: a.id,
             suite,
@@ -90,6 +96,7 @@ impl Service {
             proposed: a.proposed_content.clone(),
             edited: a.edited,
             reason: a.reason.clone(),
+            next_version,
             applied_version: a.applied_version,
         });
         Ok(item)

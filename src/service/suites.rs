@@ -334,7 +334,13 @@ impl Service {
             .map(|w| GraphEdge {
                 source: format!("epoch-{}", w[0].epoch_num),
                 target: format!("epoch-{}", w[1].epoch_num),
-                label: w[0].events.iter().map(crate::report::shape::transition_label).collect::<Vec<_>>().join("; "),
+                label: w[0]
+                    .events
+                    .iter()
+                    .map(crate::report::shape::transition_label)
+                    .chain(moved_between(&w[0].child_artifacts, &w[1].parent_artifacts))
+                    .collect::<Vec<_>>()
+                    .join("; "),
                 events: w[0].events.clone(),
             })
             .collect();
@@ -436,6 +442,20 @@ pub(super) fn run_item(r: &RunBrief, epoch_num: i64, holdout: bool, counted: boo
         exit_code: r.exit_code,
         error: r.error.clone(),
     }
+}
+
+/// The artifacts whose active version changed between one epoch's close
+/// and the next epoch's start — a person activated another version on the
+/// Artifacts screen, or another suite's run moved a shared artifact — told
+/// as `knobs v4→v3 between epochs`. Without it the edge would say only the
+/// update the next epoch did not run with.
+fn moved_between(closed: &BTreeMap<String, i64>, next: &BTreeMap<String, i64>) -> Vec<String> {
+    next.iter()
+        .filter_map(|(name, to)| {
+            let from = closed.get(name)?;
+            (from != to).then(|| format!("{name} v{from}→v{to} between epochs"))
+        })
+        .collect()
 }
 
 /// Reads the event log of `child_artifacts_json`. Unknown event types are

@@ -161,6 +161,15 @@ impl Store {
         Ok(sqlx::query_as("SELECT * FROM update_approvals WHERE id = $1").bind(id).fetch_optional(&self.pool).await?)
     }
 
+    /// The version an artifact's next update would get (what a pending
+    /// update will most likely become, unless another lands first).
+    pub async fn next_version(&self, artifact: &str) -> Result<i64> {
+        Ok(sqlx::query_scalar("SELECT COALESCE(MAX(version), 0) + 1 FROM artifact_versions WHERE artifact_name = $1")
+            .bind(artifact)
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
     /// The gated update an Inbox question asks about, if it asks about one.
     pub async fn update_approval_of_question(&self, intervention_id: i64) -> Result<Option<UpdateApprovalRow>> {
         Ok(sqlx::query_as("SELECT * FROM update_approvals WHERE intervention_id = $1")

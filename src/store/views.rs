@@ -126,6 +126,19 @@ impl Store {
         }
     }
 
+    /// Closed epochs whose artifacts name `artifact` (a text match on the
+    /// recorded JSON, which the caller parses to be sure: a `_` or `%` in
+    /// the name only widens the match), in no order.
+    pub async fn closed_epochs_naming(&self, artifact: &str) -> Result<Vec<super::EpochRow>> {
+        Ok(sqlx::query_as(
+            "SELECT * FROM epochs WHERE completed_at IS NOT NULL
+             AND (parent_artifacts_json LIKE $1 OR child_artifacts_json LIKE $1)",
+        )
+        .bind(format!("%\"{artifact}\"%"))
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     /// The ids of a suite's closed epochs, in epoch order.
     pub async fn closed_epoch_ids(&self, suite_id: i64) -> Result<Vec<i64>> {
         Ok(sqlx::query_scalar(

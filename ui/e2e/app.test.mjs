@@ -314,6 +314,15 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(await versions.locator("tbody tr").count(), before.versions.length);
     const activeBefore = before.artifact.active_version;
     const target = activeBefore === 1 ? 2 : 1;
+    // Each version says how the epochs that ran with it did, and which ones
+    // a rollback undid (this suite's history has some).
+    const rolled = before.versions.filter((v) => v.rolled_back).map((v) => String(v.version));
+    assert.ok(rolled.length > 0, "the knobs history has a rollback");
+    const marked = await versions.locator("tr:has([data-testid=rolled-back-marker])").evaluateAll((rows) => rows.map((r) => r.dataset.version));
+    assert.deepEqual(marked, rolled);
+    const measured = before.versions.find((v) => v.measured !== null && v.measured.mean_loss !== null);
+    const cell = versions.locator(`tr[data-version="${measured.version}"] [data-testid=version-loss]`);
+    assert.match(await cell.innerText(), new RegExp(`^\\d\\.\\d+\\s+${measured.measured.epochs} epochs?$`));
     await page.getByTestId("diff").waitFor();
     await shot("07-artifact-history.png");
     // Esc closes the confirmation without changing anything.
@@ -410,11 +419,52 @@ describe("the Attractor web UI against a real server", () => {
     await shot("10-live-running.png");
     await page.locator(`[data-testid=launch][data-launch-id="${id}"][data-status=finished]`).waitFor();
     assert.equal(await card.getByTestId("epoch-progress").getAttribute("data-done"), "2");
-    assert.equal(await card.getByTestId("finished-runs").locator("tbody tr").count(), 8);
+    const rows = card.getByTestId("finished-runs").locator("tbody tr");
+    await rows.nth(7).waitFor();
+    assert.equal(await rows.count(), 8);
+    assert.equal(await card.locator(".epoch-lines li").count(), 2);
     await shot("11-live-finished.png");
+    // A reload keeps what the launch did: its epochs' losses and its runs
+    // come from the server, not from the events this page saw.
+    await page.reload();
+    await rows.nth(7).waitFor();
+    assert.equal(await rows.count(), 8);
+    assert.match(await card.locator(".epoch-lines li").first().innerText(), /^epoch \d+: mean loss \d/);
+    assert.equal(await card.getByTestId("runs-outcome").count(), 0, "no run failed");
 
     await page.goto(`${server.url}#/suites`);
     await page.locator("tr[data-suite=knobs] td:nth-child(2)", { hasText: "10" }).waitFor();
+    // "Launch again" starts from this launch's settings, with a fresh seed.
+    await page.locator("tr[data-suite=knobs]").getByTestId("launch-again").filter({ hasText: "Launch again" }).click();
+    await page.getByTestId("launch-from").filter({ hasText: `launch ${id} (evolve, 2 epochs` }).waitFor();
+    assert.equal(await page.getByLabel("Epochs", { exact: true }).inputValue(), "2");
+    assert.equal(await page.getByLabel("Seed").inputValue(), "");
+  });
+
+  it("says on Live that a launch finished with every run failed, and cuts a long run list with a way to see it all", async () => {
+    const dir = join(work, "crash");
+    mkdirSync(dir, { recursive: true });
+    const tasks = Array.from({ length: 16 }, (_, i) => `  - name: t${i}\n    task: Crash.\n    command: exit 3\n`).join("");
+    writeFileSync(join(dir, "crash.suite.yaml"), `name: crash\nartifacts:\n  - name: crash_notes\n    type: text\n    content: hi\ntasks:\n${tasks}`);
+    await page.goto(`${server.url}#/launch?path=${encodeURIComponent(join(dir, "crash.suite.yaml"))}`);
+    await page.getByText("✓ suite").waitFor();
+    await page.getByLabel("Epochs", { exact: true }).fill("2");
+    await page.getByTestId("start").click();
+    await page.waitForURL(/#\/live/);
+    const card = page.locator("[data-testid=launch][data-suite=crash]").first();
+    await card.and(page.locator("[data-status=finished]")).waitFor();
+    const outcome = card.getByTestId("runs-outcome");
+    await outcome.filter({ hasText: "all 32 runs failed" }).waitFor();
+    assert.equal(await outcome.getAttribute("data-every-failed"), "true");
+    // 32 runs: the latest 30 are listed, and the card says so.
+    const rows = card.getByTestId("finished-runs").locator("tbody tr");
+    await rows.nth(29).waitFor();
+    assert.equal(await rows.count(), 30);
+    assert.match(await card.getByTestId("runs-cut").innerText(), /The latest 30 of 32 runs/);
+    await shot("11b-live-all-failed.png");
+    await card.getByTestId("runs-more").click();
+    await rows.nth(31).waitFor();
+    assert.equal(await rows.count(), 32);
   });
 
   it("offers every option of `attractor run` on the Launch screen, and the run gets what the form set", async () => {
@@ -511,6 +561,16 @@ describe("the Attractor web UI against a real server", () => {
     await shot("12-live-cancelled.png");
     const suites = await (await fetch(`${server.url}api/suites`)).json();
     assert.equal(suites.find((x) => x.name === "knobs").status, "unfinished");
+    // The Suites screen offers to resume it: the Launch screen opens on the
+    // cancelled launch's settings, asking for the epochs it did not finish.
+    await page.goto(`${server.url}#/suites`);
+    const resume = page.locator("tr[data-suite=knobs]").getByTestId("launch-again");
+    await resume.filter({ hasText: "Resume" }).waitFor();
+    await resume.click();
+    await page.getByTestId("launch-from").filter({ hasText: "the epochs it did not finish" }).waitFor();
+    assert.equal(await page.getByLabel("Epochs", { exact: true }).inputValue(), String(20 - done));
+    assert.equal(await page.getByLabel("Seed").inputValue(), "");
+    await shot("12b-launch-resume.png");
   });
 
   it("redraws the charts when their own suite finishes an epoch", async () => {
@@ -576,6 +636,8 @@ describe("the Attractor web UI against a real server", () => {
     const id = await card.getAttribute("data-id");
     assert.match(await card.getByTestId("meanwhile").innerText(), /the run waits for your decision/);
     assert.match(await card.innerText(), /Why:/);
+    // The title says which version it starts from and which it would become.
+    assert.match(await card.getByTestId("update-title").innerText(), /^Update \w+: v(\d+) → v(\d+)\?$/);
     await card.getByTestId("diff").waitFor();
     // The suite says it waits on a person, and its epoch stays open.
     const suites = await (await fetch(`${server.url}api/suites`)).json();
@@ -624,6 +686,10 @@ describe("the Attractor web UI against a real server", () => {
     const history = await (await fetch(`${server.url}api/artifacts/${decided.update.artifact}/versions`)).json();
     const applied = history.versions.find((v) => v.version === decided.update.applied_version);
     assert.equal(applied.content, mine, "the edit, not the proposal, became the version");
+    // The history says what became of it in words, with the version.
+    await page.locator(`[data-testid=answered] tr[data-id="${id}"]`)
+      .filter({ hasText: `approved with your edit → became v${decided.update.applied_version}` })
+      .waitFor();
     // No update question is left (another test's questions may be).
     await page.locator("[data-testid=pending][data-kind=artifact_update]").waitFor({ state: "detached" });
     // The proposals list credits the person's edit, not the optimizer's proposal.
@@ -722,8 +788,20 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(await page.getByTestId("limit-tokens.proposer").inputValue(), "900");
     await page.getByTestId("limit-attempts").fill("0");
     await page.getByRole("button", { name: "Save", exact: true }).click();
-    await page.getByText(/attempts must be from 1 to 10/).waitFor();
+    // The refusal is told at the field, in the form's words (not the
+    // settings file's `attempts`).
+    await page.getByTestId("wrong-attempts").filter({ hasText: "Attempts per call must be from 1 to 10" }).waitFor();
+    assert.equal(await page.getByTestId("limit-attempts").getAttribute("aria-invalid"), "true");
+    assert.doesNotMatch(await page.locator(".error").last().innerText(), /\battempts must/);
     await shot("18b-settings-limits.png");
+    // Text that is no number is named at its field, not sent as "the default".
+    await page.getByTestId("limit-attempts").fill("");
+    await page.getByTestId("limit-timeout_secs").fill("abc");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByTestId("wrong-timeout_secs").filter({ hasText: "“abc” is not a number" }).waitFor();
+    assert.equal(await page.getByTestId("wrong-attempts").count(), 0);
+    const kept = await (await fetch(`${server.url}api/settings`)).json();
+    assert.equal(kept.llm_limits.timeout_secs, 300, "nothing was saved");
     // Put the limits back for the tests after this one.
     await page.getByTestId("limit-attempts").fill("");
     await page.getByTestId("limit-timeout_secs").fill("");
@@ -749,7 +827,7 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(await page.getByLabel("Output price of big-model").inputValue(), "15");
     await page.getByLabel("Input price of big-model").fill("-1");
     await page.getByRole("button", { name: "Save", exact: true }).click();
-    await page.getByText(/prices.big-model.input_per_million must be/).waitFor();
+    await page.getByTestId("wrong-price-input").filter({ hasText: /^Input price of big-model must be/ }).waitFor();
     await shot("18c-settings-prices.png");
     // Back to no prices and no budget for the tests after this one.
     await page.getByRole("button", { name: "Remove", exact: true }).first().click();
@@ -808,6 +886,70 @@ describe("the Attractor web UI against a real server", () => {
     await page.getByTestId("suite-path").fill("");
     await page.getByTestId("suite-path").type("i");
     assert.match(page.url(), /#\/launch$/);
+  });
+
+  it("names each screen in the window title, holds the keyboard in its dialogs, and keeps the shortcuts button at 900 px", async () => {
+    await page.goto(`${server.url}#/charts/knobs`);
+    await page.getByTestId("loss-curve").waitFor();
+    await page.waitForFunction(() => document.title === "Charts · knobs — Attractor");
+    await page.goto(`${server.url}#/inbox`);
+    await page.waitForFunction(() => document.title === "Inbox — Attractor");
+
+    // The help is a modal dialog: focus goes in, the page behind is inert,
+    // Esc gives focus back to the button that opened it.
+    await page.goto(`${server.url}#/suites`);
+    const opener = page.getByTestId("keys-hint");
+    await opener.click();
+    const help = page.getByTestId("shortcuts");
+    await help.waitFor();
+    assert.equal(await help.getAttribute("aria-modal"), "true");
+    assert.ok(await help.evaluate((d) => d.contains(document.activeElement)), "focus moved into the dialog");
+    assert.equal(await page.locator("#root").getAttribute("inert"), "");
+    for (let i = 0; i < 4; i++) {
+      await page.keyboard.press("Tab");
+      assert.ok(await help.evaluate((d) => d.contains(document.activeElement) || document.activeElement === document.body), `Tab ${i + 1} left the dialog`);
+    }
+    await page.keyboard.press("Escape");
+    await help.waitFor({ state: "detached" });
+    assert.equal(await page.locator("#root").getAttribute("inert"), null);
+    assert.ok(await opener.evaluate((b) => b === document.activeElement), "focus is back on the opener");
+
+    // At 900 px the shortcuts button is still there, as "?".
+    try {
+      await page.setViewportSize({ width: 900, height: 800 });
+      await page.goto(`${server.url}#/suites`);
+      assert.ok(await opener.isVisible(), "the shortcuts button shows at 900 px");
+      assert.equal((await opener.innerText()).trim(), "?");
+    } finally {
+      await page.setViewportSize({ width: 1360, height: 900 });
+    }
+  });
+
+  it("draws status pills for a dark page in dark colours", async () => {
+    await page.emulateMedia({ colorScheme: "dark" });
+    try {
+      await page.goto(`${server.url}#/suites`);
+      const pill = page.locator("tr[data-suite=knobs] .badge").first();
+      await pill.waitFor();
+      // The pill's background, drawn over the dark page, must stay dark.
+      const lightness = await pill.evaluate((el) => {
+        const probe = document.createElement("canvas").getContext("2d");
+        // The page's own background (the first opaque one up from the body).
+        const page = [document.body, document.documentElement]
+          .map((e) => getComputedStyle(e).backgroundColor)
+          .find((c) => c !== "rgba(0, 0, 0, 0)" && c !== "transparent");
+        probe.fillStyle = page ?? "#000";
+        probe.fillRect(0, 0, 1, 1);
+        probe.fillStyle = getComputedStyle(el).backgroundColor;
+        probe.fillRect(0, 0, 1, 1);
+        const [r, g, b] = probe.getImageData(0, 0, 1, 1).data;
+        return (Math.max(r, g, b) + Math.min(r, g, b)) / 2 / 255;
+      });
+      assert.ok(lightness < 0.35, `the pill's background is light on a dark page (lightness ${lightness.toFixed(2)})`);
+      await shot("19b-dark-suites.png");
+    } finally {
+      await page.emulateMedia({ colorScheme: null });
+    }
   });
 
   it("asks a token-protected server with the token given once in the address", async () => {

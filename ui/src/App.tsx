@@ -9,6 +9,7 @@ import { countChanges } from "./lib/live";
 import { useLiveQuery } from "./lib/query";
 import { progressReducer, type ProgressState } from "./lib/progress";
 import { ErrorBoundary } from "./components/ErrorBoundary";
+import { Modal } from "./components/Modal";
 import { Artifacts } from "./screens/Artifacts";
 import { Charts } from "./screens/Charts";
 import { Graph } from "./screens/Graph";
@@ -50,8 +51,7 @@ const SHORTCUTS: Record<string, [string, string]> = {
 
 function ShortcutHelp({ onClose }: { onClose: () => void }) {
   return (
-    <div className="modal-backdrop" onClick={onClose}>
-      <div className="modal" role="dialog" aria-label="keyboard shortcuts" data-testid="shortcuts">
+    <Modal label="keyboard shortcuts" onClose={onClose} testId="shortcuts">
         <h3>Keyboard shortcuts</h3>
         <table className="table compact">
           <tbody>
@@ -77,9 +77,28 @@ function ShortcutHelp({ onClose }: { onClose: () => void }) {
             </tr>
           </tbody>
         </table>
-      </div>
-    </div>
+    </Modal>
   );
+}
+
+/** The name of the screen at a route, with its subject. */
+export function pageTitle(screen: string, rest: string[]): string {
+  const names: Record<string, string> = {
+    suites: "Suites",
+    charts: "Charts",
+    graph: "Graph",
+    launch: "Launch",
+    live: "Live",
+    artifacts: "Artifacts",
+    runs: "Runs",
+    memory: "Memory",
+    inbox: "Inbox",
+    watch: "Watched folders",
+    settings: "Settings",
+  };
+  const name = names[screen] ?? "Suites";
+  if (screen === "runs" && rest[0] === "run") return `Run ${rest[1] ?? ""}`.trim();
+  return rest[0] ? `${name} · ${rest[0]}` : name;
 }
 
 export function go(path: string) {
@@ -226,6 +245,11 @@ export function App() {
     ["settings", "Settings"],
   ];
   const current = screen ?? "suites";
+  // The window's and the tab's title say where one is (and a screen
+  // reader announces it): "Charts · knobs — Attractor".
+  useEffect(() => {
+    document.title = `${pageTitle(current, rest)} — Attractor`;
+  });
   const running = Object.values(progress).filter((p) => !p.ended).length;
 
   let body;
@@ -237,7 +261,7 @@ export function App() {
       body = <Graph suite={rest[0]} />;
       break;
     case "launch":
-      body = <Launch initialPath={route.query.get("path") ?? ""} />;
+      body = <Launch initialPath={route.query.get("path") ?? ""} again={route.query.get("again")} resume={route.query.get("resume") === "1"} />;
       break;
     case "live":
       body = <Live />;
@@ -287,8 +311,8 @@ export function App() {
               {id === "live" && running > 0 && <span className="count live">{running}</span>}
             </a>
           ))}
-          <button className="keys-hint" onClick={() => setHelp(true)} title="keyboard shortcuts">
-            ? shortcuts
+          <button className="keys-hint" onClick={() => setHelp(true)} title="keyboard shortcuts" aria-label="keyboard shortcuts" data-testid="keys-hint">
+            ?<span className="keys-label"> shortcuts</span>
           </button>
           <div className={`conn ${connected ? "on" : "off"}`} title={connected ? "live updates on" : "live updates reconnecting"}>
             {connected ? "● live" : "○ offline"}

@@ -51,6 +51,20 @@ pub struct VersionView {
     /// The experiment-tree node that made this version (`--optimizer tree`),
     /// with what the search decided about it.
     pub tree_node: Option<VersionTreeNode>,
+    /// How the epochs that ran with it as the active version did; none
+    /// when no closed epoch ran with it yet (a version made by the last
+    /// epoch of a run is active but not measured until the next run).
+    pub measured: Option<VersionMeasure>,
+    /// An epoch rolled it back: the loss rose after it became active.
+    pub rolled_back: bool,
+}
+
+/// The closed epochs that ran with a version, and their mean loss.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, TS)]
+pub struct VersionMeasure {
+    pub epochs: u32,
+    /// The mean of those epochs' mean losses; none when none had one.
+    pub mean_loss: Option<f64>,
 }
 
 /// The tree node a version came from.

@@ -128,6 +128,10 @@ pub struct UpdateReview {
     pub diff: LineDiff,
     pub edited: bool,
     pub reason: Option<String>,
+    /// The version it will most likely become while it is not applied
+    /// (the artifact's next free number; another update landing first
+    /// would take it).
+    pub next_version: Option<i64>,
     /// The version it became, once applied.
     pub applied_version: Option<i64>,
 }

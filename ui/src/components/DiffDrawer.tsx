@@ -1,10 +1,11 @@
 // The side drawer the artifact timeline opens: the line diff of one
 // transition (v{from}→v{to}) of one artifact, fetched from the server.
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { api } from "../api";
 import type { LineDiff } from "../generated/LineDiff";
 import { DiffModeToggle, DiffView } from "./DiffView";
+import { Modal } from "./Modal";
 
 export interface Transition {
   artifact: string;
@@ -34,15 +35,9 @@ export function DiffDrawer({ transition, onClose, load = serverDiff }: {
   const diff = query.data ?? null;
   const error = query.error ? query.error.message : null;
 
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => e.key === "Escape" && onClose();
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [onClose]);
-
   if (!transition) return null;
   return (
-    <aside className="drawer" role="dialog" aria-label="artifact diff" data-testid="diff-drawer">
+    <Modal label={`diff of ${transition.artifact} v${transition.from} to v${transition.to}`} onClose={onClose} className="drawer" backdrop="drawer-backdrop" testId="diff-drawer">
       <header>
         <div>
           <h3>
@@ -70,6 +65,6 @@ export function DiffDrawer({ transition, onClose, load = serverDiff }: {
       <p>
         <a href={`#/artifacts/${encodeURIComponent(transition.artifact)}`}>Open the artifact's history</a>
       </p>
-    </aside>
+    </Modal>
   );
 }

@@ -81,8 +81,8 @@ export function UpdateApproval({ item, onDecided }: { item: InterventionItem; on
   return (
     <div className="card question update-approval" data-testid="pending" data-kind="artifact_update" data-id={item.id}>
       <header className="screen-head">
-        <h3>
-          Update <code>{u.artifact}</code> from v{u.parent_version}?
+        <h3 data-testid="update-title">
+          Update <code>{u.artifact}</code>: v{u.parent_version} → {u.next_version !== null ? `v${u.next_version}` : "a new version"}?
         </h3>
         <span className="badge">artifact update</span>
         <a className="small" href={`#/artifacts/${encodeURIComponent(u.artifact)}`}>

@@ -1,6 +1,7 @@
 // Small shared pieces: empty states, errors, status badges, confirmation,
 // text with `code` spans.
-import { useEffect, type ReactNode } from "react";
+import type { ReactNode } from "react";
+import { Modal } from "./Modal";
 
 export function Empty({ title, children }: { title: string; children?: ReactNode }) {
   return (
@@ -40,27 +41,18 @@ export function Confirm({ text, confirm, onConfirm, onCancel }: {
   onConfirm: () => void;
   onCancel: () => void;
 }) {
-  // Esc cancels, as in every dialog people know.
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape") onCancel();
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [onCancel]);
+  // Esc and a click outside cancel, as in every dialog people know.
   return (
-    <div className="modal-backdrop" onClick={(e) => e.target === e.currentTarget && onCancel()}>
-      <div className="modal" role="dialog" aria-modal="true">
-        <div>{text}</div>
-        <div className="actions">
-          <button onClick={onCancel} autoFocus>
-            Cancel
-          </button>
-          <button className="primary" onClick={onConfirm}>
-            {confirm}
-          </button>
-        </div>
+    <Modal label="confirm" onClose={onCancel}>
+      <div>{text}</div>
+      <div className="actions">
+        <button onClick={onCancel} autoFocus>
+          Cancel
+        </button>
+        <button className="primary" onClick={onConfirm}>
+          {confirm}
+        </button>
       </div>
-    </div>
+    </Modal>
   );
 }

@@ -34,6 +34,12 @@ proposed: string,
  */
 diff: LineDiff, edited: boolean, reason: string | null, 
 /**
+ * The version it will most likely become while it is not applied
+ * (the artifact's next free number; another update landing first
+ * would take it).
+ */
+next_version: number | null, 
+/**
  * The version it became, once applied.
  */
 applied_version: number | null, };

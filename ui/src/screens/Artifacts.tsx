@@ -7,7 +7,7 @@ import { api } from "../api";
 import { useLive } from "../App";
 import { DiffModeToggle, DiffView } from "../components/DiffView";
 import { Confirm, Empty, ErrorNote } from "../components/common";
-import { fmtTime } from "../lib/format";
+import { fmtLoss, fmtTime } from "../lib/format";
 import { useLiveQuery } from "../lib/query";
 
 export function Artifacts({ name }: { name?: string }) {
@@ -113,6 +113,7 @@ export function Artifacts({ name }: { name?: string }) {
                   <th>From</th>
                   <th>Created</th>
                   <th>Change</th>
+                  <th className="num" title="the mean loss of the closed epochs that ran with the version active">Loss while active</th>
                   <th />
                 </tr>
               </thead>
@@ -121,6 +122,11 @@ export function Artifacts({ name }: { name?: string }) {
                   <tr key={v.version} className={v.is_active ? "active-row" : ""} data-version={v.version}>
                     <td>
                       <b>v{v.version}</b> {v.is_active && <span className="badge status-running" data-testid="active-marker">active</span>}
+                      {v.rolled_back && (
+                        <span className="badge status-failed" data-testid="rolled-back-marker" title="an epoch rolled it back: the loss rose after it became active">
+                          rolled back
+                        </span>
+                      )}
                     </td>
                     <td>{v.version === 0 ? "default" : `v${v.parent_version}`}</td>
                     <td className="small">
@@ -140,6 +146,20 @@ export function Artifacts({ name }: { name?: string }) {
                         </>
                       ) : (
                         "–"
+                      )}
+                    </td>
+                    <td className="num small" data-testid="version-loss">
+                      {v.measured ? (
+                        <>
+                          {fmtLoss(v.measured.mean_loss)}
+                          <div className="muted">
+                            {v.measured.epochs} epoch{v.measured.epochs === 1 ? "" : "s"}
+                          </div>
+                        </>
+                      ) : (
+                        <span className="muted" title="no closed epoch ran with it as the active version">
+                          {v.is_active ? "not measured yet" : "–"}
+                        </span>
                       )}
                     </td>
                     <td>

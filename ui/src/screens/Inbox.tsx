@@ -169,6 +169,37 @@ function Notice({ item, onDismissed }: { item: InterventionItem; onDismissed: ()
   );
 }
 
+/**
+ * What became of an answered question: a person's words for a question; for
+ * a gated update the decision and the version it became ("approved your
+ * edit → v5"), not the stored answer's shorthand.
+ */
+function Answered({ item }: { item: InterventionItem }) {
+  const u = item.update;
+  if (!u) {
+    return (
+      <>
+        <b>{item.answer ?? item.status}</b>
+        {item.answer_text && <> — {item.answer_text}</>}
+      </>
+    );
+  }
+  if (u.status === "rejected") {
+    return (
+      <>
+        <b>rejected</b>
+        {u.reason && <> — {u.reason}</>}
+      </>
+    );
+  }
+  return (
+    <>
+      <b>{u.edited ? "approved with your edit" : "approved"}</b>
+      {u.applied_version !== null ? <> → became v{u.applied_version}</> : <span className="muted"> (applied when the run reaches it)</span>}
+    </>
+  );
+}
+
 export function Inbox({ onChange }: { onChange: () => void }) {
   const { tick } = useLive();
   const { data: inbox, error } = useLiveQuery<InboxData>(["interventions"], tick, () => api.interventions());
@@ -251,8 +282,7 @@ export function Inbox({ onChange }: { onChange: () => void }) {
                     <Ticked text={i.subject} />
                   </td>
                   <td>
-                    <b>{i.answer ?? i.status}</b>
-                    {i.answer_text && <> — {i.answer_text}</>}
+                    <Answered item={i} />
                   </td>
                   <td className="small">{fmtTime(i.answered_at)}</td>
                 </tr>

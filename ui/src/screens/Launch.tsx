@@ -12,6 +12,7 @@ import { PathInput } from "../components/PathInput";
 import type { ApprovalMode } from "../generated/ApprovalMode";
 import type { CallRole } from "../generated/CallRole";
 import type { LaunchPreview } from "../generated/LaunchPreview";
+import type { LaunchView } from "../generated/LaunchView";
 import type { LlmLimits } from "../generated/LlmLimits";
 import type { OptimizerKind } from "../generated/OptimizerKind";
 import type { RunRequest } from "../generated/RunRequest";
@@ -65,7 +66,24 @@ function optional(text: string): number | null {
   return text.trim() === "" ? null : Number(text);
 }
 
-export function Launch({ initialPath }: { initialPath: string }) {
+/**
+ * "Launch again" and "Resume" start from the suite's last launch's settings
+ * (a fresh seed, or the stopped plan's, which the server picks); a resume
+ * asks for the epochs that launch did not finish.
+ */
+function useLastLaunch(suite: string | null, resume: boolean, apply: (l: LaunchView, epochs: number) => void) {
+  const launches = useQuery({ queryKey: ["launches", "again", suite], queryFn: () => api.launches(), enabled: !!suite, staleTime: 0, gcTime: 0 });
+  const [from, setFrom] = useState<LaunchView | null>(null);
+  useEffect(() => {
+    const last = launches.data?.find((l) => l.suite === suite);
+    if (!last || from?.id === last.id) return;
+    setFrom(last);
+    apply(last, resume ? Math.max(1, last.epochs_requested - last.epochs_done) : last.request.epochs);
+  }, [launches.data]);
+  return from;
+}
+
+export function Launch({ initialPath, again = null, resume = false }: { initialPath: string; again?: string | null; resume?: boolean }) {
   const [req, setReq] = useState<RunRequest>(() => initialRequest(initialPath));
   const [seed, setSeed] = useState("");
   const [outside, setOutside] = useState("");
@@ -81,6 +99,20 @@ export function Launch({ initialPath }: { initialPath: string }) {
   const path = req.suite_path;
 
   useEffect(() => set({ suite_path: initialPath }), [initialPath]);
+  const from = useLastLaunch(again, resume, (last, epochs) => {
+    // Over the form's defaults: a stored request leaves unset limits out.
+    const base = initialRequest(initialPath || last.request.suite_path);
+    setReq({
+      ...base,
+      ...last.request,
+      suite_path: base.suite_path,
+      tree: { ...base.tree, ...last.request.tree },
+      model: { ...base.model, ...last.request.model, max_tokens: { ...last.request.model.max_tokens } },
+      epochs,
+      seed: undefined,
+    });
+    setOutside(last.request.allow_outside.join("\n"));
+  });
 
   // Validate as the path settles, so mistakes show before Start.
   const typed = path.trim();
@@ -141,8 +173,15 @@ export function Launch({ initialPath }: { initialPath: string }) {
   return (
     <section>
       <header className="screen-head">
-        <h2>Launch a suite</h2>
+        <h2>{resume ? "Resume a suite" : "Launch a suite"}</h2>
       </header>
+      {from && (
+        <p className="notice" data-testid="launch-from">
+          The settings of launch {from.id} ({from.optimizer}, {from.request.epochs} epoch{from.request.epochs === 1 ? "" : "s"},{" "}
+          {from.epochs_done} done){resume ? `: the ${req.epochs} epochs it did not finish` : ""}; the seed is{" "}
+          {resume ? "the stopped plan's" : "fresh"} unless you give one.
+        </p>
+      )}
       <div className="card form">
         <label>
           Suite file

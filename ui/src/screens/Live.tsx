@@ -1,14 +1,15 @@
 // Live progress of launched suites, pushed from the server's event bus over
-// SSE: epoch and task progress bars, runs as they finish, cancel.
+// SSE: epoch and task progress bars, what waits for a person, cancel; each
+// launch's epochs and runs as the server has them (live/History).
 import { useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
 import { Empty, ErrorNote, Status, Ticked } from "../components/common";
 import type { InterventionItem } from "../generated/InterventionItem";
 import type { LaunchView } from "../generated/LaunchView";
-import { fmtDuration, fmtLoss } from "../lib/format";
 import type { SuiteProgress } from "../lib/progress";
 import { useLiveQuery } from "../lib/query";
+import { History, Outcome } from "./live/History";
 
 function Bar({ done, total, label, id }: { done: number; total: number; label: string; id: string }) {
   const pct = total > 0 ? Math.min(100, (100 * done) / total) : 0;
@@ -65,6 +66,7 @@ function Card({
           {launch.suite} <span className="muted">launch {launch.id}</span>
         </h3>
         <Status status={status} />
+        <Outcome runs={launch.runs} />
         <span className="spacer" />
         {running && (
           <button className="danger" onClick={onCancel} data-testid="cancel">
@@ -106,49 +108,7 @@ function Card({
         </ul>
       )}
       {(p?.ended?.error ?? launch.error) && <ErrorNote error={p?.ended?.error ?? launch.error} />}
-      {p && p.epochLosses.length > 0 && (
-        <ul className="epoch-lines">
-          {p.epochLosses.map((e) => (
-            <li key={e.epoch}>
-              epoch {e.epoch}: mean loss <b>{fmtLoss(e.mean)}</b>
-              {e.holdout !== null && <span className="holdout-text"> · held-out {fmtLoss(e.holdout)}</span>}
-            </li>
-          ))}
-          {p.moves.map((m, i) => (
-            <li key={`m${i}`} className="muted">
-              {m}
-            </li>
-          ))}
-        </ul>
-      )}
-      {p && p.runs.length > 0 && (
-        <table className="table compact" data-testid="finished-runs">
-          <thead>
-            <tr>
-              <th>Epoch</th>
-              <th>Task</th>
-              <th>Status</th>
-              <th className="num">Loss</th>
-              <th className="num">Time</th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.runs.slice(0, 30).map((r) => (
-              <tr key={r.runId}>
-                <td>{r.epoch}</td>
-                <td>
-                  <a href={`#/runs/run/${r.runId}`}>{r.task}</a>
-                </td>
-                <td>
-                  <Status status={r.status} />
-                </td>
-                <td className="num">{fmtLoss(r.loss)}</td>
-                <td className="num">{fmtDuration(r.durationMs)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {launch.epochs !== null && <History launch={launch} ended={!running} />}
     </div>
   );
 }

@@ -22,6 +22,43 @@ const ROLES: [CallRole, number][] = [
   ["ideation", 1024],
 ];
 
+/** The limit fields: the name the server knows each by, its label, its default, whether whole. */
+const LIMITS: { key: string; label: string; placeholder: string; whole: boolean }[] = [
+  { key: "timeout_secs", label: "Seconds per attempt", placeholder: "120", whole: false },
+  { key: "attempts", label: "Attempts per call", placeholder: "3", whole: true },
+  { key: "max_model_secs", label: "Model seconds per run", placeholder: "no limit", whole: false },
+  { key: "max_reply_bytes", label: "Largest reply (bytes)", placeholder: "262144", whole: true },
+  { key: "max_cost", label: "Cost per run, at most (at the prices below)", placeholder: "no limit", whole: false },
+  ...ROLES.map(([r, d]) => ({ key: `tokens.${r}`, label: `Reply budget: ${r} (tokens)`, placeholder: String(d), whole: true })),
+];
+
+/** What is wrong with a limit field's text before it is sent, if anything. */
+function typedWrong(text: string, whole: boolean): string | null {
+  const t = text.trim();
+  if (t === "") return null;
+  const n = Number(t);
+  if (!Number.isFinite(n)) return `“${t}” is not a number; leave it empty for the default`;
+  if (whole && !Number.isInteger(n)) return `must be a whole number, not ${t}`;
+  return null;
+}
+
+/**
+ * A field the server refused, told in the form's words: the server names
+ * limits as its settings file does (`max_tokens.proposer`,
+ * `prices.big.input_per_million`); the person sees labels.
+ */
+export function refusedField(message: string): { field: string; text: string } | null {
+  const m = message.match(/(?:^|: )(max_tokens\.(\w+)|prices\.(.+)\.(input|output)_per_million|timeout_secs|attempts|max_model_secs|max_reply_bytes|max_cost) (must .*)$/s);
+  if (!m) return null;
+  const [, name, role, model, side, requirement] = m;
+  if (model !== undefined) {
+    return { field: `price.${model}.${side}`, text: `${side === "input" ? "Input" : "Output"} price of ${model} ${requirement}` };
+  }
+  const field = role !== undefined ? `tokens.${role}` : name;
+  const label = LIMITS.find((l) => l.key === field)?.label ?? field;
+  return { field, text: `${label} ${requirement}` };
+}
+
 /** One row of the model prices table, as typed. */
 type PriceRow = { model: string; input: string; output: string };
 
@@ -41,6 +78,8 @@ export function Settings() {
   const [limits, setLimits] = useState<Record<string, string>>({});
   const [prices, setPrices] = useState<PriceRow[]>([]);
   const [outside, setOutside] = useState("");
+  // Per field, what is wrong with it (typed text, or the server's refusal).
+  const [wrong, setWrong] = useState<Record<string, string>>({});
 
   const show = (v: SettingsView) => {
     setS(v);
@@ -91,7 +130,7 @@ export function Settings() {
       max_tokens,
     };
   };
-  const limitField = (k: string, label: string, placeholder: string) => (
+  const limitField = ({ key: k, label, placeholder }: (typeof LIMITS)[number]) => (
     <label key={k}>
       {label}
       <input
@@ -99,8 +138,15 @@ export function Settings() {
         onChange={(e) => setLimits({ ...limits, [k]: e.target.value })}
         placeholder={placeholder}
         inputMode="numeric"
+        aria-invalid={wrong[k] !== undefined}
+        aria-describedby={wrong[k] !== undefined ? `wrong-${k}` : undefined}
         data-testid={`limit-${k}`}
       />
+      {wrong[k] !== undefined && (
+        <span className="field-error" id={`wrong-${k}`} data-testid={`wrong-${k}`}>
+          {wrong[k]}
+        </span>
+      )}
     </label>
   );
   // The settings in force, through the app's query cache, read afresh each
@@ -117,6 +163,17 @@ export function Settings() {
   const save = async () => {
     setError(null);
     setSaved(false);
+    const typed = Object.fromEntries(
+      LIMITS.flatMap(({ key, label, whole }) => {
+        const w = typedWrong(limits[key] ?? "", whole);
+        return w === null ? [] : [[key, `${label}: ${w}`]];
+      }),
+    );
+    setWrong(typed);
+    if (Object.keys(typed).length > 0) {
+      setError(`Not saved: ${Object.values(typed).join("; ")}.`);
+      return;
+    }
     try {
       show(
         await api.update_settings({ update: {
@@ -133,7 +190,10 @@ export function Settings() {
       );
       setSaved(true);
     } catch (e) {
-      setError((e as Error).message);
+      const message = (e as Error).message;
+      const refused = refusedField(message);
+      if (refused) setWrong({ [refused.field]: refused.text });
+      setError(refused ? `Not saved: ${refused.text}.` : message);
     }
   };
 
@@ -204,12 +264,7 @@ export function Settings() {
         </label>
         <fieldset className="limits" data-testid="llm-limits">
           <legend>Model calls (empty: the default; a suite's <code>llm:</code> goes over these)</legend>
-          {limitField("timeout_secs", "Seconds per attempt", "120")}
-          {limitField("attempts", "Attempts per call", "3")}
-          {limitField("max_model_secs", "Model seconds per run", "no limit")}
-          {limitField("max_reply_bytes", "Largest reply (bytes)", "262144")}
-          {limitField("max_cost", "Cost per run, at most (at the prices below)", "no limit")}
-          {ROLES.map(([r, d]) => limitField(`tokens.${r}`, `Reply budget: ${r} (tokens)`, String(d)))}
+          {LIMITS.map(limitField)}
         </fieldset>
         <fieldset className="prices" data-testid="model-prices">
           <legend>Model prices per million tokens (a model on this machine is free unless listed)</legend>
@@ -237,10 +292,19 @@ export function Settings() {
                   onChange={(e) => setPrice(i, { [side]: e.target.value })}
                   placeholder={`${side} per million`}
                   aria-label={`${side === "input" ? "Input" : "Output"} price of ${r.model || "the model"}`}
+                  aria-invalid={wrong[`price.${r.model.trim()}.${side}`] !== undefined}
                   inputMode="decimal"
                 />
               ))}
               <button onClick={() => setPrices(prices.filter((_, j) => j !== i))}>Remove</button>
+              {(["input", "output"] as const).map((side) => {
+                const w = wrong[`price.${r.model.trim()}.${side}`];
+                return w === undefined ? null : (
+                  <span key={side} className="field-error" data-testid={`wrong-price-${side}`}>
+                    {w}
+                  </span>
+                );
+              })}
             </div>
           ))}
           <button onClick={() => setPrices([...prices, { model: s.effective_model ?? "", input: "", output: "" }])} data-testid="price-add">

@@ -6,8 +6,14 @@ import { useLive } from "../App";
 import { Empty, ErrorNote, Status } from "../components/common";
 import { ExportReport } from "../components/ExportReport";
 import { useExample } from "../lib/examples";
+import type { SuiteItem } from "../generated/SuiteItem";
 import { fmtLoss } from "../lib/format";
 import { useLiveQuery } from "../lib/query";
+
+/** A suite whose last launch stopped before the end: its next launch resumes it. */
+function resumable(s: SuiteItem): boolean {
+  return s.status === "unfinished" || s.status === "failed";
+}
 
 export function Suites() {
   const { tick } = useLive();
@@ -95,10 +101,11 @@ export function Suites() {
                   ) : (
                     <a
                       className="button"
-                      href={`#/launch?path=${encodeURIComponent(s.suite_path ?? "")}`}
-                      title={s.suite_path ?? "choose the suite file"}
+                      href={`#/launch?path=${encodeURIComponent(s.suite_path ?? "")}&again=${encodeURIComponent(s.name)}${resumable(s) ? "&resume=1" : ""}`}
+                      title={`${resumable(s) ? "finish what the last launch left, with its settings" : "with the last launch's settings"}: ${s.suite_path ?? "choose the suite file"}`}
+                      data-testid="launch-again"
                     >
-                      Launch again
+                      {resumable(s) ? "Resume" : "Launch again"}
                     </a>
                   )}
                   <ExportReport suite={s} onError={setExportError} />

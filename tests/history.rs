@@ -1,8 +1,9 @@
-//! A launch as data after the fact: which of its suite's epochs it ran and
-//! how its runs ended, read back through the app's service on a real
-//! database after real runs (the Live screen after a reload, a launch of
-//! another process). A launch that "finished" with every run failed must
-//! not pass for one that did its work.
+//! A suite's history read back after the fact, through the app's service
+//! on a real database after real runs: which epochs a launch ran and how its
+//! runs ended (the Live screen after a reload, a launch of another process;
+//! a launch that "finished" with every run failed must not pass for one that
+//! did its work), how each artifact version did while it was active, and
+//! what the experiment graph says happened between two epochs.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -103,6 +104,58 @@ async fn a_finished_launch_names_the_epochs_it_ran_and_lists_only_their_runs() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn each_version_says_how_the_epochs_that_ran_with_it_did() {
+    let w = World::new();
+    let s = w.service().await;
+    run_to_the_end(&s, &knobs(3)).await;
+    let history = s.artifact_versions("knobs").await.unwrap();
+    let epochs =
+        s.suite_epochs("knobs", false, EpochPageArgs { offset: None, limit: None, launch: None }).await.unwrap();
+    // Every closed epoch ran with exactly one version of knobs: counted once.
+    let counted: u32 = history.versions.iter().filter_map(|v| v.measured.map(|m| m.epochs)).sum();
+    assert_eq!(counted, 3);
+    for v in &history.versions {
+        let ran: Vec<f64> = epochs
+            .epochs
+            .iter()
+            .filter(|e| e.parent_artifacts.get("knobs") == Some(&v.version))
+            .filter_map(|e| e.mean_loss)
+            .collect();
+        match v.measured {
+            Some(m) => {
+                assert_eq!(m.epochs as usize, ran.len(), "v{}", v.version);
+                let mean = m.mean_loss.unwrap();
+                assert!((mean - ran.iter().sum::<f64>() / ran.len() as f64).abs() < 1e-12, "v{}", v.version);
+            }
+            None => assert!(ran.is_empty(), "v{} ran in {} epochs but says it was not measured", v.version, ran.len()),
+        }
+    }
+    // A rollback's version is marked; the others are not.
+    let rolled: Vec<i64> = epochs
+        .epochs
+        .iter()
+        .flat_map(|e| e.events.iter())
+        .filter_map(|ev| match ev {
+            attractor::service::types::ArtifactEvent::Rollback { artifact, from_version, .. }
+                if artifact == "knobs" =>
+            {
+                Some(*from_version)
+            }
+            _ => None,
+        })
+        .collect();
+    for v in &history.versions {
+        assert_eq!(v.rolled_back, rolled.contains(&v.version), "v{}", v.version);
+    }
+    // The version the last epoch made active has not run yet.
+    let last = epochs.epochs.last().unwrap();
+    let active = history.versions.iter().find(|v| v.is_active).unwrap();
+    if last.child_artifacts.get("knobs") != last.parent_artifacts.get("knobs") {
+        assert!(active.measured.is_none(), "v{} is measured before any epoch ran with it", active.version);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_launch_whose_every_run_failed_counts_them_as_failed() {
     let w = World::new();
     let s = w.service().await;
@@ -135,4 +188,26 @@ async fn asking_for_a_launch_of_another_suite_is_refused_with_what_to_do() {
     assert!(message.contains("hint:"), "{message}");
     let err = s.suite_epochs("crash", true, page(9999)).await.unwrap_err();
     assert!(matches!(err, ServiceError::NotFound(_)), "{err:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_graph_says_when_a_version_was_activated_between_two_epochs() {
+    let w = World::new();
+    let s = w.service().await;
+    run_to_the_end(&s, &knobs(1)).await;
+    let made = s.artifact_versions("knobs").await.unwrap().artifact.active_version;
+    assert!(made > 0, "epoch 1 of evolve with seed 1 updates knobs");
+    // A person goes back to the default before the next run.
+    s.rollback_artifact("knobs", 0).await.unwrap();
+    run_to_the_end(&s, &knobs(1)).await;
+    let graph = s.suite_graph("knobs").await.unwrap();
+    let edge = graph.edges.iter().find(|e| e.source == "epoch-1" && e.target == "epoch-2").unwrap();
+    assert!(edge.label.ends_with(&format!("knobs v{made}→v0 between epochs")), "{}", edge.label);
+    // Between the two epochs of one run nothing moves by hand.
+    let w2 = World::new();
+    let s2 = w2.service().await;
+    run_to_the_end(&s2, &knobs(2)).await;
+    let graph = s2.suite_graph("knobs").await.unwrap();
+    assert_eq!(graph.edges.len(), 1);
+    assert!(!graph.edges[0].label.contains("between epochs"), "{:?}", graph.edges);
 }
