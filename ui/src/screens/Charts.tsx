@@ -1,7 +1,7 @@
 // Charts (seed 004 §11): LossCurve, ArtifactDeltaTimeline with its diff
 // drawer, and PerTaskLossBoxplot, for one suite.
 import { useEffect, useMemo, useRef, useState } from "react";
-import { api } from "../api";
+import { api, preloadedAnswer } from "../api";
 import { useLive } from "../App";
 import { DiffDrawer, type Transition } from "../components/DiffDrawer";
 import { EChart, type ChartClick } from "../components/EChart";
@@ -24,7 +24,16 @@ export function Charts({ suite }: { suite?: string }) {
   // on every event: at 500 epochs a refetch and redraw is heavy (lib/live).
   const [suiteId, setSuiteId] = useState<number | undefined>(undefined);
   const version = epochsVersion(suiteChanges, reconnects, suite, suiteId);
-  const { data, error } = useLiveQuery(["charts", suite], version, () => api.suite_charts({ key: suite ?? "" }), !!suite);
+  // Opened cold on this screen, the answer was fetched and parsed while the
+  // app's code loaded (public/preload.js): drawn in the first render.
+  const { data, error } = useLiveQuery(
+    ["charts", suite],
+    version,
+    () => api.suite_charts({ key: suite ?? "" }),
+    !!suite,
+    undefined,
+    () => (suite ? preloadedAnswer("suite_charts", { key: suite }) : undefined),
+  );
   useEffect(() => setSuiteId(data?.suite.id), [data?.suite.id]);
 
   // A long history opens on its latest epochs: those are drawn first, the
