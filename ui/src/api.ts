@@ -66,7 +66,7 @@ export class RequestError extends Error {
 declare global {
   interface Window {
     /**
-     * A request public/preload.js started before the app loaded: its answer
+     * A request the page started before the app loaded (ui/index.html): its answer
      * (status and text), and — when it arrived before anyone took the
      * request — the text already parsed.
      */
@@ -74,7 +74,7 @@ declare global {
   }
 }
 
-/** The request public/preload.js started for this GET, taken once. */
+/** The request the page started for this GET before the app loaded, taken once. */
 function preloaded(method: string, path: string): Promise<Response> | null {
   const p = typeof window === "undefined" ? undefined : window.__attractorPreload;
   if (!p || method !== "GET" || p.path !== path) return null;
@@ -188,7 +188,7 @@ function httpRequest<K extends keyof Operations>(op: K, args: Args<K>): { verb: 
 }
 
 /**
- * The answer public/preload.js already holds for this operation, parsed
+ * The answer the page already holds for this operation (ui/index.html), parsed
  * while the app's code was loading — taken once, so a screen can draw it in
  * its first render instead of asking for it after. `undefined` when there is
  * none: not preloaded (another screen, the desktop app), not arrived yet

@@ -25,7 +25,7 @@ export function Charts({ suite }: { suite?: string }) {
   const [suiteId, setSuiteId] = useState<number | undefined>(undefined);
   const version = epochsVersion(suiteChanges, reconnects, suite, suiteId);
   // Opened cold on this screen, the answer was fetched and parsed while the
-  // app's code loaded (public/preload.js): drawn in the first render.
+  // app's code loaded (ui/index.html): drawn in the first render.
   const { data, error } = useLiveQuery(
     ["charts", suite],
     version,
