@@ -7,7 +7,8 @@ import { DiffDrawer, type Transition } from "../components/DiffDrawer";
 import { EChart, type ChartClick } from "../components/EChart";
 import { Proposals } from "../components/Proposals";
 import { Empty, ErrorNote, Status } from "../components/common";
-import { boxplotOption, lossCurveOption, openingWindow, timelineOption, timelineTipAt } from "../lib/charts";
+import type { EChartsCoreOption } from "echarts/core";
+import { boxplotOption, lossCurveOption, openingFrame, openingWindow, timelineOption, timelineTipAt } from "../lib/charts";
 import { fmtLoss } from "../lib/format";
 import { epochsVersion } from "../lib/live";
 import { useLiveQuery } from "../lib/query";
@@ -54,9 +55,11 @@ export function Charts({ suite }: { suite?: string }) {
   }, [resetKey]);
 
   const history = data?.epochs.length ?? 0;
-  const lossOpt = useMemo(() => (shown ? lossCurveOption(shown, history) : {}), [shown, history]);
-  const timelineOpt = useMemo(() => (shown ? timelineOption(shown, history) : {}), [shown, history]);
-  const spreadOpt = useMemo(() => (shown ? boxplotOption(shown, history) : {}), [shown, history]);
+  // The opening window is drawn without legends, zoom and tooltips (openingFrame).
+  const frame = (o: EChartsCoreOption) => (opening ? openingFrame(o) : o);
+  const lossOpt = useMemo(() => (shown ? frame(lossCurveOption(shown, history)) : {}), [shown, history, opening]);
+  const timelineOpt = useMemo(() => (shown ? frame(timelineOption(shown, history)) : {}), [shown, history, opening]);
+  const spreadOpt = useMemo(() => (shown ? frame(boxplotOption(shown, history)) : {}), [shown, history, opening]);
   const timelineTip = useMemo(() => (shown ? (column: number) => timelineTipAt(shown, column) : undefined), [shown]);
 
   const onMark = (e: ChartClick) => {
