@@ -4,19 +4,24 @@
 //
 //   node bench/ui/ab.mjs pages BIN_A BIN_B …   # the Runs page under 20 clients, one server per binary
 //   node bench/ui/ab.mjs charts DIST_A DIST_B … # the Charts screen's first render (a fresh page, and from the Suites screen), one UI build (ui/dist) per server
+//   node bench/ui/ab.mjs charts-cpu DIST_A …    # the same fresh page's work: the thread time of the page's main thread until the first render, and of its other threads (compiling), from a trace
+//
+// charts-cpu measures work, not waiting: it barely moves when other processes
+// share the cores, where wall times spread over ±40 %; a change that only
+// reorders (starts a request sooner, compiles in parallel) shows in `charts`.
 //
 // Both fill a suite of 500 epochs × 50 tasks once (`attractor bench fill`,
 // with the first binary, or ATTRACTOR_BIN for `charts`) into a database
 // under $TMPDIR/attractor-ab/ that later runs reuse.
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium } from "playwright-core";
 
 const [what, ...subjects] = process.argv.slice(2);
-if (!["pages", "charts"].includes(what) || subjects.length === 0) {
-  console.error("usage: node bench/ui/ab.mjs pages BIN… | charts DIST…");
+if (!["pages", "charts", "charts-cpu"].includes(what) || subjects.length === 0) {
+  console.error("usage: node bench/ui/ab.mjs pages BIN… | charts DIST… | charts-cpu DIST…");
   process.exit(2);
 }
 const root = resolve(import.meta.dirname, "../..");
@@ -73,6 +78,53 @@ if (what === "pages") {
     const rate = s.rates.reduce((a, b) => a + b) / s.rates.length;
     console.log(`${s.bin}: p50 ${median(s.times).toFixed(1)} ms, p95 ${quantile(s.times, 0.95).toFixed(1)} ms, ${rate.toFixed(0)} answered/s`);
   }
+  for (const s of servers) s.child.kill();
+} else if (what === "charts-cpu") {
+  const servers = [];
+  for (const dist of subjects) servers.push({ dist, ...(await serve(fillBin, dist)), main: [], other: [], wall: [] });
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", headless: true, args: ["--no-sandbox", "--disable-gpu"] });
+  const samples = Number(process.env.SAMPLES ?? 8);
+  const tracePath = join(work, "trace.json");
+  const ids = ["loss-curve", "artifact-timeline", "task-spread"];
+  for (let i = 0; i <= samples; i++) {
+    for (const s of servers) {
+      const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+      const page = await context.newPage();
+      await browser.startTracing(page, { path: tracePath, categories: ["toplevel", "blink.user_timing", "loading", "devtools.timeline"] });
+      await page.goto(`${s.url}#/charts/ui-bench`);
+      await page.waitForFunction((ids) => ids.every((id) => document.querySelector(`[data-testid=${id}]`)?.dataset.renderedAt), ids, { polling: 100 });
+      const first = await page.evaluate((ids) => Math.max(...ids.map((id) => Number(document.querySelector(`[data-testid=${id}]`).dataset.renderedAt))), ids);
+      await browser.stopTracing();
+      await context.close();
+      if (i === 0) continue;
+      // The page's main thread: the renderer main thread that ran the most;
+      // its top-level tasks' thread time from navigation to the first render.
+      const events = JSON.parse(readFileSync(tracePath, "utf8")).traceEvents;
+      const threads = new Map(events.filter((e) => e.name === "thread_name").map((e) => [`${e.pid}:${e.tid}`, e.args.name]));
+      const tasks = events.filter((e) => e.ph === "X" && e.cat === "toplevel" && e.tdur);
+      const ran = new Map();
+      for (const e of tasks) if (threads.get(`${e.pid}:${e.tid}`) === "CrRendererMain") ran.set(`${e.pid}:${e.tid}`, (ran.get(`${e.pid}:${e.tid}`) ?? 0) + e.tdur);
+      const main = [...ran].sort((a, b) => b[1] - a[1])[0][0];
+      // Navigation to the app (not the blank page a new tab starts on).
+      const t0 = events.find((e) => e.name === "navigationStart" && e.args?.data?.documentLoaderURL?.startsWith(s.url))?.ts;
+      if (t0 === undefined) throw new Error("no navigation to the app in the trace");
+      let own = 0, other = 0;
+      for (const e of tasks) {
+        if (e.ts < t0 || e.ts > t0 + first * 1000) continue;
+        if (`${e.pid}:${e.tid}` === main) own += e.tdur / 1000;
+        else if (String(e.pid) === main.split(":")[0]) other += e.tdur / 1000;
+      }
+      s.main.push(own);
+      s.other.push(other);
+      s.wall.push(first);
+    }
+  }
+  rmSync(tracePath, { force: true });
+  for (const s of servers)
+    console.log(
+      `${s.dist}: main thread until the first render ${median(s.main).toFixed(0)} ms of thread time [${s.main.map((x) => x.toFixed(0))}], the page's other threads ${median(s.other).toFixed(0)} ms, first render (traced) ${median(s.wall).toFixed(0)} ms`,
+    );
+  await browser.close();
   for (const s of servers) s.child.kill();
 } else {
   const servers = [];

@@ -65,12 +65,16 @@ export class RequestError extends Error {
 
 declare global {
   interface Window {
-    /** A request public/preload.js started before the app loaded. */
-    __attractorPreload?: { path: string; response: Promise<Response> };
+    /**
+     * A request the page started before the app loaded (ui/index.html): its answer
+     * (status and text), and — when it arrived before anyone took the
+     * request — the text already parsed.
+     */
+    __attractorPreload?: { path: string; response: Promise<Response>; data?: unknown };
   }
 }
 
-/** The request public/preload.js started for this GET, taken once. */
+/** The request the page started for this GET before the app loaded, taken once. */
 function preloaded(method: string, path: string): Promise<Response> | null {
   const p = typeof window === "undefined" ? undefined : window.__attractorPreload;
   if (!p || method !== "GET" || p.path !== path) return null;
@@ -163,6 +167,12 @@ type Answer<K extends keyof Operations> = Operations[K]["answer"];
 
 /** One operation over HTTP: its arguments placed where the table says. */
 function overHttp<K extends keyof Operations>(op: K, args: Args<K>): Promise<Answer<K>> {
+  const { verb, url, body } = httpRequest(op, args);
+  return call<Answer<K>>(verb, url, body);
+}
+
+/** The verb, path (with its query string) and body of one operation over HTTP. */
+function httpRequest<K extends keyof Operations>(op: K, args: Args<K>): { verb: string; url: string; body: unknown } {
   const { verb, path, params } = OPERATIONS[op];
   const given = args as Record<string, unknown>;
   const query: Record<string, unknown> = {};
@@ -174,7 +184,23 @@ function overHttp<K extends keyof Operations>(op: K, args: Args<K>): Promise<Ans
     else if (source === "body") body = value;
   }
   const url = path.replace(/\{(\w+)\}/g, (_, name: string) => enc(String(given[name])));
-  return call<Answer<K>>(verb, url + queryString(query), body);
+  return { verb, url: url + queryString(query), body };
+}
+
+/**
+ * The answer the page already holds for this operation (ui/index.html), parsed
+ * while the app's code was loading — taken once, so a screen can draw it in
+ * its first render instead of asking for it after. `undefined` when there is
+ * none: not preloaded (another screen, the desktop app), not arrived yet
+ * (the request is then taken over by the screen's own call), or an error.
+ */
+export function preloadedAnswer<K extends keyof Operations>(op: K, args: Args<K>): Answer<K> | undefined {
+  const p = typeof window === "undefined" ? undefined : window.__attractorPreload;
+  if (!p || p.data === undefined || inDesktopApp()) return undefined;
+  const { verb, url } = httpRequest(op, args);
+  if (verb !== "GET" || p.path !== url) return undefined;
+  window.__attractorPreload = undefined;
+  return p.data as Answer<K>;
 }
 
 /** Runs one facade operation on the page's transport. */

@@ -77,6 +77,21 @@ export function openingWindow(c: SuiteCharts): SuiteCharts | null {
   };
 }
 
+/**
+ * A chart's option for the opening window's draw: its points and axes
+ * without legend, zoom and tooltip. That draw is on screen only until the
+ * whole history, drawn right after with all of them, replaces it — a redraw
+ * that holds the page meanwhile, so nobody could point or zoom yet — and
+ * setting those components up the first time cost a cold page ~25 ms of the
+ * ~250 ms of main-thread work before its first draw (bench/README.md,
+ * session 19). Their room (the grids' margins) is kept: nothing moves when
+ * they appear.
+ */
+export function openingFrame(option: EChartsCoreOption): EChartsCoreOption {
+  const { legend: _legend, dataZoom: _zoom, tooltip: _tooltip, ...rest } = option;
+  return rest;
+}
+
 /** The shared epoch axis. */
 function epochAxis(c: SuiteCharts, extra: Record<string, unknown> = {}) {
   return { type: "category", name: "epoch", nameLocation: "middle", nameGap: 24, data: c.epochs, ...extra };

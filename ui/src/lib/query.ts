@@ -33,10 +33,25 @@ function keepWhileSame(prefix: QueryKey) {
  * `same` parts of `key` name the thing). Nothing is fetched while `enabled`
  * is false.
  */
-export function useLiveQuery<T>(key: QueryKey, version: number, fetch: () => Promise<T>, enabled = true, same = key.length) {
+export function useLiveQuery<T>(
+  key: QueryKey,
+  version: number,
+  fetch: () => Promise<T>,
+  enabled = true,
+  same = key.length,
+  initial?: () => T | undefined,
+) {
   // `same`: how many leading parts of the key make it "the same thing" (a
   // page of a suite's epochs keeps the last page on screen while the next loads).
-  const q = useQuery({ queryKey: [...key, version], queryFn: fetch, enabled, placeholderData: keepWhileSame(key.slice(0, same)) });
+  // `initial`: an answer already at hand (preloaded) for a query not in the
+  // cache yet; nothing is fetched then.
+  const q = useQuery({
+    queryKey: [...key, version],
+    queryFn: fetch,
+    enabled,
+    placeholderData: keepWhileSame(key.slice(0, same)),
+    initialData: initial,
+  });
   return { data: q.data ?? null, error: q.error ? q.error.message : null };
 }
 

@@ -1,13 +1,14 @@
 // Charts (seed 004 §11): LossCurve, ArtifactDeltaTimeline with its diff
 // drawer, and PerTaskLossBoxplot, for one suite.
 import { useEffect, useMemo, useRef, useState } from "react";
-import { api } from "../api";
+import { api, preloadedAnswer } from "../api";
 import { useLive } from "../App";
 import { DiffDrawer, type Transition } from "../components/DiffDrawer";
 import { EChart, type ChartClick } from "../components/EChart";
 import { Proposals } from "../components/Proposals";
 import { Empty, ErrorNote, Status } from "../components/common";
-import { boxplotOption, lossCurveOption, openingWindow, timelineOption, timelineTipAt } from "../lib/charts";
+import type { EChartsCoreOption } from "echarts/core";
+import { boxplotOption, lossCurveOption, openingFrame, openingWindow, timelineOption, timelineTipAt } from "../lib/charts";
 import { fmtLoss } from "../lib/format";
 import { epochsVersion } from "../lib/live";
 import { useLiveQuery } from "../lib/query";
@@ -24,7 +25,16 @@ export function Charts({ suite }: { suite?: string }) {
   // on every event: at 500 epochs a refetch and redraw is heavy (lib/live).
   const [suiteId, setSuiteId] = useState<number | undefined>(undefined);
   const version = epochsVersion(suiteChanges, reconnects, suite, suiteId);
-  const { data, error } = useLiveQuery(["charts", suite], version, () => api.suite_charts({ key: suite ?? "" }), !!suite);
+  // Opened cold on this screen, the answer was fetched and parsed while the
+  // app's code loaded (ui/index.html): drawn in the first render.
+  const { data, error } = useLiveQuery(
+    ["charts", suite],
+    version,
+    () => api.suite_charts({ key: suite ?? "" }),
+    !!suite,
+    undefined,
+    () => (suite ? preloadedAnswer("suite_charts", { key: suite }) : undefined),
+  );
   useEffect(() => setSuiteId(data?.suite.id), [data?.suite.id]);
 
   // A long history opens on its latest epochs: those are drawn first, the
@@ -45,9 +55,11 @@ export function Charts({ suite }: { suite?: string }) {
   }, [resetKey]);
 
   const history = data?.epochs.length ?? 0;
-  const lossOpt = useMemo(() => (shown ? lossCurveOption(shown, history) : {}), [shown, history]);
-  const timelineOpt = useMemo(() => (shown ? timelineOption(shown, history) : {}), [shown, history]);
-  const spreadOpt = useMemo(() => (shown ? boxplotOption(shown, history) : {}), [shown, history]);
+  // The opening window is drawn without legends, zoom and tooltips (openingFrame).
+  const frame = (o: EChartsCoreOption) => (opening ? openingFrame(o) : o);
+  const lossOpt = useMemo(() => (shown ? frame(lossCurveOption(shown, history)) : {}), [shown, history, opening]);
+  const timelineOpt = useMemo(() => (shown ? frame(timelineOption(shown, history)) : {}), [shown, history, opening]);
+  const spreadOpt = useMemo(() => (shown ? frame(boxplotOption(shown, history)) : {}), [shown, history, opening]);
   const timelineTip = useMemo(() => (shown ? (column: number) => timelineTipAt(shown, column) : undefined), [shown]);
 
   const onMark = (e: ChartClick) => {

@@ -5,6 +5,7 @@ import {
   calibrationOption,
   calibrationPoints,
   lossCurveOption,
+  openingFrame,
   openingWindow,
   timelineOption,
   timelineTipAt,
@@ -229,6 +230,17 @@ describe("the opening window of a long history", () => {
     expect(lossCurveOption(w, 200).animation).toBe(false);
     expect(boxplotOption(w, 200).animation).toBe(false);
     expect(lossCurveOption(w).animation).toBe(true);
+  });
+
+  it("is drawn without legend, zoom and tooltip, in the same grid as the whole history", () => {
+    const w = openingWindow(long())!;
+    const first = openingFrame(lossCurveOption(w, 200)) as Record<string, unknown>;
+    const whole = lossCurveOption(long()) as Record<string, unknown>;
+    expect(first.legend).toBeUndefined();
+    expect(first.dataZoom).toBeUndefined();
+    expect(first.tooltip).toBeUndefined();
+    expect(first.grid).toEqual(whole.grid);
+    expect(series(first)).toHaveLength(series(whole).length);
   });
 
   it("is not used for a history of 150 epochs or fewer, which opens whole", () => {
