@@ -224,7 +224,11 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(first.events[0].type, "update");
     // The suite was first run from the command line: "Launch again" knows its file.
     const again = page.getByRole("link", { name: "Launch again" });
-    assert.equal(await again.getAttribute("href"), `#/launch?path=${encodeURIComponent(join(fixtures, "knobs.suite.yaml"))}`);
+    assert.equal(await again.getAttribute("href"), `#/launch?path=${encodeURIComponent(join(fixtures, "knobs.suite.yaml"))}&again=knobs`);
+    // Each chart has a text alternative a screen reader announces.
+    assert.equal(await curve.getAttribute("role"), "img");
+    assert.match(await curve.getAttribute("aria-label"), /^Mean loss by epoch, 8 epochs: \d\.\d+ at epoch 1, .* lowest \d\.\d+ at epoch \d$/);
+    assert.match(await page.getByTestId("task-spread").getAttribute("aria-label"), /^Per-task loss by epoch: a box plot of the \d+ tasks' losses/);
 
     // Hover the first epoch's dot: the tooltip says v0→v1.
     const p = await pixel("loss-curve", 0, [0, first.mean_loss]);
@@ -567,7 +571,7 @@ describe("the Attractor web UI against a real server", () => {
     const resume = page.locator("tr[data-suite=knobs]").getByTestId("launch-again");
     await resume.filter({ hasText: "Resume" }).waitFor();
     await resume.click();
-    await page.getByTestId("launch-from").filter({ hasText: "the epochs it did not finish" }).waitFor();
+    await page.getByTestId("launch-from").filter({ hasText: new RegExp(`the ${20 - done} epochs? it did not finish`) }).waitFor();
     assert.equal(await page.getByLabel("Epochs", { exact: true }).inputValue(), String(20 - done));
     assert.equal(await page.getByLabel("Seed").inputValue(), "");
     await shot("12b-launch-resume.png");

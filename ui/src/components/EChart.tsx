@@ -58,6 +58,11 @@ interface Props {
    */
   resetKey?: string;
   option: echarts.EChartsCoreOption;
+  /**
+   * What the chart shows, in a sentence, for a reader who cannot see the
+   * canvas (a screen reader announces it as an image with this text).
+   */
+  label: string;
   height?: number;
   points?: number;
   onClick?: (e: ChartClick) => void;
@@ -66,7 +71,7 @@ interface Props {
   dark?: boolean;
 }
 
-export function EChart({ id, group, tipAt, resetKey, option, height = 320, points, onClick, onDrawn, dark }: Props) {
+export function EChart({ id, group, tipAt, resetKey, option, label, height = 320, points, onClick, onDrawn, dark }: Props) {
   const el = useRef<HTMLDivElement>(null);
   const chart = useRef<echarts.ECharts | null>(null);
   const clickRef = useRef(onClick);
@@ -134,7 +139,7 @@ export function EChart({ id, group, tipAt, resetKey, option, height = 320, point
     }
   }, [option, dark, resetKey]);
 
-  return <div ref={el} className="chart" data-testid={id} data-points={points} style={{ height }} />;
+  return <div ref={el} className="chart" data-testid={id} data-points={points} style={{ height }} role="img" aria-label={label} />;
 }
 
 /** `option` without its zoom windows' positions, so an update keeps the reader's. */

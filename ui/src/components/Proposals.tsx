@@ -33,7 +33,16 @@ export function Proposals({ suite, tick }: { suite: string; tick: number }) {
   const shown = showRejected ? items : items.filter((p) => p.outcome !== "rejected");
   return (
     <>
-      {points.length > 0 && <EChart id="proposal-calibration" option={option} points={points.length} height={260} dark={dark} />}
+      {points.length > 0 && (
+        <EChart
+          id="proposal-calibration"
+          option={option}
+          label={`Predicted against observed loss reduction for ${points.length} proposal${points.length === 1 ? "" : "s"}; each is a row of the table below`}
+          points={points.length}
+          height={260}
+          dark={dark}
+        />
+      )}
       <table className="table proposals">
         <thead>
           <tr>

@@ -10,6 +10,7 @@
 // tasks the charts must stay responsive.
 import type { EChartsCoreOption } from "echarts/core";
 import type { ProposalItem } from "../generated/ProposalItem";
+import type { LossPoint } from "../generated/LossPoint";
 import type { SpreadPoint } from "../generated/SpreadPoint";
 import type { SuiteCharts } from "../generated/SuiteCharts";
 import { fmtLoss, fmtTick } from "./format";
@@ -359,4 +360,17 @@ export function calibrationOption(points: CalibrationPoint[]): EChartsCoreOption
 
 function fmtSigned(v: number): string {
   return `${v >= 0 ? "+" : ""}${v.toFixed(4)}`;
+}
+
+/** The loss curve in a sentence: where it started, where it is, its best. */
+export function lossSummary(loss: LossPoint[]): string {
+  const measured = loss.filter((p) => p.loss !== null);
+  if (measured.length === 0) return "Mean loss by epoch: no epoch measured yet";
+  const first = measured[0];
+  const last = measured[measured.length - 1];
+  const best = measured.reduce((b, p) => ((p.loss ?? Infinity) < (b.loss ?? Infinity) ? p : b));
+  return (
+    `Mean loss by epoch, ${loss.length} epoch${loss.length === 1 ? "" : "s"}: ${fmtLoss(first.loss)} at epoch ${first.epoch}, ` +
+    `${fmtLoss(last.loss)} at epoch ${last.epoch}, lowest ${fmtLoss(best.loss)} at epoch ${best.epoch}`
+  );
 }

@@ -1,17 +1,10 @@
 // Live progress of launched suite runs, folded from the bus events the server
-// pushes over SSE. A pure reducer: the Live screen renders its state, and the
+// pushes over SSE: what is in flight (the epoch and task bars, the running
+// tasks, the auditor's alerts, the supervisor's moves). What has finished —
+// epochs' losses, runs — the Live screen reads from the server instead
+// (screens/live/History), so a reload loses nothing. A pure reducer: the
 // tests feed it recorded event sequences.
 import type { Envelope } from "../generated/Envelope";
-
-export interface FinishedRun {
-  runId: number;
-  task: string;
-  epoch: number;
-  status: string;
-  loss: number | null;
-  durationMs: number;
-  error: string | null;
-}
 
 export interface SuiteProgress {
   suite: string;
@@ -23,9 +16,6 @@ export interface SuiteProgress {
   tasksTotal: number;
   tasksDone: number;
   running: string[];
-  runs: FinishedRun[];
-  epochLosses: { epoch: number; mean: number | null; holdout: number | null }[];
-  moves: string[];
   /** The auditor's alerts about this suite's runs (thrashing, token overrun, stuck). */
   alerts: { runId: number; kind: string; message: string }[];
   /**
@@ -63,17 +53,11 @@ function fresh(suite: string): SuiteProgress {
     tasksTotal: 0,
     tasksDone: 0,
     running: [],
-    runs: [],
-    epochLosses: [],
-    moves: [],
     alerts: [],
     directives: [],
     ended: null,
   };
 }
-
-/** Most recent runs kept per suite (the screen shows the latest ones). */
-const KEEP_RUNS = 200;
 
 export function progressReducer(state: ProgressState, e: Envelope): ProgressState {
   const bySuiteId = (id: number) => Object.values(state).find((p) => p.suiteId === id);
@@ -117,39 +101,11 @@ export function progressReducer(state: ProgressState, e: Envelope): ProgressStat
     case "run_finished": {
       const p = bySuiteId(e.suite_id);
       if (!p) return state;
-      const run: FinishedRun = {
-        runId: e.run_id,
-        task: e.task,
-        epoch: p.currentEpoch ?? 0,
-        status: e.status,
-        loss: e.loss,
-        durationMs: e.duration_ms,
-        error: e.error,
-      };
-      return put({
-        ...p,
-        tasksDone: p.tasksDone + 1,
-        running: p.running.filter((t) => t !== e.task),
-        runs: [run, ...p.runs].slice(0, KEEP_RUNS),
-      });
-    }
-    case "artifact_updated":
-    case "artifact_rolled_back": {
-      const p = bySuiteId(e.suite_id);
-      if (!p) return state;
-      const move =
-        e.type === "artifact_updated" ? `update ${e.artifact} v${e.from_version}→v${e.to_version}` : `rollback ${e.artifact} v${e.from_version}→v${e.to_version}${e.why}`;
-      return put({ ...p, moves: [...p.moves, `epoch ${p.currentEpoch}: ${move}`] });
+      return put({ ...p, tasksDone: p.tasksDone + 1, running: p.running.filter((t) => t !== e.task) });
     }
     case "epoch_finished": {
       const p = bySuiteId(e.suite_id);
-      if (!p) return state;
-      return put({
-        ...p,
-        moves: e.note !== null ? [...p.moves, `epoch ${e.epoch_num}: no change (${e.note})`] : p.moves,
-        epochsDone: p.epochsDone + 1,
-        epochLosses: [...p.epochLosses, { epoch: e.epoch_num, mean: e.mean_loss, holdout: e.holdout_mean_loss }],
-      });
+      return p ? put({ ...p, epochsDone: p.epochsDone + 1 }) : state;
     }
     case "launch_ended": {
       const p = state[e.suite] ?? fresh(e.suite);

@@ -8,7 +8,7 @@ import { EChart, type ChartClick } from "../components/EChart";
 import { Proposals } from "../components/Proposals";
 import { Empty, ErrorNote, Status } from "../components/common";
 import type { EChartsCoreOption } from "echarts/core";
-import { boxplotOption, lossCurveOption, openingFrame, openingWindow, timelineOption, timelineTipAt } from "../lib/charts";
+import { boxplotOption, lossCurveOption, lossSummary, openingFrame, openingWindow, timelineOption, timelineTipAt } from "../lib/charts";
 import { fmtLoss } from "../lib/format";
 import { epochsVersion } from "../lib/live";
 import { useLiveQuery } from "../lib/query";
@@ -122,7 +122,7 @@ export function Charts({ suite }: { suite?: string }) {
           Runs
         </a>
         {data?.suite.suite_path && (
-          <a className="button" href={`#/launch?path=${encodeURIComponent(data.suite.suite_path)}`}>
+          <a className="button" href={`#/launch?path=${encodeURIComponent(data.suite.suite_path)}&again=${encodeURIComponent(suite)}`}>
             Launch again
           </a>
         )}
@@ -156,7 +156,16 @@ export function Charts({ suite }: { suite?: string }) {
           </div>
           <div className="card">
             <h3>Loss curve</h3>
-            <EChart id="loss-curve" group="suite-charts" resetKey={resetKey} option={lossOpt} points={shown?.loss.length} onDrawn={onDrawn} dark={dark} />
+            <EChart
+              id="loss-curve"
+              group="suite-charts"
+              resetKey={resetKey}
+              option={lossOpt}
+              label={lossSummary(loss)}
+              points={shown?.loss.length}
+              onDrawn={onDrawn}
+              dark={dark}
+            />
           </div>
           <div className="card">
             <h3>Artifact changes</h3>
@@ -174,6 +183,7 @@ export function Charts({ suite }: { suite?: string }) {
                 group="suite-charts"
                 resetKey={resetKey}
                 option={timelineOpt}
+                label={`Artifact changes by epoch: ${data.marks.length} updates and rollbacks of ${data.rows.length} artifact${data.rows.length === 1 ? "" : "s"}; click one for its diff`}
                 height={Math.max(140, 70 + data.rows.length * 36)}
                 points={data.marks.length}
                 onDrawn={onDrawn}
@@ -190,6 +200,7 @@ export function Charts({ suite }: { suite?: string }) {
               group="suite-charts"
               resetKey={resetKey}
               option={spreadOpt}
+              label={`Per-task loss by epoch: a box plot of the ${data.tasks.length} tasks' losses in each epoch`}
               points={shown?.spread.filter(Boolean).length}
               onDrawn={onDrawn}
               dark={dark}

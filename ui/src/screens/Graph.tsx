@@ -118,6 +118,11 @@ export function Graph({ suite }: { suite?: string }) {
             <EChart
               id="suite-graph"
               option={option}
+              label={
+                isTree
+                  ? `The tree search's ${graph.nodes.length} nodes and what each changed; the list of versions is on the Artifacts screen`
+                  : `The ${graph.nodes.length} epochs in order, each edge labelled with what changed between two: ${graph.edges.filter((e) => e.label).length} with a change`
+              }
               points={graph.nodes.length}
               height={height}
               onClick={onClick}

@@ -178,7 +178,7 @@ export function Launch({ initialPath, again = null, resume = false }: { initialP
       {from && (
         <p className="notice" data-testid="launch-from">
           The settings of launch {from.id} ({from.optimizer}, {from.request.epochs} epoch{from.request.epochs === 1 ? "" : "s"},{" "}
-          {from.epochs_done} done){resume ? `: the ${req.epochs} epochs it did not finish` : ""}; the seed is{" "}
+          {from.epochs_done} done){resume ? `: the ${req.epochs} epoch${req.epochs === 1 ? "" : "s"} it did not finish` : ""}; the seed is{" "}
           {resume ? "the stopped plan's" : "fresh"} unless you give one.
         </p>
       )}

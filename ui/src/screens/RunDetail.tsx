@@ -106,7 +106,13 @@ export function RunDetailScreen({ id }: { id: number }) {
       {option && (
         <div className="card">
           <h3>ASO telemetry ({d.telemetry.length} steps)</h3>
-          <EChart id="telemetry" option={option} points={d.telemetry.length} dark={dark} />
+          <EChart
+            id="telemetry"
+            option={option}
+            label={`${labels.objective} and constraint violation of each trajectory, step by step: ${d.telemetry.length} steps; every step is in the table below`}
+            points={d.telemetry.length}
+            dark={dark}
+          />
           <details>
             <summary>every step</summary>
             <table className="table compact" data-testid="telemetry-steps">
@@ -222,7 +228,14 @@ function Trajectory({ t, dark }: { t: TrajectoryView; dark: boolean }) {
         </div>
       </div>
       {t.observations.length > 0 && (
-        <EChart id={`trajectory-${t.id}`} option={option} points={t.observations.length} height={260} dark={dark} />
+        <EChart
+          id={`trajectory-${t.id}`}
+          option={option}
+          label={`Trajectory ${t.id}: its ${t.observations.length} observations step by step, with the directive of each`}
+          points={t.observations.length}
+          height={260}
+          dark={dark}
+        />
       )}
       <p className="muted small">
         symbols: {Object.entries(DIRECTIVE_SYMBOL).map(([d, sym]) => `${d} ${sym}`).join(" · ")}; a larger point is a

@@ -5,6 +5,7 @@ import {
   calibrationOption,
   calibrationPoints,
   lossCurveOption,
+  lossSummary,
   openingFrame,
   openingWindow,
   timelineOption,
@@ -16,6 +17,7 @@ import type { ProposalItem } from "../generated/ProposalItem";
 import type { SuiteCharts } from "../generated/SuiteCharts";
 import type { TimelineMark } from "../generated/TimelineMark";
 import { suiteItem } from "./fixtures";
+import { fmtLoss } from "../lib/format";
 
 type Series = { name: string; type: string; data: unknown[]; lineStyle?: { type: string }; symbol?: string; tooltip?: { show: boolean } };
 const series = (o: Record<string, unknown>) => o.series as Series[];
@@ -247,5 +249,20 @@ describe("the opening window of a long history", () => {
     const c = long();
     const short = { ...c, epochs: c.epochs.slice(0, 150), loss: c.loss.slice(0, 150), spread: c.spread.slice(0, 150) };
     expect(openingWindow(short)).toBeNull();
+  });
+});
+
+describe("the loss curve told in a sentence (its text alternative)", () => {
+  const point = (epoch: number, loss: number | null): LossPoint => ({ epoch, loss, average: null, holdout: null, movement: "none", transitions: [] });
+
+  it("says where the loss started, where it is and its lowest point", () => {
+    expect(lossSummary([point(1, 0.5), point(2, 0.25), point(3, 0.375)])).toBe(
+      `Mean loss by epoch, 3 epochs: ${fmtLoss(0.5)} at epoch 1, ${fmtLoss(0.375)} at epoch 3, lowest ${fmtLoss(0.25)} at epoch 2`,
+    );
+  });
+
+  it("skips epochs without a mean, and says when none has one", () => {
+    expect(lossSummary([point(1, null), point(2, 0.25)])).toMatch(/^Mean loss by epoch, 2 epochs: .* at epoch 2, .* at epoch 2,/);
+    expect(lossSummary([point(1, null)])).toBe("Mean loss by epoch: no epoch measured yet");
   });
 });

@@ -18,32 +18,20 @@ describe("progressReducer", () => {
     for (const e of events) s = progressReducer(s, e);
     let p = s.knobs;
     expect(p).toMatchObject({ launchId: 3, suiteId: 1, epochsRequested: 2, currentEpoch: 9, tasksTotal: 2, tasksDone: 1, running: ["beta"] });
-    expect(p.runs[0]).toMatchObject({ runId: 40, task: "alpha", epoch: 9, loss: 0.25 });
     s = progressReducer(s, { occurred_at: at, type: "artifact_updated", suite_id: 1, epoch_id: 9, artifact: "knobs", from_version: 2, to_version: 3, rationale: "", learning_rate: 0.5 });
     s = progressReducer(s, { occurred_at: at, type: "epoch_finished", suite_id: 1, epoch_id: 9, epoch_num: 9, mean_loss: 0.3, holdout_mean_loss: null, learning_rate: 0.5, note: null, model: null });
     s = progressReducer(s, { occurred_at: at, type: "launch_ended", launch_id: 3, suite: "knobs", suite_id: 1, status: "finished", error: null });
     p = s.knobs;
     expect(p.epochsDone).toBe(1);
-    expect(p.moves).toEqual(["epoch 9: update knobs v2→v3"]);
-    expect(p.epochLosses).toEqual([{ epoch: 9, mean: 0.3, holdout: null }]);
     expect(p.ended).toEqual({ status: "finished", error: null });
   });
-  it("says why an epoch changed nothing, as the epoch record does", () => {
-    let s: ProgressState = {};
-    for (const e of events) s = progressReducer(s, e);
-    const model = { calls: 3, prompt_tokens: 900, completion_tokens: 300, failures: 3, seconds: 12.5, cost: 0, unpriced_calls: 0 };
-    const note = "textgrad: no usable proposal — 3× unusable reply: missing field `artifact`";
-    s = progressReducer(s, { occurred_at: at, type: "epoch_finished", suite_id: 1, epoch_id: 9, epoch_num: 9, mean_loss: 0.3, holdout_mean_loss: null, learning_rate: 0.5, note, model });
-    expect(s.knobs.moves).toEqual([`epoch 9: no change (${note})`]);
-  });
-
   it("ignores events of suites it never saw start, and a new launch starts fresh", () => {
     const s = progressReducer({}, events[5]);
     expect(s).toEqual({});
     let t: ProgressState = {};
     for (const e of events) t = progressReducer(t, e);
     t = progressReducer(t, { occurred_at: at, type: "launch_started", launch_id: 4, suite: "knobs", suite_path: "/s.yaml" });
-    expect(t.knobs).toMatchObject({ launchId: 4, runs: [], tasksDone: 0 });
+    expect(t.knobs).toMatchObject({ launchId: 4, running: [], tasksDone: 0 });
   });
 
   it("keeps the auditor's alerts with the suite whose run they are about", () => {

@@ -134,7 +134,14 @@ export function ComplexityChart({ stats, dark }: { stats: TrajectoryStats; dark:
   const option = useMemo(() => complexityOption(stats.by_complexity), [stats]);
   return (
     <>
-      <EChart id="iterations-by-complexity" option={option} points={stats.by_complexity.length} height={220} dark={dark} />
+      <EChart
+        id="iterations-by-complexity"
+        option={option}
+        label={`Mean iterations to the end of a trajectory for each of ${stats.by_complexity.length} complexity levels`}
+        points={stats.by_complexity.length}
+        height={220}
+        dark={dark}
+      />
       <p className="muted small">
         Mean iterations to the end, by the complexity SETUP sized the budget for, over how many finished trajectories.
       </p>
@@ -149,6 +156,7 @@ export function AttractorChart({ stats, dark }: { stats: TrajectoryStats; dark: 
       <EChart
         id="attractor-distribution"
         option={option}
+        label={`Where finished trajectories ended: ${stats.attractors.map((a) => `${a.attractor} ${a.trajectories}`).join(", ") || "no trajectory yet"}`}
         points={stats.attractors.length}
         height={Math.max(170, 70 + stats.attractors.length * 40)}
         dark={dark}
