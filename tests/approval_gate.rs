@@ -4,47 +4,23 @@
 //! approves, edits or rejects them — the run waiting (`wait`) or going on
 //! with the versions it has (`continue`).
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 use std::time::Duration;
 
 mod common;
 
 use common::wait_for;
+use common::world::World;
 
 use attractor::outer::ApprovalMode;
 use attractor::outer::request::RunRequest;
 use attractor::service::types::{InterventionItem, LaunchStatus, UpdateDecision, UpdateVerdictKind};
-use attractor::service::{Service, ServiceConfig, ServiceError};
+use attractor::service::{Service, ServiceError};
 use attractor::store::{ApprovalStatus, ProposalOutcome, Store};
 use serde_json::Value;
 
 fn knobs() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/app/knobs.suite.yaml").display().to_string()
-}
-
-struct World {
-    dir: tempfile::TempDir,
-    db: PathBuf,
-}
-
-impl World {
-    fn new() -> World {
-        let dir = tempfile::tempdir().unwrap();
-        let db = common::pg::test_database().map_or_else(|| dir.path().join("attractor.db"), PathBuf::from);
-        World { dir, db }
-    }
-
-    async fn service(&self) -> Arc<Service> {
-        Service::open(ServiceConfig {
-            db_path: self.db.clone(),
-            settings_path: self.dir.path().join("settings.json"),
-            runs_root: Some(self.dir.path().join("runs")),
-            env: Arc::new(|_| None),
-        })
-        .await
-        .unwrap()
-    }
 }
 
 fn request(epochs: u32, mode: ApprovalMode) -> RunRequest {

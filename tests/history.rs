@@ -5,53 +5,30 @@
 //! did its work), how each artifact version did while it was active, and
 //! what the experiment graph says happened between two epochs.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 mod common;
 
 use common::wait_for;
+use common::world::World;
 
 use attractor::outer::OptimizerKind;
 use attractor::outer::request::RunRequest;
 use attractor::service::types::{EpochPageArgs, EpochSpan, LaunchRuns, LaunchStatus, LaunchView, RunState};
-use attractor::service::{Service, ServiceConfig, ServiceError};
+use attractor::service::{Service, ServiceError};
 
-struct World {
-    dir: tempfile::TempDir,
-    db: PathBuf,
-}
-
-impl World {
-    fn new() -> World {
-        let dir = tempfile::tempdir().unwrap();
-        let db = common::pg::test_database().map_or_else(|| dir.path().join("attractor.db"), PathBuf::from);
-        World { dir, db }
-    }
-
-    async fn service(&self) -> Arc<Service> {
-        Service::open(ServiceConfig {
-            db_path: self.db.clone(),
-            settings_path: self.dir.path().join("settings.json"),
-            runs_root: Some(self.dir.path().join("runs")),
-            env: Arc::new(|_| None),
-        })
-        .await
-        .unwrap()
-    }
-
-    /// A suite of two command tasks that both exit 3 before reporting anything.
-    fn failing_suite(&self) -> String {
-        let path = self.dir.path().join("crash.suite.yaml");
-        std::fs::write(
-            &path,
-            "name: crash\nartifacts:\n  - name: notes\n    type: text\n    content: hello\n\
-             tasks:\n  - name: one\n    task: Crash.\n    command: exit 3\n\
-             \x20 - name: two\n    task: Crash too.\n    command: exit 3\n",
-        )
-        .unwrap();
-        path.display().to_string()
-    }
+/// A suite of two command tasks that both exit 3 before reporting anything.
+fn failing_suite(w: &World) -> String {
+    let path = w.dir.path().join("crash.suite.yaml");
+    std::fs::write(
+        &path,
+        "name: crash\nartifacts:\n  - name: notes\n    type: text\n    content: hello\n\
+         tasks:\n  - name: one\n    task: Crash.\n    command: exit 3\n\
+         \x20 - name: two\n    task: Crash too.\n    command: exit 3\n",
+    )
+    .unwrap();
+    path.display().to_string()
 }
 
 fn knobs(epochs: u32) -> RunRequest {
@@ -159,7 +136,7 @@ async fn each_version_says_how_the_epochs_that_ran_with_it_did() {
 async fn a_launch_whose_every_run_failed_counts_them_as_failed() {
     let w = World::new();
     let s = w.service().await;
-    let mut req = RunRequest::new(w.failing_suite());
+    let mut req = RunRequest::new(failing_suite(&w));
     req.epochs = 2;
     req.seed = Some(1);
     let done = run_to_the_end(&s, &req).await;
@@ -176,7 +153,7 @@ async fn asking_for_a_launch_of_another_suite_is_refused_with_what_to_do() {
     let w = World::new();
     let s = w.service().await;
     let knobs_launch = run_to_the_end(&s, &knobs(1)).await;
-    let mut req = RunRequest::new(w.failing_suite());
+    let mut req = RunRequest::new(failing_suite(&w));
     req.epochs = 1;
     run_to_the_end(&s, &req).await;
     let err = s.suite_epochs("crash", true, page(knobs_launch.id)).await.unwrap_err();

@@ -96,34 +96,35 @@ impl Store {
                 .bind(id)
                 .fetch_all(&self.pool)
                 .await?),
-            EpochWindow::Newest { offset, limit } => {
-                let mut rows: Vec<super::EpochRow> = sqlx::query_as(
-                    "SELECT * FROM epochs WHERE suite_id = $1 ORDER BY epoch_num DESC LIMIT $2 OFFSET $3",
-                )
-                .bind(suite_id)
-                .bind(i64::from(limit))
-                .bind(i64::from(offset))
-                .fetch_all(&self.pool)
-                .await?;
-                rows.reverse();
-                Ok(rows)
-            }
+            // The whole history is epochs 0..=MAX; a launch's, first..=last.
+            EpochWindow::Newest { offset, limit } => self.newest_epochs(suite_id, (0, i64::MAX), offset, limit).await,
             EpochWindow::NewestOf { first, last, offset, limit } => {
-                let mut rows: Vec<super::EpochRow> = sqlx::query_as(
-                    "SELECT * FROM epochs WHERE suite_id = $1 AND epoch_num BETWEEN $2 AND $3
-                     ORDER BY epoch_num DESC LIMIT $4 OFFSET $5",
-                )
-                .bind(suite_id)
-                .bind(first)
-                .bind(last)
-                .bind(i64::from(limit))
-                .bind(i64::from(offset))
-                .fetch_all(&self.pool)
-                .await?;
-                rows.reverse();
-                Ok(rows)
+                self.newest_epochs(suite_id, (first, last), offset, limit).await
             }
         }
+    }
+
+    /// A page of the newest epochs numbered `first..=last`, oldest first.
+    async fn newest_epochs(
+        &self,
+        suite_id: i64,
+        (first, last): (i64, i64),
+        offset: u32,
+        limit: u32,
+    ) -> Result<Vec<super::EpochRow>> {
+        let mut rows: Vec<super::EpochRow> = sqlx::query_as(
+            "SELECT * FROM epochs WHERE suite_id = $1 AND epoch_num BETWEEN $2 AND $3
+             ORDER BY epoch_num DESC LIMIT $4 OFFSET $5",
+        )
+        .bind(suite_id)
+        .bind(first)
+        .bind(last)
+        .bind(i64::from(limit))
+        .bind(i64::from(offset))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.reverse();
+        Ok(rows)
     }
 
     /// Closed epochs whose artifacts name `artifact` (a text match on the

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod crafted;
 pub mod pg;
 pub mod squares;
+pub mod world;
 
 use std::path::{Path, PathBuf};
 
