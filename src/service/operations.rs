@@ -601,7 +601,7 @@ mod tests {
             assert!(ts.contains(&format!("\n  {}: {{ verb: \"{}\"", op.name, op.verb.as_str())), "{}", op.name);
         }
         assert!(ts.contains(
-            "suite_epochs: { args: { key: string; runs?: boolean | null; offset?: number | null; limit?: number | null }; answer: SuiteEpochs }"
+            "suite_epochs: { args: { key: string; runs?: boolean | null; offset?: number | null; limit?: number | null; launch?: number | null }; answer: SuiteEpochs }"
         ));
         assert!(ts.contains("import type { SuiteItem } from \"./SuiteItem\";"), "a Vec's element is imported");
     }
