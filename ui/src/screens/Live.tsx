@@ -46,16 +46,21 @@ function Asked({ questions }: { questions: InterventionItem[] }) {
   );
 }
 
+/** Launches whose epochs and runs show without asking (the newest); older ones load on a click. */
+const OPEN_CARDS = 5;
+
 function Card({
   launch,
   p,
   asked,
   onCancel,
+  open,
 }: {
   launch: LaunchView;
   p: SuiteProgress | undefined;
   asked: InterventionItem[];
   onCancel: () => void;
+  open: boolean;
 }) {
   const status = p?.ended?.status ?? launch.status;
   const running = status === "running" || status === "queued";
@@ -108,7 +113,7 @@ function Card({
         </ul>
       )}
       {(p?.ended?.error ?? launch.error) && <ErrorNote error={p?.ended?.error ?? launch.error} />}
-      {launch.epochs !== null && <History launch={launch} ended={!running} />}
+      {launch.epochs !== null && <History launch={launch} ended={!running} open={open || running} />}
     </div>
   );
 }
@@ -138,9 +143,10 @@ export function Live() {
           </p>
         </Empty>
       )}
-      {launches?.map((l) => (
+      {launches?.map((l, i) => (
         <Card
           key={l.id}
+          open={i < OPEN_CARDS}
           launch={l}
           p={progress[l.suite]?.launchId === l.id ? progress[l.suite] : undefined}
           asked={pending}

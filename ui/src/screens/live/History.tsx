@@ -59,19 +59,32 @@ function newestRuns(epochs: EpochView[]): RunItem[] {
     .flatMap((e) => [...e.runs].sort((a, b) => (b.finished_at ?? "").localeCompare(a.finished_at ?? "")));
 }
 
-export function History({ launch, ended }: { launch: LaunchView; ended: boolean }) {
+export function History({ launch, ended, open }: { launch: LaunchView; ended: boolean; open: boolean }) {
   const { tick, reconnects } = useLive();
   const [more, setMore] = useState(false);
+  // Older launches' cards wait for a click: fifty cards would be fifty reads.
+  const [asked, setAsked] = useState(false);
+  const shown = open || asked;
   // A running launch changes with every run that ends; an ended one only if
   // events were missed (a reconnection).
   const version = ended ? reconnects : tick;
-  const { data, error } = useLiveQuery(["launch-epochs", launch.id], version, () =>
-    api.suite_epochs({ key: launch.suite, runs: true, launch: launch.id, limit: HISTORY_EPOCHS }),
+  const { data, error } = useLiveQuery(
+    ["launch-epochs", launch.id],
+    version,
+    () => api.suite_epochs({ key: launch.suite, runs: true, launch: launch.id, limit: HISTORY_EPOCHS }),
+    shown,
   );
+  if (!shown) {
+    return (
+      <button className="link" onClick={() => setAsked(true)} data-testid="show-history">
+        Show its epochs and runs
+      </button>
+    );
+  }
   if (error) return <ErrorNote error={error} />;
   if (!data) return null;
   const runs = newestRuns(data.epochs);
-  const shown = more ? runs : runs.slice(0, RUNS_SHOWN);
+  const listed = more ? runs : runs.slice(0, RUNS_SHOWN);
   const runsHref = `#/runs/${encodeURIComponent(launch.suite)}`;
   return (
     <div data-testid="launch-history">
@@ -100,7 +113,7 @@ export function History({ launch, ended }: { launch: LaunchView; ended: boolean 
             </tr>
           </thead>
           <tbody>
-            {shown.map((r) => (
+            {listed.map((r) => (
               <tr key={r.id}>
                 <td>{r.epoch_num}</td>
                 <td>
