@@ -31,7 +31,7 @@ pgdir=$(mktemp -d)
 trap 'scripts/pg-cluster.sh stop "$pgdir"; rm -rf "$pgdir"' EXIT
 pgurl=$(scripts/pg-cluster.sh start "$pgdir")
 started=$SECONDS
-ATTRACTOR_TEST_PG=$pgurl cargo test --locked --test http_api --test cli --test outer_loop --test tree_search \
+ATTRACTOR_TEST_PG=$pgurl cargo test --locked --test http_api --test http_launches --test http_server --test cli --test outer_loop --test tree_search \
   --test registry --test textgrad --test trajectory_repository --test report --test approval_gate --test history
 scripts/pg-cluster.sh stop "$pgdir"
 echo "test: the PostgreSQL pass took $((SECONDS - started)) s" >&2

@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod crafted;
+pub mod http;
 pub mod pg;
 pub mod squares;
 pub mod world;
