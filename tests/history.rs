@@ -49,6 +49,13 @@ async fn run_to_the_end(s: &Arc<Service>, req: &RunRequest) -> LaunchView {
     .await
 }
 
+/// The ids of the runs a launch's epochs list.
+async fn runs_listed(s: &Service, launch: i64) -> Vec<i64> {
+    let page = EpochPageArgs { offset: None, limit: Some(50), launch: Some(launch) };
+    let epochs = s.suite_epochs("knobs", true, page).await.unwrap().epochs;
+    epochs.iter().flat_map(|e| e.runs.iter().map(|r| r.id)).collect()
+}
+
 fn page(launch: i64) -> EpochPageArgs {
     EpochPageArgs { offset: None, limit: None, launch: Some(launch) }
 }
@@ -63,8 +70,8 @@ async fn a_finished_launch_names_the_epochs_it_ran_and_lists_only_their_runs() {
     assert_eq!(first.epochs, Some(EpochSpan { first: 1, last: 2 }));
     assert_eq!(second.epochs, Some(EpochSpan { first: 3, last: 3 }));
     // Four tasks an epoch (one held out), none failed.
-    assert_eq!(first.runs, LaunchRuns { ended: 8, failed: 0 });
-    assert_eq!(second.runs, LaunchRuns { ended: 4, failed: 0 });
+    assert_eq!(first.runs, Some(LaunchRuns { ended: 8, failed: 0 }));
+    assert_eq!(second.runs, Some(LaunchRuns { ended: 4, failed: 0 }));
 
     let mine = s.suite_epochs("knobs", true, page(first.id)).await.unwrap();
     let nums: Vec<i64> = mine.epochs.iter().map(|e| e.epoch_num).collect();
@@ -84,13 +91,14 @@ async fn a_finished_launch_names_the_epochs_it_ran_and_lists_only_their_runs() {
 async fn each_version_says_how_the_epochs_that_ran_with_it_did() {
     let w = World::new();
     let s = w.service().await;
-    run_to_the_end(&s, &knobs(3)).await;
+    // Eight epochs of evolve from seed 1: updates and rollbacks.
+    run_to_the_end(&s, &knobs(8)).await;
     let history = s.artifact_versions("knobs").await.unwrap();
     let epochs =
         s.suite_epochs("knobs", false, EpochPageArgs { offset: None, limit: None, launch: None }).await.unwrap();
     // Every closed epoch ran with exactly one version of knobs: counted once.
     let counted: u32 = history.versions.iter().filter_map(|v| v.measured.map(|m| m.epochs)).sum();
-    assert_eq!(counted, 3);
+    assert_eq!(counted, 8);
     for v in &history.versions {
         let ran: Vec<f64> = epochs
             .epochs
@@ -121,6 +129,7 @@ async fn each_version_says_how_the_epochs_that_ran_with_it_did() {
             _ => None,
         })
         .collect();
+    assert!(!rolled.is_empty(), "this history has a rollback");
     for v in &history.versions {
         assert_eq!(v.rolled_back, rolled.contains(&v.version), "v{}", v.version);
     }
@@ -141,7 +150,7 @@ async fn a_launch_whose_every_run_failed_counts_them_as_failed() {
     req.seed = Some(1);
     let done = run_to_the_end(&s, &req).await;
     assert_eq!(done.epochs, Some(EpochSpan { first: 1, last: 2 }));
-    assert_eq!(done.runs, LaunchRuns { ended: 4, failed: 4 }, "{done:?}");
+    assert_eq!(done.runs, Some(LaunchRuns { ended: 4, failed: 4 }), "{done:?}");
     let epochs = s.suite_epochs("crash", true, page(done.id)).await.unwrap();
     let statuses: Vec<RunState> = epochs.epochs.iter().flat_map(|e| e.runs.iter().map(|r| r.status)).collect();
     assert_eq!(statuses.len(), 4);
@@ -187,4 +196,51 @@ async fn the_graph_says_when_a_version_was_activated_between_two_epochs() {
     let graph = s2.suite_graph("knobs").await.unwrap();
     assert_eq!(graph.edges.len(), 1);
     assert!(!graph.edges[0].label.contains("between epochs"), "{:?}", graph.edges);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_launch_again_with_the_same_settings_continues_the_plan_a_cancel_stopped() {
+    let w = World::new();
+    let s = w.service().await;
+    // What the app's Resume sends: the stopped launch's own request (no
+    // seed given), epochs included.
+    let mut req = knobs(20);
+    req.seed = None;
+    let first = s.launch(&req).await.unwrap().id;
+    wait_for("an epoch to finish", || async { (s.launch_view(first).await.unwrap().epochs_done >= 1).then_some(()) })
+        .await;
+    s.cancel(first).await.unwrap();
+    let stopped = wait_for("the cancel", || async {
+        let v = s.launch_view(first).await.unwrap();
+        v.status.ended().then_some(v)
+    })
+    .await;
+    assert_eq!(stopped.status, LaunchStatus::Cancelled);
+    let span = stopped.epochs.unwrap();
+    assert!(span.last < 20, "{span:?}");
+
+    let resumed = run_to_the_end(&s, &req).await;
+    assert_eq!(resumed.status, LaunchStatus::Finished);
+    assert_eq!(resumed.seed, stopped.seed, "the stopped plan's seed goes on");
+    // It picks up the epoch the cancel left open and ends at the plan's 20th.
+    let again = resumed.epochs.unwrap();
+    assert!(again.first == span.last || again.first == span.last + 1, "{span:?} then {again:?}");
+    assert_eq!(again.last, 20);
+    let all =
+        s.suite_epochs("knobs", true, EpochPageArgs { offset: None, limit: Some(50), launch: None }).await.unwrap();
+    assert_eq!(all.epochs.len(), 20, "no epoch was run twice or added");
+    // The epoch both touched: each launch counts and lists the runs it
+    // started, none twice (the cancelled ones stay the cancelled launch's).
+    let runs: usize = all.epochs.iter().map(|e| e.runs.len()).sum();
+    assert_eq!(
+        (stopped.runs.unwrap().ended + resumed.runs.unwrap().ended) as usize,
+        runs,
+        "{:?} + {:?}",
+        stopped.runs,
+        resumed.runs
+    );
+    let (a, b) = (runs_listed(&s, first).await, runs_listed(&s, resumed.id).await);
+    assert!(!a.is_empty() && !b.is_empty(), "both launches ran some: {a:?} {b:?}");
+    assert_eq!(a.len() + b.len(), runs);
+    assert!(a.iter().all(|id| !b.contains(id)), "a run listed by both launches");
 }

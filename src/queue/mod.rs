@@ -325,48 +325,61 @@ impl Worker {
         // Aborted when this function returns or unwinds (a panic in the run).
         let _beat = AbortOnDrop(self.heartbeat(row.id, stop_tx.clone()));
         let _forward = AbortOnDrop(forward_cancel(cancel, stop_tx));
-        let _progress = AbortOnDrop(self.count_epochs(row.id, row.suite_name.clone()));
+        let (progress, run_ended) = self.count_epochs(row.id, row.suite_name.clone());
+        let progress = AbortOnDrop(progress);
         let runner = prepared.runner(&self.store, registry, &self.bus, stop_rx);
-        Ok(runner.run().await?)
+        let summary = runner.run().await;
+        // The run's last events may still wait in the counter's queue (a
+        // run that fails fast ends before they are read): it records them
+        // before the request completes, so the launch names every epoch.
+        let _ = run_ended.send(());
+        progress.finish().await;
+        Ok(summary?)
     }
 
-    /// Keeps the request's suite and count of finished epochs current while
-    /// its run goes, from the run's own events (subscribed before it starts):
-    /// the Live screen reads them after a reload, and for a run of another
-    /// process.
-    fn count_epochs(&self, id: i64, suite: String) -> tokio::task::JoinHandle<()> {
+    /// Keeps the request's suite, the epochs it started and its count of
+    /// finished epochs current while its run goes, from the run's own events
+    /// (subscribed before it starts): the Live screen reads them after a
+    /// reload, and for a run of another process. Once `run_ended` fires it
+    /// records what is left in its queue and stops.
+    fn count_epochs(&self, id: i64, suite: String) -> (tokio::task::JoinHandle<()>, tokio::sync::oneshot::Sender<()>) {
         let mut events = self.bus.subscribe();
         let store = self.store.clone();
         let owner = self.owner.clone();
-        tokio::spawn(async move {
+        let (ended_tx, mut ended) = tokio::sync::oneshot::channel::<()>();
+        let handle = tokio::spawn(async move {
             // One run of a suite at a time: the suite started under this
             // name in this process is this request's.
-            let mut suite_id = None;
-            let mut done = 0i64;
-            while let Some(envelope) = events.recv().await {
+            let mut count = EpochCount { suite, suite_id: None, done: 0 };
+            let mut draining = false;
+            loop {
+                let envelope = if draining {
+                    match events.try_recv() {
+                        Ok(envelope) => envelope,
+                        Err(_) => break,
+                    }
+                } else {
+                    tokio::select! {
+                        next = events.recv() => match next {
+                            Some(envelope) => envelope,
+                            None => break,
+                        },
+                        _ = &mut ended => {
+                            draining = true;
+                            continue;
+                        }
+                    }
+                };
                 if envelope.replayed {
                     continue;
                 }
-                let (now, started_epoch) = match envelope.event {
-                    Event::SuiteStarted { suite_id: started, suite: name, .. } if name == suite => {
-                        suite_id = Some(started);
-                        (started, None)
-                    }
-                    Event::EpochStarted { suite_id: epoch_of, epoch_num, .. } if Some(epoch_of) == suite_id => {
-                        (epoch_of, Some(epoch_num))
-                    }
-                    Event::EpochFinished { suite_id: finished, .. } if Some(finished) == suite_id => {
-                        done += 1;
-                        (finished, None)
-                    }
-                    _ => continue,
-                };
-                let progress = RequestProgress { suite_id: now, epochs_done: done, started_epoch };
+                let Some(progress) = count.take(envelope.event) else { continue };
                 if let Err(e) = store.request_progress(id, &owner, progress).await {
                     tracing::debug!(request = id, "could not record the request's progress: {e}");
                 }
             }
-        })
+        });
+        (handle, ended_tx)
     }
 
     fn heartbeat(&self, id: i64, stop: watch::Sender<bool>) -> tokio::task::JoinHandle<()> {
@@ -392,9 +405,44 @@ impl Worker {
 /// A task that ends with its owner.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
+impl AbortOnDrop {
+    /// Waits for the task to end on its own (it is not aborted then).
+    async fn finish(mut self) {
+        let _ = (&mut self.0).await;
+    }
+}
+
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+/// What a request's run has done, counted from its events.
+struct EpochCount {
+    suite: String,
+    suite_id: Option<i64>,
+    done: i64,
+}
+
+impl EpochCount {
+    /// The progress an event means for the request, if it means any.
+    fn take(&mut self, event: Event) -> Option<RequestProgress> {
+        let (suite_id, started_epoch) = match event {
+            Event::SuiteStarted { suite_id: started, suite: name, .. } if name == self.suite => {
+                self.suite_id = Some(started);
+                (started, None)
+            }
+            Event::EpochStarted { suite_id, epoch_num, .. } if Some(suite_id) == self.suite_id => {
+                (suite_id, Some(epoch_num))
+            }
+            Event::EpochFinished { suite_id, .. } if Some(suite_id) == self.suite_id => {
+                self.done += 1;
+                (suite_id, None)
+            }
+            _ => return None,
+        };
+        Some(RequestProgress { suite_id, epochs_done: self.done, started_epoch })
     }
 }
 

@@ -14,7 +14,7 @@ pub(super) const LAUNCHES_SHOWN: u32 = 50;
 
 /// A queued request as the app shows it. A running request whose worker
 /// died reads as failed until a worker takes it over.
-pub(super) fn launch_view(row: &crate::store::QueuedRequest, runs: LaunchRuns) -> LaunchView {
+pub(super) fn launch_view(row: &crate::store::QueuedRequest, runs: Option<LaunchRuns>) -> LaunchView {
     let req: Option<RunRequest> = serde_json::from_str(&row.request_json).ok();
     let req = req.unwrap_or_else(|| RunRequest::new(""));
     let abandoned = crate::queue::is_abandoned(row);
@@ -60,7 +60,7 @@ async fn launch_views(store: &crate::store::Store, rows: &[crate::store::QueuedR
             (t.id, LaunchRuns { ended: count(t.ended), failed: count(t.failed) })
         })
         .collect();
-    Ok(rows.iter().map(|r| launch_view(r, tallies.get(&r.id).copied().unwrap_or_default())).collect())
+    Ok(rows.iter().map(|r| launch_view(r, Some(tallies.get(&r.id).copied().unwrap_or_default()))).collect())
 }
 
 impl Service {

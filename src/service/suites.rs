@@ -148,24 +148,31 @@ impl Service {
             )));
         }
         let offset = page.offset.unwrap_or(0);
-        let window = match page.launch {
-            None => EpochWindow::Newest { offset, limit },
-            Some(id) => {
-                let launch = self.store.queued_request(id).await?.ok_or_else(|| no_launch(id))?;
-                let suite = self.find_suite(key).await?;
-                if launch.suite_id != Some(suite.id) {
-                    return Err(ServiceError::BadInput(format!(
-                        "launch: launch {id} did not run suite {key:?}\n  hint: the Live screen lists every launch with its suite"
-                    )));
-                }
-                match (launch.first_epoch, launch.last_epoch) {
-                    (Some(first), Some(last)) => EpochWindow::NewestOf { first, last, offset, limit },
-                    // Nothing started yet: an empty window.
-                    _ => EpochWindow::NewestOf { first: 1, last: 0, offset, limit },
-                }
-            }
+        let Some(id) = page.launch else {
+            return self.suite_epochs_in(key, with_runs, EpochWindow::Newest { offset, limit }).await;
         };
-        self.suite_epochs_in(key, with_runs, window).await
+        let launch = self.store.queued_request(id).await?.ok_or_else(|| no_launch(id))?;
+        let suite = self.find_suite(key).await?;
+        if launch.suite_id != Some(suite.id) {
+            return Err(ServiceError::BadInput(format!(
+                "launch: launch {id} did not run suite {key:?}\n  hint: the Live screen lists every launch with its suite"
+            )));
+        }
+        let window = match (launch.first_epoch, launch.last_epoch) {
+            (Some(first), Some(last)) => EpochWindow::NewestOf { first, last, offset, limit },
+            // Nothing started yet: an empty window.
+            _ => EpochWindow::NewestOf { first: 1, last: 0, offset, limit },
+        };
+        let mut page = self.suite_epochs_in(key, with_runs, window).await?;
+        // An epoch a cancel left open is finished by the next launch: each
+        // lists the runs it started (fixed-width UTC timestamps compare as text).
+        let started = launch.started_at.unwrap_or(launch.enqueued_at);
+        let ours =
+            |r: &RunItem| r.started_at >= started && launch.finished_at.as_ref().is_none_or(|end| r.started_at <= *end);
+        for e in &mut page.epochs {
+            e.runs.retain(ours);
+        }
+        Ok(page)
     }
 
     /// A suite's epochs in a window (all of them for the charts and the
@@ -242,13 +249,8 @@ impl Service {
         // The suite's own latest launch is all its item reads of the launches
         // (its status, path and error: not its runs' tally, left uncounted
         // on this path the Runs screen asks for with every page).
-        let latest: Vec<LaunchView> = self
-            .store
-            .latest_request_of_suite(&row.name)
-            .await?
-            .iter()
-            .map(|r| launch_view(r, LaunchRuns::default()))
-            .collect();
+        let latest: Vec<LaunchView> =
+            self.store.latest_request_of_suite(&row.name).await?.iter().map(|r| launch_view(r, None)).collect();
         let mut suite = self.suite_item(SuiteHead::of(row), counts, tasks, &latest);
         suite.model = (state.spend.calls > 0).then_some(state.spend);
         Ok((suite, state.total))

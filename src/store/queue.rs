@@ -366,7 +366,9 @@ impl Store {
 
     /// The latest requests, newest first.
     /// How the runs of some requests' epochs ended, one row per request
-    /// that has started an epoch.
+    /// that has started an epoch. An epoch a cancel left open is finished by
+    /// the next launch: each launch counts the runs it started (timestamps
+    /// are fixed-width UTC, so they compare as text).
     pub async fn run_tallies(&self, ids: &[i64]) -> Result<Vec<RunTally>> {
         if ids.is_empty() {
             return Ok(Vec::new());
@@ -378,6 +380,7 @@ impl Store {
              FROM run_requests q
              JOIN epochs e ON e.suite_id = q.suite_id AND e.epoch_num BETWEEN q.first_epoch AND q.last_epoch
              JOIN runs r ON r.epoch_id = e.id AND r.status NOT IN ('running', 'queued')
+                 AND r.started_at >= q.started_at AND (q.finished_at IS NULL OR r.started_at <= q.finished_at)
              WHERE q.id IN ({})
              GROUP BY q.id",
             self.backend.json_ids(1)

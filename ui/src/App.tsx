@@ -216,6 +216,9 @@ export function App() {
       if (e.ctrlKey || e.metaKey || e.altKey) return;
       const t = e.target as HTMLElement | null;
       if (t && (["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName) || t.isContentEditable)) return;
+      // Behind an open dialog the screen does not move (the help's own "?" closes it).
+      const dialog = document.querySelector('[aria-modal="true"]');
+      if (dialog && !(e.key === "?" && dialog.getAttribute("data-testid") === "shortcuts")) return;
       if (e.key === "?") return setHelp((h) => !h);
       if (e.key === "Escape") return setHelp(false);
       const to =

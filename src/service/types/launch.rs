@@ -83,8 +83,9 @@ pub struct LaunchView {
     /// before its first epoch. The Live screen reads their runs with
     /// `suite_epochs(.., launch)`.
     pub epochs: Option<EpochSpan>,
-    /// How its runs ended so far.
-    pub runs: LaunchRuns,
+    /// How its runs ended so far; not counted (none) where a view of a
+    /// suite names its latest launch.
+    pub runs: Option<LaunchRuns>,
 }
 
 /// Epochs `first..=last` of a suite, by number.

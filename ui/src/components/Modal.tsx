@@ -6,8 +6,17 @@
 import { useEffect, useRef, type ReactNode } from "react";
 import { createPortal } from "react-dom";
 
-/** Open dialogs: the page stays inert until the last one closes. */
-let open = 0;
+/** Open dialogs, the newest last: the page stays inert until the last one closes, and Esc closes the newest only. */
+const open: object[] = [];
+
+/** Where focus goes back to: the element that had it, if it still can take it; else the screen's heading. */
+function refocus(before: HTMLElement | null) {
+  const usable =
+    before?.isConnected && !before.closest("[inert]") && !(before as HTMLButtonElement).disabled ? before : null;
+  const fallback = document.querySelector<HTMLElement>("main h2");
+  if (!usable && fallback) fallback.tabIndex = -1;
+  (usable ?? fallback)?.focus();
+}
 
 const FOCUSABLE = "[autofocus], button:not([disabled]), [href], input, select, textarea, [tabindex]:not([tabindex='-1'])";
 
@@ -38,19 +47,20 @@ export function Modal({
   useEffect(() => {
     const root = document.getElementById("root");
     const before = document.activeElement instanceof HTMLElement ? document.activeElement : null;
-    open += 1;
+    const me = {};
+    open.push(me);
     root?.setAttribute("inert", "");
     const first = box.current?.querySelector<HTMLElement>(FOCUSABLE);
     (first ?? box.current)?.focus();
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape") close.current();
+      if (e.key === "Escape" && open[open.length - 1] === me) close.current();
     };
     window.addEventListener("keydown", onKey);
     return () => {
       window.removeEventListener("keydown", onKey);
-      open -= 1;
-      if (open === 0) root?.removeAttribute("inert");
-      before?.focus();
+      open.splice(open.indexOf(me), 1);
+      if (open.length === 0) root?.removeAttribute("inert");
+      refocus(before);
     };
   }, []);
 

@@ -29,6 +29,7 @@ request: RunRequest,
  */
 epochs: EpochSpan | null, 
 /**
- * How its runs ended so far.
+ * How its runs ended so far; not counted (none) where a view of a
+ * suite names its latest launch.
  */
-runs: LaunchRuns, };
+runs: LaunchRuns | null, };

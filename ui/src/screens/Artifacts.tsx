@@ -113,7 +113,7 @@ export function Artifacts({ name }: { name?: string }) {
                   <th>From</th>
                   <th>Created</th>
                   <th>Change</th>
-                  <th className="num" title="the mean loss of the closed epochs that ran with the version active">Loss while active</th>
+                  <th className="num" title="the mean loss of the closed epochs that ran with the version (as the active one, or as a tree search's candidate)">Loss when run</th>
                   <th />
                 </tr>
               </thead>

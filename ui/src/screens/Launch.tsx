@@ -67,19 +67,22 @@ function optional(text: string): number | null {
 }
 
 /**
- * "Launch again" and "Resume" start from the suite's last launch's settings
- * (a fresh seed, or the stopped plan's, which the server picks); a resume
- * asks for the epochs that launch did not finish.
+ * "Launch again" and "Resume" start from the suite's last launch's settings.
+ * A resume asks for exactly what that launch asked (its epochs too): the
+ * run then continues the plan it stopped — its seed, its unfinished epoch —
+ * and runs only what is left; any change starts a new plan.
  */
-function useLastLaunch(suite: string | null, resume: boolean, apply: (l: LaunchView, epochs: number) => void) {
+function useLastLaunch(suite: string | null, apply: (l: LaunchView) => void) {
   const launches = useQuery({ queryKey: ["launches", "again", suite], queryFn: () => api.launches(), enabled: !!suite, staleTime: 0, gcTime: 0 });
   const [from, setFrom] = useState<LaunchView | null>(null);
+  // Another suite (or none) in the address: not that launch's settings.
+  useEffect(() => setFrom(null), [suite]);
   useEffect(() => {
-    const last = launches.data?.find((l) => l.suite === suite);
+    const last = suite ? launches.data?.find((l) => l.suite === suite) : undefined;
     if (!last || from?.id === last.id) return;
     setFrom(last);
-    apply(last, resume ? Math.max(1, last.epochs_requested - last.epochs_done) : last.request.epochs);
-  }, [launches.data]);
+    apply(last);
+  }, [launches.data, suite]);
   return from;
 }
 
@@ -99,7 +102,7 @@ export function Launch({ initialPath, again = null, resume = false }: { initialP
   const path = req.suite_path;
 
   useEffect(() => set({ suite_path: initialPath }), [initialPath]);
-  const from = useLastLaunch(again, resume, (last, epochs) => {
+  const from = useLastLaunch(again, (last) => {
     // Over the form's defaults: a stored request leaves unset limits out.
     const base = initialRequest(initialPath || last.request.suite_path);
     setReq({
@@ -108,7 +111,7 @@ export function Launch({ initialPath, again = null, resume = false }: { initialP
       suite_path: base.suite_path,
       tree: { ...base.tree, ...last.request.tree },
       model: { ...base.model, ...last.request.model, max_tokens: { ...last.request.model.max_tokens } },
-      epochs,
+      // The stopped plan's seed is the server's to pick; a new one otherwise.
       seed: undefined,
     });
     setOutside(last.request.allow_outside.join("\n"));
@@ -178,8 +181,10 @@ export function Launch({ initialPath, again = null, resume = false }: { initialP
       {from && (
         <p className="notice" data-testid="launch-from">
           The settings of launch {from.id} ({from.optimizer}, {from.request.epochs} epoch{from.request.epochs === 1 ? "" : "s"},{" "}
-          {from.epochs_done} done){resume ? `: the ${req.epochs} epoch${req.epochs === 1 ? "" : "s"} it did not finish` : ""}; the seed is{" "}
-          {resume ? "the stopped plan's" : "fresh"} unless you give one.
+          {from.epochs_done} done)
+          {resume
+            ? ". Unchanged, the run continues its plan: its seed, its unfinished epoch, only what is left; a change starts a new plan."
+            : "; the seed is fresh unless you give one."}
         </p>
       )}
       <div className="card form">

@@ -135,7 +135,10 @@ export function Settings() {
       {label}
       <input
         value={limits[k] ?? ""}
-        onChange={(e) => setLimits({ ...limits, [k]: e.target.value })}
+        onChange={(e) => {
+          setLimits({ ...limits, [k]: e.target.value });
+          if (wrong[k] !== undefined) setWrong(({ [k]: _fixed, ...rest }) => rest);
+        }}
         placeholder={placeholder}
         inputMode="numeric"
         aria-invalid={wrong[k] !== undefined}

@@ -23,8 +23,8 @@ export const RUNS_SHOWN = 30;
  * every run failed (a crashing command, a wrong path), which is not the
  * green "finished" of one that did its work.
  */
-export function Outcome({ runs }: { runs: LaunchRuns }) {
-  if (runs.ended === 0 || runs.failed === 0) return null;
+export function Outcome({ runs }: { runs: LaunchRuns | null }) {
+  if (runs === null || runs.ended === 0 || runs.failed === 0) return null;
   const every = runs.failed === runs.ended;
   return (
     <span className={`badge ${every ? "status-failed" : "status-partial"}`} data-testid="runs-outcome" data-every-failed={every}>
@@ -66,13 +66,15 @@ export function History({ launch, ended, open }: { launch: LaunchView; ended: bo
   const [asked, setAsked] = useState(false);
   const shown = open || asked;
   // A running launch changes with every run that ends; an ended one only if
-  // events were missed (a reconnection).
+  // events were missed (a reconnection). `ended` is part of the key: the
+  // answer read while it ran is never taken for the ended launch's.
   const version = ended ? reconnects : tick;
   const { data, error } = useLiveQuery(
-    ["launch-epochs", launch.id],
+    ["launch-epochs", launch.id, ended],
     version,
     () => api.suite_epochs({ key: launch.suite, runs: true, launch: launch.id, limit: HISTORY_EPOCHS }),
     shown,
+    2,
   );
   if (!shown) {
     return (
