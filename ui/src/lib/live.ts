@@ -9,10 +9,24 @@
 // (events may have been missed).
 import type { Envelope } from "../generated/Envelope";
 
-/** Keys of the suites whose epochs an event changes: `id:N` and/or `name:S`. */
+/** The key that moves when any artifact's versions or their measures may have changed. */
+export const ARTIFACTS = "artifacts";
+
+/**
+ * Keys of the suites whose epochs an event changes: `id:N` and/or `name:S`;
+ * and `artifacts` when artifacts or their versions change (a suite starting
+ * declares its own) or an epoch closes (it measures the versions it ran
+ * with) — the Artifacts screen's refetches, not every run's end.
+ */
 export function suiteChanges(e: Envelope): string[] {
   switch (e.type) {
     case "epoch_finished":
+      return [`id:${e.suite_id}`, ARTIFACTS];
+    case "artifact_updated":
+    case "artifact_rolled_back":
+    case "artifact_activated":
+    case "suite_started": // declares the suite's artifacts
+      return [ARTIFACTS];
     case "suite_finished":
       return [`id:${e.suite_id}`];
     case "launch_started":

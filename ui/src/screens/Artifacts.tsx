@@ -8,10 +8,13 @@ import { useLive } from "../App";
 import { DiffModeToggle, DiffView } from "../components/DiffView";
 import { Confirm, Empty, ErrorNote } from "../components/common";
 import { fmtLoss, fmtTime } from "../lib/format";
+import { ARTIFACTS } from "../lib/live";
 import { useLiveQuery } from "../lib/query";
 
 export function Artifacts({ name }: { name?: string }) {
-  const { tick } = useLive();
+  // Versions change on artifact events and closed epochs, not on each run's end.
+  const { suiteChanges, reconnects } = useLive();
+  const tick = (suiteChanges[ARTIFACTS] ?? 0) + reconnects;
   const queries = useQueryClient();
   const [from, setFrom] = useState<number | null>(null);
   const [to, setTo] = useState<number | null>(null);

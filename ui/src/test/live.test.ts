@@ -2,7 +2,7 @@
 // launch events and reconnections — never another suite's runs.
 import { describe, expect, it } from "vitest";
 import type { Envelope } from "../generated/Envelope";
-import { countChanges, epochsVersion, suiteChanges } from "../lib/live";
+import { ARTIFACTS, countChanges, epochsVersion, suiteChanges } from "../lib/live";
 
 const at = "2026-01-01T00:00:00Z";
 const ev = (event: Record<string, unknown>) => ({ seq: 1, at, ...event }) as unknown as Envelope;
@@ -15,7 +15,7 @@ const launchEnded = ev({ type: "launch_ended", launch_id: 1, suite: "knobs", sui
 describe("suite changes", () => {
   it("come from epoch and launch events, not from runs", () => {
     expect(suiteChanges(runFinished)).toEqual([]);
-    expect(suiteChanges(epochFinished)).toEqual(["id:7"]);
+    expect(suiteChanges(epochFinished)).toEqual(["id:7", ARTIFACTS]);
     expect(suiteChanges(launchStarted)).toEqual(["name:knobs"]);
     expect(suiteChanges(launchEnded)).toEqual(["name:knobs", "id:7"]);
   });
@@ -34,5 +34,15 @@ describe("suite changes", () => {
     expect(epochsVersion(counts, 1, "other", 8)).toBe(1);
     // Before the suite's id is known, its name still counts.
     expect(epochsVersion(counts, 0, "knobs")).toBe(2);
+  });
+
+  it("move the artifacts' version when versions change or an epoch closes, never on a run's end", () => {
+    const activated = ev({ type: "artifact_activated", artifact: "knobs", from_version: 2, to_version: 1 });
+    expect(suiteChanges(activated)).toEqual([ARTIFACTS]);
+    let counts: Record<string, number> = {};
+    counts = countChanges(counts, runFinished);
+    expect(counts[ARTIFACTS]).toBeUndefined();
+    counts = countChanges(countChanges(counts, activated), epochFinished);
+    expect(counts[ARTIFACTS]).toBe(2);
   });
 });
