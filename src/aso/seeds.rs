@@ -73,6 +73,7 @@ pub fn filter_valid(
 ) -> Result<(Vec<Seed>, u64), EvalError> {
     let mut valid = Vec::new();
     let evals = samples.len() as u64;
+    tracing::trace!(evals, wanted, "seed batch");
     let mut last_error = None;
     // One batch: a persistent external evaluator answers it in one message.
     let answers = problem.evaluate_batch(&samples);

@@ -172,6 +172,7 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
 pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluation>, budget: u64, tol: f64) -> Polished {
     let n = problem.dimension();
     let bounds = problem.bounds();
+    tracing::trace!(known = known.is_some(), budget, x0 = ?x0, "polish start");
     if budget < n as u64 + 2 || x0.len() != n {
         return Polished {
             best: None,
@@ -330,6 +331,7 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
         && c.error.is_none()
         && !c.diverged
         && c.best.as_ref().is_some_and(|b| b.max_violation <= tol && b.objective.is_finite());
+    tracing::trace!(evals = c.evals, spent, ?end, converged, best = ?c.best.as_ref().map(|b| (b.objective, b.max_violation)), "polish end");
     Polished { best: c.best, at_best: c.at_best, evals_used: c.evals, error: c.error.map(|e| e.0), converged, end }
 }
 
