@@ -168,6 +168,8 @@ impl Coordinator {
         // Whether the rounds have moved from hops around the best to global
         // starts only.
         let mut exploring = false;
+        // Rounds of global starts only, since the hops stopped paying.
+        let mut global_rounds = 0u32;
         let mut next_id = 0u32;
         let mut populations = 0u32;
 
@@ -193,6 +195,7 @@ impl Coordinator {
                 break;
             }
             let mut seed_rng = ChaCha8Rng::seed_from_u64(rng.random());
+            let all_global = exploring;
             // The first round gives one descent the lead: it evaluates only
             // its own samples and descends at once; the others evaluate the
             // rest of the round's samples (one batch) when their turns come.
@@ -308,6 +311,9 @@ impl Coordinator {
             // A better best is a new place to hop around.
             if paid {
                 exploring = false;
+                global_rounds = 0;
+            } else if all_global {
+                global_rounds += 1;
             }
             tracing::debug!(
                 round,
@@ -360,6 +366,7 @@ impl Coordinator {
                     if gained(best.as_ref(), before.as_ref(), tol, self.config.agreement_tolerance) {
                         exploring = false;
                         unpaid_rounds = 0;
+                        global_rounds = 0;
                     }
                     if best != before {
                         tracing::debug!(best = best.as_ref().map(|b| b.objective), "the population improved the best");
@@ -371,7 +378,14 @@ impl Coordinator {
                 stop = RunStop::Stalled;
                 break;
             }
-            if exploring && unseen_minima(&summaries, tol, c.agreement_tolerance) < c.max_unseen_minima {
+            // The estimate asks the global starts; at least
+            // `global_rounds_before_stopping` rounds of them after the hops
+            // stopped paying: the hop rounds' two global starts each are too
+            // few to find a basin few starts reach (g17's).
+            if exploring
+                && global_rounds >= c.global_rounds_before_stopping
+                && unseen_minima(&summaries, tol, c.agreement_tolerance) < c.max_unseen_minima
+            {
                 stop = RunStop::Agreed;
                 break;
             }
