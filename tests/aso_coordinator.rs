@@ -344,3 +344,59 @@ async fn hops_per_round_sets_how_many_of_a_rounds_starts_hop_around_the_best() {
         assert!(rounds[1..].iter().all(|&h| h == hops as usize), "hops {hops}: {rounds:?}");
     }
 }
+
+/// `Small`, keeping every point evaluated, in order.
+#[derive(Default)]
+struct Logged(std::sync::Mutex<Vec<Vec<f64>>>);
+
+impl Problem for Logged {
+    fn name(&self) -> &str {
+        "logged"
+    }
+    fn dimension(&self) -> usize {
+        2
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        Small.bounds()
+    }
+    fn inequality_names(&self) -> Vec<String> {
+        Small.inequality_names()
+    }
+    fn equality_names(&self) -> Vec<String> {
+        Small.equality_names()
+    }
+    fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
+        self.0.lock().unwrap().push(x.to_vec());
+        Small.evaluate(x)
+    }
+    fn best_known(&self) -> Option<BestKnown> {
+        Small.best_known()
+    }
+}
+
+/// Whether `probe` is a forward-difference probe of `base`: one variable
+/// moved by a hair.
+fn probes(base: &[f64], probe: &[f64]) -> bool {
+    let moved: Vec<f64> = base.iter().zip(probe).filter(|(a, b)| a != b).map(|(a, b)| (a - b).abs()).collect();
+    moved.len() == 1 && moved[0] < 1e-5
+}
+
+#[tokio::test]
+async fn the_first_descent_starts_after_its_own_two_samples_not_the_whole_rounds_eight() {
+    let config = AsoConfig::default();
+    assert_eq!((config.round_size(), config.seed_oversampling), (4, 2));
+    let logged = Arc::new(Logged::default());
+    let out = coordinator(logged.clone(), config.clone(), None).produce_candidates(6000).await;
+    assert!(out.best.is_some_and(|b| (b.objective - 1.0).abs() < 1e-5));
+    let points = logged.0.lock().unwrap().clone();
+    // Two samples, then the gradient at the better of them.
+    assert!(probes(&points[0], &points[2]) || probes(&points[1], &points[2]), "{:?}", &points[..4]);
+    assert_eq!(out.trajectories.len() % 4, 0, "the lead round is a round of four");
+
+    // Without the lead, the round's eight samples come first.
+    let logged = Arc::new(Logged::default());
+    let config = AsoConfig { lead_descent: false, ..config };
+    coordinator(logged.clone(), config, None).produce_candidates(6000).await;
+    let points = logged.0.lock().unwrap().clone();
+    assert!((1..8).all(|i| (0..i).all(|j| !probes(&points[j], &points[i]))), "{:?}", &points[..9]);
+}

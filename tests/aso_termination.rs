@@ -154,3 +154,19 @@ async fn a_run_whose_trajectories_agree_stops_long_before_its_budget_and_says_wh
         assert!(control.evals_used > out.evals_used, "{name}: {} ≤ {}", control.evals_used, out.evals_used);
     }
 }
+
+#[tokio::test]
+async fn an_agreed_run_stops_only_after_a_round_of_global_starts_once_the_hops_stopped_paying() {
+    // The estimate of unseen minima asks the global starts; the hop rounds
+    // give it two a round. g17's runs that stopped at its second basin
+    // (8,927.6) had had no round of global starts alone.
+    let problem: Arc<dyn Problem> = Arc::from(attractor::numeric::builtin("g04").unwrap());
+    let size = AsoConfig::default().round_size();
+    for rounds in [1, 2] {
+        let config = AsoConfig { global_rounds_before_stopping: rounds, ..AsoConfig::default() };
+        let (out, _) = run(problem.clone(), config, 7, 100_000).await;
+        assert_eq!(out.stop, RunStop::Agreed, "{:?}", out.trajectories);
+        let last = &out.trajectories[out.trajectories.len() - rounds as usize * size..];
+        assert!(last.iter().all(|t| !t.around_best), "the last {rounds} round(s) hop: {last:?}");
+    }
+}

@@ -118,6 +118,14 @@ pub struct AsoConfig {
     /// basins the starts rarely reach (g17: 10 of 20 runs against 5 with 100,000
     /// evaluations; spending 51 % of the budget against 36 %, see bench/README.md).
     pub population_before_stopping: bool,
+    /// Beyond the seed — rounds of global starts only (no hops) the run
+    /// makes once the hops around the agreed best have stopped paying,
+    /// before the estimate of unseen minima may stop it. One: over 100
+    /// seeds g17 95 of 100 runs against 87 with none (its failures had
+    /// stopped at the second basin right after the hops, on the hop rounds'
+    /// two global starts each), for 7 % more evaluations in all; two gave
+    /// no more (bench/README.md, 2026-11-27).
+    pub global_rounds_before_stopping: u32,
     /// A local trajectory whose first SQP descent from its seed settles at
     /// a feasible point ends there, without the augmented Lagrangian.
     pub stop_after_descent: bool,
@@ -126,6 +134,17 @@ pub struct AsoConfig {
     /// where the first seed's descent is done before the second's starts —
     /// on an easy problem the first answer comes after one SLSQP run.
     pub descents_in_turn: bool,
+    /// Beyond the seed — the first round gives one descent the lead (with
+    /// `descents_in_turn`): it evaluates only its own `seed_oversampling`
+    /// samples and descends from the better at once; the round's other
+    /// trajectories evaluate the rest of its samples (one batch) when their
+    /// turns come. Over 100 seeds × 24 problems the median evaluations to
+    /// success fell on 15 problems (g04 26 → 20, g11 24 → 20, g23 168 →
+    /// 142, welded beam 54 → 48) and rose on 9 (g24 33 → 49, pressure
+    /// vessel 120 → 172, g13 308 → 342: their first start is the better of
+    /// two samples, not the best of eight); 14 problems at or under
+    /// multistart SLSQP's against 11 (bench/README.md, 2026-11-27).
+    pub lead_descent: bool,
     /// Beyond the seed — local trajectories per round of a numeric run
     /// (0: `n_trajectories`). Four, with two of them hopping around the
     /// best (`hops_per_round`): over 100 seeds × 24 problems 2,357
@@ -201,8 +220,10 @@ impl Default for AsoConfig {
             agreement_tolerance: 1e-4,
             max_unseen_minima: 0.5,
             population_before_stopping: false,
+            global_rounds_before_stopping: 1,
             stop_after_descent: true,
             descents_in_turn: true,
+            lead_descent: true,
             round_trajectories: 4,
             hops_per_round: 2,
             seed_oversampling: 2,

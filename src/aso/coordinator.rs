@@ -41,7 +41,7 @@ pub use super::trajectory::{
     TrajectoryKind, TrajectoryState, TrajectoryStatus, TrajectoryStop, TrajectorySummary, apply_directive,
 };
 use crate::numeric::alm::{AlmSettings, Candidate, ChunkStatus};
-use crate::numeric::problem::{Evaluation, Problem};
+use crate::numeric::problem::Problem;
 use crate::store::{Store, TelemetryRow};
 
 /// What a whole coordinator invocation produced.
@@ -168,6 +168,8 @@ impl Coordinator {
         // Whether the rounds have moved from hops around the best to global
         // starts only.
         let mut exploring = false;
+        // Rounds of global starts only, since the hops stopped paying.
+        let mut global_rounds = 0u32;
         let mut next_id = 0u32;
         let mut populations = 0u32;
 
@@ -192,60 +194,93 @@ impl Coordinator {
             if left < 2 * n as u64 + self.chunk().min(left) {
                 break;
             }
-            let seed_rng = ChaCha8Rng::seed_from_u64(rng.random());
-            // Hops around the best point until they stop paying with the best
-            // agreed on; then every start is a global one, which is what the
-            // estimate of unseen minima counts.
-            let incumbent = best.as_ref().filter(|b| b.max_violation <= tol && !exploring).map(|b| b.x.clone());
-            let scale = HOP_SCALES[round.saturating_sub(1) % HOP_SCALES.len()];
-            round += 1;
-            let (seeds, seed_evals, around) = match self.round_seeds(incumbent, scale, seed_rng).await {
-                Ok(s) => s,
-                Err(e) if summaries.is_empty() => return self.failed_outcome(budget, e),
-                Err(e) => {
-                    shared.fail(e);
+            let mut seed_rng = ChaCha8Rng::seed_from_u64(rng.random());
+            let all_global = exploring;
+            // The first round gives one descent the lead: it evaluates only
+            // its own samples and descends at once; the others evaluate the
+            // rest of the round's samples (one batch) when their turns come.
+            // The first answer does not wait for every start of the round.
+            let lead = round == 0 && self.config.descents_in_turn && self.config.lead_descent;
+            let starts = if lead {
+                round += 1;
+                self.lead_round(&mut seed_rng, &mut next_id)
+            } else {
+                // Hops around the best point until they stop paying with the best
+                // agreed on; then every start is a global one, which is what the
+                // estimate of unseen minima counts.
+                let incumbent = best.as_ref().filter(|b| b.max_violation <= tol && !exploring).map(|b| b.x.clone());
+                let scale = HOP_SCALES[round.saturating_sub(1) % HOP_SCALES.len()];
+                round += 1;
+                let (seeds, seed_evals, around) = match self.round_seeds(incumbent, scale, seed_rng).await {
+                    Ok(s) => s,
+                    Err(e) if summaries.is_empty() => return self.failed_outcome(budget, e),
+                    Err(e) => {
+                        shared.fail(e);
+                        stop = RunStop::Failed;
+                        break;
+                    }
+                };
+                Self::reserve(&shared, seed_evals);
+                evals += seed_evals;
+                if seeds.is_empty() {
+                    if summaries.is_empty() {
+                        return self.failed_outcome(
+                            budget,
+                            "no valid seed: the problem gave no finite value at any sample".into(),
+                        );
+                    }
                     stop = RunStop::Failed;
                     break;
                 }
+                for (s, _) in &seeds {
+                    if best.as_ref().is_none_or(|cur| s.better_than(cur, tol)) {
+                        best = Some(s.clone());
+                    }
+                }
+                seeds
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (seed, value))| {
+                        let solver = LocalSolver::new(
+                            seed.x.clone(),
+                            self.problem.dimension(),
+                            tol,
+                            self.config.stop_after_descent,
+                        )
+                        .knowing(Some(value));
+                        let mut traj = TrajectoryState::new(next_id, seed.x, self.alm.clone());
+                        traj.around_best = i < around;
+                        next_id += 1;
+                        (traj, solver)
+                    })
+                    .collect()
             };
-            Self::reserve(&shared, seed_evals);
-            evals += seed_evals;
-            if seeds.is_empty() {
-                if summaries.is_empty() {
-                    return self.failed_outcome(
-                        budget,
-                        "no valid seed: the problem gave no finite value at any sample".into(),
-                    );
-                }
-                stop = RunStop::Failed;
-                break;
-            }
-            for (s, _) in &seeds {
-                if best.as_ref().is_none_or(|cur| s.better_than(cur, tol)) {
-                    best = Some(s.clone());
-                }
-            }
             let remaining = shared.pool.load(Ordering::Acquire);
-            let per_trajectory = remaining / seeds.len() as u64;
+            let per_trajectory = remaining / starts.len() as u64;
             // The round's SQP descents take turns (their ALM phases run
             // together, after all of them): the first seed's descent is done
             // before the second's starts, as in a multistart, so on an easy
             // problem the first answer comes after one SLSQP run rather than
             // after three descents sharing the evaluations.
-            let gate = self.config.descents_in_turn.then(|| Gate::new(seeds.len()));
+            let gate = self.config.descents_in_turn.then(|| Gate::new(starts.len()));
             let mut handles = Vec::new();
-            for (i, (seed, value)) in seeds.into_iter().enumerate() {
-                let mut traj = TrajectoryState::new(next_id, seed.x, self.alm.clone());
-                traj.around_best = i < around;
-                next_id += 1;
+            for (traj, solver) in starts {
                 let allocation = match self.config.trajectory_budget_split {
                     BudgetSplit::Equal => per_trajectory,
                     BudgetSplit::Adaptive => remaining,
                 };
                 let rng = ChaCha8Rng::seed_from_u64(rng.random());
-                handles.push(self.run_trajectory(traj, Some(value), allocation, shared.clone(), rng, gate.clone()));
+                handles.push(self.drive(traj, Box::new(solver), allocation, shared.clone(), rng, gate.clone()));
             }
             let mut finished = futures::future::join_all(handles).await;
+            // No trajectory of the lead round found a start it could evaluate.
+            if lead && finished.iter().all(|t| t.best.is_none()) {
+                let error = shared.errors.lock().ok().and_then(|e| e.clone());
+                return self.failed_outcome(
+                    budget,
+                    error.unwrap_or_else(|| "no valid seed: the problem gave no finite value at any sample".into()),
+                );
+            }
             // The evaluator broke during this round: every trajectory of the
             // round ends abandoned, however far it got — which one met the
             // failure first is only a matter of scheduling.
@@ -276,6 +311,9 @@ impl Coordinator {
             // A better best is a new place to hop around.
             if paid {
                 exploring = false;
+                global_rounds = 0;
+            } else if all_global {
+                global_rounds += 1;
             }
             tracing::debug!(
                 round,
@@ -328,6 +366,7 @@ impl Coordinator {
                     if gained(best.as_ref(), before.as_ref(), tol, self.config.agreement_tolerance) {
                         exploring = false;
                         unpaid_rounds = 0;
+                        global_rounds = 0;
                     }
                     if best != before {
                         tracing::debug!(best = best.as_ref().map(|b| b.objective), "the population improved the best");
@@ -339,7 +378,14 @@ impl Coordinator {
                 stop = RunStop::Stalled;
                 break;
             }
-            if exploring && unseen_minima(&summaries, tol, c.agreement_tolerance) < c.max_unseen_minima {
+            // The estimate asks the global starts; at least
+            // `global_rounds_before_stopping` rounds of them after the hops
+            // stopped paying: the hop rounds' two global starts each are too
+            // few to find a basin few starts reach (g17's).
+            if exploring
+                && global_rounds >= c.global_rounds_before_stopping
+                && unseen_minima(&summaries, tol, c.agreement_tolerance) < c.max_unseen_minima
+            {
                 stop = RunStop::Agreed;
                 break;
             }
@@ -430,22 +476,28 @@ impl Coordinator {
         got
     }
 
-    /// A local trajectory: an SQP descent from the seed (`value`: the
-    /// problem's answer there, when the seed was evaluated), then (unless it
-    /// settled) the augmented Lagrangian from the best point it found.
-    async fn run_trajectory(
-        &self,
-        traj: TrajectoryState,
-        value: Option<Evaluation>,
-        allocation: u64,
-        shared: Arc<Shared>,
-        rng: ChaCha8Rng,
-        gate: Option<Gate>,
-    ) -> TrajectoryState {
-        let solver =
-            LocalSolver::new(traj.seed.clone(), self.problem.dimension(), self.tol(), self.config.stop_after_descent)
-                .knowing(value);
-        self.drive(traj, Box::new(solver), allocation, shared, rng, gate).await
+    /// The first round's trajectories (see `produce_candidates`): the first
+    /// with `seed_oversampling` samples of its own, the others sharing the
+    /// rest of the round's Latin hypercube, the best first.
+    fn lead_round(&self, rng: &mut ChaCha8Rng, next_id: &mut u32) -> Vec<(TrajectoryState, LocalSolver)> {
+        let n = self.config.round_size();
+        let k = (self.config.seed_oversampling as usize).max(1);
+        let mut own = seeds::latin_hypercube(&self.problem.bounds(), n * k, rng);
+        let pool = Arc::new(seeds::SeedPool::new(own.split_off(k), n - 1));
+        (0..n)
+            .map(|i| {
+                let source = if i == 0 {
+                    seeds::SeedSource::Own(std::mem::take(&mut own))
+                } else {
+                    seeds::SeedSource::Shared(pool.clone())
+                };
+                let solver =
+                    LocalSolver::seeding(source, self.problem.dimension(), self.tol(), self.config.stop_after_descent);
+                let traj = TrajectoryState::new(*next_id, vec![], self.alm.clone());
+                *next_id += 1;
+                (traj, solver)
+            })
+            .collect()
     }
 
     /// A population trajectory: εDE on `allocation` evaluations from the
@@ -543,6 +595,11 @@ impl Coordinator {
             };
             traj.evals_used += step.evals_used;
             shared.pool.fetch_add(granted.saturating_sub(step.evals_used), Ordering::AcqRel);
+            // What the step saw counts even when the problem then failed
+            // (the lead trajectory's first step is all the run has seen).
+            if let Some(b) = solver.best().filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
+                traj.best = Some(b.clone());
+            }
             if step.status == ChunkStatus::Failed {
                 traj.end(TrajectoryStatus::Abandoned, TrajectoryStop::Failed);
                 shared.fail(step.error.unwrap_or_else(|| "the problem could not be evaluated".into()));
@@ -552,9 +609,6 @@ impl Coordinator {
                 tracing::warn!(trajectory = traj.id, %reason, "the trajectory cannot go on");
                 traj.end(TrajectoryStatus::Abandoned, TrajectoryStop::Failed);
                 break;
-            }
-            if let Some(b) = solver.best().filter(|b| traj.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))) {
-                traj.best = Some(b.clone());
             }
             // A step that evaluated nothing would repeat itself forever.
             if step.evals_used == 0 {

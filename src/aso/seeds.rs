@@ -73,6 +73,7 @@ pub fn filter_valid(
 ) -> Result<(Vec<Seed>, u64), EvalError> {
     let mut valid = Vec::new();
     let evals = samples.len() as u64;
+    tracing::trace!(evals, wanted, "seed batch");
     let mut last_error = None;
     // One batch: a persistent external evaluator answers it in one message.
     let answers = problem.evaluate_batch(&samples);
@@ -106,6 +107,77 @@ pub fn filter_valid(
     });
     valid.truncate(wanted);
     Ok((valid, evals))
+}
+
+/// Where a local trajectory starts when its start is chosen on its own
+/// first step rather than before the round: the first round's lead
+/// trajectory evaluates its own samples only and descends at once; the
+/// others share the rest of the round's samples.
+pub enum SeedSource {
+    /// Samples of its own, evaluated as one batch, the best kept.
+    Own(Vec<Vec<f64>>),
+    /// The round's shared samples: the first trajectory to need a start
+    /// evaluates them all as one batch; each takes the best one left.
+    Shared(std::sync::Arc<SeedPool>),
+}
+
+/// The shared samples of a round (see [`SeedSource::Shared`]).
+pub struct SeedPool {
+    state: std::sync::Mutex<PoolState>,
+}
+
+struct PoolState {
+    /// Not evaluated yet.
+    samples: Vec<Vec<f64>>,
+    /// Evaluated and valid, best last (taken from the end).
+    seeds: Vec<Seed>,
+    /// How many starts the pool is for: the best `wanted` of its samples.
+    wanted: usize,
+}
+
+impl SeedPool {
+    pub fn new(samples: Vec<Vec<f64>>, wanted: usize) -> SeedPool {
+        SeedPool { state: std::sync::Mutex::new(PoolState { samples, seeds: Vec::new(), wanted }) }
+    }
+
+    /// Evaluations the next [`SeedPool::take`] may make.
+    pub fn pending(&self) -> u64 {
+        self.state.lock().map(|s| s.samples.len() as u64).unwrap_or(0)
+    }
+}
+
+impl SeedSource {
+    /// Evaluations choosing the start may take.
+    pub fn pending(&self) -> u64 {
+        match self {
+            SeedSource::Own(samples) => samples.len() as u64,
+            SeedSource::Shared(pool) => pool.pending(),
+        }
+    }
+
+    /// The start: the best valid sample (of its own, or the best one left
+    /// of the round's), with the evaluations spent; `None` when no sample
+    /// could be evaluated to finite values.
+    pub fn choose(self, problem: &dyn Problem, tol: f64) -> Result<(Option<Seed>, u64), EvalError> {
+        match self {
+            SeedSource::Own(samples) => {
+                let (mut seeds, used) = filter_valid(problem, samples, 1, tol)?;
+                Ok((seeds.pop(), used))
+            }
+            SeedSource::Shared(pool) => {
+                let mut state = pool.state.lock().unwrap_or_else(|p| p.into_inner());
+                let mut used = 0;
+                if !state.samples.is_empty() {
+                    let samples = std::mem::take(&mut state.samples);
+                    let (mut seeds, evals) = filter_valid(problem, samples, state.wanted, tol)?;
+                    seeds.reverse();
+                    state.seeds = seeds;
+                    used = evals;
+                }
+                Ok((state.seeds.pop(), used))
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -282,9 +282,14 @@ pub struct LocalSolver {
     phase: Phase,
     dimension: usize,
     stop_after_descent: bool,
+    /// The strict feasibility tolerance (the descent's, and the rank of the samples).
+    tol: f64,
 }
 
 enum Phase {
+    /// The start is not chosen yet: the first step evaluates the samples
+    /// (see [`seeds::SeedSource`]) and descends from the best at once.
+    Seeding(Option<seeds::SeedSource>),
     Descent(SqpSolver),
     /// The ALM, with the descent it took over from: the diagnostics read the
     /// descent's end until the ALM has a state of its own.
@@ -293,7 +298,59 @@ enum Phase {
 
 impl LocalSolver {
     pub fn new(seed: Vec<f64>, dimension: usize, tol: f64, stop_after_descent: bool) -> LocalSolver {
-        LocalSolver { phase: Phase::Descent(SqpSolver::new(seed, dimension, tol)), dimension, stop_after_descent }
+        LocalSolver { phase: Phase::Descent(SqpSolver::new(seed, dimension, tol)), dimension, stop_after_descent, tol }
+    }
+
+    /// A local trajectory whose start is chosen on its first step, from
+    /// `source`'s samples (which that step evaluates).
+    pub fn seeding(source: seeds::SeedSource, dimension: usize, tol: f64, stop_after_descent: bool) -> LocalSolver {
+        LocalSolver { phase: Phase::Seeding(Some(source)), dimension, stop_after_descent, tol }
+    }
+
+    /// Evaluations the samples not yet evaluated may take.
+    fn seeding_evaluations(&self) -> u64 {
+        match &self.phase {
+            Phase::Seeding(Some(source)) => source.pending(),
+            _ => 0,
+        }
+    }
+
+    /// Chooses the start (evaluating the samples): the descent from it
+    /// takes over, knowing its value. The evaluations used, or the step
+    /// that ends the trajectory (the problem failed, or no sample had a
+    /// finite value).
+    fn choose_start(&mut self, problem: &dyn Problem) -> Result<u64, Step> {
+        let Phase::Seeding(source) = &mut self.phase else { return Ok(0) };
+        let Some(source) = source.take() else { return Ok(0) };
+        let ended = |evals_used, status, error: Option<String>, ended: Option<String>| Step {
+            evals_used,
+            status,
+            error,
+            ended,
+            converged: false,
+            judged: false,
+        };
+        let own = matches!(source, seeds::SeedSource::Own(_));
+        match source.choose(problem, self.tol) {
+            Ok((Some((start, value)), used)) => {
+                let mut descent = SqpSolver::new(start.x, self.dimension, self.tol);
+                descent.known = Some(value);
+                self.phase = Phase::Descent(descent);
+                Ok(used)
+            }
+            Ok((None, used)) => Err(ended(
+                used,
+                ChunkStatus::Skipped,
+                None,
+                Some("no sample gave the problem's values a start can use".into()),
+            )),
+            // Its own few samples failing need not mean a broken problem:
+            // the round's other trajectories try theirs.
+            Err(e) if own => {
+                Err(ended(0, ChunkStatus::Skipped, None, Some(format!("no sample could be evaluated: {}", e.0))))
+            }
+            Err(e) => Err(ended(0, ChunkStatus::Failed, Some(e.0), None)),
+        }
     }
 
     /// The problem's answer at the seed, already evaluated (see `SqpSolver::known`).
@@ -315,18 +372,20 @@ impl LocalSolver {
         }
     }
 
-    /// The solver that steps now.
-    fn current(&self) -> &dyn ChunkSolver {
+    /// The solver that steps now (a trajectory still choosing its start
+    /// has none: `None`).
+    fn current(&self) -> Option<&dyn ChunkSolver> {
         match &self.phase {
-            Phase::Descent(d) => d,
-            Phase::Alm(a, _) => a,
+            Phase::Seeding(_) => None,
+            Phase::Descent(d) => Some(d),
+            Phase::Alm(a, _) => Some(a),
         }
     }
 
     /// The solver whose state the diagnostics read.
-    fn shown(&self) -> &dyn ChunkSolver {
+    fn shown(&self) -> Option<&dyn ChunkSolver> {
         match &self.phase {
-            Phase::Alm(a, Some(d)) if a.state.is_none() => d.as_ref(),
+            Phase::Alm(a, Some(d)) if a.state.is_none() => Some(d.as_ref()),
             _ => self.current(),
         }
     }
@@ -338,19 +397,47 @@ impl ChunkSolver for LocalSolver {
     }
 
     fn descending(&self) -> bool {
-        matches!(self.phase, Phase::Descent(_))
+        matches!(self.phase, Phase::Descent(_) | Phase::Seeding(_))
     }
 
+    /// (A trajectory choosing its start asks for its samples and the
+    /// descent from the best of them: one step.)
     fn wants(&self, chunk: u64) -> u64 {
-        self.current().wants(chunk)
+        match self.current() {
+            Some(s) => s.wants(chunk),
+            None => self.seeding_evaluations() + POLISH_ITERATIONS * (self.dimension as u64 + 1),
+        }
     }
 
     fn least(&self) -> u64 {
-        self.current().least()
+        match self.current() {
+            Some(s) => s.least(),
+            None => self.seeding_evaluations() + self.dimension as u64 + 2,
+        }
     }
 
     fn step(&mut self, problem: &dyn Problem, budget: u64, settings: &AlmSettings) -> Step {
+        let seeding = match self.choose_start(problem) {
+            Ok(used) => used,
+            Err(step) => return step,
+        };
+        if seeding > 0 {
+            let mut step = self.step(problem, budget.saturating_sub(seeding), settings);
+            step.evals_used += seeding;
+            return step;
+        }
         let mut step = match &mut self.phase {
+            // (Chosen above: a start that is not there ends the trajectory.)
+            Phase::Seeding(_) => {
+                return Step {
+                    evals_used: 0,
+                    status: ChunkStatus::Skipped,
+                    error: None,
+                    ended: Some("the trajectory has no start".into()),
+                    converged: false,
+                    judged: false,
+                };
+            }
             Phase::Alm(alm, handed_over) => {
                 let mut step = alm.step(problem, budget, settings);
                 if alm.state.is_some() && handed_over.take().is_some() {
@@ -373,19 +460,22 @@ impl ChunkSolver for LocalSolver {
     }
 
     fn snapshot(&self, names: &Names) -> Option<Snapshot> {
-        self.shown().snapshot(names)
+        self.shown()?.snapshot(names)
     }
 
     fn best(&self) -> Option<&Candidate> {
-        self.shown().best()
+        self.shown()?.best()
     }
 
     fn annotate(&self, d: &mut OptimizerDiagnostics) {
-        self.shown().annotate(d)
+        if let Some(s) = self.shown() {
+            s.annotate(d)
+        }
     }
 
     fn apply(&mut self, d: &Directive, traj: &mut TrajectoryState, config: &AsoConfig, names: &Names) -> u32 {
         match &mut self.phase {
+            Phase::Seeding(_) => 0,
             Phase::Descent(s) => s.apply(d, traj, config, names),
             Phase::Alm(a, _) => a.apply(d, traj, config, names),
         }
@@ -399,6 +489,11 @@ impl ChunkSolver for LocalSolver {
     /// next step there).
     fn restart(&mut self, point: Option<Vec<f64>>, rng: &mut ChaCha8Rng, left: u64) {
         match &mut self.phase {
+            Phase::Seeding(_) => {
+                if let Some(x) = point {
+                    self.phase = Phase::Descent(SqpSolver::new(x, self.dimension, self.tol));
+                }
+            }
             Phase::Descent(s) => s.restart(point, rng, left),
             Phase::Alm(a, handed_over) => {
                 *handed_over = None;
@@ -409,6 +504,7 @@ impl ChunkSolver for LocalSolver {
 
     fn polish_at_end(&self, best: &Candidate, tol: f64) -> bool {
         match &self.phase {
+            Phase::Seeding(_) => false,
             Phase::Descent(d) => d.polish_at_end(best, tol),
             Phase::Alm(..) => true,
         }

@@ -194,6 +194,7 @@ impl Problem for Recorder {
     fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
         let index = self.evals.fetch_add(1, Ordering::AcqRel) + 1;
         let e = self.inner.evaluate(x)?;
+        tracing::trace!(index, x = ?x, f = e.objective, v = e.max_violation(), "eval");
         self.note(index, &e);
         Ok(e)
     }
@@ -205,6 +206,7 @@ impl Problem for Recorder {
         let answers = self.inner.evaluate_batch(points);
         for (i, e) in answers.iter().enumerate() {
             if let Ok(e) = e {
+                tracing::trace!(index = first + i as u64, x = ?points[i], f = e.objective, v = e.max_violation(), "eval");
                 self.note(first + i as u64, e);
             }
         }

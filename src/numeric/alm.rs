@@ -392,9 +392,13 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
     // One outer iteration needs at least a gradient and a step.
     while budget.saturating_sub(tracker.borrow().evals) > n as u64 + 1 {
         let remaining = budget - tracker.borrow().evals - 1; // keep one for the final evaluation
-        // SLSQP counts a gradient as one call: n + 1 evaluations by differences, one when exact.
+        // A gradient costs n + 1 evaluations by differences, one when exact;
+        // SLSQP makes two calls an iteration (the trial point, then its
+        // gradient there, which reuses the trial's value: `last` below) but
+        // one at its start (value and gradient): 2q − 1 calls for the q
+        // gradients the chunk can pay.
         let per_call = if state.exact_gradients { 1 } else { n as u64 + 1 };
-        let maxeval = (remaining / per_call).max(1) as usize;
+        let maxeval = (2 * (remaining / per_call)).saturating_sub(1).max(1) as usize;
         let lower: Vec<(f64, f64)> = state
             .x
             .iter()
@@ -403,9 +407,18 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
             .map(|((x, (lo, hi)), r)| ((x - r).max(*lo), (x + r).min(*hi)))
             .collect();
         let frozen = state.clone();
+        // The last point evaluated without a gradient (a line search's trial
+        // point), its value and evaluation: SLSQP asks for the gradient at
+        // the point it accepts right after, which then costs only the probes.
+        let last: RefCell<Option<(Vec<f64>, f64, Option<Evaluation>)>> = RefCell::new(None);
         let lagrangian = |x: &[f64], grad: Option<&mut [f64]>, _: &mut ()| -> f64 {
             let mut t = tracker.borrow_mut();
-            let Some(g) = grad else { return t.lagrangians(&[x.to_vec()], &frozen).0[0] };
+            let Some(g) = grad else {
+                let (values, e) = t.lagrangians(&[x.to_vec()], &frozen);
+                *last.borrow_mut() = Some((x.to_vec(), values[0], e));
+                return values[0];
+            };
+            let known = last.borrow_mut().take().filter(|(at, value, _)| at == x && value.is_finite());
             // Forward-difference steps, inwards at the upper bound so the
             // probe stays inside the box.
             let steps: Vec<f64> = (0..x.len())
@@ -425,7 +438,10 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
                     .collect()
             };
             if frozen.exact_gradients {
-                let (values, e) = t.lagrangians(&[x.to_vec()], &frozen);
+                let (values, e) = match known {
+                    Some((_, value, Some(e))) => (vec![value], Some(e)),
+                    _ => t.lagrangians(&[x.to_vec()], &frozen),
+                };
                 if let Some(exact) = e.as_ref().and_then(|e| augmented_gradient(e, &frozen)) {
                     g.copy_from_slice(&exact);
                     return values[0];
@@ -443,10 +459,18 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
                 }
                 return values[0];
             }
-            // The point and its n probes in one batch.
-            let mut points = vec![x.to_vec()];
-            points.extend(probes(x));
-            let (values, _) = t.lagrangians(&points, &frozen);
+            // The point (unless just evaluated) and its n probes in one batch.
+            let values = match known {
+                Some((_, value, _)) => {
+                    let (shifted, _) = t.lagrangians(&probes(x), &frozen);
+                    std::iter::once(value).chain(shifted).collect::<Vec<f64>>()
+                }
+                None => {
+                    let mut points = vec![x.to_vec()];
+                    points.extend(probes(x));
+                    t.lagrangians(&points, &frozen).0
+                }
+            };
             for (k, step) in steps.iter().enumerate() {
                 g[k] = (values[k + 1] - values[0]) / step;
             }

@@ -172,6 +172,7 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
 pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluation>, budget: u64, tol: f64) -> Polished {
     let n = problem.dimension();
     let bounds = problem.bounds();
+    tracing::trace!(known = known.is_some(), budget, x0 = ?x0, "polish start");
     if budget < n as u64 + 2 || x0.len() != n {
         return Polished {
             best: None,
@@ -282,9 +283,12 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
     // are shifted a margin inside.
     let inequality_tolerances = vec![margin; constraints.len()];
     let equality_tolerances = vec![margin; equalities.len()];
-    // SLSQP counts a gradient as one call: n + 1 evaluations by differences, one when exact.
+    // A gradient costs n + 1 evaluations by differences, one when exact.
     let per_call = if first.gradients.is_some() { 1 } else { n as u64 + 1 };
-    let maxeval = (budget / per_call).max(1) as usize;
+    // NLopt's count is of objective calls: two an iteration (the trial
+    // point, then its gradient at the same point, which the cache answers
+    // from the value it has), plus one per backtracking step.
+    let maxeval = (2 * (budget / per_call)).max(1) as usize;
     let stop = slsqp::StopTols { ftol_rel: 1e-12, xtol_rel: 1e-12, ..slsqp::StopTols::default() };
     let outcome = slsqp::minimize_with_equalities(
         objective,
@@ -330,6 +334,7 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
         && c.error.is_none()
         && !c.diverged
         && c.best.as_ref().is_some_and(|b| b.max_violation <= tol && b.objective.is_finite());
+    tracing::trace!(evals = c.evals, spent, ?end, converged, best = ?c.best.as_ref().map(|b| (b.objective, b.max_violation)), "polish end");
     Polished { best: c.best, at_best: c.at_best, evals_used: c.evals, error: c.error.map(|e| e.0), converged, end }
 }
 
@@ -649,6 +654,46 @@ mod tests {
         .unwrap();
         assert!((x[0] + 1.0).abs() < 1e-6 && (x[1] + 1.0).abs() < 1e-6, "{x:?}");
         assert!((x[0] * x[0] + x[1] * x[1] - 2.0).abs() < 1e-10, "{x:?}");
+    }
+
+    #[test]
+    fn the_vendored_slsqp_asks_for_a_gradient_only_at_points_its_line_search_accepted() {
+        // Rosenbrock's valley: many full steps are rejected. A gradient at a
+        // trial point the search then rejects costs a polish n evaluations
+        // for nothing (NLopt asked for the first trial's at once); each
+        // gradient must come after the point's value, at that same point.
+        let calls: std::cell::RefCell<Vec<(Vec<f64>, bool)>> = Default::default();
+        let rosenbrock = |x: &[f64], g: Option<&mut [f64]>, _: &mut ()| {
+            calls.borrow_mut().push((x.to_vec(), g.is_some()));
+            if let Some(g) = g {
+                g[0] = -2.0 * (1.0 - x[0]) - 400.0 * x[0] * (x[1] - x[0] * x[0]);
+                g[1] = 200.0 * (x[1] - x[0] * x[0]);
+            }
+            (1.0 - x[0]).powi(2) + 100.0 * (x[1] - x[0] * x[0]).powi(2)
+        };
+        let none: Vec<&dyn slsqp::Func<()>> = vec![];
+        let (_, x, _) = slsqp::minimize_with_equalities(
+            rosenbrock,
+            &[-1.2, 1.0],
+            &[(-5.0, 5.0), (-5.0, 5.0)],
+            &none,
+            &[],
+            &none,
+            &[],
+            (),
+            500,
+            Some(slsqp::StopTols { ftol_rel: 1e-14, ..slsqp::StopTols::default() }),
+        )
+        .unwrap();
+        assert!((x[0] - 1.0).abs() < 1e-4 && (x[1] - 1.0).abs() < 1e-4, "{x:?}");
+        let calls = calls.into_inner();
+        let backtracks = calls.windows(2).filter(|w| !w[0].1 && !w[1].1).count();
+        assert!(backtracks > 0, "the line search never backtracked: the test proves nothing");
+        for (i, w) in calls.windows(2).enumerate() {
+            if w[1].1 {
+                assert!(w[0].0 == w[1].0 && !w[0].1, "call {}: a gradient at a point not evaluated just before", i + 1);
+            }
+        }
     }
 
     #[test]

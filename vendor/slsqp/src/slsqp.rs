@@ -3225,11 +3225,13 @@ unsafe fn slsqpb_(
                     }
                     i__ += 1;
                 }
-                *mode = if line == 1 as ::core::ffi::c_int {
-                    -(2 as ::core::ffi::c_int)
-                } else {
-                    1 as ::core::ffi::c_int
-                };
+                // Attractor: every trial point of the line search is evaluated
+                // without its gradient (mode 1, as in Kraft's SLSQP and
+                // SciPy's); the gradient follows (mode -1) once the point is
+                // accepted. NLopt asked for the first trial's gradient at
+                // once (mode -2), which with finite differences costs n
+                // evaluations thrown away whenever that step is rejected.
+                *mode = 1 as ::core::ffi::c_int;
                 current_block = 7663700016002789541;
             }
             17565015850456805979 => {
