@@ -15,21 +15,11 @@ pub fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/app").join(name).display().to_string()
 }
 
-/// A temporary folder with a database filled by the real CLI: a SQLite
-/// file in the folder or, in `scripts/test.sh`'s PostgreSQL pass
-/// (`ATTRACTOR_TEST_PG`), a fresh database on its cluster.
-pub struct World {
-    pub dir: tempfile::TempDir,
-    pub db: PathBuf,
-}
+/// The tests' world (tests/common/world.rs) filled by the real CLI, and
+/// served over HTTP.
+pub use super::world::World;
 
 impl World {
-    pub fn new() -> World {
-        let dir = tempfile::tempdir().unwrap();
-        let db = super::pg::test_database().map_or_else(|| dir.path().join("attractor.db"), PathBuf::from);
-        World { dir, db }
-    }
-
     pub fn db(&self) -> PathBuf {
         self.db.clone()
     }
