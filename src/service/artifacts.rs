@@ -67,15 +67,13 @@ impl Service {
         let mut measures: HashMap<i64, (u32, Vec<f64>)> = HashMap::new();
         let mut rolled_back = HashSet::new();
         for e in self.store.closed_epochs_naming(name).await? {
-            let parent: BTreeMap<String, i64> = serde_json::from_str(&e.parent_artifacts_json).unwrap_or_default();
-            if let Some(version) = parent.get(name) {
+            let record = super::suites::EpochRecord::of(&e);
+            if let Some(version) = record.parent.get(name) {
                 let m = measures.entry(*version).or_default();
                 m.0 += 1;
                 m.1.extend(e.mean_loss);
             }
-            let child: Value =
-                e.child_artifacts_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null);
-            for event in super::suites::parse_events(&child) {
+            for event in record.events {
                 if let ArtifactEvent::Rollback { artifact, from_version, .. } = event
                     && artifact == name
                 {

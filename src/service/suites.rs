@@ -163,14 +163,9 @@ impl Service {
             // Nothing started yet: an empty window.
             _ => EpochWindow::NewestOf { first: 1, last: 0, offset, limit },
         };
-        let mut page = self.suite_epochs_in(key, with_runs, window).await?;
-        // An epoch a cancel left open is finished by the next launch: each
-        // lists the runs it started (fixed-width UTC timestamps compare as text).
-        let started = launch.started_at.unwrap_or(launch.enqueued_at);
-        let ours =
-            |r: &RunItem| r.started_at >= started && launch.finished_at.as_ref().is_none_or(|end| r.started_at <= *end);
+        let mut page = self.epochs_of(suite, with_runs, window).await?;
         for e in &mut page.epochs {
-            e.runs.retain(ours);
+            e.runs.retain(|r| launch.started_run(&r.started_at));
         }
         Ok(page)
     }
@@ -179,7 +174,11 @@ impl Service {
     /// report, a page for the API, one for a run's epoch), with their runs
     /// when asked for.
     pub(super) async fn suite_epochs_in(&self, key: &str, with_runs: bool, window: EpochWindow) -> Result<SuiteEpochs> {
-        let row = self.find_suite(key).await?;
+        self.epochs_of(self.find_suite(key).await?, with_runs, window).await
+    }
+
+    /// [`Service::suite_epochs_in`] for a suite already read.
+    async fn epochs_of(&self, row: SuiteRow, with_runs: bool, window: EpochWindow) -> Result<SuiteEpochs> {
         let tasks = task_infos(&row);
         let holdout: HashMap<&str, bool> = tasks.iter().map(|t| (t.name.as_str(), t.holdout)).collect();
         let epochs = self.store.epochs_in(row.id, window).await?;
@@ -460,6 +459,32 @@ fn moved_between(closed: &BTreeMap<String, i64>, next: &BTreeMap<String, i64>) -
         .collect()
 }
 
+/// What an epoch's record says beyond its numbers: the versions it ran
+/// with, those active after its close, its moves (updates, rollbacks), why
+/// it changed nothing, and what its model calls cost.
+pub(super) struct EpochRecord {
+    pub(super) parent: BTreeMap<String, i64>,
+    pub(super) child: BTreeMap<String, i64>,
+    pub(super) events: Vec<ArtifactEvent>,
+    pub(super) note: Option<String>,
+    pub(super) model: Option<crate::llm::ModelSpend>,
+}
+
+impl EpochRecord {
+    /// Reads them from the record's JSON; what does not parse reads as none.
+    pub(super) fn of(e: &EpochRow) -> EpochRecord {
+        let child: Value =
+            e.child_artifacts_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null);
+        EpochRecord {
+            parent: serde_json::from_str(&e.parent_artifacts_json).unwrap_or_default(),
+            child: serde_json::from_value(child["artifacts"].clone()).unwrap_or_default(),
+            events: parse_events(&child),
+            note: child["note"].as_str().map(str::to_string),
+            model: serde_json::from_value(child["model"].clone()).ok(),
+        }
+    }
+}
+
 /// Reads the event log of `child_artifacts_json`. Unknown event types are
 /// skipped: a newer Attractor may write kinds this one does not draw.
 pub(super) fn parse_events(child: &Value) -> Vec<ArtifactEvent> {
@@ -656,12 +681,7 @@ pub(super) fn build_epochs(
                 })
                 .collect();
             let held: Vec<f64> = tasks.iter().filter(|t| t.holdout).map(|t| t.loss).collect();
-            let parent: BTreeMap<String, i64> = serde_json::from_str(&e.parent_artifacts_json).unwrap_or_default();
-            let child: Value =
-                e.child_artifacts_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null);
-            let child_artifacts: BTreeMap<String, i64> =
-                serde_json::from_value(child["artifacts"].clone()).unwrap_or_default();
-            let events = parse_events(&child);
+            let EpochRecord { parent, child: child_artifacts, events, note, model } = EpochRecord::of(e);
             EpochView {
                 epoch_id: e.id,
                 epoch_num: e.epoch_num,
@@ -673,8 +693,8 @@ pub(super) fn build_epochs(
                 child_artifacts,
                 transitions: events.iter().map(crate::report::shape::transition_label).collect(),
                 events,
-                note: child["note"].as_str().map(str::to_string),
-                model: serde_json::from_value(child["model"].clone()).ok(),
+                note,
+                model,
                 tasks,
                 runs: runs_by_epoch
                     .remove(&e.id)

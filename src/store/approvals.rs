@@ -164,10 +164,7 @@ impl Store {
     /// The version an artifact's next update would get (what a pending
     /// update will most likely become, unless another lands first).
     pub async fn next_version(&self, artifact: &str) -> Result<i64> {
-        Ok(sqlx::query_scalar("SELECT COALESCE(MAX(version), 0) + 1 FROM artifact_versions WHERE artifact_name = $1")
-            .bind(artifact)
-            .fetch_one(&self.pool)
-            .await?)
+        Ok(sqlx::query_scalar(super::NEXT_VERSION).bind(artifact).fetch_one(&self.pool).await?)
     }
 
     /// The gated update an Inbox question asks about, if it asks about one.

@@ -835,6 +835,9 @@ pub struct ObservedEffect {
     pub rolled_back: bool,
 }
 
+/// The number an artifact's next version gets.
+const NEXT_VERSION: &str = "SELECT COALESCE(MAX(version), 0) + 1 FROM artifact_versions WHERE artifact_name = $1";
+
 async fn insert_version(
     tx: &mut sqlx::AnyConnection,
     name: &str,
@@ -842,11 +845,7 @@ async fn insert_version(
     parent_version: i64,
     epoch_id: Option<i64>,
 ) -> Result<i64> {
-    let next: i64 =
-        sqlx::query_scalar("SELECT COALESCE(MAX(version), 0) + 1 FROM artifact_versions WHERE artifact_name = $1")
-            .bind(name)
-            .fetch_one(&mut *tx)
-            .await?;
+    let next: i64 = sqlx::query_scalar(NEXT_VERSION).bind(name).fetch_one(&mut *tx).await?;
     sqlx::query(
         "INSERT INTO artifact_versions (artifact_name, version, content, parent_version, created_at, epoch_id, is_active)
          VALUES ($1, $2, $3, $4, $5, $6, 0)",

@@ -80,8 +80,20 @@ pub struct QueuedRequest {
     pub last_epoch: Option<i64>,
 }
 
+impl QueuedRequest {
+    /// Whether this request started a run of its epochs (started at
+    /// `run_started_at`): an epoch a cancel left open is finished by the next
+    /// launch, and each launch owns the runs it started. The timestamps are
+    /// fixed-width UTC, so they compare as text; [`Store::run_tallies`]
+    /// applies the same rule in SQL.
+    pub fn started_run(&self, run_started_at: &str) -> bool {
+        let started = self.started_at.as_deref().unwrap_or(&self.enqueued_at);
+        run_started_at >= started && self.finished_at.as_deref().is_none_or(|end| run_started_at <= end)
+    }
+}
+
 /// How a launch's runs ended, counted over the epochs it ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, sqlx::FromRow)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
 pub struct RunTally {
     pub id: i64,
     /// Runs that have ended (a running one is not counted).
@@ -366,9 +378,8 @@ impl Store {
 
     /// The latest requests, newest first.
     /// How the runs of some requests' epochs ended, one row per request
-    /// that has started an epoch. An epoch a cancel left open is finished by
-    /// the next launch: each launch counts the runs it started (timestamps
-    /// are fixed-width UTC, so they compare as text).
+    /// that has started an epoch; each counts the runs it started (the SQL
+    /// form of [`QueuedRequest::started_run`]).
     pub async fn run_tallies(&self, ids: &[i64]) -> Result<Vec<RunTally>> {
         if ids.is_empty() {
             return Ok(Vec::new());
@@ -380,7 +391,8 @@ impl Store {
              FROM run_requests q
              JOIN epochs e ON e.suite_id = q.suite_id AND e.epoch_num BETWEEN q.first_epoch AND q.last_epoch
              JOIN runs r ON r.epoch_id = e.id AND r.status NOT IN ('running', 'queued')
-                 AND r.started_at >= q.started_at AND (q.finished_at IS NULL OR r.started_at <= q.finished_at)
+                 AND r.started_at >= COALESCE(q.started_at, q.enqueued_at)
+                 AND (q.finished_at IS NULL OR r.started_at <= q.finished_at)
              WHERE q.id IN ({})
              GROUP BY q.id",
             self.backend.json_ids(1)
