@@ -21,7 +21,7 @@
 //   helpers), and the proportional set (Pss, shared pages split) of all.
 // WebDriver automation is on (TAURI_WEBVIEW_AUTOMATION), as in the tests.
 //
-// Usage: npm run bench:desktop [-- --samples 5 --idle 5 --vs VAR=VALUE …]
+// Usage: npm run bench:desktop [-- --samples 5 --idle 5 --vs 'VAR=VALUE [VAR2=VALUE2]' …]
 // The binary is ATTRACTOR_DESKTOP_BIN, else the installed
 // /usr/bin/attractor-desktop, else $CARGO_TARGET_DIR/release/attractor-desktop
 // (scripts/package.sh builds it). The environment (MALLOC_ARENA_MAX=2 …) is
@@ -207,10 +207,14 @@ const tuning = Object.entries(process.env)
   .join(" ");
 const variants = [
   { label: tuning || "as is", env: {} },
-  ...opts.vs.map((kv) => {
-    const at = kv.indexOf("=");
-    if (at < 1) throw new Error(`--vs takes VAR=VALUE, not ${kv}`);
-    return { label: kv, env: { [kv.slice(0, at)]: kv.slice(at + 1) } };
+  ...opts.vs.map((assignments) => {
+    const env = {};
+    for (const kv of assignments.split(/\s+/).filter(Boolean)) {
+      const at = kv.indexOf("=");
+      if (at < 1) throw new Error(`--vs takes VAR=VALUE (several separated by spaces), not ${kv}`);
+      env[kv.slice(0, at)] = kv.slice(at + 1);
+    }
+    return { label: assignments, env };
   }),
 ];
 const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");

@@ -16,7 +16,7 @@ import { mkdtempSync, mkdirSync, existsSync, readdirSync, readFileSync, readlink
 import { tmpdir, homedir } from "node:os";
 import { join, resolve } from "node:path";
 // The virtual screen, a free port and a pause, as the package's install test starts them.
-import { freePort, sleep, startXvfb } from "../e2e-package/window.mjs";
+import { captureScreen, freePort, sleep, startXvfb } from "../e2e-package/window.mjs";
 
 const root = resolve(import.meta.dirname, "../..");
 const targetDir = process.env.CARGO_TARGET_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "attractor/target");
@@ -112,8 +112,7 @@ const click = (el) => wd("POST", s(`/element/${el}/click`), {});
 async function shot(name) {
   // A frame drawn right after a DOM change can lag: let it settle.
   await sleep(1000);
-  const png = await wd("GET", s("/screenshot"));
-  writeFileSync(join(shots, name), Buffer.from(png, "base64"));
+  writeFileSync(join(shots, name), captureScreen(xvfb.display));
 }
 
 /**
@@ -225,6 +224,24 @@ describe("the Attractor desktop app", () => {
     });
     assert.match(font.family, /^"?Inter Variable"?,/);
     assert.ok(font.loaded, `the bundled font is not loaded: ${JSON.stringify(font)}`);
+  });
+
+  it("keeps OpenGL out of its own process on a machine without a GPU", async (t) => {
+    if (existsSync("/dev/dri") && readdirSync("/dev/dri").some((n) => n.startsWith("renderD"))) {
+      t.skip("this machine has a GPU: the app renders with it");
+      return;
+    }
+    const pid = appPid();
+    assert.ok(pid, "the app's process is found");
+    const libraries = new Set(
+      readFileSync(`/proc/${pid}/maps`, "utf8")
+        .split("\n")
+        .map((line) => line.split(/\s+/)[5])
+        .filter((path) => path?.startsWith("/")),
+    );
+    assert.ok([...libraries].some((p) => p.includes("libwebkit2gtk")), "the maps are the window's (WebKit is loaded)");
+    const gl = [...libraries].filter((p) => /libLLVM|swrast_dri|libEGL_mesa|libGLX_mesa/.test(p));
+    assert.deepEqual(gl, [], "no software OpenGL in the window's process (src-tauri/src/main.rs, render_without_gpu)");
   });
 
   it("lists the suite the CLI ran on the Suites screen", async () => {

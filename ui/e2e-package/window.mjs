@@ -3,7 +3,7 @@
 // fetch), for the install test beside this file and bench/desktop.mjs: both
 // start a binary that is not the one in the build tree (the installed
 // /usr/bin one) and wait on the first screen.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createServer } from "node:net";
 
 export const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
@@ -19,6 +19,17 @@ export function freePort() {
       s.close(() => ok(port));
     });
   });
+}
+
+/**
+ * What the X server `display` shows, as PNG bytes: the window as a person
+ * sees it, the empty screen around it trimmed. (WebKitWebDriver's own
+ * screenshot waits for WebKit to draw a new frame, which its non-composited
+ * mode — the app's on a machine without a GPU — does not do for a page that
+ * does not change: it never returned.)
+ */
+export function captureScreen(display) {
+  return execFileSync("import", ["-display", display, "-window", "root", "-trim", "+repage", "png:-"], { maxBuffer: 64 * 1024 * 1024 });
 }
 
 /** Starts Xvfb on the first free display and resolves with it and its name (":N"). */
@@ -118,8 +129,8 @@ export async function openWindow({ binary, env, args = [], onSession }) {
     /** The element a CSS selector finds, once it exists. */
     find: async (css, opts) => (await until(css, () => wd("POST", s("/element"), { using: "css selector", value: css }), opts))[ELEMENT],
     text: (el) => wd("GET", s(`/element/${el}/text`)),
-    /** The window's content as PNG bytes. */
-    screenshot: async () => Buffer.from(await wd("GET", s("/screenshot")), "base64"),
+    /** The screen with the window, as PNG bytes. */
+    screenshot: async () => captureScreen(xvfb.display),
   };
   return w;
 }
