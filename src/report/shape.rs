@@ -374,6 +374,7 @@ mod tests {
             suite_path: None,
             last_error: None,
             launch_id: None,
+            last_launch_runs: None,
             model: None,
         };
         let n = epochs.len();

@@ -104,6 +104,7 @@ impl Service {
                 .or_else(|| source.map(str::to_string)),
             last_error: failed.and_then(|l| l.error.clone()),
             launch_id: running.map(|l| l.id),
+            last_launch_runs: latest.filter(|l| l.status.ended()).and_then(|l| l.runs),
             model: None,
         }
     }

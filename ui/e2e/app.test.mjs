@@ -445,7 +445,7 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(await page.getByLabel("Seed").inputValue(), "");
   });
 
-  it("says on Live that a launch finished with every run failed, and cuts a long run list with a way to see it all", async () => {
+  it("says on Live and on Suites that a launch finished with every run failed, and cuts a long run list with a way to see it all", async () => {
     const dir = join(work, "crash");
     mkdirSync(dir, { recursive: true });
     const tasks = Array.from({ length: 16 }, (_, i) => `  - name: t${i}\n    task: Crash.\n    command: exit 3\n`).join("");
@@ -469,6 +469,12 @@ describe("the Attractor web UI against a real server", () => {
     await card.getByTestId("runs-more").click();
     await rows.nth(31).waitFor();
     assert.equal(await rows.count(), 32);
+    // The Suites screen says it beside the suite's status, which is idle.
+    await page.goto(`${server.url}#/`);
+    const row = page.locator("tr[data-suite=crash]");
+    await row.getByTestId("runs-outcome").filter({ hasText: "all 32 runs failed" }).waitFor();
+    assert.equal(await page.locator("tr[data-suite=knobs]").getByTestId("runs-outcome").count(), 0, "knobs' runs did not fail");
+    await shot("11c-suites-all-failed.png");
   });
 
   it("offers every option of `attractor run` on the Launch screen, and the run gets what the form set", async () => {
@@ -798,6 +804,11 @@ describe("the Attractor web UI against a real server", () => {
     await page.getByTestId("wrong-attempts").filter({ hasText: "Attempts per call must be from 1 to 10" }).waitFor();
     assert.equal(await page.getByTestId("limit-attempts").getAttribute("aria-invalid"), "true");
     assert.doesNotMatch(await page.locator(".error").last().innerText(), /\battempts must/);
+    // The error hangs under its own field: the inputs beside it stay level.
+    const tops = await page.evaluate(() =>
+      ["timeout_secs", "attempts"].map((k) => document.querySelector(`[data-testid="limit-${k}"]`).getBoundingClientRect().top),
+    );
+    assert.equal(tops[0], tops[1], `the row's inputs are level (${tops})`);
     await shot("18b-settings-limits.png");
     // Text that is no number is named at its field, not sent as "the default".
     await page.getByTestId("limit-attempts").fill("");

@@ -47,6 +47,10 @@ pub struct SuiteItem {
     pub last_error: Option<String>,
     /// The running launch, when there is one.
     pub launch_id: Option<i64>,
+    /// How the runs of the suite's latest launch ended, once it has ended
+    /// (a launch can finish with every run failed: the suite is idle, its
+    /// results are not to be trusted).
+    pub last_launch_runs: Option<super::LaunchRuns>,
     /// What every model call made for the suite cost (none: no call yet).
     pub model: Option<crate::llm::ModelSpend>,
 }

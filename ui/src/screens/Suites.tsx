@@ -8,6 +8,7 @@ import { ExportReport } from "../components/ExportReport";
 import { useExample } from "../lib/examples";
 import type { SuiteItem } from "../generated/SuiteItem";
 import { fmtLoss } from "../lib/format";
+import { Outcome } from "./live/History";
 import { useLiveQuery } from "../lib/query";
 
 /** A suite whose last launch stopped before the end: its next launch resumes it. */
@@ -81,7 +82,8 @@ export function Suites() {
                     }
                   >
                     <Status status={s.status} />
-                  </span>
+                  </span>{" "}
+                  <Outcome runs={s.last_launch_runs} />
                 </td>
                 <td>
 <div className="actions">

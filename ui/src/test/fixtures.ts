@@ -64,6 +64,7 @@ export const suiteItem = (over: Partial<SuiteItem> = {}): SuiteItem => ({
   suite_path: null,
   last_error: null,
   launch_id: null,
+  last_launch_runs: null,
   model: null,
   ...over,
 });

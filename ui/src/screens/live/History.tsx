@@ -28,7 +28,7 @@ export function Outcome({ runs }: { runs: LaunchRuns | null }) {
   const every = runs.failed === runs.ended;
   return (
     <span className={`badge ${every ? "status-failed" : "status-partial"}`} data-testid="runs-outcome" data-every-failed={every}>
-      {every ? `all ${runs.ended} runs failed` : `${runs.failed} of ${runs.ended} runs failed`}
+      {every ? (runs.ended === 1 ? "its one run failed" : `all ${runs.ended} runs failed`) : `${runs.failed} of ${runs.ended} runs failed`}
     </span>
   );
 }
