@@ -134,6 +134,10 @@ async fn a_cli_run_on_the_same_database_streams_to_the_app_live() {
     assert!(launch["holder"].as_str().unwrap().starts_with("attractor run (pid "), "{launch}");
     assert_eq!(launch["request"]["epochs"], 2);
     assert_eq!(launch["seed"], 4);
+    // The suite's latest launch, asked for by the suite ("Launch again"
+    // starts from it however many launches of other suites came after).
+    assert_eq!(&s.ok("/api/suites/knobs/launches/latest").await, launch);
+    assert_eq!(s.get("/api/suites/nope/launches/latest").await.0, reqwest::StatusCode::NOT_FOUND);
     let count = {
         let store = attractor::store::Store::open(&w.db()).await.unwrap();
         let suite = store.suite_by_name("knobs").await.unwrap().unwrap();

@@ -239,6 +239,17 @@ impl Service {
         launch_views(&self.store, std::slice::from_ref(&row)).await?.into_iter().next().ok_or_else(|| no_launch(id))
     }
 
+    /// A suite's latest launch (the Launch screen's "Launch again" and
+    /// "Resume" start from its settings), however many launches of other
+    /// suites came after it.
+    pub async fn suite_last_launch(&self, key: &str) -> Result<Option<LaunchView>> {
+        let suite = self.find_suite(key).await?;
+        match self.store.latest_request_of_suite(&suite.name).await? {
+            Some(row) => Ok(Some(self.one_view(row).await?)),
+            None => Ok(None),
+        }
+    }
+
     pub async fn launch_view(&self, id: i64) -> Result<LaunchView> {
         let row = self.store.queued_request(id).await?.ok_or_else(|| no_launch(id))?;
         self.one_view(row).await

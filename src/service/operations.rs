@@ -433,6 +433,10 @@ operations! {
     launch(s, request: Body RunRequest) -> LaunchView = Post "/launches" status 202 => s.launch(&request).await;
     /// One launch.
     launch_view(s, id: Path i64) -> LaunchView = Get "/launches/{id}" => s.launch_view(id).await;
+    /// A suite's latest launch however long ago it was (`null`: never launched), whose settings
+    /// "Launch again" and "Resume" start from.
+    suite_last_launch(s, key: Path String) -> Option<LaunchView>
+        = Get "/suites/{key}/launches/latest" => s.suite_last_launch(&key).await;
     /// Cancels a launch, whichever process works it.
     cancel(s, id: Path i64) -> LaunchView = Post "/launches/{id}/cancel" => s.cancel(id).await;
     /// The settings in force and where each comes from (never a secret).

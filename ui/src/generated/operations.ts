@@ -122,6 +122,11 @@ export interface Operations {
    */
   launch_view: { args: { id: number }; answer: LaunchView };
   /**
+   * A suite's latest launch however long ago it was (`null`: never launched), whose settings
+   * "Launch again" and "Resume" start from.
+   */
+  suite_last_launch: { args: { key: string }; answer: LaunchView | null };
+  /**
    * Cancels a launch, whichever process works it.
    */
   cancel: { args: { id: number }; answer: LaunchView };
@@ -199,6 +204,7 @@ export const OPERATIONS: {
   launches: { verb: "GET", path: "/launches", params: {} },
   launch: { verb: "POST", path: "/launches", params: { request: "body" } },
   launch_view: { verb: "GET", path: "/launches/{id}", params: { id: "path" } },
+  suite_last_launch: { verb: "GET", path: "/suites/{key}/launches/latest", params: { key: "path" } },
   cancel: { verb: "POST", path: "/launches/{id}/cancel", params: { id: "path" } },
   settings: { verb: "GET", path: "/settings", params: {} },
   update_settings: { verb: "PUT", path: "/settings", params: { update: "body" } },

@@ -73,16 +73,24 @@ function optional(text: string): number | null {
  * and runs only what is left; any change starts a new plan.
  */
 function useLastLaunch(suite: string | null, apply: (l: LaunchView) => void) {
-  const launches = useQuery({ queryKey: ["launches", "again", suite], queryFn: () => api.launches(), enabled: !!suite, staleTime: 0, gcTime: 0 });
+  // The suite's own latest launch, asked for by name: the launches list
+  // holds only the newest few of all suites.
+  const latest = useQuery({
+    queryKey: ["launches", "again", suite],
+    queryFn: () => api.suite_last_launch({ key: suite ?? "" }),
+    enabled: !!suite,
+    staleTime: 0,
+    gcTime: 0,
+  });
   const [from, setFrom] = useState<LaunchView | null>(null);
   // Another suite (or none) in the address: not that launch's settings.
   useEffect(() => setFrom(null), [suite]);
   useEffect(() => {
-    const last = suite ? launches.data?.find((l) => l.suite === suite) : undefined;
+    const last = suite ? latest.data : undefined;
     if (!last || from?.id === last.id) return;
     setFrom(last);
     apply(last);
-  }, [launches.data, suite]);
+  }, [latest.data, suite]);
   return from;
 }
 
