@@ -135,8 +135,8 @@ pub struct AsoConfig {
     /// on an easy problem the first answer comes after one SLSQP run.
     pub descents_in_turn: bool,
     /// Beyond the seed — the first round gives one descent the lead (with
-    /// `descents_in_turn`): it evaluates only its own `lead_samples`
-    /// samples and descends from the best at once; the round's other
+    /// `descents_in_turn`): it evaluates only its own `seed_oversampling`
+    /// samples and descends from the better at once; the round's other
     /// trajectories evaluate the rest of its samples (one batch) when their
     /// turns come. Over 100 seeds × 24 problems the median evaluations to
     /// success fell on 15 problems (g04 26 → 20, g11 24 → 20, g23 168 →
@@ -145,18 +145,6 @@ pub struct AsoConfig {
     /// two samples, not the best of eight); 14 problems at or under
     /// multistart SLSQP's against 11 (bench/README.md, 2026-11-27).
     pub lead_descent: bool,
-    /// Beyond the seed — samples the lead descent evaluates before it
-    /// descends from the best of them (0: `seed_oversampling`); the round's
-    /// other trajectories share `seed_oversampling` samples each. One: the
-    /// first descent is a multistart's first start, at its cost; with two
-    /// it paid one evaluation more wherever that start succeeds (over 300
-    /// seeds g04 20 against multistart SLSQP's 19, g05 47 against 46, g07
-    /// 126 against 124, g19 179 against 178; with one 19, 46, 124, 178),
-    /// and the better of two samples was the better start only on the speed
-    /// reducer (34 against 41) — 16 of 23 problems at or under multistart
-    /// SLSQP's median against 13 (bench/README.md, 2026-11-27 "The polish's
-    /// inequalities unshifted, its stop at 1e-8").
-    pub lead_samples: u32,
     /// Beyond the seed — local trajectories per round of a numeric run
     /// (0: `n_trajectories`). Four, with two of them hopping around the
     /// best (`hops_per_round`): over 100 seeds × 24 problems 2,357
@@ -236,7 +224,6 @@ impl Default for AsoConfig {
             stop_after_descent: true,
             descents_in_turn: true,
             lead_descent: true,
-            lead_samples: 1,
             round_trajectories: 4,
             hops_per_round: 2,
             seed_oversampling: 2,

@@ -477,18 +477,13 @@ impl Coordinator {
     }
 
     /// The first round's trajectories (see `produce_candidates`): the first
-    /// with `lead_samples` samples of its own, the others sharing the rest
-    /// of the round's Latin hypercube (`seed_oversampling` each), the best
-    /// first.
+    /// with `seed_oversampling` samples of its own, the others sharing the
+    /// rest of the round's Latin hypercube, the best first.
     fn lead_round(&self, rng: &mut ChaCha8Rng, next_id: &mut u32) -> Vec<(TrajectoryState, LocalSolver)> {
         let n = self.config.round_size();
         let k = (self.config.seed_oversampling as usize).max(1);
-        let lead = match self.config.lead_samples {
-            0 => k,
-            l => l as usize,
-        };
-        let mut own = seeds::latin_hypercube(&self.problem.bounds(), lead + (n - 1) * k, rng);
-        let pool = Arc::new(seeds::SeedPool::new(own.split_off(lead), n - 1));
+        let mut own = seeds::latin_hypercube(&self.problem.bounds(), n * k, rng);
+        let pool = Arc::new(seeds::SeedPool::new(own.split_off(k), n - 1));
         (0..n)
             .map(|i| {
                 let source = if i == 0 {
