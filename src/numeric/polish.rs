@@ -259,8 +259,8 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
     // that bound, its linearization there is inconsistent and SLSQP's
     // subproblem fails: from 200 random starts 21 g18 polishes ended
     // failed so, against 2 unshifted (bench/README.md, 2026-11-27 "The
-    // polish's inequalities unshifted"). SLSQP converges onto an active
-    // constraint to far below the margin either way.
+    // polish's inequalities unshifted, its stop at 1e-8"). SLSQP converges
+    // onto an active constraint to far below the margin either way.
     for i in 0..n_ineq {
         constraints.push(make(1 + i, 1.0, 0.0));
     }
@@ -375,8 +375,8 @@ pub fn kkt_residual(x: &[f64], bounds: &[(f64, f64)], e: &Evaluation, g: &[Vec<f
     for (i, value) in e.inequalities.iter().enumerate() {
         let grad = &g[1 + i];
         // Near-active: within 1e-6 of the point's size of the constraint's
-        // surface, or within ten tolerances of it (the polish aims a twentieth
-        // of one inside); a bound within 1e-6 of its range. A wider window
+        // surface, or within ten tolerances of it (the polish stops within a
+        // twentieth of one); a bound within 1e-6 of its range. A wider window
         // takes in constraints the point is not on, and their gradients
         // can then absorb an objective gradient that still points downhill.
         if *value >= -(1e-6 * scale * norm(grad)).max(10.0 * tol) {
