@@ -11,7 +11,8 @@ Usage (the venv comes from bench/setup-peers.sh):
     PY=$(bench/setup-peers.sh)
     $PY bench/peers.py --attractor target/release/attractor --out peers.jsonl \\
         [--problems g01,g04,spring] [--methods slsqp,cobyla] [--runs 20] \\
-        [--seed-base 1] [--budget 100000] [--tol 1e-4] [--gap 1e-4] [--jobs 2] [--quiet]
+        [--seed-base 1] [--budget 100000] [--tol 1e-4] [--gap 1e-4] [--jobs 2] [--quiet] \\
+        [--stop-at-success]
     $PY bench/peers.py summarize peers.jsonl       # markdown tables (stdlib only)
     $PY bench/peers.py pipe-speed --attractor target/release/attractor [--problem g01]
 
@@ -234,8 +235,13 @@ class Evaluator:
 class Run:
     """The budget, the cache and the success bookkeeping of one run."""
 
-    def __init__(self, evaluator: Evaluator, problem: dict, budget: int, tol: float, gap: float):
+    def __init__(
+        self, evaluator: Evaluator, problem: dict, budget: int, tol: float, gap: float, stop_at_success: bool = False
+    ):
         self.evaluator = evaluator
+        # Stop the method at its first success (--stop-at-success): only
+        # evals_to_success is then measured, not what the method does after it.
+        self.stop_at_success = stop_at_success
         self.n = problem["dimension"]
         self.m = len(problem["inequalities"])
         self.p = len(problem["equalities"])
@@ -276,13 +282,22 @@ class Run:
                 self.best_feasible = f
             if self.evals_to_success is None and self.succeeds(f):
                 self.evals_to_success = self.evals
+                if self.stop_at_success:
+                    self._remember(key, value, f, violation)
+                    for stop in self.stop_hooks:
+                        stop()
+                    raise BudgetSpent()
+        self._remember(key, value, f, violation)
+        return value
+
+    def _remember(self, key: bytes, value: tuple, f: float, violation: float) -> None:
+        """The point as the best seen if it is, and in the cache."""
         rank = (0, f) if violation <= self.tol else (1, violation)
         if self.best_key is None or rank < self.best_key:
             self.best_key, self.best_point = rank, (f, violation)
         self.cache[key] = value
         if len(self.cache) > self.cache_size:
             self.cache.popitem(last=False)
-        return value
 
     def _raw(self, x) -> tuple:
         answer = self.evaluator(x.tolist())
@@ -533,7 +548,7 @@ def describe_exception(e: Exception) -> str:
 
 def run_task(task: tuple) -> dict:
     """One (problem, method, seed) run; never raises."""
-    problem, method, seed, budget, tol, gap = task
+    problem, method, seed, budget, tol, gap, stop_at_success = task
     started = time.perf_counter()
     row = dict.fromkeys(FIELDS)
     row.update(problem=problem["name"], method=method, seed=seed, success=False, evals=0)
@@ -541,7 +556,7 @@ def run_task(task: tuple) -> dict:
     x = None
     try:
         ev = evaluator_for(problem["source"])
-        run = Run(ev, problem, budget, tol, gap)
+        run = Run(ev, problem, budget, tol, gap, stop_at_success)
         lo = np.array([b[0] for b in problem["bounds"]], dtype=float)
         hi = np.array([b[1] for b in problem["bounds"]], dtype=float)
         rng = np.random.default_rng(seed)
@@ -553,7 +568,7 @@ def run_task(task: tuple) -> dict:
             x = None
         except nlopt.ForcedStop:
             # NLopt turns a callback's BudgetSpent into a forced stop in some versions.
-            if run.evals < run.budget:
+            if run.evals < run.budget and run.evals_to_success is None:
                 raise
             x = None
         except nlopt.RoundoffLimited:
@@ -631,7 +646,15 @@ def benchmark(args) -> int:
     problems = list_problems(attractor, names)
     done = done_keys(args.out)
     tasks = [
-        (p, m, args.seed_base + r, args.budget, args.tol, args.gap if args.gap is not None else args.tol)
+        (
+            p,
+            m,
+            args.seed_base + r,
+            args.budget,
+            args.tol,
+            args.gap if args.gap is not None else args.tol,
+            args.stop_at_success,
+        )
         for p in problems
         for m in methods
         for r in range(args.runs)
@@ -837,6 +860,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", required=True, help="JSONL file to append to (and resume from)")
     parser.add_argument("--jobs", type=positive_int, default=2, help="worker processes")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "--stop-at-success",
+        action="store_true",
+        help="end each run at its first success (evals_to_success only; evals and the final point then stop there)",
+    )
     return benchmark(parser.parse_args(argv))
 
 

@@ -71,6 +71,15 @@ class RunAccounting(unittest.TestCase):
         run.evaluate([0.85, 1.0])
         self.assertEqual((run.evals_to_success, run.best_feasible, run.evals), (3, -1.9, 4))
 
+    def test_stop_at_success_ends_the_run_at_its_first_success(self):
+        ev = FakeEvaluator()
+        run = peers.Run(ev, dict(PROBLEM, reference=-1.9), 10, 1e-4, 1e-4, stop_at_success=True)
+        run.evaluate([0.8, 1.0])  # feasible, not within the gap: goes on
+        with self.assertRaises(peers.BudgetSpent):
+            run.evaluate([0.9, 1.0])  # the reference: counted, then the run ends
+        self.assertEqual((run.evals_to_success, run.evals, run.best_point), (2, 2, (-1.9, 0.0)))
+        self.assertEqual(run.evaluate([0.9, 1.0])[0], -1.9)  # cached, like any evaluated point
+
     def test_the_gap_is_one_sided_and_relative(self):
         _, run = self.run_with(reference=-1.0)
         self.assertTrue(run.succeeds(-1.5))  # below the reference: reached
@@ -138,7 +147,7 @@ class ThroughTheEvaluator(unittest.TestCase):
         self.addCleanup(signal.signal, signal.SIGINT, signal.getsignal(signal.SIGINT))
         peers.init_worker(binary)
         for method in peers.METHODS:
-            row = peers.run_task((problem, method, 1, 300, 1e-4, 1e-4))
+            row = peers.run_task((problem, method, 1, 300, 1e-4, 1e-4, False))
             self.assertEqual(list(row), list(peers.FIELDS))
             self.assertIsNone(row["error"], (method, row))
             self.assertLessEqual(row["evals"], 300)
