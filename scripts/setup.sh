@@ -89,9 +89,9 @@ ensure_ui_toolchain() {
 # The desktop app's build and test needs, for scripts that build the Tauri
 # shell (test.sh calls this; run.sh does not need it): WebKitGTK 4.1 and GTK
 # headers with the rest of Tauri's Debian prerequisites, a virtual X server
-# (Xvfb) for the window, WebKitWebDriver to drive its webview, and ImageMagick
-# to capture a screen by hand (`import -window root shot.png`). Only the
-# packages not installed yet are fetched.
+# (Xvfb) for the window, WebKitWebDriver to drive its webview, and ImageMagick,
+# whose `import` takes the window tests' screenshots from the X screen (and
+# `identify` checks them). Only the packages not installed yet are fetched.
 ensure_desktop_toolchain() {
   apt_install_missing pkg-config file libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev \
     libxdo-dev libssl-dev xvfb xauth imagemagick webkit2gtk-driver

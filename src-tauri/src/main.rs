@@ -122,9 +122,15 @@ async fn termination() {
 ///   window's process only to ask it for the render node; there is none to
 ///   name, so it gets a placeholder and no EGL display is opened.
 ///
-/// Measured (bench/README.md, "The desktop window"): the window's process
-/// 171 → 115 MiB resident, all processes 499 → 368 MiB, first screen 662 →
-/// 421 ms. With a GPU nothing changes; a variable the person set is kept.
+/// The four go together (the placeholder device is only safe without
+/// DMA-BUFs): a person who set any of them chose their own rendering, and
+/// the app sets none. The ones it sets are the window's alone: they are
+/// named in [`attractor::process::WINDOW_ONLY_ENV`], and the commands the
+/// app runs for tasks start without them.
+///
+/// Measured (bench/README.md, "The desktop window", session 20): the
+/// window's process 171 → 115 MiB resident, all processes 490 → 367 MiB,
+/// first screen 862 → 615 ms. With a GPU nothing changes.
 #[cfg(target_os = "linux")]
 fn render_without_gpu() {
     const NO_GPU: [(&str, &str); 4] = [
@@ -136,16 +142,18 @@ fn render_without_gpu() {
     let gpu = std::fs::read_dir("/dev/dri")
         .map(|dir| dir.flatten().any(|e| e.file_name().to_string_lossy().starts_with("renderD")))
         .unwrap_or(false);
-    if gpu {
+    if gpu || NO_GPU.iter().any(|(name, _)| std::env::var_os(name).is_some()) {
         return;
     }
-    for (name, value) in NO_GPU {
-        if std::env::var_os(name).is_none() {
-            // SAFETY: called first thing in `main`, before any thread exists,
-            // so nothing reads the environment meanwhile. WebKit's processes,
-            // which the window starts later, inherit it.
-            unsafe { std::env::set_var(name, value) };
+    let names: Vec<&str> = NO_GPU.iter().map(|(name, _)| *name).collect();
+    // SAFETY: called first thing in `main`, before any thread exists, so
+    // nothing reads the environment meanwhile. WebKit's processes, which the
+    // window starts later, inherit it.
+    unsafe {
+        for (name, value) in NO_GPU {
+            std::env::set_var(name, value);
         }
+        std::env::set_var(attractor::process::WINDOW_ONLY_ENV, names.join(","));
     }
 }
 

@@ -106,7 +106,7 @@ pub struct SqpSolver {
     /// The objective and constraints at `best`, for the diagnostics.
     at_best: Option<Evaluation>,
     dimension: u64,
-    /// The strict feasibility tolerance the polish aims inside of.
+    /// The strict feasibility tolerance the polish's result is judged at (it stops within a twentieth of it).
     tol: f64,
     /// How the last step ended.
     last: Option<PolishEnd>,

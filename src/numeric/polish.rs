@@ -215,7 +215,8 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
     let (n_ineq, n_eq) = (first.inequalities.len(), first.equalities.len());
     // SLSQP's feasibility tolerance for its stop test (and the half-width
     // of an equality written as a band): a twentieth of the tolerance, so
-    // its converged point is feasible with room to spare; and the best
+    // its converged point, which may sit up to that far outside an active
+    // constraint, is well within the problem's tolerance; and the best
     // point seen is ranked at a tenth of it (see `Cache::tol`) — else a
     // line-search point that rides the tolerance, a hair infeasible with a
     // lower objective, would be reported instead of the converged one,

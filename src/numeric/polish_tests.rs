@@ -285,5 +285,6 @@ fn a_polish_stops_once_its_steps_change_the_objective_by_less_than_1e_8() {
     ];
     let out = polish(p.as_ref(), &x0, 60 * 14, 1e-6);
     assert!(out.converged, "{:?}", out.end);
+    assert!(matches!(out.end, PolishEnd::Settled), "stopped on its own tolerances, not {:?}", out.end);
     assert!(out.evals_used <= 3 * 14, "{} evaluations", out.evals_used);
 }

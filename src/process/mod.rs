@@ -27,6 +27,22 @@
 pub mod launcher;
 pub mod sandbox;
 
+/// Names the variables the desktop app set in its own environment for its
+/// window alone (comma-separated; src-tauri's `render_without_gpu`: no GL on
+/// a machine without a GPU). A command run for a task starts without them
+/// and without this one, as it would from the person's shell.
+pub const WINDOW_ONLY_ENV: &str = "ATTRACTOR_WINDOW_ONLY_ENV";
+
+/// The variables a command should not inherit: the window's own, and their list.
+pub fn window_only_env() -> Vec<String> {
+    let named = std::env::var(WINDOW_ONLY_ENV).unwrap_or_default();
+    let mut names: Vec<String> = named.split(',').filter(|n| !n.is_empty()).map(str::to_string).collect();
+    if !named.is_empty() {
+        names.push(WINDOW_ONLY_ENV.to_string());
+    }
+    names
+}
+
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -180,6 +196,9 @@ pub struct ShellCommand {
     pub cwd: PathBuf,
     /// Added to the inherited environment.
     pub env: Vec<(OsString, OsString)>,
+    /// Left out of the inherited environment ([`window_only_env`]: what the
+    /// desktop app set for its window alone).
+    pub unset: Vec<String>,
     pub timeout: Duration,
     pub capture: Capture,
     /// Run inside this sandbox (writable: `cwd` alone), or as is.
@@ -224,6 +243,7 @@ impl ShellCommand {
             command: command.into(),
             cwd: cwd.into(),
             env: Vec::new(),
+            unset: window_only_env(),
             timeout,
             capture: Capture::head_and_tail(256 * 1024, 256 * 1024),
             sandbox: None,
@@ -262,6 +282,9 @@ impl ShellCommand {
                 c
             }
         };
+        for name in &self.unset {
+            cmd.env_remove(name);
+        }
         cmd.current_dir(&self.cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -627,6 +650,17 @@ mod tests {
         let run = quick("sleep 30", Duration::from_millis(200)).run(None).await;
         assert!(matches!(run.end, ProcessEnd::TimedOut(_)), "{:?}", run.end);
         assert!(run.left_running.is_empty(), "what the timeout killed died: {:?}", run.left_running);
+    }
+
+    #[tokio::test]
+    async fn a_command_starts_without_the_variables_the_window_set_for_itself() {
+        // HOME and PATH stand in for the window's variables: both are in the
+        // tests' environment; the one named is left out, the other kept.
+        let mut cmd = quick("echo ${HOME-unset} ${PATH:+kept}", Duration::from_secs(10));
+        cmd.unset = vec!["HOME".into()];
+        let run = cmd.run(None).await;
+        assert!(run.end.success(), "{:?}", run.end);
+        assert_eq!(run.stdout.trim(), "unset kept");
     }
 
     #[test]

@@ -243,7 +243,12 @@ impl Service {
     /// "Resume" start from its settings), however many launches of other
     /// suites came after it.
     pub async fn suite_last_launch(&self, key: &str) -> Result<Option<LaunchView>> {
-        let suite = self.find_suite(key).await?;
+        // By name first: the screen asks by name, and a suite's name may be
+        // all digits (another suite's id).
+        let suite = match self.store.suite_by_name(key).await? {
+            Some(row) => row,
+            None => self.find_suite(key).await?,
+        };
         match self.store.latest_request_of_suite(&suite.name).await? {
             Some(row) => Ok(Some(self.one_view(row).await?)),
             None => Ok(None),

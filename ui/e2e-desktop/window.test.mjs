@@ -240,7 +240,7 @@ describe("the Attractor desktop app", () => {
         .filter((path) => path?.startsWith("/")),
     );
     assert.ok([...libraries].some((p) => p.includes("libwebkit2gtk")), "the maps are the window's (WebKit is loaded)");
-    const gl = [...libraries].filter((p) => /libLLVM|swrast_dri|libEGL_mesa|libGLX_mesa/.test(p));
+    const gl = [...libraries].filter((p) => /libLLVM|libgallium|swrast_dri|libEGL_mesa|libGLX_mesa/.test(p));
     assert.deepEqual(gl, [], "no software OpenGL in the window's process (src-tauri/src/main.rs, render_without_gpu)");
   });
 

@@ -29,7 +29,11 @@ export function freePort() {
  * does not change: it never returned.)
  */
 export function captureScreen(display) {
-  return execFileSync("import", ["-display", display, "-window", "root", "-trim", "+repage", "png:-"], { maxBuffer: 64 * 1024 * 1024 });
+  try {
+    return execFileSync("import", ["-display", display, "-window", "root", "-trim", "+repage", "png:-"], { maxBuffer: 64 * 1024 * 1024 });
+  } catch (e) {
+    throw new Error(`cannot capture the screen ${display} with ImageMagick's \`import\` (scripts/setup.sh's ensure_desktop_toolchain installs it): ${e.message}`);
+  }
 }
 
 /** Starts Xvfb on the first free display and resolves with it and its name (":N"). */

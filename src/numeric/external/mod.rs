@@ -178,8 +178,11 @@ impl ExternalProblem {
     /// persistent), in its own process group so a kill reaches whatever the
     /// shell started.
     fn spawn(&self, protocol: &str) -> Result<Child, EvalError> {
-        Command::new("sh")
-            .arg("-c")
+        let mut cmd = Command::new("sh");
+        for name in crate::process::window_only_env() {
+            cmd.env_remove(name);
+        }
+        cmd.arg("-c")
             .arg(&self.command)
             .current_dir(&self.dir)
             .env("ATTRACTOR_EVALUATOR_PROTOCOL", protocol)

@@ -86,7 +86,8 @@ function useLastLaunch(suite: string | null, apply: (l: LaunchView) => void) {
   // Another suite (or none) in the address: not that launch's settings.
   useEffect(() => setFrom(null), [suite]);
   useEffect(() => {
-    const last = suite ? latest.data : undefined;
+    // Its own, never another suite's (an answer for the suite asked before).
+    const last = suite && latest.data?.suite === suite ? latest.data : undefined;
     if (!last || from?.id === last.id) return;
     setFrom(last);
     apply(last);

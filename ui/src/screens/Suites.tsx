@@ -83,7 +83,9 @@ export function Suites() {
                   >
                     <Status status={s.status} />
                   </span>{" "}
-                  <Outcome runs={s.last_launch_runs} />
+                  <span title="How the runs of its last launch ended">
+                    <Outcome runs={s.last_launch_runs} />
+                  </span>
                 </td>
                 <td>
 <div className="actions">

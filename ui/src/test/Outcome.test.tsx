@@ -1,3 +1,5 @@
+// The pill that says how a launch's runs ended (Live's cards, the Suites
+// screen): its words for one run and for many, and when it says nothing.
 import { cleanup, render } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import { Outcome } from "../screens/live/History";
