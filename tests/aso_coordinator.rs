@@ -45,15 +45,20 @@ impl Problem for Small {
     }
 }
 
-/// Evaluates fine a few times, then breaks, like a crashing external evaluator.
-struct Breaks(std::sync::atomic::AtomicU32);
+/// `Small` under another name, with `before` run ahead of each evaluation
+/// (an error from it is the evaluation's), knowing the optimum or not.
+struct Around<F> {
+    name: &'static str,
+    known: Option<BestKnown>,
+    before: F,
+}
 
-impl Problem for Breaks {
+impl<F: Fn(&[f64]) -> Result<(), EvalError> + Send + Sync> Problem for Around<F> {
     fn name(&self) -> &str {
-        "breaks"
+        self.name
     }
     fn dimension(&self) -> usize {
-        2
+        Small.dimension()
     }
     fn bounds(&self) -> Vec<(f64, f64)> {
         Small.bounds()
@@ -65,13 +70,26 @@ impl Problem for Breaks {
         Small.equality_names()
     }
     fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
-        if self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 30 {
-            return Err(EvalError("evaluator printed garbage".into()));
-        }
+        (self.before)(x)?;
         Small.evaluate(x)
     }
     fn best_known(&self) -> Option<BestKnown> {
-        None
+        self.known.clone()
+    }
+}
+
+/// Evaluates fine a few times, then breaks, like a crashing external evaluator.
+fn breaks() -> impl Problem {
+    let calls = std::sync::atomic::AtomicU32::new(0);
+    Around {
+        name: "breaks",
+        known: None,
+        before: move |_: &[f64]| {
+            if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 30 {
+                return Err(EvalError("evaluator printed garbage".into()));
+            }
+            Ok(())
+        },
     }
 }
 
@@ -159,8 +177,7 @@ async fn the_budget_is_never_exceeded_in_either_split() {
 
 #[tokio::test]
 async fn a_broken_evaluator_abandons_its_trajectories_with_the_reason() {
-    let out =
-        coordinator(Arc::new(Breaks(Default::default())), AsoConfig::default(), None).produce_candidates(5000).await;
+    let out = coordinator(Arc::new(breaks()), AsoConfig::default(), None).produce_candidates(5000).await;
     assert_eq!(out.error.as_deref(), Some("evaluator printed garbage"));
     assert!(out.trajectories.iter().all(|t| t.status == attractor::aso::coordinator::TrajectoryStatus::Abandoned));
     assert!(out.best.is_some(), "what was seen before the failure is kept");
@@ -345,33 +362,15 @@ async fn hops_per_round_sets_how_many_of_a_rounds_starts_hop_around_the_best() {
     }
 }
 
-/// `Small`, keeping every point evaluated, in order.
-#[derive(Default)]
-struct Logged(std::sync::Mutex<Vec<Vec<f64>>>);
-
-impl Problem for Logged {
-    fn name(&self) -> &str {
-        "logged"
-    }
-    fn dimension(&self) -> usize {
-        2
-    }
-    fn bounds(&self) -> Vec<(f64, f64)> {
-        Small.bounds()
-    }
-    fn inequality_names(&self) -> Vec<String> {
-        Small.inequality_names()
-    }
-    fn equality_names(&self) -> Vec<String> {
-        Small.equality_names()
-    }
-    fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
-        self.0.lock().unwrap().push(x.to_vec());
-        Small.evaluate(x)
-    }
-    fn best_known(&self) -> Option<BestKnown> {
-        Small.best_known()
-    }
+/// `Small`, and every point evaluated, in order.
+fn logging() -> (Arc<dyn Problem>, Arc<std::sync::Mutex<Vec<Vec<f64>>>>) {
+    let points = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = points.clone();
+    let before = move |x: &[f64]| {
+        kept.lock().unwrap().push(x.to_vec());
+        Ok(())
+    };
+    (Arc::new(Around { name: "logged", known: Small.best_known(), before }), points)
 }
 
 /// Whether `probe` is a forward-difference probe of `base`: one variable
@@ -385,18 +384,18 @@ fn probes(base: &[f64], probe: &[f64]) -> bool {
 async fn the_first_descent_starts_after_its_own_two_samples_not_the_whole_rounds_eight() {
     let config = AsoConfig::default();
     assert_eq!((config.round_size(), config.seed_oversampling), (4, 2));
-    let logged = Arc::new(Logged::default());
-    let out = coordinator(logged.clone(), config.clone(), None).produce_candidates(6000).await;
+    let (problem, logged) = logging();
+    let out = coordinator(problem, config.clone(), None).produce_candidates(6000).await;
     assert!(out.best.is_some_and(|b| (b.objective - 1.0).abs() < 1e-5));
-    let points = logged.0.lock().unwrap().clone();
+    let points = logged.lock().unwrap().clone();
     // Two samples, then the gradient at the better of them.
     assert!(probes(&points[0], &points[2]) || probes(&points[1], &points[2]), "{:?}", &points[..4]);
     assert_eq!(out.trajectories.len() % 4, 0, "the lead round is a round of four");
 
     // Without the lead, the round's eight samples come first.
-    let logged = Arc::new(Logged::default());
+    let (problem, logged) = logging();
     let config = AsoConfig { lead_descent: false, ..config };
-    coordinator(logged.clone(), config, None).produce_candidates(6000).await;
-    let points = logged.0.lock().unwrap().clone();
+    coordinator(problem, config, None).produce_candidates(6000).await;
+    let points = logged.lock().unwrap().clone();
     assert!((1..8).all(|i| (0..i).all(|j| !probes(&points[j], &points[i]))), "{:?}", &points[..9]);
 }

@@ -237,23 +237,7 @@ impl Coordinator {
                         best = Some(s.clone());
                     }
                 }
-                seeds
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, (seed, value))| {
-                        let solver = LocalSolver::new(
-                            seed.x.clone(),
-                            self.problem.dimension(),
-                            tol,
-                            self.config.stop_after_descent,
-                        )
-                        .knowing(Some(value));
-                        let mut traj = TrajectoryState::new(next_id, seed.x, self.alm.clone());
-                        traj.around_best = i < around;
-                        next_id += 1;
-                        (traj, solver)
-                    })
-                    .collect()
+                self.seeded_round(seeds, around, &mut next_id)
             };
             let remaining = shared.pool.load(Ordering::Acquire);
             let per_trajectory = remaining / starts.len() as u64;
@@ -474,6 +458,33 @@ impl Coordinator {
             Some(left - got)
         });
         got
+    }
+
+    /// A round's trajectories from its evaluated seeds (the first `around`
+    /// hop around the best): each descends from its seed, knowing its value.
+    fn seeded_round(
+        &self,
+        seeds: Vec<seeds::Seed>,
+        around: usize,
+        next_id: &mut u32,
+    ) -> Vec<(TrajectoryState, LocalSolver)> {
+        seeds
+            .into_iter()
+            .enumerate()
+            .map(|(i, (seed, value))| {
+                let solver = LocalSolver::new(
+                    seed.x.clone(),
+                    self.problem.dimension(),
+                    self.tol(),
+                    self.config.stop_after_descent,
+                )
+                .knowing(Some(value));
+                let mut traj = TrajectoryState::new(*next_id, seed.x, self.alm.clone());
+                traj.around_best = i < around;
+                *next_id += 1;
+                (traj, solver)
+            })
+            .collect()
     }
 
     /// The first round's trajectories (see `produce_candidates`): the first

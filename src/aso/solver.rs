@@ -47,6 +47,32 @@ pub struct Step {
     pub judged: bool,
 }
 
+impl Step {
+    /// A step the problem failed in (`error`): the run ends.
+    fn failed(evals_used: u64, error: String) -> Step {
+        Step {
+            evals_used,
+            status: ChunkStatus::Failed,
+            error: Some(error),
+            ended: None,
+            converged: false,
+            judged: true,
+        }
+    }
+
+    /// A step after which this trajectory cannot go on (`why`); the others go on.
+    fn ended(evals_used: u64, why: impl Into<String>) -> Step {
+        Step {
+            evals_used,
+            status: ChunkStatus::Skipped,
+            error: None,
+            ended: Some(why.into()),
+            converged: false,
+            judged: false,
+        }
+    }
+}
+
 /// One kind of trajectory's optimizer, a step at a time.
 pub trait ChunkSolver: Send + 'static {
     fn kind(&self) -> TrajectoryKind;
@@ -157,17 +183,6 @@ impl SqpSolver {
             _ => false,
         }
     }
-
-    fn failed(evals_used: u64, error: String) -> Step {
-        Step {
-            evals_used,
-            status: ChunkStatus::Failed,
-            error: Some(error),
-            ended: None,
-            converged: false,
-            judged: true,
-        }
-    }
 }
 
 impl ChunkSolver for SqpSolver {
@@ -204,7 +219,7 @@ impl ChunkSolver for SqpSolver {
             // The best point reached counts even when the problem then failed.
             self.absorb(p.best, p.at_best);
             if let Some(e) = p.error {
-                return SqpSolver::failed(used, e);
+                return Step::failed(used, e);
             }
             self.settled = p.converged;
             self.last = Some(p.end);
@@ -322,14 +337,6 @@ impl LocalSolver {
     fn choose_start(&mut self, problem: &dyn Problem) -> Result<u64, Step> {
         let Phase::Seeding(source) = &mut self.phase else { return Ok(0) };
         let Some(source) = source.take() else { return Ok(0) };
-        let ended = |evals_used, status, error: Option<String>, ended: Option<String>| Step {
-            evals_used,
-            status,
-            error,
-            ended,
-            converged: false,
-            judged: false,
-        };
         let own = matches!(source, seeds::SeedSource::Own(_));
         match source.choose(problem, self.tol) {
             Ok((Some((start, value)), used)) => {
@@ -338,18 +345,11 @@ impl LocalSolver {
                 self.phase = Phase::Descent(descent);
                 Ok(used)
             }
-            Ok((None, used)) => Err(ended(
-                used,
-                ChunkStatus::Skipped,
-                None,
-                Some("no sample gave the problem's values a start can use".into()),
-            )),
+            Ok((None, used)) => Err(Step::ended(used, "no sample gave the problem's values a start can use")),
             // Its own few samples failing need not mean a broken problem:
             // the round's other trajectories try theirs.
-            Err(e) if own => {
-                Err(ended(0, ChunkStatus::Skipped, None, Some(format!("no sample could be evaluated: {}", e.0))))
-            }
-            Err(e) => Err(ended(0, ChunkStatus::Failed, Some(e.0), None)),
+            Err(e) if own => Err(Step::ended(0, format!("no sample could be evaluated: {}", e.0))),
+            Err(e) => Err(Step::failed(0, e.0)),
         }
     }
 
@@ -429,14 +429,7 @@ impl ChunkSolver for LocalSolver {
         let mut step = match &mut self.phase {
             // (Chosen above: a start that is not there ends the trajectory.)
             Phase::Seeding(_) => {
-                return Step {
-                    evals_used: 0,
-                    status: ChunkStatus::Skipped,
-                    error: None,
-                    ended: Some("the trajectory has no start".into()),
-                    converged: false,
-                    judged: false,
-                };
+                return Step::ended(0, "the trajectory has no start");
             }
             Phase::Alm(alm, handed_over) => {
                 let mut step = alm.step(problem, budget, settings);
@@ -544,14 +537,7 @@ impl ChunkSolver for AlmSolver {
             (Some(x), _) => Start::Seed(x),
             (None, Some(s)) => Start::Continue(Box::new(s)),
             (None, None) => {
-                return Step {
-                    evals_used: 0,
-                    status: ChunkStatus::Skipped,
-                    error: None,
-                    ended: Some("the augmented Lagrangian has nothing to go on from".into()),
-                    converged: false,
-                    judged: false,
-                };
+                return Step::ended(0, "the augmented Lagrangian has nothing to go on from");
             }
         };
         let r = alm::run_chunk(problem, start, budget, settings);
@@ -654,14 +640,7 @@ impl ChunkSolver for PopulationSolver {
             (Some(fresh), _) => fresh,
             (None, Some(s)) => PopulationStart::Continue(Box::new(s)),
             (None, None) => {
-                return Step {
-                    evals_used: 0,
-                    status: ChunkStatus::Skipped,
-                    error: None,
-                    ended: Some("the population has nothing to go on from".into()),
-                    converged: false,
-                    judged: false,
-                };
+                return Step::ended(0, "the population has nothing to go on from");
             }
         };
         let r = population::run_chunk(problem, start, budget, &self.settings);

@@ -1,6 +1,7 @@
-// Small shared pieces: empty states, errors, status badges, confirmation,
-// text with `code` spans.
+// Small shared pieces: empty states, errors, status badges (a launch's run
+// outcome among them), confirmation, text with `code` spans.
 import type { ReactNode } from "react";
+import type { LaunchRuns } from "../generated/LaunchRuns";
 import { Modal } from "./Modal";
 
 export function Empty({ title, children }: { title: string; children?: ReactNode }) {
@@ -29,6 +30,21 @@ export function ErrorNote({ error }: { error: string | null }) {
       {error}
     </p>
   ) : null;
+}
+
+/**
+ * How a launch's runs ended, beside its status: a launch can finish with
+ * every run failed (a crashing command, a wrong path), which is not the
+ * green "finished" of one that did its work.
+ */
+export function Outcome({ runs, title }: { runs: LaunchRuns | null; title?: string }) {
+  if (runs === null || runs.ended === 0 || runs.failed === 0) return null;
+  const every = runs.failed === runs.ended;
+  return (
+    <span className={`badge ${every ? "status-failed" : "status-partial"}`} title={title} data-testid="runs-outcome" data-every-failed={every}>
+      {every ? (runs.ended === 1 ? "its one run failed" : `all ${runs.ended} runs failed`) : `${runs.failed} of ${runs.ended} runs failed`}
+    </span>
+  );
 }
 
 export function Status({ status }: { status: string }) {

@@ -4,12 +4,12 @@
 import { useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
-import { Empty, ErrorNote, Status, Ticked } from "../components/common";
+import { Empty, ErrorNote, Outcome, Status, Ticked } from "../components/common";
 import type { InterventionItem } from "../generated/InterventionItem";
 import type { LaunchView } from "../generated/LaunchView";
 import type { SuiteProgress } from "../lib/progress";
 import { useLiveQuery } from "../lib/query";
-import { History, Outcome } from "./live/History";
+import { History } from "./live/History";
 
 function Bar({ done, total, label, id }: { done: number; total: number; label: string; id: string }) {
   const pct = total > 0 ? Math.min(100, (100 * done) / total) : 0;

@@ -3,12 +3,11 @@
 import { useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
-import { Empty, ErrorNote, Status } from "../components/common";
+import { Empty, ErrorNote, Outcome, Status } from "../components/common";
 import { ExportReport } from "../components/ExportReport";
 import { useExample } from "../lib/examples";
 import type { SuiteItem } from "../generated/SuiteItem";
 import { fmtLoss } from "../lib/format";
-import { Outcome } from "./live/History";
 import { useLiveQuery } from "../lib/query";
 
 /** A suite whose last launch stopped before the end: its next launch resumes it. */
@@ -83,9 +82,7 @@ export function Suites() {
                   >
                     <Status status={s.status} />
                   </span>{" "}
-                  <span title="How the runs of its last launch ended">
-                    <Outcome runs={s.last_launch_runs} />
-                  </span>
+                  <Outcome runs={s.last_launch_runs} title="How the runs of its last launch ended" />
                 </td>
                 <td>
 <div className="actions">

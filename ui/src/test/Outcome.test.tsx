@@ -2,7 +2,7 @@
 // screen): its words for one run and for many, and when it says nothing.
 import { cleanup, render } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
-import { Outcome } from "../screens/live/History";
+import { Outcome } from "../components/common";
 
 afterEach(cleanup);
 

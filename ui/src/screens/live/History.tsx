@@ -7,7 +7,6 @@ import { api } from "../../api";
 import { useLive } from "../../App";
 import { ErrorNote, Status } from "../../components/common";
 import type { EpochView } from "../../generated/EpochView";
-import type { LaunchRuns } from "../../generated/LaunchRuns";
 import type { LaunchView } from "../../generated/LaunchView";
 import type { RunItem } from "../../generated/RunItem";
 import { fmtDuration, fmtLoss } from "../../lib/format";
@@ -17,21 +16,6 @@ import { useLiveQuery } from "../../lib/query";
 export const HISTORY_EPOCHS = 10;
 /** Runs a card lists before it points to the Runs screen. */
 export const RUNS_SHOWN = 30;
-
-/**
- * How a launch's runs ended, beside its status: a launch can finish with
- * every run failed (a crashing command, a wrong path), which is not the
- * green "finished" of one that did its work.
- */
-export function Outcome({ runs }: { runs: LaunchRuns | null }) {
-  if (runs === null || runs.ended === 0 || runs.failed === 0) return null;
-  const every = runs.failed === runs.ended;
-  return (
-    <span className={`badge ${every ? "status-failed" : "status-partial"}`} data-testid="runs-outcome" data-every-failed={every}>
-      {every ? (runs.ended === 1 ? "its one run failed" : `all ${runs.ended} runs failed`) : `${runs.failed} of ${runs.ended} runs failed`}
-    </span>
-  );
-}
 
 function EpochLine({ e }: { e: EpochView }) {
   const closed = e.completed_at !== null;
