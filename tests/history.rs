@@ -157,6 +157,35 @@ async fn a_launch_whose_every_run_failed_counts_them_as_failed() {
     assert!(statuses.iter().all(|s| *s == RunState::Failed), "{statuses:?}");
 }
 
+/// The Suites screen reads each suite's own latest launch: a launch whose
+/// every run failed still says so after sixty launches of another suite
+/// (it read the newest fifty launches of all suites, and then said "idle").
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_suites_list_reads_each_suites_latest_launch_however_many_came_after() {
+    use attractor::store::{Claimant, Completion, QueueStatus, Store};
+    let w = World::new();
+    let s = w.service().await;
+    let path = failing_suite(&w);
+    let mut req = RunRequest::new(path.clone());
+    req.epochs = 1;
+    req.seed = Some(1);
+    run_to_the_end(&s, &req).await;
+    // Other processes' launches of another suite, straight into the queue.
+    let store = Store::open(&w.db).await.unwrap();
+    let other = Claimant { owner: "test:1:other", holder: "another process" };
+    for _ in 0..60 {
+        let id = store.enqueue("other", "{}", Some(&other), |_| false).await.unwrap().unwrap();
+        let done = Completion { status: QueueStatus::Finished, suite_id: None, epochs_done: 1, error: None };
+        assert!(store.complete_request(id, other.owner, &done).await.unwrap());
+    }
+    store.close().await;
+    let suites = s.suites().await.unwrap();
+    let crash = suites.iter().find(|x| x.name == "crash").expect("the crash suite is listed");
+    assert_eq!(crash.last_launch_runs, Some(LaunchRuns { ended: 2, failed: 2 }), "{crash:?}");
+    assert_eq!(crash.suite_path.as_deref(), Some(path.as_str()), "Launch again starts from its file");
+    assert_eq!(s.overview().await.unwrap().running_launches, 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn asking_for_a_launch_of_another_suite_is_refused_with_what_to_do() {
     let w = World::new();

@@ -49,7 +49,10 @@ fn epoch_span(row: &crate::store::QueuedRequest) -> Option<EpochSpan> {
 }
 
 /// Some requests as the app shows them, with how their runs ended.
-async fn launch_views(store: &crate::store::Store, rows: &[crate::store::QueuedRequest]) -> Result<Vec<LaunchView>> {
+pub(super) async fn launch_views(
+    store: &crate::store::Store,
+    rows: &[crate::store::QueuedRequest],
+) -> Result<Vec<LaunchView>> {
     let ids: Vec<i64> = rows.iter().filter(|r| r.first_epoch.is_some()).map(|r| r.id).collect();
     let tallies: HashMap<i64, LaunchRuns> = store
         .run_tallies(&ids)

@@ -6,9 +6,10 @@ use super::*;
 impl Service {
     pub async fn overview(&self) -> Result<Overview> {
         let suites = self.store.suite_summaries().await?.len();
+        // One suite runs one launch at a time: a running launch is its suite's latest.
         let running_launches = self
             .store
-            .queued_requests(LAUNCHES_SHOWN)
+            .latest_request_per_suite()
             .await?
             .iter()
             .filter(|r| !r.status.ended() && !crate::queue::is_abandoned(r))
@@ -28,7 +29,9 @@ impl Service {
         let summaries = self.store.suite_summaries().await?;
         let paused = self.store.suites_waiting_on_a_person().await?;
         let approvals = self.store.suites_awaiting_approval().await?;
-        let launches: Vec<LaunchView> = self.launches().await?;
+        // Each suite's latest launch, however many launches came after it.
+        let launches =
+            super::launches::launch_views(&self.store, &self.store.latest_request_per_suite().await?).await?;
         let mut out = Vec::with_capacity(summaries.len());
         for s in summaries {
             let row = self.store.suite_by_id(s.id).await?;

@@ -376,7 +376,18 @@ impl Store {
         .await?)
     }
 
-    /// The latest requests, newest first.
+    /// Every suite's newest request, newest first: what the Suites screen
+    /// reads a suite's status from, however long ago it was launched.
+    pub async fn latest_request_per_suite(&self) -> Result<Vec<QueuedRequest>> {
+        Ok(sqlx::query_as::<_, QueuedRequest>(
+            "SELECT * FROM run_requests
+             WHERE id IN (SELECT MAX(id) FROM run_requests GROUP BY suite_name)
+             ORDER BY id DESC",
+        )
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     /// How the runs of some requests' epochs ended, one row per request
     /// that has started an epoch; each counts the runs it started (the SQL
     /// form of [`QueuedRequest::started_run`]).
@@ -402,6 +413,7 @@ impl Store {
         .await?)
     }
 
+    /// The latest requests, newest first.
     pub async fn queued_requests(&self, limit: u32) -> Result<Vec<QueuedRequest>> {
         Ok(sqlx::query_as::<_, QueuedRequest>("SELECT * FROM run_requests ORDER BY id DESC LIMIT $1")
             .bind(i64::from(limit))

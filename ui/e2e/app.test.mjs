@@ -443,6 +443,11 @@ describe("the Attractor web UI against a real server", () => {
     await page.getByTestId("launch-from").filter({ hasText: `launch ${id} (evolve, 2 epochs` }).waitFor();
     assert.equal(await page.getByLabel("Epochs", { exact: true }).inputValue(), "2");
     assert.equal(await page.getByLabel("Seed").inputValue(), "");
+    // Another suite in the address, one never launched: the form's own
+    // defaults, not knobs' settings (the form stayed as it was).
+    await page.goto(`${server.url}#/launch?again=never-launched`);
+    await page.waitForFunction(() => document.querySelector("[data-testid=launch-from]") === null);
+    assert.equal(await page.getByLabel("Epochs", { exact: true }).inputValue(), "3");
   });
 
   it("says on Live and on Suites that a launch finished with every run failed, and cuts a long run list with a way to see it all", async () => {

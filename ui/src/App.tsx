@@ -264,7 +264,8 @@ export function App() {
       body = <Graph suite={rest[0]} />;
       break;
     case "launch":
-      body = <Launch initialPath={route.query.get("path") ?? ""} again={route.query.get("again")} resume={route.query.get("resume") === "1"} />;
+      // Keyed by the suite it starts from: another suite's "Launch again" is a fresh form.
+      body = <Launch key={route.query.get("again") ?? ""} initialPath={route.query.get("path") ?? ""} again={route.query.get("again")} resume={route.query.get("resume") === "1"} />;
       break;
     case "live":
       body = <Live />;

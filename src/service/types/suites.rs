@@ -50,7 +50,7 @@ pub struct SuiteItem {
     /// How the runs of the suite's latest launch ended, once it has ended
     /// (a launch can finish with every run failed: the suite is idle, its
     /// results are not to be trusted). Given in the suites list (the Suites
-    /// screen), from the newest 50 launches of all suites; `None` elsewhere.
+    /// screen); `None` elsewhere.
     pub last_launch_runs: Option<super::LaunchRuns>,
     /// What every model call made for the suite cost (none: no call yet).
     pub model: Option<crate::llm::ModelSpend>,

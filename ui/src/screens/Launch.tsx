@@ -82,9 +82,9 @@ function useLastLaunch(suite: string | null, apply: (l: LaunchView) => void) {
     staleTime: 0,
     gcTime: 0,
   });
+  // One suite per form: App keys the screen by the suite (another suite in
+  // the address is a fresh form, not the last one's settings).
   const [from, setFrom] = useState<LaunchView | null>(null);
-  // Another suite (or none) in the address: not that launch's settings.
-  useEffect(() => setFrom(null), [suite]);
   useEffect(() => {
     // Its own, never another suite's (an answer for the suite asked before).
     const last = suite && latest.data?.suite === suite ? latest.data : undefined;
