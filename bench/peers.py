@@ -110,7 +110,15 @@ FIELDS = (
     "final_objective",
     "seconds",
     "error",
+    # What the row was measured under: a file resumed with other settings
+    # would mix rows that are not comparable (benchmark refuses to).
+    "budget",
+    "tol",
+    "gap",
+    "stop_at_success",
 )
+# The fields that must agree between the rows of one output file.
+SETTINGS = ("budget", "tol", "gap", "stop_at_success")
 # Tolerances of the methods themselves: tight, so that the budget, not an
 # early stop on a loose tolerance, is what ends a slow method.
 XTOL = 1e-10
@@ -552,6 +560,7 @@ def run_task(task: tuple) -> dict:
     started = time.perf_counter()
     row = dict.fromkeys(FIELDS)
     row.update(problem=problem["name"], method=method, seed=seed, success=False, evals=0)
+    row.update(budget=budget, tol=tol, gap=gap, stop_at_success=stop_at_success)
     run = None
     x = None
     try:
@@ -598,8 +607,14 @@ def run_task(task: tuple) -> dict:
 # The benchmark
 
 
-def done_keys(path: str) -> set[tuple]:
-    """(problem, method, seed) of the rows already in `path`."""
+def done_keys(path: str, settings: dict | None = None) -> set[tuple]:
+    """(problem, method, seed) of the rows already in `path`.
+
+    With `settings` (budget, tol, gap, stop_at_success of this invocation),
+    a row measured under other settings is refused: resumed into, the file
+    would mix runs that are not comparable (a run stopped at its first
+    success next to one that spent its budget). Rows written before the
+    settings were recorded name none and are taken as they are."""
     keys = set()
     if not os.path.exists(path):
         return keys
@@ -610,8 +625,17 @@ def done_keys(path: str) -> set[tuple]:
             try:
                 r = json.loads(line)
                 keys.add((r["problem"], r["method"], r["seed"]))
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, AttributeError):
                 print(f"warning: {path}:{number}: not a result row, ignored (it runs again)", file=sys.stderr)
+                continue
+            differ = [k for k in SETTINGS if settings is not None and k in r and r[k] != settings[k]]
+            if differ:
+                theirs = ", ".join(f"{k} {r[k]}" for k in differ)
+                ours = ", ".join(f"{k} {settings[k]}" for k in differ)
+                raise InputError(
+                    f"{path}:{number}: this file's runs were measured with {theirs}, not {ours}\n"
+                    "  hint: write to another --out, or run with the settings the file was measured with"
+                )
     return keys
 
 
@@ -644,7 +668,9 @@ def benchmark(args) -> int:
     if unknown:
         raise InputError(f"unknown method(s) {', '.join(unknown)}\n  hint: --methods takes some of {','.join(METHODS)}")
     problems = list_problems(attractor, names)
-    done = done_keys(args.out)
+    gap = args.gap if args.gap is not None else args.tol
+    settings = {"budget": args.budget, "tol": args.tol, "gap": gap, "stop_at_success": args.stop_at_success}
+    done = done_keys(args.out, settings)
     tasks = [
         (
             p,
@@ -652,7 +678,7 @@ def benchmark(args) -> int:
             args.seed_base + r,
             args.budget,
             args.tol,
-            args.gap if args.gap is not None else args.tol,
+            gap,
             args.stop_at_success,
         )
         for p in problems

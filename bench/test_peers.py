@@ -120,6 +120,23 @@ class Files(unittest.TestCase):
                 self.assertEqual(peers.done_keys(path), {("g01", "slsqp", 3)})
             self.assertIn("r.jsonl:2", err.getvalue())
 
+    def test_resuming_with_other_settings_is_refused_with_the_line_and_what_to_do(self):
+        settings = {"budget": 10000, "tol": 1e-6, "gap": 1e-4, "stop_at_success": True}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "r.jsonl")
+            old = dict(problem="g01", method="slsqp", seed=1)  # written before rows named their settings
+            full = dict(settings, problem="g01", method="slsqp", seed=2, stop_at_success=False)
+            with open(path, "w") as f:
+                f.write(json.dumps(old) + "\n" + json.dumps(full) + "\n")
+            with self.assertRaises(peers.InputError) as refused:
+                peers.done_keys(path, settings)
+            message = str(refused.exception)
+            self.assertTrue(message.startswith(f"{path}:2: "), message)
+            self.assertIn("stop_at_success False, not stop_at_success True", message)
+            self.assertIn("hint: write to another --out", message)
+            # The same settings resume.
+            self.assertEqual(peers.done_keys(path, dict(settings, stop_at_success=False)), {("g01", "slsqp", 1), ("g01", "slsqp", 2)})
+
     def test_summarize_prints_a_success_table(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "r.jsonl")

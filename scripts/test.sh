@@ -3,7 +3,8 @@
 # files, real processes, the real binary, the HTTP API on loopback; a real
 # PostgreSQL cluster for tests/postgres.rs and a second pass of the store's,
 # the CLI's and the API's tests on PostgreSQL), the
-# real-model tier (a llama.cpp server with a small model on loopback), then the
+# real-model tier (a llama.cpp server with a small model on loopback), the
+# numeric bench's peer harness (bench/test_peers.py), then the
 # web UI: type check and build, Vitest unit tests, and the end-to-end tests in
 # headless Chromium against `attractor serve` on a database real runs filled;
 # last the desktop app: its Tauri shell is built and its real window, under a
@@ -43,6 +44,12 @@ scripts/local-llm.sh install
 started=$SECONDS
 cargo test --locked --test real_model -- --ignored --test-threads=1
 echo "test: real-model tier took $((SECONDS - started)) s" >&2
+
+# The numeric bench's peer harness (bench/peers.py: its evaluation counting,
+# success rule and resuming, and every peer method through the real
+# evaluator), in its own venv of pinned SciPy and NLopt from PyPI (cached in
+# ~/.cache/attractor/bench-venv; python3-venv came with the model toolchain).
+ATTRACTOR_BIN="$CARGO_TARGET_DIR/debug/attractor" "$(bench/setup-peers.sh)" -m unittest discover -s bench -p 'test_peers.py'
 
 ensure_ui_toolchain
 cargo build --locked --quiet          # the binary the end-to-end tests serve from
