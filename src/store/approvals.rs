@@ -9,7 +9,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::{NewIntervention, NewProposal, Result, Store, StoreError, activate, insert_version, now_rfc3339};
+use super::artifacts::{NEXT_VERSION, activate, insert_version};
+use super::{NewIntervention, NewProposal, Result, Store, StoreError, now_rfc3339};
 
 /// Where a gated update stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -164,7 +165,7 @@ impl Store {
     /// The version an artifact's next update would get (what a pending
     /// update will most likely become, unless another lands first).
     pub async fn next_version(&self, artifact: &str) -> Result<i64> {
-        Ok(sqlx::query_scalar(super::NEXT_VERSION).bind(artifact).fetch_one(&self.pool).await?)
+        Ok(sqlx::query_scalar(NEXT_VERSION).bind(artifact).fetch_one(&self.pool).await?)
     }
 
     /// The gated update an Inbox question asks about, if it asks about one.
