@@ -27,7 +27,7 @@ launch_id: number | null,
  * How the runs of the suite's latest launch ended, once it has ended
  * (a launch can finish with every run failed: the suite is idle, its
  * results are not to be trusted). Given in the suites list (the Suites
- * screen), from the newest 50 launches of all suites; `None` elsewhere.
+ * screen); `None` elsewhere.
  */
 last_launch_runs: LaunchRuns | null, 
 /**
