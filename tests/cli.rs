@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 mod common;
 use common::cli::Cli;
@@ -76,13 +76,51 @@ fn the_example_suite_learns_and_every_view_shows_it() {
 }
 
 #[test]
-fn the_database_path_comes_from_the_environment_too() {
+fn the_database_comes_from_the_environment_then_the_settings_screens_choice() {
     let cli = Cli::new();
-    let db = cli.dir.path().join("from-env.db");
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_attractor")).args(["inspect"]).env("ATTRACTOR_DB", &db).output().unwrap();
-    assert!(out.status.success());
-    assert!(db.exists(), "ATTRACTOR_DB is honoured");
+    let suite = cli.write(
+        "s.yaml",
+        "name: where\ntasks:\n  - name: a\n    command: |\n      echo '{\"status\": \"complete\"}' > \"$ATTRACTOR_RESULT_FILE\"\n",
+    );
+    let suite = suite.to_str().unwrap();
+    let settings = cli.dir.path().join("settings.json");
+    let saved = cli.dir.path().join("saved.db");
+    std::fs::write(&settings, json!({ "db_path": saved }).to_string()).unwrap();
+    let attractor = |args: &[&str], env_db: Option<&Path>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_attractor"));
+        c.args(args)
+            .env("ATTRACTOR_SETTINGS", &settings)
+            .env("ATTRACTOR_RUNS_DIR", cli.dir.path().join("runs"))
+            .env_remove("ATTRACTOR_DB");
+        if let Some(db) = env_db {
+            c.env("ATTRACTOR_DB", db);
+        }
+        c.output().unwrap()
+    };
+    // Nothing there yet: `inspect` says so, and creates nothing.
+    let from_env = cli.dir.path().join("from-env.db");
+    let out = attractor(&["inspect"], Some(&from_env));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no suites yet in"), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("from-env.db"), "{out:?}");
+    assert!(!from_env.exists(), "a read-only verb created the database");
+    // Neither --db nor ATTRACTOR_DB: the database the Settings screen chose,
+    // where the app looks (the CLI used the platform default and the app
+    // never saw its runs).
+    let out = attractor(&["run", suite], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(saved.exists(), "the run went to the saved database");
+    assert!(String::from_utf8_lossy(&attractor(&["inspect"], None).stdout).contains("where"));
+    // ATTRACTOR_DB comes first.
+    assert!(attractor(&["run", suite], Some(&from_env)).status.success());
+    assert!(from_env.exists(), "ATTRACTOR_DB is honoured");
+    // A verb on what is there, given a database that is not: refused, not created.
+    let typo = cli.dir.path().join("typo.db");
+    let out = attractor(&["export", "where"], Some(&typo));
+    assert_eq!(code(&out), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("there is no database at {}", typo.display())) && err.contains("hint:"), "{err}");
+    assert!(!typo.exists());
 }
 
 #[test]
@@ -98,6 +136,62 @@ fn a_bad_suite_exits_2_with_file_line_column_and_field() {
         assert!(!err.contains("panicked"), "{err}");
     }
     assert!(!cli.db().exists() || cli.ok(&["inspect"]).contains("no suites"), "nothing was recorded");
+}
+
+/// `validate` says what `run` would refuse here, not only what the file
+/// says: an artifact name another suite of the database holds (the usual
+/// result of copying an example) and an agent task with no model to run it
+/// (a task without `command:` is one). Both passed as valid and the launch
+/// then failed; `run` refuses them before printing its plan.
+#[test]
+fn validate_refuses_what_run_would_an_artifact_another_suite_holds_and_an_agent_task_without_a_model() {
+    let cli = Cli::new();
+    let suite = |name: &str| {
+        format!(
+            "name: {name}\nartifacts:\n  - name: knobs\n    type: text\n    content: hi\ntasks:\n  - name: t\n    command: |\n      echo '{{\"status\": \"complete\"}}' > \"$ATTRACTOR_RESULT_FILE\"\n"
+        )
+    };
+    let first = cli.write("first.yaml", &suite("first"));
+    cli.ok(&["run", first.to_str().unwrap()]);
+    let copy = cli.write("copy.yaml", &suite("copy"));
+    let agent = cli.write("agent.yaml", "name: agent\ntasks:\n  - name: a\n    task: Write the report.\n");
+    for verb in ["validate", "run"] {
+        let out = cli.cmd(&[verb, copy.to_str().unwrap()]).env_remove("ATTRACTOR_LLM_MODEL").output().unwrap();
+        assert_eq!(code(&out), 2, "{verb}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("{}:3:", copy.display())), "{verb}: {err}");
+        assert!(err.contains("artifact `knobs` is already declared by suite `first`"), "{verb}: {err}");
+        assert!(err.contains("hint: give this suite's artifact another name"), "{verb}: {err}");
+        assert!(!err.contains("plan:"), "{verb} refused before its plan: {err}");
+
+        let out = cli.cmd(&[verb, agent.to_str().unwrap()]).env_remove("ATTRACTOR_LLM_MODEL").output().unwrap();
+        assert_eq!(code(&out), 2, "{verb}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("{}:3:", agent.display())), "{verb}: {err}");
+        assert!(err.contains("task `a` is an agent task run by a model (it has no `command:`)"), "{verb}: {err}");
+    }
+    // The suite that holds the name validates as before.
+    assert!(cli.ok(&["validate", first.to_str().unwrap()]).contains("is valid"));
+}
+
+/// A failed run's reason is where the run's hint sends the reader: `inspect`
+/// shows its error and the end of its stderr (it showed only "failed"; the
+/// cause — here a harness without its model — was in the run folder).
+#[test]
+fn inspect_shows_why_a_run_failed_as_the_run_hint_promises() {
+    let cli = Cli::new();
+    let suite = cli.write(
+        "s.yaml",
+        "name: labels\ntasks:\n  - name: label\n    command: |\n      echo 'label.py: starting' >&2\n      echo 'label.py: no model configured; set ATTRACTOR_LLM_BASE_URL' >&2\n      exit 1\n",
+    );
+    let run = cli.run(&["run", suite.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(code(&run), 4, "{err}");
+    assert!(err.contains("hint: `attractor inspect labels` shows each run's error"), "{err}");
+    let shown = cli.ok(&["inspect", "labels"]);
+    assert!(shown.contains("error: the command exited with code 1"), "{shown}");
+    assert!(shown.contains("label.py: no model configured; set ATTRACTOR_LLM_BASE_URL"), "{shown}");
+    assert!(shown.contains("run folder: "), "{shown}");
 }
 
 #[test]
@@ -238,6 +332,18 @@ fn a_cost_budget_needs_a_price_for_a_remote_model_and_the_settings_file_gives_it
 
 #[test]
 fn ctrl_c_stops_cleanly_with_130_and_the_same_command_resumes() {
+    stops_cleanly_and_resumes(nix::sys::signal::Signal::SIGINT);
+}
+
+/// SIGTERM — what `kill` and a service manager send — stops a run the way
+/// Ctrl-C does (it used to kill the process where it stood: the launch
+/// left failed and its runs `running`).
+#[test]
+fn sigterm_stops_cleanly_as_ctrl_c_does_and_the_same_command_resumes() {
+    stops_cleanly_and_resumes(nix::sys::signal::Signal::SIGTERM);
+}
+
+fn stops_cleanly_and_resumes(signal: nix::sys::signal::Signal) {
     let cli = Cli::new();
     let mark = cli.dir.path().join("hanging");
     cli.write(
@@ -258,7 +364,7 @@ fn ctrl_c_stops_cleanly_with_130_and_the_same_command_resumes() {
         assert!(start.elapsed() < Duration::from_secs(30), "the slow task never started");
         std::thread::sleep(Duration::from_millis(20));
     }
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(code(&out), 130, "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("run the same command again to resume"));

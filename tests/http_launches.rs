@@ -202,6 +202,21 @@ async fn a_launch_validates_first_then_streams_its_progress_and_adds_epochs() {
     let (status, v) = s.post("/api/validate", json!({"suite_path": fixture("knobs.suite.yaml")})).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!((v["valid"].as_bool(), v["suite"].as_str(), v["tasks"].as_i64()), (Some(true), Some("knobs"), Some(4)));
+    // A copy of it under another name: its artifact's name is knobs', which
+    // this database knows — refused (the Launch screen showed ✓ and the
+    // launch failed), at the artifact's `name:`.
+    let copy = w.dir.path().join("copy.suite.yaml");
+    let knobs = std::fs::read_to_string(fixture("knobs.suite.yaml")).unwrap();
+    std::fs::write(&copy, knobs.replacen("name: knobs\ndescription", "name: knobs-copy\ndescription", 1)).unwrap();
+    let (status, v) = s.post("/api/validate", json!({"suite_path": copy.display().to_string()})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["valid"], false, "{v}");
+    let issue = &v["issues"][0];
+    assert_eq!((issue["field"].as_str(), issue["line"].as_i64()), (Some("artifacts[0].name"), Some(10)), "{v}");
+    assert!(issue["message"].as_str().unwrap().contains("already declared by suite `knobs`"), "{v}");
+    let (status, body) = s.post("/api/launches", json!({"suite_path": copy.display().to_string()})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["validation"]["issues"][0]["field"], "artifacts[0].name");
     // What the runner would refuse before its first epoch is refused up front, located too.
     let later = w.dir.path().join("later.suite.yaml");
     std::fs::write(

@@ -40,6 +40,16 @@ async fn settings_are_saved_to_their_file_and_the_api_key_is_only_reported_prese
     assert!(file.contains("qwen2.5") && !file.contains("sk-test"), "{file}");
     assert!(!v.to_string().contains("sk-test"), "the key is never sent back");
 
+    // A database in a folder that is not there is refused now, not created
+    // (with every missing folder above it) at the next start.
+    let typo = w.dir.path().join("no/such/folder/typo.db");
+    let (status, body) =
+        s.send(reqwest::Method::PUT, "/api/settings", json!({"db_path": typo.display().to_string()})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let error = body["error"].as_str().unwrap();
+    assert!(error.starts_with("database: the folder ") && error.contains("does not exist") && error.contains("hint:"), "{body}");
+    assert_eq!(s.ok("/api/settings").await["db_path_next_start"], "/tmp/other.db", "a refused path changes nothing");
+
     let (status, body) = s.send(reqwest::Method::PUT, "/api/settings", json!({"llm_base_url": "ftp://x"})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body["error"].as_str().unwrap().contains("http or https"), "{body}");
@@ -228,9 +238,10 @@ async fn with_a_token_the_api_needs_it_and_the_ui_files_do_not() {
 }
 
 /// The real binary: refuses a non-loopback bind without a token, serves on
-/// loopback, and stops cleanly on Ctrl-C.
+/// loopback, and stops cleanly on SIGTERM (a service manager's stop; Ctrl-C
+/// goes the same way, `crate::process::termination`).
 #[test]
-fn the_serve_command_refuses_exposed_binds_and_stops_on_ctrl_c() {
+fn the_serve_command_refuses_exposed_binds_and_stops_on_sigterm() {
     let w = World::populated();
     let refuse = Command::new(env!("CARGO_BIN_EXE_attractor"))
         .args(["--db", &w.db().display().to_string(), "serve", "--bind", "0.0.0.0", "--port", "0"])
@@ -269,13 +280,13 @@ fn the_serve_command_refuses_exposed_binds_and_stops_on_ctrl_c() {
         assert_eq!(suites.as_array().unwrap().len(), 2);
         assert_eq!(c.get(format!("{url}api/suites")).send().await.unwrap().status(), StatusCode::UNAUTHORIZED);
     });
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
     let start = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(start.elapsed() < Duration::from_secs(15), "serve did not stop on Ctrl-C");
+        assert!(start.elapsed() < Duration::from_secs(15), "serve did not stop on SIGTERM");
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(status.code(), Some(0));

@@ -81,31 +81,6 @@ async fn pick_path(app: AppHandle, kind: String) -> Reply<Option<String>> {
     Ok(picked.and_then(|p| p.into_path().ok()).map(|p| p.display().to_string()))
 }
 
-/// Resolves on the first Ctrl-C or (on Unix) SIGTERM; never when the signal
-/// cannot be watched.
-async fn termination() {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut term) => {
-                term.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
-    }
-}
-
 /// On a machine without a GPU to render with (no DRM render node: a virtual
 /// machine, a remote or virtual display), WebKit would still paint and
 /// composite the page through OpenGL — Mesa's software rasteriser (llvmpipe)
@@ -208,7 +183,7 @@ fn main() -> ExitCode {
             // does, so running launches close their books instead of dying.
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {
-                termination().await;
+                attractor::process::termination().await;
                 handle.exit(0);
             });
             Ok(())

@@ -18,7 +18,7 @@ pub async fn suites(g: &Global, store: &Store) -> Result<(), Failure> {
         return Ok(());
     }
     if rows.is_empty() {
-        println!("no suites yet in {}\n  hint: `attractor run examples/<suite>.yaml` runs one", store.path().display());
+        no_suites(g, store.path());
         return Ok(());
     }
     println!("{:<32} {:>7} {:>12}  status", "suite", "epochs", "latest loss");
@@ -28,6 +28,18 @@ pub async fn suites(g: &Global, store: &Store) -> Result<(), Failure> {
         println!("{:<32} {:>7} {:>12}  {status}", r.name, r.epochs, loss);
     }
     Ok(())
+}
+
+/// What `inspect` says of a database with no suite yet (or none at all).
+pub fn no_suites(g: &Global, db: &Path) {
+    if g.json {
+        println!("[]");
+    } else {
+        println!(
+            "no suites yet in {}\n  hint: `attractor run examples/<suite>.yaml` runs one",
+            crate::store::shown_location(db).display()
+        );
+    }
 }
 
 async fn find_suite(store: &Store, name: &str) -> Result<SuiteRow, Failure> {
@@ -103,9 +115,18 @@ pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure>
         let mean = e.mean_loss.map_or_else(|| "-".into(), |m| format!("{m:.4}"));
         let state = if e.completed_at.is_some() { "" } else { "  (unfinished: run again to resume)" };
         println!("\nepoch {}  mean loss {mean}{state}", e.epoch_num);
+        let rows = store.runs_of_epoch(e.id).await?;
         for r in store.epoch_runs(e.id).await? {
             let status = parse(Some(&r.scores_json))["status"].as_str().unwrap_or("?").to_string();
             println!("    {:<28} {:>8.4}  {status}", r.task_name, r.loss);
+            // Why a run failed: its error, and the end of what it wrote to
+            // stderr (often the real cause: "no model configured", a traceback).
+            if let Some(row) = rows.iter().find(|row| row.id == r.run_id && matches!(row.status.as_str(), "failed" | "aborted"))
+            {
+                for line in why_it_failed(row) {
+                    println!("        {line}");
+                }
+            }
         }
         let child = parse(e.child_artifacts_json.as_deref());
         for ev in child["events"].as_array().into_iter().flatten() {
@@ -129,6 +150,23 @@ pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure>
         }
     }
     Ok(())
+}
+
+/// A failed run's error and the last lines of its stderr, as `inspect` shows them.
+fn why_it_failed(run: &crate::store::RunRow) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(error) = run.error.as_deref().filter(|e| !e.trim().is_empty()) {
+        lines.extend(error.lines().map(|l| format!("error: {l}")));
+    }
+    let stderr: Vec<&str> =
+        run.stderr.as_deref().unwrap_or_default().lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).collect();
+    let tail = &stderr[stderr.len().saturating_sub(3)..];
+    if !tail.is_empty() {
+        lines.push("stderr (last lines):".to_string());
+        lines.extend(tail.iter().map(|l| format!("  {l}")));
+    }
+    lines.push(format!("run folder: {}", run.run_dir));
+    lines
 }
 
 /// One artifact's versions with unified diffs between consecutive ones.

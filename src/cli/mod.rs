@@ -44,7 +44,7 @@ pub struct Cli {
 
 #[derive(Debug, Args)]
 pub struct Global {
-    /// Database file [default: the platform data directory, e.g. ~/.local/share/attractor/attractor.db]
+    /// Database file [default: the one chosen on the Settings screen, else the platform data directory, e.g. ~/.local/share/attractor/attractor.db]
     #[arg(long, global = true, env = store::DB_ENV, value_name = "PATH")]
     pub db: Option<PathBuf>,
     /// Print nothing but errors (and the result with --json).
@@ -271,7 +271,7 @@ pub async fn main(cli: Cli) -> ExitCode {
 async fn dispatch(cli: Cli) -> Result<u8, Failure> {
     let g = &cli.global;
     match &cli.command {
-        Command::Validate { suite, allow_outside } => validate(g, suite, allow_outside),
+        Command::Validate { suite, allow_outside } => validate(g, suite, allow_outside).await,
         Command::Problems { command } => problems::run(g, command),
         Command::Run(args) => run::run(g, args).await,
         Command::Worker(args) => worker::run(g, args).await,
@@ -279,6 +279,13 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Watch(args) => watching::watch(g, args).await,
         // Keychain calls block (D-Bus, or a prompt to unlock the keyring).
         Command::Key(command) => tokio::task::block_in_place(|| key::run(command)),
+        Command::Inspect { suite: None, artifact: None, tree: false }
+            if existing_db_path(g).is_err() && db_path(g).is_ok() =>
+        {
+            // Nothing run yet: said so, without creating the database.
+            inspect::no_suites(g, &db_path(g)?);
+            Ok(0)
+        }
         Command::Inspect { suite, artifact, tree } => {
             let store = open(g).await?;
             match artifact {
@@ -416,7 +423,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
 /// app's Export.
 async fn report(g: &Global, suite: &str, out: &std::path::Path) -> Result<u8, Failure> {
     use crate::service::{Service, ServiceConfig, ServiceError};
-    let service = Service::open(ServiceConfig::new(db_path(g))).await.map_err(|e| Failure::runtime(e.to_string()))?;
+    let service =
+        Service::open(ServiceConfig::new(existing_db_path(g)?)).await.map_err(|e| Failure::runtime(e.to_string()))?;
     let written = service.write_report(suite, &out.display().to_string()).await;
     service.shutdown().await;
     let written = written.map_err(|e| match e {
@@ -437,12 +445,35 @@ fn runs_root(db: &std::path::Path, asked: Option<&PathBuf>) -> PathBuf {
     asked.cloned().unwrap_or_else(|| crate::store::default_runs_root(db))
 }
 
-fn db_path(g: &Global) -> PathBuf {
-    g.db.clone().unwrap_or_else(store::default_path)
+/// The database the verbs use: `--db` (or `ATTRACTOR_DB`), else the one
+/// chosen on the Settings screen, else the default — the order `serve` and
+/// the desktop app follow, so the command line and the app see one database.
+fn db_path(g: &Global) -> Result<PathBuf, Failure> {
+    match &g.db {
+        Some(db) => Ok(db.clone()),
+        None => crate::service::ServiceConfig::from_env()
+            .map(|c| c.db_path)
+            .map_err(|e| Failure::input(e.to_string())),
+    }
+}
+
+/// [`db_path`] for a verb that reads or changes what is already there: a
+/// SQLite file that does not exist is refused, not created (a mistyped
+/// `--db` would leave an empty database and its folders behind).
+fn existing_db_path(g: &Global) -> Result<PathBuf, Failure> {
+    let db = db_path(g)?;
+    if store::Backend::of(&db) == store::Backend::Sqlite && !db.exists() {
+        return Err(Failure::input(format!(
+            "there is no database at {}\n  hint: run a suite first (`attractor run FILE`), or name the database \
+             with --db (or ATTRACTOR_DB)",
+            db.display()
+        )));
+    }
+    Ok(db)
 }
 
 async fn open(g: &Global) -> Result<Store, Failure> {
-    Ok(Store::open(&db_path(g)).await?)
+    Ok(Store::open(&existing_db_path(g)?).await?)
 }
 
 /// Loads a suite with the folders outside its own the user allowed: the
@@ -456,13 +487,7 @@ fn load_suite(path: &std::path::Path, allow_outside: &[PathBuf]) -> Result<suite
 }
 
 async fn gc(g: &Global, args: &GcArgs) -> Result<u8, Failure> {
-    let db = db_path(g);
-    if store::Backend::of(&db) == store::Backend::Sqlite && !db.exists() {
-        return Err(Failure::input(format!(
-            "there is no database at {}\n  hint: give the one to clean with --db (or ATTRACTOR_DB)",
-            db.display()
-        )));
-    }
+    let db = existing_db_path(g)?;
     let store = Store::open(&db).await?;
     let runs_root = runs_root(&db, args.runs_dir.as_ref());
     let policy = crate::retention::Policy { keep_epochs: args.keep_epochs, cache_days: args.cache_days, runs_root };
@@ -478,8 +503,23 @@ async fn gc(g: &Global, args: &GcArgs) -> Result<u8, Failure> {
     Ok(0)
 }
 
-fn validate(g: &Global, path: &std::path::Path, allow_outside: &[PathBuf]) -> Result<u8, Failure> {
+async fn validate(g: &Global, path: &std::path::Path, allow_outside: &[PathBuf]) -> Result<u8, Failure> {
     let s = load_suite(path, allow_outside)?;
+    // What `run` would still refuse here: an artifact name another suite of
+    // this database holds (none when there is no database yet), an agent
+    // task with no model configured.
+    let store = match existing_db_path(g) {
+        Ok(db) => Some(Store::open(&db).await?),
+        Err(_) => None,
+    };
+    let machine = worker::machine(&db_path(g)?, None)?;
+    let model = machine.model.clone().overlay(&s.llm.to_settings());
+    let has_model = crate::llm::LlmConfig::resolve(&model, |n| std::env::var(n).ok()).is_ok();
+    let refused = crate::outer::preflight::refusals(&s, has_model, store.as_ref()).await;
+    if let Some(store) = store {
+        store.close().await;
+    }
+    refused.map_err(|e| Failure::input(e.to_string()))?;
     if g.json {
         println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
     } else if !g.quiet {

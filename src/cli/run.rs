@@ -172,7 +172,7 @@ pub(super) async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     // Loaded here for its located errors before anything is queued, and
     // its name; the worker loads it again from the same path.
     let suite = load_suite(&args.suite, &req.outside())?;
-    let db = db_path(g);
+    let db = db_path(g)?;
     let store = Store::open(&db).await?;
 
     if args.queue {
@@ -205,14 +205,14 @@ pub(super) async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         }
     };
 
-    // Ctrl-C: stop launching runs, kill the ones in flight (they are marked
-    // cancelled and run again on resume), close the epoch books cleanly.
+    // Ctrl-C or SIGTERM: stop launching runs, kill the ones in flight (they
+    // are marked cancelled and run again on resume), close the epoch books
+    // cleanly.
     let (cancel_tx, cancel_rx) = watch::channel(false);
     let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\ninterrupted: stopping the runs in flight; run the same command again to resume");
-            let _ = cancel_tx.send(true);
-        }
+        crate::process::termination().await;
+        eprintln!("\ninterrupted: stopping the runs in flight; run the same command again to resume");
+        let _ = cancel_tx.send(true);
     });
 
     // Every model client of the run shares these counters (clones of one client).

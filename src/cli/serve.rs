@@ -102,7 +102,7 @@ pub async fn serve(g: &Global, args: &ServeArgs) -> Result<u8, Failure> {
     let app = http::router(service.clone(), args.token.clone(), ui_dir, http::Gzip::for_bind(args.bind));
     let on_stop = service.clone();
     let shutdown = async move {
-        let _ = tokio::signal::ctrl_c().await;
+        crate::process::termination().await;
         {
             use std::io::Write as _;
             let _ =

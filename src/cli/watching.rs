@@ -41,7 +41,7 @@ pub struct WatchArgs {
 }
 
 pub async fn watch(g: &Global, args: &WatchArgs) -> Result<u8, Failure> {
-    let mut config = ServiceConfig::new(db_path(g));
+    let mut config = ServiceConfig::new(db_path(g)?);
     config.runs_root = args.runs_dir.clone();
     let service = Service::open(config).await.map_err(|e| Failure::runtime(e.to_string()))?;
     // Subscribed before anything starts, so the first scan is printed too.
@@ -83,14 +83,14 @@ async fn drive(g: &Global, args: &WatchArgs, service: &std::sync::Arc<Service>) 
     let interrupted = if args.once {
         tokio::select! {
             _ = service.watch_until_idle() => false,
-            _ = tokio::signal::ctrl_c() => true,
+            () = crate::process::termination() => true,
         }
     } else {
         if !g.quiet && !g.json {
             let names: Vec<&str> = watched.folders.iter().map(|f| f.path.as_str()).collect();
             println!("watching {} (Ctrl-C to stop)", names.join(", "));
         }
-        let _ = tokio::signal::ctrl_c().await;
+        crate::process::termination().await;
         true
     };
     let invalid = service

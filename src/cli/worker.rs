@@ -47,7 +47,7 @@ pub(super) fn machine(db: &std::path::Path, runs_dir: Option<&PathBuf>) -> Resul
 }
 
 pub(super) async fn run(g: &Global, args: &WorkerArgs) -> Result<u8, Failure> {
-    let db = super::db_path(g);
+    let db = super::db_path(g)?;
     let store = Store::open(&db).await?;
     let machine = machine(&db, args.runs_dir.as_ref())?;
     let bus = Bus::new();
@@ -57,10 +57,9 @@ pub(super) async fn run(g: &Global, args: &WorkerArgs) -> Result<u8, Failure> {
     let worker = Worker::new(store.clone(), bus.clone(), machine, "attractor worker");
     let (stop_tx, stop_rx) = watch::channel(false);
     let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\ninterrupted: stopping the runs in flight; their epochs resume on the next claim");
-            let _ = stop_tx.send(true);
-        }
+        crate::process::termination().await;
+        eprintln!("\ninterrupted: stopping the runs in flight; their epochs resume on the next claim");
+        let _ = stop_tx.send(true);
     });
     if !g.quiet && !g.json {
         eprintln!(

@@ -27,6 +27,7 @@ pub mod estimate;
 pub mod ideation;
 mod lease;
 pub mod optimizer;
+pub mod preflight;
 pub mod preverify;
 pub mod request;
 pub mod rollback;

@@ -27,6 +27,34 @@
 pub mod launcher;
 pub mod sandbox;
 
+/// Resolves on the first Ctrl-C or (on Unix) SIGTERM — how a terminal and
+/// a service manager (systemd, `kill`) each ask a process to stop — and
+/// never when neither signal can be watched. Every long-running verb and
+/// the desktop app stop cleanly on it: runs in flight are cancelled and
+/// their epochs resume on the next launch.
+pub async fn termination() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
+
 /// Names the variables the desktop app set in its own environment for its
 /// window alone (comma-separated; src-tauri's `render_without_gpu`: no GL on
 /// a machine without a GPU). A command run for a task starts without them

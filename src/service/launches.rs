@@ -67,9 +67,34 @@ pub(super) async fn launch_views(
 }
 
 impl Service {
-    /// Checks a suite file the way a launch would, without running anything.
-    pub fn validate(&self, path: &str) -> Validation {
-        self.validate_with(path, &self.access())
+    /// Checks a suite file the way a launch would, without running anything:
+    /// the file, then what this database and model configuration would
+    /// refuse a run of it for (`outer::preflight`).
+    pub async fn validate(&self, path: &str) -> Validation {
+        let resolved = resolve_path(path);
+        let shown = resolved.display().to_string();
+        match load_runnable(&resolved, &self.access()) {
+            Ok(suite) => match self.refusals(&suite, &RunRequest::new(path)).await {
+                Ok(()) => validation_of(&shown, Ok(&suite)),
+                Err(e) => validation_of(&shown, Err(&e)),
+            },
+            Err(e) => validation_of(&shown, Err(&e)),
+        }
+    }
+
+    /// What would refuse a run of a valid suite file here: an artifact name
+    /// another suite holds, an agent task with no model to run it.
+    async fn refusals(&self, suite: &suite::Suite, req: &RunRequest) -> std::result::Result<(), SuiteError> {
+        let has_model = self.llm_client_with(&suite.llm, req).ok().flatten().is_some();
+        crate::outer::preflight::refusals(suite, has_model, Some(&self.store)).await
+    }
+
+    /// [`Self::refusals`] as a launch's or a preview's error: the file's
+    /// verdict with the issues, as for a file that does not load.
+    async fn refuse(&self, suite: &suite::Suite, req: &RunRequest) -> Result<()> {
+        self.refusals(suite, req).await.map_err(|e| {
+            ServiceError::InvalidSuite(Box::new(validation_of(&suite.path.display().to_string(), Err(&e))))
+        })
     }
 
     pub(super) fn validate_with(&self, path: &str, access: &suite::Access) -> Validation {
@@ -101,6 +126,7 @@ impl Service {
         if req.optimizer.needs_model() && model.is_none() {
             return Err(needs_model(req.optimizer));
         }
+        self.refuse(&suite, req).await?;
         let registry = Registry::load(self.store.clone()).await?;
         let agent = req.agent_config(|n| (self.config.env)(n)).map_err(|e| ServiceError::BadInput(e.to_string()))?;
         // A suite with history goes on at the learning rate its last epoch
@@ -168,6 +194,7 @@ impl Service {
             return Err(needs_model(req.optimizer));
         }
         req.agent_config(|n| (self.config.env)(n)).map_err(|e| ServiceError::BadInput(e.to_string()))?;
+        self.refuse(&suite, req).await?;
         // The worker loads the suite from its path: the one this launch read.
         let req = RunRequest { suite_path: suite.path.display().to_string(), ..req.clone() }.absolute();
         let worker =

@@ -192,14 +192,71 @@ fn body_value<T: DeserializeOwned>(body: &[u8], json: bool) -> Result<T, CallErr
         if inner.is_syntax() || inner.is_eof() {
             return syntax(inner);
         }
-        let at = e.path().to_string();
+        // A map's key the path cannot name shows as `?`: left out.
+        let at = e.path().to_string().replace(".?", "");
         let field = if at == "." { String::new() } else { format!("{at}: ") };
         CallError::Input(format!(
-            "the request body is not what this endpoint takes: {field}{inner}\n  hint: the README's API table lists each endpoint's fields"
+            "the request body is not what this endpoint takes: {field}{}\n  hint: the README's API table lists each endpoint's fields",
+            plain_mismatch(inner)
         ))
     })?;
     de.end().map_err(|e| syntax(&e))?;
     Ok(value)
+}
+
+/// serde's account of a value that did not fit, in the words of a form:
+/// "`2.5` is not a whole number" instead of "invalid type: floating point
+/// `2.5`, expected u32 at line 1 column 87" (the position in a body nobody
+/// typed tells the reader nothing; the field path says where).
+fn plain_mismatch(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let text = match text.rfind(" at line ") {
+        Some(at) if text[at..].contains(" column ") => text[..at].to_string(),
+        _ => text,
+    };
+    let expected = |what: &str| -> String {
+        let what = what.trim();
+        let bound = |max: &str| format!("a whole number from 0 to {max}");
+        match what {
+            "u8" => bound("255"),
+            "u16" => bound("65535"),
+            "u32" => bound("4294967295"),
+            "u64" | "usize" => bound("18446744073709551615"),
+            "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".into(),
+            "f32" | "f64" => "a number".into(),
+            "a string" | "a borrowed string" => "text".into(),
+            "a boolean" => "true or false".into(),
+            "a sequence" => "a list".into(),
+            w if w.starts_with("struct ") || w == "a map" => "an object".into(),
+            w => w.to_string(),
+        }
+    };
+    let given = |what: &str| -> String {
+        let what = what.trim();
+        if what == "null" {
+            return "an empty value (a number too large for JSON is sent as null)".into();
+        }
+        for kind in ["floating point ", "integer ", "string ", "boolean "] {
+            if let Some(v) = what.strip_prefix(kind) {
+                return v.to_string();
+            }
+        }
+        what.to_string()
+    };
+    if let Some(rest) = text.strip_prefix("invalid type: ")
+        && let Some((got, want)) = rest.split_once(", expected ")
+    {
+        return format!("{} is not {}", given(got), expected(want));
+    }
+    if let Some(rest) = text.strip_prefix("invalid value: ")
+        && let Some((got, want)) = rest.split_once(", expected ")
+    {
+        return format!("{} is out of range: {} is expected", given(got), expected(want));
+    }
+    if let Some(name) = text.strip_prefix("missing field ") {
+        return format!("the field {name} is missing");
+    }
+    text
 }
 
 /// An answer as the JSON both transports send.
@@ -424,7 +481,7 @@ operations! {
     dismiss(s, id: Path i64) -> InterventionItem = Post "/interventions/{id}/dismiss" => s.dismiss(id).await;
     /// Reads a suite or task file and reports every issue with its place.
     validate(s, request: Body ValidateRequest) -> Validation
-        = Post "/validate" => Ok(s.validate(&request.suite_path));
+        = Post "/validate" => Ok(s.validate(&request.suite_path).await);
     /// What a launch would do and may cost; nothing runs.
     preview(s, request: Body RunRequest) -> LaunchPreview = Post "/launches/preview" => s.preview(&request).await;
     /// Every launch on the database, from any process.
@@ -477,6 +534,34 @@ operations! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The form's words, not serde's: what was sent and what fits, no Rust
+    /// type and no position in a body nobody typed.
+    #[test]
+    fn a_value_that_does_not_fit_is_said_in_plain_words() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Form {
+            epochs: u32,
+            price: f64,
+            name: String,
+        }
+        let said = |body: &str| {
+            let mut de = serde_json::Deserializer::from_str(body);
+            plain_mismatch(serde_path_to_error::deserialize::<_, Form>(&mut de).unwrap_err().inner())
+        };
+        assert_eq!(said(r#"{"epochs": 2.5, "price": 1, "name": "a"}"#), "2.5 is not a whole number from 0 to 4294967295");
+        assert_eq!(
+            said(r#"{"epochs": -1, "price": 1, "name": "a"}"#),
+            "-1 is out of range: a whole number from 0 to 4294967295 is expected"
+        );
+        assert_eq!(
+            said(r#"{"epochs": 1, "price": null, "name": "a"}"#),
+            "an empty value (a number too large for JSON is sent as null) is not a number"
+        );
+        assert_eq!(said(r#"{"epochs": 1, "price": 1, "name": 7}"#), "7 is not text");
+        assert_eq!(said(r#"{"epochs": 1, "price": 1}"#), "the field `name` is missing");
+    }
 
     async fn service(dir: &std::path::Path) -> Arc<Service> {
         let config = super::super::ServiceConfig {
@@ -592,7 +677,8 @@ mod tests {
         assert!(refused(call(&s, "rollback_artifact", http).await).starts_with("the request body must be JSON"));
         let http = Input::Http { path: &path, query: None, body: br#"{"version": "one"}"#, json: true };
         let m = refused(call(&s, "rollback_artifact", http).await);
-        assert!(m.starts_with("the request body is not what this endpoint takes: version: invalid type"), "{m}");
+        assert!(m.starts_with("the request body is not what this endpoint takes: version: \"one\" is not a whole number"), "{m}");
+        assert!(!m.contains("invalid type") && !m.contains(" at line "), "{m}");
         let http = Input::Http { path: &path, query: None, body: br#"{"version": 1} x"#, json: true };
         assert!(refused(call(&s, "rollback_artifact", http).await).starts_with("the request body is not valid JSON"));
     }

@@ -414,7 +414,22 @@ impl Service {
             let as_shown = db == shown(&self.config.db_path)
                 || next.db_path.as_deref().is_some_and(|saved| db == shown(Path::new(saved)));
             if !as_shown {
-                next.db_path = (!db.is_empty()).then(|| resolve_path(&db).display().to_string());
+                let chosen = (!db.is_empty()).then(|| resolve_path(&db));
+                // Caught now, not at the next start: that would create the
+                // whole mistyped folder chain and open an empty database there.
+                if let Some(path) = &chosen
+                    && crate::store::Backend::of(path) == crate::store::Backend::Sqlite
+                {
+                    let folder = path.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                    if !folder.is_dir() {
+                        return Err(ServiceError::BadInput(format!(
+                            "database: the folder {} does not exist\n  hint: create it first, or choose a file in a \
+                             folder that exists (the database file itself is created at the next start)",
+                            folder.display()
+                        )));
+                    }
+                }
+                next.db_path = chosen.map(|p| p.display().to_string());
             }
         }
         if let Some(folders) = &update.allowed_outside {

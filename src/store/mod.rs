@@ -78,7 +78,7 @@ pub enum StoreError {
     )]
     Open { path: PathBuf, source: sqlx::Error },
     #[error(
-        "cannot bring the database {path} up to date: {source}\n  hint: the file may belong to a newer Attractor; use a fresh --db PATH"
+        "cannot bring the database {path} up to date: {source}\n  hint: the file may belong to a newer Attractor; choose another database (--db PATH, or ATTRACTOR_DB for the app)"
     )]
     Migrate { path: PathBuf, source: sqlx::migrate::MigrateError },
     #[error("database error: {0}")]

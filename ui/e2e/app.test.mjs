@@ -370,6 +370,25 @@ describe("the Attractor web UI against a real server", () => {
     await page.getByRole("button", { name: "Side by side" }).click();
   });
 
+  it("shows the text of a version, also of an artifact that has only its default", async () => {
+    // A built-in prompt nobody changed: v0 alone. Its text is what opens
+    // (it showed "v0 and v0 have the same content" and nothing else).
+    const builtin = await (await fetch(`${server.url}api/artifacts/executor_preamble/versions`)).json();
+    assert.equal(builtin.versions.length, 1);
+    await page.goto(`${server.url}#/artifacts/executor_preamble`);
+    const content = page.getByTestId("version-content");
+    await content.waitFor();
+    assert.equal((await content.innerText()).trim(), builtin.versions[0].content.trim());
+    assert.equal(await page.getByRole("heading", { name: "Content of v0" }).count(), 1);
+    await shot("07c-artifact-content.png");
+    // Any version's text, from its row.
+    await page.goto(`${server.url}#/artifacts/knobs`);
+    await page.getByTestId("view-1").click();
+    const knobs = await (await fetch(`${server.url}api/artifacts/knobs/versions`)).json();
+    await page.getByRole("heading", { name: "Content of v1" }).waitFor();
+    assert.equal((await page.getByTestId("version-content").innerText()).trim(), knobs.versions[1].content.trim());
+  });
+
   it("does not carry one artifact's compared versions over to the next", async () => {
     // knobs has versions that aso_config lacks: compare two of them, then
     // open aso_config — its own default comparison, and no error.
@@ -412,7 +431,12 @@ describe("the Attractor web UI against a real server", () => {
     const tasks = Number((await page.getByText("✓ suite").innerText()).match(/(\d+) tasks/)[1]);
     await page.getByText(`${2 * tasks} run(s)`, { exact: false }).waitFor();
     assert.match(await preview.innerText(), /no model calls|model: about/);
+    // A seed that is not one is said at its field, and Start waits.
+    await page.getByLabel("Seed").fill("abc");
+    await page.getByTestId("seed-error").filter({ hasText: "A seed is a whole number from 0 to 9007199254740991, not abc" }).waitFor();
+    assert.equal(await page.getByTestId("start").isDisabled(), true);
     await page.getByLabel("Seed").fill("11");
+    assert.equal(await page.getByTestId("seed-error").count(), 0);
     await page.getByTestId("start").click();
     await page.waitForURL(/#\/live/);
     // The CLI's runs of the suite are listed too; this launch is the running one.
@@ -573,6 +597,10 @@ describe("the Attractor web UI against a real server", () => {
     await cancelled.waitFor();
     const done = Number(await cancelled.getByTestId("epoch-progress").getAttribute("data-done"));
     assert.ok(done < 20, `cancelled after ${done} of 20 epochs`);
+    // Its open epoch is not "running" once the launch has stopped: the
+    // suite's next launch finishes it.
+    await cancelled.getByTestId("epoch-unfinished").filter({ hasText: "unfinished — the suite's next launch finishes it" }).waitFor();
+    assert.equal(await cancelled.locator(".epoch-lines").getByText("running", { exact: true }).count(), 0);
     await shot("12-live-cancelled.png");
     const suites = await (await fetch(`${server.url}api/suites`)).json();
     assert.equal(suites.find((x) => x.name === "knobs").status, "unfinished");
@@ -860,6 +888,25 @@ describe("the Attractor web UI against a real server", () => {
   });
 
   it("fits a 1280 px and a 900 px window on every screen: at 900 the sidebar becomes a top bar and wide tables scroll in their card", async () => {
+    // A suite with a long name (names may have 128 characters): the suite
+    // pickers list it and must not widen the page.
+    const long = "a-suite-whose-name-goes-on-and-on-".repeat(4).slice(0, 120);
+    const dir = join(work, "long");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "long.suite.yaml"), `name: ${long}\ntasks:\n  - name: t\n    command: |\n      echo '{"status": "complete"}' > "$ATTRACTOR_RESULT_FILE"\n`);
+    const launched = await fetch(`${server.url}api/launches`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ suite_path: join(dir, "long.suite.yaml"), epochs: 1, seed: 1 }),
+    });
+    assert.equal(launched.status, 202);
+    const { id } = await launched.json();
+    for (;;) {
+      const { status } = await (await fetch(`${server.url}api/launches/${id}`)).json();
+      if (status === "finished") break;
+      assert.ok(status === "queued" || status === "running", `the long-named suite's launch ${status}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     try {
       for (const width of [1280, 900]) {
         await page.setViewportSize({ width, height: 800 });

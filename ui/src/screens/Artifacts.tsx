@@ -56,6 +56,9 @@ export function Artifacts({ name }: { name?: string }) {
     enabled: !!loaded && from !== null && to !== null,
   });
   const diff = compared.data ?? null;
+  // One version against itself is read, not compared: its text (an
+  // artifact with only its default, v0, had nothing to show).
+  const alone = history && from !== null && from === to ? history.versions.find((v) => v.version === to) : undefined;
   const error = failure ?? list.error ?? versions.error ?? compared.error?.message ?? null;
 
   const sorted = useMemo(
@@ -169,6 +172,15 @@ export function Artifacts({ name }: { name?: string }) {
 <div className="actions">
                       <button
                         onClick={() => {
+                          setFrom(v.version);
+                          setTo(v.version);
+                        }}
+                        data-testid={`view-${v.version}`}
+                      >
+                        View
+                      </button>
+                      <button
+                        onClick={() => {
                           setFrom(v.parent_version ?? 0);
                           setTo(v.version);
                         }}
@@ -189,7 +201,7 @@ export function Artifacts({ name }: { name?: string }) {
             </table>
             <div className="card">
               <header className="screen-head">
-                <h3>Compare</h3>
+                <h3>{alone ? `Content of v${alone.version}` : "Compare"}</h3>
                 <select value={from ?? 0} onChange={(e) => setFrom(Number(e.target.value))} aria-label="from version">
                   {history.versions.map((v) => (
                     <option key={v.version} value={v.version}>
@@ -208,7 +220,13 @@ export function Artifacts({ name }: { name?: string }) {
                 <span className="spacer" />
                 <DiffModeToggle mode={mode} onChange={setMode} />
               </header>
-              {diff && <DiffView diff={diff} mode={mode} />}
+              {alone ? (
+                <pre className="diff artifact-content" data-testid="version-content">
+                  {alone.content}
+                </pre>
+              ) : (
+                diff && <DiffView diff={diff} mode={mode} />
+              )}
             </div>
           </>
         )}

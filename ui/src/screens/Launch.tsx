@@ -239,7 +239,12 @@ export function Launch({ initialPath, again = null, resume = false }: { initialP
           </label>
           <label>
             Seed
-            <input value={seed} onChange={(e) => setSeed(e.target.value)} placeholder="random" className={seedBad ? "bad" : ""} />
+            <input value={seed} onChange={(e) => setSeed(e.target.value)} placeholder="random" className={seedBad ? "bad" : ""} aria-describedby="seed-error" />
+            {seedBad && (
+              <span className="field-error" id="seed-error" data-testid="seed-error">
+                A seed is a whole number from 0 to {Number.MAX_SAFE_INTEGER}, not {seed.trim()}
+              </span>
+            )}
           </label>
         </div>
         <div className="row">

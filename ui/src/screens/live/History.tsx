@@ -17,7 +17,12 @@ export const HISTORY_EPOCHS = 10;
 /** Runs a card lists before it points to the Runs screen. */
 export const RUNS_SHOWN = 30;
 
-function EpochLine({ e }: { e: EpochView }) {
+/**
+ * An epoch's line. An open epoch of a launch that has ended (cancelled,
+ * stopped, its process gone) is not running: it is finished by the
+ * suite's next launch.
+ */
+function EpochLine({ e, ended }: { e: EpochView; ended: boolean }) {
   const closed = e.completed_at !== null;
   return (
     <li data-epoch={e.epoch_num}>
@@ -27,6 +32,10 @@ function EpochLine({ e }: { e: EpochView }) {
           mean loss <b>{fmtLoss(e.mean_loss)}</b>
           {e.holdout_mean_loss !== null && <span className="holdout-text"> · held-out {fmtLoss(e.holdout_mean_loss)}</span>}
         </>
+      ) : ended ? (
+        <span className="muted" data-testid="epoch-unfinished">
+          unfinished — the suite's next launch finishes it
+        </span>
       ) : (
         <span className="muted">running</span>
       )}
@@ -77,7 +86,7 @@ export function History({ launch, ended, open }: { launch: LaunchView; ended: bo
       {data.epochs.length > 0 && (
         <ul className="epoch-lines">
           {data.epochs.map((e) => (
-            <EpochLine key={e.epoch_id} e={e} />
+            <EpochLine key={e.epoch_id} e={e} ended={ended} />
           ))}
         </ul>
       )}
@@ -106,7 +115,15 @@ export function History({ launch, ended, open }: { launch: LaunchView; ended: bo
                   <a href={`#/runs/run/${r.id}`}>{r.task}</a>
                 </td>
                 <td>
-                  <Status status={r.status} />
+                  {ended && r.status === "running" ? (
+                    // Its process stopped before the run recorded an end
+                    // (killed, the machine went down): not running any more.
+                    <span className="badge status-cancelled" data-testid="run-interrupted" title="Its process stopped before the run recorded an end; the suite's next launch runs it again">
+                      interrupted
+                    </span>
+                  ) : (
+                    <Status status={r.status} />
+                  )}
                 </td>
                 <td className="num">{fmtLoss(r.loss)}</td>
                 <td className="num">{fmtDuration(r.duration_ms)}</td>
