@@ -124,7 +124,14 @@ pub struct AsoConfig {
     /// seeds g17 95 of 100 runs against 87 with none (its failures had
     /// stopped at the second basin right after the hops, on the hop rounds'
     /// two global starts each), for 7 % more evaluations in all; two gave
-    /// no more (bench/README.md, 2026-11-27).
+    /// no more (bench/README.md, 2026-11-27). Three since the descents are
+    /// as long as SciPy's (`descent_iterations`): g17's optimum is then
+    /// reached from one global start in five, and its runs that stopped
+    /// agreed on the second basin (8,927.6) after twenty trajectories were
+    /// 6 of 300 with one round, 2 with two, none with three — for 6 % and
+    /// 15 % more evaluations in all, no median to success changed (the
+    /// rounds come after the best is found; bench/README.md, 2026-11-27 "A
+    /// descent as long as SciPy's").
     pub global_rounds_before_stopping: u32,
     /// A local trajectory whose first SQP descent from its seed settles at
     /// a feasible point ends there, without the augmented Lagrangian.
@@ -235,7 +242,7 @@ impl Default for AsoConfig {
             agreement_tolerance: 1e-4,
             max_unseen_minima: 0.5,
             population_before_stopping: false,
-            global_rounds_before_stopping: 1,
+            global_rounds_before_stopping: 3,
             stop_after_descent: true,
             descent_iterations: 250,
             descents_in_turn: true,
