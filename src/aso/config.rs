@@ -142,7 +142,7 @@ pub struct AsoConfig {
     /// jump of the piecewise cost at x₂ = 100 to the optimum in 100–250
     /// iterations from one start in five (SciPy's SLSQP in the bench's
     /// multistart likewise, its iterations unbounded); cut at 60 the crawl
-    /// stopped 1e-3 to 3e-3 above the optimum and the augmented Lagrangian
+    /// stopped 6e-4 to 6e-3 above the optimum and the augmented Lagrangian
     /// after it did not close the gap. Over 300 seeds × 24 problems g17
     /// 294 of 300 runs against 276, its median evaluations to success 664
     /// against 10,094 (multistart SLSQP 1,348), evaluations in all −27 %;
