@@ -478,6 +478,7 @@ impl Coordinator {
                     self.tol(),
                     self.config.stop_after_descent,
                 )
+                .descent_iterations(self.config.descent_iterations())
                 .knowing(Some(value));
                 let mut traj = TrajectoryState::new(*next_id, seed.x, self.alm.clone());
                 traj.around_best = i < around;
@@ -503,7 +504,8 @@ impl Coordinator {
                     seeds::SeedSource::Shared(pool.clone())
                 };
                 let solver =
-                    LocalSolver::seeding(source, self.problem.dimension(), self.tol(), self.config.stop_after_descent);
+                    LocalSolver::seeding(source, self.problem.dimension(), self.tol(), self.config.stop_after_descent)
+                        .descent_iterations(self.config.descent_iterations());
                 let traj = TrajectoryState::new(*next_id, vec![], self.alm.clone());
                 *next_id += 1;
                 (traj, solver)

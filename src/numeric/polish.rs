@@ -298,7 +298,12 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
     // point, then its gradient at the same point, which the cache answers
     // from the value it has), plus one per backtracking step.
     let maxeval = (2 * (budget / per_call)).max(1) as usize;
-    let stop = slsqp::StopTols { ftol_rel: STOP_TOLERANCE, xtol_rel: STOP_TOLERANCE, ..slsqp::StopTols::default() };
+    let stop = slsqp::StopTols {
+        ftol_rel: STOP_TOLERANCE,
+        ftol_abs: STOP_ABSOLUTE,
+        xtol_rel: STOP_TOLERANCE,
+        ..slsqp::StopTols::default()
+    };
     let outcome = slsqp::minimize_with_equalities(
         objective,
         x0,
@@ -357,6 +362,17 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
 /// that ends in the wrong basin (bench/README.md, 2026-11-27 "The polish's
 /// inequalities unshifted, its stop at 1e-8").
 const STOP_TOLERANCE: f64 = 1e-8;
+
+/// SLSQP's absolute stop tolerance on the objective's change (at a feasible
+/// point), beside the relative one: where the objective itself is next to
+/// nothing a relative test never stops. g08's descents drift into a tail
+/// where sin(2πx₁) → 0 and the objective is about 1e-29 (a flat end, not
+/// an optimum), each step still changing it by a large relative amount:
+/// with a longer descent (`AsoConfig::descent_iterations`) such a descent
+/// crept on for 600 evaluations where SciPy's SLSQP — absolute 1e-10 in
+/// the bench's multistart — stops at once. Below what the relative test
+/// asks of any objective larger than 1e-4.
+const STOP_ABSOLUTE: f64 = 1e-12;
 
 /// The relative first-order residual below which a point counts as a
 /// local optimum: forward differences carry about 1e-7 of relative error.
