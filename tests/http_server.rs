@@ -47,7 +47,10 @@ async fn settings_are_saved_to_their_file_and_the_api_key_is_only_reported_prese
         s.send(reqwest::Method::PUT, "/api/settings", json!({"db_path": typo.display().to_string()})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let error = body["error"].as_str().unwrap();
-    assert!(error.starts_with("database: the folder ") && error.contains("does not exist") && error.contains("hint:"), "{body}");
+    assert!(
+        error.starts_with("database: the folder ") && error.contains("does not exist") && error.contains("hint:"),
+        "{body}"
+    );
     assert_eq!(s.ok("/api/settings").await["db_path_next_start"], "/tmp/other.db", "a refused path changes nothing");
 
     let (status, body) = s.send(reqwest::Method::PUT, "/api/settings", json!({"llm_base_url": "ftp://x"})).await;

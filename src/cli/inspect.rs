@@ -121,7 +121,8 @@ pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure>
             println!("    {:<28} {:>8.4}  {status}", r.task_name, r.loss);
             // Why a run failed: its error, and the end of what it wrote to
             // stderr (often the real cause: "no model configured", a traceback).
-            if let Some(row) = rows.iter().find(|row| row.id == r.run_id && matches!(row.status.as_str(), "failed" | "aborted"))
+            if let Some(row) =
+                rows.iter().find(|row| row.id == r.run_id && matches!(row.status.as_str(), "failed" | "aborted"))
             {
                 for line in why_it_failed(row) {
                     println!("        {line}");

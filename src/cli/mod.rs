@@ -451,9 +451,7 @@ fn runs_root(db: &std::path::Path, asked: Option<&PathBuf>) -> PathBuf {
 fn db_path(g: &Global) -> Result<PathBuf, Failure> {
     match &g.db {
         Some(db) => Ok(db.clone()),
-        None => crate::service::ServiceConfig::from_env()
-            .map(|c| c.db_path)
-            .map_err(|e| Failure::input(e.to_string())),
+        None => crate::service::ServiceConfig::from_env().map(|c| c.db_path).map_err(|e| Failure::input(e.to_string())),
     }
 }
 

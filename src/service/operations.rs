@@ -550,16 +550,19 @@ mod tests {
             let mut de = serde_json::Deserializer::from_str(body);
             plain_mismatch(serde_path_to_error::deserialize::<_, Form>(&mut de).unwrap_err().inner())
         };
-        assert_eq!(said(r#"{"epochs": 2.5, "price": 1, "name": "a"}"#), "2.5 is not a whole number from 0 to 4294967295");
+        assert_eq!(
+            said(r#"{"epochs": 2.5, "price": 1, "name": "a"}"#),
+            "`2.5` is not a whole number from 0 to 4294967295"
+        );
         assert_eq!(
             said(r#"{"epochs": -1, "price": 1, "name": "a"}"#),
-            "-1 is out of range: a whole number from 0 to 4294967295 is expected"
+            "`-1` is out of range: a whole number from 0 to 4294967295 is expected"
         );
         assert_eq!(
             said(r#"{"epochs": 1, "price": null, "name": "a"}"#),
             "an empty value (a number too large for JSON is sent as null) is not a number"
         );
-        assert_eq!(said(r#"{"epochs": 1, "price": 1, "name": 7}"#), "7 is not text");
+        assert_eq!(said(r#"{"epochs": 1, "price": 1, "name": 7}"#), "`7` is not text");
         assert_eq!(said(r#"{"epochs": 1, "price": 1}"#), "the field `name` is missing");
     }
 
@@ -677,7 +680,10 @@ mod tests {
         assert!(refused(call(&s, "rollback_artifact", http).await).starts_with("the request body must be JSON"));
         let http = Input::Http { path: &path, query: None, body: br#"{"version": "one"}"#, json: true };
         let m = refused(call(&s, "rollback_artifact", http).await);
-        assert!(m.starts_with("the request body is not what this endpoint takes: version: \"one\" is not a whole number"), "{m}");
+        assert!(
+            m.starts_with("the request body is not what this endpoint takes: version: \"one\" is not a whole number"),
+            "{m}"
+        );
         assert!(!m.contains("invalid type") && !m.contains(" at line "), "{m}");
         let http = Input::Http { path: &path, query: None, body: br#"{"version": 1} x"#, json: true };
         assert!(refused(call(&s, "rollback_artifact", http).await).starts_with("the request body is not valid JSON"));

@@ -373,8 +373,7 @@ impl Validator {
     }
 }
 
-const NAME_HINT: &str =
-    "use at most 128 of the ASCII letters a–z and A–Z, the digits, `_`, `-` and `.` (names become folder names), starting with a letter or digit";
+const NAME_HINT: &str = "use at most 128 of the ASCII letters a–z and A–Z, the digits, `_`, `-` and `.` (names become folder names), starting with a letter or digit";
 
 /// Names become folder and file names, so keep them to a safe alphabet.
 fn valid_name(name: &str) -> bool {
