@@ -168,8 +168,22 @@ fn validate_refuses_what_run_would_an_artifact_another_suite_holds_and_an_agent_
         assert_eq!(code(&out), 2, "{verb}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(&format!("{}:3:", agent.display())), "{verb}: {err}");
-        assert!(err.contains("task `a` is an agent task run by a model (it has no `command:`)"), "{verb}: {err}");
+        assert!(err.contains("task `a` uses the LLM executor"), "{verb}: {err}");
+        assert!(err.contains("no model is configured"), "{verb}: {err}");
     }
+    // Queued for a worker elsewhere: the database's refusal comes first too.
+    let out = cli.run(&["run", "--queue", copy.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("artifact `knobs` is already declared by suite `first`"));
+    // A model that is configured wrongly is not "no model": that is the
+    // launch's own error to give (the check said "choose a model").
+    let out = cli
+        .cmd(&["validate", agent.to_str().unwrap()])
+        .env("ATTRACTOR_LLM_MODEL", "qwen")
+        .env("ATTRACTOR_LLM_BASE_URL", "localhost:8080")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("no model is configured"), "{out:?}");
     // The suite that holds the name validates as before.
     assert!(cli.ok(&["validate", first.to_str().unwrap()]).contains("is valid"));
 }
@@ -202,7 +216,7 @@ fn input_errors_exit_2_and_say_what_to_do() {
     assert_eq!(code(&out), 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("agent.yaml:3:") && err.contains("no model is configured"), "{err}");
-    assert!(err.contains("hint: choose a model on the Settings screen (or set ATTRACTOR_LLM_MODEL)"), "{err}");
+    assert!(err.contains("hint: choose a model on the Settings screen, or set ATTRACTOR_LLM_MODEL"), "{err}");
 
     let out = cli.run(&["inspect", "no-such-suite"]);
     assert_eq!(code(&out), 2);

@@ -133,6 +133,16 @@ fn garbage_output_is_an_error_quoting_it() {
     let not_object = problem(&dir, "echo '[1, 2]'", "10");
     assert!(eval_err(&not_object).contains("not an object"));
 
+    // Talk before the answer: the answer's own error is the one given (it
+    // was the first line's "expected value at line 1 column 1").
+    let huge = problem(&dir, r#"echo 'evaluating…'; echo '{"objective": 1e400, "constraints": {}}'"#, "10");
+    let err = eval_err(&huge);
+    assert!(
+        err.contains("printed a number too large for a 64-bit float (number out of range at line 1 column"),
+        "{err}"
+    );
+    assert!(err.contains("in its last line"), "{err}");
+
     let long = problem(&dir, "yes garbage | head -c 100000", "10");
     let err = eval_err(&long);
     assert!(err.contains("did not print JSON"), "{err}");

@@ -122,7 +122,8 @@ pub trait ChunkSolver: Send + 'static {
 
 /// An SQP descent on the original problem (SLSQP, see
 /// [`crate::numeric::polish`]): each step one SLSQP run of up to
-/// `POLISH_ITERATIONS` iterations from the best point so far. The cheap
+/// `descent_iterations` iterations (`AsoConfig::descent_iterations`, 250)
+/// from the best point so far. The cheap
 /// local search: on a smooth problem its first step lands at the bottom of
 /// the seed's basin for what SLSQP alone costs.
 pub struct SqpSolver {

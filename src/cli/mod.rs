@@ -504,20 +504,36 @@ async fn gc(g: &Global, args: &GcArgs) -> Result<u8, Failure> {
 async fn validate(g: &Global, path: &std::path::Path, allow_outside: &[PathBuf]) -> Result<u8, Failure> {
     let s = load_suite(path, allow_outside)?;
     // What `run` would still refuse here: an artifact name another suite of
-    // this database holds (none when there is no database yet), an agent
-    // task with no model configured.
-    let store = match existing_db_path(g) {
-        Ok(db) => Some(Store::open(&db).await?),
-        Err(_) => None,
+    // this database holds (none when there is no database yet; a database
+    // that cannot be opened is said and skipped — validate stays a check of
+    // the file), an agent task with no model configured at all (the
+    // keychain is not asked: a key is not what makes a model).
+    let declarations = match existing_db_path(g) {
+        Ok(db) => match Store::open(&db).await {
+            Ok(store) => {
+                let rows = store.declarations().await;
+                store.close().await;
+                rows.unwrap_or_else(|e| {
+                    eprintln!(
+                        "note: the artifact names of {} were not checked: {e}",
+                        store::shown_location(&db).display()
+                    );
+                    Vec::new()
+                })
+            }
+            Err(e) => {
+                eprintln!("note: the artifact names of {} were not checked: {e}", store::shown_location(&db).display());
+                Vec::new()
+            }
+        },
+        Err(_) => Vec::new(),
     };
-    let machine = worker::machine(&db_path(g)?, None)?;
-    let model = machine.model.clone().overlay(&s.llm.to_settings());
-    let has_model = crate::llm::LlmConfig::resolve(&model, |n| std::env::var(n).ok()).is_ok();
-    let refused = crate::outer::preflight::refusals(&s, has_model, store.as_ref()).await;
-    if let Some(store) = store {
-        store.close().await;
-    }
-    refused.map_err(|e| Failure::input(e.to_string()))?;
+    let settings = crate::service::settings::Settings::load(&crate::service::settings::Settings::path_from_env())
+        .map_err(|e| Failure::input(e.to_string()))?;
+    let model = settings.llm_layer().overlay(&s.llm.to_settings());
+    let no_model =
+        matches!(crate::llm::LlmConfig::resolve(&model, |n| std::env::var(n).ok()), Err(crate::llm::LlmError::NoModel));
+    crate::outer::preflight::refusals(&s, !no_model, &declarations).map_err(|e| Failure::input(e.to_string()))?;
     if g.json {
         println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
     } else if !g.quiet {

@@ -176,6 +176,10 @@ pub(super) async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     let store = Store::open(&db).await?;
 
     if args.queue {
+        // What the database would refuse, before the request waits for a
+        // worker (the model is the worker machine's to have).
+        crate::outer::preflight::refusals(&suite, true, &store.declarations().await?)
+            .map_err(|e| Failure::input(e.to_string()))?;
         return worker::enqueue(g, &store, &suite.name, &req).await;
     }
     // The LLM tier is on when a model is configured; without one, the

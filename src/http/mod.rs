@@ -258,7 +258,9 @@ async fn require_token(State(state): State<AppState>, req: Request, next: Next) 
     let mut response = Failure(
         StatusCode::UNAUTHORIZED,
         ApiError {
-            error: "this server needs a token: send `Authorization: Bearer TOKEN` (or ?access_token=TOKEN for event streams)"
+            error: "this server needs a token: open the app as http://HOST:PORT/?token=TOKEN (the --token `attractor \
+                    serve` was started with); a program sends `Authorization: Bearer TOKEN` (or ?access_token=TOKEN \
+                    for event streams)"
                 .into(),
             validation: None,
         },

@@ -4,15 +4,18 @@
 //! already declares: names are shared across suites) and the model
 //! configuration (an agent task on the model executor with no model). The
 //! Launch screen's ✓, its preview, `attractor validate` and the worker's
-//! preparation all ask here, so "valid" means a run would start.
+//! preparation all ask here, so a file called valid is not refused for
+//! either at its start (the runner still checks the sandbox when it starts).
 
-use crate::store::Store;
+use crate::store::DeclarationRow;
 use crate::suite::{Suite, SuiteError, SuiteIssue, TaskKind};
 
 /// The refusals as located issues (the artifact at its `name:`, the task
-/// where it starts). `store` is `None` for a database that does not exist
-/// yet, where no other suite can hold a name.
-pub async fn refusals(suite: &Suite, has_model: bool, store: Option<&Store>) -> Result<(), SuiteError> {
+/// where it starts). `declarations` are the database's (none for a database
+/// that does not exist yet, where no other suite can hold a name);
+/// `has_model` is false only when no model is configured at all (a model
+/// setting that is wrong is the launch's error to report, not "no model").
+pub fn refusals(suite: &Suite, has_model: bool, declarations: &[DeclarationRow]) -> Result<(), SuiteError> {
     let mut issues: Vec<SuiteIssue> = Vec::new();
     if !has_model {
         for (i, t) in suite.tasks.iter().enumerate() {
@@ -23,20 +26,23 @@ pub async fn refusals(suite: &Suite, has_model: bool, store: Option<&Store>) -> 
                     location: t.location.clone(),
                     field: format!("tasks[{i}]"),
                     message: format!(
-                        "task `{}` is an agent task run by a model (it has no `command:`), and no model is configured",
+                        "task `{}` uses the LLM executor (an agent task without `executor: {{type: command, …}}`), \
+                         and no model is configured",
                         t.name
                     ),
                     hint: Some(
-                        "choose a model on the Settings screen (or set ATTRACTOR_LLM_MODEL); or give the task a \
-                         `command:` that runs and scores it, or `executor: {type: command, command: …}`"
+                        "choose a model on the Settings screen, or set ATTRACTOR_LLM_MODEL (and \
+                         ATTRACTOR_LLM_BASE_URL for a server other than a local Ollama; OPENAI_API_KEY or \
+                         ATTRACTOR_LLM_API_KEY for a key); or give the task `executor: {type: command, command: …}`; \
+                         a task meant to run a harness is a command task: `command:` instead of `task:`"
                             .into(),
                     ),
                 });
             }
         }
     }
-    if let Some(store) = store {
-        let owners = store.declarations().await.unwrap_or_default();
+    {
+        let owners = declarations;
         let taken: Vec<(String, String, String)> = suite
             .artifacts
             .iter()

@@ -115,7 +115,8 @@ pub async fn prepare(store: &Store, req: &RunRequest, machine: &Machine) -> Resu
     }
     // Before anything starts or is printed: what this database and model
     // configuration refuse a run of the suite for.
-    crate::outer::preflight::refusals(&suite, model.is_some(), Some(store)).await.map_err(PrepareError::Suite)?;
+    crate::outer::preflight::refusals(&suite, model.is_some(), &store.declarations().await?)
+        .map_err(PrepareError::Suite)?;
     let llm = if req.no_llm { None } else { model.clone() };
     let agent = req.agent_config(|n| env(n)).map_err(PrepareError::Agent)?;
     let mut config = req.run_config(machine.runs_root.clone(), 0);

@@ -75,8 +75,14 @@ impl Service {
         let shown = resolved.display().to_string();
         match load_runnable(&resolved, &self.access()) {
             Ok(suite) => match self.refusals(&suite, &RunRequest::new(path)).await {
-                Ok(()) => validation_of(&shown, Ok(&suite)),
-                Err(e) => validation_of(&shown, Err(&e)),
+                Ok(Ok(())) => validation_of(&shown, Ok(&suite)),
+                Ok(Err(e)) => validation_of(&shown, Err(&e)),
+                // The database did not answer: the file's own verdict, the
+                // launch reports the database's error.
+                Err(e) => {
+                    tracing::warn!("validate: the database's artifact names could not be read: {e}");
+                    validation_of(&shown, Ok(&suite))
+                }
             },
             Err(e) => validation_of(&shown, Err(&e)),
         }
@@ -84,15 +90,18 @@ impl Service {
 
     /// What would refuse a run of a valid suite file here: an artifact name
     /// another suite holds, an agent task with no model to run it.
-    async fn refusals(&self, suite: &suite::Suite, req: &RunRequest) -> std::result::Result<(), SuiteError> {
-        let has_model = self.llm_client_with(&suite.llm, req).ok().flatten().is_some();
-        crate::outer::preflight::refusals(suite, has_model, Some(&self.store)).await
+    async fn refusals(&self, suite: &suite::Suite, req: &RunRequest) -> Result<std::result::Result<(), SuiteError>> {
+        // Only "no model at all" is a refusal here; a model setting that is
+        // wrong is the preview's and the launch's error, in its own words.
+        let has_model = !matches!(self.llm_client_with(&suite.llm, req), Ok(None));
+        let declarations = self.store.declarations().await?;
+        Ok(crate::outer::preflight::refusals(suite, has_model, &declarations))
     }
 
     /// [`Self::refusals`] as a launch's or a preview's error: the file's
     /// verdict with the issues, as for a file that does not load.
     async fn refuse(&self, suite: &suite::Suite, req: &RunRequest) -> Result<()> {
-        self.refusals(suite, req).await.map_err(|e| {
+        self.refusals(suite, req).await?.map_err(|e| {
             ServiceError::InvalidSuite(Box::new(validation_of(&suite.path.display().to_string(), Err(&e))))
         })
     }

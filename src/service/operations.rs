@@ -194,7 +194,7 @@ fn body_value<T: DeserializeOwned>(body: &[u8], json: bool) -> Result<T, CallErr
         }
         // A map's key the path cannot name shows as `?`: left out.
         let at = e.path().to_string().replace(".?", "");
-        let field = if at == "." { String::new() } else { format!("{at}: ") };
+        let field = if at == "." || at == "?" { String::new() } else { format!("{at}: ") };
         CallError::Input(format!(
             "the request body is not what this endpoint takes: {field}{}\n  hint: the README's API table lists each endpoint's fields",
             plain_mismatch(inner)
@@ -231,10 +231,15 @@ fn plain_mismatch(e: &serde_json::Error) -> String {
             w => w.to_string(),
         }
     };
-    let given = |what: &str| -> String {
+    let given = |what: &str, want: &str| -> String {
         let what = what.trim();
         if what == "null" {
-            return "an empty value (a number too large for JSON is sent as null)".into();
+            let number = ["u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64"];
+            return if number.contains(&want.trim()) {
+                "an empty value (a number too large for JSON is sent as null)".into()
+            } else {
+                "an empty value (null)".into()
+            };
         }
         for kind in ["floating point ", "integer ", "string ", "boolean "] {
             if let Some(v) = what.strip_prefix(kind) {
@@ -246,12 +251,12 @@ fn plain_mismatch(e: &serde_json::Error) -> String {
     if let Some(rest) = text.strip_prefix("invalid type: ")
         && let Some((got, want)) = rest.split_once(", expected ")
     {
-        return format!("{} is not {}", given(got), expected(want));
+        return format!("{} is not {}", given(got, want), expected(want));
     }
     if let Some(rest) = text.strip_prefix("invalid value: ")
         && let Some((got, want)) = rest.split_once(", expected ")
     {
-        return format!("{} is out of range: {} is expected", given(got), expected(want));
+        return format!("{} is out of range: {} is expected", given(got, want), expected(want));
     }
     if let Some(name) = text.strip_prefix("missing field ") {
         return format!("the field {name} is missing");
@@ -563,6 +568,7 @@ mod tests {
             "an empty value (a number too large for JSON is sent as null) is not a number"
         );
         assert_eq!(said(r#"{"epochs": 1, "price": 1, "name": 7}"#), "`7` is not text");
+        assert_eq!(said(r#"{"epochs": 1, "price": 1, "name": null}"#), "an empty value (null) is not text");
         assert_eq!(said(r#"{"epochs": 1, "price": 1}"#), "the field `name` is missing");
     }
 

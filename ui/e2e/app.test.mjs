@@ -431,6 +431,17 @@ describe("the Attractor web UI against a real server", () => {
     const tasks = Number((await page.getByText("✓ suite").innerText()).match(/(\d+) tasks/)[1]);
     await page.getByText(`${2 * tasks} run(s)`, { exact: false }).waitFor();
     assert.match(await preview.innerText(), /no model calls|model: about/);
+    // A count that is not one is said at its field (it was clamped to 1, or
+    // sent as typed), and Start waits.
+    await page.getByLabel("Epochs", { exact: true }).fill("2.5");
+    await page.getByTestId("epochs-error").filter({ hasText: "Epochs must be a whole number from 1 to 100000, not 2.5" }).waitFor();
+    assert.equal(await page.getByTestId("start").isDisabled(), true);
+    await page.getByLabel("Concurrency", { exact: true }).fill("0");
+    await page.getByTestId("concurrency-error").filter({ hasText: "Concurrency must be a whole number from 1 to 256, not 0" }).waitFor();
+    await page.getByLabel("Concurrency", { exact: true }).fill("2");
+    await page.getByLabel("Epochs", { exact: true }).fill("2");
+    assert.equal(await page.getByTestId("epochs-error").count(), 0);
+    assert.equal(await page.getByTestId("concurrency-error").count(), 0);
     // A seed that is not one is said at its field, and Start waits.
     await page.getByLabel("Seed").fill("abc");
     await page.getByTestId("seed-error").filter({ hasText: "A seed is a whole number from 0 to 9007199254740991, not abc" }).waitFor();

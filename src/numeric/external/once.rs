@@ -86,16 +86,23 @@ fn parse_output(p: &ExternalProblem, stdout: &str) -> Result<Evaluation, String>
     if trimmed.is_empty() {
         return Err(format!("printed nothing on stdout; {EXPECTED}"));
     }
+    // Over several lines, the last one is the answer (what came before is
+    // the program talking): its error is the one that says what is wrong.
     let parsed = serde_json::from_str::<Value>(trimmed).or_else(|whole| {
-        let last = trimmed.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
-        serde_json::from_str::<Value>(last.trim()).map_err(|_| whole)
+        let last = trimmed.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        if last == trimmed {
+            return Err((whole, ""));
+        }
+        serde_json::from_str::<Value>(last).map_err(|e| (e, " in its last line"))
     });
-    let value = parsed.map_err(|e| {
+    let value = parsed.map_err(|(e, where_)| {
         let non_finite = ["NaN", "Infinity"].iter().any(|t| trimmed.contains(t));
         let why = if non_finite {
             "printed a non-finite number (NaN and Infinity are not JSON numbers)".to_string()
+        } else if e.to_string().starts_with("number out of range") {
+            format!("printed a number too large for a 64-bit float ({e}{where_}); {EXPECTED}")
         } else {
-            format!("did not print JSON ({e}); {EXPECTED}")
+            format!("did not print JSON ({e}{where_}); {EXPECTED}")
         };
         format!("{why}; output: {}", excerpt(stdout))
     })?;

@@ -44,6 +44,10 @@ const APPROVALS: Record<ApprovalMode, string> = {
 
 const ROLES: CallRole[] = ["proposer", "executor", "verifier", "decomposer", "supervisor", "ideation"];
 
+/** The bounds `RunRequest::validate` checks (src/outer/request.rs). */
+const MAX_EPOCHS = 100_000;
+const MAX_CONCURRENCY = 256;
+
 /** The request's defaults, as `attractor run` has them (the form starts on evolve, 3 epochs). */
 function initialRequest(path: string): RunRequest {
   return {
@@ -101,6 +105,15 @@ export function Launch({ initialPath, again = null, resume = false }: { initialP
   const [outside, setOutside] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [starting, setStarting] = useState(false);
+  // A count typed that is not one (2.5, 0, empty): kept as typed and named
+  // at its field, and Start waits (it was clamped to 1, or sent as typed).
+  const [badCount, setBadCount] = useState<{ epochs?: string; concurrency?: string }>({});
+  const count = (field: "epochs" | "concurrency", text: string, max: number) => {
+    const n = Number(text);
+    const ok = text.trim() !== "" && Number.isInteger(n) && n >= 1 && n <= max;
+    setBadCount((t) => ({ ...t, [field]: ok ? undefined : text }));
+    if (ok) set({ [field]: n });
+  };
   // The issues a refused Start came back with (the file changed since it was checked).
   const [refused, setRefused] = useState<Validation | null>(null);
   const example = useExample("descent.suite.yaml");
@@ -216,7 +229,21 @@ export function Launch({ initialPath, again = null, resume = false }: { initialP
         <div className="row">
           <label>
             Epochs
-            <input type="number" min={1} value={req.epochs} onChange={(e) => set({ epochs: Math.max(1, Number(e.target.value)) })} />
+            <input
+              type="number"
+              min={1}
+              max={MAX_EPOCHS}
+              aria-label="Epochs"
+              className={badCount.epochs !== undefined ? "bad" : ""}
+              value={badCount.epochs ?? req.epochs}
+              onChange={(e) => count("epochs", e.target.value, MAX_EPOCHS)}
+            />
+            {badCount.epochs !== undefined && (
+              <span className="field-error" data-testid="epochs-error">
+                Epochs must be a whole number from 1 to {MAX_EPOCHS}
+                {badCount.epochs.trim() !== "" && `, not ${badCount.epochs}`}
+              </span>
+            )}
           </label>
           <label>
             Optimizer
@@ -235,11 +262,25 @@ export function Launch({ initialPath, again = null, resume = false }: { initialP
           </label>
           <label>
             Concurrency
-            <input type="number" min={1} max={256} value={req.concurrency} onChange={(e) => set({ concurrency: Math.max(1, Number(e.target.value)) })} />
+            <input
+              type="number"
+              min={1}
+              max={MAX_CONCURRENCY}
+              aria-label="Concurrency"
+              className={badCount.concurrency !== undefined ? "bad" : ""}
+              value={badCount.concurrency ?? req.concurrency}
+              onChange={(e) => count("concurrency", e.target.value, MAX_CONCURRENCY)}
+            />
+            {badCount.concurrency !== undefined && (
+              <span className="field-error" data-testid="concurrency-error">
+                Concurrency must be a whole number from 1 to {MAX_CONCURRENCY}
+                {badCount.concurrency.trim() !== "" && `, not ${badCount.concurrency}`}
+              </span>
+            )}
           </label>
           <label>
             Seed
-            <input value={seed} onChange={(e) => setSeed(e.target.value)} placeholder="random" className={seedBad ? "bad" : ""} aria-describedby="seed-error" />
+            <input value={seed} onChange={(e) => setSeed(e.target.value)} placeholder="random" className={seedBad ? "bad" : ""} aria-label="Seed" />
             {seedBad && (
               <span className="field-error" id="seed-error" data-testid="seed-error">
                 A seed is a whole number from 0 to {Number.MAX_SAFE_INTEGER}, not {seed.trim()}
@@ -383,7 +424,7 @@ export function Launch({ initialPath, again = null, resume = false }: { initialP
         )}
         <ErrorNote error={error ?? validateError ?? previewError} />
         <div className="actions">
-          <button className="primary" data-testid="start" disabled={!validation?.valid || starting || seedBad || previewError !== null} onClick={start}>
+          <button className="primary" data-testid="start" disabled={!validation?.valid || starting || seedBad || badCount.epochs !== undefined || badCount.concurrency !== undefined || previewError !== null} onClick={start}>
             {starting ? "Starting…" : "Start"}
           </button>
         </div>
