@@ -279,9 +279,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Watch(args) => watching::watch(g, args).await,
         // Keychain calls block (D-Bus, or a prompt to unlock the keyring).
         Command::Key(command) => tokio::task::block_in_place(|| key::run(command)),
-        Command::Inspect { suite: None, artifact: None, tree: false }
-            if existing_db_path(g).is_err() && db_path(g).is_ok() =>
-        {
+        Command::Inspect { suite: None, artifact: None, tree: false } if missing(&db_path(g)?) => {
             // Nothing run yet: said so, without creating the database.
             inspect::no_suites(g, &db_path(g)?);
             Ok(0)
@@ -460,7 +458,7 @@ fn db_path(g: &Global) -> Result<PathBuf, Failure> {
 /// `--db` would leave an empty database and its folders behind).
 fn existing_db_path(g: &Global) -> Result<PathBuf, Failure> {
     let db = db_path(g)?;
-    if store::Backend::of(&db) == store::Backend::Sqlite && !db.exists() {
+    if missing(&db) {
         return Err(Failure::input(format!(
             "there is no database at {}\n  hint: run a suite first (`attractor run FILE`), or name the database \
              with --db (or ATTRACTOR_DB)",
@@ -468,6 +466,11 @@ fn existing_db_path(g: &Global) -> Result<PathBuf, Failure> {
         )));
     }
     Ok(db)
+}
+
+/// A SQLite database file that is not there (a PostgreSQL URL never is).
+fn missing(db: &std::path::Path) -> bool {
+    store::Backend::of(db) == store::Backend::Sqlite && !db.exists()
 }
 
 async fn open(g: &Global) -> Result<Store, Failure> {
@@ -508,25 +511,20 @@ async fn validate(g: &Global, path: &std::path::Path, allow_outside: &[PathBuf])
     // that cannot be opened is said and skipped — validate stays a check of
     // the file), an agent task with no model configured at all (the
     // keychain is not asked: a key is not what makes a model).
-    let declarations = match existing_db_path(g) {
-        Ok(db) => match Store::open(&db).await {
-            Ok(store) => {
-                let rows = store.declarations().await;
-                store.close().await;
-                rows.unwrap_or_else(|e| {
-                    eprintln!(
-                        "note: the artifact names of {} were not checked: {e}",
-                        store::shown_location(&db).display()
-                    );
-                    Vec::new()
-                })
-            }
-            Err(e) => {
-                eprintln!("note: the artifact names of {} were not checked: {e}", store::shown_location(&db).display());
-                Vec::new()
-            }
-        },
-        Err(_) => Vec::new(),
+    let db = db_path(g)?;
+    let declarations = if missing(&db) {
+        Vec::new()
+    } else {
+        let read = async {
+            let store = Store::open(&db).await?;
+            let rows = store.declarations().await;
+            store.close().await;
+            rows
+        };
+        read.await.unwrap_or_else(|e| {
+            eprintln!("note: the artifact names of {} were not checked: {e}", store::shown_location(&db).display());
+            Vec::new()
+        })
     };
     let settings = crate::service::settings::Settings::load(&crate::service::settings::Settings::path_from_env())
         .map_err(|e| Failure::input(e.to_string()))?;

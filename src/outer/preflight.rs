@@ -41,28 +41,25 @@ pub fn refusals(suite: &Suite, has_model: bool, declarations: &[DeclarationRow])
             }
         }
     }
-    {
-        let owners = declarations;
-        let taken: Vec<(String, String, String)> = suite
-            .artifacts
-            .iter()
-            .enumerate()
-            .filter_map(|(i, a)| {
-                let owner = owners.iter().find(|d| d.artifact_name == a.name && d.suite_name != suite.name)?;
-                Some((
-                    format!("artifacts[{i}].name"),
-                    format!("artifact `{}` is already declared by suite `{}`", a.name, owner.suite_name),
-                    "give this suite's artifact another name (artifact names are shared across suites: two suites \
+    let taken: Vec<(String, String, String)> = suite
+        .artifacts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let owner = declarations.iter().find(|d| d.artifact_name == a.name && d.suite_name != suite.name)?;
+            Some((
+                format!("artifacts[{i}].name"),
+                format!("artifact `{}` is already declared by suite `{}`", a.name, owner.suite_name),
+                "give this suite's artifact another name (artifact names are shared across suites: two suites \
                      would tune one parameter)"
-                        .into(),
-                ))
-            })
-            .collect();
-        if !taken.is_empty() {
-            let text = std::fs::read_to_string(&suite.path).unwrap_or_default();
-            if let Err(located) = crate::suite::issues_at(&text, &suite.path, taken) {
-                issues.extend(located.issues);
-            }
+                    .into(),
+            ))
+        })
+        .collect();
+    if !taken.is_empty() {
+        let text = std::fs::read_to_string(&suite.path).unwrap_or_default();
+        if let Err(located) = crate::suite::issues_at(&text, &suite.path, taken) {
+            issues.extend(located.issues);
         }
     }
     issues.sort_by_key(|i| (i.location.line, i.location.column));

@@ -99,6 +99,41 @@ function useLastLaunch(suite: string | null, apply: (l: LaunchView) => void) {
   return from;
 }
 
+/**
+ * A count of the form (epochs, concurrency): a whole number from 1 to
+ * `max`. What was typed and is not one stays as typed (`bad`) and is named
+ * under the field.
+ */
+function CountField({ label, field, max, value, bad, onChange }: {
+  label: string;
+  field: "epochs" | "concurrency";
+  max: number;
+  value: number;
+  bad: string | undefined;
+  onChange: (field: "epochs" | "concurrency", text: string, max: number) => void;
+}) {
+  return (
+    <label>
+      {label}
+      <input
+        type="number"
+        min={1}
+        max={max}
+        aria-label={label}
+        className={bad !== undefined ? "bad" : ""}
+        value={bad ?? value}
+        onChange={(e) => onChange(field, e.target.value, max)}
+      />
+      {bad !== undefined && (
+        <span className="field-error" data-testid={`${field}-error`}>
+          {label} must be a whole number from 1 to {max}
+          {bad.trim() !== "" && `, not ${bad}`}
+        </span>
+      )}
+    </label>
+  );
+}
+
 export function Launch({ initialPath, again = null, resume = false }: { initialPath: string; again?: string | null; resume?: boolean }) {
   const [req, setReq] = useState<RunRequest>(() => initialRequest(initialPath));
   const [seed, setSeed] = useState("");
@@ -227,24 +262,7 @@ export function Launch({ initialPath, again = null, resume = false }: { initialP
           {validation && !validation.valid && <Issues issues={validation.issues} />}
         </div>
         <div className="row">
-          <label>
-            Epochs
-            <input
-              type="number"
-              min={1}
-              max={MAX_EPOCHS}
-              aria-label="Epochs"
-              className={badCount.epochs !== undefined ? "bad" : ""}
-              value={badCount.epochs ?? req.epochs}
-              onChange={(e) => count("epochs", e.target.value, MAX_EPOCHS)}
-            />
-            {badCount.epochs !== undefined && (
-              <span className="field-error" data-testid="epochs-error">
-                Epochs must be a whole number from 1 to {MAX_EPOCHS}
-                {badCount.epochs.trim() !== "" && `, not ${badCount.epochs}`}
-              </span>
-            )}
-          </label>
+          <CountField label="Epochs" field="epochs" max={MAX_EPOCHS} value={req.epochs} bad={badCount.epochs} onChange={count} />
           <label>
             Optimizer
             <select value={req.optimizer} onChange={(e) => set({ optimizer: e.target.value as OptimizerKind })}>
@@ -260,24 +278,7 @@ export function Launch({ initialPath, again = null, resume = false }: { initialP
             Learning rate
             <input type="number" min={0} max={1} step={0.05} value={req.learning_rate} onChange={(e) => set({ learning_rate: Number(e.target.value) })} />
           </label>
-          <label>
-            Concurrency
-            <input
-              type="number"
-              min={1}
-              max={MAX_CONCURRENCY}
-              aria-label="Concurrency"
-              className={badCount.concurrency !== undefined ? "bad" : ""}
-              value={badCount.concurrency ?? req.concurrency}
-              onChange={(e) => count("concurrency", e.target.value, MAX_CONCURRENCY)}
-            />
-            {badCount.concurrency !== undefined && (
-              <span className="field-error" data-testid="concurrency-error">
-                Concurrency must be a whole number from 1 to {MAX_CONCURRENCY}
-                {badCount.concurrency.trim() !== "" && `, not ${badCount.concurrency}`}
-              </span>
-            )}
-          </label>
+          <CountField label="Concurrency" field="concurrency" max={MAX_CONCURRENCY} value={req.concurrency} bad={badCount.concurrency} onChange={count} />
           <label>
             Seed
             <input value={seed} onChange={(e) => setSeed(e.target.value)} placeholder="random" className={seedBad ? "bad" : ""} aria-label="Seed" />
