@@ -91,10 +91,12 @@ ensure_ui_toolchain() {
 # headers with the rest of Tauri's Debian prerequisites, a virtual X server
 # (Xvfb) for the window, WebKitWebDriver to drive its webview, and ImageMagick,
 # whose `import` takes the window tests' screenshots from the X screen (and
-# `identify` checks them). Only the packages not installed yet are fetched.
+# `identify` checks them), and x11-utils, whose `xwininfo` lists the windows
+# on that screen (a native dialog has no webview to drive). Only the packages
+# not installed yet are fetched.
 ensure_desktop_toolchain() {
   apt_install_missing pkg-config file libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev \
-    libxdo-dev libssl-dev xvfb xauth imagemagick webkit2gtk-driver
+    libxdo-dev libssl-dev xvfb xauth imagemagick webkit2gtk-driver x11-utils
 }
 
 # What the Rust tests start for real (test.sh calls this before them): a D-Bus

@@ -71,6 +71,19 @@ pub mod workspace;
 
 pub use time::now_rfc3339;
 
+/// "1 task", "3 tasks": a count with its noun, for people (the nouns here
+/// take an "s"; [`counted_as`] for the others).
+pub fn counted(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
+/// A count with its noun's own plural: "1 child", "2 children".
+pub fn counted_as(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
+}
+
 /// What a caught panic said, as far as it is text: a bug caught in a server
 /// or watcher task is reported with it instead of wedging the task.
 pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

@@ -17,24 +17,7 @@ fn main() -> ExitCode {
             let _ = nix::sys::signal::signal(nix::sys::signal::Signal::SIGPIPE, nix::sys::signal::SigHandler::SigDfl);
         }
     }
-    // Logs go to stderr, filtered by RUST_LOG (warnings and errors by default).
-    // Warnings, and the model client's "waiting on the model" progress, by
-    // default; colours only on a terminal, so a redirected log holds no
-    // escape codes. RUST_LOG (with a time and a target) is for debugging.
-    let debugging = std::env::var_os("RUST_LOG").is_some();
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,attractor::llm=info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(debugging);
-    if debugging {
-        builder.init();
-    } else {
-        builder.without_time().init();
-    }
+    attractor::cli::log::init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

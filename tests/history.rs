@@ -133,6 +133,12 @@ async fn each_version_says_how_the_epochs_that_ran_with_it_did() {
     for v in &history.versions {
         assert_eq!(v.rolled_back, rolled.contains(&v.version), "v{}", v.version);
     }
+    // A built-in prompt is named by these epochs but read by none of their
+    // (command) tasks: it was not measured by them.
+    assert!(epochs.epochs[0].parent_artifacts.contains_key("executor_preamble"), "the epochs name the built-ins");
+    let builtin = s.artifact_versions("executor_preamble").await.unwrap();
+    assert_eq!(builtin.versions[0].version, 0);
+    assert_eq!(builtin.versions[0].measured, None, "a command suite's losses say nothing about the executor's prompt");
     // The version the last epoch made active has not run yet.
     let last = epochs.epochs.last().unwrap();
     let active = history.versions.iter().find(|v| v.is_active).unwrap();

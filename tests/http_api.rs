@@ -47,7 +47,7 @@ async fn suites_epochs_and_graph_show_what_the_cli_ran() {
     assert_eq!(past["epochs"].as_array().unwrap().len(), 0);
     let (status, body) = s.get("/api/suites/knobs/epochs?limit=0").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(body["error"].as_str().unwrap().contains("limit: 0 is outside 1..=500"), "{body}");
+    assert!(body["error"].as_str().unwrap().contains("limit: 0 is outside the range 1 to 500"), "{body}");
     // The Charts screen's data, shaped on the server: one column per
     // finished epoch, by id and by name alike; an unknown suite is a 404.
     let charts = s.ok(&format!("/api/suites/{id}/charts")).await;
@@ -493,6 +493,12 @@ async fn the_inbox_answers_once_and_keeps_history() {
     assert_eq!(body["error"], "a hint needs its text");
     let (status, body) = s.post(&format!("/api/interventions/{id}/answer"), json!({"answer": "maybe"})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    // An answer has a length: a pasted log of megabytes is refused, said so.
+    let long = "x".repeat(attractor::outer::approval::MAX_ANSWER_CHARS + 1);
+    let (status, body) =
+        s.post(&format!("/api/interventions/{id}/answer"), json!({"answer": "hint", "text": long})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("more than the 20000 an answer may have"), "{body}");
 
     let (status, body) =
         s.post(&format!("/api/interventions/{id}/answer"), json!({"answer": "hint", "text": "widen the box"})).await;

@@ -44,7 +44,10 @@ async fn a_launch_sets_the_tree_search_as_the_command_line_would() {
         }
         let (status, preview) = s.post("/api/launches/preview", req.clone()).await;
         assert_eq!(status, StatusCode::OK, "{preview}");
-        let children = format!("{} child(ren) a round", width.unwrap_or(3));
+        let children = match width.unwrap_or(3) {
+            1 => "1 child a round".to_string(),
+            n => format!("{n} children a round"),
+        };
         assert!(preview["plan"].as_str().unwrap().contains(&children), "{preview}");
         let (status, launch) = s.post("/api/launches", req).await;
         assert_eq!(status, StatusCode::ACCEPTED, "{launch}");
@@ -63,7 +66,10 @@ async fn a_launch_sets_the_tree_search_as_the_command_line_would() {
     let (status, body) =
         s.post("/api/launches", json!({"suite_path": fixture("knobs.suite.yaml"), "tree": {"width": 0}})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(body["error"].as_str().unwrap().contains("field `tree.width` (--width): 0 is outside 1..=64"), "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("field `tree.width` (--width): 0 is outside the range 1 to 64"),
+        "{body}"
+    );
     let (status, body) = s
         .post("/api/launches", json!({"suite_path": fixture("knobs.suite.yaml"), "agent_config": "/no/such.json"}))
         .await;
@@ -241,9 +247,9 @@ async fn a_launch_validates_first_then_streams_its_progress_and_adds_epochs() {
     assert!(body["error"].as_str().unwrap().contains("outside [0, 1]"));
     // Numbers from a request are bounded like the command line's.
     for (bad, says) in [
-        (json!({"epochs": 4_000_000_000u64}), "field `epochs` (--epochs): 4000000000 is outside 1..=100000"),
+        (json!({"epochs": 4_000_000_000u64}), "field `epochs` (--epochs): 4000000000 is outside the range 1 to 100000"),
         (json!({"holdout_tolerance": 1e300}), "holdout_tolerance"),
-        (json!({"concurrency": 100_000}), "field `concurrency` (--concurrency): 100000 is outside 1..=256"),
+        (json!({"concurrency": 100_000}), "field `concurrency` (--concurrency): 100000 is outside the range 1 to 256"),
     ] {
         let mut req = json!({"suite_path": fixture("knobs.suite.yaml")});
         req.as_object_mut().unwrap().extend(bad.as_object().unwrap().clone());
@@ -327,6 +333,62 @@ async fn a_cancelled_launch_stops_its_runs_and_leaves_the_epoch_to_resume() {
     assert_eq!(e["epochs"][0]["runs"][0]["status"], "cancelled");
     assert!(e["epochs"][0]["completed_at"].is_null());
     assert_eq!(s.post("/api/launches/55/cancel", json!({})).await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_resumed_launch_previews_and_counts_only_what_is_left_of_its_plan() {
+    let w = World::new();
+    let (count, mark) = (w.dir.path().join("naps"), w.dir.path().join("napping"));
+    // `nap` hangs on its second run (epoch 2), so a cancel leaves epoch 2
+    // open with `quick` done in it; every other run completes.
+    let suite = w.dir.path().join("plan.suite.yaml");
+    std::fs::write(
+        &suite,
+        format!(
+            r#"name: plan
+tasks:
+  - name: quick
+    command: |
+      echo '{{"status": "complete", "eval_score": 1}}' > "$ATTRACTOR_RESULT_FILE"
+  - name: nap
+    command: |
+      n=$(cat "$COUNT" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$COUNT"
+      if [ "$n" = 2 ]; then touch "$MARK"; sleep 60; fi
+      echo '{{"status": "complete", "eval_score": 1}}' > "$ATTRACTOR_RESULT_FILE"
+    env: {{ COUNT: "{}", MARK: "{}" }}
+    timeout: 120
+"#,
+            count.display(),
+            mark.display()
+        ),
+    )
+    .unwrap();
+    let s = w.serve(None, &[]).await;
+    let req = json!({"suite_path": suite.display().to_string(), "epochs": 3, "seed": 5, "concurrency": 1, "optimizer": "baseline"});
+    let (status, preview) = s.post("/api/launches/preview", req.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{preview}");
+    assert_eq!(preview["runs"], 6, "a new plan: 3 epochs × 2 tasks");
+    let (status, launch) = s.post("/api/launches", req.clone()).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{launch}");
+    let id = launch["id"].as_i64().unwrap();
+    common::wait_for("the second nap", || async { mark.exists().then_some(()) }).await;
+    assert_eq!(s.post(&format!("/api/launches/{id}/cancel"), json!({})).await.0, StatusCode::OK);
+    let view = s.service.wait(id).await.unwrap();
+    assert_eq!((view.epochs_requested, view.epochs_done), (3, 1), "{view:?}");
+
+    // The same request again continues the plan: epochs 2–3, `quick` of
+    // epoch 2 kept — 3 runs, not 6.
+    let (_, preview) = s.post("/api/launches/preview", req.clone()).await;
+    assert_eq!(preview["runs"], 3, "{preview}");
+    assert!(preview["plan"].as_str().unwrap().starts_with("plan: 2 epochs × 2 tasks"), "{preview}");
+    let note = preview["continues"].as_str().unwrap_or_default();
+    assert!(note.contains("epochs 2–3 are left") && note.contains("1 finished run of epoch 2 kept"), "{preview}");
+    let (status, again) = s.post("/api/launches", req).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{again}");
+    let view = s.service.wait(again["id"].as_i64().unwrap()).await.unwrap();
+    assert_eq!(serde_json::to_value(view.status).unwrap(), "finished", "{view:?}");
+    // Its bar is full: it set out to do two epochs and did them (it said 2/3).
+    assert_eq!((view.epochs_requested, view.epochs_done), (2, 2), "{view:?}");
 }
 
 #[tokio::test]

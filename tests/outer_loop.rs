@@ -301,6 +301,94 @@ tasks:
     assert!(epochs[0].completed_at.is_some());
 }
 
+/// The suite of the resume tests: `first` scores `first_score`, `second`
+/// hangs on its first attempt (announcing itself at `mark`), `third` scores
+/// 0.25; `preamble` goes above the suite (comments move the tasks' lines).
+fn resumable_suite(env: &Env, preamble: &str, first_score: f64) -> std::path::PathBuf {
+    let mark = env.path("second-started");
+    std::fs::write(
+        env.path("slow.sh"),
+        "if [ -e \"$MARK\" ]; then echo '{\"status\": \"complete\", \"eval_score\": 1}' > \"$ATTRACTOR_RESULT_FILE\"; else touch \"$MARK\"; sleep 60; fi\n",
+    )
+    .unwrap();
+    env.suite(
+        "edited.yaml",
+        &format!(
+            r#"{preamble}
+name: edited
+tasks:
+  - name: first
+    command: |
+      echo '{{"status": "complete", "eval_score": {first_score}}}' > "$ATTRACTOR_RESULT_FILE"
+  - name: third
+    command: |
+      echo '{{"status": "complete", "eval_score": 0.25}}' > "$ATTRACTOR_RESULT_FILE"
+  - name: second
+    command: sh "$ATTRACTOR_SUITE_DIR/slow.sh"
+    env: {{ MARK: "{}" }}
+"#,
+            mark.display()
+        ),
+    )
+}
+
+#[tokio::test]
+async fn a_task_edited_before_the_resume_runs_again_and_its_old_run_is_set_aside() {
+    let env = Env::new().await;
+    let suite = resumable_suite(&env, "", 0.5);
+    let mut config = env.config(1, OptimizerKind::Baseline);
+    config.concurrency = 1;
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mark = env.path("second-started");
+    let watcher = tokio::spawn(async move {
+        while !mark.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tx.send(true).unwrap();
+        tx
+    });
+    assert!(env.run_with_cancel(&suite, config.clone(), rx).await.interrupted);
+    let _tx = watcher.await.unwrap();
+    assert_eq!(count(&env.store, "SELECT COUNT(*) FROM epoch_runs").await, 2, "first and third counted");
+
+    // The person edits `first` (its score) and adds a comment above every
+    // task (which moves `third` without changing it), then resumes.
+    resumable_suite(&env, "# measured again after the edit", 0.9);
+    let summary = env.run(&suite, config).await;
+    assert_eq!(summary.epochs.len(), 1);
+    assert!(summary.epochs[0].resumed);
+
+    // `first` ran again under its new definition; the old run is kept,
+    // set aside with the reason; `third` was not run twice.
+    assert_eq!(count(&env.store, "SELECT COUNT(*) FROM runs WHERE task_name = 'first'").await, 2);
+    assert_eq!(count(&env.store, "SELECT COUNT(*) FROM runs WHERE task_name = 'third'").await, 1);
+    assert_eq!(
+        count(
+            &env.store,
+            "SELECT COUNT(*) FROM runs WHERE task_name = 'first' AND status = 'cancelled' AND error LIKE 'set aside: the task `first` changed%'"
+        )
+        .await,
+        1
+    );
+    let s = env.store.suite_by_name("edited").await.unwrap().unwrap();
+    let epoch = env.store.epochs(s.id).await.unwrap().remove(0);
+    let counted = env.store.epoch_runs(epoch.id).await.unwrap();
+    let first = counted.iter().find(|r| r.task_name == "first").expect("first is counted");
+    let runs = env.store.runs_of_epoch(epoch.id).await.unwrap();
+    let counted_run = runs.iter().find(|r| r.id == first.run_id).unwrap();
+    assert_eq!(counted_run.status, "complete", "the counted run of `first` is the new one");
+    let set_aside = runs.iter().find(|r| r.task_name == "first" && r.id != first.run_id).unwrap();
+    assert!(first.loss < set_aside.loss.unwrap(), "the new score (0.9) gives the lower loss");
+    let events = env.store.events_of_suite(s.id).await.unwrap();
+    let resumed = events
+        .iter()
+        .filter(|e| e.kind == "epoch_started")
+        .map(|e| serde_json::from_str::<Value>(&e.payload_json).unwrap())
+        .find(|p| p["resumed"] == true)
+        .expect("the resumed epoch's start");
+    assert_eq!(resumed["changed"], serde_json::json!(["first"]), "{resumed}");
+}
+
 #[tokio::test]
 async fn the_database_holds_the_seed_tables_and_columns() {
     let env = Env::new().await;

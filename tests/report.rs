@@ -259,7 +259,7 @@ async fn suite_with_markup(db: &Path, suite: &str, artifact: &str) {
     for num in 1..=2 {
         let epoch = store.insert_epoch(id, num, "{}").await.unwrap();
         for (task, loss) in [("<b>bold</b>", 0.4), ("quiet", 0.2)] {
-            let run = store.insert_run(id, epoch.id, task, "command", "runs/x").await.unwrap();
+            let run = store.insert_run(id, epoch.id, task, "command", "runs/x", None).await.unwrap();
             let end = attractor::store::RunEnd {
                 task_name: task.into(),
                 status: "complete".into(),

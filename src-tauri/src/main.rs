@@ -132,17 +132,45 @@ fn render_without_gpu() {
     }
 }
 
+/// The title of the dialog that says the app cannot start.
+const CANNOT_START: &str = "Attractor cannot start";
+
+/// Shows why the app cannot start in a native dialog, and waits for the
+/// person to close it. Without a display (a terminal session), or should the
+/// toolkit fail, the terminal's line is all there is.
+fn tell_in_a_dialog(why: &str) {
+    let text = format!(
+        "{why}\n\nChoose another database with ATTRACTOR_DB=PATH, or fix db_path in the settings file ({}), \
+         then start Attractor again.",
+        attractor::service::settings::Settings::path_from_env().display()
+    );
+    let shown = std::panic::catch_unwind(|| {
+        rfd::MessageDialog::new()
+            .set_level(rfd::MessageLevel::Error)
+            .set_title(CANNOT_START)
+            .set_description(text.as_str())
+            .set_buttons(rfd::MessageButtons::Ok)
+            .show()
+    });
+    if shown.is_err() {
+        eprintln!("attractor-desktop: (no dialog could be shown)");
+    }
+}
+
 fn main() -> ExitCode {
     #[cfg(target_os = "linux")]
     render_without_gpu();
 
     // The facade opens before any window: a database that cannot be opened
-    // is reported on the terminal with its path instead of an empty window.
+    // is reported with its path instead of an empty window — on the
+    // terminal, and in a dialog, since an app started from a desktop menu
+    // has no terminal anyone reads.
     let opened = ServiceConfig::from_env().and_then(|c| tauri::async_runtime::block_on(Service::open(c)));
     let service = match opened {
         Ok(s) => s,
         Err(e) => {
             eprintln!("attractor-desktop: {e}");
+            tell_in_a_dialog(&e.to_string());
             return ExitCode::FAILURE;
         }
     };

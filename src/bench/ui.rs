@@ -147,7 +147,8 @@ pub async fn fill(store: &Store, config: &FillConfig) -> Result<Filled, FillErro
 
         let mut train = Vec::new();
         for ((task, holdout), bias) in tasks.iter().zip(&difficulty) {
-            let run_id = store.insert_run(suite_id, epoch.id, task, "command", &format!("runs/{num}/{task}")).await?;
+            let run_id =
+                store.insert_run(suite_id, epoch.id, task, "command", &format!("runs/{num}/{task}"), None).await?;
             let failed = rng.random_bool(0.01);
             let score = (1.0 - (level + bias + noise.sample(&mut rng))).clamp(0.0, 1.0);
             let signals = LossSignals {

@@ -45,6 +45,10 @@ pub enum Event {
         /// Runs already done before this start (a resumed epoch).
         tasks_done: usize,
         resumed: bool,
+        /// Tasks edited in the suite file since their run in this epoch:
+        /// those runs are set aside and the tasks run again.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changed: Vec<String>,
         /// This epoch's seed (derived from the run's base seed); an optimizer's
         /// random choices replay from it.
         seed: u64,

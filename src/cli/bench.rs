@@ -44,10 +44,10 @@ pub enum BenchCommand {
 #[derive(Debug, Args)]
 pub struct EvaluatorArgs {
     /// Points per persistent measurement.
-    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
+    #[arg(long, default_value_t = 100_000, value_parser = super::between::<u64>(100, 10_000_000))]
     pub points: u64,
     /// Points in the one-shot measurement (a process start each).
-    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    #[arg(long, default_value_t = 300, value_parser = super::between::<u64>(1, 100_000))]
     pub once_points: u64,
     /// Points per message, separated by commas (one measurement each).
     #[arg(long, default_value = "1,8,64,512")]
@@ -56,7 +56,7 @@ pub struct EvaluatorArgs {
     #[arg(long, default_value = "1,2")]
     pub processes: String,
     /// Evaluations of each coordinator run on the cantilever example (0 skips them).
-    #[arg(long, default_value_t = 3000, value_parser = clap::value_parser!(u64).range(0..=10_000_000))]
+    #[arg(long, default_value_t = 3000, value_parser = super::between::<u64>(0, 10_000_000))]
     pub run_budget: u64,
     /// The folder holding `evaluator/cantilever.yaml`.
     #[arg(long, default_value = "examples")]
@@ -72,7 +72,7 @@ pub struct EngineArgs {
     #[arg(long, default_value_t = 200)]
     pub latency_ms: u64,
     /// Iterations each real trajectory runs.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=50))]
+    #[arg(long, default_value_t = 4, value_parser = super::between::<u32>(1, 50))]
     pub iterations: u32,
     /// Trajectories at once, separated by commas (one measurement each).
     #[arg(long, default_value = "1,8,32")]
@@ -81,7 +81,7 @@ pub struct EngineArgs {
     #[arg(long, default_value_t = 200)]
     pub population: usize,
     /// The engine's iteration budget in the simulation.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..=100))]
+    #[arg(long, default_value_t = 10, value_parser = super::between::<u32>(2, 100))]
     pub max_iterations: u32,
     /// Where the databases, workspaces and report go (replaced on every run).
     #[arg(long, default_value = "bench/results/engine")]
@@ -92,9 +92,9 @@ pub struct EngineArgs {
 pub struct FillArgs {
     #[arg(long, default_value = "ui-bench")]
     pub suite: String,
-    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, default_value_t = 500, value_parser = super::between::<u32>(1, 100_000))]
     pub epochs: u32,
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(2..=10_000))]
+    #[arg(long, default_value_t = 50, value_parser = super::between::<u32>(2, 10_000))]
     pub tasks: u32,
     /// How many of the tasks are held out.
     #[arg(long, default_value_t = 5)]
@@ -109,10 +109,10 @@ pub struct OuterArgs {
     #[arg(long, default_value = "examples/descent.suite.yaml")]
     pub suite: PathBuf,
     /// Evaluations (epochs) each method may use.
-    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=500))]
+    #[arg(long, default_value_t = 12, value_parser = super::between::<u32>(1, 500))]
     pub evaluations: u32,
     /// Seeds per method (1, 2, …).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100))]
+    #[arg(long, default_value_t = 5, value_parser = super::between::<u64>(1, 100))]
     pub seeds: u64,
     /// Latency of the scripted model in the textgrad timing (0 skips the timing).
     #[arg(long, default_value_t = 200)]
@@ -145,7 +145,7 @@ pub struct NumericArgs {
     #[arg(long, default_value = "all")]
     pub peers: String,
     /// Peer runs in flight at once.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, default_value_t = 2, value_parser = super::between::<u32>(1, 64))]
     pub jobs: u32,
     /// Seeds per supervision mode for the LLM-calls comparison (0 skips it).
     #[arg(long, default_value_t = 3)]

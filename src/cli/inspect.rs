@@ -107,7 +107,7 @@ pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure>
         println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
         return Ok(());
     }
-    println!("suite `{}` — {} epoch(s)", s.name, epochs.len());
+    println!("suite `{}` — {}", s.name, crate::counted(epochs.len() as u64, "epoch"));
     if model.calls > 0 {
         println!("model calls so far: {}", model.summary());
     }

@@ -6,6 +6,7 @@
 mod bench;
 mod inspect;
 mod key;
+pub mod log;
 mod problems;
 mod progress;
 mod run;
@@ -366,6 +367,9 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
                 (Answer::Approve, t) => ("approve", t.as_deref()),
                 (Answer::Reject, t) => ("reject", t.as_deref()),
             };
+            if let Some(t) = text {
+                crate::outer::approval::check_answer_text(t).map_err(Failure::input)?;
+            }
             let Some(row) = store.intervention(*id).await? else {
                 return Err(Failure::input(format!(
                     "no intervention {id}\n  hint: `attractor interventions` lists the pending ones"
@@ -505,12 +509,49 @@ async fn gc(g: &Global, args: &GcArgs) -> Result<u8, Failure> {
 }
 
 async fn validate(g: &Global, path: &std::path::Path, allow_outside: &[PathBuf]) -> Result<u8, Failure> {
-    let s = load_suite(path, allow_outside)?;
-    // What `run` would still refuse here: an artifact name another suite of
-    // this database holds (none when there is no database yet; a database
-    // that cannot be opened is said and skipped — validate stays a check of
-    // the file), an agent task with no model configured at all (the
-    // keychain is not asked: a key is not what makes a model).
+    let settings = crate::service::settings::Settings::load(&crate::service::settings::Settings::path_from_env())
+        .map_err(|e| Failure::input(e.to_string()))?;
+    let checked = check_suite(g, path, allow_outside, &settings).await?;
+    if g.json {
+        // The verdict either way, as the app's validation gives it: a
+        // script reads the issues from stdout, not only the exit code.
+        let verdict = crate::service::validation_of(&path.display().to_string(), checked.as_ref());
+        println!("{}", serde_json::to_string_pretty(&verdict).unwrap_or_default());
+    }
+    let s = checked.map_err(|e| Failure::input(e.to_string()))?;
+    if !g.json && !g.quiet {
+        let holdout = s.tasks.iter().filter(|t| t.holdout).count();
+        let noisy =
+            if s.noisy { format!(", noisy ({} evaluations per decision)", s.verify_repeats()) } else { String::new() };
+        println!(
+            "{}: suite `{}` is valid: {} ({holdout} held out), {} of its own{noisy}",
+            path.display(),
+            s.name,
+            crate::counted(s.tasks.len() as u64, "task"),
+            crate::counted(s.artifacts.len() as u64, "artifact")
+        );
+    }
+    Ok(0)
+}
+
+/// The suite file as `run` would take it: its own issues, then what `run`
+/// would still refuse here — an artifact name another suite of this
+/// database holds (none when there is no database yet; a database that
+/// cannot be opened is said and skipped: validate stays a check of the
+/// file), an agent task with no model configured at all (the keychain is
+/// not asked: a key is not what makes a model).
+async fn check_suite(
+    g: &Global,
+    path: &std::path::Path,
+    allow_outside: &[PathBuf],
+    settings: &crate::service::settings::Settings,
+) -> Result<Result<suite::Suite, suite::SuiteError>, Failure> {
+    let access =
+        suite::Access { outside: settings.access().outside.into_iter().chain(allow_outside.iter().cloned()).collect() };
+    let s = match suite::load_with(path, &access).and_then(suite::check_runnable) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
     let db = db_path(g)?;
     let declarations = if missing(&db) {
         Vec::new()
@@ -526,28 +567,10 @@ async fn validate(g: &Global, path: &std::path::Path, allow_outside: &[PathBuf])
             Vec::new()
         })
     };
-    let settings = crate::service::settings::Settings::load(&crate::service::settings::Settings::path_from_env())
-        .map_err(|e| Failure::input(e.to_string()))?;
-    let model = settings.llm_layer().overlay(&s.llm.to_settings());
+    let model = settings.machine_model(None).overlay(&s.llm.to_settings());
     let no_model =
         matches!(crate::llm::LlmConfig::resolve(&model, |n| std::env::var(n).ok()), Err(crate::llm::LlmError::NoModel));
-    crate::outer::preflight::refusals(&s, !no_model, &declarations).map_err(|e| Failure::input(e.to_string()))?;
-    if g.json {
-        println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
-    } else if !g.quiet {
-        let holdout = s.tasks.iter().filter(|t| t.holdout).count();
-        let noisy =
-            if s.noisy { format!(", noisy ({} evaluations per decision)", s.verify_repeats()) } else { String::new() };
-        println!(
-            "{}: suite `{}` is valid: {} tasks ({} held out), {} artifacts of its own{noisy}",
-            path.display(),
-            s.name,
-            s.tasks.len(),
-            holdout,
-            s.artifacts.len()
-        );
-    }
-    Ok(0)
+    Ok(crate::outer::preflight::refusals(&s, !no_model, &declarations).map(|()| s))
 }
 
 /// `attractor answer` on a gated artifact update: approve (as proposed, or
@@ -599,4 +622,16 @@ async fn answer_update(
         }
     }
     Ok(0)
+}
+
+/// A flag's whole number from `lo` to `hi`, refused in plain words: clap's
+/// own range parser says "0 is not in 1..=64", Rust's syntax.
+pub(crate) fn between<T>(lo: T, hi: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
+{
+    move |text: &str| match text.trim().parse::<T>() {
+        Ok(n) if n >= lo && n <= hi => Ok(n),
+        _ => Err(format!("must be a whole number from {lo} to {hi}")),
+    }
 }

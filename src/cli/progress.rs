@@ -22,10 +22,17 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
         let mut updates: Vec<String> = Vec::new();
         while let Some(env) = rx.recv().await {
             match env.event {
-                Event::EpochStarted { epoch_num, tasks_total, tasks_done, resumed, .. } => {
+                Event::EpochStarted { epoch_num, tasks_total, tasks_done, resumed, changed, .. } => {
                     run_bar.set_length(tasks_total as u64);
                     run_bar.set_position(tasks_done as u64);
                     let note = if resumed { format!(" (resumed, {tasks_done} done)") } else { String::new() };
+                    for task in changed.iter().filter(|_| show) {
+                        multi.suspend(|| {
+                            eprintln!(
+                                "epoch {epoch_num}: the task `{task}` changed in the suite file since its run in this epoch; that run is set aside and the task runs again"
+                            )
+                        });
+                    }
                     epoch_bar.set_message(format!("epoch {epoch_num}{note}"));
                     updates.clear();
                 }

@@ -273,21 +273,30 @@ pub(super) async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
         println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
     } else if !g.quiet {
         let first = summary.epochs.first().and_then(|e| e.mean_loss);
-        let last = summary.epochs.last().and_then(|e| e.mean_loss);
+        // A tree search's last evaluation is often a child it rejected: its
+        // line ends on the best it kept, an epoch loop's on where it stands.
+        let (last, ending) = if req.optimizer == OptimizerKind::Tree {
+            (summary.epochs.iter().filter_map(|e| e.mean_loss).min_by(f64::total_cmp), " (best)")
+        } else {
+            (summary.epochs.last().and_then(|e| e.mean_loss), "")
+        };
+        let done = summary.epochs.len() as u64;
+        let done = if req.optimizer == OptimizerKind::Tree {
+            crate::counted(done, "evaluation")
+        } else {
+            crate::counted(done, "epoch")
+        };
         if let (Some(a), Some(b)) = (first, last) {
             println!(
-                "suite `{}`: {} epoch(s), mean loss {a:.4} → {b:.4}, learning rate now {}, seed {}",
-                summary.suite,
-                summary.epochs.len(),
-                summary.learning_rate,
-                summary.seed
+                "suite `{}`: {done}, mean loss {a:.4} → {b:.4}{ending}, learning rate now {}, seed {}",
+                summary.suite, summary.learning_rate, summary.seed
             );
         }
         if let Some(line) = &model_use {
             println!("{line}");
         }
         if let Some(reason) = &summary.stopped {
-            println!("stopped after {} epoch(s): {reason}", summary.epochs.len());
+            println!("stopped after {}: {reason}", crate::counted(summary.epochs.len() as u64, "epoch"));
         }
         println!("database: {}", store::shown_location(&db).display());
     }
@@ -299,8 +308,9 @@ pub(super) async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
             let runs: Vec<String> =
                 unsuccessful.iter().map(|r| format!("{} (run {}, {})", r.task_name, r.id, r.status)).collect();
             eprintln!(
-                "{} run(s) failed or were aborted: {}\n  hint: `attractor inspect {}` shows each run's error",
-                unsuccessful.len(),
+                "{} failed or {} aborted: {}\n  hint: `attractor inspect {}` shows each run's error",
+                crate::counted(unsuccessful.len() as u64, "run"),
+                if unsuccessful.len() == 1 { "was" } else { "were" },
                 runs.join(", "),
                 summary.suite
             );
@@ -395,7 +405,7 @@ mod tests {
     #[test]
     fn a_flag_out_of_bounds_is_refused_by_the_request_with_the_flag_named() {
         let e = run_args(&["--width", "0", "--learning-rate", "2"]).request().validate().unwrap_err().to_string();
-        assert!(e.contains("field `tree.width` (--width): 0 is outside 1..=64"), "{e}");
+        assert!(e.contains("field `tree.width` (--width): 0 is outside the range 1 to 64"), "{e}");
         assert!(e.contains("field `learning_rate` (--learning-rate): 2 is outside [0, 1]"), "{e}");
     }
 }

@@ -37,14 +37,14 @@ pub enum TrajectoriesCommand {
         /// Trajectories of this category count as more similar [default: the run's category].
         #[arg(long)]
         category: Option<String>,
-        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=200))]
+        #[arg(long, default_value_t = 10, value_parser = super::between::<u32>(1, 200))]
         limit: u32,
     },
     /// The newest convergence memories.
     Memories {
         #[arg(long)]
         category: Option<String>,
-        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=500))]
+        #[arg(long, default_value_t = 20, value_parser = super::between::<u32>(1, 500))]
         limit: u32,
     },
 }

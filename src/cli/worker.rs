@@ -16,7 +16,7 @@ use crate::store::Store;
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
     /// Requests worked at once (each a different suite).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, default_value_t = 1, value_parser = super::between::<u32>(1, 64))]
     pub concurrency: u32,
     /// Stop once nothing is left to claim, instead of waiting for more.
     #[arg(long)]
@@ -27,20 +27,21 @@ pub struct WorkerArgs {
 }
 
 /// What this machine gives every run: run folders, the model endpoint and
-/// key from the environment (the keychain when a model is configured and
-/// the environment holds no key) with the settings file's limits, and the
-/// folders the settings allow.
+/// name the Settings screen chose (else the environment's), the key from the
+/// environment (the keychain when a model is configured and the environment
+/// holds no key), the settings file's limits and prices, and the folders the
+/// settings allow — what the app gives its runs.
 pub(super) fn machine(db: &std::path::Path, runs_dir: Option<&PathBuf>) -> Result<Machine, Failure> {
     let env = |n: &str| std::env::var(n).ok();
-    let api_key = match env(crate::llm::ENV_MODEL) {
-        Some(_) => tokio::task::block_in_place(|| crate::secrets::fallback_key(&env)),
-        None => None,
-    };
     let settings_path = crate::service::settings::Settings::path_from_env();
     let app = crate::service::settings::Settings::load(&settings_path).map_err(|e| Failure::input(e.to_string()))?;
+    let api_key = match app.names_model(&env) {
+        true => tokio::task::block_in_place(|| crate::secrets::fallback_key(&env)),
+        false => None,
+    };
     Ok(Machine {
         runs_root: super::runs_root(db, runs_dir),
-        model: crate::llm::LlmSettings { api_key, ..Default::default() }.overlay(&app.llm_layer()),
+        model: app.machine_model(api_key),
         access: app.access(),
         env: std::sync::Arc::new(|n: &str| std::env::var(n).ok()),
     })

@@ -137,6 +137,11 @@ impl LlmLimits {
     pub fn validate(&self) -> Result<(), InvalidLimit> {
         self.to_settings().validate()
     }
+
+    /// Every limit out of its bounds.
+    pub fn invalid_limits(&self) -> Vec<InvalidLimit> {
+        self.to_settings().invalid_limits()
+    }
 }
 
 impl LlmSettings {
@@ -173,12 +178,20 @@ impl LlmSettings {
         self
     }
 
-    /// Checks the numbers against their bounds; the error names the field.
+    /// Checks the numbers against their bounds; the error names the first
+    /// field out of them.
     pub fn validate(&self) -> Result<(), InvalidLimit> {
+        self.invalid_limits().into_iter().next().map_or(Ok(()), Err)
+    }
+
+    /// Every number out of its bounds, each naming its field (a form shows
+    /// them all at once instead of one per save).
+    pub fn invalid_limits(&self) -> Vec<InvalidLimit> {
+        let mut wrong = Vec::new();
         if let Some(t) = self.timeout_secs
             && !(t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_SECS)
         {
-            return Err(InvalidLimit::new(
+            wrong.push(InvalidLimit::new(
                 "timeout_secs",
                 format!(
                     "must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {}",
@@ -189,30 +202,30 @@ impl LlmSettings {
         if let Some(t) = self.max_model_secs
             && !(t.is_finite() && t > 0.0 && t <= 100.0 * MAX_TIMEOUT_SECS)
         {
-            return Err(InvalidLimit::new(
+            wrong.push(InvalidLimit::new(
                 "max_model_secs",
                 format!("must be a number of seconds above 0, not {}", crate::suite::shown_number(t)),
             ));
         }
         if let Some(c) = self.max_cost {
-            validate_max_cost(c)?;
+            wrong.extend(validate_max_cost(c).err());
         }
         for (model, price) in self.prices.iter().flatten() {
-            price.validate(model)?;
+            wrong.extend(price.invalid(model));
         }
         if let Some(n) = self.attempts
             && !(1..=MAX_ATTEMPTS).contains(&n)
         {
-            return Err(InvalidLimit::new("attempts", format!("must be from 1 to {MAX_ATTEMPTS}, not {n}")));
+            wrong.push(InvalidLimit::new("attempts", format!("must be from 1 to {MAX_ATTEMPTS}, not {n}")));
         }
         if let Some(n) = self.max_retries
             && n >= MAX_ATTEMPTS
         {
-            return Err(InvalidLimit::new("max_retries", format!("must be below {MAX_ATTEMPTS}, not {n}")));
+            wrong.push(InvalidLimit::new("max_retries", format!("must be below {MAX_ATTEMPTS}, not {n}")));
         }
         for (role, n) in self.max_tokens.iter().flatten() {
             if !(1..=MAX_TOKENS_LIMIT).contains(n) {
-                return Err(InvalidLimit::new(
+                wrong.push(InvalidLimit::new(
                     format!("max_tokens.{role}"),
                     format!("must be from 1 to {MAX_TOKENS_LIMIT}, not {n}"),
                 ));
@@ -221,7 +234,7 @@ impl LlmSettings {
         if let Some(n) = self.max_reply_bytes
             && !(1024..=MAX_REPLY_BYTES_LIMIT).contains(&n)
         {
-            return Err(InvalidLimit::new(
+            wrong.push(InvalidLimit::new(
                 "max_reply_bytes",
                 format!("must be from 1024 to {MAX_REPLY_BYTES_LIMIT}, not {n}"),
             ));
@@ -229,12 +242,12 @@ impl LlmSettings {
         if let Some(n) = self.max_stored_chars
             && !(200..=MAX_REPLY_BYTES_LIMIT).contains(&n)
         {
-            return Err(InvalidLimit::new(
+            wrong.push(InvalidLimit::new(
                 "max_stored_chars",
                 format!("must be from 200 to {MAX_REPLY_BYTES_LIMIT}, not {n}"),
             ));
         }
-        Ok(())
+        wrong
     }
 }
 

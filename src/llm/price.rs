@@ -41,20 +41,24 @@ impl ModelPrice {
 
     /// Checks both prices; the error names `prices.MODEL.FIELD`.
     pub fn validate(&self, model: &str) -> Result<(), InvalidLimit> {
-        for (field, value) in
-            [("input_per_million", self.input_per_million), ("output_per_million", self.output_per_million)]
-        {
-            if !(value.is_finite() && (0.0..=MAX_PRICE_PER_MILLION).contains(&value)) {
-                return Err(InvalidLimit::new(
+        self.invalid(model).into_iter().next().map_or(Ok(()), Err)
+    }
+
+    /// Each side of the price out of its bounds.
+    pub fn invalid(&self, model: &str) -> Vec<InvalidLimit> {
+        [("input_per_million", self.input_per_million), ("output_per_million", self.output_per_million)]
+            .into_iter()
+            .filter(|(_, value)| !(value.is_finite() && (0.0..=MAX_PRICE_PER_MILLION).contains(value)))
+            .map(|(field, value)| {
+                InvalidLimit::new(
                     format!("prices.{model}.{field}"),
                     format!(
                         "must be a price per million tokens from 0 to {MAX_PRICE_PER_MILLION}, not {}",
                         crate::suite::shown_number(value)
                     ),
-                ));
-            }
-        }
-        Ok(())
+                )
+            })
+            .collect()
     }
 }
 

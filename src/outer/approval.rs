@@ -394,6 +394,23 @@ pub struct Decided {
     pub applied: Option<(i64, i64)>,
 }
 
+/// The longest answer a person may give (a hint, a rejection's reason):
+/// pages of text, far past any answer, short of filling the database or
+/// every prompt a hint is given to.
+pub const MAX_ANSWER_CHARS: usize = 20_000;
+
+/// A person's answer text, checked: refused past [`MAX_ANSWER_CHARS`].
+pub fn check_answer_text(text: &str) -> Result<(), String> {
+    let n = text.chars().count();
+    if n > MAX_ANSWER_CHARS {
+        return Err(format!(
+            "the answer is {n} characters long, more than the {MAX_ANSWER_CHARS} an answer may have\n  hint: \
+             shorten it to what the run needs to know"
+        ));
+    }
+    Ok(())
+}
+
 /// Records a person's decision on the gated update question `question`
 /// asks about, and applies an approval at once when no run works the suite
 /// (else the run applies it). An edit is checked before anything is written.
@@ -416,7 +433,11 @@ pub async fn decide(store: &crate::store::Store, question: i64, decision: Decisi
             UpdateVerdict::Approve { edited }
         }
         Decision::Reject { reason } => {
-            UpdateVerdict::Reject { reason: reason.map(|r| r.trim().to_string()).filter(|r| !r.is_empty()) }
+            let reason = reason.map(|r| r.trim().to_string()).filter(|r| !r.is_empty());
+            if let Some(r) = &reason {
+                check_answer_text(r).map_err(DecideError::BadEdit)?;
+            }
+            UpdateVerdict::Reject { reason }
         }
     };
     let approve = matches!(verdict, UpdateVerdict::Approve { .. });

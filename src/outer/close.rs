@@ -467,7 +467,8 @@ impl SuiteRunner {
                 continue;
             }
             let content = artifacts.iter().find(|a| &a.name == name).map(|a| a.content.clone()).unwrap_or_default();
-            candidates.push(optimizer::Candidate { def, version: *version, content });
+            let seen = self.registry.history(name).await?.into_iter().map(|v| v.content).collect();
+            candidates.push(optimizer::Candidate { def, version: *version, content, seen });
         }
         history.retain(|name, _| candidates.iter().any(|c| &c.def.name == name));
         let evidence = optimizer::Evidence {

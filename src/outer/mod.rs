@@ -210,6 +210,42 @@ pub async fn stopped_plan_seed(store: &Store, suite: &str, config: &RunConfig) -
     Ok(seed.filter(|_| stored == asked))
 }
 
+/// What is left of a suite's unfinished plan for a run that continues it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanLeft {
+    /// The plan's first epoch, the epoch the run starts at, the plan's last.
+    pub first: i64,
+    pub next: i64,
+    pub last: i64,
+    /// Epochs from `next` to `last`.
+    pub epochs: u32,
+    /// Runs the open epoch `next` already counted (kept on resume).
+    pub runs_done: u64,
+}
+
+/// What a run with `config` would have left to do of the suite's unfinished
+/// plan, decided as the runner decides it (same settings, epochs left);
+/// `None` when such a run starts a plan of its own.
+pub async fn plan_left(store: &Store, suite: &str, config: &RunConfig) -> Result<Option<PlanLeft>, StoreError> {
+    let Some(row) = store.suite_by_name(suite).await? else { return Ok(None) };
+    let Some(plan) = store.plan(row.id).await?.filter(|p| p.finished_at.is_none()) else { return Ok(None) };
+    if plan.request_json != serde_json::to_string(&PlanKey::of(config))? {
+        return Ok(None);
+    }
+    let open = store.last_epoch(row.id).await?;
+    let next = open.as_ref().map_or(1, |e| if e.completed_at.is_none() { e.epoch_num } else { e.epoch_num + 1 });
+    let last = plan.first_epoch + plan.epochs - 1;
+    if last < next {
+        return Ok(None);
+    }
+    let runs_done = match open.filter(|e| e.completed_at.is_none()) {
+        Some(e) => store.epoch_runs(e.id).await?.len() as u64,
+        None => 0,
+    };
+    let epochs = u32::try_from(last - next + 1).unwrap_or(u32::MAX);
+    Ok(Some(PlanLeft { first: plan.first_epoch, next, last, epochs, runs_done }))
+}
+
 /// The largest integer a JavaScript number holds exactly (2^53 − 1).
 pub const MAX_SAFE_SEED: u64 = (1 << 53) - 1;
 
@@ -554,8 +590,13 @@ impl SuiteRunner {
                 content: v.content,
             });
         }
+        let mut changed = Vec::new();
         if resumed {
             self.store.cancel_unfinished_runs(epoch.id, "the process stopped before this run finished").await?;
+            // A task edited since the epoch opened runs again: counting its
+            // old run would mix two definitions in one epoch's loss.
+            let current = self.suite.tasks.iter().map(|t| (t.name.clone(), t.digest())).collect();
+            changed = self.store.set_aside_changed_runs(epoch.id, &current).await?;
         }
         let done: BTreeSet<String> = self.store.epoch_runs(epoch.id).await?.into_iter().map(|r| r.task_name).collect();
         let todo: Vec<&Task> = self.suite.tasks.iter().filter(|t| !done.contains(&t.name)).collect();
@@ -568,6 +609,7 @@ impl SuiteRunner {
             tasks_total: self.suite.tasks.len(),
             tasks_done: self.suite.tasks.len() - todo.len(),
             resumed,
+            changed,
             seed: epoch_seed,
         });
         let concurrency = self.config.concurrency.max(1);
@@ -626,8 +668,10 @@ impl SuiteRunner {
             return Ok(());
         }
         let run_dir = task::command::fresh_run_dir(&self.config.runs_root, &self.suite.name, epoch.epoch_num, &t.name);
-        let run_id =
-            self.store.insert_run(suite_id, epoch.id, &t.name, t.kind_name(), &run_dir.to_string_lossy()).await?;
+        let run_id = self
+            .store
+            .insert_run(suite_id, epoch.id, &t.name, t.kind_name(), &run_dir.to_string_lossy(), Some(&t.digest()))
+            .await?;
         self.bus.publish(Event::RunStarted {
             suite_id,
             epoch_id: epoch.id,

@@ -31,6 +31,18 @@ pub struct Candidate {
     pub def: ArtifactDef,
     pub version: i64,
     pub content: String,
+    /// The content of every version the artifact has had (measured, or
+    /// being measured): a proposal equal to one of them would pay for runs
+    /// that can only repeat what is known.
+    pub seen: Vec<String>,
+}
+
+impl Candidate {
+    /// Whether `doc` is the content of a version the artifact has had
+    /// (compared as JSON values, so layout does not count).
+    fn has_seen(&self, doc: &serde_json::Value) -> bool {
+        self.seen.iter().any(|c| serde_json::from_str::<serde_json::Value>(c).is_ok_and(|v| v == *doc))
+    }
 }
 
 /// What an optimizer is given after an epoch.
@@ -234,11 +246,17 @@ impl Optimizer for Baseline {
 ///
 /// Each epoch it picks one tunable field of one JSON artifact and moves it by
 /// `η · (max − min) · u` with `u` uniform in [−1, 1] (at least one unit for
-/// integer fields), clamped to the bounds. Together with rollback on
+/// integer fields), reflected off the bounds. Together with rollback on
 /// regression this is a (1+1) hill climber whose step shrinks after every
 /// failed move. The suite's own artifacts are preferred; built-ins are tuned
-/// only when the suite declares none.
+/// only when the suite declares none. A move that lands on a version the
+/// artifact already had is drawn again (up to [`EVOLVE_DRAWS`] times): its
+/// runs could only repeat a known measurement.
 pub struct Evolve;
+
+/// Draws of one evolve step before it gives up on finding a version the
+/// artifact has not had.
+pub const EVOLVE_DRAWS: usize = 16;
 
 #[async_trait::async_trait]
 impl Optimizer for Evolve {
@@ -247,21 +265,62 @@ impl Optimizer for Evolve {
     }
 
     async fn propose(&self, ev: &Evidence) -> Result<Step, OptimizerError> {
-        self.perturb(ev).map(Step::only)
-    }
-}
-
-impl Evolve {
-    fn perturb(&self, ev: &Evidence) -> Result<Option<Proposal>, OptimizerError> {
         let tunable = |c: &&Candidate| c.def.kind == ArtifactKind::Json && !c.def.fields.is_empty();
         let own: Vec<&Candidate> =
             ev.candidates.iter().filter(tunable).filter(|c| matches!(c.def.origin, Origin::Suite(_))).collect();
         let pool = if own.is_empty() { ev.candidates.iter().filter(tunable).collect() } else { own };
         if pool.is_empty() {
-            return Ok(None);
+            return Ok(Step::default());
         }
         let mut rng = ChaCha8Rng::seed_from_u64(ev.seed);
-        let cand = pool[rng.random_range(0..pool.len())];
+        let mut repeated: Option<&Candidate> = None;
+        for _ in 0..EVOLVE_DRAWS {
+            let cand = pool[rng.random_range(0..pool.len())];
+            match self.perturb(cand, ev, &mut rng)? {
+                Some((proposal, doc)) if !cand.has_seen(&doc) => return Ok(Step::only(Some(proposal))),
+                Some(_) => repeated = Some(cand),
+                // Nowhere to move (a field pinned between equal bounds).
+                None => {}
+            }
+        }
+        Ok(match repeated {
+            Some(c) => Step {
+                winner: None,
+                considered: vec![Considered {
+                    artifact: c.def.name.clone(),
+                    parent_version: c.version,
+                    proposal: None,
+                    rejection: Some(format!(
+                        "each of {EVOLVE_DRAWS} moves it drew gives a version the artifact already had"
+                    )),
+                }],
+            },
+            None => Step::default(),
+        })
+    }
+}
+
+/// `old + step` kept within `[min, max]` by reflecting off the bound it
+/// crosses: clamping would pile every long step onto the bound itself,
+/// a value measured again and again.
+fn reflect(old: f64, step: f64, min: f64, max: f64) -> f64 {
+    let width = max - min;
+    if width <= 0.0 || !width.is_finite() {
+        return min;
+    }
+    // Unfold the walk onto a circle of twice the width, then fold it back.
+    let t = (old + step - min).rem_euclid(2.0 * width);
+    min + if t > width { 2.0 * width - t } else { t }
+}
+
+impl Evolve {
+    /// One random move of one field of `cand`, and the document it gives.
+    fn perturb(
+        &self,
+        cand: &Candidate,
+        ev: &Evidence,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<Option<(Proposal, serde_json::Value)>, OptimizerError> {
         let mut doc: serde_json::Value = serde_json::from_str(&cand.content).map_err(|e| {
             OptimizerError(format!("artifact `{}` v{} is not valid JSON: {e}", cand.def.name, cand.version))
         })?;
@@ -282,11 +341,7 @@ impl Evolve {
                 step = if u < 0.0 { -1.0 } else { 1.0 };
             }
         }
-        let mut new = (old + step).clamp(bounds.min, bounds.max);
-        if new == old {
-            // Pinned against a bound: step the other way instead.
-            new = (old - step).clamp(bounds.min, bounds.max);
-        }
+        let mut new = reflect(old, step, bounds.min, bounds.max);
         if bounds.integer {
             new = new.round();
         }
@@ -301,7 +356,7 @@ impl Evolve {
         details.insert("field".into(), field.clone().into());
         details.insert("old_value".into(), serde_json::json!(old));
         details.insert("new_value".into(), serde_json::json!(new));
-        Ok(Some(Proposal {
+        let proposal = Proposal {
             artifact: cand.def.name.clone(),
             parent_version: cand.version,
             content,
@@ -314,7 +369,8 @@ impl Evolve {
             expected_loss_reduction: None,
             confidence: None,
             details,
-        }))
+        };
+        Ok(Some((proposal, doc)))
     }
 }
 
@@ -347,6 +403,7 @@ mod tests {
                 },
                 version: 3,
                 content: r#"{"x": 5.0, "n": 5, "other": "kept"}"#.into(),
+                seen: vec![r#"{"x": 5.0, "n": 5, "other": "kept"}"#.into()],
             }],
         }
     }
@@ -407,6 +464,42 @@ mod tests {
             let v: serde_json::Value = serde_json::from_str(&p.content).unwrap();
             assert_eq!(v["x"].as_f64(), Some(new), "the content keeps every digit");
         }
+    }
+
+    #[tokio::test]
+    async fn evolve_never_proposes_a_version_the_artifact_already_had() {
+        // Every value of the integer field `n` but one has been measured
+        // (1–4, with x as it is): each step that moves n must be drawn again.
+        for seed in 0..100 {
+            let mut ev = evidence(seed, 1.0);
+            for n in 1..=4 {
+                ev.candidates[0].seen.push(format!(r#"{{"x": 5.0, "n": {n}, "other": "kept"}}"#));
+            }
+            let Some(p) = Evolve.propose_blocking(&ev) else { continue };
+            let v: serde_json::Value = serde_json::from_str(&p.content).unwrap();
+            assert!(!ev.candidates[0].has_seen(&v), "seed {seed} proposed a measured version: {}", p.content);
+        }
+        // With nowhere new to go, it says so instead of re-measuring.
+        let mut ev = evidence(1, 1.0);
+        ev.candidates[0].def.fields.remove("x");
+        ev.candidates[0].seen = (1..=5).map(|n| format!(r#"{{"x": 5.0, "n": {n}, "other": "kept"}}"#)).collect();
+        let step = Evolve.propose(&ev).await.unwrap();
+        assert_eq!(step.winner, None);
+        let note = step.no_change_reason("evolve").unwrap();
+        assert!(note.contains("gives a version the artifact already had"), "{note}");
+    }
+
+    #[test]
+    fn a_step_past_a_bound_reflects_off_it_instead_of_stopping_on_it() {
+        assert_eq!(reflect(8.0, 4.0, 0.0, 10.0), 8.0);
+        assert_eq!(reflect(2.0, -5.0, 0.0, 10.0), 3.0);
+        assert_eq!(reflect(5.0, 3.0, 0.0, 10.0), 8.0);
+        assert_eq!(reflect(5.0, 25.0, 0.0, 10.0), 10.0);
+        assert_eq!(reflect(1.0, 1.0, 1.0, 1.0), 1.0);
+        // Long steps from the middle land all over the range, not on its ends.
+        let ends =
+            (0..100).filter(|i| [0.0, 10.0].contains(&reflect(5.0, 6.0 + f64::from(*i) * 0.03, 0.0, 10.0))).count();
+        assert_eq!(ends, 0);
     }
 
     #[tokio::test]

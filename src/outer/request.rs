@@ -209,7 +209,11 @@ impl RunRequest {
         let mut issues = Vec::new();
         let mut count = |field: &str, flag: &'static str, v: u32, lo: u32, hi: u32| {
             if !(lo..=hi).contains(&v) {
-                issues.push(RequestIssue { field: field.into(), flag, message: format!("{v} is outside {lo}..={hi}") });
+                issues.push(RequestIssue {
+                    field: field.into(),
+                    flag,
+                    message: format!("{v} is outside the range {lo} to {hi}"),
+                });
             }
         };
         count("epochs", "--epochs", self.epochs, 1, MAX_EPOCHS);
@@ -302,7 +306,7 @@ impl RunRequest {
         self.allow_outside.iter().map(PathBuf::from).collect()
     }
 
-    /// "plan: 3 epoch(s) × 4 task(s) = 12 run(s); …": what the run will do,
+    /// "plan: 3 epochs × 4 tasks = 12 runs; …": what the run will do,
     /// the line `attractor run` prints first and the launch form shows.
     pub fn plan_line(&self, suite: &crate::suite::Suite, proposal_candidates: u64) -> String {
         let tasks = suite.tasks.len() as u64;
@@ -310,16 +314,24 @@ impl RunRequest {
         let repeats = self.verify_repeats.unwrap_or_else(|| suite.verify_repeats());
         if self.optimizer == OptimizerKind::Tree {
             return format!(
-                "plan: tree search of at most {epochs} evaluation(s) × {tasks} task(s) = {} run(s), {} child(ren) a round, each evaluated {repeats} time(s), stop after {} round(s) without a new best and {} ideation round(s)",
-                epochs * tasks,
-                self.tree.width,
-                self.tree.stall,
-                self.tree.ideation_rounds
+                "plan: tree search of at most {} × {} = {}, {} a round, each evaluated {}, stop after {} without a new best and {}",
+                crate::counted(epochs, "evaluation"),
+                crate::counted(tasks, "task"),
+                crate::counted(epochs * tasks, "run"),
+                crate::counted_as(self.tree.width, "child", "children"),
+                if repeats == 1 { "once".to_string() } else { format!("{repeats} times") },
+                crate::counted(self.tree.stall, "round"),
+                crate::counted(self.tree.ideation_rounds, "ideation round")
             );
         }
-        let mut line = format!("plan: {epochs} epoch(s) × {tasks} task(s) = {} run(s)", epochs * tasks);
+        let mut line = format!(
+            "plan: {} × {} = {}",
+            crate::counted(epochs, "epoch"),
+            crate::counted(tasks, "task"),
+            crate::counted(epochs * tasks, "run")
+        );
         if repeats > 1 && self.optimizer != OptimizerKind::Baseline {
-            line.push_str(&format!("; each update is judged on {repeats} epoch(s) (a noisy suite)"));
+            line.push_str(&format!("; each update is judged on {repeats} epochs (a noisy suite)"));
         }
         match self.approve_updates.unwrap_or(suite.approve_updates) {
             ApprovalMode::Off => {}
@@ -332,9 +344,10 @@ impl RunRequest {
         }
         if self.optimizer.needs_model() {
             line.push_str(&format!(
-                "; {} makes at most {epochs} × {proposal_candidates} artifact(s) = {} proposal call(s) (none after a rollback)",
+                "; {} makes at most {epochs} × {} = {} (none after a rollback)",
                 self.optimizer.name(),
-                epochs * proposal_candidates
+                crate::counted(proposal_candidates, "artifact"),
+                crate::counted(epochs * proposal_candidates, "proposal call")
             ));
         }
         line
@@ -381,7 +394,7 @@ mod tests {
         let fields: Vec<&str> = e.0.iter().map(|i| i.field.as_str()).collect();
         assert_eq!(fields, ["epochs", "tree.width", "learning_rate", "model.attempts"]);
         let text = e.to_string();
-        assert!(text.contains("field `tree.width` (--width): 65 is outside 1..=64"), "{text}");
+        assert!(text.contains("field `tree.width` (--width): 65 is outside the range 1 to 64"), "{text}");
         assert!(text.contains("(--llm-attempts)"), "{text}");
         assert!(text.contains("hint:"), "{text}");
     }

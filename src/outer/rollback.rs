@@ -30,8 +30,8 @@ pub fn reason(
     // A loss that stayed put is rolled back too (no gain is no reason to keep
     // a change): "rose" would be false then.
     let rose = |what: &str, (a, b): (Option<f64>, Option<f64>)| match (a, b) {
-        (Some(a), Some(b)) if b > a => format!("{what} rose {a:.4} → {b:.4}"),
-        (Some(a), Some(b)) => format!("{what} did not fall: {a:.4} → {b:.4}"),
+        (Some(a), Some(b)) if b > a => format!("{what} rose {}", apart(a, b)),
+        (Some(a), Some(b)) => format!("{what} did not fall: {}", apart(a, b)),
         _ => format!("{what} did not fall"),
     };
     Some(match reason? {
@@ -39,6 +39,13 @@ pub fn reason(
         RollbackReason::Training => rose("training loss", training),
         RollbackReason::Noise => "the gain was within the noise".to_string(),
     })
+}
+
+/// "a → b" with four decimals, or as many more as it takes for two
+/// different numbers not to read the same ("0.0357 → 0.0357" said nothing).
+fn apart(a: f64, b: f64) -> String {
+    let digits = (4..=12).find(|&p| a == b || format!("{a:.p$}") != format!("{b:.p$}")).unwrap_or(12);
+    format!("{a:.digits$} → {b:.digits$}")
 }
 
 /// [`reason`] as said after a transition: ` (held-out loss rose …)`, or
@@ -60,6 +67,8 @@ mod tests {
         let training = |a, b| why(Some(RollbackReason::Training), (Some(a), Some(b)), (None, None));
         assert_eq!(training(0.4, 0.5), " (training loss rose 0.4000 → 0.5000)");
         assert_eq!(training(0.4, 0.4), " (training loss did not fall: 0.4000 → 0.4000)");
+        // Close numbers get the decimals that tell them apart.
+        assert_eq!(training(0.035_712, 0.035_748), " (training loss rose 0.03571 → 0.03575)");
         assert_eq!(
             why(Some(RollbackReason::Holdout), (None, None), (Some(0.02), None)),
             " (held-out loss did not fall)"

@@ -410,6 +410,8 @@ impl SuiteRunner {
                 def: self.registry.def(&brief.focus)?.clone(),
                 version: from_version,
                 content: content.clone(),
+                // Every version the tree has made of it, the root's included.
+                seen: self.registry.history(&brief.focus).await?.into_iter().map(|v| v.content).collect(),
             }],
             seed: draw_u64(self.config.seed, Draw::Child, search.nodes.len()),
             history: BTreeMap::new(),

@@ -354,7 +354,7 @@ impl Worker {
         let handle = tokio::spawn(async move {
             // One run of a suite at a time: the suite started under this
             // name in this process is this request's.
-            let mut count = EpochCount { suite, suite_id: None, done: 0 };
+            let mut count = EpochCount::new(&suite);
             let mut draining = false;
             loop {
                 let envelope = if draining {
@@ -427,17 +427,30 @@ struct EpochCount {
     suite: String,
     suite_id: Option<i64>,
     done: i64,
+    /// The last epoch of the plan the run works (a continued plan's too).
+    plan_last: Option<i64>,
+    /// The epochs from its first to the plan's last: what it set out to do.
+    planned: Option<i64>,
 }
 
 impl EpochCount {
+    fn new(suite: &str) -> EpochCount {
+        EpochCount { suite: suite.to_string(), suite_id: None, done: 0, plan_last: None, planned: None }
+    }
+
     /// The progress an event means for the request, if it means any.
     fn take(&mut self, event: Event) -> Option<RequestProgress> {
         let (suite_id, started_epoch) = match event {
-            Event::SuiteStarted { suite_id: started, suite: name, .. } if name == self.suite => {
+            Event::SuiteStarted { suite_id: started, suite: name, first_epoch, epochs, .. } if name == self.suite => {
                 self.suite_id = Some(started);
+                self.plan_last = Some(first_epoch + i64::from(epochs) - 1);
                 (started, None)
             }
             Event::EpochStarted { suite_id, epoch_num, .. } if Some(suite_id) == self.suite_id => {
+                // The first epoch it starts: a continued plan's next one.
+                if self.planned.is_none() {
+                    self.planned = self.plan_last.map(|last| (last - epoch_num + 1).max(1));
+                }
                 (suite_id, Some(epoch_num))
             }
             Event::EpochFinished { suite_id, .. } if Some(suite_id) == self.suite_id => {
@@ -446,7 +459,7 @@ impl EpochCount {
             }
             _ => return None,
         };
-        Some(RequestProgress { suite_id, epochs_done: self.done, started_epoch })
+        Some(RequestProgress { suite_id, epochs_done: self.done, started_epoch, epochs_planned: self.planned })
     }
 }
 

@@ -27,7 +27,7 @@ impl Service {
         // A tree's versions name no epoch of their own: their node does.
         let nodes: HashMap<i64, crate::store::TreeVersionRow> =
             self.store.tree_versions(name).await?.into_iter().map(|n| (n.version, n)).collect();
-        let (measures, rolled_back) = self.version_measures(name).await?;
+        let (measures, rolled_back) = self.version_measures(&def).await?;
         let versions = history
             .iter()
             .map(|v| {
@@ -63,10 +63,40 @@ impl Service {
     /// Per version of an artifact, the closed epochs that ran with it
     /// active (how many, and their mean losses), and the versions an epoch
     /// rolled back.
-    async fn version_measures(&self, name: &str) -> Result<(HashMap<i64, (u32, Vec<f64>)>, HashSet<i64>)> {
+    async fn version_measures(
+        &self,
+        def: &crate::artifact::ArtifactDef,
+    ) -> Result<(HashMap<i64, (u32, Vec<f64>)>, HashSet<i64>)> {
+        let name = def.name.as_str();
         let mut measures: HashMap<i64, (u32, Vec<f64>)> = HashMap::new();
         let mut rolled_back = HashSet::new();
-        for e in self.store.closed_epochs_naming(name).await? {
+        let epochs = self.store.closed_epochs_naming(name).await?;
+        // A built-in artifact is named by every suite's epochs, but only the
+        // kinds of task that read it feel it: a suite of command tasks says
+        // nothing about the executor's prompt.
+        let steered: Option<HashSet<i64>> = match def.origin {
+            crate::artifact::Origin::Suite(_) => None,
+            crate::artifact::Origin::Builtin => {
+                let ids: Vec<i64> = epochs.iter().map(|e| e.id).collect();
+                let kinds = self.store.run_kinds_of_epochs(&ids).await?;
+                Some(
+                    kinds
+                        .into_iter()
+                        .filter(|(_, kind)| {
+                            // Runs record an agent task under ASO as `agent`.
+                            let kind = kind.as_str();
+                            def.steers_any(&[kind])
+                                || (kind == "agent" && def.steers_any(&[crate::suite::ASO_AGENT_KIND]))
+                        })
+                        .map(|(id, _)| id)
+                        .collect(),
+                )
+            }
+        };
+        for e in epochs {
+            if steered.as_ref().is_some_and(|ids| !ids.contains(&e.id)) {
+                continue;
+            }
             let record = super::suites::EpochRecord::of(&e);
             if let Some(version) = record.parent.get(name) {
                 let m = measures.entry(*version).or_default();

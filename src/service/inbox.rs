@@ -135,6 +135,9 @@ impl Service {
         if req.answer == AnswerKind::Hint && text.is_none() {
             return Err(ServiceError::BadInput("a hint needs its text".into()));
         }
+        if let Some(t) = text {
+            crate::outer::approval::check_answer_text(t).map_err(ServiceError::BadInput)?;
+        }
         let Some(row) = self.store.intervention(id).await? else {
             return Err(ServiceError::NotFound(format!("no intervention {id}")));
         };

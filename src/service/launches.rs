@@ -24,7 +24,9 @@ pub(super) fn launch_view(row: &crate::store::QueuedRequest, runs: Option<Launch
         suite_path: req.suite_path.clone(),
         suite_id: row.suite_id,
         status: if abandoned { LaunchStatus::Failed } else { row.status },
-        epochs_requested: req.epochs,
+        // What this launch set out to do: a resumed one continues a plan
+        // with fewer epochs left than it asked for.
+        epochs_requested: row.epochs_planned.and_then(|n| u32::try_from(n).ok()).unwrap_or(req.epochs),
         epochs_done: u32::try_from(row.epochs_done).unwrap_or(0),
         optimizer: req.optimizer,
         seed: row.seed.and_then(|s| u64::try_from(s).ok()),
@@ -150,22 +152,59 @@ impl Service {
                 req.learning_rate
             )
         });
+        // A request that continues a stopped launch's plan (same settings)
+        // does what is left of it, not its whole count again.
+        let left = self.plan_left(&suite, req).await?;
+        let mut asked = req.clone();
+        if let Some(l) = &left {
+            asked.epochs = l.epochs;
+        }
+        let resumes = left.map(|l| {
+            let done = if l.runs_done > 0 {
+                format!(", its {} of epoch {} kept", crate::counted(l.runs_done, "finished run"), l.next)
+            } else {
+                String::new()
+            };
+            format!(
+                "continues the stopped launch's plan (epochs {}–{}): epochs {}–{} are left{done}",
+                l.first, l.last, l.next, l.last
+            )
+        });
+        let continues = match (resumes, continues) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
         let candidates = crate::outer::estimate::proposal_candidates(&suite, &registry);
         let run = crate::outer::estimate::PlannedRun {
             suite: &suite,
-            optimizer: req.optimizer,
-            epochs: req.epochs,
+            optimizer: asked.optimizer,
+            epochs: asked.epochs,
             proposal_candidates: candidates,
-            ideation_rounds: req.tree.ideation_rounds,
+            ideation_rounds: asked.tree.ideation_rounds,
             agent: &agent,
-            supervisor_tier: !req.no_llm,
+            supervisor_tier: !asked.no_llm,
         };
+        let runs = u64::from(asked.epochs) * suite.tasks.len() as u64;
         Ok(LaunchPreview {
-            runs: u64::from(req.epochs) * suite.tasks.len() as u64,
-            plan: req.plan_line(&suite, candidates),
+            runs: runs.saturating_sub(left.map_or(0, |l| l.runs_done)),
+            plan: asked.plan_line(&suite, candidates),
             model: model.as_ref().and_then(|m| crate::outer::estimate::preview_line(&run, m)),
             continues,
         })
+    }
+
+    /// What a launch of `req` would have left of the suite's stopped plan,
+    /// with the seed the queue would give it (`queue::prepare`).
+    async fn plan_left(&self, suite: &suite::Suite, req: &RunRequest) -> Result<Option<crate::outer::PlanLeft>> {
+        let mut config = req.run_config(PathBuf::new(), req.seed.unwrap_or(0));
+        if req.seed.is_none() {
+            match crate::outer::stopped_plan_seed(&self.store, &suite.name, &config).await? {
+                Some(seed) => config.seed = seed,
+                // A fresh seed: a plan of its own.
+                None => return Ok(None),
+            }
+        }
+        Ok(crate::outer::plan_left(&self.store, &suite.name, &config).await?)
     }
 
     /// Validates the request and its suite file, then runs it in the
@@ -259,13 +298,7 @@ impl Service {
     /// The model endpoint, name and key with the settings' limits and prices:
     /// what this machine gives every run, before a suite's and a request's.
     pub(super) fn model_settings(&self, s: &Settings) -> crate::llm::LlmSettings {
-        crate::llm::LlmSettings {
-            base_url: s.llm_base_url.clone(),
-            model: s.llm_model.clone(),
-            api_key: self.keychain_key(),
-            ..Default::default()
-        }
-        .overlay(&s.llm_layer())
+        s.machine_model(self.keychain_key())
     }
 
     /// The latest launches on this database, whichever process made them.
@@ -373,7 +406,7 @@ pub(super) fn load_runnable(path: &Path, access: &suite::Access) -> std::result:
 }
 
 /// The verdict on a suite file that did (or did not) load.
-pub(super) fn validation_of(path: &str, loaded: std::result::Result<&suite::Suite, &SuiteError>) -> Validation {
+pub(crate) fn validation_of(path: &str, loaded: std::result::Result<&suite::Suite, &SuiteError>) -> Validation {
     match loaded {
         Ok(s) => Validation {
             valid: true,

@@ -54,6 +54,7 @@ use crate::suite::{self, SourceLocation, SuiteError, SuiteIssue};
 use crate::watch::{LaunchRefusal, Launcher, WatchConfig, WatchError, Watcher};
 
 pub use diff::artifact_diff;
+pub(crate) use launches::validation_of;
 use launches::*;
 pub use reports::ReportArchive;
 pub use settings::Settings;

@@ -104,6 +104,28 @@ impl Settings {
         }
     }
 
+    /// What this machine gives every run's model calls, in the app and on
+    /// the command line alike: the endpoint and model chosen here (the
+    /// environment fills in what is not chosen), the key given, and the
+    /// limits and prices. One function, so a suite the app runs on one
+    /// model does not run on another from a terminal.
+    pub fn machine_model(&self, api_key: Option<crate::llm::ApiKey>) -> crate::llm::LlmSettings {
+        crate::llm::LlmSettings {
+            base_url: self.llm_base_url.clone(),
+            model: self.llm_model.clone(),
+            api_key,
+            ..Default::default()
+        }
+        .overlay(&self.llm_layer())
+    }
+
+    /// Whether these settings or the environment name a model (the
+    /// keychain is only asked for a key when one does).
+    pub fn names_model(&self, env: &dyn Fn(&str) -> Option<String>) -> bool {
+        self.llm_model.as_deref().is_some_and(|m| !m.trim().is_empty())
+            || env(crate::llm::ENV_MODEL).is_some_and(|m| !m.trim().is_empty())
+    }
+
     /// Reads the file; a missing file is the empty settings. Every number
     /// is checked against the bounds the Settings screen applies, so a
     /// hand-edited `1e300` is refused at its place before any launch.
@@ -225,7 +247,7 @@ impl Service {
     /// when a model is configured and the environment holds no key.
     pub(super) async fn ensure_keychain(&self) {
         let env = |n: &str| (self.config.env)(n).filter(|v| !v.trim().is_empty());
-        let model = lock(&self.settings).llm_model.is_some() || env(crate::llm::ENV_MODEL).is_some();
+        let model = lock(&self.settings).names_model(&env);
         let unread = matches!(*lock(&self.keychain), KeychainState::Unread);
         if unread && model && crate::secrets::key_in_environment(&env).is_none() {
             self.refresh_keychain().await;
@@ -388,10 +410,11 @@ impl Service {
         if let Some(model) = clean(&update.llm_model) {
             next.llm_model = (!model.is_empty()).then_some(model);
         }
+        // Every number out of bounds at once, one per line, so the form
+        // marks each field instead of one per save.
+        let mut wrong: Vec<String> = Vec::new();
         if let Some(limits) = &update.llm_limits {
-            limits
-                .validate()
-                .map_err(|e| ServiceError::BadInput(format!("the model-call limits are not usable: {e}")))?;
+            wrong.extend(limits.invalid_limits().iter().map(|e| format!("the model-call limits are not usable: {e}")));
             next.llm_limits = limits.clone();
         }
         if let Some(prices) = &update.model_prices {
@@ -400,11 +423,12 @@ impl Service {
                 return Err(ServiceError::BadInput("a model price needs the model's name".to_string()));
             }
             for (model, price) in prices {
-                price
-                    .validate(model)
-                    .map_err(|e| ServiceError::BadInput(format!("the model prices are not usable: {e}")))?;
+                wrong.extend(price.invalid(model).iter().map(|e| format!("the model prices are not usable: {e}")));
             }
             next.model_prices = prices.clone();
+        }
+        if !wrong.is_empty() {
+            return Err(ServiceError::BadInput(wrong.join("\n")));
         }
         if let Some(db) = clean(&update.db_path) {
             // The form sends back the path as it was shown: a PostgreSQL

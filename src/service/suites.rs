@@ -148,7 +148,7 @@ impl Service {
         let limit = page.limit.unwrap_or(DEFAULT_EPOCH_PAGE);
         if !(1..=MAX_EPOCH_PAGE).contains(&limit) {
             return Err(ServiceError::BadInput(format!(
-                "limit: {limit} is outside 1..={MAX_EPOCH_PAGE} (epochs a page)\n  hint: page through a longer history with offset"
+                "limit: {limit} is outside the range 1 to {MAX_EPOCH_PAGE} (epochs a page)\n  hint: page through a longer history with offset"
             )));
         }
         let offset = page.offset.unwrap_or(0);

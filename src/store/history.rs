@@ -198,7 +198,8 @@ impl Store {
 
     // ----- runs ---------------------------------------------------------------
 
-    /// Records that a run started and returns its id.
+    /// Records that a run started and returns its id. `task_digest` is the
+    /// digest of the task's definition it runs (`Task::digest`).
     pub async fn insert_run(
         &self,
         suite_id: i64,
@@ -206,10 +207,11 @@ impl Store {
         task_name: &str,
         kind: &str,
         run_dir: &str,
+        task_digest: Option<&str>,
     ) -> Result<i64> {
         Ok(sqlx::query_scalar(
-            "INSERT INTO runs (suite_id, epoch_id, task_name, kind, status, run_dir, started_at)
-             VALUES ($1, $2, $3, $4, 'running', $5, $6) RETURNING id",
+            "INSERT INTO runs (suite_id, epoch_id, task_name, kind, status, run_dir, started_at, task_digest)
+             VALUES ($1, $2, $3, $4, 'running', $5, $6, $7) RETURNING id",
         )
         .bind(suite_id)
         .bind(epoch_id)
@@ -217,8 +219,54 @@ impl Store {
         .bind(kind)
         .bind(run_dir)
         .bind(now_rfc3339())
+        .bind(task_digest)
         .fetch_one(&self.writer)
         .await?)
+    }
+
+    /// Sets aside the counted runs of an open epoch whose task has changed
+    /// since they ran: each leaves `epoch_runs` (so the epoch runs the task
+    /// again) and is marked cancelled with the reason, its result kept.
+    /// `current` maps each task of the suite as it is now to its digest; a
+    /// task no longer in the suite, or a run recorded without a digest, is
+    /// left as it is. Returns the tasks set aside, in name order.
+    pub async fn set_aside_changed_runs(
+        &self,
+        epoch_id: i64,
+        current: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Vec<String>> {
+        let mut tx = self.begin_write().await?;
+        let counted: Vec<(String, i64, Option<String>)> = sqlx::query_as(
+            "SELECT er.task_name, er.run_id, r.task_digest FROM epoch_runs er JOIN runs r ON r.id = er.run_id
+             WHERE er.epoch_id = $1 ORDER BY er.task_name",
+        )
+        .bind(epoch_id)
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut set_aside = Vec::new();
+        for (task, run_id, digest) in counted {
+            let (Some(was), Some(now)) = (digest, current.get(&task)) else {
+                continue;
+            };
+            if was == *now {
+                continue;
+            }
+            sqlx::query("DELETE FROM epoch_runs WHERE epoch_id = $1 AND task_name = $2")
+                .bind(epoch_id)
+                .bind(&task)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("UPDATE runs SET status = 'cancelled', error = $1 WHERE id = $2")
+                .bind(format!(
+                    "set aside: the task `{task}` changed in the suite file after this run; the epoch ran it again"
+                ))
+                .bind(run_id)
+                .execute(&mut *tx)
+                .await?;
+            set_aside.push(task);
+        }
+        tx.commit().await?;
+        Ok(set_aside)
     }
 
     /// Records how a run ended and, for a run that counts, its row in

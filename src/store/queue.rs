@@ -78,6 +78,9 @@ pub struct QueuedRequest {
     /// The first and last of its suite's epochs it started (epoch numbers).
     pub first_epoch: Option<i64>,
     pub last_epoch: Option<i64>,
+    /// The epochs it set out to do: fewer than requested when it continues
+    /// a plan a stopped launch left unfinished. None before its run starts.
+    pub epochs_planned: Option<i64>,
 }
 
 impl QueuedRequest {
@@ -120,6 +123,8 @@ pub struct RequestProgress {
     pub epochs_done: i64,
     /// The epoch it has just started, if that is what it reports.
     pub started_epoch: Option<i64>,
+    /// The epochs it set out to do, once its first epoch started.
+    pub epochs_planned: Option<i64>,
 }
 
 /// How a request ended.
@@ -304,7 +309,8 @@ impl Store {
     pub async fn request_progress(&self, id: i64, owner: &str, progress: RequestProgress) -> Result<()> {
         sqlx::query(
             "UPDATE run_requests SET suite_id = $1, epochs_done = $2,
-                 first_epoch = COALESCE(first_epoch, $3), last_epoch = COALESCE($3, last_epoch)
+                 first_epoch = COALESCE(first_epoch, $3), last_epoch = COALESCE($3, last_epoch),
+                 epochs_planned = COALESCE(epochs_planned, $6)
              WHERE id = $4 AND owner = $5 AND status = 'running'",
         )
         .bind(progress.suite_id)
@@ -312,6 +318,7 @@ impl Store {
         .bind(progress.started_epoch)
         .bind(id)
         .bind(owner)
+        .bind(progress.epochs_planned)
         .execute(&self.writer)
         .await?;
         Ok(())

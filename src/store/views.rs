@@ -140,6 +140,21 @@ impl Store {
         .await?)
     }
 
+    /// The kinds of task each of these epochs ran (`command`, `agent`,
+    /// `optimize`…), as (epoch id, kind) pairs.
+    pub async fn run_kinds_of_epochs(&self, epoch_ids: &[i64]) -> Result<Vec<(i64, String)>> {
+        if epoch_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_as(&format!(
+            "SELECT DISTINCT epoch_id, kind FROM runs WHERE epoch_id IN ({})",
+            self.backend.json_ids(1)
+        ))
+        .bind(serde_json::to_string(epoch_ids)?)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     /// The ids of a suite's closed epochs, in epoch order.
     pub async fn closed_epoch_ids(&self, suite_id: i64) -> Result<Vec<i64>> {
         Ok(sqlx::query_scalar(

@@ -132,6 +132,18 @@ impl Task {
     pub fn kind_name(&self) -> &'static str {
         self.kind.name()
     }
+
+    /// A digest of everything the task's runs depend on in the suite file
+    /// (not where it stands in the file): a resumed epoch compares it with
+    /// its recorded runs' to run a changed task again instead of counting a
+    /// run of its old definition.
+    pub fn digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        // Serializing a struct of plain fields and ordered maps cannot fail;
+        // were it to, an empty text still gives a digest (and a rerun).
+        let text = serde_json::to_string(self).unwrap_or_default();
+        format!("{:x}", Sha256::digest(text.as_bytes()))
+    }
 }
 
 /// What kind of task it is, with the fields only that kind has.

@@ -460,7 +460,7 @@ fn a_bad_noisy_or_verify_repeats_value_is_rejected_with_its_place() {
     let i = one(&format!("{CMD}noisy: true\nverify_repeats: 1\n"));
     assert_eq!((i.location.line, i.location.column), (6, 17));
     assert_eq!(i.field, "verify_repeats");
-    assert!(i.message.contains("outside 2..=20"), "{}", i.message);
+    assert!(i.message.contains("outside the range 2 to 20"), "{}", i.message);
     assert!(i.to_string().starts_with("suites/s.yaml:6:17: field `verify_repeats`: "), "{i}");
 
     let i = one(&format!("{CMD}noisy: true\nverify_repeats: three\n"));

@@ -66,7 +66,7 @@ impl Validator {
         self.issue(
             v.referenced,
             field,
-            format!("{} is outside {}..={}", v.value, range.start(), range.end()),
+            format!("{} is outside the range {} to {}", v.value, range.start(), range.end()),
             format!("use a count in that range, e.g. `{example}`"),
         );
         None
@@ -320,7 +320,7 @@ impl Validator {
             self.issue(
                 r.referenced,
                 "verify_repeats",
-                format!("{} is outside 2..={MAX_VERIFY_REPEATS}", r.value),
+                format!("{} is outside the range 2 to {MAX_VERIFY_REPEATS}", r.value),
                 "one evaluation cannot show its own noise: use e.g. `verify_repeats: 3`",
             );
             return (is_noisy, None);

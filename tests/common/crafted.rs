@@ -27,7 +27,7 @@ pub async fn write(store: &Store, task: &str, t: &Crafted) -> (i64, String) {
     let suite_id = store.upsert_suite("crafted", "[]", "{}", None).await.expect("suite");
     let epoch_num = store.epochs(suite_id).await.expect("epochs").len() as i64 + 1;
     let epoch = store.insert_epoch(suite_id, epoch_num, "{}").await.expect("epoch");
-    let run_id = store.insert_run(suite_id, epoch.id, task, "agent", "/tmp/crafted").await.expect("run");
+    let run_id = store.insert_run(suite_id, epoch.id, task, "agent", "/tmp/crafted", None).await.expect("run");
     let id = format!("run-{run_id}");
     let state = json!({"trajectory": {"specification": {"original": {"description": t.description}}}}).to_string();
     store

@@ -427,9 +427,9 @@ describe("the Attractor web UI against a real server", () => {
     await page.getByLabel("Epochs", { exact: true }).fill("2");
     // The preview follows the settings: 2 epochs of the suite's tasks.
     const preview = page.getByTestId("launch-preview");
-    await page.getByText(/^\d+ run\(s\)/).waitFor();
+    await page.getByText(/^\d+ runs?\b/).waitFor();
     const tasks = Number((await page.getByText("✓ suite").innerText()).match(/(\d+) tasks/)[1]);
-    await page.getByText(`${2 * tasks} run(s)`, { exact: false }).waitFor();
+    await page.getByText(`${2 * tasks} runs`, { exact: false }).waitFor();
     assert.match(await preview.innerText(), /no model calls|model: about/);
     // A count that is not one is said at its field (it was clamped to 1, or
     // sent as typed), and Start waits.
@@ -842,11 +842,15 @@ describe("the Attractor web UI against a real server", () => {
     await page.reload();
     assert.equal(await page.getByTestId("limit-tokens.proposer").inputValue(), "900");
     await page.getByTestId("limit-attempts").fill("0");
+    await page.getByTestId("limit-max_reply_bytes").fill("5");
     await page.getByRole("button", { name: "Save", exact: true }).click();
     // The refusal is told at the field, in the form's words (not the
-    // settings file's `attempts`).
+    // settings file's `attempts`) — at every field out of bounds, not only
+    // the first the server checked.
     await page.getByTestId("wrong-attempts").filter({ hasText: "Attempts per call must be from 1 to 10" }).waitFor();
     assert.equal(await page.getByTestId("limit-attempts").getAttribute("aria-invalid"), "true");
+    await page.getByTestId("wrong-max_reply_bytes").filter({ hasText: /must be from 1024/ }).waitFor();
+    await page.getByTestId("limit-max_reply_bytes").fill("");
     assert.doesNotMatch(await page.locator(".error").last().innerText(), /\battempts must/);
     // The error hangs under its own field: the inputs beside it stay level.
     const tops = await page.evaluate(() =>

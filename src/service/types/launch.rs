@@ -44,7 +44,7 @@ pub struct LaunchPreview {
     /// Epochs × tasks (for a tree search, evaluations × tasks at most).
     #[ts(type = "number")]
     pub runs: u64,
-    /// "plan: 3 epoch(s) × 4 task(s) = 12 run(s); …", as `attractor run` prints it.
+    /// "plan: 3 epochs × 4 tasks = 12 runs; …", as `attractor run` prints it.
     pub plan: String,
     /// "model: about 16 call(s) (…), at most 210000 tokens, cost at most
     /// 0.41"; none when the run calls no model.
@@ -66,6 +66,8 @@ pub struct LaunchView {
     pub suite_path: String,
     pub suite_id: Option<i64>,
     pub status: LaunchStatus,
+    /// The epochs it set out to do: the request's count, or what was left
+    /// of the plan it continues (a resumed launch).
     pub epochs_requested: u32,
     pub epochs_done: u32,
     pub optimizer: crate::outer::OptimizerKind,

@@ -116,7 +116,7 @@ impl AgentConfig {
             }
             wrong.push(OutOfBounds {
                 message: format!(
-                    "{} is outside {}..={} ({})",
+                    "{} is outside the range {} to {} ({})",
                     crate::suite::shown_number(value),
                     crate::suite::shown_number(bound.min),
                     crate::suite::shown_number(bound.max),
@@ -335,9 +335,9 @@ mod tests {
         assert_eq!(
             shown,
             [
-                "agent.json:2:33|engine.ggs.epsilon|5 is outside 0..=1 (a share, weight or threshold)",
-                "agent.json:3:32|intervention_timeout_secs|1e300 is outside 0.001..=604800 (seconds, at most a week)",
-                "agent.json:4:27|intervention_poll_ms|0 is outside 10..=3600000 (milliseconds between looks for an answer)",
+                "agent.json:2:33|engine.ggs.epsilon|5 is outside the range 0 to 1 (a share, weight or threshold)",
+                "agent.json:3:32|intervention_timeout_secs|1e300 is outside the range 0.001 to 604800 (seconds, at most a week)",
+                "agent.json:4:27|intervention_poll_ms|0 is outside the range 10 to 3600000 (milliseconds between looks for an answer)",
             ]
         );
         assert!(err.issues[0].hint.as_deref().unwrap_or("").contains("the default is 0.1"), "{err}");

@@ -18,6 +18,11 @@ first_epoch: number, continued: boolean, } | { "type": "epoch_started", suite_id
  */
 tasks_done: number, resumed: boolean, 
 /**
+ * Tasks edited in the suite file since their run in this epoch:
+ * those runs are set aside and the tasks run again.
+ */
+changed?: Array<string>, 
+/**
  * This epoch's seed (derived from the run's base seed); an optimizer's
  * random choices replay from it.
  */

@@ -10,7 +10,7 @@ export type LaunchPreview = {
  */
 runs: number, 
 /**
- * "plan: 3 epoch(s) × 4 task(s) = 12 run(s); …", as `attractor run` prints it.
+ * "plan: 3 epochs × 4 tasks = 12 runs; …", as `attractor run` prints it.
  */
 plan: string, 
 /**

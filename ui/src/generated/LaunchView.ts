@@ -9,7 +9,12 @@ import type { RunRequest } from "./RunRequest";
  * A launched suite run: a request of the store's queue, whichever process
  * (the app, `attractor run`, a worker) launched and works it.
  */
-export type LaunchView = { id: number, suite: string, suite_path: string, suite_id: number | null, status: LaunchStatus, epochs_requested: number, epochs_done: number, optimizer: OptimizerKind, 
+export type LaunchView = { id: number, suite: string, suite_path: string, suite_id: number | null, status: LaunchStatus, 
+/**
+ * The epochs it set out to do: the request's count, or what was left
+ * of the plan it continues (a resumed launch).
+ */
+epochs_requested: number, epochs_done: number, optimizer: OptimizerKind, 
 /**
  * The base seed, once the run chose it.
  */

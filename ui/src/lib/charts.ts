@@ -98,8 +98,17 @@ function epochAxis(c: SuiteCharts, extra: Record<string, unknown> = {}) {
   return { type: "category", name: "epoch", nameLocation: "middle", nameGap: 24, data: c.epochs, ...extra };
 }
 
+/**
+ * The top of a loss axis: a loss with the default weights is at most 1, so
+ * an axis over losses that are is capped there (ECharts' rounding drew it to
+ * 1.4); a suite whose weights add up to more keeps the automatic top.
+ */
+export function lossAxisMax(extent: { min: number; max: number }): number | null {
+  return extent.max <= 1 ? 1 : null;
+}
+
 /** A loss axis whose labels carry the digits that matter, never 17 of them. */
-const lossAxis = { type: "value", name: "loss", scale: true, axisLabel: { formatter: fmtTick } };
+const lossAxis = { type: "value", name: "loss", scale: true, max: lossAxisMax, axisLabel: { formatter: fmtTick } };
 
 /** The column an axis tooltip is about (the axis value is the epoch's index). */
 function columnOf(params: { dataIndex: number; axisIndex?: number; seriesIndex?: number }[]): number {

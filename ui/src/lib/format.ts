@@ -57,3 +57,8 @@ export function issueText(i: SuiteIssueView): string {
   const field = i.field ? `field \`${i.field}\`: ` : "";
   return `${i.file}:${i.line}:${i.column}: ${field}${i.message}`;
 }
+
+/** "1 run", "3 runs": a count with its noun (`many` for an irregular plural). */
+export function counted(n: number, noun: string, many = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : many}`;
+}

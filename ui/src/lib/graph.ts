@@ -11,7 +11,7 @@ import type { NodeStatus } from "../generated/NodeStatus";
 import type { SuiteGraph } from "../generated/SuiteGraph";
 import type { TreeNoteView } from "../generated/TreeNoteView";
 import { COLORS } from "./charts";
-import { fmtLoss } from "./format";
+import { counted, fmtLoss } from "./format";
 
 /** Node colour by the search's verdict (every status has one: the type says so). */
 export const STATUS_COLORS: Record<NodeStatus, string> = {
@@ -197,7 +197,7 @@ function esc(s: string): string {
 function tooltip(n: GraphNode | undefined): string {
   if (!n) return "";
   const lines = [`<b>${esc(nodeLabel(n))}</b>`];
-  if (n.tree) lines.push(`${esc(n.tree.status)} · ${n.tree.evaluations} evaluation(s)`);
+  if (n.tree) lines.push(`${esc(n.tree.status)} · ${counted(n.tree.evaluations, "evaluation")}`);
   if (n.epoch_num !== null) lines.push(`epoch ${n.epoch_num}`);
   if (n.holdout_mean_loss !== null) lines.push(`held-out ${fmtLoss(n.holdout_mean_loss)}`);
   if (n.label) lines.push(esc(n.label));

@@ -10,8 +10,11 @@ export interface SuiteProgress {
   suite: string;
   suiteId: number | null;
   launchId: number | null;
+  /** The epochs this launch set out to do: what was left of a plan it continues. */
   epochsRequested: number;
   epochsDone: number;
+  /** The last epoch of the plan the run works (a continued plan's too). */
+  planLast: number | null;
   currentEpoch: number | null;
   tasksTotal: number;
   tasksDone: number;
@@ -49,6 +52,7 @@ function fresh(suite: string): SuiteProgress {
     launchId: null,
     epochsRequested: 0,
     epochsDone: 0,
+    planLast: null,
     currentEpoch: null,
     tasksTotal: 0,
     tasksDone: 0,
@@ -87,12 +91,17 @@ export function progressReducer(state: ProgressState, e: Envelope): ProgressStat
     case "suite_started": {
       const prev = state[e.suite];
       const base = prev && !prev.ended ? prev : fresh(e.suite);
-      return put({ ...base, suiteId: e.suite_id, epochsRequested: e.epochs, tasksTotal: e.tasks });
+      const planLast = e.first_epoch + e.epochs - 1;
+      return put({ ...base, suiteId: e.suite_id, epochsRequested: e.epochs, planLast, currentEpoch: null, tasksTotal: e.tasks });
     }
     case "epoch_started": {
       const p = bySuiteId(e.suite_id);
       if (!p) return state;
-      return put({ ...p, currentEpoch: e.epoch_num, tasksTotal: e.tasks_total, tasksDone: e.tasks_done, running: [] });
+      // The first epoch a run starts: a continued plan has only the epochs
+      // from here to its last left (a resumed launch's bar ends full).
+      const first = p.currentEpoch === null && p.planLast !== null;
+      const epochsRequested = first ? Math.max(1, (p.planLast ?? 0) - e.epoch_num + 1) : p.epochsRequested;
+      return put({ ...p, epochsRequested, currentEpoch: e.epoch_num, tasksTotal: e.tasks_total, tasksDone: e.tasks_done, running: [] });
     }
     case "run_started": {
       const p = bySuiteId(e.suite_id);

@@ -20,6 +20,7 @@ import type { SelectionName } from "../generated/SelectionName";
 import type { TreeRequest } from "../generated/TreeRequest";
 import type { Validation } from "../generated/Validation";
 import { useExample } from "../lib/examples";
+import { counted } from "../lib/format";
 import { useSettled } from "../lib/query";
 
 // A select shows a short name (a long one was cut off in its box); the
@@ -412,7 +413,7 @@ export function Launch({ initialPath, again = null, resume = false }: { initialP
         </details>
         {preview && (
           <p className="muted small" data-testid="launch-preview">
-            {preview.runs} run(s){preview.model ? ` · ${preview.model}` : " · no model calls"}
+            {counted(preview.runs, "run")}{preview.model ? ` · ${preview.model}` : " · no model calls"}
             <br />
             <span data-testid="launch-plan">{preview.plan}</span>
             {preview.continues && (

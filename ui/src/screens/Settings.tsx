@@ -59,6 +59,21 @@ export function refusedField(message: string): { field: string; text: string } |
   return { field, text: `${label} ${requirement}` };
 }
 
+/**
+ * Every field a refusal names (the server gives one per line), and the
+ * lines that name none, to be shown as they are.
+ */
+export function refusedFields(message: string): { wrong: Record<string, string>; texts: string[] } {
+  const wrong: Record<string, string> = {};
+  const texts: string[] = [];
+  for (const line of message.split("\n").filter((l) => l.trim() !== "")) {
+    const refused = refusedField(line);
+    if (refused) wrong[refused.field] = refused.text;
+    texts.push(refused ? refused.text : line);
+  }
+  return { wrong, texts };
+}
+
 /** One row of the model prices table, as typed. */
 type PriceRow = { model: string; input: string; output: string };
 
@@ -194,9 +209,9 @@ export function Settings() {
       setSaved(true);
     } catch (e) {
       const message = (e as Error).message;
-      const refused = refusedField(message);
-      if (refused) setWrong({ [refused.field]: refused.text });
-      setError(refused ? `Not saved: ${refused.text}.` : message);
+      const refused = refusedFields(message);
+      setWrong(refused.wrong);
+      setError(Object.keys(refused.wrong).length > 0 ? `Not saved: ${refused.texts.join("; ")}.` : message);
     }
   };
 

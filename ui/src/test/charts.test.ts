@@ -4,6 +4,7 @@ import {
   boxplotOption,
   calibrationOption,
   calibrationPoints,
+  lossAxisMax,
   lossCurveOption,
   lossSummary,
   openingFrame,
@@ -83,6 +84,14 @@ describe("LossCurve", () => {
     const y = (lossCurveOption(charts()) as { yAxis: { axisLabel: { formatter: (v: number) => string } } }).yAxis;
     expect(y.axisLabel.formatter(1e-21)).toBe("1e-21");
     expect(y.axisLabel.formatter(0.30000000000000004)).toBe("0.3");
+  });
+  it("tops the loss axis at 1 when no loss is above it, on both loss charts", () => {
+    for (const option of [lossCurveOption(charts()), boxplotOption(charts())]) {
+      expect((option as { yAxis: { max: unknown } }).yAxis.max).toBe(lossAxisMax);
+    }
+    expect(lossAxisMax({ min: 0.2, max: 0.97 })).toBe(1);
+    expect(lossAxisMax({ min: 0.2, max: 1 })).toBe(1);
+    expect(lossAxisMax({ min: 0.5, max: 1.3 })).toBeNull();
   });
   it("adds a zoom slider for long histories", () => {
     const many = charts();

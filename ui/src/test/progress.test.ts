@@ -25,6 +25,17 @@ describe("progressReducer", () => {
     expect(p.epochsDone).toBe(1);
     expect(p.ended).toEqual({ status: "finished", error: null });
   });
+  it("counts a resumed launch's epochs as what was left of its plan, so its bar ends full", () => {
+    let s: ProgressState = {};
+    s = progressReducer(s, events[0]);
+    // The plan was epochs 1–3; the stopped launch finished epoch 1.
+    s = progressReducer(s, { ...events[1], epochs: 3, first_epoch: 1, continued: true } as Envelope);
+    s = progressReducer(s, { ...events[2], epoch_num: 2, resumed: true, tasks_done: 1 } as Envelope);
+    expect(s.knobs).toMatchObject({ epochsRequested: 2, currentEpoch: 2, tasksDone: 1 });
+    s = progressReducer(s, { ...events[2], epoch_num: 3 } as Envelope);
+    expect(s.knobs.epochsRequested).toBe(2);
+  });
+
   it("ignores events of suites it never saw start, and a new launch starts fresh", () => {
     const s = progressReducer({}, events[5]);
     expect(s).toEqual({});

@@ -4,6 +4,7 @@ import { useMemo } from "react";
 import { EChart } from "../../components/EChart";
 import { Empty } from "../../components/common";
 import { useExample } from "../../lib/examples";
+import { counted } from "../../lib/format";
 import type { StrategyStats } from "../../generated/StrategyStats";
 import type { TrajectoryStats } from "../../generated/TrajectoryStats";
 import { ATTRACTOR_COLORS, attractorOption, complexityOption, pct, rankStrategies, rateColor, signed, strategyMatrix, totals, words } from "../../lib/memory";
@@ -242,7 +243,7 @@ export function StrategyTables({ stats }: { stats: TrajectoryStats }) {
 
 export function MatrixCell({ cell }: { cell: StrategyStats | undefined }) {
   if (!cell) return <td className="num muted">·</td>;
-  const title = `${cell.uses} use(s), ${cell.measured} measured, ${cell.successes} success(es), mean Δ ${signed(cell.mean_delta)}`;
+  const title = `${counted(cell.uses, "use")}, ${cell.measured} measured, ${counted(cell.successes, "success", "successes")}, mean Δ ${signed(cell.mean_delta)}`;
   return (
     <td className="num" title={title} style={{ background: rateColor(cell.success_rate) }} data-cell={`${cell.strategy}/${cell.attractor}`}>
       {cell.success_rate === null ? (
