@@ -461,13 +461,18 @@ impl SuiteRunner {
         let mut candidates = Vec::new();
         let mut history = self.past_proposals(suite_id).await?;
         let kinds = self.suite.task_kinds();
+        let measured = self.measured_versions(suite_id).await?;
         for (name, version) in parent {
             let def = self.registry.def(name)?.clone();
             if !def.steers_any(&kinds) {
                 continue;
             }
             let content = artifacts.iter().find(|a| &a.name == name).map(|a| a.content.clone()).unwrap_or_default();
-            let seen = self.registry.history(name).await?.into_iter().map(|v| v.content).collect();
+            let mut seen = Vec::new();
+            for v in measured.get(name).into_iter().flatten().filter(|v| *v != version) {
+                seen.push(self.registry.get(name, *v).await?.content);
+            }
+            seen.push(content.clone());
             candidates.push(optimizer::Candidate { def, version: *version, content, seen });
         }
         history.retain(|name, _| candidates.iter().any(|c| &c.def.name == name));
@@ -572,6 +577,25 @@ impl SuiteRunner {
 
     /// Earlier applied proposals of this suite per artifact, oldest first,
     /// with their effect (one query for every candidate).
+    /// Per artifact, the versions this suite's closed epochs ran with:
+    /// what has been measured. Read from the closed epochs, not from the
+    /// registry, so a version a killed run made but never measured does not
+    /// count, and a resumed run proposes what the uninterrupted one did.
+    async fn measured_versions(
+        &self,
+        suite_id: i64,
+    ) -> Result<BTreeMap<String, std::collections::BTreeSet<i64>>, RunnerError> {
+        let mut out: BTreeMap<String, std::collections::BTreeSet<i64>> = BTreeMap::new();
+        for e in self.store.epochs(suite_id).await?.into_iter().filter(|e| e.completed_at.is_some()) {
+            let parent: BTreeMap<String, i64> =
+                serde_json::from_str(&e.parent_artifacts_json).map_err(crate::store::StoreError::from)?;
+            for (name, version) in parent {
+                out.entry(name).or_default().insert(version);
+            }
+        }
+        Ok(out)
+    }
+
     async fn past_proposals(
         &self,
         suite_id: i64,

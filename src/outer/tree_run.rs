@@ -364,6 +364,20 @@ impl SuiteRunner {
         Ok(true)
     }
 
+    /// The contents of the versions of `artifact` the tree's nodes hold,
+    /// the root's included: a child equal to one of them would only measure
+    /// it again. Read from the search (replayed exactly on resume), not
+    /// from the registry, which keeps versions a killed run made.
+    async fn tree_versions(&self, search: &Search, artifact: &str) -> Result<Vec<String>, RunnerError> {
+        let versions: std::collections::BTreeSet<i64> =
+            search.nodes.iter().map(|n| n.artifacts.get(artifact).copied().unwrap_or(0)).collect();
+        let mut out = Vec::with_capacity(versions.len());
+        for v in versions {
+            out.push(self.registry.get(artifact, v).await?.content);
+        }
+        Ok(out)
+    }
+
     /// Makes, checks, evaluates and judges one child; `None` when
     /// interrupted mid-evaluation.
     async fn make_child(
@@ -410,8 +424,7 @@ impl SuiteRunner {
                 def: self.registry.def(&brief.focus)?.clone(),
                 version: from_version,
                 content: content.clone(),
-                // Every version the tree has made of it, the root's included.
-                seen: self.registry.history(&brief.focus).await?.into_iter().map(|v| v.content).collect(),
+                seen: self.tree_versions(search, &brief.focus).await?,
             }],
             seed: draw_u64(self.config.seed, Draw::Child, search.nodes.len()),
             history: BTreeMap::new(),
