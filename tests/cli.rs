@@ -124,6 +124,22 @@ fn the_database_comes_from_the_environment_then_the_settings_screens_choice() {
 }
 
 #[test]
+fn a_file_that_is_not_a_database_is_named_at_once_not_after_a_pool_timeout() {
+    let cli = Cli::new();
+    let notes = cli.write("notes.db", &"a shopping list, not a database\n".repeat(50));
+    let out = Command::new(env!("CARGO_BIN_EXE_attractor"))
+        .args(["--db", notes.to_str().unwrap(), "inspect", "anything"])
+        .env("ATTRACTOR_SETTINGS", cli.dir.path().join("none.json"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("the file {} is not an Attractor database", notes.display())), "{err}");
+    assert!(err.contains("hint:") && !err.contains("timed out"), "{err}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap().len(), 32 * 50, "the file is left as it was");
+}
+
+#[test]
 fn a_bad_suite_exits_2_with_file_line_column_and_field() {
     let cli = Cli::new();
     let bad = cli.write("bad.yaml", "name: s\ntasks:\n  - name: a\n    command: x\n    weights: { eval: 3 }\n");

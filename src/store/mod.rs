@@ -74,9 +74,15 @@ pub enum StoreError {
     #[error("cannot create the folder for the database at {path}: {source}")]
     CreateDir { path: PathBuf, source: std::io::Error },
     #[error(
-        "cannot open the database {path}: {source}\n  hint: check the path and its permissions, or pass another one with --db PATH"
+        "cannot open the database {path}: {source}\n  hint: check the path and its permissions, or choose another database \
+         (--db PATH on the command line; ATTRACTOR_DB or the Settings screen for the app)"
     )]
     Open { path: PathBuf, source: sqlx::Error },
+    #[error(
+        "the file {path} is not an Attractor database (not a SQLite file)\n  hint: choose another database \
+         (--db PATH on the command line; ATTRACTOR_DB or the Settings screen for the app), or move this file away"
+    )]
+    NotSqlite { path: PathBuf },
     #[error(
         "cannot bring the database {path} up to date: {source}\n  hint: the file may belong to a newer Attractor; choose another database (--db PATH, or ATTRACTOR_DB for the app)"
     )]
@@ -240,6 +246,20 @@ pub fn shown_location(location: &Path) -> PathBuf {
     PathBuf::from(u.to_string())
 }
 
+/// Whether `path` is a SQLite file, an empty one, or none yet (SQLite
+/// creates it): the first 16 bytes of a SQLite file are its magic string.
+fn is_sqlite_or_empty(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(mut file) = std::fs::File::open(path) else { return true };
+    let mut head = Vec::with_capacity(16);
+    match file.by_ref().take(16).read_to_end(&mut head) {
+        Ok(0) => true,
+        Ok(_) => head == b"SQLite format 3\0",
+        // Unreadable: SQLite's own error (permissions) says more.
+        Err(_) => true,
+    }
+}
+
 impl Store {
     /// Opens (creating if needed) the database at `path` — a SQLite file, or
     /// a `postgres://` URL — and applies pending migrations.
@@ -252,6 +272,11 @@ impl Store {
     }
 
     async fn open_sqlite(path: &Path) -> Result<Store> {
+        // A file that is something else would fail every connection's set-up,
+        // which the pool reports only as a timeout after 30 s.
+        if !is_sqlite_or_empty(path) {
+            return Err(StoreError::NotSqlite { path: path.to_path_buf() });
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
         }

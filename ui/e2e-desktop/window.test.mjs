@@ -24,7 +24,10 @@ const cliBin = process.env.ATTRACTOR_BIN ?? join(targetDir, "debug/attractor");
 const appBin = process.env.ATTRACTOR_DESKTOP_BIN ?? join(targetDir, "debug/attractor-desktop");
 const shots = process.env.E2E_SHOTS ?? "/tmp/attractor-e2e";
 const fixtures = join(root, "tests/fixtures/app");
-const WAIT = 90_000;
+// How long a step may take before the test gives up on it: generous, since
+// a loaded two-core machine slows every run down (the inbox suite's 150
+// evaluator processes took over 90 s under three builds at once).
+const WAIT = 240_000;
 
 const work = mkdtempSync(join(tmpdir(), "attractor-desktop-e2e-"));
 const db = join(work, "attractor.db");

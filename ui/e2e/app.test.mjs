@@ -530,7 +530,7 @@ describe("the Attractor web UI against a real server", () => {
     await tree.getByLabel("Ideation rounds").fill("0");
     await tree.getByLabel("Selection").selectOption("argmax");
     // The plan the CLI prints follows the form.
-    await page.getByTestId("launch-plan").filter({ hasText: "1 child(ren) a round" }).waitFor();
+    await page.getByTestId("launch-plan").filter({ hasText: "1 child a round" }).waitFor();
     await page.getByText("More settings").click();
     const more = page.getByTestId("more-settings");
     await more.getByLabel("Verify repeats").fill("2");
@@ -541,7 +541,7 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(await page.getByTestId("start").isDisabled(), true);
     await shot("09c-launch-every-option.png");
     await more.getByLabel("Cost limit").fill("");
-    await page.getByTestId("launch-plan").filter({ hasText: "each evaluated 2 time(s)" }).waitFor();
+    await page.getByTestId("launch-plan").filter({ hasText: "each evaluated 2 times" }).waitFor();
     await page.getByTestId("start").click();
     await page.waitForURL(/#\/live/);
     await page.locator("[data-testid=launch][data-suite=wide][data-status=finished]").waitFor();
