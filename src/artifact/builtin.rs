@@ -217,7 +217,7 @@ when it is done or hopeless.\n",
   "population_scale_factor": 0.5,
   "population_crossover_rate": 0.9,
   "population_chunk_generations": 25,
-  "population_polish_gain": 0.01,
+  "population_polish_gain": 0.001,
   "population_repair_probability": 0.1
 }
 "#,

@@ -603,6 +603,12 @@ impl ChunkSolver for AlmSolver {
     }
 }
 
+/// Whether a population's best feasible `objective` is due a polish: the
+/// first, or better than the one `last` polished by `gain` of its size.
+pub fn polish_due(objective: f64, last: Option<f64>, gain: f64) -> bool {
+    last.is_none_or(|p| objective < p - gain * p.abs().max(1e-12))
+}
+
 /// Differential evolution with the ε comparison over a population drawn
 /// from the whole box; its best point polished as it improves.
 pub struct PopulationSolver {
@@ -726,10 +732,7 @@ impl ChunkSolver for PopulationSolver {
     fn polish_now(&mut self, tol: f64) -> Option<Vec<f64>> {
         let gain = self.gain;
         let polished = self.polished;
-        let due = self
-            .best()
-            .filter(|b| b.max_violation <= tol && polished.is_none_or(|p| b.objective < p - gain * p.abs().max(1e-12)))?
-            .clone();
+        let due = self.best().filter(|b| b.max_violation <= tol && polish_due(b.objective, polished, gain))?.clone();
         self.polished = Some(due.objective);
         Some(due.x)
     }

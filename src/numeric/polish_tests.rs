@@ -242,23 +242,30 @@ fn restoring_a_point_that_rides_the_tolerance_makes_it_feasible_at_a_tenth_of_it
 }
 
 #[test]
-fn a_polish_of_g18_reaches_its_optimum_where_a_product_constraint_vanishes_on_a_bound() {
+fn polishes_of_g18_reach_its_optimum_where_a_product_constraint_vanishes_on_a_bound() {
+    use rand::SeedableRng;
     // g18's optimum has x₉ = 0 (its lower bound), where −x₃x₉ ≤ 0 and
-    // x₅x₉ ≤ 0 are active. Shifted a margin inside (−x₃x₉ ≤ −ε) they
-    // had no feasible point on that bound: from this start (a lead
-    // descent's of the bench, g18 seed 3) SLSQP's subproblem failed
-    // after 30 evaluations at violation 93.
+    // x₅x₉ ≤ 0 are active. Shifted a margin inside (−x₃x₉ ≤ −ε) they had
+    // no feasible point on that bound and SLSQP's subproblem failed there:
+    // from 200 random starts 21 polishes ended so, against 2 unshifted.
+    // (This test pinned one such start, a lead descent's of the bench;
+    // since SLSQP's first Hessian is scaled its path from there fails
+    // elsewhere, so it counts over 100 starts: 2 fail, 63 reach the
+    // optimum; 1 and 65 before the scaling.)
     let p = builtin("g18").unwrap();
-    let x0 = [-5.804873906210522, -6.654518631492733, -2.5992875618562374, 8.977678594873144, 6.152472340185515];
-    let x0: Vec<f64> = x0
-        .into_iter()
-        .chain([-1.3225505105849695, 4.257140130907382, -8.786912033842707])
-        .chain([2.7954120824555893])
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let outs: Vec<_> = crate::aso::seeds::latin_hypercube(&p.bounds(), 100, &mut rng)
+        .iter()
+        .map(|x| polish(p.as_ref(), x, 600, 1e-6))
         .collect();
-    let out = polish(p.as_ref(), &x0, 600, 1e-6);
-    assert!(out.converged, "{:?} after {} evaluations", out.end, out.evals_used);
-    let b = out.best.expect("a best point");
-    assert!(b.max_violation <= 1e-7 && (b.objective + 0.8660254038).abs() < 1e-6, "{b:?}");
+    let failed = outs.iter().filter(|o| o.end == PolishEnd::Failed).count();
+    let solved = outs
+        .iter()
+        .filter(|o| o.converged)
+        .filter_map(|o| o.best.as_ref())
+        .filter(|b| b.max_violation <= 1e-7 && (b.objective + 0.8660254038).abs() < 1e-6)
+        .count();
+    assert!(failed <= 4 && solved >= 55, "{failed} failed, {solved} of 100 at the optimum");
 }
 
 #[test]
@@ -300,4 +307,34 @@ fn a_polish_stops_where_the_objective_is_next_to_nothing_and_no_longer_moves() {
     let out = polish(p.as_ref(), &x0, 750, 1e-6);
     assert!(matches!(out.end, PolishEnd::Settled), "stopped on its own tolerances, not {:?}", out.end);
     assert!(out.evals_used < 300, "{} evaluations", out.evals_used);
+}
+
+#[test]
+fn slsqp_s_first_hessian_shrinks_to_a_flat_problem_s_curvature() {
+    use rand::SeedableRng;
+    // Polishes from the same 20 Latin-hypercube starts, at a local
+    // trajectory's descent budget: (evaluations in all, starts solved).
+    let run = |name: &str| {
+        let p = builtin(name).unwrap();
+        let n = p.dimension() as u64;
+        let best = p.best_known().unwrap().value;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let outs: Vec<_> = crate::aso::seeds::latin_hypercube(&p.bounds(), 20, &mut rng)
+            .iter()
+            .map(|x| polish(p.as_ref(), x, 250 * (n + 1), 1e-6))
+            .collect();
+        let solved = |o: &&Polished| {
+            o.best.as_ref().is_some_and(|b| b.max_violation <= 1e-6 && (b.objective - best) / best.abs() <= 1e-4)
+        };
+        (outs.iter().map(|o| o.evals_used).sum::<u64>(), outs.iter().filter(solved).count())
+    };
+    // The curvature of g21's and g05's Lagrangians along the first step
+    // (s'y / s's) is far below the identity's 1: from the identity (as
+    // Kraft's, NLopt's and SciPy's SLSQP start) these polishes took 3,600
+    // and 1,091 evaluations; with the first estimate shrunk to it, 2,682
+    // and 1,047, every g05 start solved either way.
+    let (g21, _) = run("g21");
+    assert!(g21 < 3000, "g21: {g21} evaluations");
+    let (g05, solved) = run("g05");
+    assert!(g05 < 1070 && solved == 20, "g05: {g05} evaluations, {solved} of 20 solved");
 }

@@ -2820,6 +2820,56 @@ unsafe fn ldl_(
         }
     }
 }
+/// (Attractor) At the first quasi-Newton update after the Hessian estimate
+/// was (re)set to the identity, shrinks the identity to `s'y / s's` times
+/// itself when that is below 1 (Oren–Luenberger's scaling, one-sided):
+/// `l` is the packed LDL' factor (n(n+1)/2 entries, D at 0, n, n + (n − 1),
+/// …), `s` the step, `y` the change of the Lagrangian's gradient. Kraft's,
+/// NLopt's and SciPy's SLSQP keep the identity's scale until the updates
+/// have corrected it, which on a problem whose curvature is far below 1
+/// (g10: s'y/s's ≈ 1e-9) takes an iteration per factor of a few. Only
+/// downwards: scaled up as well (or by y'y / s'y), the descents got longer
+/// on g09, g18, g19 (bench/README.md, 2026-11-27 "The first Hessian's scale").
+unsafe fn initial_scaling(
+    n: ::core::ffi::c_int,
+    l: *mut ::core::ffi::c_double,
+    s: *const ::core::ffi::c_double,
+    y: *const ::core::ffi::c_double,
+) {
+    if n <= 0 {
+        return;
+    }
+    let n = n as usize;
+    // SAFETY: the caller passes SLSQP's own arrays: L with n(n+1)/2
+    // entries, the step and the gradient change with n each.
+    let (l, s, y) = unsafe {
+        (
+            slice::from_raw_parts_mut(l, n * (n + 1) / 2),
+            slice::from_raw_parts(s, n),
+            slice::from_raw_parts(y, n),
+        )
+    };
+    // Only while L is the identity: the first update after a (re)set.
+    let mut k = 0;
+    for i in 0..n {
+        if l[k] != 1.0 || l[k + 1..k + n - i].iter().any(|&v| v != 0.0) {
+            return;
+        }
+        k += n - i;
+    }
+    let sy: f64 = s.iter().zip(y).map(|(a, b)| a * b).sum();
+    let ss: f64 = s.iter().map(|a| a * a).sum();
+    let gamma = sy / ss;
+    if !(gamma.is_finite() && gamma > 0.0 && gamma < 1.0) {
+        return;
+    }
+    let mut k = 0;
+    for i in 0..n {
+        l[k] = gamma;
+        k += n - i;
+    }
+}
+
 unsafe fn slsqpb_(
     mut m: *mut ::core::ffi::c_int,
     mut meq: *mut ::core::ffi::c_int,
@@ -2930,6 +2980,7 @@ unsafe fn slsqpb_(
                 - *v.offset(i__ as isize);
             i__ += 1;
         }
+        initial_scaling(*n, l.offset(1), s.offset(1), u.offset(1));
         k = 0 as ::core::ffi::c_int;
         i__1 = *n;
         i__ = 1 as ::core::ffi::c_int;
