@@ -124,6 +124,20 @@ fn the_database_comes_from_the_environment_then_the_settings_screens_choice() {
 }
 
 #[test]
+fn a_count_flag_out_of_its_range_is_refused_in_words_not_rusts_range_syntax() {
+    let cli = Cli::new();
+    for args in
+        [&["worker", "--concurrency", "0"][..], &["bench", "numeric", "--runs", "0"], &["gc", "--cache-days", "x"]]
+    {
+        let out = cli.run(args);
+        assert_eq!(code(&out), 2, "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("must be a whole number from "), "{args:?}: {err}");
+        assert!(!err.contains("..="), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn a_file_that_is_not_a_database_is_named_at_once_not_after_a_pool_timeout() {
     let cli = Cli::new();
     let notes = cli.write("notes.db", &"a shopping list, not a database\n".repeat(50));

@@ -125,12 +125,12 @@ pub struct OuterArgs {
 #[derive(Debug, Args)]
 pub struct NumericArgs {
     /// Runs per problem and method; run r uses seed `seed-base + r`.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 20, value_parser = super::between::<u32>(1, 100_000))]
     pub runs: u32,
     #[arg(long, default_value_t = 1)]
     pub seed_base: u64,
     /// Evaluations per run (objective and every constraint at one point = one).
-    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(100..))]
+    #[arg(long, default_value_t = 100_000, value_parser = super::between::<u64>(100, 1_000_000_000))]
     pub budget: u64,
     /// Max violation that counts as feasible (success needs a feasible point).
     #[arg(long, default_value_t = 1e-6)]

@@ -176,7 +176,7 @@ pub struct GcArgs {
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub keep_epochs: u32,
     /// Keep cached model replies younger than DAYS.
-    #[arg(long, default_value_t = 30, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(0..=36_500))]
+    #[arg(long, default_value_t = 30, value_name = "DAYS", value_parser = between::<u32>(0, 36_500))]
     pub cache_days: u32,
     /// The runs folder; only folders inside it are removed [default: `runs/<database name>` beside the database].
     #[arg(long, env = "ATTRACTOR_RUNS_DIR", value_name = "DIR")]

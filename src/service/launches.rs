@@ -165,10 +165,14 @@ impl Service {
             } else {
                 String::new()
             };
-            format!(
-                "continues the stopped launch's plan (epochs {}–{}): epochs {}–{} are left{done}",
-                l.first, l.last, l.next, l.last
-            )
+            if l.next == l.first {
+                format!("continues the stopped launch's plan of epochs {}–{}{done}", l.first, l.last)
+            } else {
+                format!(
+                    "continues the stopped launch's plan (epochs {}–{}): epochs {}–{} are left{done}",
+                    l.first, l.last, l.next, l.last
+                )
+            }
         });
         let continues = match (resumes, continues) {
             (Some(a), Some(b)) => Some(format!("{a}; {b}")),
