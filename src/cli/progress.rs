@@ -20,9 +20,15 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
         let epoch_bar = multi.add(ProgressBar::new(u64::from(epochs)).with_style(style.clone()).with_prefix("epochs"));
         let run_bar = multi.add(ProgressBar::new(tasks as u64).with_style(style).with_prefix("runs"));
         let mut updates: Vec<String> = Vec::new();
+        // The plan's last epoch, until the first epoch starts: a run that
+        // continues a stopped plan has only the epochs from there left.
+        let mut plan_last: Option<i64> = None;
         while let Some(env) = rx.recv().await {
             match env.event {
                 Event::EpochStarted { epoch_num, tasks_total, tasks_done, resumed, changed, .. } => {
+                    if let Some(last) = plan_last.take() {
+                        epoch_bar.set_length(u64::try_from(last - epoch_num + 1).unwrap_or(1).max(1));
+                    }
                     run_bar.set_length(tasks_total as u64);
                     run_bar.set_position(tasks_done as u64);
                     let note = if resumed { format!(" (resumed, {tasks_done} done)") } else { String::new() };
@@ -36,16 +42,21 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                     epoch_bar.set_message(format!("epoch {epoch_num}{note}"));
                     updates.clear();
                 }
-                Event::SuiteStarted { continued: true, first_epoch, epochs, optimizer, .. } if show => {
+                Event::SuiteStarted { continued, first_epoch, epochs, optimizer, .. } => {
                     let last = first_epoch + i64::from(epochs) - 1;
-                    let span = if optimizer == "tree" {
-                        format!("{epochs} evaluation(s) from epoch {first_epoch} on")
-                    } else {
-                        format!("epochs {first_epoch}–{last}")
-                    };
-                    multi.suspend(|| {
-                        eprintln!("continuing the run that stopped before its plan ({span}) was done; other settings start a new plan")
-                    });
+                    plan_last = Some(last);
+                    if continued && show {
+                        let span = if optimizer == "tree" {
+                            format!("{} from epoch {first_epoch} on", crate::counted(epochs, "evaluation"))
+                        } else {
+                            format!("epochs {first_epoch}–{last}")
+                        };
+                        multi.suspend(|| {
+                            eprintln!(
+                                "continuing the run that stopped before its plan ({span}) was done; other settings start a new plan"
+                            )
+                        });
+                    }
                 }
                 Event::RunStarted { task, .. } => run_bar.set_message(task),
                 // An agent task's iteration: where the trajectory stands.

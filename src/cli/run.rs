@@ -296,7 +296,7 @@ pub(super) async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
             println!("{line}");
         }
         if let Some(reason) = &summary.stopped {
-            println!("stopped after {}: {reason}", crate::counted(summary.epochs.len() as u64, "epoch"));
+            println!("stopped after {done}: {reason}");
         }
         println!("database: {}", store::shown_location(&db).display());
     }

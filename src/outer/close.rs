@@ -461,7 +461,12 @@ impl SuiteRunner {
         let mut candidates = Vec::new();
         let mut history = self.past_proposals(suite_id).await?;
         let kinds = self.suite.task_kinds();
-        let measured = self.measured_versions(suite_id).await?;
+        // Only evolve reads what was measured (textgrad sees its history).
+        let measured = if self.config.optimizer == super::OptimizerKind::Evolve {
+            self.measured_versions(suite_id).await?
+        } else {
+            BTreeMap::new()
+        };
         for (name, version) in parent {
             let def = self.registry.def(name)?.clone();
             if !def.steers_any(&kinds) {
@@ -575,8 +580,6 @@ impl SuiteRunner {
         Ok(loss::mean(&losses))
     }
 
-    /// Earlier applied proposals of this suite per artifact, oldest first,
-    /// with their effect (one query for every candidate).
     /// Per artifact, the versions this suite's closed epochs ran with:
     /// what has been measured. Read from the closed epochs, not from the
     /// registry, so a version a killed run made but never measured does not
@@ -596,6 +599,8 @@ impl SuiteRunner {
         Ok(out)
     }
 
+    /// Earlier applied proposals of this suite per artifact, oldest first,
+    /// with their effect (one query for every candidate).
     async fn past_proposals(
         &self,
         suite_id: i64,

@@ -58,7 +58,7 @@ impl ModelEstimate {
         self.calls.values().sum()
     }
 
-    /// "about 38 call(s) (executor 12, verifier 12, proposer 14), at most
+    /// "about 38 calls (executor 12, verifier 12, proposer 14), at most
     /// 196000 tokens, cost at most 0.59", or `None` when the run calls no
     /// model. Calls are "about": a reply cut off or malformed is asked again
     /// (the token bound counts that).
@@ -77,8 +77,8 @@ impl ModelEstimate {
             None => "cost unknown (the model has no price)".to_string(),
         };
         let mut line = format!(
-            "about {} call(s) ({}), at most {} tokens, {cost}",
-            self.total_calls(),
+            "about {} ({}), at most {} tokens, {cost}",
+            crate::counted(self.total_calls(), "call"),
             parts.join(", "),
             self.tokens
         );
@@ -100,7 +100,7 @@ pub fn proposal_candidates(suite: &Suite, registry: &crate::artifact::Registry) 
 }
 
 /// The preview line a person sees before a run starts (the CLI prints it,
-/// the launch form shows it): "model: about 16 call(s) (…), at most 210000
+/// the launch form shows it): "model: about 16 calls (…), at most 210000
 /// tokens, cost at most 0.41 (max_cost 2.50)"; `None` when the run calls no
 /// model.
 pub fn preview_line(run: &PlannedRun, model: &crate::llm::LlmClient) -> Option<String> {

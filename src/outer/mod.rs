@@ -594,9 +594,13 @@ impl SuiteRunner {
         if resumed {
             self.store.cancel_unfinished_runs(epoch.id, "the process stopped before this run finished").await?;
             // A task edited since the epoch opened runs again: counting its
-            // old run would mix two definitions in one epoch's loss.
-            let current = self.suite.tasks.iter().map(|t| (t.name.clone(), t.digest())).collect();
-            changed = self.store.set_aside_changed_runs(epoch.id, &current).await?;
+            // old run would mix two definitions in one epoch's loss. (A
+            // closed epoch a resumed tree search measures again keeps its
+            // runs: its loss is on record.)
+            if epoch.completed_at.is_none() {
+                let current = self.suite.tasks.iter().map(|t| (t.name.clone(), t.digest())).collect();
+                changed = self.store.set_aside_changed_runs(epoch.id, &current).await?;
+            }
         }
         let done: BTreeSet<String> = self.store.epoch_runs(epoch.id).await?.into_iter().map(|r| r.task_name).collect();
         let todo: Vec<&Task> = self.suite.tasks.iter().filter(|t| !done.contains(&t.name)).collect();

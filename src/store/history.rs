@@ -256,7 +256,8 @@ impl Store {
                 .bind(&task)
                 .execute(&mut *tx)
                 .await?;
-            sqlx::query("UPDATE runs SET status = 'cancelled', error = $1 WHERE id = $2")
+            // Its own error, if it had one, stays after the reason.
+            sqlx::query("UPDATE runs SET status = 'cancelled', error = CAST($1 AS TEXT) || COALESCE(' (it had: ' || error || ')', '') WHERE id = $2")
                 .bind(format!(
                     "set aside: the task `{task}` changed in the suite file after this run; the epoch ran it again"
                 ))

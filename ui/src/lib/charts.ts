@@ -100,11 +100,13 @@ function epochAxis(c: SuiteCharts, extra: Record<string, unknown> = {}) {
 
 /**
  * The top of a loss axis: a loss with the default weights is at most 1, so
- * an axis over losses that are is capped there (ECharts' rounding drew it to
- * 1.4); a suite whose weights add up to more keeps the automatic top.
+ * an axis over losses near 1 is capped there (ECharts' rounding drew it to
+ * 1.4). Small losses keep the automatic top, which follows them (capping
+ * 0.01–0.03 at 1 would flatten the curve); so does a suite whose weights
+ * add up to more than 1.
  */
 export function lossAxisMax(extent: { min: number; max: number }): number | null {
-  return extent.max <= 1 ? 1 : null;
+  return extent.max > 0.75 && extent.max <= 1 ? 1 : null;
 }
 
 /** A loss axis whose labels carry the digits that matter, never 17 of them. */

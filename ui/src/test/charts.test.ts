@@ -85,13 +85,15 @@ describe("LossCurve", () => {
     expect(y.axisLabel.formatter(1e-21)).toBe("1e-21");
     expect(y.axisLabel.formatter(0.30000000000000004)).toBe("0.3");
   });
-  it("tops the loss axis at 1 when no loss is above it, on both loss charts", () => {
+  it("tops the loss axis at 1 when the losses come near it but not above, on both loss charts", () => {
     for (const option of [lossCurveOption(charts()), boxplotOption(charts())]) {
       expect((option as { yAxis: { max: unknown } }).yAxis.max).toBe(lossAxisMax);
     }
     expect(lossAxisMax({ min: 0.2, max: 0.97 })).toBe(1);
     expect(lossAxisMax({ min: 0.2, max: 1 })).toBe(1);
     expect(lossAxisMax({ min: 0.5, max: 1.3 })).toBeNull();
+    // Small losses keep an axis that follows them.
+    expect(lossAxisMax({ min: 0.01, max: 0.03 })).toBeNull();
   });
   it("adds a zoom slider for long histories", () => {
     const many = charts();
