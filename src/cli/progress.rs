@@ -20,14 +20,15 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
         let epoch_bar = multi.add(ProgressBar::new(u64::from(epochs)).with_style(style.clone()).with_prefix("epochs"));
         let run_bar = multi.add(ProgressBar::new(tasks as u64).with_style(style).with_prefix("runs"));
         let mut updates: Vec<String> = Vec::new();
-        // The plan's last epoch, until the first epoch starts: a run that
+        // The plan (first epoch, epochs), until the first epoch starts: a run that
         // continues a stopped plan has only the epochs from there left.
-        let mut plan_last: Option<i64> = None;
+        let mut plan: Option<(i64, u32)> = None;
         while let Some(env) = rx.recv().await {
             match env.event {
                 Event::EpochStarted { epoch_num, tasks_total, tasks_done, resumed, changed, .. } => {
-                    if let Some(last) = plan_last.take() {
-                        epoch_bar.set_length(u64::try_from(last - epoch_num + 1).unwrap_or(1).max(1));
+                    if let Some((first, n)) = plan.take() {
+                        let left = crate::outer::epochs_left(first, n, epoch_num);
+                        epoch_bar.set_length(u64::try_from(left).unwrap_or(1));
                     }
                     run_bar.set_length(tasks_total as u64);
                     run_bar.set_position(tasks_done as u64);
@@ -44,7 +45,7 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                 }
                 Event::SuiteStarted { continued, first_epoch, epochs, optimizer, .. } => {
                     let last = first_epoch + i64::from(epochs) - 1;
-                    plan_last = Some(last);
+                    plan = Some((first_epoch, epochs));
                     if continued && show {
                         let span = if optimizer == "tree" {
                             format!("{} from epoch {first_epoch} on", crate::counted(epochs, "evaluation"))

@@ -233,7 +233,7 @@ pub async fn plan_left(store: &Store, suite: &str, config: &RunConfig) -> Result
         return Ok(None);
     }
     let open = store.last_epoch(row.id).await?;
-    let next = open.as_ref().map_or(1, |e| if e.completed_at.is_none() { e.epoch_num } else { e.epoch_num + 1 });
+    let next = next_epoch(open.as_ref());
     let last = plan.first_epoch + plan.epochs - 1;
     if last < next {
         return Ok(None);
@@ -244,6 +244,18 @@ pub async fn plan_left(store: &Store, suite: &str, config: &RunConfig) -> Result
     };
     let epochs = u32::try_from(last - next + 1).unwrap_or(u32::MAX);
     Ok(Some(PlanLeft { first: plan.first_epoch, next, last, epochs, runs_done }))
+}
+
+/// The epoch a run of a suite starts at: its last one when that is still
+/// open (a resume), else the one after it.
+fn next_epoch(last: Option<&crate::store::EpochRow>) -> i64 {
+    last.map_or(1, |e| if e.completed_at.is_none() { e.epoch_num } else { e.epoch_num + 1 })
+}
+
+/// The epochs a run that starts at `started` has left of a plan of `epochs`
+/// from `first_epoch` (at least one): what a resumed launch's bar counts.
+pub fn epochs_left(first_epoch: i64, epochs: u32, started: i64) -> i64 {
+    (first_epoch + i64::from(epochs) - started).max(1)
 }
 
 /// The largest integer a JavaScript number holds exactly (2^53 − 1).
@@ -449,8 +461,7 @@ impl SuiteRunner {
         let mut lr = self.store.last_learning_rate(suite_id).await?.unwrap_or(self.config.learning_rate);
         let mut summaries = Vec::new();
         let mut pending = last.as_ref().filter(|e| e.completed_at.is_none()).cloned();
-        let next_num =
-            last.as_ref().map_or(1, |e| if e.completed_at.is_none() { e.epoch_num } else { e.epoch_num + 1 });
+        let next_num = next_epoch(last.as_ref());
         let plan = self.plan(suite_id, next_num).await?;
         self.bus.publish(Event::SuiteStarted {
             suite_id,

@@ -427,15 +427,15 @@ struct EpochCount {
     suite: String,
     suite_id: Option<i64>,
     done: i64,
-    /// The last epoch of the plan the run works (a continued plan's too).
-    plan_last: Option<i64>,
+    /// The plan the run works (a continued plan's too): first epoch, epochs.
+    plan: Option<(i64, u32)>,
     /// The epochs from its first to the plan's last: what it set out to do.
     planned: Option<i64>,
 }
 
 impl EpochCount {
     fn new(suite: &str) -> EpochCount {
-        EpochCount { suite: suite.to_string(), suite_id: None, done: 0, plan_last: None, planned: None }
+        EpochCount { suite: suite.to_string(), suite_id: None, done: 0, plan: None, planned: None }
     }
 
     /// The progress an event means for the request, if it means any.
@@ -443,13 +443,13 @@ impl EpochCount {
         let (suite_id, started_epoch) = match event {
             Event::SuiteStarted { suite_id: started, suite: name, first_epoch, epochs, .. } if name == self.suite => {
                 self.suite_id = Some(started);
-                self.plan_last = Some(first_epoch + i64::from(epochs) - 1);
+                self.plan = Some((first_epoch, epochs));
                 (started, None)
             }
             Event::EpochStarted { suite_id, epoch_num, .. } if Some(suite_id) == self.suite_id => {
                 // The first epoch it starts: a continued plan's next one.
                 if self.planned.is_none() {
-                    self.planned = self.plan_last.map(|last| (last - epoch_num + 1).max(1));
+                    self.planned = self.plan.map(|(first, n)| crate::outer::epochs_left(first, n, epoch_num));
                 }
                 (suite_id, Some(epoch_num))
             }
