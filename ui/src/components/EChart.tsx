@@ -1,37 +1,73 @@
 // A thin React wrapper around one ECharts instance: created once, options
 // replaced on change, resized with its container, disposed on unmount.
 //
-// Only the chart types and components the app uses are registered, which
-// keeps the bundle a third of the full library. Each instance is also listed
-// in `window.attractorCharts` under its id, for automation and debugging
-// (the end-to-end tests read point positions from it). When a chart has
-// finished drawing its first data, its element gets `data-rendered-at`: the
-// time since the page started loading, in ms (the UI benchmark reads it).
-import { useEffect, useRef } from "react";
-import * as echarts from "echarts/core";
-import { BarChart, BoxplotChart, GraphChart, LineChart, ScatterChart, TreeChart } from "echarts/charts";
-import { DataZoomComponent, GridComponent, LegendComponent, MarkLineComponent, TooltipComponent } from "echarts/components";
-import { CanvasRenderer } from "echarts/renderers";
+// ECharts itself is loaded on demand (lib/echarts.ts, ~650 KB): until it is
+// loaded — and, on a freshly loaded page, while its code runs for the first
+// time — the chart shows a first frame drawn without it (lib/sketch.ts),
+// which ECharts then draws over with its tooltips, zoom and legends. Each
+// instance is also listed in `window.attractorCharts` under its id, for
+// automation and debugging (the end-to-end tests read point positions from
+// it). The chart's element gets `data-rendered-at` when its first data is on
+// screen (the sketch or ECharts, whichever is first) and `data-interactive-at`
+// when ECharts has drawn it: the time since the page started loading, in ms
+// (the UI benchmark reads both).
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
+import type { ECharts, EChartsCoreOption } from "echarts/core";
 import { link, type Tip } from "../lib/linked";
+import { sketch } from "../lib/sketch";
 
-echarts.use([
-  LineChart,
-  ScatterChart,
-  BarChart,
-  BoxplotChart,
-  TreeChart,
-  GraphChart,
-  GridComponent,
-  TooltipComponent,
-  LegendComponent,
-  DataZoomComponent,
-  MarkLineComponent,
-  CanvasRenderer,
-]);
+type Library = typeof import("../lib/echarts");
+let library: Library | null = null;
+let loading: Promise<Library> | null = null;
+
+/** ECharts, loaded once (the first chart to mount asks). */
+export function loadECharts(): Promise<Library> {
+  loading ??= import("../lib/echarts").then(
+    (m) => (library = m),
+    (e) => {
+      // A later chart tries again (a new build replaced the file, say).
+      loading = null;
+      throw e;
+    },
+  );
+  return loading;
+}
+
+/** ECharts once it is loaded; an error when it could not be. */
+function useLibrary(): { lib: Library | null; failed: boolean } {
+  const [lib, setLib] = useState(library);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    if (lib) return;
+    let live = true;
+    loadECharts().then(
+      (m) => live && setLib(m),
+      () => live && setFailed(true),
+    );
+    return () => {
+      live = false;
+    };
+  }, [lib]);
+  return { lib, failed };
+}
+
+/** Runs `f` after the browser has painted what is on screen now. */
+function afterPaint(f: () => void): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const frame = requestAnimationFrame(() => (timer = setTimeout(f, 0)));
+  return () => {
+    cancelAnimationFrame(frame);
+    clearTimeout(timer);
+  };
+}
+
+const stamp = (node: HTMLElement, key: "renderedAt" | "interactiveAt") => {
+  if (!node.dataset[key]) node.dataset[key] = String(Math.round(performance.now()));
+};
 
 declare global {
   interface Window {
-    attractorCharts?: Record<string, echarts.ECharts>;
+    attractorCharts?: Record<string, ECharts>;
   }
 }
 
@@ -57,7 +93,13 @@ interface Props {
    * a key only where every series has an id and an update says everything.
    */
   resetKey?: string;
-  option: echarts.EChartsCoreOption;
+  option: EChartsCoreOption;
+  /**
+   * What the first frame, drawn before ECharts (lib/sketch.ts), shows when
+   * it is not `option` — the part of it ECharts opens on (a long history's
+   * latest epochs), cheaper to draw.
+   */
+  firstFrame?: EChartsCoreOption;
   /**
    * What the chart shows, in a sentence, for a reader who cannot see the
    * canvas (a screen reader announces it as an image with this text).
@@ -71,9 +113,14 @@ interface Props {
   dark?: boolean;
 }
 
-export function EChart({ id, group, tipAt, resetKey, option, label, height = 320, points, onClick, onDrawn, dark }: Props) {
+export function EChart({ id, group, tipAt, resetKey, option, firstFrame, label, height = 320, points, onClick, onDrawn, dark }: Props) {
+  const { lib, failed } = useLibrary();
+  const box = useRef<HTMLDivElement>(null);
   const el = useRef<HTMLDivElement>(null);
-  const chart = useRef<echarts.ECharts | null>(null);
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const [chart, setChart] = useState<ECharts | null>(null);
+  // The first frame stays until ECharts has drawn over it.
+  const [sketched, setSketched] = useState(true);
   const clickRef = useRef(onClick);
   clickRef.current = onClick;
   const tipRef = useRef(tipAt);
@@ -84,37 +131,63 @@ export function EChart({ id, group, tipAt, resetKey, option, label, height = 320
   const drawnFor = useRef<string | null>(null);
   const resets = useRef(0);
 
-  useEffect(() => {
-    if (!el.current) return;
-    const c = echarts.init(el.current, dark ? "dark" : undefined, { renderer: "canvas" });
-    chart.current = c;
-    drawnFor.current = null;
-    c.on("click", (p) => clickRef.current?.(p as unknown as ChartClick));
-    const node = el.current;
-    const markRendered = () => {
-      if (!node.dataset.renderedAt) node.dataset.renderedAt = String(Math.round(performance.now()));
-      c.off("finished", markRendered);
-    };
-    c.on("finished", markRendered);
-    const unlink = group ? link(group, c, (column) => (tipRef.current ? tipRef.current(column) : "axis")) : undefined;
-    window.attractorCharts = { ...(window.attractorCharts ?? {}), [id]: c };
-    // The observer also reports the size the chart was created with; only a
-    // real change is worth a resize (each one redraws every point).
-    const ro = new ResizeObserver(() => {
-      if (node.clientWidth !== c.getWidth() || node.clientHeight !== c.getHeight()) c.resize();
-    });
-    ro.observe(el.current);
-    return () => {
-      unlink?.();
-      ro.disconnect();
-      if (window.attractorCharts?.[id] === c) delete window.attractorCharts[id];
-      c.dispose();
-      chart.current = null;
-    };
-  }, [id, group, dark]);
+  // The first frame, drawn once its size is known and before the browser
+  // paints: what the chart shows until ECharts has drawn.
+  const sketchedOnce = useRef(false);
+  useLayoutEffect(() => {
+    const node = box.current;
+    if (sketchedOnce.current || !node || !canvas.current) return;
+    sketchedOnce.current = true;
+    // ECharts starts loading now, if no chart has asked yet.
+    void loadECharts().catch(() => {});
+    if (sketch(canvas.current, firstFrame ?? option, node.clientWidth, height, dark)) stamp(node, "renderedAt");
+    else setSketched(false);
+  }, [option, firstFrame, height, dark]);
 
   useEffect(() => {
-    const c = chart.current;
+    const node = el.current;
+    if (!lib || !node || !box.current) return;
+    const outer = box.current;
+    let c: ECharts | null = null;
+    let unlink: (() => void) | undefined;
+    let ro: ResizeObserver | undefined;
+    // After the first frame is on screen: ECharts' first run holds the page.
+    const cancel = afterPaint(() => {
+      const made = lib.echarts.init(node, dark ? "dark" : undefined, { renderer: "canvas" });
+      c = made;
+      made.on("click", (p) => clickRef.current?.(p as unknown as ChartClick));
+      const drew = () => {
+        // Hidden at once (not at React's next render): never both at a time.
+        if (canvas.current) canvas.current.style.display = "none";
+        stamp(outer, "renderedAt");
+        stamp(outer, "interactiveAt");
+        setSketched(false);
+        made.off("finished", drew);
+      };
+      made.on("finished", drew);
+      unlink = group ? link(group, made, (column) => (tipRef.current ? tipRef.current(column) : "axis")) : undefined;
+      window.attractorCharts = { ...(window.attractorCharts ?? {}), [id]: made };
+      // The observer also reports the size the chart was created with; only a
+      // real change is worth a resize (each one redraws every point).
+      ro = new ResizeObserver(() => {
+        if (node.clientWidth !== made.getWidth() || node.clientHeight !== made.getHeight()) made.resize();
+      });
+      ro.observe(node);
+      drawnFor.current = null;
+      setChart(made);
+    });
+    return () => {
+      cancel();
+      unlink?.();
+      ro?.disconnect();
+      if (c && window.attractorCharts?.[id] === c) delete window.attractorCharts[id];
+      c?.dispose();
+      setChart(null);
+    };
+  }, [lib, id, group, dark]);
+
+  useEffect(() => {
+    const c = chart;
     if (!c) return;
     const full = { backgroundColor: "transparent", ...option };
     // Without a key every option is drawn afresh (the safe default: an
@@ -131,19 +204,29 @@ export function EChart({ id, group, tipAt, resetKey, option, label, height = 320
       c.setOption(full, { notMerge: true });
       drawnFor.current = key;
       resets.current += 1;
-      if (el.current) el.current.dataset.resets = String(resets.current);
+      if (box.current) box.current.dataset.resets = String(resets.current);
     } else {
       // An update: series are matched by id and morph to their new data;
       // the zoom window keeps where the reader put it.
       c.setOption(keepZoom(full), { replaceMerge: ["series"] });
     }
-  }, [option, dark, resetKey]);
+  }, [chart, option, resetKey]);
 
-  return <div ref={el} className="chart" data-testid={id} data-points={points} style={{ height }} role="img" aria-label={label} />;
+  return (
+    <div ref={box} className="chart" data-testid={id} data-points={points} style={{ height }} role="img" aria-label={label}>
+      <div ref={el} className="chart-echarts" />
+      {sketched && <canvas ref={canvas} className="chart-sketch" aria-hidden="true" />}
+      {failed && (
+        <p className="chart-failed">
+          The chart could not be drawn: its code did not load (the app may have been updated meanwhile). Reload the page.
+        </p>
+      )}
+    </div>
+  );
 }
 
 /** `option` without its zoom windows' positions, so an update keeps the reader's. */
-function keepZoom(option: echarts.EChartsCoreOption): echarts.EChartsCoreOption {
+function keepZoom(option: EChartsCoreOption): EChartsCoreOption {
   const zoom = option.dataZoom;
   if (!Array.isArray(zoom)) return option;
   return { ...option, dataZoom: zoom.map(({ start: _start, end: _end, ...rest }: Record<string, unknown>) => rest) };

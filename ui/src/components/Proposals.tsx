@@ -9,11 +9,15 @@ import { useLiveQuery } from "../lib/query";
 import { useDark } from "../lib/theme";
 import { EChart } from "./EChart";
 
+/** Proposals per page of the table: a long run's hundreds stay one screen. */
+export const PROPOSALS_PER_PAGE = 25;
+
 const signed = (v: number | null) => (v === null ? "–" : `${v >= 0 ? "+" : ""}${v.toFixed(4)}`);
 
 export function Proposals({ suite, tick }: { suite: string; tick: number }) {
   const dark = useDark();
   const [showRejected, setShowRejected] = useState(false);
+  const [page, setPage] = useState(0);
   const { data, error } = useLiveQuery(["proposals", suite], tick, () => api.suite_proposals({ key: String(suite) }));
   const items: ProposalItem[] | null = data?.proposals ?? null;
   const points = useMemo(() => calibrationPoints(items ?? []), [items]);
@@ -30,7 +34,26 @@ export function Proposals({ suite, tick }: { suite: string; tick: number }) {
     );
   }
   const rejected = items.filter((p) => p.outcome === "rejected").length;
-  const shown = showRejected ? items : items.filter((p) => p.outcome !== "rejected");
+  // Newest first, a page at a time.
+  const listed = (showRejected ? items : items.filter((p) => p.outcome !== "rejected")).slice().reverse();
+  const pages = Math.max(1, Math.ceil(listed.length / PROPOSALS_PER_PAGE));
+  const at = Math.min(page, pages - 1);
+  const shown = listed.slice(at * PROPOSALS_PER_PAGE, (at + 1) * PROPOSALS_PER_PAGE);
+  const pager =
+    pages > 1 ? (
+      <nav className="pager" aria-label="proposal pages" data-testid="proposals-pager">
+        <button onClick={() => setPage(at - 1)} disabled={at === 0}>
+          ← Newer
+        </button>
+        <span className="muted small">
+          {at * PROPOSALS_PER_PAGE + 1}–{at * PROPOSALS_PER_PAGE + shown.length} of {listed.length} proposals (epochs {shown[0]?.epoch_num}–
+          {shown[shown.length - 1]?.epoch_num}) · page {at + 1} of {pages}
+        </span>
+        <button onClick={() => setPage(at + 1)} disabled={at >= pages - 1}>
+          Older →
+        </button>
+      </nav>
+    ) : null;
   return (
     <>
       {points.length > 0 && (
@@ -43,6 +66,7 @@ export function Proposals({ suite, tick }: { suite: string; tick: number }) {
           dark={dark}
         />
       )}
+      {pager}
       <table className="table proposals">
         <thead>
           <tr>
@@ -79,6 +103,7 @@ export function Proposals({ suite, tick }: { suite: string; tick: number }) {
           ))}
         </tbody>
       </table>
+      {pager}
       {rejected > 0 && (
         <label className="muted toggle">
           <input type="checkbox" checked={showRejected} onChange={(e) => setShowRejected(e.target.checked)} /> show the {rejected}{" "}

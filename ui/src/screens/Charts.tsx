@@ -1,14 +1,13 @@
 // Charts (seed 004 §11): LossCurve, ArtifactDeltaTimeline with its diff
 // drawer, and PerTaskLossBoxplot, for one suite.
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { api, preloadedAnswer } from "../api";
 import { useLive } from "../App";
 import { DiffDrawer, type Transition } from "../components/DiffDrawer";
 import { EChart, type ChartClick } from "../components/EChart";
 import { Proposals } from "../components/Proposals";
 import { Empty, ErrorNote, Status } from "../components/common";
-import type { EChartsCoreOption } from "echarts/core";
-import { boxplotOption, lossCurveOption, lossSummary, openingFrame, openingWindow, timelineOption, timelineTipAt } from "../lib/charts";
+import { boxplotOption, lossCurveOption, lossSummary, openingWindow, timelineOption, timelineTipAt } from "../lib/charts";
 import { fmtLoss } from "../lib/format";
 import { epochsVersion } from "../lib/live";
 import { useLiveQuery } from "../lib/query";
@@ -37,30 +36,20 @@ export function Charts({ suite }: { suite?: string }) {
   );
   useEffect(() => setSuiteId(data?.suite.id), [data?.suite.id]);
 
-  // A long history opens on its latest epochs: those are drawn first, the
-  // whole history once they are on screen (then zooming out needs no wait).
-  const [whole, setWhole] = useState<string | null>(null);
-  const opening = useMemo(() => (data && whole !== suite ? openingWindow(data) : null), [data, whole, suite]);
-  const shown = opening ?? data;
-  const drawn = useRef(0);
-  const onDrawn = () => {
-    drawn.current += 1;
-    if (opening && drawn.current >= (data?.marks.length ? 3 : 2)) setTimeout(() => setWhole(suite ?? null), 0);
-  };
-  // Drawn afresh when the whole history replaces the opening window (an
-  // update in place would keep the window's zoom: all of it).
-  const resetKey = `${suite}:${opening ? "opening" : "whole"}`;
-  useEffect(() => {
-    drawn.current = 0;
-  }, [resetKey]);
-
+  // A long history opens on its latest epochs. Those are what the first
+  // frame shows, drawn before ECharts has loaded and run (EChart's
+  // `firstFrame`, lib/sketch.ts); ECharts then draws the whole history,
+  // opened on the same epochs, over it.
+  const opening = useMemo(() => (data ? openingWindow(data) : null), [data]);
   const history = data?.epochs.length ?? 0;
-  // The opening window is drawn without legends, zoom and tooltips (openingFrame).
-  const frame = (o: EChartsCoreOption) => (opening ? openingFrame(o) : o);
-  const lossOpt = useMemo(() => (shown ? frame(lossCurveOption(shown, history)) : {}), [shown, history, opening]);
-  const timelineOpt = useMemo(() => (shown ? frame(timelineOption(shown, history)) : {}), [shown, history, opening]);
-  const spreadOpt = useMemo(() => (shown ? frame(boxplotOption(shown, history)) : {}), [shown, history, opening]);
-  const timelineTip = useMemo(() => (shown ? (column: number) => timelineTipAt(shown, column) : undefined), [shown]);
+  const lossOpt = useMemo(() => (data ? lossCurveOption(data, history) : {}), [data, history]);
+  const timelineOpt = useMemo(() => (data ? timelineOption(data, history) : {}), [data, history]);
+  const spreadOpt = useMemo(() => (data ? boxplotOption(data, history) : {}), [data, history]);
+  const firstFrames = useMemo(
+    () => (opening ? { loss: lossCurveOption(opening, history), timeline: timelineOption(opening, history), spread: boxplotOption(opening, history) } : undefined),
+    [opening, history],
+  );
+  const timelineTip = useMemo(() => (data ? (column: number) => timelineTipAt(data, column) : undefined), [data]);
 
   const onMark = (e: ChartClick) => {
     const v = e.value as [number, number, number];
@@ -159,11 +148,11 @@ export function Charts({ suite }: { suite?: string }) {
             <EChart
               id="loss-curve"
               group="suite-charts"
-              resetKey={resetKey}
+              resetKey={suite}
               option={lossOpt}
+              firstFrame={firstFrames?.loss}
               label={lossSummary(loss)}
-              points={shown?.loss.length}
-              onDrawn={onDrawn}
+              points={loss.length}
               dark={dark}
             />
           </div>
@@ -181,12 +170,12 @@ export function Charts({ suite }: { suite?: string }) {
               <EChart
                 id="artifact-timeline"
                 group="suite-charts"
-                resetKey={resetKey}
+                resetKey={suite}
                 option={timelineOpt}
+                firstFrame={firstFrames?.timeline}
                 label={`Artifact changes by epoch: ${data.marks.length} updates and rollbacks of ${data.rows.length} artifact${data.rows.length === 1 ? "" : "s"}; click one for its diff`}
                 height={Math.max(140, 70 + data.rows.length * 36)}
                 points={data.marks.length}
-                onDrawn={onDrawn}
                 tipAt={timelineTip}
                 onClick={onMark}
                 dark={dark}
@@ -198,11 +187,11 @@ export function Charts({ suite }: { suite?: string }) {
             <EChart
               id="task-spread"
               group="suite-charts"
-              resetKey={resetKey}
+              resetKey={suite}
               option={spreadOpt}
+              firstFrame={firstFrames?.spread}
               label={`Per-task loss by epoch: a box plot of the ${data.tasks.length} tasks' losses in each epoch`}
-              points={shown?.spread.filter(Boolean).length}
-              onDrawn={onDrawn}
+              points={data.spread.filter(Boolean).length}
               dark={dark}
             />
           </div>
