@@ -495,6 +495,52 @@ fn settings_out_of_range_are_refused_with_the_field() {
     assert_eq!(c.max_tokens_for(Some(CallRole::Verifier)), CallRole::Verifier.default_max_tokens());
 }
 
+#[test]
+fn a_key_from_the_environment_goes_only_to_the_server_the_environment_names_beside_it() {
+    let chosen = LlmSettings {
+        base_url: Some("https://chosen.example/v1".into()),
+        model: Some("m".into()),
+        ..LlmSettings::default()
+    };
+    let env_of = |pairs: &'static [(&'static str, &'static str)]| {
+        move |n: &str| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| v.to_string())
+    };
+    // Exported together for another provider: refused, both servers named, the key never shown.
+    let err = LlmConfig::resolve(
+        &chosen,
+        env_of(&[("ATTRACTOR_LLM_API_KEY", "sk-other-provider"), ("ATTRACTOR_LLM_BASE_URL", "https://other.example/v1")]),
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, attractor::llm::LlmError::KeyForAnotherServer { .. }), "{text}");
+    assert!(text.contains("https://other.example/v1") && text.contains("https://chosen.example/v1"), "{text}");
+    assert!(text.contains("ATTRACTOR_LLM_API_KEY") && text.contains("hint:"), "{text}");
+    assert!(!text.contains("sk-other-provider"), "{text}");
+    // The OpenAI pair is held to the same rule.
+    let err = LlmConfig::resolve(
+        &chosen,
+        env_of(&[("OPENAI_API_KEY", "sk-o"), ("OPENAI_BASE_URL", "https://api.openai.example/v1")]),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("OPENAI_API_KEY is set for the server in OPENAI_BASE_URL"), "{err}");
+    // The same server (a trailing slash apart), or a key exported alone: sent.
+    for env in [
+        env_of(&[("ATTRACTOR_LLM_API_KEY", "sk-same"), ("ATTRACTOR_LLM_BASE_URL", "https://chosen.example/v1/")]),
+        env_of(&[("ATTRACTOR_LLM_API_KEY", "sk-same")]),
+    ] {
+        let c = LlmConfig::resolve(&chosen, env).unwrap();
+        assert_eq!(c.api_key.as_ref().map(|k| k.expose().to_string()), Some("sk-same".to_string()));
+    }
+    // A key given with the settings (the keychain's) is theirs, whatever the environment says.
+    let with_key = LlmSettings { api_key: Some(ApiKey::new("sk-keychain")), ..chosen.clone() };
+    let c = LlmConfig::resolve(
+        &with_key,
+        env_of(&[("ATTRACTOR_LLM_API_KEY", "sk-x"), ("ATTRACTOR_LLM_BASE_URL", "https://other.example/v1")]),
+    )
+    .unwrap();
+    assert_eq!(c.api_key.as_ref().map(|k| k.expose().to_string()), Some("sk-keychain".to_string()));
+}
+
 const KEY: &str = "sk-test-SECRET-4f9a2c";
 
 #[tokio::test]

@@ -5,8 +5,10 @@
 // 1. time to first render of the Charts screen in headless Chromium (Debian's,
 //    driven by playwright-core as the end-to-end tests are): from the start of
 //    navigation until all three charts have drawn their data (each chart
-//    stamps `data-rendered-at` when ECharts reports it finished), a fresh page
-//    per sample; plus the time to zoom the loss curve out to all epochs;
+//    stamps `data-rendered-at` when its first frame is drawn — without
+//    ECharts, lib/sketch.ts — and `data-interactive-at` when ECharts has
+//    drawn it, with tooltips and zoom), a fresh page per sample; plus the
+//    time to zoom the loss curve out to all epochs;
 // 2. the HTTP latency of `GET /api/suites/{id}/charts` (the Charts screen's
 //    request: the data shaped on the server) and of `GET …/epochs` without
 //    and with every run — sequential requests asking for gzip as a browser
@@ -233,7 +235,7 @@ const browser = await chromium.launch({
   args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
 });
 const renders = [];
-/** Navigation → the whole history in the loss curve (after the opening window). */
+/** Navigation → the whole history in the loss curve, drawn by ECharts (tooltips, zoom). */
 const wholes = [];
 const zooms = [];
 let longTasks = [];
@@ -247,8 +249,8 @@ for (let i = 0; i < SAMPLES + 1; i++) {
   await page.goto(`${server.url}#/charts/${encodeURIComponent(filled.suite)}`);
   // Waiting in the page, on its own events: Playwright's locator polling
   // runs on the page's main thread and would be timed along with the app.
-  // First every chart's first draw (the opening window of the latest 100
-  // epochs), then the whole history in the loss curve.
+  // First every chart's first frame (the opening window of the latest 100
+  // epochs), then the whole history in the loss curve, drawn by ECharts.
   const { at, whole } = await page.evaluate(
     ({ ids, epochs }) =>
       new Promise((done) => {
@@ -349,8 +351,8 @@ const lines = [
   ``,
   `| measure | median | p95 | notes |`,
   `|---|---|---|---|`,
-  `| Charts screen, time to first render | ${ms(quantile(renders, 0.5))} | ${ms(quantile(renders, 0.95))} | navigation start → all three charts drawn (the opening window: the latest 100 epochs); ${renders.length} fresh pages; main-thread long tasks ${ms(quantile(longTasks, 0.5))} (median total) |`,
-  `| Charts screen, the whole history in | ${ms(quantile(wholes, 0.5))} | ${ms(quantile(wholes, 0.95))} | navigation start → the loss curve holds all ${EPOCHS} epochs |`,
+  `| Charts screen, time to first render | ${ms(quantile(renders, 0.5))} | ${ms(quantile(renders, 0.95))} | navigation start → all three charts' first frames drawn (the opening window, the latest 100 epochs, before ECharts has loaded); ${renders.length} fresh pages; main-thread long tasks ${ms(quantile(longTasks, 0.5))} (median total) |`,
+  `| Charts screen, the whole history in | ${ms(quantile(wholes, 0.5))} | ${ms(quantile(wholes, 0.95))} | navigation start → ECharts has drawn the loss curve's ${EPOCHS} epochs (tooltips, zoom: interactive) |`,
   `| Charts screen, zoom out to all ${EPOCHS} epochs | ${ms(quantile(zooms, 0.5))} | ${ms(quantile(zooms, 0.95))} | one dataZoom on the loss curve, the other two follow |`,
   `| Charts screen open while another suite runs ${LIVE_EPOCHS} epochs × 4 tasks (${live.seconds.toFixed(1)} s) | ${ms(live.busy)} | | main-thread long tasks in that time; the screen refetched its charts ${live.fetches} time(s) |`,
   `| \`GET /api/suites/{id}/charts\` (the Charts screen's request) | ${ms(charts.median)} | ${ms(charts.p95)} | ${REQUESTS} sequential requests (a server on loopback answers uncompressed); ${(charts.bytes / 1e6).toFixed(2)} MB of JSON, ${(charts.wire / 1e6).toFixed(2)} MB on the wire |`,

@@ -365,11 +365,30 @@ impl LlmConfig {
             .filter(|m| !m.trim().is_empty())
             .or_else(|| env(ENV_MODEL))
             .ok_or(LlmError::NoModel)?;
-        let api_key = settings
-            .api_key
-            .clone()
-            .or_else(|| env(ENV_API_KEY).map(ApiKey::new))
-            .or_else(|| env(ENV_OPENAI_API_KEY).map(ApiKey::new));
+        // A key from the environment goes only to the server the
+        // environment names beside it (when it names one): a key exported
+        // for one provider never reaches the server chosen on the Settings
+        // screen or in a suite.
+        let from_env = |key_var: &str, url_var: &str| -> Result<Option<ApiKey>, LlmError> {
+            let Some(key) = env(key_var) else { return Ok(None) };
+            match env(url_var) {
+                Some(env_url) if !same_server(&env_url, &base_url) => Err(LlmError::KeyForAnotherServer {
+                    key_var: key_var.to_string(),
+                    url_var: url_var.to_string(),
+                    env_url,
+                    url: base_url.clone(),
+                    source_name: source.to_string(),
+                }),
+                _ => Ok(Some(ApiKey::new(key))),
+            }
+        };
+        let api_key = match settings.api_key.clone() {
+            Some(key) => Some(key),
+            None => match from_env(ENV_API_KEY, ENV_BASE_URL)? {
+                Some(key) => Some(key),
+                None => from_env(ENV_OPENAI_API_KEY, ENV_OPENAI_BASE_URL)?,
+            },
+        };
 
         settings.validate().map_err(|e| LlmError::BadSetting(e.message))?;
         let mut config = LlmConfig::new(base_url, model);
@@ -462,4 +481,10 @@ pub(crate) fn validate_base_url(url: &str) -> Result<Url, String> {
         return Err("it has no host".to_string());
     }
     Ok(parsed)
+}
+
+/// Whether two base URLs name the same server and path (`…/v1` and `…/v1/`
+/// are one).
+fn same_server(a: &str, b: &str) -> bool {
+    a.trim().trim_end_matches('/').eq_ignore_ascii_case(b.trim().trim_end_matches('/'))
 }

@@ -165,7 +165,7 @@ describe("the Graph view", () => {
     await note.waitFor();
     assert.match(await note.innerText(), /A tree search measured these epochs/);
     // The loss curve's tooltip says which versions each epoch measured.
-    await page.locator("[data-testid=loss-curve][data-rendered-at]").waitFor();
+    await page.locator("[data-testid=loss-curve][data-interactive-at]").waitFor();
     const at = await page.evaluate(() => {
       const chart = window.attractorCharts["loss-curve"];
       const rect = document.querySelector("[data-testid=loss-curve]").getBoundingClientRect();

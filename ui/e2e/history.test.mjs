@@ -1,8 +1,10 @@
 // End to end: the Charts screen of a long history (200 epochs, written by
 // `attractor bench fill` through the store as real runs are), in Debian's
 // Chromium against `attractor serve`. A long history opens on its latest 100
-// epochs: those are drawn first, and the whole history right after, so a
-// person sees the same view sooner and can zoom out to every epoch.
+// epochs: those are drawn first — a first frame drawn without ECharts, while
+// its code loads and runs for the first time (lib/sketch.ts) — and ECharts
+// draws the whole history over it, opened on the same epochs, so a person
+// sees the same view sooner and can zoom out to every epoch.
 //
 // Run with `npm run e2e` after `cargo build` and `npm run build` (see
 // harness.mjs for ATTRACTOR_BIN, CHROMIUM and E2E_SHOTS).
@@ -50,6 +52,53 @@ after(async () => {
 });
 
 describe("a long history on the Charts screen", () => {
+  it("is on screen before ECharts has loaded, and ECharts takes over when it comes", async () => {
+    const fresh = await context.newPage();
+    // ECharts' file held back until the first frames are checked.
+    let release;
+    const held = new Promise((ok) => (release = ok));
+    await fresh.route(/\/assets\/echarts-[^/]*\.js$/, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await fresh.goto(`${server.url}#/charts/${encodeURIComponent(suite)}`);
+    const ids = ["loss-curve", "artifact-timeline", "task-spread"];
+    for (const id of ids) await fresh.locator(`[data-testid=${id}][data-rendered-at] canvas.chart-sketch`).waitFor();
+    const before = await fresh.evaluate(
+      (ids) => ids.map((id) => ({ interactive: document.querySelector(`[data-testid=${id}]`).dataset.interactiveAt ?? null, echarts: !!window.attractorCharts?.[id] })),
+      ids,
+    );
+    assert.deepEqual(before, ids.map(() => ({ interactive: null, echarts: false })), "drawn without ECharts");
+    // The first frames have pixels (a blank canvas would pass the checks above).
+    const inked = await fresh.evaluate(() =>
+      [...document.querySelectorAll("canvas.chart-sketch")].map((c) => {
+        const { data } = c.getContext("2d").getImageData(0, 0, c.width, c.height);
+        let n = 0;
+        for (let i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
+        return n;
+      }),
+    );
+    assert.equal(inked.length, 3);
+    for (const n of inked) assert.ok(n > 1000, `a first frame with ink: ${inked}`);
+    await shot(fresh, "history-first-frame.png");
+    release();
+    for (const id of ids) await fresh.locator(`[data-testid=${id}][data-interactive-at]`).waitFor();
+    assert.equal(await fresh.locator("canvas.chart-sketch").count(), 0, "ECharts' drawing replaces the first frames");
+    assert.ok(await fresh.evaluate(() => typeof window.attractorCharts["loss-curve"].getOption === "function"));
+    await fresh.close();
+  });
+
+  it("says so when ECharts' code cannot be loaded, and keeps the first frame", async () => {
+    const fresh = await context.newPage();
+    await fresh.route(/\/assets\/echarts-[^/]*\.js$/, (route) => route.abort());
+    await fresh.goto(`${server.url}#/charts/${encodeURIComponent(suite)}`);
+    const note = fresh.getByTestId("loss-curve").locator(".chart-failed");
+    await note.waitFor();
+    assert.match(await note.innerText(), /could not be drawn: its code did not load.*Reload the page/);
+    assert.equal(await fresh.getByTestId("loss-curve").locator("canvas.chart-sketch").count(), 1);
+    await fresh.close();
+  });
+
   it("is drawn first as its latest 100 epochs, then whole, opened on those same epochs", async () => {
     await page.goto(`${server.url}#/charts/${encodeURIComponent(suite)}`);
     const curve = page.getByTestId("loss-curve");

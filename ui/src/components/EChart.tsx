@@ -100,6 +100,8 @@ interface Props {
    * latest epochs), cheaper to draw.
    */
   firstFrame?: EChartsCoreOption;
+  /** The points the first frame shows, when `firstFrame` is given (`points` is what ECharts draws). */
+  firstFramePoints?: number;
   /**
    * What the chart shows, in a sentence, for a reader who cannot see the
    * canvas (a screen reader announces it as an image with this text).
@@ -113,7 +115,7 @@ interface Props {
   dark?: boolean;
 }
 
-export function EChart({ id, group, tipAt, resetKey, option, firstFrame, label, height = 320, points, onClick, onDrawn, dark }: Props) {
+export function EChart({ id, group, tipAt, resetKey, option, firstFrame, firstFramePoints, label, height = 320, points, onClick, onDrawn, dark }: Props) {
   const { lib, failed } = useLibrary();
   const box = useRef<HTMLDivElement>(null);
   const el = useRef<HTMLDivElement>(null);
@@ -127,6 +129,8 @@ export function EChart({ id, group, tipAt, resetKey, option, firstFrame, label, 
   tipRef.current = tipAt;
   const drawnRef = useRef(onDrawn);
   drawnRef.current = onDrawn;
+  const pointsRef = useRef(points);
+  pointsRef.current = points;
   // The key the chart was last drawn afresh for (null: not drawn yet).
   const drawnFor = useRef<string | null>(null);
   const resets = useRef(0);
@@ -157,8 +161,10 @@ export function EChart({ id, group, tipAt, resetKey, option, firstFrame, label, 
       c = made;
       made.on("click", (p) => clickRef.current?.(p as unknown as ChartClick));
       const drew = () => {
-        // Hidden at once (not at React's next render): never both at a time.
+        // Hidden at once (not at React's next render): never both at a
+        // time, and the points drawn are ECharts' from this moment.
         if (canvas.current) canvas.current.style.display = "none";
+        if (pointsRef.current !== undefined) outer.dataset.points = String(pointsRef.current);
         stamp(outer, "renderedAt");
         stamp(outer, "interactiveAt");
         setSketched(false);
@@ -213,7 +219,15 @@ export function EChart({ id, group, tipAt, resetKey, option, firstFrame, label, 
   }, [chart, option, resetKey]);
 
   return (
-    <div ref={box} className="chart" data-testid={id} data-points={points} style={{ height }} role="img" aria-label={label}>
+    <div
+      ref={box}
+      className="chart"
+      data-testid={id}
+      data-points={sketched && firstFrame && firstFramePoints !== undefined ? firstFramePoints : points}
+      style={{ height }}
+      role="img"
+      aria-label={label}
+    >
       <div ref={el} className="chart-echarts" />
       {sketched && <canvas ref={canvas} className="chart-sketch" aria-hidden="true" />}
       {failed && (

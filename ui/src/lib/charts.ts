@@ -14,6 +14,7 @@ import type { LossPoint } from "../generated/LossPoint";
 import type { SpreadPoint } from "../generated/SpreadPoint";
 import type { SuiteCharts } from "../generated/SuiteCharts";
 import { fmtLoss, fmtTick } from "./format";
+import { niceStep } from "./sketch";
 
 export const COLORS = {
   update: "#2e9d4f",
@@ -58,9 +59,9 @@ export function zoom(n: number) {
 /**
  * The latest {@link INITIAL_WINDOW} columns of a long history — what the
  * charts open on — or `null` when the history opens whole (150 epochs or
- * fewer). The Charts screen draws this first and the whole history right
- * after: at 500 epochs × 50 tasks most of a first draw was ECharts laying
- * out columns nobody sees until they zoom out.
+ * fewer). The Charts screen's first frames show this (drawn before ECharts
+ * has loaded, lib/sketch.ts); ECharts then draws the whole history opened
+ * on the same columns.
  */
 export function openingWindow(c: SuiteCharts): SuiteCharts | null {
   const n = c.epochs.length;
@@ -76,21 +77,6 @@ export function openingWindow(c: SuiteCharts): SuiteCharts | null {
     // the marks before the window stay in the list, off the axis.
     marks: c.marks.map((m) => ({ ...m, column: m.column - from })),
   };
-}
-
-/**
- * A chart's option for the opening window's draw: its points and axes
- * without legend, zoom and tooltip. That draw is on screen only until the
- * whole history, drawn right after with all of them, replaces it — a redraw
- * that holds the page meanwhile, so nobody could point or zoom yet — and
- * setting those components up the first time cost a cold page ~25 ms of the
- * ~250 ms of main-thread work before its first draw (bench/README.md,
- * session 19). Their room (the grids' margins) is kept: nothing moves when
- * they appear.
- */
-export function openingFrame(option: EChartsCoreOption): EChartsCoreOption {
-  const { legend: _legend, dataZoom: _zoom, tooltip: _tooltip, ...rest } = option;
-  return rest;
 }
 
 /** The shared epoch axis. */
@@ -324,17 +310,43 @@ export function calibrationPoints(proposals: ProposalItem[]): CalibrationPoint[]
 }
 
 /**
+ * The calibration chart's one range for both axes — so the diagonal is at
+ * 45° — from 0 and every value, its ends rounded out to a step of the
+ * axes' ticks: labels like -0.06 and 0.06, never the 17 digits of the
+ * lowest value.
+ */
+export function calibrationRange(values: number[]): { lo: number; hi: number; step: number } {
+  const lo = Math.min(0, ...values);
+  const hi = Math.max(0.01, ...values);
+  const step = niceStep((hi - lo) / 5);
+  const digits = Math.max(0, -Math.floor(Math.log10(step)) + 1);
+  const round = (v: number) => Number(v.toFixed(Math.min(20, digits)));
+  return { lo: round(Math.floor(lo / step) * step), hi: round(Math.ceil(hi / step) * step), step };
+}
+
+/**
  * Predicted against observed loss reduction, one dot per applied proposal
  * (red when it was rolled back), with the diagonal where a perfectly
  * calibrated optimizer would put every dot.
  */
 export function calibrationOption(points: CalibrationPoint[]): EChartsCoreOption {
-  const values = points.flatMap((p) => [p.predicted, p.observed]);
-  const lo = Math.min(0, ...values);
-  const hi = Math.max(0.01, ...values);
+  const { lo, hi, step } = calibrationRange(points.flatMap((p) => [p.predicted, p.observed]));
   const dot = (p: CalibrationPoint) => [p.predicted, p.observed, p.epoch, p.artifact];
+  // Along the grid's edges, not through zero (ECharts' default), where the
+  // labels would sit apart from their line; the names beside, clear of the legend.
+  const axis = (name: string, gap: number) => ({
+    type: "value",
+    name,
+    nameLocation: "middle",
+    nameGap: gap,
+    min: lo,
+    max: hi,
+    interval: step,
+    axisLine: { onZero: false },
+    axisLabel: { formatter: fmtTick },
+  });
   return {
-    grid: grid(36, 40),
+    grid: grid(36, 48),
     legend: { top: 0, data: ["kept", "rolled back", "predicted = observed"] },
     tooltip: {
       trigger: "item",
@@ -342,8 +354,8 @@ export function calibrationOption(points: CalibrationPoint[]): EChartsCoreOption
         p.seriesType === "line" ? "" :
         `epoch ${p.value[2]} · ${p.value[3]}<br/>predicted ${fmtSigned(p.value[0])}<br/>observed ${fmtSigned(p.value[1])}`,
     },
-    xAxis: { type: "value", name: "predicted reduction", nameLocation: "middle", nameGap: 26, min: lo, max: hi },
-    yAxis: { type: "value", name: "observed reduction", min: lo, max: hi },
+    xAxis: axis("predicted reduction", 28),
+    yAxis: axis("observed reduction", 56),
     series: [
       {
         name: "kept",
@@ -359,6 +371,7 @@ export function calibrationOption(points: CalibrationPoint[]): EChartsCoreOption
         type: "line",
         silent: true,
         symbol: "none",
+        color: COLORS.none,
         lineStyle: { type: "dashed", color: COLORS.none, width: 1 },
         data: [
           [lo, lo],

@@ -43,6 +43,11 @@ export function sketch(canvas: HTMLCanvasElement, option: EChartsCoreOption, wid
   return true;
 }
 
+/** Whether `sketch` can draw `option` (every part of it is one this file knows). */
+export function sketchable(option: EChartsCoreOption): boolean {
+  return planOf(option as Rec) !== null;
+}
+
 interface Plan {
   grid: { left: number; right: number; top: number; bottom: number };
   x: { labels: string[]; name?: string; split: boolean };

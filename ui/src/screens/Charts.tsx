@@ -151,6 +151,7 @@ export function Charts({ suite }: { suite?: string }) {
               resetKey={suite}
               option={lossOpt}
               firstFrame={firstFrames?.loss}
+              firstFramePoints={opening?.loss.length}
               label={lossSummary(loss)}
               points={loss.length}
               dark={dark}
@@ -190,6 +191,7 @@ export function Charts({ suite }: { suite?: string }) {
               resetKey={suite}
               option={spreadOpt}
               firstFrame={firstFrames?.spread}
+              firstFramePoints={opening?.spread.filter(Boolean).length}
               label={`Per-task loss by epoch: a box plot of the ${data.tasks.length} tasks' losses in each epoch`}
               points={data.spread.filter(Boolean).length}
               dark={dark}

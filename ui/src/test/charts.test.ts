@@ -3,11 +3,11 @@ import {
   COLORS,
   boxplotOption,
   calibrationOption,
+  calibrationRange,
   calibrationPoints,
   lossAxisMax,
   lossCurveOption,
   lossSummary,
-  openingFrame,
   openingWindow,
   timelineOption,
   timelineTipAt,
@@ -19,6 +19,7 @@ import type { SuiteCharts } from "../generated/SuiteCharts";
 import type { TimelineMark } from "../generated/TimelineMark";
 import { suiteItem } from "./fixtures";
 import { fmtLoss } from "../lib/format";
+import { sketchable } from "../lib/sketch";
 
 type Series = { name: string; type: string; data: unknown[]; lineStyle?: { type: string }; symbol?: string; tooltip?: { show: boolean } };
 const series = (o: Record<string, unknown>) => o.series as Series[];
@@ -189,6 +190,14 @@ describe("calibration of proposals", () => {
       { epoch: 2, artifact: "style", predicted: 0.1, observed: -0.2, rolledBack: true },
     ]);
   });
+  it("rounds both axes' ends out to a tick, so no label carries a value's 17 digits", () => {
+    expect(calibrationRange([-0.052360892575469054, 0.0493185041609364])).toEqual({ lo: -0.06, hi: 0.06, step: 0.02 });
+    expect(calibrationRange([0.003])).toEqual({ lo: 0, hi: 0.01, step: 0.002 });
+    const o = calibrationOption(calibrationPoints([item({ expected_loss_reduction: 0.0493185041609364, observed_loss_reduction: -0.052360892575469054 })])) as Record<string, Record<string, unknown>>;
+    expect([o.xAxis.min, o.xAxis.max, o.yAxis.min, o.yAxis.max]).toEqual([-0.06, 0.06, -0.06, 0.06]);
+    // Along the grid's edges, not through zero.
+    expect(o.yAxis.axisLine).toEqual({ onZero: false });
+  });
   it("splits kept from rolled-back dots and spans both axes over every value", () => {
     const o = calibrationOption(calibrationPoints([item({}), item({ epoch_num: 2, observed_loss_reduction: -0.2, rolled_back: true })]));
     const s = series(o);
@@ -245,15 +254,15 @@ describe("the opening window of a long history", () => {
     expect(lossCurveOption(w).animation).toBe(true);
   });
 
-  it("is drawn without legend, zoom and tooltip, in the same grid as the whole history", () => {
+  it("is drawn in the same grid as the whole history, so nothing moves when ECharts draws over it", () => {
     const w = openingWindow(long())!;
-    const first = openingFrame(lossCurveOption(w, 200)) as Record<string, unknown>;
+    const first = lossCurveOption(w, 200) as Record<string, unknown>;
     const whole = lossCurveOption(long()) as Record<string, unknown>;
-    expect(first.legend).toBeUndefined();
-    expect(first.dataZoom).toBeUndefined();
-    expect(first.tooltip).toBeUndefined();
     expect(first.grid).toEqual(whole.grid);
     expect(series(first)).toHaveLength(series(whole).length);
+    expect(sketchable(first)).toBe(true);
+    expect(sketchable(timelineOption(w, 200))).toBe(true);
+    expect(sketchable(boxplotOption(w, 200))).toBe(true);
   });
 
   it("is not used for a history of 150 epochs or fewer, which opens whole", () => {
