@@ -508,7 +508,10 @@ fn a_key_from_the_environment_goes_only_to_the_server_the_environment_names_besi
     // Exported together for another provider: refused, both servers named, the key never shown.
     let err = LlmConfig::resolve(
         &chosen,
-        env_of(&[("ATTRACTOR_LLM_API_KEY", "sk-other-provider"), ("ATTRACTOR_LLM_BASE_URL", "https://other.example/v1")]),
+        env_of(&[
+            ("ATTRACTOR_LLM_API_KEY", "sk-other-provider"),
+            ("ATTRACTOR_LLM_BASE_URL", "https://other.example/v1"),
+        ]),
     )
     .unwrap_err();
     let text = err.to_string();

@@ -150,8 +150,10 @@ if (what === "pages") {
               interactive ??= at(els, "interactiveAt");
               // A build before the first frames (lib/sketch.ts; no .chart-echarts) stamps only rendered-at, when ECharts has drawn.
               const sketches = !!document.querySelector(".chart-echarts");
-              if (first !== null && (interactive !== null || !sketches) && els[0].dataset.points === "500")
-                return done({ first, interactive: interactive ?? first, whole: performance.now() }), true;
+              // The whole history: ECharts has drawn the loss curve (before the first frames: its 500 points are in).
+              const whole = sketches ? els[0]?.dataset.interactiveAt : els[0]?.dataset.points === "500";
+              if (first !== null && (interactive !== null || !sketches) && whole)
+                return done({ first, interactive: interactive ?? first, whole: sketches ? Number(els[0].dataset.interactiveAt) : performance.now() }), true;
               return false;
             };
             if (check()) return;

@@ -252,13 +252,14 @@ for (let i = 0; i < SAMPLES + 1; i++) {
   // First every chart's first frame (the opening window of the latest 100
   // epochs), then the whole history in the loss curve, drawn by ECharts.
   const { at, whole } = await page.evaluate(
-    ({ ids, epochs }) =>
+    ({ ids }) =>
       new Promise((done) => {
         let at = null;
         const check = () => {
           const els = ids.map((id) => document.querySelector(`[data-testid=${id}]`));
           if (at === null && els.every((e) => e?.dataset.renderedAt)) at = els.map((e) => Number(e.dataset.renderedAt));
-          if (at !== null && els[0].dataset.points === String(epochs)) {
+          // The whole history is in when ECharts has drawn the loss curve.
+          if (at !== null && els[0].dataset.interactiveAt) {
             done({ at, whole: performance.now() });
             return true;
           }
@@ -266,9 +267,9 @@ for (let i = 0; i < SAMPLES + 1; i++) {
         };
         if (check()) return;
         const mo = new MutationObserver(() => check() && mo.disconnect());
-        mo.observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-rendered-at", "data-points"] });
+        mo.observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-rendered-at", "data-interactive-at"] });
       }),
-    { ids: ["loss-curve", "artifact-timeline", "task-spread"], epochs: EPOCHS },
+    { ids: ["loss-curve", "artifact-timeline", "task-spread"] },
   );
   // Zoom the loss curve (and with it the other two) out to every epoch.
   const zoom = await page.evaluate(

@@ -38,7 +38,7 @@ before(async () => {
       for (const c of changes) {
         const el = c.target;
         if (el.dataset?.testid !== "loss-curve") continue;
-        if (c.attributeName === "data-rendered-at") window.__draws.push({ first: true, points: Number(el.dataset.points) });
+        if (c.attributeName === "data-rendered-at") window.__draws.push({ first: true, columns: el.dataset.firstFrame ?? null, points: Number(el.dataset.points) });
         if (c.attributeName === "data-points") window.__draws.push({ first: false, points: Number(el.dataset.points) });
       }
     }).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-rendered-at", "data-points"] });
@@ -102,11 +102,12 @@ describe("a long history on the Charts screen", () => {
   it("is drawn first as its latest 100 epochs, then whole, opened on those same epochs", async () => {
     await page.goto(`${server.url}#/charts/${encodeURIComponent(suite)}`);
     const curve = page.getByTestId("loss-curve");
-    await page.locator(`[data-testid=loss-curve][data-points="${EPOCHS}"]`).waitFor();
+    await page.locator(`[data-testid=loss-curve][data-interactive-at]`).waitFor();
     const draws = await page.evaluate(() => window.__draws);
     const first = draws.find((d) => d.first);
     assert.ok(first, `the loss curve reported no first draw: ${JSON.stringify(draws)}`);
-    assert.equal(first.points, 100, "the first draw holds the opening window only");
+    // Its first frame shows the latest 100 epochs (columns 100–199 of 200).
+    assert.equal(first.columns, `${EPOCHS - 100}-${EPOCHS - 1}`, "the first frame holds the opening window only");
     // The whole history, opened on the latest 100 epochs (the same view).
     const view = await page.evaluate(() => {
       const chart = window.attractorCharts["loss-curve"];

@@ -95,14 +95,6 @@ interface Props {
   resetKey?: string;
   option: EChartsCoreOption;
   /**
-   * What the first frame, drawn before ECharts (lib/sketch.ts), shows when
-   * it is not `option` — the part of it ECharts opens on (a long history's
-   * latest epochs), cheaper to draw.
-   */
-  firstFrame?: EChartsCoreOption;
-  /** The points the first frame shows, when `firstFrame` is given (`points` is what ECharts draws). */
-  firstFramePoints?: number;
-  /**
    * What the chart shows, in a sentence, for a reader who cannot see the
    * canvas (a screen reader announces it as an image with this text).
    */
@@ -110,12 +102,10 @@ interface Props {
   height?: number;
   points?: number;
   onClick?: (e: ChartClick) => void;
-  /** Called each time the chart has finished drawing an option drawn afresh (a new `resetKey`). */
-  onDrawn?: () => void;
   dark?: boolean;
 }
 
-export function EChart({ id, group, tipAt, resetKey, option, firstFrame, firstFramePoints, label, height = 320, points, onClick, onDrawn, dark }: Props) {
+export function EChart({ id, group, tipAt, resetKey, option, label, height = 320, points, onClick, dark }: Props) {
   const { lib, failed } = useLibrary();
   const box = useRef<HTMLDivElement>(null);
   const el = useRef<HTMLDivElement>(null);
@@ -127,10 +117,6 @@ export function EChart({ id, group, tipAt, resetKey, option, firstFrame, firstFr
   clickRef.current = onClick;
   const tipRef = useRef(tipAt);
   tipRef.current = tipAt;
-  const drawnRef = useRef(onDrawn);
-  drawnRef.current = onDrawn;
-  const pointsRef = useRef(points);
-  pointsRef.current = points;
   // The key the chart was last drawn afresh for (null: not drawn yet).
   const drawnFor = useRef<string | null>(null);
   const resets = useRef(0);
@@ -144,9 +130,12 @@ export function EChart({ id, group, tipAt, resetKey, option, firstFrame, firstFr
     sketchedOnce.current = true;
     // ECharts starts loading now, if no chart has asked yet.
     void loadECharts().catch(() => {});
-    if (sketch(canvas.current, firstFrame ?? option, node.clientWidth, height, dark)) stamp(node, "renderedAt");
-    else setSketched(false);
-  }, [option, firstFrame, height, dark]);
+    const columns = sketch(canvas.current, option, node.clientWidth, height, dark);
+    if (!columns) return setSketched(false);
+    // Which columns it shows (a long history's latest), for automation.
+    node.dataset.firstFrame = `${columns.from}-${columns.to}`;
+    stamp(node, "renderedAt");
+  }, [option, height, dark]);
 
   useEffect(() => {
     const node = el.current;
@@ -161,10 +150,8 @@ export function EChart({ id, group, tipAt, resetKey, option, firstFrame, firstFr
       c = made;
       made.on("click", (p) => clickRef.current?.(p as unknown as ChartClick));
       const drew = () => {
-        // Hidden at once (not at React's next render): never both at a
-        // time, and the points drawn are ECharts' from this moment.
+        // Hidden at once (not at React's next render): never both at a time.
         if (canvas.current) canvas.current.style.display = "none";
-        if (pointsRef.current !== undefined) outer.dataset.points = String(pointsRef.current);
         stamp(outer, "renderedAt");
         stamp(outer, "interactiveAt");
         setSketched(false);
@@ -200,13 +187,6 @@ export function EChart({ id, group, tipAt, resetKey, option, firstFrame, firstFr
     // update merges, and keeps whatever the new option leaves unsaid).
     const key = resetKey ?? null;
     if (key === null || drawnFor.current !== key) {
-      // Listening first: without animation ECharts draws, and reports it
-      // has finished, inside setOption.
-      const drawn = () => {
-        c.off("finished", drawn);
-        drawnRef.current?.();
-      };
-      c.on("finished", drawn);
       c.setOption(full, { notMerge: true });
       drawnFor.current = key;
       resets.current += 1;
@@ -223,7 +203,7 @@ export function EChart({ id, group, tipAt, resetKey, option, firstFrame, firstFr
       ref={box}
       className="chart"
       data-testid={id}
-      data-points={sketched && firstFrame && firstFramePoints !== undefined ? firstFramePoints : points}
+      data-points={points}
       style={{ height }}
       role="img"
       aria-label={label}

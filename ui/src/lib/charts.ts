@@ -56,29 +56,6 @@ export function zoom(n: number) {
     : [{ type: "inside" }];
 }
 
-/**
- * The latest {@link INITIAL_WINDOW} columns of a long history — what the
- * charts open on — or `null` when the history opens whole (150 epochs or
- * fewer). The Charts screen's first frames show this (drawn before ECharts
- * has loaded, lib/sketch.ts); ECharts then draws the whole history opened
- * on the same columns.
- */
-export function openingWindow(c: SuiteCharts): SuiteCharts | null {
-  const n = c.epochs.length;
-  if (n <= 150) return null;
-  const from = n - INITIAL_WINDOW;
-  return {
-    ...c,
-    epochs: c.epochs.slice(from),
-    loss: c.loss.slice(from),
-    spread: c.spread.slice(from),
-    // A mark's column counts from the first shown epoch; its index into
-    // `marks` (the tooltip's and the click's lookup) stays the same, so
-    // the marks before the window stay in the list, off the axis.
-    marks: c.marks.map((m) => ({ ...m, column: m.column - from })),
-  };
-}
-
 /** The shared epoch axis. */
 function epochAxis(c: SuiteCharts, extra: Record<string, unknown> = {}) {
   return { type: "category", name: "epoch", nameLocation: "middle", nameGap: 24, data: c.epochs, ...extra };
@@ -103,13 +80,11 @@ function columnOf(params: { dataIndex: number; axisIndex?: number; seriesIndex?:
   return params[0]?.dataIndex ?? 0;
 }
 
-/**
- * A long history (more than 120 epochs, counting those outside an opening
- * window) is drawn without entry animation and with small symbols.
- */
+/** A long history (more than 120 epochs) is drawn without entry animation and with small symbols. */
 const isLong = (history: number) => history > 120;
 
-export function lossCurveOption(c: SuiteCharts, history = c.epochs.length): EChartsCoreOption {
+export function lossCurveOption(c: SuiteCharts): EChartsCoreOption {
+  const history = c.epochs.length;
   const points = c.loss;
   const hasHoldout = points.some((p) => p.holdout !== null);
   const many = isLong(history);
@@ -183,7 +158,8 @@ const CROSS = "path://M3,0 L10,7 L17,0 L20,3 L13,10 L20,17 L17,20 L10,13 L3,20 L
  * the loss-curve dot of the same epoch. A mark's value is [column, row, index
  * of the mark in `c.marks`].
  */
-export function timelineOption(c: SuiteCharts, history = c.epochs.length): EChartsCoreOption {
+export function timelineOption(c: SuiteCharts): EChartsCoreOption {
+  const history = c.epochs.length;
   const toData = (rollback: boolean) =>
     c.marks.flatMap((m, i) => (m.rollback === rollback && m.column >= 0 ? [[m.column, m.row, i]] : []));
   return {
@@ -237,7 +213,8 @@ function spreadTooltip(c: SuiteCharts, p: SpreadPoint): string {
  * task, the box over the middle half, a line at the median) of the training
  * tasks, with held-out tasks as diamonds beside it.
  */
-export function boxplotOption(c: SuiteCharts, history = c.epochs.length): EChartsCoreOption {
+export function boxplotOption(c: SuiteCharts): EChartsCoreOption {
+  const history = c.epochs.length;
   const hasHoldout = c.spread.some((p) => p?.holdout.length);
   const many = isLong(history);
   return {

@@ -23,35 +23,47 @@ const THEME = {
 };
 const FONT = "12px sans-serif";
 
+/** The columns a first frame shows (0-based, inclusive): its zoom window's. */
+export interface Columns {
+  from: number;
+  to: number;
+}
+
 /**
- * Draws `option` on `canvas` (sized to `width` × `height` CSS pixels) and
- * says whether it could: `false` leaves the canvas empty.
+ * Draws `option` on `canvas` (sized to `width` × `height` CSS pixels) as
+ * ECharts opens it — only the columns its zoom window shows — and says
+ * which columns, or `null` when it could not (the canvas left empty).
  */
-export function sketch(canvas: HTMLCanvasElement, option: EChartsCoreOption, width: number, height: number, dark = false): boolean {
+export function sketch(canvas: HTMLCanvasElement, option: EChartsCoreOption, width: number, height: number, dark = false): Columns | null {
   const plan = planOf(option as Rec);
-  if (!plan || width <= 0 || height <= 0) return false;
+  if (!plan || width <= 0 || height <= 0) return null;
   const ratio = window.devicePixelRatio || 1;
   canvas.width = Math.round(width * ratio);
   canvas.height = Math.round(height * ratio);
   canvas.style.width = `${width}px`;
   canvas.style.height = `${height}px`;
   const ctx = canvas.getContext("2d");
-  if (!ctx) return false;
+  if (!ctx) return null;
   ctx.scale(ratio, ratio);
   ctx.font = FONT;
   draw(ctx, plan, width, height, dark ? THEME.dark : THEME.light);
-  return true;
+  return { from: plan.x.from, to: plan.x.to };
 }
 
-/** Whether `sketch` can draw `option` (every part of it is one this file knows). */
-export function sketchable(option: EChartsCoreOption): boolean {
-  return planOf(option as Rec) !== null;
+/**
+ * The columns `sketch` would draw of `option`, or `null` when it cannot draw
+ * it (a part of it this file does not know).
+ */
+export function sketchable(option: EChartsCoreOption): Columns | null {
+  const plan = planOf(option as Rec);
+  return plan && { from: plan.x.from, to: plan.x.to };
 }
 
 interface Plan {
   grid: { left: number; right: number; top: number; bottom: number };
-  x: { labels: string[]; name?: string; split: boolean };
-  y: { kind: "value"; scale: boolean; max?: unknown; format?: (v: number) => string; name?: string } | { kind: "category"; labels: string[]; inverse: boolean; width?: number };
+  /** The category axis; `from`–`to` (inclusive) the columns its zoom window opens on. */
+  x: { labels: string[]; name?: string; split: boolean; from: number; to: number };
+  y: { kind: "value"; scale: boolean; max?: unknown; format: (v: number) => string; name?: string } | { kind: "category"; labels: string[]; inverse: boolean; width: number };
   series: Rec[];
 }
 
@@ -66,20 +78,33 @@ function planOf(o: Rec): Plan | null {
   const series = Array.isArray(o.series) ? (o.series as Rec[]) : [];
   if (!grid || !x || !y || x.type !== "category" || !Array.isArray(x.data)) return null;
   if (series.length === 0 || series.some((s) => !["line", "scatter", "boxplot"].includes(String(s.type)))) return null;
-  const label = (y.axisLabel ?? {}) as Rec;
-  const yPlan: Plan["y"] =
-    y.type === "value"
-      ? { kind: "value", scale: !!y.scale, max: y.max, format: label.formatter as ((v: number) => string) | undefined, name: y.name as string | undefined }
-      : y.type === "category" && Array.isArray(y.data)
-        ? { kind: "category", labels: (y.data as unknown[]).map(String), inverse: !!y.inverse, width: label.width as number | undefined }
-        : (null as never);
+  const yPlan = yAxisPlan(y);
   if (!yPlan) return null;
+  const labels = (x.data as unknown[]).map(String);
+  // ECharts maps a zoom window's percentages onto the columns' indices.
+  const zoom = first(o.dataZoom);
+  const last = Math.max(0, labels.length - 1);
+  const from = Math.min(last, Math.max(0, Math.ceil((num(zoom?.start, 0) / 100) * last)));
+  const to = Math.max(from, Math.min(last, Math.floor((num(zoom?.end, 100) / 100) * last)));
   return {
     grid: { left: num(grid.left, 80), right: num(grid.right, 80), top: num(grid.top, 60), bottom: num(grid.bottom, 60) },
-    x: { labels: (x.data as unknown[]).map(String), name: x.name as string | undefined, split: !!(x.splitLine as Rec | undefined)?.show },
+    x: { labels, name: x.name as string | undefined, split: !!(x.splitLine as Rec | undefined)?.show, from, to },
     y: yPlan,
     series,
   };
+}
+
+/** The y axis: a value scale (its labels as ECharts' formatter writes them) or named rows. */
+function yAxisPlan(y: Rec): Plan["y"] | null {
+  const label = (y.axisLabel ?? {}) as Rec;
+  if (y.type === "value") {
+    const f = label.formatter;
+    const format =
+      typeof f === "function" ? (v: number) => String((f as (v: number) => unknown)(v)) : typeof f === "string" ? (v: number) => f.replace("{value}", String(v)) : String;
+    return { kind: "value", scale: !!y.scale, max: y.max, format, name: y.name as string | undefined };
+  }
+  if (y.type === "category" && Array.isArray(y.data)) return { kind: "category", labels: y.data.map(String), inverse: !!y.inverse, width: num(label.width, 100) };
+  return null;
 }
 
 /** ECharts' "nice" step: 1, 2, 3, 5 or 10 times a power of ten (util/number.ts). */
@@ -122,15 +147,18 @@ export function valueTicks(values: number[], scale: boolean, max?: unknown): num
   return ticks;
 }
 
-/** The y values a series puts on a value axis. */
-function seriesValues(s: Rec): number[] {
+/** The y values a series puts on a value axis in columns `from`–`to` (what the zoom window shows). */
+function seriesValues(s: Rec, from: number, to: number): number[] {
   const out: number[] = [];
-  for (const d of (s.data as unknown[]) ?? []) {
+  ((s.data as unknown[]) ?? []).forEach((d, i) => {
     const v = d !== null && typeof d === "object" && !Array.isArray(d) ? (d as Rec).value : d;
-    if (s.type === "boxplot" && Array.isArray(v)) for (const x of v) typeof x === "number" && out.push(x);
-    else if (Array.isArray(v)) typeof v[1] === "number" && out.push(v[1]);
-    else if (typeof v === "number") out.push(v);
-  }
+    if (Array.isArray(v) && s.type !== "boxplot") {
+      if (typeof v[0] === "number" && v[0] >= from && v[0] <= to && typeof v[1] === "number") out.push(v[1]);
+    } else if (i >= from && i <= to) {
+      if (Array.isArray(v)) for (const x of v) typeof x === "number" && out.push(x);
+      else if (typeof v === "number") out.push(v);
+    }
+  });
   return out;
 }
 
@@ -143,9 +171,10 @@ function draw(ctx: CanvasRenderingContext2D, plan: Plan, width: number, height: 
   const w = width - grid.left - grid.right;
   const h = height - grid.top - grid.bottom;
   if (w <= 0 || h <= 0) return;
-  const n = plan.x.labels.length;
-  const band = w / Math.max(1, n);
-  const xAt = (i: number) => left + (i + 0.5) * band;
+  const { from, to } = plan.x;
+  const band = w / (to - from + 1);
+  const xAt = (i: number) => left + (i - from + 0.5) * band;
+  const shown = (i: number) => i >= from && i <= to;
 
   // The y axis: a value scale or rows.
   let yAt: (v: number) => number;
@@ -153,7 +182,11 @@ function draw(ctx: CanvasRenderingContext2D, plan: Plan, width: number, height: 
   ctx.strokeStyle = c.split;
   ctx.lineWidth = 1;
   if (plan.y.kind === "value") {
-    const ticks = valueTicks(plan.series.flatMap(seriesValues), plan.y.scale, plan.y.max);
+    const ticks = valueTicks(
+      plan.series.flatMap((s) => seriesValues(s, from, to)),
+      plan.y.scale,
+      plan.y.max,
+    );
     const lo = ticks[0];
     const hi = ticks[ticks.length - 1];
     yAt = (v) => top + h - ((v - lo) / (hi - lo || 1)) * h;
@@ -162,7 +195,7 @@ function draw(ctx: CanvasRenderingContext2D, plan: Plan, width: number, height: 
     for (const t of ticks) {
       const y = Math.round(yAt(t)) + 0.5;
       line(ctx, left, y, left + w, y);
-      ctx.fillText(plan.y.format ? plan.y.format(t) : String(t), left - 8, y);
+      ctx.fillText(plan.y.format(t), left - 8, y);
     }
     if (plan.y.name) {
       ctx.textAlign = "center";
@@ -176,19 +209,20 @@ function draw(ctx: CanvasRenderingContext2D, plan: Plan, width: number, height: 
     yAt = (r) => top + ((inverse ? r : rows.length - 1 - r) + 0.5) * rowH;
     ctx.textAlign = "right";
     ctx.textBaseline = "middle";
-    rows.forEach((label, r) => ctx.fillText(truncate(ctx, label, plan.y.kind === "category" ? (plan.y.width ?? 100) : 100), left - 8, yAt(r)));
+    const width = plan.y.width;
+    rows.forEach((label, r) => ctx.fillText(truncate(ctx, label, width), left - 8, yAt(r)));
     ctx.strokeStyle = c.axis;
     line(ctx, left + 0.5, top, left + 0.5, top + h);
   }
 
   // The x axis: its line, and as many category labels as fit.
-  const every = labelInterval(ctx, plan.x.labels, band);
+  const every = labelInterval(ctx, plan.x.labels.slice(from, to + 1), band);
   ctx.strokeStyle = c.axis;
   line(ctx, left, Math.round(top + h) + 0.5, left + w, Math.round(top + h) + 0.5);
   ctx.textAlign = "center";
   ctx.textBaseline = "top";
   ctx.fillStyle = c.label;
-  for (let i = 0; i < n; i += every) {
+  for (let i = from; i <= to; i += every) {
     const x = Math.round(xAt(i)) + 0.5;
     line(ctx, x, top + h, x, top + h + 5);
     ctx.fillText(plan.x.labels[i], x, top + h + 8);
@@ -205,9 +239,9 @@ function draw(ctx: CanvasRenderingContext2D, plan: Plan, width: number, height: 
   ctx.rect(left, top - 8, w, h + 16);
   ctx.clip();
   for (const s of plan.series) {
-    if (s.type === "line") drawLine(ctx, s, xAt, yAt);
-    else if (s.type === "scatter") drawScatter(ctx, s, xAt, yAt);
-    else drawBoxes(ctx, s, xAt, yAt, band);
+    if (s.type === "line") drawLine(ctx, s, xAt, yAt, shown);
+    else if (s.type === "scatter") drawScatter(ctx, s, xAt, yAt, shown);
+    else drawBoxes(ctx, s, xAt, yAt, band, shown);
   }
   ctx.restore();
 }
@@ -234,9 +268,10 @@ function truncate(ctx: CanvasRenderingContext2D, text: string, width: number): s
 }
 
 type At = (v: number) => number;
+type Shown = (column: number) => boolean;
 
 /** A line series: its stroke (dashed or dotted as asked), then its symbols. */
-function drawLine(ctx: CanvasRenderingContext2D, s: Rec, xAt: At, yAt: At) {
+function drawLine(ctx: CanvasRenderingContext2D, s: Rec, xAt: At, yAt: At, shown: Shown) {
   const data = (s.data as unknown[]) ?? [];
   const style = (s.lineStyle ?? {}) as Rec;
   const color = String(s.color ?? "#5470c6");
@@ -247,7 +282,7 @@ function drawLine(ctx: CanvasRenderingContext2D, s: Rec, xAt: At, yAt: At) {
   let open = false;
   data.forEach((d, i) => {
     const v = valueOf(d);
-    if (v === null) return void (open = false);
+    if (v === null || !shown(i)) return void (open = false);
     if (open) ctx.lineTo(xAt(i), yAt(v));
     else ctx.moveTo(xAt(i), yAt(v));
     open = true;
@@ -258,7 +293,7 @@ function drawLine(ctx: CanvasRenderingContext2D, s: Rec, xAt: At, yAt: At) {
   const size = num(s.symbolSize, 4);
   data.forEach((d, i) => {
     const v = valueOf(d);
-    if (v === null) return;
+    if (v === null || !shown(i)) return;
     const own = d !== null && typeof d === "object" ? (((d as Rec).itemStyle as Rec | undefined)?.color as string | undefined) : undefined;
     symbol(ctx, String(s.symbol ?? "emptyCircle"), xAt(i), yAt(v), size, own ?? color, color);
   });
@@ -270,7 +305,7 @@ function valueOf(d: unknown): number | null {
 }
 
 /** A scatter series of [column, value or row] points (a row's y is its centre, as a value's is its height). */
-function drawScatter(ctx: CanvasRenderingContext2D, s: Rec, xAt: At, yAt: At) {
+function drawScatter(ctx: CanvasRenderingContext2D, s: Rec, xAt: At, yAt: At, shown: Shown) {
   const size = num(s.symbolSize, 10);
   const offset = Array.isArray(s.symbolOffset) ? num(s.symbolOffset[0], 0) : 0;
   const item = (s.itemStyle ?? {}) as Rec;
@@ -278,13 +313,13 @@ function drawScatter(ctx: CanvasRenderingContext2D, s: Rec, xAt: At, yAt: At) {
   const fill = typeof item.color === "string" ? item.color : color;
   const stroke = typeof item.borderColor === "string" ? item.borderColor : undefined;
   for (const d of (s.data as unknown[]) ?? []) {
-    if (!Array.isArray(d) || typeof d[0] !== "number" || typeof d[1] !== "number") continue;
+    if (!Array.isArray(d) || typeof d[0] !== "number" || typeof d[1] !== "number" || !shown(d[0])) continue;
     symbol(ctx, String(s.symbol ?? "circle"), xAt(d[0]) + offset, yAt(d[1]), size, fill, stroke, num(item.borderWidth, 0));
   }
 }
 
 /** A box plot: whiskers from the lowest to the highest, the box over the middle half, the median across. */
-function drawBoxes(ctx: CanvasRenderingContext2D, s: Rec, xAt: At, yAt: At, band: number) {
+function drawBoxes(ctx: CanvasRenderingContext2D, s: Rec, xAt: At, yAt: At, band: number, shown: Shown) {
   const item = (s.itemStyle ?? {}) as Rec;
   const bounds = Array.isArray(s.boxWidth) ? s.boxWidth : [7, 50];
   const half = Math.max(num(bounds[0], 7), Math.min(num(bounds[1], 50), band / 2)) / 2;
@@ -292,7 +327,7 @@ function drawBoxes(ctx: CanvasRenderingContext2D, s: Rec, xAt: At, yAt: At, band
   ctx.strokeStyle = String(item.borderColor ?? s.color ?? "#5470c6");
   ctx.lineWidth = num(item.borderWidth, 1);
   ((s.data as unknown[]) ?? []).forEach((d, i) => {
-    if (!Array.isArray(d) || d.some((v) => typeof v !== "number")) return;
+    if (!shown(i) || !Array.isArray(d) || d.some((v) => typeof v !== "number")) return;
     const [lo, q1, med, q3, hi] = (d as number[]).map(yAt);
     const x = xAt(i);
     ctx.fillRect(x - half, q3, 2 * half, q1 - q3);

@@ -7,7 +7,7 @@ import { DiffDrawer, type Transition } from "../components/DiffDrawer";
 import { EChart, type ChartClick } from "../components/EChart";
 import { Proposals } from "../components/Proposals";
 import { Empty, ErrorNote, Status } from "../components/common";
-import { boxplotOption, lossCurveOption, lossSummary, openingWindow, timelineOption, timelineTipAt } from "../lib/charts";
+import { boxplotOption, lossCurveOption, lossSummary, timelineOption, timelineTipAt } from "../lib/charts";
 import { fmtLoss } from "../lib/format";
 import { epochsVersion } from "../lib/live";
 import { useLiveQuery } from "../lib/query";
@@ -36,19 +36,13 @@ export function Charts({ suite }: { suite?: string }) {
   );
   useEffect(() => setSuiteId(data?.suite.id), [data?.suite.id]);
 
-  // A long history opens on its latest epochs. Those are what the first
-  // frame shows, drawn before ECharts has loaded and run (EChart's
-  // `firstFrame`, lib/sketch.ts); ECharts then draws the whole history,
-  // opened on the same epochs, over it.
-  const opening = useMemo(() => (data ? openingWindow(data) : null), [data]);
-  const history = data?.epochs.length ?? 0;
-  const lossOpt = useMemo(() => (data ? lossCurveOption(data, history) : {}), [data, history]);
-  const timelineOpt = useMemo(() => (data ? timelineOption(data, history) : {}), [data, history]);
-  const spreadOpt = useMemo(() => (data ? boxplotOption(data, history) : {}), [data, history]);
-  const firstFrames = useMemo(
-    () => (opening ? { loss: lossCurveOption(opening, history), timeline: timelineOption(opening, history), spread: boxplotOption(opening, history) } : undefined),
-    [opening, history],
-  );
+  // A long history opens on its latest epochs (lib/charts, zoom). That view
+  // is on screen before ECharts has loaded and run — each chart's first
+  // frame (components/EChart, lib/sketch) — and ECharts draws the whole
+  // history over it, opened on the same epochs.
+  const lossOpt = useMemo(() => (data ? lossCurveOption(data) : {}), [data]);
+  const timelineOpt = useMemo(() => (data ? timelineOption(data) : {}), [data]);
+  const spreadOpt = useMemo(() => (data ? boxplotOption(data) : {}), [data]);
   const timelineTip = useMemo(() => (data ? (column: number) => timelineTipAt(data, column) : undefined), [data]);
 
   const onMark = (e: ChartClick) => {
@@ -150,8 +144,6 @@ export function Charts({ suite }: { suite?: string }) {
               group="suite-charts"
               resetKey={suite}
               option={lossOpt}
-              firstFrame={firstFrames?.loss}
-              firstFramePoints={opening?.loss.length}
               label={lossSummary(loss)}
               points={loss.length}
               dark={dark}
@@ -173,7 +165,6 @@ export function Charts({ suite }: { suite?: string }) {
                 group="suite-charts"
                 resetKey={suite}
                 option={timelineOpt}
-                firstFrame={firstFrames?.timeline}
                 label={`Artifact changes by epoch: ${data.marks.length} updates and rollbacks of ${data.rows.length} artifact${data.rows.length === 1 ? "" : "s"}; click one for its diff`}
                 height={Math.max(140, 70 + data.rows.length * 36)}
                 points={data.marks.length}
@@ -190,8 +181,6 @@ export function Charts({ suite }: { suite?: string }) {
               group="suite-charts"
               resetKey={suite}
               option={spreadOpt}
-              firstFrame={firstFrames?.spread}
-              firstFramePoints={opening?.spread.filter(Boolean).length}
               label={`Per-task loss by epoch: a box plot of the ${data.tasks.length} tasks' losses in each epoch`}
               points={data.spread.filter(Boolean).length}
               dark={dark}

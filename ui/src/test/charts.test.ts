@@ -8,7 +8,6 @@ import {
   lossAxisMax,
   lossCurveOption,
   lossSummary,
-  openingWindow,
   timelineOption,
   timelineTipAt,
   zoom,
@@ -213,7 +212,7 @@ describe("calibration of proposals", () => {
   });
 });
 
-describe("the opening window of a long history", () => {
+describe("the first frame of a long history", () => {
   // 200 finished epochs; an update at epoch 10 (before the window) and a
   // rollback at epoch 150 (inside it).
   const long = (): SuiteCharts => {
@@ -227,48 +226,27 @@ describe("the opening window of a long history", () => {
     };
   };
 
-  it("is the latest 100 columns, with marks counted from its first column", () => {
-    const w = openingWindow(long());
-    expect(w).not.toBeNull();
-    expect(w!.epochs[0]).toBe(101);
-    expect(w!.epochs).toHaveLength(100);
-    expect(w!.loss[0].epoch).toBe(101);
-    expect(w!.spread[99]?.epoch).toBe(200);
-    // Indices into `marks` stay those of the whole history (click and tooltip look-ups).
-    expect(w!.marks.map((m) => m.column)).toEqual([-91, 49]);
+  it("shows the latest 100 columns, the view ECharts' zoom opens on", () => {
+    const c = long();
+    for (const option of [lossCurveOption(c), timelineOption(c), boxplotOption(c)]) {
+      expect(sketchable(option)).toEqual({ from: 100, to: 199 });
+      const zoom = (option as { dataZoom: { start: number; end: number }[] }).dataZoom[0];
+      expect([zoom.start, zoom.end]).toEqual([50, 100]);
+    }
   });
 
-  it("draws only the marks on its axis, and points other charts at them by its columns", () => {
-    const w = openingWindow(long())!;
-    const s = series(timelineOption(w, 200) as Record<string, unknown>);
-    expect(s[0].data).toEqual([]);
-    expect(s[1].data).toEqual([[49, 0, 1]]);
-    expect(timelineTipAt(w, 49)).toEqual({ seriesIndex: 1, dataIndex: 0 });
-    expect(timelineTipAt(w, -91)).toBeNull();
-  });
-
-  it("is drawn as the long history it opens: no entry animation, small symbols", () => {
-    const w = openingWindow(long())!;
-    expect(lossCurveOption(w, 200).animation).toBe(false);
-    expect(boxplotOption(w, 200).animation).toBe(false);
-    expect(lossCurveOption(w).animation).toBe(true);
-  });
-
-  it("is drawn in the same grid as the whole history, so nothing moves when ECharts draws over it", () => {
-    const w = openingWindow(long())!;
-    const first = lossCurveOption(w, 200) as Record<string, unknown>;
-    const whole = lossCurveOption(long()) as Record<string, unknown>;
-    expect(first.grid).toEqual(whole.grid);
-    expect(series(first)).toHaveLength(series(whole).length);
-    expect(sketchable(first)).toBe(true);
-    expect(sketchable(timelineOption(w, 200))).toBe(true);
-    expect(sketchable(boxplotOption(w, 200))).toBe(true);
-  });
-
-  it("is not used for a history of 150 epochs or fewer, which opens whole", () => {
+  it("shows a history of 150 epochs or fewer whole", () => {
     const c = long();
     const short = { ...c, epochs: c.epochs.slice(0, 150), loss: c.loss.slice(0, 150), spread: c.spread.slice(0, 150) };
-    expect(openingWindow(short)).toBeNull();
+    expect(sketchable(lossCurveOption(short))).toEqual({ from: 0, to: 149 });
+  });
+
+  it("draws a long history without entry animation and with small symbols", () => {
+    const c = long();
+    expect(lossCurveOption(c).animation).toBe(false);
+    expect(boxplotOption(c).animation).toBe(false);
+    const short = { ...c, epochs: c.epochs.slice(0, 100), loss: c.loss.slice(0, 100), spread: c.spread.slice(0, 100) };
+    expect(lossCurveOption(short).animation).toBe(true);
   });
 });
 

@@ -38,12 +38,17 @@ describe("a first frame's value axis", () => {
 describe("what a first frame can draw", () => {
   const base = { grid: { left: 130, right: 20, top: 36, bottom: 56 }, xAxis: { type: "category", data: ["1", "2"] }, yAxis: { type: "value" } };
   it("draws lines, points and box plots over a category axis", () => {
-    expect(sketchable({ ...base, series: [{ type: "line", data: [1, 2] }, { type: "scatter", data: [[0, 1]] }, { type: "boxplot", data: [[0, 1, 2, 3, 4]] }] })).toBe(true);
+    expect(sketchable({ ...base, series: [{ type: "line", data: [1, 2] }, { type: "scatter", data: [[0, 1]] }, { type: "boxplot", data: [[0, 1, 2, 3, 4]] }] })).toEqual({ from: 0, to: 1 });
   });
   it("leaves other charts to ECharts", () => {
-    expect(sketchable({ ...base, series: [{ type: "graph", data: [] }] })).toBe(false);
-    expect(sketchable({ ...base, xAxis: { type: "value" }, series: [{ type: "line", data: [] }] })).toBe(false);
-    expect(sketchable({ ...base, series: [] })).toBe(false);
-    expect(sketchable({})).toBe(false);
+    expect(sketchable({ ...base, series: [{ type: "graph", data: [] }] })).toBeNull();
+    expect(sketchable({ ...base, xAxis: { type: "value" }, series: [{ type: "line", data: [] }] })).toBeNull();
+    expect(sketchable({ ...base, series: [] })).toBeNull();
+    expect(sketchable({})).toBeNull();
+  });
+  it("opens on the columns of its zoom window, as ECharts maps the percentages", () => {
+    const labels = Array.from({ length: 500 }, (_, i) => String(i + 1));
+    const o = { ...base, xAxis: { type: "category", data: labels }, dataZoom: [{ type: "inside", start: 80, end: 100 }], series: [{ type: "line", data: [] }] };
+    expect(sketchable(o)).toEqual({ from: 400, to: 499 });
   });
 });
