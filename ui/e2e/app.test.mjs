@@ -931,7 +931,7 @@ describe("the Attractor web UI against a real server", () => {
           await page.waitForLoadState("networkidle");
           // Every chart drawn to the end (its entry animation too), so the
           // picture is the screen as a person sees it, not a frame of it.
-          await page.waitForFunction(() => [...document.querySelectorAll(".chart")].every((c) => c.dataset.interactiveAt));
+          await page.waitForFunction(() => [...document.querySelectorAll(".chart")].every((c) => c.dataset.settledAt));
           const layout = await page.evaluate(() => {
             const nav = document.querySelector(".nav").getBoundingClientRect();
             const main = document.querySelector(".main").getBoundingClientRect();

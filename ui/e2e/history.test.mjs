@@ -54,6 +54,17 @@ after(async () => {
 describe("a long history on the Charts screen", () => {
   it("is on screen before ECharts has loaded, and ECharts takes over when it comes", async () => {
     const fresh = await context.newPage();
+    // What ECharts held when each chart said it had drawn (not an empty chart).
+    await fresh.addInitScript(() => {
+      window.__interactive = {};
+      new MutationObserver((changes) => {
+        for (const c of changes) {
+          const id = c.target.dataset?.testid;
+          const chart = window.attractorCharts?.[id];
+          window.__interactive[id] = chart?.getOption()?.series?.[0]?.data?.length ?? 0;
+        }
+      }).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-interactive-at"] });
+    });
     // ECharts' file held back until the first frames are checked.
     let release;
     const held = new Promise((ok) => (release = ok));
@@ -84,6 +95,9 @@ describe("a long history on the Charts screen", () => {
     release();
     for (const id of ids) await fresh.locator(`[data-testid=${id}][data-interactive-at]`).waitFor();
     assert.equal(await fresh.locator("canvas.chart-sketch").count(), 0, "ECharts' drawing replaces the first frames");
+    const drawn = await fresh.evaluate(() => window.__interactive);
+    assert.equal(drawn["loss-curve"], EPOCHS, `the loss curve said it was drawn with its ${EPOCHS} epochs in: ${JSON.stringify(drawn)}`);
+    assert.equal(drawn["task-spread"], EPOCHS, `the box plot too: ${JSON.stringify(drawn)}`);
     assert.ok(await fresh.evaluate(() => typeof window.attractorCharts["loss-curve"].getOption === "function"));
     await fresh.close();
   });

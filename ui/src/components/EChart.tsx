@@ -8,9 +8,10 @@
 // instance is also listed in `window.attractorCharts` under its id, for
 // automation and debugging (the end-to-end tests read point positions from
 // it). The chart's element gets `data-rendered-at` when its first data is on
-// screen (the sketch or ECharts, whichever is first) and `data-interactive-at`
-// when ECharts has drawn it: the time since the page started loading, in ms
-// (the UI benchmark reads both).
+// screen (the sketch or ECharts, whichever is first), `data-interactive-at`
+// when ECharts has drawn it (tooltips and zoom work) and `data-settled-at`
+// when its entry animation, if any, has played: the time since the page
+// started loading, in ms (the UI benchmark reads the first two).
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import type { ECharts, EChartsCoreOption } from "echarts/core";
 import { link, type Tip } from "../lib/linked";
@@ -61,7 +62,7 @@ function afterPaint(f: () => void): () => void {
   };
 }
 
-const stamp = (node: HTMLElement, key: "renderedAt" | "interactiveAt") => {
+const stamp = (node: HTMLElement, key: "renderedAt" | "interactiveAt" | "settledAt") => {
   if (!node.dataset[key]) node.dataset[key] = String(Math.round(performance.now()));
 };
 
@@ -139,8 +140,7 @@ export function EChart({ id, group, tipAt, resetKey, option, label, height = 320
 
   useEffect(() => {
     const node = el.current;
-    if (!lib || !node || !box.current) return;
-    const outer = box.current;
+    if (!lib || !node) return;
     let c: ECharts | null = null;
     let unlink: (() => void) | undefined;
     let ro: ResizeObserver | undefined;
@@ -149,15 +149,6 @@ export function EChart({ id, group, tipAt, resetKey, option, label, height = 320
       const made = lib.echarts.init(node, dark ? "dark" : undefined, { renderer: "canvas" });
       c = made;
       made.on("click", (p) => clickRef.current?.(p as unknown as ChartClick));
-      const drew = () => {
-        // Hidden at once (not at React's next render): never both at a time.
-        if (canvas.current) canvas.current.style.display = "none";
-        stamp(outer, "renderedAt");
-        stamp(outer, "interactiveAt");
-        setSketched(false);
-        made.off("finished", drew);
-      };
-      made.on("finished", drew);
       unlink = group ? link(group, made, (column) => (tipRef.current ? tipRef.current(column) : "axis")) : undefined;
       window.attractorCharts = { ...(window.attractorCharts ?? {}), [id]: made };
       // The observer also reports the size the chart was created with; only a
@@ -187,7 +178,26 @@ export function EChart({ id, group, tipAt, resetKey, option, label, height = 320
     // update merges, and keeps whatever the new option leaves unsaid).
     const key = resetKey ?? null;
     if (key === null || drawnFor.current !== key) {
+      const outer = box.current;
+      if (outer && !outer.dataset.settledAt) {
+        // Its entry animation (a short history's) played to the end.
+        const settled = () => {
+          c.off("finished", settled);
+          stamp(outer, "settledAt");
+        };
+        c.on("finished", settled);
+      }
       c.setOption(full, { notMerge: true });
+      // setOption has drawn it (or the first frame of its entry
+      // animation): ECharts' from now on, tooltips and zoom with it. Not on
+      // ECharts' "finished", which an empty chart reports right after init.
+      if (outer && !outer.dataset.interactiveAt) {
+        // Hidden at once (not at React's next render): never both at a time.
+        if (canvas.current) canvas.current.style.display = "none";
+        stamp(outer, "renderedAt");
+        stamp(outer, "interactiveAt");
+        setSketched(false);
+      }
       drawnFor.current = key;
       resets.current += 1;
       if (box.current) box.current.dataset.resets = String(resets.current);
