@@ -216,7 +216,7 @@ describe("the Attractor web UI against a real server", () => {
   it("draws the three charts with one point per epoch and tooltips that name the transition", async () => {
     await page.goto(`${server.url}#/charts/knobs`);
     const curve = page.getByTestId("loss-curve");
-    await curve.locator("canvas").waitFor();
+    await page.locator("[data-testid=loss-curve][data-interactive-at]").waitFor();
     assert.equal(await curve.getAttribute("data-points"), "8");
     assert.equal(await page.getByTestId("task-spread").getAttribute("data-points"), "8");
     const epochs = await (await fetch(`${server.url}api/suites/knobs/epochs`)).json();
@@ -281,7 +281,7 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(charts.epochs.length, 8);
     const updates = charts.marks.filter((m) => !m.rollback);
     assert.ok(updates.some((m, i) => m.column !== i), "an update whose place in its series is not its column");
-    await page.getByTestId("loss-curve").locator("canvas").waitFor();
+    for (const id of ["loss-curve", "task-spread", "artifact-timeline"]) await page.locator(`[data-testid=${id}][data-interactive-at]`).waitFor();
     const tip = (id, epoch) => page.getByTestId(id).locator(".chart-tip", { hasText: new RegExp(`^epoch ${epoch}(?!\\d)`) });
     for (const [column, epoch] of charts.epochs.entries()) {
       const p = await pixel("loss-curve", 0, [column, charts.loss[column].loss]);
@@ -631,7 +631,8 @@ describe("the Attractor web UI against a real server", () => {
   it("redraws the charts when their own suite finishes an epoch", async () => {
     await page.goto(`${server.url}#/charts/knobs`);
     const curve = page.getByTestId("loss-curve");
-    await curve.locator("canvas").waitFor();
+    // Drawn by ECharts (its first frame, before it, is a picture).
+    await page.locator("[data-testid=loss-curve][data-interactive-at]").waitFor();
     const before = Number(await curve.getAttribute("data-points"));
     assert.equal(await curve.getAttribute("data-resets"), "1");
     // The reader zooms to the latest epochs; a new epoch must not undo it.
@@ -790,7 +791,7 @@ describe("the Attractor web UI against a real server", () => {
     await shot("16-run-detail.png");
     const inboxEpochs = await (await fetch(`${server.url}api/suites/inbox/epochs`)).json();
     await page.goto(`${server.url}#/runs/run/${inboxEpochs.epochs[0].runs[0].id}`);
-    await page.getByTestId("telemetry").locator("canvas").waitFor();
+    await page.locator("[data-testid=telemetry][data-settled-at]").waitFor();
     await shot("17-run-telemetry.png");
   });
 
@@ -802,7 +803,7 @@ describe("the Attractor web UI against a real server", () => {
     await page.goto(`${server.url}#/runs/run/${run.id}`);
     // The screen may still show the last run's chart: wait for this one's.
     await page.getByRole("heading", { name: new RegExp(`^Run ${run.id}:`) }).waitFor();
-    await page.getByTestId("telemetry").locator("canvas").waitFor();
+    await page.locator("[data-testid=telemetry][data-interactive-at]").waitFor();
     await page.waitForFunction((n) => window.attractorCharts.telemetry?.getOption().series.length === 2 * n, new Set(detail.telemetry.map((t) => t.trajectory_id)).size);
     const chart = await page.evaluate(() => {
       const o = window.attractorCharts.telemetry.getOption();
