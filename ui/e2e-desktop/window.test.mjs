@@ -265,7 +265,8 @@ describe("the Attractor desktop app", () => {
   it("opens the suite's charts with one point per epoch", async () => {
     await click(await find("tr[data-suite=knobs] td a"));
     const curve = await find("[data-testid=loss-curve]");
-    await find("[data-testid=loss-curve] canvas");
+    // Drawn by ECharts, which the window loads on demand (its first frame is drawn without it).
+    await find("[data-testid=loss-curve][data-settled-at] .chart-echarts canvas");
     await until("8 points on the loss curve", async () => (await attr(curve, "data-points")) === "8");
     assert.equal(await attr(await find("[data-testid=task-spread]"), "data-points"), "8");
     assert.match(await run("return location.hash"), /^#\/charts\/knobs/);
