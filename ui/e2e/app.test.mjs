@@ -301,7 +301,7 @@ describe("the Attractor web UI against a real server", () => {
     assert.ok(charts.loss[1].loss < charts.loss[0].loss, "the training loss fell");
     // The screen may still show the last suite's charts: wait for this one's.
     const curve = page.locator('[data-testid=loss-curve][data-points="2"]');
-    await curve.locator("canvas").waitFor();
+    await curve.locator(".chart-echarts canvas").waitFor();
     await page.waitForFunction(() => window.attractorCharts?.["loss-curve"]?.getOption().xAxis[0].data.length === 2);
     const p = await pixel("loss-curve", 0, [1, charts.loss[1].loss]);
     await page.mouse.move(p.x, p.y);

@@ -133,6 +133,23 @@ describe("a long history on the Charts screen", () => {
     await shot(page, "history-opening.png");
   });
 
+  it("lists the proposals a page of 25 at a time, newest first", async () => {
+    const all = (await (await fetch(`${server.url}api/suites/${encodeURIComponent(suite)}/proposals`)).json()).proposals.filter((p) => p.outcome !== "rejected");
+    assert.ok(all.length > 25, `the filled history has more proposals than a page: ${all.length}`);
+    const rows = page.locator("table.proposals tbody tr");
+    const pager = page.getByTestId("proposals-pager").first();
+    await pager.waitFor();
+    assert.equal(await rows.count(), 25);
+    const newest = Math.max(...all.map((p) => p.epoch_num));
+    assert.equal(await rows.first().locator("td").first().innerText(), String(newest));
+    assert.match(await pager.innerText(), new RegExp(`1–25 of ${all.length} proposals .* page 1 of ${Math.ceil(all.length / 25)}`));
+    await pager.getByRole("button", { name: "Older →" }).click();
+    await pager.getByText(new RegExp(`26–50 of ${all.length} proposals`)).waitFor();
+    assert.ok(Number(await rows.first().locator("td").first().innerText()) <= newest);
+    await pager.getByRole("button", { name: "← Newer" }).click();
+    await pager.getByText(/1–25 of/).waitFor();
+  });
+
   it("zooms out to every epoch, the other charts with it", async () => {
     await page.evaluate(() => window.attractorCharts["loss-curve"].dispatchAction({ type: "dataZoom", start: 0, end: 100 }));
     await page.waitForFunction(() => window.attractorCharts["task-spread"].getOption().dataZoom[0].start === 0);

@@ -8,6 +8,7 @@ import { calibrationOption, calibrationPoints } from "../lib/charts";
 import { useLiveQuery } from "../lib/query";
 import { useDark } from "../lib/theme";
 import { EChart } from "./EChart";
+import { Pager } from "./common";
 
 /** Proposals per page of the table: a long run's hundreds stay one screen. */
 export const PROPOSALS_PER_PAGE = 25;
@@ -39,21 +40,12 @@ export function Proposals({ suite, tick }: { suite: string; tick: number }) {
   const pages = Math.max(1, Math.ceil(listed.length / PROPOSALS_PER_PAGE));
   const at = Math.min(page, pages - 1);
   const shown = listed.slice(at * PROPOSALS_PER_PAGE, (at + 1) * PROPOSALS_PER_PAGE);
-  const pager =
-    pages > 1 ? (
-      <nav className="pager" aria-label="proposal pages" data-testid="proposals-pager">
-        <button onClick={() => setPage(at - 1)} disabled={at === 0}>
-          ← Newer
-        </button>
-        <span className="muted small">
-          {at * PROPOSALS_PER_PAGE + 1}–{at * PROPOSALS_PER_PAGE + shown.length} of {listed.length} proposals (epochs {shown[0]?.epoch_num}–
-          {shown[shown.length - 1]?.epoch_num}) · page {at + 1} of {pages}
-        </span>
-        <button onClick={() => setPage(at + 1)} disabled={at >= pages - 1}>
-          Older →
-        </button>
-      </nav>
-    ) : null;
+  const pager = (
+    <Pager label="proposal pages" testId="proposals-pager" page={at} pages={pages} onPage={setPage}>
+      {at * PROPOSALS_PER_PAGE + 1}–{at * PROPOSALS_PER_PAGE + shown.length} of {listed.length} proposals (epochs {shown[0]?.epoch_num}–
+      {shown[shown.length - 1]?.epoch_num}) · page {at + 1} of {pages}
+    </Pager>
+  );
   return (
     <>
       {points.length > 0 && (

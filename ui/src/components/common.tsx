@@ -72,3 +72,22 @@ export function Confirm({ text, confirm, onConfirm, onCancel }: {
     </Modal>
   );
 }
+
+/**
+ * "← Newer · where we are · Older →" over newest-first pages (page 0 the
+ * newest); nothing when everything fits on one page.
+ */
+export function Pager({ label, testId, page, pages, onPage, children }: { label: string; testId: string; page: number; pages: number; onPage: (page: number) => void; children: ReactNode }) {
+  if (pages <= 1) return null;
+  return (
+    <nav className="pager" aria-label={label} data-testid={testId}>
+      <button onClick={() => onPage(page - 1)} disabled={page === 0}>
+        ← Newer
+      </button>
+      <span className="muted small">{children}</span>
+      <button onClick={() => onPage(page + 1)} disabled={page >= pages - 1}>
+        Older →
+      </button>
+    </nav>
+  );
+}

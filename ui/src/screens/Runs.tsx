@@ -3,7 +3,7 @@
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import { useLive } from "../App";
-import { Empty, ErrorNote, Status } from "../components/common";
+import { Empty, ErrorNote, Pager, Status } from "../components/common";
 import type { LossParts } from "../generated/LossParts";
 import type { RunItem } from "../generated/RunItem";
 import { fmtDuration, fmtLoss, fmtModelSpend } from "../lib/format";
@@ -52,20 +52,11 @@ export function Runs({ suite }: { suite?: string }) {
   // The page on screen: the answer's own (the previous page stays while the next loads).
   const shown = data ? Math.floor(data.page.offset / EPOCHS_PER_PAGE) : 0;
   const onPage = data ? [...data.epochs].reverse() : [];
-  const pager =
-    pages > 1 ? (
-      <nav className="pager" aria-label="epoch pages" data-testid="pager">
-        <button onClick={() => setPage(shown - 1)} disabled={shown === 0}>
-          ← Newer
-        </button>
-        <span className="muted small">
-          epochs {onPage[0]?.epoch_num}–{onPage[onPage.length - 1]?.epoch_num} of {total} · page {shown + 1} of {pages}
-        </span>
-        <button onClick={() => setPage(shown + 1)} disabled={shown >= pages - 1}>
-          Older →
-        </button>
-      </nav>
-    ) : null;
+  const pager = (
+    <Pager label="epoch pages" testId="pager" page={shown} pages={pages} onPage={setPage}>
+      epochs {onPage[0]?.epoch_num}–{onPage[onPage.length - 1]?.epoch_num} of {total} · page {shown + 1} of {pages}
+    </Pager>
+  );
   // Runs in the suite's task order (they finish, and are stored, in any order).
   const order = new Map((data?.tasks ?? []).map((t, i) => [t.name, i]));
   const byTask = (a: { task: string; id: number }, b: { task: string; id: number }) =>
