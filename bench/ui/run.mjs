@@ -352,7 +352,7 @@ const lines = [
   ``,
   `| measure | median | p95 | notes |`,
   `|---|---|---|---|`,
-  `| Charts screen, time to first render | ${ms(quantile(renders, 0.5))} | ${ms(quantile(renders, 0.95))} | navigation start → all three charts' first frames drawn (the opening window, the latest 100 epochs, before ECharts has loaded); ${renders.length} fresh pages; main-thread long tasks ${ms(quantile(longTasks, 0.5))} (median total) |`,
+  `| Charts screen, time to first render | ${ms(quantile(renders, 0.5))} | ${ms(quantile(renders, 0.95))} | navigation start → all three charts' first frames drawn (what ECharts opens on, the latest ~100 epochs, before ECharts has loaded); ${renders.length} fresh pages; main-thread long tasks ${ms(quantile(longTasks, 0.5))} (median total) |`,
   `| Charts screen, the whole history in | ${ms(quantile(wholes, 0.5))} | ${ms(quantile(wholes, 0.95))} | navigation start → ECharts has drawn the loss curve's ${EPOCHS} epochs (tooltips, zoom: interactive) |`,
   `| Charts screen, zoom out to all ${EPOCHS} epochs | ${ms(quantile(zooms, 0.5))} | ${ms(quantile(zooms, 0.95))} | one dataZoom on the loss curve, the other two follow |`,
   `| Charts screen open while another suite runs ${LIVE_EPOCHS} epochs × 4 tasks (${live.seconds.toFixed(1)} s) | ${ms(live.busy)} | | main-thread long tasks in that time; the screen refetched its charts ${live.fetches} time(s) |`,

@@ -368,27 +368,27 @@ impl LlmConfig {
         // A key from the environment goes only to the server the
         // environment names beside it (when it names one): a key exported
         // for one provider never reaches the server chosen on the Settings
-        // screen or in a suite.
-        let from_env = |key_var: &str, url_var: &str| -> Result<Option<ApiKey>, LlmError> {
-            let Some(key) = env(key_var) else { return Ok(None) };
+        // screen. It is left out, not refused — the chosen server may need
+        // no key (a local one); one that does answers 401, and this warning
+        // says why.
+        let from_env = |key_var: &str, url_var: &str| -> Option<ApiKey> {
+            let key = env(key_var)?;
             match env(url_var) {
-                Some(env_url) if !same_server(&env_url, &base_url) => Err(LlmError::KeyForAnotherServer {
-                    key_var: key_var.to_string(),
-                    url_var: url_var.to_string(),
-                    env_url,
-                    url: base_url.clone(),
-                    source_name: source.to_string(),
-                }),
-                _ => Ok(Some(ApiKey::new(key))),
+                Some(env_url) if !same_server(&env_url, &base_url) => {
+                    tracing::warn!(
+                        "{key_var} is set for the server in {url_var}, not for {base_url} ({source}) where model calls \
+                         go: the key is not sent there (unset {url_var} to send it, or choose that server)"
+                    );
+                    None
+                }
+                _ => Some(ApiKey::new(key)),
             }
         };
-        let api_key = match settings.api_key.clone() {
-            Some(key) => Some(key),
-            None => match from_env(ENV_API_KEY, ENV_BASE_URL)? {
-                Some(key) => Some(key),
-                None => from_env(ENV_OPENAI_API_KEY, ENV_OPENAI_BASE_URL)?,
-            },
-        };
+        let api_key = settings
+            .api_key
+            .clone()
+            .or_else(|| from_env(ENV_API_KEY, ENV_BASE_URL))
+            .or_else(|| from_env(ENV_OPENAI_API_KEY, ENV_OPENAI_BASE_URL));
 
         settings.validate().map_err(|e| LlmError::BadSetting(e.message))?;
         let mut config = LlmConfig::new(base_url, model);

@@ -25,13 +25,6 @@ pub enum LlmError {
     BadBaseUrl { url: String, source_name: String, reason: String },
 
     #[error(
-        "{key_var} is set for the server in {url_var} ({env_url}), but model calls go to {url} ({source_name}): \
-         the key is not sent to a server it was not given for\n  hint: store a key for {url} (the Settings \
-         screen, or `attractor key set`), or choose {env_url} as the model server"
-    )]
-    KeyForAnotherServer { key_var: String, url_var: String, env_url: String, url: String, source_name: String },
-
-    #[error(
         "the API key cannot be sent in an HTTP header (it contains a line break or another control character); check ATTRACTOR_LLM_API_KEY or OPENAI_API_KEY"
     )]
     BadApiKey,

@@ -131,7 +131,12 @@ export function EChart({ id, group, tipAt, resetKey, option, label, height = 320
     sketchedOnce.current = true;
     // ECharts starts loading now, if no chart has asked yet.
     void loadECharts().catch(() => {});
-    const columns = sketch(canvas.current, option, node.clientWidth, height, dark);
+    let columns = null;
+    try {
+      columns = sketch(canvas.current, option, node.clientWidth, height, dark);
+    } catch {
+      // A first frame is a courtesy: an option it trips on waits for ECharts.
+    }
     if (!columns) return setSketched(false);
     // Which columns it shows (a long history's latest), for automation.
     node.dataset.firstFrame = `${columns.from}-${columns.to}`;
@@ -179,11 +184,20 @@ export function EChart({ id, group, tipAt, resetKey, option, label, height = 320
     const key = resetKey ?? null;
     if (key === null || drawnFor.current !== key) {
       const outer = box.current;
+      // An entry animation (a short history's) starts from nothing: the first
+      // frame stays over it until it has played, or the data would vanish
+      // and grow back.
+      const animated = (full as { animation?: boolean }).animation !== false;
+      const hide = () => {
+        // Hidden at once (not at React's next render): never both at a time.
+        if (canvas.current) canvas.current.style.display = "none";
+        setSketched(false);
+      };
       if (outer && !outer.dataset.settledAt) {
-        // Its entry animation (a short history's) played to the end.
         const settled = () => {
           c.off("finished", settled);
           stamp(outer, "settledAt");
+          if (animated) hide();
         };
         c.on("finished", settled);
       }
@@ -192,11 +206,9 @@ export function EChart({ id, group, tipAt, resetKey, option, label, height = 320
       // animation): ECharts' from now on, tooltips and zoom with it. Not on
       // ECharts' "finished", which an empty chart reports right after init.
       if (outer && !outer.dataset.interactiveAt) {
-        // Hidden at once (not at React's next render): never both at a time.
-        if (canvas.current) canvas.current.style.display = "none";
         stamp(outer, "renderedAt");
         stamp(outer, "interactiveAt");
-        setSketched(false);
+        if (!animated) hide();
       }
       drawnFor.current = key;
       resets.current += 1;

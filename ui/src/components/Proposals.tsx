@@ -36,7 +36,8 @@ export function Proposals({ suite, tick }: { suite: string; tick: number }) {
   }
   const rejected = items.filter((p) => p.outcome === "rejected").length;
   // Newest first, a page at a time.
-  const listed = (showRejected ? items : items.filter((p) => p.outcome !== "rejected")).slice().reverse();
+  // (A stable sort: within an epoch the store's order — the winner first — stays.)
+  const listed = (showRejected ? items : items.filter((p) => p.outcome !== "rejected")).slice().sort((a, b) => b.epoch_num - a.epoch_num);
   const pages = Math.max(1, Math.ceil(listed.length / PROPOSALS_PER_PAGE));
   const at = Math.min(page, pages - 1);
   const shown = listed.slice(at * PROPOSALS_PER_PAGE, (at + 1) * PROPOSALS_PER_PAGE);

@@ -81,11 +81,13 @@ function planOf(o: Rec): Plan | null {
   const yPlan = yAxisPlan(y);
   if (!yPlan) return null;
   const labels = (x.data as unknown[]).map(String);
-  // ECharts maps a zoom window's percentages onto the columns' indices.
+  // ECharts maps a zoom window's percentages onto the columns' indices and
+  // rounds them (AxisProxy: 80 % of 500 columns opens on column 399).
   const zoom = first(o.dataZoom);
   const last = Math.max(0, labels.length - 1);
-  const from = Math.min(last, Math.max(0, Math.ceil((num(zoom?.start, 0) / 100) * last)));
-  const to = Math.max(from, Math.min(last, Math.floor((num(zoom?.end, 100) / 100) * last)));
+  const column = (percent: number) => Math.min(last, Math.max(0, Math.round((percent / 100) * last)));
+  const from = column(num(zoom?.start, 0));
+  const to = Math.max(from, column(num(zoom?.end, 100)));
   return {
     grid: { left: num(grid.left, 80), right: num(grid.right, 80), top: num(grid.top, 60), bottom: num(grid.bottom, 60) },
     x: { labels, name: x.name as string | undefined, split: !!(x.splitLine as Rec | undefined)?.show, from, to },
@@ -131,7 +133,9 @@ export function valueTicks(values: number[], scale: boolean, max?: unknown): num
   }
   const fixed = typeof max === "function" ? (max as (e: { min: number; max: number }) => number | null)({ min: lo, max: hi }) : typeof max === "number" ? max : null;
   if (fixed !== null && fixed !== undefined) hi = fixed;
-  if (hi === lo) {
+  // Flat data — or data a rounding error apart (a mean of three equal
+  // losses), whose step would be too small to move a float — gets room.
+  if (hi - lo <= 1e-9 * Math.max(1, Math.abs(hi))) {
     const pad = lo === 0 ? 1 : Math.abs(lo) / 2;
     lo -= pad;
     if (fixed === null || fixed === undefined) hi += pad;
@@ -142,7 +146,13 @@ export function valueTicks(values: number[], scale: boolean, max?: unknown): num
   const start = round(Math.floor(lo / step) * step);
   const end = fixed !== null && fixed !== undefined ? hi : round(Math.ceil(hi / step) * step);
   const ticks: number[] = [];
-  for (let v = start; v <= end + step * 1e-9; v = round(v + step)) ticks.push(v);
+  // Counted, not accumulated: at most a few dozen ticks, whatever the floats do.
+  for (let k = 0; k <= 100; k++) {
+    const v = round(start + k * step);
+    if (v > end + step * 1e-9) break;
+    ticks.push(v);
+  }
+  if (ticks.length === 0) ticks.push(start);
   if (fixed !== null && fixed !== undefined && ticks[ticks.length - 1] !== hi) ticks.push(hi);
   return ticks;
 }

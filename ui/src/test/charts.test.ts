@@ -229,6 +229,7 @@ describe("the first frame of a long history", () => {
   it("shows the latest 100 columns, the view ECharts' zoom opens on", () => {
     const c = long();
     for (const option of [lossCurveOption(c), timelineOption(c), boxplotOption(c)]) {
+      // 50 % of 199 is 99.5, which ECharts rounds to 100.
       expect(sketchable(option)).toEqual({ from: 100, to: 199 });
       const zoom = (option as { dataZoom: { start: number; end: number }[] }).dataZoom[0];
       expect([zoom.start, zoom.end]).toEqual([50, 100]);
