@@ -486,5 +486,5 @@ pub(crate) fn validate_base_url(url: &str) -> Result<Url, String> {
 /// Whether two base URLs name the same server and path (`…/v1` and `…/v1/`
 /// are one).
 fn same_server(a: &str, b: &str) -> bool {
-    a.trim().trim_end_matches('/').eq_ignore_ascii_case(b.trim().trim_end_matches('/'))
+    normalize_base_url(a).eq_ignore_ascii_case(&normalize_base_url(b))
 }

@@ -212,7 +212,7 @@ export function EChart({ id, group, tipAt, resetKey, option, label, height = 320
       }
       drawnFor.current = key;
       resets.current += 1;
-      if (box.current) box.current.dataset.resets = String(resets.current);
+      if (outer) outer.dataset.resets = String(resets.current);
     } else {
       // An update: series are matched by id and morph to their new data;
       // the zoom window keeps where the reader put it.

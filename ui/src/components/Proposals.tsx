@@ -11,7 +11,7 @@ import { EChart } from "./EChart";
 import { Pager } from "./common";
 
 /** Proposals per page of the table: a long run's hundreds stay one screen. */
-export const PROPOSALS_PER_PAGE = 25;
+const PROPOSALS_PER_PAGE = 25;
 
 const signed = (v: number | null) => (v === null ? "–" : `${v >= 0 ? "+" : ""}${v.toFixed(4)}`);
 

@@ -14,7 +14,7 @@ import type { LossPoint } from "../generated/LossPoint";
 import type { SpreadPoint } from "../generated/SpreadPoint";
 import type { SuiteCharts } from "../generated/SuiteCharts";
 import { fmtLoss, fmtTick } from "./format";
-import { niceStep } from "./sketch";
+import { niceExtent } from "./sketch";
 
 export const COLORS = {
   update: "#2e9d4f",
@@ -293,12 +293,8 @@ export function calibrationPoints(proposals: ProposalItem[]): CalibrationPoint[]
  * lowest value.
  */
 export function calibrationRange(values: number[]): { lo: number; hi: number; step: number } {
-  const lo = Math.min(0, ...values);
-  const hi = Math.max(0.01, ...values);
-  const step = niceStep((hi - lo) / 5);
-  const digits = Math.max(0, -Math.floor(Math.log10(step)) + 1);
-  const round = (v: number) => Number(v.toFixed(Math.min(20, digits)));
-  return { lo: round(Math.floor(lo / step) * step), hi: round(Math.ceil(hi / step) * step), step };
+  const { lo, hi, step } = niceExtent(Math.min(0, ...values), Math.max(0.01, ...values));
+  return { lo, hi, step };
 }
 
 /**

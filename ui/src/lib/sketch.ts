@@ -119,6 +119,18 @@ export function niceStep(value: number): number {
 }
 
 /**
+ * ECharts' "nice" extent over `lo`–`hi`: a step for five-ish ticks, the ends
+ * rounded out to it, and the rounding that keeps ticks free of float noise
+ * (0.30000000000000004).
+ */
+export function niceExtent(lo: number, hi: number): { lo: number; hi: number; step: number; round: (v: number) => number } {
+  const step = niceStep((hi - lo) / 5);
+  const decimals = Math.max(0, -Math.floor(Math.log10(step)) + 1);
+  const round = (v: number) => Number(v.toFixed(Math.min(20, decimals)));
+  return { lo: round(Math.floor(lo / step) * step), hi: round(Math.ceil(hi / step) * step), step, round };
+}
+
+/**
  * A value axis' ticks the way ECharts lays them out: five-ish nice steps
  * over the data's extent (from 0 unless `scale`), the ends rounded out to a
  * step, `max` (a number or a function of the extent) fixing the top.
@@ -140,11 +152,10 @@ export function valueTicks(values: number[], scale: boolean, max?: unknown): num
     lo -= pad;
     if (fixed === null || fixed === undefined) hi += pad;
   }
-  const step = niceStep((hi - lo) / 5);
-  const decimals = Math.max(0, -Math.floor(Math.log10(step)) + 1);
-  const round = (v: number) => Number(v.toFixed(Math.min(20, decimals)));
-  const start = round(Math.floor(lo / step) * step);
-  const end = fixed !== null && fixed !== undefined ? hi : round(Math.ceil(hi / step) * step);
+  const nice = niceExtent(lo, hi);
+  const { step, round } = nice;
+  const start = nice.lo;
+  const end = fixed !== null && fixed !== undefined ? hi : nice.hi;
   const ticks: number[] = [];
   // Counted, not accumulated: at most a few dozen ticks, whatever the floats do.
   for (let k = 0; k <= 100; k++) {
@@ -161,7 +172,7 @@ export function valueTicks(values: number[], scale: boolean, max?: unknown): num
 function seriesValues(s: Rec, from: number, to: number): number[] {
   const out: number[] = [];
   ((s.data as unknown[]) ?? []).forEach((d, i) => {
-    const v = d !== null && typeof d === "object" && !Array.isArray(d) ? (d as Rec).value : d;
+    const v = unwrap(d);
     if (Array.isArray(v) && s.type !== "boxplot") {
       if (typeof v[0] === "number" && v[0] >= from && v[0] <= to && typeof v[1] === "number") out.push(v[1]);
     } else if (i >= from && i <= to) {
@@ -309,8 +320,13 @@ function drawLine(ctx: CanvasRenderingContext2D, s: Rec, xAt: At, yAt: At, shown
   });
 }
 
+/** A data item's value: ECharts takes `{value, itemStyle, …}` or the value itself. */
+function unwrap(d: unknown): unknown {
+  return d !== null && typeof d === "object" && !Array.isArray(d) ? (d as Rec).value : d;
+}
+
 function valueOf(d: unknown): number | null {
-  const v = d !== null && typeof d === "object" && !Array.isArray(d) ? (d as Rec).value : d;
+  const v = unwrap(d);
   return typeof v === "number" && Number.isFinite(v) ? v : null;
 }
 
