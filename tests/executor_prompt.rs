@@ -35,6 +35,7 @@ fn latest() -> OverseerSignals {
             regression_count: 0,
             missing: 0,
             new_skips: 0,
+            judgement: None,
         }),
         verdicts: vec![
             verdict("build", true, "build passed"),

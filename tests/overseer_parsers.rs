@@ -83,6 +83,28 @@ fn junit_from_pytest_and_from_surefire() {
     assert!(r.passing.contains(&"com.example.CalcTest.roundsHalfUp".to_string()));
 }
 
+/// A real project's run (more-itertools 10.5.0 with `ilen` off by one):
+/// docstrings between a test's name and its outcome, doctests, subtests.
+#[test]
+fn unittest_verbose_on_a_real_project_names_every_test() {
+    let r = tests_of("unittest_verbose_more_itertools.txt", TestFormat::Unittest, (807, 9, 1));
+    let mut failing = r.failing.clone();
+    failing.sort();
+    assert_eq!(
+        failing,
+        vec![
+            "more_itertools.more.ilen",
+            "more_itertools.more.run_length",
+            "tests.test_more.IlenTests.test_ilen",
+            "tests.test_more.RunLengthTest.test_encode",
+            "tests.test_recipes.SieveTests.test_prime_counts",
+        ]
+    );
+    // Every test that passed is named, those with a docstring too.
+    assert_eq!(r.passing.len(), 811, "{}", r.passing.len());
+    assert!(r.passing.iter().any(|n| n == "tests.test_more.AdjacentTests.test_call_once"));
+}
+
 #[test]
 fn unittest_verbose_and_plain() {
     let r = tests_of("unittest_verbose.txt", TestFormat::Unittest, (1, 2, 1));

@@ -175,6 +175,20 @@ pub enum Event {
         /// Basin width: wide, moderate or narrow.
         basin: String,
     },
+    /// Iteration 0: the untouched workspace was measured before the first
+    /// execution, each test recorded by name, and the targets chosen (see
+    /// `overseer::baseline`).
+    BaselineMeasured {
+        suite_id: i64,
+        run_id: i64,
+        trajectory_id: String,
+        /// Tests counted at baseline.
+        tests: u32,
+        /// The targets: tests named by the task, or failing at baseline.
+        targets: u32,
+        /// For a person: the counts and where the targets came from.
+        summary: String,
+    },
     /// The strategy of the next iteration was chosen (by the bandit, or
     /// forced by loop control).
     StrategySelected {
@@ -519,6 +533,7 @@ impl Event {
             | Event::WatchedRunUpdated { .. } => (None, None, None),
             Event::InterventionRaised { suite_id, run_id, .. } => (*suite_id, None, *run_id),
             Event::TrajectoryStarted { suite_id, run_id, .. }
+            | Event::BaselineMeasured { suite_id, run_id, .. }
             | Event::StrategySelected { suite_id, run_id, .. }
             | Event::IterationCompleted { suite_id, run_id, .. }
             | Event::ProcessLeftRunning { suite_id, run_id, .. }

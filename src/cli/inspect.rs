@@ -413,7 +413,10 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
     let ordered = tree_order(&trajectories);
     let mut out = Vec::new();
     for (depth, t) in &ordered {
-        out.push((*depth, *t, store.observations_of_trajectory(&t.id).await?));
+        // Iteration 0, the baseline, first; then the executions.
+        let mut obs: Vec<_> = store.baseline_of_trajectory(&t.id).await?.into_iter().collect();
+        obs.extend(store.observations_of_trajectory(&t.id).await?);
+        out.push((*depth, *t, obs));
     }
     if g.json {
         let v: Vec<Value> = out
@@ -492,11 +495,17 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
             );
         }
         for o in obs {
+            // Iteration 0 is the baseline (stored as sequence -1), the
+            // executions are counted from 1.
+            if o.sequence < 0 {
+                println!("{body}{:>4} {:<22} {:>6.3} {:>7} {}", 0, "baseline", o.level, "-", o.summary);
+                continue;
+            }
             let delta = o.delta.map_or_else(|| "-".into(), |d| format!("{d:+.3}"));
             let strategy = if o.forced { format!("{} (forced)", o.strategy) } else { o.strategy.clone() };
             println!(
                 "{body}{:>4} {:<22} {:>6.3} {:>7} {:<14} {:<15} {:>6.3} {:<18} {}",
-                o.sequence,
+                o.sequence + 1,
                 strategy,
                 o.level,
                 delta,

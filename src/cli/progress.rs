@@ -61,8 +61,12 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                 }
                 Event::RunStarted { task, .. } => run_bar.set_message(task),
                 // An agent task's iteration: where the trajectory stands.
+                // Iteration 0: the untouched workspace, before the first execution.
+                Event::BaselineMeasured { summary, .. } => run_bar.set_message(format!("#0 baseline: {summary}")),
+                // Executions are iterations 1, 2, … (the baseline is 0).
                 Event::IterationCompleted { sequence, strategy, level, attractor, .. } => {
-                    run_bar.set_message(format!("#{sequence} {strategy}: level {level:.2}, {attractor}"));
+                    let n = u64::from(sequence) + 1;
+                    run_bar.set_message(format!("#{n} {strategy}: level {level:.2}, {attractor}"));
                 }
                 // The ASO coordinator changed an agent trajectory's course.
                 Event::SupervisorDirective { trajectory_id, sequence, action, source, reasoning, applied, .. }

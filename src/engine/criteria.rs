@@ -33,7 +33,26 @@ pub fn criteria_of(observation: &Observation) -> Vec<CriterionVerdict> {
     let s = &observation.overseer_signals;
     let mut out: Vec<CriterionVerdict> = Vec::new();
 
-    if let Some(t) = &s.test_results {
+    if let Some(j) = s.judgement() {
+        // Against a baseline the criteria are the targets and the tests that
+        // must keep passing — not every test of the project, which would
+        // drown one failing target among hundreds of passes.
+        for pattern in &j.failing_targets {
+            out.push(fail(format!("target:{pattern}"), "a target test of the task, not passing yet".into()));
+        }
+        for pattern in &j.passing_targets {
+            out.push(pass(format!("target:{pattern}")));
+        }
+        for name in &j.regressed {
+            out.push(fail(format!("test:{name}"), "passed before the first change; fails now".into()));
+        }
+        for name in &j.vanished {
+            out.push(fail(format!("test:{name}"), "passed before the first change; no longer runs".into()));
+        }
+        if j.guarded > 0 && j.lost() == 0 {
+            out.push(pass(format!("the {} that passed before the first change", crate::counted(j.guarded, "test"))));
+        }
+    } else if let Some(t) = &s.test_results {
         for name in &t.failing {
             out.push(fail(format!("test:{name}"), String::new()));
         }

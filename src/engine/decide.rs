@@ -203,13 +203,21 @@ impl Engine {
         // The most tests any earlier iteration counted: fewer now means
         // some went missing (a test file emptied, tests no longer collected).
         let earlier = || trajectory.observations.iter().filter_map(|o| o.overseer_signals.test_results.as_ref());
-        let most_tests = earlier().map(|t| t.total).max().unwrap_or(0);
+        // The baseline (iteration 0) counts as the first of them.
+        let baseline = trajectory.test_baseline.as_ref().filter(|b| b.has_evidence());
+        let most_tests = earlier().map(|t| t.total).chain(baseline.map(|b| b.total)).max().unwrap_or(0);
         // Skips the suite had from the start are its own; more are new.
-        let fewest_skips = earlier().map(|t| t.skipped).min();
+        let fewest_skips = earlier().map(|t| t.skipped).chain(baseline.map(|b| b.skipped)).min();
+        if baseline.is_some() && obs.overseer_signals.test_results.is_none() {
+            // No test evidence now, where the baseline had some: every test
+            // it counted is gone (a process ended at import says nothing).
+            obs.overseer_signals.test_results = Some(crate::overseer::signals::TestResults::default());
+        }
         if let Some(t) = obs.overseer_signals.test_results.as_mut() {
             t.regression_count = regressions(prev.and_then(|p| p.overseer_signals.test_results.as_ref()), t);
             t.missing = most_tests.saturating_sub(t.total);
             t.new_skips = fewest_skips.map_or(0, |f| t.skipped.saturating_sub(f));
+            t.judgement = baseline.map(|b| crate::overseer::baseline::judge(b, Some(t)));
         }
         obs.metrics = prev.map(|p| compute_metrics(p, &obs, &trajectory.context_health, &c.delta, &c.level));
         if obs.strategy_used == StrategyKind::FreshStart {

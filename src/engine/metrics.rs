@@ -60,6 +60,12 @@ pub struct LevelWeights {
     pub build_failure_cap: f64,
     /// A failing type check caps it here.
     pub type_failure_cap: f64,
+    /// A state judged against its baseline that leaves a target failing or
+    /// loses a test that passed before has its level scaled by this: below
+    /// every acceptance threshold, so such a state never converges and its
+    /// loss stays above that of every state that resolves the task, while
+    /// progress among unresolved states still shows.
+    pub unresolved_scale: f64,
 }
 
 impl Default for LevelWeights {
@@ -71,6 +77,7 @@ impl Default for LevelWeights {
             custom: 0.15,
             build_failure_cap: 0.3,
             type_failure_cap: 0.6,
+            unresolved_scale: 0.5,
         }
     }
 }
@@ -139,7 +146,16 @@ pub fn convergence_level(signals: &OverseerSignals, w: &LevelWeights) -> f64 {
     }
     // Passed over every test there is: a skipped test is not a pass, and a
     // test that went missing still counts in the denominator.
-    let test = signals.test_results.as_ref().map_or(1.0, |t| t.passed as f64 / t.expected().max(1) as f64).min(1.0);
+    // Against a baseline: the targets' share times the share of the tests
+    // that passed before and still do — not the share of all tests.
+    let test = signals
+        .test_results
+        .as_ref()
+        .map_or(1.0, |t| match &t.judgement {
+            Some(j) => j.share(),
+            None => t.passed as f64 / t.expected().max(1) as f64,
+        })
+        .min(1.0);
     let build = signals.build_result.as_ref().map_or(1.0, |b| if b.success { 1.0 } else { 0.0 });
     let type_check = signals.type_check.as_ref().map_or(1.0, |t| if t.clean { 1.0 } else { 0.0 });
     let custom = if signals.custom_checks.is_empty() {
@@ -153,6 +169,9 @@ pub fn convergence_level(signals: &OverseerSignals, w: &LevelWeights) -> f64 {
     }
     if type_check < 1.0 {
         return level.min(w.type_failure_cap);
+    }
+    if signals.judgement().is_some_and(|j| !j.resolved()) {
+        return level * w.unresolved_scale.clamp(0.0, 1.0);
     }
     level
 }

@@ -243,6 +243,10 @@ pub struct Trajectory {
     /// this trajectory again.
     #[serde(default)]
     pub declined: BTreeSet<StrategyKind>,
+    /// The tests before the first execution (iteration 0), by name, and the
+    /// targets: every later measurement is judged against it.
+    #[serde(default)]
+    pub test_baseline: Option<crate::overseer::baseline::TestBaseline>,
 }
 
 impl Trajectory {
@@ -275,6 +279,7 @@ impl Trajectory {
             pending_extension: None,
             unavailable: BTreeSet::new(),
             declined: BTreeSet::new(),
+            test_baseline: None,
         }
     }
 

@@ -26,8 +26,10 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use tokio::sync::watch;
 
+use super::canary::{Canary, CanaryReport};
 use super::classify::{environmental_output, hard_environmental};
 use super::parse::{TestFormat, parse_diagnostics, parse_junit, parse_security, parse_tests};
+use super::recognise::{naming_every_test, runner_of};
 use super::signals::{
     BuildResult, CustomCheckResult, FailureClass, LintResults, OverseerSignals, SecurityScanResult, TestResults,
     TypeCheckResult, Verdict,
@@ -52,6 +54,9 @@ pub struct RunnerConfig {
     pub output_tail_bytes: usize,
     /// Largest report file read (bytes).
     pub max_report_bytes: u64,
+    /// Whether canary tests check that a recognised test runner still
+    /// reports the truth (see [`super::canary`]).
+    pub canaries: bool,
 }
 
 impl Default for RunnerConfig {
@@ -64,6 +69,7 @@ impl Default for RunnerConfig {
             output_head_bytes: 256 * 1024,
             output_tail_bytes: 256 * 1024,
             max_report_bytes: 16 * 1024 * 1024,
+            canaries: true,
         }
     }
 }
@@ -105,7 +111,27 @@ pub struct Measurement {
     pub signals: OverseerSignals,
     /// The overseers in the order they were considered (skipped ones included).
     pub runs: Vec<OverseerRun>,
+    /// The test overseers whose runner reported the planted canaries as
+    /// they are.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub truthful: Vec<String>,
 }
+
+/// Whether canaries are planted, and for which overseers a runner that does
+/// not report them truthfully voids the measurement.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CanaryMode {
+    #[default]
+    Off,
+    /// Planted for every recognised test runner, required of none: the
+    /// baseline, which finds out which runners collect them.
+    Probe,
+    /// Planted for every recognised test runner, required of these.
+    Require(std::collections::BTreeSet<String>),
+}
+
+/// The name of the check a runner that lied about the canaries fails.
+pub const RUNNER_TRUTH_CHECK: &str = "runner-truth";
 
 struct Configured {
     spec: Overseer,
@@ -123,6 +149,7 @@ pub struct OverseerRunner {
     sandbox: Option<crate::process::sandbox::SandboxConfig>,
     /// Folders the sandboxed commands may read though `/tmp` hides them.
     readable: Vec<std::path::PathBuf>,
+    canaries: CanaryMode,
 }
 
 fn cost_rank(c: CostClass) -> u8 {
@@ -152,7 +179,14 @@ impl OverseerRunner {
             configured.push(Configured { spec, success, failure });
         }
         configured.sort_by_key(|c| cost_rank(c.spec.cost));
-        Ok(OverseerRunner { overseers: configured, config, env: Vec::new(), sandbox: None, readable: Vec::new() })
+        Ok(OverseerRunner {
+            overseers: configured,
+            config,
+            env: Vec::new(),
+            sandbox: None,
+            readable: Vec::new(),
+            canaries: CanaryMode::Off,
+        })
     }
 
     /// Runs every overseer's command in the sandbox `config` describes
@@ -173,6 +207,11 @@ impl OverseerRunner {
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> OverseerRunner {
         self.env.push((key.into(), value.into()));
         self
+    }
+
+    /// Plants canaries as `mode` says (nothing, when the configuration turns them off).
+    pub fn set_canaries(&mut self, mode: CanaryMode) {
+        self.canaries = if self.config.canaries { mode } else { CanaryMode::Off };
     }
 
     /// The overseers in the order they run.
@@ -224,15 +263,19 @@ impl OverseerRunner {
                 continue;
             }
 
-            let (assessment, run, attempts) = self.run_with_retries(c, root, cancel.clone()).await;
+            let (assessment, run, attempts, canary) = self.run_with_retries(c, root, cancel.clone()).await;
             if matches!(run.end, ProcessEnd::Cancelled) {
                 cancelled = true;
             }
             if !assessment.passed && matches!(o.kind, OverseerKind::Build | OverseerKind::TypeCheck) {
                 blocked_by = Some(o.name.clone());
             }
-            let evidence =
-                format!("{}\n{}", assessment.summary, tail(&run.combined_output(), self.config.evidence_bytes));
+            let output = match &canary {
+                Some(c) => c.scrub(&run.combined_output()),
+                None => run.combined_output(),
+            };
+            let evidence = format!("{}\n{}", assessment.summary, tail(&output, self.config.evidence_bytes));
+            self.judge_canary(o, assessment.canary.as_ref(), &mut m);
             m.signals.verdicts.push(Verdict {
                 overseer: o.name.clone(),
                 passed: assessment.passed,
@@ -255,15 +298,49 @@ impl OverseerRunner {
         m
     }
 
+    /// What the canaries of overseer `o` say of this measurement: a runner
+    /// that reported them truthfully is noted; one required to and that did
+    /// not voids the measurement with a failing required check.
+    fn judge_canary(&self, o: &Overseer, report: Option<&CanaryReport>, m: &mut Measurement) {
+        let required = matches!(&self.canaries, CanaryMode::Require(names) if names.contains(&o.name));
+        let detail = match report {
+            Some(CanaryReport::Truthful) => {
+                m.truthful.push(o.name.clone());
+                return;
+            }
+            _ if !required => return,
+            None | Some(CanaryReport::NotReported) => format!(
+                "`{}`: the test run ended without reporting every test it ran before the first change \
+                 (the process ended early, or tests are no longer collected), so this measurement does not count",
+                o.name
+            ),
+            Some(CanaryReport::Lied(how)) => format!(
+                "`{}`: the test runner no longer reports the truth ({how}): code under test changed how tests \
+                 report, so this measurement does not count; leave the test framework, the process's exit and \
+                 the test files alone",
+                o.name
+            ),
+        };
+        m.signals.custom_checks.push(CustomCheckResult {
+            name: RUNNER_TRUTH_CHECK.to_string(),
+            passed: false,
+            detail,
+            required: true,
+        });
+    }
+
     async fn run_with_retries(
         &self,
         c: &Configured,
         root: &Path,
         cancel: Option<watch::Receiver<bool>>,
-    ) -> (Assessment, ShellRun, u32) {
+    ) -> (Assessment, ShellRun, u32, Option<Canary>) {
         let o = &c.spec;
         let timeout = o.timeout.unwrap_or_else(|| crate::time::secs(self.config.default_timeout_secs.max(0.001)));
-        let mut cmd = ShellCommand::new(&o.command, root, timeout)
+        let runner = (o.kind == OverseerKind::Test).then(|| runner_of(&o.command)).flatten();
+        // The command as it runs: naming every test where the runner can be asked to.
+        let command = if o.kind == OverseerKind::Test { naming_every_test(&o.command) } else { o.command.clone() };
+        let mut cmd = ShellCommand::new(&command, root, timeout)
             .capture(Capture::head_and_tail(self.config.output_head_bytes, self.config.output_tail_bytes))
             .env("ATTRACTOR_WORKSPACE", root)
             .env("ATTRACTOR_OVERSEER", &o.name)
@@ -279,10 +356,25 @@ impl OverseerRunner {
         loop {
             attempts += 1;
             let started = SystemTime::now();
+            let canary = match (runner, &self.canaries) {
+                (Some(runner), CanaryMode::Probe | CanaryMode::Require(_)) => {
+                    match Canary::plant(root, runner, &mut fresh_rng()) {
+                        Ok(c) => Some(c),
+                        Err(e) => {
+                            tracing::warn!(overseer = %o.name, error = %e, "could not plant the canary tests");
+                            None
+                        }
+                    }
+                }
+                _ => None,
+            };
             let mut run = cmd.run(cancel.clone()).await;
+            if let Some(c) = &canary {
+                c.remove();
+            }
             left_running.append(&mut run.left_running);
             let report = self.read_report(o, root, started);
-            let assessment = assess(c, &run, report);
+            let assessment = assess(c, &run, report, canary.as_ref());
             let retry = assessment.class == Some(FailureClass::Environmental)
                 && !matches!(run.end, ProcessEnd::Cancelled)
                 && attempts <= self.config.environmental_retries;
@@ -292,7 +384,7 @@ impl OverseerRunner {
                     assessment.summary.push_str(&format!(" ({attempts} attempts)"));
                 }
                 run.left_running = left_running;
-                return (assessment, run, attempts);
+                return (assessment, run, attempts, canary);
             }
             tracing::debug!(overseer = %o.name, attempts, reason = %assessment.summary, "environmental failure; retrying");
             tokio::time::sleep(Duration::from_millis(self.config.retry_delay_ms)).await;
@@ -348,6 +440,8 @@ struct Assessment {
     summary: String,
     measured: Measured,
     format: Option<TestFormat>,
+    /// What the runner said of the planted canaries, when there were some.
+    canary: Option<CanaryReport>,
 }
 
 enum Measured {
@@ -368,11 +462,24 @@ impl Assessment {
             summary: format!("environmental failure: {reason}"),
             measured: Measured::Nothing,
             format: None,
+            canary: None,
         }
     }
 }
 
-fn assess(c: &Configured, run: &ShellRun, report: Option<Vec<String>>) -> Assessment {
+/// A generator no executor can predict: the canaries' names come from it.
+fn fresh_rng() -> rand_chacha::ChaCha8Rng {
+    use rand::SeedableRng;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static DRAWN: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let seed = nanos
+        ^ u64::from(std::process::id()).rotate_left(32)
+        ^ DRAWN.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    rand_chacha::ChaCha8Rng::seed_from_u64(seed)
+}
+
+fn assess(c: &Configured, run: &ShellRun, report: Option<Vec<String>>, canary: Option<&Canary>) -> Assessment {
     if let Some(reason) = hard_environmental(&run.end) {
         return Assessment::environmental(reason);
     }
@@ -381,7 +488,7 @@ fn assess(c: &Configured, run: &ShellRun, report: Option<Vec<String>>) -> Assess
     let exit = run.end.describe();
     let env_in_output = || if ok { None } else { environmental_output(&output) };
     match c.spec.kind {
-        OverseerKind::Test => assess_tests(&c.spec, run, &output, report),
+        OverseerKind::Test => assess_tests(&c.spec, run, &output, report, canary),
         OverseerKind::Build | OverseerKind::TypeCheck | OverseerKind::Lint => {
             if let Some(reason) = env_in_output() {
                 return Assessment::environmental(reason);
@@ -404,7 +511,14 @@ fn assess(c: &Configured, run: &ShellRun, report: Option<Vec<String>>) -> Assess
             } else {
                 format!("{what} failed: {errors} error(s), {} warning(s); the command {exit}", d.warnings)
             };
-            Assessment { passed: ok, class: (!ok).then_some(FailureClass::Logical), summary, measured, format: None }
+            Assessment {
+                passed: ok,
+                class: (!ok).then_some(FailureClass::Logical),
+                summary,
+                measured,
+                format: None,
+                canary: None,
+            }
         }
         OverseerKind::Security => {
             let texts = report.unwrap_or_else(|| vec![output.clone()]);
@@ -440,6 +554,7 @@ fn assess(c: &Configured, run: &ShellRun, report: Option<Vec<String>>) -> Assess
                 summary,
                 measured: Measured::Security(s),
                 format: None,
+                canary: None,
             }
         }
         OverseerKind::Custom => {
@@ -476,13 +591,19 @@ fn assess(c: &Configured, run: &ShellRun, report: Option<Vec<String>>) -> Assess
                     required: false,
                 }),
                 format: None,
+                canary: None,
             }
         }
     }
 }
 
-fn assess_tests(o: &Overseer, run: &ShellRun, output: &str, report: Option<Vec<String>>) -> Assessment {
-    let ok = run.end.success();
+fn assess_tests(
+    o: &Overseer,
+    run: &ShellRun,
+    output: &str,
+    report: Option<Vec<String>>,
+    canary: Option<&Canary>,
+) -> Assessment {
     let exit = run.end.describe();
     // A fresh report file is the most exact source; the output is the fallback.
     let from_report = report.and_then(|texts| {
@@ -495,34 +616,31 @@ fn assess_tests(o: &Overseer, run: &ShellRun, output: &str, report: Option<Vec<S
         merged.map(|r| (TestFormat::Junit, r))
     });
     let parsed = from_report.or_else(|| parse_tests(output));
-    let (format, mut results) = match parsed {
-        Some((f, r)) => (Some(f), r),
-        None => {
-            if !ok && let Some(reason) = environmental_output(output) {
-                return Assessment::environmental(reason);
-            }
-            // An output we cannot read counts as one test: the overseer itself.
-            let mut r = TestResults { total: 1, ..TestResults::default() };
-            if ok {
-                r.passed = 1;
-                r.passing.push(o.name.clone());
-            } else {
-                r.failed = 1;
-                r.failing.push(o.name.clone());
-            }
-            let summary = format!(
-                "test output not in a known format; counted as one test that {} (the command {exit})",
-                if ok { "passed" } else { "failed" }
-            );
-            return Assessment {
-                passed: ok,
-                class: (!ok).then_some(FailureClass::Logical),
-                summary,
-                measured: Measured::Tests(r),
-                format: None,
-            };
+    let Some((format, mut results)) = parsed else {
+        if !run.end.success()
+            && let Some(reason) = environmental_output(output)
+        {
+            return Assessment::environmental(reason);
         }
+        // Output in no format Attractor reads is no evidence about the
+        // tests, whatever the exit status: never a passing test. The
+        // verdict rests on the other overseers.
+        return Assessment {
+            passed: false,
+            class: Some(FailureClass::Logical),
+            summary: format!(
+                "no test evidence: the output names no test in a format Attractor reads (the command {exit}); \
+                 the verdict rests on the other overseers"
+            ),
+            measured: Measured::Nothing,
+            format: None,
+            canary: canary.map(|_| CanaryReport::NotReported),
+        };
     };
+    let canary_report = canary.map(|c| c.read(&mut results));
+    // The must-fail canary fails the run: when the runner reported the
+    // canaries truthfully, the tests' own outcomes are the verdict.
+    let ok = if canary_report == Some(CanaryReport::Truthful) { results.failed == 0 } else { run.end.success() };
     if results.failed == 0 && !ok {
         if let Some(reason) = environmental_output(output) {
             return Assessment::environmental(reason);
@@ -530,13 +648,12 @@ fn assess_tests(o: &Overseer, run: &ShellRun, output: &str, report: Option<Vec<S
         // The runner failed although no test did (a binary that did not
         // compile, no tests collected): one failure, so the signals agree
         // with the verdict.
-        let name = format!("{} ({exit})", o.name);
         results.failed += 1;
         results.total += 1;
-        results.failing.push(name);
+        results.failing.push(format!("{} ({exit})", o.name));
     }
     let passed = results.failed == 0;
-    let fmt = format.map_or(String::new(), |f| format!(" [{f}]"));
+    let fmt = format!(" [{format}]");
     let summary = if passed {
         format!("tests passed: {} of {} ({} skipped){fmt}", results.passed, results.total, results.skipped)
     } else {
@@ -550,7 +667,8 @@ fn assess_tests(o: &Overseer, run: &ShellRun, output: &str, report: Option<Vec<S
         class: (!passed).then_some(FailureClass::Logical),
         summary,
         measured: Measured::Tests(results),
-        format,
+        format: Some(format),
+        canary: canary_report,
     }
 }
 

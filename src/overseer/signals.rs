@@ -51,12 +51,21 @@ pub struct TestResults {
     /// the engine. Skips the suite always had are not counted.
     #[serde(default)]
     pub new_skips: u32,
+    /// This measurement judged against the trajectory's baseline (targets
+    /// and regressions); filled in by the engine when there is one. When
+    /// present, it is the verdict on the tests: the share of all tests
+    /// passing is not (see [`super::baseline`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judgement: Option<super::baseline::TestJudgement>,
 }
 
 impl TestResults {
     /// Every test ran and passed (an empty run does not count as passing,
     /// nor one with fewer tests than before).
     pub fn all_passing(&self) -> bool {
+        if let Some(j) = &self.judgement {
+            return j.resolved();
+        }
         self.failed == 0
             && self.total > 0
             && self.missing == 0
@@ -168,6 +177,8 @@ impl OverseerSignals {
                 regression_count: a.regression_count + b.regression_count,
                 missing: a.missing + b.missing,
                 new_skips: a.new_skips + b.new_skips,
+                // Held-out tests are not in the baseline: the visible judgement stands.
+                judgement: a.judgement.clone().or_else(|| b.judgement.clone()),
             }),
             type_check: both(&self.type_check, &other.type_check, |a, b| TypeCheckResult {
                 clean: a.clean && b.clean,
@@ -230,9 +241,17 @@ impl OverseerSignals {
         self.verdicts.iter().any(|v| v.failure_class == Some(FailureClass::Environmental))
     }
 
-    /// Whether one of Attractor's own checks of the verdict fails.
+    /// Whether one of Attractor's own checks of the verdict fails — the
+    /// judgement against the baseline among them: a target still failing,
+    /// or a test that passed before the first change lost.
     pub fn has_failing_required_check(&self) -> bool {
         self.custom_checks.iter().any(|c| c.required && !c.passed)
+            || self.test_results.as_ref().and_then(|t| t.judgement.as_ref()).is_some_and(|j| !j.resolved())
+    }
+
+    /// The judgement against the baseline, when there is one.
+    pub fn judgement(&self) -> Option<&super::baseline::TestJudgement> {
+        self.test_results.as_ref().and_then(|t| t.judgement.as_ref())
     }
 }
 

@@ -27,7 +27,9 @@ impl Service {
         };
         let mut trajectories = Vec::new();
         for t in self.store.trajectories_of_run(run_id).await? {
-            let observations = self.store.observations_of_trajectory(&t.id).await?;
+            // Iteration 0, the baseline, first; then the executions.
+            let mut observations: Vec<_> = self.store.baseline_of_trajectory(&t.id).await?.into_iter().collect();
+            observations.extend(self.store.observations_of_trajectory(&t.id).await?);
             trajectories.push(trajectory_view(t, observations));
         }
         let brief = RunBrief {

@@ -352,10 +352,23 @@ impl Store {
     }
 
     /// Every iteration of a trajectory, in order.
+    /// A trajectory's iterations, in order — the executions, not the
+    /// baseline (see [`Store::baseline_of_trajectory`]).
     pub async fn observations_of_trajectory(&self, trajectory_id: &str) -> Result<Vec<ObservationRow>> {
-        Ok(sqlx::query_as("SELECT * FROM trajectory_observations WHERE trajectory_id = $1 ORDER BY sequence")
+        Ok(sqlx::query_as(
+            "SELECT * FROM trajectory_observations WHERE trajectory_id = $1 AND sequence >= 0 ORDER BY sequence",
+        )
+        .bind(trajectory_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// A trajectory's iteration 0: its untouched workspace measured before
+    /// the first execution (stored as sequence -1), when it was.
+    pub async fn baseline_of_trajectory(&self, trajectory_id: &str) -> Result<Option<ObservationRow>> {
+        Ok(sqlx::query_as("SELECT * FROM trajectory_observations WHERE trajectory_id = $1 AND sequence = -1")
             .bind(trajectory_id)
-            .fetch_all(&self.pool)
+            .fetch_optional(&self.pool)
             .await?)
     }
 

@@ -192,6 +192,11 @@ pub struct AgentTask {
     /// Whether test files, test configuration, CI files and the overseers'
     /// own scripts are protected without being listed.
     pub infer_protected: bool,
+    /// The tests the task is about: test ids or patterns (`*` for any run
+    /// of characters, or the id's last parts). None named: the tests that
+    /// fail before the first change. See `overseer::baseline`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
     /// The anti-patterns with a check (`forbid:`).
     pub forbidden: Vec<Forbidden>,
 }

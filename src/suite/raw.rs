@@ -173,6 +173,10 @@ pub struct Task {
     /// scripts are protected without being listed (default: yes).
     #[serde(default)]
     pub infer_protected: Option<Spanned<bool>>,
+    /// The tests the task is about (ids or patterns); none: the tests
+    /// failing before the first change.
+    #[serde(default)]
+    pub targets: Option<Spanned<Vec<String>>>,
     // kind: optimize
     #[serde(default)]
     pub problem: Option<Spanned<String>>,

@@ -186,6 +186,27 @@ impl Validator {
         }
     }
 
+    /// `targets:` test ids or patterns: each a non-empty line of at most 1,000 characters.
+    fn targets(&mut self, field: &str, raw: Option<Spanned<Vec<String>>>) -> Vec<String> {
+        let Some(raw) = raw else { return Vec::new() };
+        let mut out = Vec::new();
+        for (i, target) in raw.value.into_iter().enumerate() {
+            let target = target.trim().to_string();
+            if target.is_empty() || target.len() > 1000 || target.contains('\n') {
+                self.issue(
+                    raw.referenced,
+                    format!("{field}[{i}]"),
+                    "a target must be one test id or pattern, on one line, of at most 1,000 characters",
+                    "name a test as its runner does (`tests.test_more.CollapseTests.test_collapse`, \
+                     `tests/test_x.py::test_a`), its last parts (`CollapseTests.test_collapse`), or a pattern with `*`",
+                );
+            } else {
+                out.push(target);
+            }
+        }
+        out
+    }
+
     /// `protected:` globs, each one a pattern `globset` can compile, relative
     /// to the workspace (no `..`, not absolute).
     fn protected_globs(&mut self, field: &str, raw: Option<Spanned<Vec<String>>>) -> Vec<String> {

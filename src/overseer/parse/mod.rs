@@ -168,6 +168,7 @@ impl Tally {
             regression_count: 0,
             missing: 0,
             new_skips: 0,
+            judgement: None,
         }
     }
 

@@ -76,6 +76,14 @@ static UNITTEST_LINE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("valid regex")
 });
+/// `-v` with a docstring: the name alone on its line, the docstring's
+/// first line and the outcome on the next.
+static UNITTEST_NAME_ALONE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?P<m>\w+) \((?P<q>[\w.]+)\)\s*$").expect("valid regex"));
+static UNITTEST_OUTCOME_AFTER_DOC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r" \.\.\. (?P<res>ok|FAIL|ERROR|skipped|expected failure|unexpected success)(?:\s.*)?$")
+        .expect("valid regex")
+});
 static UNITTEST_HEADER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): (?P<m>\w+) \((?P<q>[\w.]+)\)").expect("valid regex"));
 static UNITTEST_RAN: LazyLock<Regex> =
@@ -97,15 +105,25 @@ pub fn parse_unittest(output: &str) -> Option<TestResults> {
     let mut tally = Tally::default();
     let mut ran = None;
     let (mut failed, mut skipped) = (0u32, 0u32);
+    // A test named alone on its line (its docstring follows), waiting for its outcome.
+    let mut named: Option<String> = None;
+    let record = |tally: &mut Tally, name: String, res: &str| match res {
+        "ok" => tally.pass(name),
+        "FAIL" | "ERROR" | "unexpected success" => tally.fail(name),
+        _ => tally.skip(name),
+    };
     for line in output.lines() {
         let line = line.trim_end();
+        if let Some(name) = named.take()
+            && let Some(c) = UNITTEST_OUTCOME_AFTER_DOC.captures(line)
+        {
+            record(&mut tally, name, &c["res"]);
+            continue;
+        }
         if let Some(c) = UNITTEST_LINE.captures(line) {
-            let name = unittest_name(&c["m"], &c["q"]);
-            match &c["res"] {
-                "ok" => tally.pass(name),
-                "FAIL" | "ERROR" | "unexpected success" => tally.fail(name),
-                _ => tally.skip(name),
-            }
+            record(&mut tally, unittest_name(&c["m"], &c["q"]), &c["res"]);
+        } else if let Some(c) = UNITTEST_NAME_ALONE.captures(line) {
+            named = Some(unittest_name(&c["m"], &c["q"]));
         } else if let Some(c) = UNITTEST_HEADER.captures(line) {
             tally.fail(unittest_name(&c["m"], &c["q"]));
         } else if let Some(c) = UNITTEST_RAN.captures(line) {
@@ -144,6 +162,15 @@ mod tests {
     fn pytest_with_nothing_collected() {
         let r = parse_pytest("collected 0 items\n\n============ no tests ran in 0.01s ============\n").unwrap();
         assert_eq!(r.total, 0);
+    }
+
+    #[test]
+    fn unittest_verbose_names_a_test_whose_docstring_comes_between_its_name_and_its_outcome() {
+        let out = "test_call_once (tests.test_more.AdjacentTests.test_call_once)\nTest that the predicate is only called once per item. ... ok\ntest_distance (tests.test_more.AdjacentTests.test_distance) ... FAIL\n\n----\nRan 2 tests in 0.001s\n\nFAILED (failures=1)\n";
+        let r = parse_unittest(out).unwrap();
+        assert_eq!(r.passing, vec!["tests.test_more.AdjacentTests.test_call_once"]);
+        assert_eq!(r.failing, vec!["tests.test_more.AdjacentTests.test_distance"]);
+        assert_eq!((r.passed, r.failed, r.total), (1, 1, 2));
     }
 
     #[test]

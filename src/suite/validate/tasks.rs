@@ -274,6 +274,9 @@ impl Validator {
             if let Some(c) = &t.infer_protected {
                 wrong_kind(self, c.referenced, "infer_protected", "agent");
             }
+            if let Some(c) = &t.targets {
+                wrong_kind(self, c.referenced, "targets", "agent");
+            }
         }
         if kind_name != raw::KindName::Optimize
             && let Some(c) = &t.problem
@@ -374,6 +377,7 @@ impl Validator {
                     supervision: t.supervision.map(|s| s.value).unwrap_or_default(),
                     protected: self.protected_globs(&field("protected"), t.protected),
                     infer_protected: t.infer_protected.is_none_or(|b| b.value),
+                    targets: self.targets(&field("targets"), t.targets),
                     forbidden,
                 })
             }

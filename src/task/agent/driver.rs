@@ -315,6 +315,10 @@ impl<'r> Driver<'r> {
 
     /// The loop: settle an open question, or run the chosen strategy.
     pub(super) async fn iterate(&mut self) -> Result<End, AgentError> {
+        // Iteration 0: the untouched workspace, before anything runs on it.
+        if let Some(end) = self.measure_baseline().await? {
+            return Ok(end);
+        }
         loop {
             if let Some(waiting) = self.state.waiting.clone() {
                 match self.settle(waiting).await? {
@@ -333,6 +337,20 @@ impl<'r> Driver<'r> {
             }
             if self.cancelled() {
                 return Ok(self.stopped());
+            }
+            if self.state.waiting.is_none()
+                && self.state.points.is_empty()
+                && let Some(reason) = self.impossible()
+            {
+                // The targets do not move while the executor keeps trying to
+                // change the tests: more iterations would only spend budget.
+                tracing::info!(trajectory = %self.place.id, %reason, "ending the trajectory: the task looks impossible");
+                let control = self.kit.engine.stop(&mut self.state.trajectory, &reason)?;
+                self.state.notes.push(reason);
+                self.state.next = None;
+                self.state.ended = Some(control.clone());
+                self.save("running").await?;
+                return Ok(End::Finished(control));
             }
             if !self.state.points.is_empty() {
                 // Points the latest iteration reached, one at a time (a pause holds the rest back).

@@ -61,6 +61,7 @@
 //! task in the same epoch continues it — same workspace, same question, and
 //! for a tree the unfinished samples or the remaining subtasks.
 
+mod baseline;
 mod config;
 mod decompose;
 mod driver;

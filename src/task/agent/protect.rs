@@ -283,6 +283,7 @@ mod tests {
             supervision: Default::default(),
             protected: protected.iter().map(|p| (*p).to_string()).collect(),
             infer_protected: infer,
+            targets: Vec::new(),
             forbidden: vec![],
         }
     }

@@ -41,6 +41,10 @@ pub struct AttemptRecord {
     /// The attractor the engine saw after this attempt.
     #[serde(default)]
     pub attractor: Option<AttractorKind>,
+    /// Of the refused edits, those to protected files (tests, their
+    /// configuration, the checks' scripts).
+    #[serde(default)]
+    pub refused_protected: u32,
 }
 
 impl AttemptRecord {
@@ -61,6 +65,10 @@ impl AttemptRecord {
             refused: e.rejected.iter().map(|r| format!("{} ({}): {}", r.path, r.action.name(), r.reason)).collect(),
             status: status.to_string(),
             attractor: None,
+            refused_protected: u32::try_from(
+                e.rejected.iter().filter(|r| r.reason.starts_with(super::protect::REASON)).count(),
+            )
+            .unwrap_or(u32::MAX),
         }
     }
 }
@@ -178,6 +186,9 @@ pub fn outcome_line(s: &OverseerSignals) -> String {
     let mut parts = Vec::new();
     if let Some(t) = &s.test_results {
         parts.push(format!("{} of {} tests pass", t.passed, t.total));
+        if let Some(j) = &t.judgement {
+            parts.push(j.describe());
+        }
     }
     if let Some(b) = &s.build_result {
         parts.push(if b.success { "build ok".to_string() } else { format!("build fails ({} errors)", b.error_count) });
@@ -298,6 +309,7 @@ mod tests {
                 supervision: Default::default(),
                 protected: vec![],
                 infer_protected: true,
+                targets: Vec::new(),
                 forbidden: vec![],
             }),
             workflow: None,
@@ -340,6 +352,7 @@ mod tests {
                 refused: vec![],
                 status: "completed".into(),
                 attractor: None,
+                refused_protected: 0,
             }],
             initial_commit: String::new(),
             head_commit: String::new(),

@@ -386,7 +386,7 @@ impl<'r> Driver<'r> {
 
     /// What the trajectory's row says between iterations: `state_json` is
     /// the state as [`AgentState::to_json`] wrote it.
-    fn progress<'s>(&self, status: &'s str, state_json: &'s str) -> TrajectoryProgress<'s> {
+    pub(super) fn progress<'s>(&self, status: &'s str, state_json: &'s str) -> TrajectoryProgress<'s> {
         TrajectoryProgress {
             status,
             state_json,
@@ -414,7 +414,8 @@ impl<'r> Driver<'r> {
     ) -> Result<(), AgentError> {
         let t = &self.state.trajectory;
         let Some(obs) = t.observations.last() else { return Ok(()) };
-        let mut verdict_summary = state::outcome_line(&m.signals);
+        // The signals as the engine judged them (against the baseline).
+        let mut verdict_summary = state::outcome_line(&obs.overseer_signals);
         match (verified, &self.verification_error) {
             (Some(v), _) => {
                 let passed = v.result.verdicts.iter().filter(|c| c.passed).count();
@@ -455,7 +456,7 @@ impl<'r> Driver<'r> {
             summary: e.summary.clone(),
             verdict_summary,
             verification_json: verified.map(|v| to_json(&v.result)),
-            signals_json: to_json(&m.signals),
+            signals_json: to_json(&obs.overseer_signals),
             overseer_runs_json: to_json(&m.runs),
             execution_json: to_json(e),
             decision_json: to_json(d),

@@ -212,7 +212,7 @@ function Trajectory({ t, dark }: { t: TrajectoryView; dark: boolean }) {
         </div>
         {t.best_sequence !== null && (
           <div>
-            <span className="muted">best iteration</span> <b>{t.best_sequence}</b>
+            <span className="muted">best iteration</span> <b>{t.best_sequence + 1}</b>
           </div>
         )}
         <div>
@@ -262,7 +262,9 @@ function Trajectory({ t, dark }: { t: TrajectoryView; dark: boolean }) {
           <tbody>
             {t.observations.map((o) => (
               <tr key={o.sequence} className={o.sequence === t.best_sequence ? "best-row" : ""}>
-                <td>{o.sequence}</td>
+                <td title={o.sequence < 0 ? "the untouched workspace, measured before the first execution" : undefined}>
+                  {o.sequence < 0 ? "0 · baseline" : o.sequence + 1}
+                </td>
                 <td>
                   {o.strategy}
                   {o.forced && <span className="muted small"> forced</span>}
