@@ -260,18 +260,16 @@ async fn a_junit_report_written_by_the_run_is_read_and_a_stale_one_is_not() {
 }
 
 #[tokio::test]
-async fn output_in_no_known_format_counts_the_overseer_as_one_test() {
+async fn output_in_no_known_format_is_no_test_evidence_and_never_a_passing_test() {
     let f = Fixture::new();
-    let m = f
-        .measure(
-            vec![Overseer::new("e2e", OverseerKind::Test, "echo 'checked 3 pages, 1 broken'; exit 1")],
-            MeasurePolicy::default(),
-        )
-        .await;
-    let t = m.signals.test_results.as_ref().unwrap();
-    assert_eq!((t.failed, t.total), (1, 1));
-    assert_eq!(t.failing, vec!["e2e"]);
-    assert_eq!(verdict(&m, "e2e").failure_class, Some(FailureClass::Logical));
+    for (command, exit) in [("echo 'checked 3 pages, 1 broken'; exit 1", 1), ("echo 'all good, trust me'", 0)] {
+        let m = f.measure(vec![Overseer::new("e2e", OverseerKind::Test, command)], MeasurePolicy::default()).await;
+        assert_eq!(m.signals.test_results, None, "exit {exit}: no test was counted");
+        let v = verdict(&m, "e2e");
+        assert!(!v.passed, "exit {exit}: an unreadable run is not a pass");
+        assert!(v.evidence.starts_with("no test evidence"), "{}", v.evidence);
+        assert!(!m.signals.has_any_signal(), "the verdict rests on the other overseers");
+    }
 }
 
 #[tokio::test]

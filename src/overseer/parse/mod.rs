@@ -50,13 +50,16 @@ pub enum TestFormat {
 
 impl TestFormat {
     /// Detection order: most specific first.
+    /// unittest comes before Rust's: it claims an output only by its
+    /// closing `Ran N tests in`, and a verbose run's docstrings can read
+    /// like libtest's `test … ... ok` lines.
     pub const DETECTION_ORDER: [TestFormat; 8] = [
         TestFormat::GoJson,
         TestFormat::Junit,
+        TestFormat::Unittest,
         TestFormat::Nextest,
         TestFormat::Libtest,
         TestFormat::Pytest,
-        TestFormat::Unittest,
         TestFormat::Go,
         TestFormat::Tap,
     ];
