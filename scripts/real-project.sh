@@ -1,22 +1,38 @@
 #!/usr/bin/env bash
 # Prints the folder of a pinned real open-source project, fetched once from
 # its package registry and cached in ~/.cache/attractor/projects, for the
-# tests whose verdicts must hold on a project no one here wrote
+# tests whose verdicts must hold on projects no one here wrote
 # (tests/real_projects.rs). Usage: scripts/real-project.sh NAME
 #
 #   more-itertools   Python, 817 unittest tests (PyPI sdist 10.5.0)
+#   inflection       Python, 455 pytest tests (PyPI sdist 0.5.1)
+#   pytest           a virtual environment with pytest 8.3.3 (prints its python)
 set -euo pipefail
 cache="${ATTRACTOR_CACHE:-$HOME/.cache/attractor}/projects"
+mkdir -p "$cache"
+
+if [ "${1:-}" = pytest ]; then
+  venv="$cache/pytest-8.3.3"
+  if [ ! -f "$venv/.complete" ]; then
+    rm -rf "$venv"
+    python3 -m venv "$venv" >&2
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check pytest==8.3.3 pluggy==1.5.0 iniconfig==2.0.0 packaging==24.2 >&2
+    touch "$venv/.complete"
+  fi
+  echo "$venv/bin/python"
+  exit 0
+fi
+
 case "${1:-}" in
   more-itertools) pkg=more-itertools version=10.5.0 sha256=5482bfef7849c25dc3c6dd53a6173ae4795da2a41a80faea6700d9f5846c5da6 ;;
-  *) echo "real-project: unknown project '${1:-}'; known: more-itertools" >&2; exit 2 ;;
+  inflection) pkg=inflection version=0.5.1 sha256=1a29730d366e996aaacffb2f1f1cb9593dc38e2ddd30c91250c6dde09ea9b417 ;;
+  *) echo "real-project: unknown project '${1:-}'; known: more-itertools, inflection, pytest" >&2; exit 2 ;;
 esac
 dest="$cache/$pkg-$version"
 if [ ! -f "$dest/.complete" ]; then
-  mkdir -p "$cache"
   tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
-  python3 -m pip download --quiet --no-deps --no-binary :all: --dest "$tmp" "$pkg==$version" >&2
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: --dest "$tmp" "$pkg==$version" >&2
   archive=$(ls "$tmp"/*.tar.gz)
   echo "$sha256  $archive" | sha256sum --check --quiet - >&2 \
     || { echo "real-project: $pkg $version's archive is not the pinned one (sha256 differs)" >&2; exit 1; }

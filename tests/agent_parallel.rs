@@ -368,7 +368,13 @@ async fn a_split_task_runs_its_subtasks_in_order_then_the_integration_trajectory
     // The integration is measured by every check, was told what the subtasks did, and decided.
     let pi = message(&server, 3, "user");
     assert!(pi.contains("1. low squares — Make square(n) right for n from 1 to 5. (ended converged"), "{pi}");
-    assert_eq!(oi[0].verdict_summary, "7 of 10 tests pass");
+    // Judged against its own baseline (6 to 10 passing, 1 to 5 failing):
+    // its first attempt fixed the five targets and broke three tests.
+    assert_eq!(
+        oi[0].verdict_summary,
+        "7 of 10 tests pass, 5 of 5 target tests pass; 3 tests that passed before the first change now fail \
+         (test_squares.SquareTest.test_10, test_squares.SquareTest.test_8, test_squares.SquareTest.test_9)"
+    );
     assert_eq!((integration.status.as_str(), oi.len()), ("converged", 2), "it used its whole quarter");
     assert_eq!(root.final_level, integration.final_level);
     assert_eq!(file(&root.workspace_dir, "squares.py"), squares(&first(10)));

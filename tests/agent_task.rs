@@ -859,15 +859,22 @@ async fn the_cli_runs_an_agent_suite_against_the_configured_model_and_shows_its_
     assert!(text.contains("converged, 2 iteration(s)"), "{text}");
     assert!(text.contains("sandbox: bubblewrap (workspace writable"), "the run shows its sandbox: {text}");
     assert!(text.contains("intent not satisfied"), "{text}");
-    let lines: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with(['0', '1'])).collect();
-    assert_eq!(lines.len(), 2, "{text}");
-    assert!(lines[1].contains("converged") && lines[1].contains("1.000"), "{text}");
+    // Iteration 0 is the baseline, the executions 1 and 2.
+    let lines: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with(['0', '1', '2'])).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].contains("baseline") && lines[0].contains("targets: the 10 tests failing at baseline"), "{text}");
+    assert!(lines[2].contains("converged") && lines[2].contains("1.000"), "{text}");
 
     let out = cli(&["--json", "telemetry", &run.run_id.to_string()]).output().await.unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v[0]["observations"].as_array().unwrap().len(), 2);
+    // The baseline first (stored as sequence -1), then the two executions.
+    assert_eq!(v[0]["observations"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        (v[0]["observations"][0]["sequence"].as_i64(), v[0]["observations"][0]["strategy"].as_str()),
+        (Some(-1), Some("baseline"))
+    );
     assert_eq!(v[0]["trajectory"]["status"], "converged");
-    assert!(v[0]["observations"][0]["directive"].is_string());
+    assert!(v[0]["observations"][1]["directive"].is_string());
     server.shutdown().await;
 }
 
@@ -1083,11 +1090,12 @@ async fn an_overseer_that_leaves_a_process_running_raises_one_zombie_alert_and_t
 
     let (run, t, obs) = f.last_trajectory().await;
     assert_eq!((run.status.as_str(), t.status.as_str(), obs.len()), ("complete", "converged", 2), "{:?}", run.error);
-    // Every measurement left one; each was reported with its pid and killed.
+    // Every measurement left one (the baseline's, iteration 0, too); each
+    // was reported with its pid and killed.
     let left = f.events("process_left_running").await;
     let pids: Vec<i64> =
         std::fs::read_to_string(&pid_file).unwrap().lines().map(|l| l.trim().parse().unwrap()).collect();
-    assert_eq!(left.len(), 2, "{left:?}");
+    assert_eq!(left.len(), 3, "{left:?}");
     for (event, pid) in left.iter().zip(&pids) {
         assert_eq!((event["source"].as_str(), event["name"].as_str()), (Some("overseer"), Some("helper")));
         assert_eq!(event["processes"], json!([{"pid": pid, "command": "sleep 40"}]));

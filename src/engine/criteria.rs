@@ -38,10 +38,10 @@ pub fn criteria_of(observation: &Observation) -> Vec<CriterionVerdict> {
         // must keep passing — not every test of the project, which would
         // drown one failing target among hundreds of passes.
         for pattern in &j.failing_targets {
-            out.push(fail(format!("target:{pattern}"), "a target test of the task, not passing yet".into()));
+            out.push(fail(format!("test:{pattern}"), "a target test of the task, not passing yet".into()));
         }
         for pattern in &j.passing_targets {
-            out.push(pass(format!("target:{pattern}")));
+            out.push(pass(format!("test:{pattern}")));
         }
         for name in &j.regressed {
             out.push(fail(format!("test:{name}"), "passed before the first change; fails now".into()));

@@ -60,12 +60,6 @@ pub struct LevelWeights {
     pub build_failure_cap: f64,
     /// A failing type check caps it here.
     pub type_failure_cap: f64,
-    /// A state judged against its baseline that leaves a target failing or
-    /// loses a test that passed before has its level scaled by this: below
-    /// every acceptance threshold, so such a state never converges and its
-    /// loss stays above that of every state that resolves the task, while
-    /// progress among unresolved states still shows.
-    pub unresolved_scale: f64,
 }
 
 impl Default for LevelWeights {
@@ -77,7 +71,6 @@ impl Default for LevelWeights {
             custom: 0.15,
             build_failure_cap: 0.3,
             type_failure_cap: 0.6,
-            unresolved_scale: 0.5,
         }
     }
 }
@@ -169,9 +162,6 @@ pub fn convergence_level(signals: &OverseerSignals, w: &LevelWeights) -> f64 {
     }
     if type_check < 1.0 {
         return level.min(w.type_failure_cap);
-    }
-    if signals.judgement().is_some_and(|j| !j.resolved()) {
-        return level * w.unresolved_scale.clamp(0.0, 1.0);
     }
     level
 }

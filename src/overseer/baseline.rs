@@ -249,8 +249,13 @@ fn shortlist(names: &[String]) -> String {
 pub fn judge(baseline: &TestBaseline, now: Option<&TestResults>) -> TestJudgement {
     let empty = TestResults::default();
     let now = now.unwrap_or(&empty);
-    let passing: BTreeSet<&str> = now.passing.iter().map(String::as_str).collect();
+    let named: BTreeSet<&str> = now.passing.iter().map(String::as_str).collect();
     let failing: BTreeSet<&str> = now.failing.iter().map(String::as_str).collect();
+    // A format that counts passes without naming them (cargo test's
+    // `--quiet` dots): a test passes when it is not named failing and no
+    // test went missing by the counts.
+    let unnamed = now.passed as usize > now.passing.len() && now.total >= baseline.total;
+    let passes = |name: &str| named.contains(name) || unnamed && !failing.contains(name);
     let mut j =
         TestJudgement { targets: u32::try_from(baseline.targets.len()).unwrap_or(u32::MAX), ..Default::default() };
     for t in &baseline.targets {
@@ -258,9 +263,9 @@ pub fn judge(baseline: &TestBaseline, now: Option<&TestResults>) -> TestJudgemen
             // A test that did not exist at baseline: it must exist now, and pass.
             let matching: Vec<&String> =
                 now.passing.iter().chain(&now.failing).filter(|n| matches_test(&t.pattern, n)).collect();
-            !matching.is_empty() && matching.iter().all(|n| passing.contains(n.as_str()))
+            !matching.is_empty() && matching.iter().all(|n| named.contains(n.as_str()))
         } else {
-            t.matched.iter().all(|n| passing.contains(n.as_str()))
+            t.matched.iter().all(|n| passes(n))
         };
         if ok {
             j.targets_passing += 1;
@@ -271,7 +276,7 @@ pub fn judge(baseline: &TestBaseline, now: Option<&TestResults>) -> TestJudgemen
     }
     for name in baseline.guarded() {
         j.guarded += 1;
-        if passing.contains(name.as_str()) {
+        if passes(name) {
             continue;
         }
         if failing.contains(name.as_str()) || now.total > 0 && now.passing.is_empty() && now.failing.is_empty() {
@@ -341,6 +346,23 @@ mod tests {
         assert_eq!(judge(&b, Some(&results(&[ids[0], ids[1]], &[]))).targets_passing, 1);
         let j = judge(&b, Some(&results(&[ids[0], ids[1], "tests/test_x.py::test_new"], &[])));
         assert!(j.resolved(), "{}", j.describe());
+    }
+
+    #[test]
+    fn passes_counted_but_not_named_pass_the_targets_not_named_failing_while_no_test_went_missing() {
+        let b = TestBaseline::of(Some(&results(&["a"], &["b", "c"])), &[]);
+        let quiet = |passed: u32, failing: &[&str]| TestResults {
+            passed,
+            failed: failing.len() as u32,
+            total: passed + failing.len() as u32,
+            failing: failing.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        assert!(judge(&b, Some(&quiet(3, &[]))).resolved());
+        let half = judge(&b, Some(&quiet(2, &["c"])));
+        assert_eq!((half.targets_passing, half.failing_targets.clone()), (1, vec!["c".to_string()]));
+        // Fewer tests than at baseline: the unnamed passes prove nothing.
+        assert!(!judge(&b, Some(&quiet(2, &[]))).resolved());
     }
 
     #[test]

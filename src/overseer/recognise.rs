@@ -24,6 +24,8 @@ pub enum Runner {
 static UNITTEST: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[\s;&|(])(?:\S*/)?python[\d.]*\s+(?:-\S+\s+)*-m\s+unittest\b").expect("valid regex")
 });
+static CARGO_TEST: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|[\s;&|(])cargo\s+(?:\+\S+\s+)?test\b").expect("valid regex"));
 static PYTEST: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[\s;&|(])(?:(?:\S*/)?pytest|(?:\S*/)?python[\d.]*\s+(?:-\S+\s+)*-m\s+pytest)\b")
         .expect("valid regex")
@@ -41,10 +43,29 @@ pub fn runner_of(command: &str) -> Option<Runner> {
 }
 
 /// `command` with the flag that makes its runner name every test: `-v` for
-/// unittest (added at the end of the runner's own command, where options
-/// after the test names are still read). Commands already verbose, and
+/// unittest, `-rA` for pytest (each outcome in the short summary, which
+/// `-q` keeps), `-- --format pretty` for `cargo test` (a line per test,
+/// whatever `--quiet` says) — added at the end of the runner's own command, where
+/// options after the test names are still read. Commands already verbose, and
 /// runners that name their tests anyway, are left as they are.
 pub fn naming_every_test(command: &str) -> String {
+    if let Some(m) = CARGO_TEST.find(command) {
+        // libtest's own options follow a `--`; `--format pretty` outdoes
+        // `--quiet`'s dots (cargo passes that on to the harness too).
+        let end = simple_command_end(command, m.end());
+        let own = &command[m.start()..end];
+        let words: Vec<&str> = own.split_whitespace().collect();
+        return match words.iter().position(|w| *w == "--") {
+            Some(i) if words[i + 1..].iter().any(|w| w.starts_with("--format") || *w == "-q" || *w == "--quiet") => {
+                command.to_string()
+            }
+            Some(_) => with_flag(command, m, "--", "--format pretty", |_| false),
+            None => with_flag(command, m, "test", "-- --format pretty", |_| false),
+        };
+    }
+    if let Some(m) = PYTEST.find(command) {
+        return with_flag(command, m, "pytest", "-rA", |w| w.starts_with("-r") || w == "--report-chars");
+    }
     let Some(m) = UNITTEST.find(command) else { return command.to_string() };
     let end = simple_command_end(command, m.end());
     let own = &command[m.start()..end];
@@ -56,6 +77,18 @@ pub fn naming_every_test(command: &str) -> String {
     // `2>&1` is as good: the shell reads those wherever they stand).
     let own_end = m.start() + own.trim_end().len();
     format!("{} -v{}", &command[..own_end], &command[own_end..])
+}
+
+/// `flag` added at the end of the runner's own command unless a word after
+/// `runner` already `has` it.
+fn with_flag(command: &str, m: regex::Match<'_>, runner: &str, flag: &str, has: impl Fn(&str) -> bool) -> String {
+    let end = simple_command_end(command, m.end());
+    let own = &command[m.start()..end];
+    if own.split_whitespace().skip_while(|w| !w.ends_with(runner)).skip(1).any(has) {
+        return command.to_string();
+    }
+    let own_end = m.start() + own.trim_end().len();
+    format!("{} {flag}{}", &command[..own_end], &command[own_end..])
 }
 
 /// Where the simple command that goes on at `from` ends: at `;`, `|`, a
@@ -102,6 +135,18 @@ mod tests {
         assert_eq!(naming_every_test("python3 -m unittest -v"), "python3 -m unittest -v");
         assert_eq!(naming_every_test("python3 -m unittest -vb"), "python3 -m unittest -vb");
         assert_eq!(naming_every_test("python3 -m unittest 2>&1 | tail -50"), "python3 -m unittest 2>&1 -v | tail -50");
-        assert_eq!(naming_every_test("pytest -q"), "pytest -q");
+        assert_eq!(naming_every_test("pytest -q"), "pytest -q -rA");
+        assert_eq!(naming_every_test("python3 -m pytest -q tests/ -x"), "python3 -m pytest -q tests/ -x -rA");
+        assert_eq!(naming_every_test("pytest -ra"), "pytest -ra");
+        assert_eq!(
+            naming_every_test("cargo test --quiet --offline"),
+            "cargo test --quiet --offline -- --format pretty"
+        );
+        assert_eq!(
+            naming_every_test("cargo test -- --test-threads 1"),
+            "cargo test -- --test-threads 1 --format pretty"
+        );
+        assert_eq!(naming_every_test("cargo test -- --format json"), "cargo test -- --format json");
+        assert_eq!(naming_every_test("cargo test 2>&1 | tail"), "cargo test 2>&1 -- --format pretty | tail");
     }
 }

@@ -24,8 +24,12 @@ static PYTEST_XDIST_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\[gw\d+\] \[\s*\d+%\] (?P<res>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (?P<name>\S+::\S.*?)\s*$")
         .expect("valid regex")
 });
-static PYTEST_SHORT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(?P<res>FAILED|ERROR) (?P<name>\S+?)(?: - .*)?\s*$").expect("valid regex"));
+/// The short test summary's lines: failures always, every outcome with
+/// `-rA` (which Attractor adds, so that passing tests are named too).
+/// `SKIPPED [1] file:line: reason` names no node and is left out.
+static PYTEST_SHORT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<res>FAILED|ERROR|PASSED|XPASS|XFAIL) (?P<name>\S+?)(?: - .*)?\s*$").expect("valid regex")
+});
 static PYTEST_SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^=*\s*(?P<body>(?:\d+ [a-z]+,? ?)+|no tests ran) in [\d.]+s(?: \([^)]*\))?\s*=*\s*$")
         .expect("valid regex")
@@ -61,7 +65,12 @@ pub fn parse_pytest(output: &str) -> Option<TestResults> {
                 _ => tally.skip(name),
             }
         } else if let Some(c) = PYTEST_SHORT.captures(line) {
-            tally.fail(c["name"].to_string());
+            let name = c["name"].to_string();
+            match &c["res"] {
+                "PASSED" | "XPASS" => tally.pass(name),
+                "XFAIL" => tally.skip(name),
+                _ => tally.fail(name),
+            }
         }
     }
     // Short-summary lines alone (`FAILED x`) are too generic to claim pytest;
@@ -156,6 +165,18 @@ mod tests {
         let r = parse_pytest(out).unwrap();
         assert_eq!((r.passed, r.failed, r.total), (1, 2, 3));
         assert_eq!(r.failing, vec!["tests/test_a.py::test_two", "tests/test_b.py"]);
+    }
+
+    #[test]
+    fn pytest_with_every_outcome_in_the_short_summary_names_the_passing_tests() {
+        let out = "..F                                                  [100%]\n=========================== short test summary info ============================\nPASSED test_inflection.py::test_pluralize_plurals\nPASSED test_inflection.py::test_uncountability[equipment]\nFAILED test_inflection.py::test_dasherize[street_address-street-address] - As...\n1 failed, 2 passed in 0.52s\n";
+        let r = parse_pytest(out).unwrap();
+        assert_eq!((r.passed, r.failed, r.total), (2, 1, 3));
+        assert_eq!(
+            r.passing,
+            vec!["test_inflection.py::test_pluralize_plurals", "test_inflection.py::test_uncountability[equipment]"]
+        );
+        assert_eq!(r.failing, vec!["test_inflection.py::test_dasherize[street_address-street-address]"]);
     }
 
     #[test]

@@ -31,7 +31,12 @@ impl<'r> Driver<'r> {
     /// a baseline, or has iterated, keeps what it has). `Some(end)` when the
     /// run was stopped meanwhile.
     pub(super) async fn measure_baseline(&mut self) -> Result<Option<End>, AgentError> {
-        if self.state.trajectory.test_baseline.is_some() || !self.state.trajectory.observations.is_empty() {
+        // A trajectory split into subtasks does not iterate itself; one that
+        // has a baseline or has iterated keeps what it has.
+        if self.state.trajectory.test_baseline.is_some()
+            || !self.state.trajectory.observations.is_empty()
+            || self.state.coordination.is_some()
+        {
             self.require_canaries();
             return Ok(None);
         }
@@ -46,6 +51,14 @@ impl<'r> Driver<'r> {
         if let Some(head) = self.ws.head().map(str::to_string) {
             self.ws.reset_to(&head).await?;
         }
+        let scope = leftovers::Scope {
+            bus: &self.r.bus,
+            suite_id: self.r.suite_id,
+            run_id: self.r.run_id,
+            trajectory_id: &self.place.id,
+            sequence: 0,
+        };
+        leftovers::report_measurement(&scope, self.r.spec, &m);
         let mut baseline = TestBaseline::of(m.signals.test_results.as_ref(), &self.r.spec.targets);
         baseline.canaries = m.truthful.clone();
         let summary = baseline.describe();

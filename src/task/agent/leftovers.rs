@@ -22,25 +22,32 @@ pub(super) struct Scope<'a> {
 
 /// Publishes one event per command of this iteration that left processes running.
 pub(super) fn report(scope: &Scope<'_>, spec: &AgentTask, execution: &Execution, measurement: &Measurement) {
-    let publish = |source: &str, name: &str, command: &str, processes: &[crate::process::LeftProcess]| {
-        scope.bus.publish(Event::ProcessLeftRunning {
-            suite_id: scope.suite_id,
-            run_id: scope.run_id,
-            trajectory_id: scope.trajectory_id.to_string(),
-            sequence: scope.sequence,
-            source: source.to_string(),
-            name: name.to_string(),
-            command: command.to_string(),
-            processes: processes.to_vec(),
-        });
-    };
     if !execution.left_running.is_empty() {
         let command = spec.executor.as_ref().and_then(|e| e.command.clone()).unwrap_or_default();
-        publish("executor", "command", &command, &execution.left_running);
+        publish(scope, "executor", "command", &command, &execution.left_running);
     }
+    report_measurement(scope, spec, measurement);
+}
+
+/// Publishes one event per overseer of a measurement (the baseline's too)
+/// that left processes running.
+pub(super) fn report_measurement(scope: &Scope<'_>, spec: &AgentTask, measurement: &Measurement) {
     for run in measurement.runs.iter().filter(|r| !r.left_running.is_empty()) {
         let command =
             spec.overseers.iter().find(|o| o.name == run.overseer).map(|o| o.command.as_str()).unwrap_or_default();
-        publish("overseer", &run.overseer, command, &run.left_running);
+        publish(scope, "overseer", &run.overseer, command, &run.left_running);
     }
+}
+
+fn publish(scope: &Scope<'_>, source: &str, name: &str, command: &str, processes: &[crate::process::LeftProcess]) {
+    scope.bus.publish(Event::ProcessLeftRunning {
+        suite_id: scope.suite_id,
+        run_id: scope.run_id,
+        trajectory_id: scope.trajectory_id.to_string(),
+        sequence: scope.sequence,
+        source: source.to_string(),
+        name: name.to_string(),
+        command: command.to_string(),
+        processes: processes.to_vec(),
+    });
 }

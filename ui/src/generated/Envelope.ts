@@ -54,7 +54,19 @@ waits: boolean, } | { "type": "intervention_dismissed", intervention_id: number,
 /**
  * Basin width: wide, moderate or narrow.
  */
-basin: string, } | { "type": "strategy_selected", suite_id: number, run_id: number, trajectory_id: string, 
+basin: string, } | { "type": "baseline_measured", suite_id: number, run_id: number, trajectory_id: string, 
+/**
+ * Tests counted at baseline.
+ */
+tests: number, 
+/**
+ * The targets: tests named by the task, or failing at baseline.
+ */
+targets: number, 
+/**
+ * For a person: the counts and where the targets came from.
+ */
+summary: string, } | { "type": "strategy_selected", suite_id: number, run_id: number, trajectory_id: string, 
 /**
  * The observation this strategy will produce.
  */
