@@ -6,20 +6,22 @@
 #
 #   more-itertools   Python, 817 unittest tests (PyPI sdist 10.5.0)
 #   inflection       Python, 455 pytest tests (PyPI sdist 0.5.1)
-#   pytest           a virtual environment with pytest 8.3.3 (prints its python)
+#   pytest           pytest 8.3.3 installed into a folder for PYTHONPATH
 set -euo pipefail
 cache="${ATTRACTOR_CACHE:-$HOME/.cache/attractor}/projects"
 mkdir -p "$cache"
 
 if [ "${1:-}" = pytest ]; then
-  venv="$cache/pytest-8.3.3"
-  if [ ! -f "$venv/.complete" ]; then
-    rm -rf "$venv"
-    python3 -m venv "$venv" >&2
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check pytest==8.3.3 pluggy==1.5.0 iniconfig==2.0.0 packaging==24.2 >&2
-    touch "$venv/.complete"
+  # A folder to put on PYTHONPATH (the sandbox hides ~/.cache, so the
+  # tests copy it beside their suite, which the sandbox lets checks read).
+  lib="$cache/pytest-8.3.3-lib"
+  if [ ! -f "$lib/.complete" ]; then
+    rm -rf "$lib"
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target "$lib" \
+      pytest==8.3.3 pluggy==1.5.0 iniconfig==2.0.0 packaging==24.2 >&2
+    touch "$lib/.complete"
   fi
-  echo "$venv/bin/python"
+  echo "$lib"
   exit 0
 fi
 

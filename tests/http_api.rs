@@ -382,7 +382,7 @@ async fn an_agent_run_shows_its_trajectory_iteration_by_iteration() {
     std::fs::write(
         &suite,
         "name: answer\ntasks:\n  - name: write-it\n    kind: agent\n    task: Write the word done into answer.txt.\n    \
-         workspace: ws\n    budget:\n      max_loops: 4\n    overseers:\n      - name: check\n        kind: test\n        \
+         workspace: ws\n    budget:\n      max_loops: 4\n    overseers:\n      - name: check\n        kind: custom\n        \
          command: grep -qx done answer.txt\n",
     )
     .unwrap();

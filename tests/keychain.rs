@@ -145,7 +145,7 @@ fn agent_suite(dir: &Path) -> PathBuf {
     std::fs::write(
         &suite,
         "name: answer\ntasks:\n  - name: write-it\n    kind: agent\n    task: Write done into answer.txt.\n    \
-         workspace: ws\n    budget:\n      max_loops: 2\n    overseers:\n      - name: check\n        kind: test\n        \
+         workspace: ws\n    budget:\n      max_loops: 2\n    overseers:\n      - name: check\n        kind: custom\n        \
          command: grep -qx done answer.txt\n",
     )
     .unwrap();

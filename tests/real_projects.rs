@@ -30,7 +30,7 @@ struct Project {
     correct: &'static str,
     buggy: &'static str,
     task: &'static str,
-    /// The test command, `{python}` standing for pytest's interpreter.
+    /// The test command, `{pylib}` standing for a folder with pytest in it.
     tests: &'static str,
 }
 
@@ -49,7 +49,7 @@ const INFLECTION: Project = Project {
     correct: "    return word.replace('_', '-')\n",
     buggy: "    return word.replace('_', '+')\n",
     task: "dasherize() in inflection/__init__.py gives the wrong separator; fix it so the project's tests pass.",
-    tests: "{python} -m pytest -q",
+    tests: "PYTHONPATH={pylib} python3 -m pytest -q",
 };
 
 /// The output of one of scripts/real-project.sh's entries (fetched once, cached).
@@ -89,7 +89,14 @@ struct Verdict {
 async fn run(p: &Project, name: &'static str, executor: &str, loops: u32) -> Verdict {
     let dir = tempfile::tempdir().unwrap();
     buggy_copy(p, dir.path());
-    let tests = p.tests.replace("{python}", &fetched("pytest").display().to_string());
+    // pytest beside the suite: the sandbox hides ~/.cache, where it is kept,
+    // and lets the checks read the suite's folder.
+    let pylib = dir.path().join("pylib");
+    if p.tests.contains("{pylib}") {
+        let status = std::process::Command::new("cp").arg("-r").arg(fetched("pytest")).arg(&pylib).status().unwrap();
+        assert!(status.success());
+    }
+    let tests = p.tests.replace("{pylib}", &pylib.display().to_string());
     let task = p.task;
     let store = attractor::store::Store::open(&dir.path().join("attractor.db")).await.unwrap();
     let yaml = format!(

@@ -336,3 +336,45 @@ async fn a_checked_anti_pattern_catches_a_table_of_the_tested_answers_that_the_t
     let clean = judge(Case { anti_patterns: checked, ..Case::new(HONEST) }).await;
     assert_eq!(clean.trajectory_status, "converged", "{:?}", clean.failing_checks);
 }
+
+#[tokio::test]
+async fn a_later_run_of_the_same_unchanged_workspace_reuses_its_baseline_as_iteration_0() {
+    let f = Fixture::new("reuse").await;
+    let yaml = format!(
+        "name: reuse\ntasks:\n  - name: squares\n    kind: agent\n    task: Implement square(n) in squares.py.\n    workspace: pkg\n    budget:\n      max_loops: 2\n    executor:\n      type: command\n      command: {HONEST:?}\n    overseers:\n      - name: tests\n        kind: test\n        command: python3 -m unittest\n        timeout: 60\n"
+    );
+    let suite_path = f.path("reuse.suite.yaml");
+    std::fs::write(&suite_path, yaml).unwrap();
+    let suite = attractor::suite::load(&suite_path).unwrap_or_else(|e| panic!("{e}"));
+    let mut agent = AgentConfig::default();
+    agent.verifier.enabled = false;
+    let bus = Bus::new();
+    let persister = bus::persist(&bus, f.store.clone());
+    let registry = Registry::load(f.store.clone()).await.unwrap();
+    let (_tx, cancel) = tokio::sync::watch::channel(false);
+    SuiteRunner::new(
+        f.store.clone(),
+        registry,
+        bus.clone(),
+        suite,
+        common::squares::run_config(f.path("runs"), 2),
+        cancel,
+    )
+    .with_agent_config(agent)
+    .run()
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    bus.close();
+    persister.await.unwrap();
+    let suite = f.store.suite_by_name("reuse").await.unwrap().unwrap();
+    let mut summaries = Vec::new();
+    for row in f.store.epoch_runs_of_suite(suite.id).await.unwrap() {
+        let t = f.store.trajectories_of_run(row.run_id).await.unwrap().pop().expect("a trajectory");
+        assert_eq!(t.status, "converged");
+        summaries.push(f.store.baseline_of_trajectory(&t.id).await.unwrap().expect("iteration 0").summary);
+    }
+    assert_eq!(summaries.len(), 2);
+    let measured = "10 tests at baseline: 0 passed, 10 failed, 0 skipped; targets: the 10 tests failing at baseline";
+    assert_eq!(summaries[0], measured);
+    assert_eq!(summaries[1], format!("{measured} (reused: the same workspace was measured by an earlier run)"));
+}

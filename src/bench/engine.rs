@@ -93,7 +93,7 @@ fn write_suite(dir: &Path, n: usize, iterations: u32) -> Result<PathBuf, BenchEr
         std::fs::write(ws.join("answer.txt"), "todo\n").map_err(err)?;
         yaml.push_str(&format!(
             "  - name: t{i}\n    kind: agent\n    task: Write the word done into answer.txt.\n    workspace: ws{i}\n    \
-             budget:\n      max_loops: {iterations}\n    overseers:\n      - name: check\n        kind: test\n        \
+             budget:\n      max_loops: {iterations}\n    overseers:\n      - name: check\n        kind: custom\n        \
              command: grep -qx done answer.txt\n"
         ));
     }
@@ -161,6 +161,11 @@ pub async fn loop_timing(work: &Path, n: usize, iterations: u32, latency: Durati
         let Some(finished_at) = finished_at else { continue };
         let span = parse_time(&finished_at)? - parse_time(&started_at)?;
         iteration_ms += span.num_microseconds().unwrap_or(0) as f64 / 1000.0;
+        // The baseline (iteration 0) is one more measurement: the overseers'
+        // time, not the control loop's.
+        if let Some(b) = store.baseline_of_trajectory(&id).await.map_err(err)? {
+            overseer_ms += overseer_time_ms(&b.overseer_runs_json);
+        }
         for o in store.observations_of_trajectory(&id).await.map_err(err)? {
             // An observation's wall time spans the executor, the overseers
             // and the verifier; the overseers' own durations are stored too.

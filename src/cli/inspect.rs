@@ -431,7 +431,12 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
                         "pending_intervention_id": t.pending_intervention_id,
                         "setup": parse(Some(&t.setup_json)), "result": parse(t.result_json.as_deref()),
                     },
-                    "observations": obs.iter().map(|o| json!({
+                    // Iteration 0 (stored as sequence -1), apart from the executions.
+                    "baseline": obs.iter().find(|o| o.sequence < 0).map(|o| json!({
+                        "commit": o.commit_id, "level": o.level, "summary": o.summary, "verdicts": o.verdict_summary,
+                        "wall_time_ms": o.wall_time_ms, "signals": parse(Some(&o.signals_json)),
+                    })),
+                    "observations": obs.iter().filter(|o| o.sequence >= 0).map(|o| json!({
                         "sequence": o.sequence, "strategy": o.strategy, "forced": o.forced, "commit": o.commit_id,
                         "level": o.level, "delta": o.delta, "attractor": o.attractor,
                         "attractor_confidence": o.attractor_confidence,

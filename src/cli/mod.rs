@@ -530,18 +530,8 @@ async fn validate(g: &Global, path: &std::path::Path, allow_outside: &[PathBuf])
             crate::counted(s.tasks.len() as u64, "task"),
             crate::counted(s.artifacts.len() as u64, "artifact")
         );
-        for t in &s.tasks {
-            if let crate::suite::TaskKind::Agent(a) = &t.kind
-                && a.targets.is_empty()
-                && a.overseers.iter().any(|o| o.kind == crate::suite::OverseerKind::Test)
-            {
-                println!(
-                    "note: task `{}` names no `targets:`; the tests that fail before its first change will be its \
-                     targets, and if none fails then only regressions are judged (name the tests the task is about \
-                     with `targets:` to say what done means)",
-                    t.name
-                );
-            }
+        for note in s.notes() {
+            println!("note: {note}");
         }
     }
     Ok(0)

@@ -420,6 +420,7 @@ pub(crate) fn validation_of(path: &str, loaded: std::result::Result<&suite::Suit
             holdout_tasks: s.tasks.iter().filter(|t| t.holdout).count(),
             artifacts: s.artifacts.iter().map(|a| a.name.clone()).collect(),
             issues: Vec::new(),
+            notes: s.notes(),
         },
         Err(e) => Validation {
             valid: false,
@@ -429,6 +430,7 @@ pub(crate) fn validation_of(path: &str, loaded: std::result::Result<&suite::Suit
             holdout_tasks: 0,
             artifacts: Vec::new(),
             issues: e.issues.iter().map(issue_view).collect(),
+            notes: Vec::new(),
         },
     }
 }

@@ -347,6 +347,7 @@ mod tests {
             tasks: 0,
             holdout_tasks: 0,
             artifacts: vec![],
+            notes: vec![],
             issues: vec![SuiteIssueView {
                 file: "s.yaml".into(),
                 line: 3,

@@ -27,10 +27,9 @@ impl Service {
         };
         let mut trajectories = Vec::new();
         for t in self.store.trajectories_of_run(run_id).await? {
-            // Iteration 0, the baseline, first; then the executions.
-            let mut observations: Vec<_> = self.store.baseline_of_trajectory(&t.id).await?.into_iter().collect();
-            observations.extend(self.store.observations_of_trajectory(&t.id).await?);
-            trajectories.push(trajectory_view(t, observations));
+            let baseline = self.store.baseline_of_trajectory(&t.id).await?;
+            let observations = self.store.observations_of_trajectory(&t.id).await?;
+            trajectories.push(trajectory_view(t, baseline, observations));
         }
         let brief = RunBrief {
             id: run.id,
@@ -64,8 +63,13 @@ impl Service {
     // ----- artifacts ----------------------------------------------------------
 }
 
-fn trajectory_view(t: crate::store::TrajectoryRow, obs: Vec<crate::store::ObservationRow>) -> TrajectoryView {
+fn trajectory_view(
+    t: crate::store::TrajectoryRow,
+    baseline: Option<crate::store::ObservationRow>,
+    obs: Vec<crate::store::ObservationRow>,
+) -> TrajectoryView {
     TrajectoryView {
+        baseline: baseline.map(iteration_view),
         id: t.id,
         parent_id: t.parent_id,
         role: TrajectoryRole::parse(&t.role),
@@ -80,36 +84,37 @@ fn trajectory_view(t: crate::store::TrajectoryRow, obs: Vec<crate::store::Observ
         pending_intervention_id: t.pending_intervention_id,
         started_at: t.started_at,
         finished_at: t.finished_at,
-        observations: obs
-            .into_iter()
-            .map(|o| IterationView {
-                sequence: o.sequence,
-                strategy: o.strategy,
-                forced: o.forced,
-                attractor: o.attractor,
-                attractor_confidence: o.attractor_confidence,
-                level: o.level,
-                delta: o.delta,
-                loss: o.loss,
-                loss_d: o.loss_d,
-                loss_p: o.loss_p,
-                loss_omega: o.loss_omega,
-                grad_l: o.grad_l,
-                directive: o.directive,
-                rationale: o.rationale,
-                loop_control: o.loop_control,
-                next_strategy: o.next_strategy,
-                tokens: o.tokens,
-                wall_time_ms: o.wall_time_ms,
-                files_changed: o.files_changed,
-                lines_changed: o.lines_changed,
-                applied_edits: o.applied_edits,
-                rejected_edits: o.rejected_edits,
-                commit_id: o.commit_id,
-                summary: o.summary,
-                verdict_summary: o.verdict_summary,
-            })
-            .collect(),
+        observations: obs.into_iter().map(iteration_view).collect(),
+    }
+}
+
+fn iteration_view(o: crate::store::ObservationRow) -> IterationView {
+    IterationView {
+        sequence: o.sequence,
+        strategy: o.strategy,
+        forced: o.forced,
+        attractor: o.attractor,
+        attractor_confidence: o.attractor_confidence,
+        level: o.level,
+        delta: o.delta,
+        loss: o.loss,
+        loss_d: o.loss_d,
+        loss_p: o.loss_p,
+        loss_omega: o.loss_omega,
+        grad_l: o.grad_l,
+        directive: o.directive,
+        rationale: o.rationale,
+        loop_control: o.loop_control,
+        next_strategy: o.next_strategy,
+        tokens: o.tokens,
+        wall_time_ms: o.wall_time_ms,
+        files_changed: o.files_changed,
+        lines_changed: o.lines_changed,
+        applied_edits: o.applied_edits,
+        rejected_edits: o.rejected_edits,
+        commit_id: o.commit_id,
+        summary: o.summary,
+        verdict_summary: o.verdict_summary,
     }
 }
 

@@ -100,6 +100,26 @@ pub struct Task {
 }
 
 impl Suite {
+    /// What a person should know before running the suite, though nothing
+    /// is wrong with it: agent tasks with tests and no `targets:`.
+    pub fn notes(&self) -> Vec<String> {
+        self.tasks
+            .iter()
+            .filter(|t| {
+                matches!(&t.kind, TaskKind::Agent(a)
+                    if a.targets.is_empty() && a.overseers.iter().any(|o| o.kind == OverseerKind::Test))
+            })
+            .map(|t| {
+                format!(
+                    "task `{}` names no `targets:`; the tests that fail before its first change will be its targets, \
+                     and if none fails then only regressions are judged (name the tests the task is about with \
+                     `targets:` to say what done means)",
+                    t.name
+                )
+            })
+            .collect()
+    }
+
     /// Evaluations behind each keep/commit decision when the command line
     /// does not say: the suite's `verify_repeats`, else 3 on a noisy suite,
     /// else 1.

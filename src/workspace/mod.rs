@@ -203,6 +203,13 @@ impl Workspace {
         self.head.as_deref()
     }
 
+    /// The id of `commit`'s tree: the same for the same files, whenever and
+    /// wherever they were committed (what a measurement can be reused by).
+    pub async fn tree_id(&self, commit: &str) -> Result<String, WorkspaceError> {
+        check_commit_id(commit)?;
+        Ok(self.git(&["rev-parse", &format!("{commit}^{{tree}}")]).await?.trim().to_string())
+    }
+
     async fn init_repo(&self) -> Result<(), WorkspaceError> {
         self.git(&["-c", "init.defaultBranch=attractor", "init", "-q"]).await?;
         if !self.config.exclude.is_empty() {

@@ -34,7 +34,7 @@ function task(name, workflow, text, workspace, loops, check) {
   return (
     `  - name: ${name}\n    kind: agent\n${workflow ? `    workflow: ${workflow}\n` : ""}    task: ${text}\n` +
     `    workspace: ${workspace}\n    budget:\n      max_loops: ${loops}\n` +
-    `    overseers:\n      - name: check\n        kind: test\n        command: ${check}\n`
+    `    overseers:\n      - name: check\n        kind: custom\n        command: ${check}\n`
   );
 }
 

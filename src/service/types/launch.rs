@@ -25,6 +25,9 @@ pub struct Validation {
     pub holdout_tasks: usize,
     pub artifacts: Vec<String>,
     pub issues: Vec<SuiteIssueView>,
+    /// What to know though nothing is wrong (an agent task with no `targets:`).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, TS)]

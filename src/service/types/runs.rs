@@ -74,6 +74,11 @@ pub struct TrajectoryView {
     pub pending_intervention_id: Option<i64>,
     pub started_at: String,
     pub finished_at: Option<String>,
+    /// Iteration 0: the untouched workspace measured before the first
+    /// execution (its tests by name, the targets); none for trajectories
+    /// older than the baseline or split before they iterated.
+    pub baseline: Option<IterationView>,
+    /// The executions, iteration 1 on (`sequence` counts them from 0).
     pub observations: Vec<IterationView>,
 }
 

@@ -1,15 +1,28 @@
 //! Iteration 0: the untouched workspace measured before the first
 //! execution, and the end of a task the executor cannot honestly finish.
 //!
-//! The baseline records every test by name and picks the targets (see
+//! Tasks with a test overseer have one. The baseline records every test by name and picks the targets (see
 //! [`crate::overseer::baseline`]); it also finds out which test runners
 //! report planted canaries truthfully, so that a later measurement whose
 //! runner stops doing so is void. It is recorded as the trajectory's first
-//! row (sequence -1, shown as iteration 0) and told on the bus.
+//! row (sequence -1, shown as iteration 0) and told on the bus, and kept
+//! beside the suite's epochs (`<runs>/<suite>/.baselines/`) so that a later
+//! run of the same unchanged workspace with the same checks reuses it
+//! instead of measuring again.
+
+use serde::Deserialize;
 
 use super::*;
 use crate::overseer::CanaryMode;
+use crate::overseer::OverseerSignals;
 use crate::overseer::baseline::TestBaseline;
+
+/// A baseline kept for later runs of the same unchanged workspace.
+#[derive(Serialize, Deserialize)]
+struct CachedBaseline {
+    baseline: TestBaseline,
+    signals: OverseerSignals,
+}
 
 /// Iterations in a row without a target passing that, with enough refused
 /// edits to protected files among them, end a trajectory as impossible.
@@ -33,14 +46,29 @@ impl<'r> Driver<'r> {
     pub(super) async fn measure_baseline(&mut self) -> Result<Option<End>, AgentError> {
         // A trajectory split into subtasks does not iterate itself; one that
         // has a baseline or has iterated keeps what it has.
+        // Nor does a task without a test overseer need one: nothing would be
+        // judged against it.
         if self.state.trajectory.test_baseline.is_some()
             || !self.state.trajectory.observations.is_empty()
             || self.state.coordination.is_some()
+            || !self.overseer_specs.iter().any(|o| o.kind == OverseerKind::Test)
         {
             self.require_canaries();
             return Ok(None);
         }
         let started = Instant::now();
+        let key = self.cache_key().await;
+        if let Some(cached) = key.as_deref().and_then(|k| self.cached(k)) {
+            // The same files measured by the same checks: reused, not run again.
+            let summary =
+                format!("{} (reused: the same workspace was measured by an earlier run)", cached.baseline.describe());
+            self.state.trajectory.test_baseline = Some(cached.baseline);
+            self.require_canaries();
+            let m = Measurement { signals: cached.signals, ..Default::default() };
+            self.record_baseline(&m, &summary, started.elapsed()).await?;
+            self.publish_baseline(summary);
+            return Ok(None);
+        }
         self.overseers.set_canaries(CanaryMode::Probe);
         let policy = MeasurePolicy { skip_expensive: false };
         let m = self.overseers.measure(self.ws.root(), policy, Some(self.place.cancel.clone())).await;
@@ -62,20 +90,69 @@ impl<'r> Driver<'r> {
         let mut baseline = TestBaseline::of(m.signals.test_results.as_ref(), &self.r.spec.targets);
         baseline.canaries = m.truthful.clone();
         let summary = baseline.describe();
-        let tests = baseline.total;
-        let targets = u32::try_from(baseline.targets.len()).unwrap_or(u32::MAX);
+        // An environmental failure measured nothing: not worth keeping.
+        if let Some(key) = key.filter(|_| !m.signals.has_environmental_failure()) {
+            self.keep(&key, &CachedBaseline { baseline: baseline.clone(), signals: m.signals.clone() });
+        }
         self.state.trajectory.test_baseline = Some(baseline);
         self.require_canaries();
         self.record_baseline(&m, &summary, started.elapsed()).await?;
+        self.publish_baseline(summary);
+        Ok(None)
+    }
+
+    fn publish_baseline(&self, summary: String) {
+        let b = self.state.trajectory.test_baseline.as_ref();
         self.r.bus.publish(Event::BaselineMeasured {
             suite_id: self.r.suite_id,
             run_id: self.r.run_id,
             trajectory_id: self.place.id.clone(),
-            tests,
-            targets,
+            tests: b.map_or(0, |b| b.total),
+            targets: b.map_or(0, |b| u32::try_from(b.targets.len()).unwrap_or(u32::MAX)),
             summary,
         });
-        Ok(None)
+    }
+
+    /// Where the suite's baselines are kept: beside its epochs' folders.
+    fn cache_dir(&self) -> Option<PathBuf> {
+        self.r.run_dir.parent()?.parent().map(|suite| suite.join(".baselines"))
+    }
+
+    /// What makes two baselines the same: the untouched workspace's files
+    /// (its tree id), the checks (their commands and settings), the task's
+    /// targets and whether canaries are planted. `None` when the tree
+    /// cannot be read (nothing is reused then).
+    async fn cache_key(&self) -> Option<String> {
+        use sha2::{Digest, Sha256};
+        let tree = self.ws.tree_id(&self.state.initial_commit).await.ok()?;
+        let what = serde_json::json!({
+            "version": 1,
+            "tree": tree,
+            "overseers": self.overseer_specs,
+            "targets": self.r.spec.targets,
+            "canaries": self.r.config.overseers.canaries,
+            "sandbox": self.r.config.sandbox.enabled,
+        });
+        Some(format!("{:x}", Sha256::digest(what.to_string().as_bytes())))
+    }
+
+    fn cached(&self, key: &str) -> Option<CachedBaseline> {
+        let text = std::fs::read_to_string(self.cache_dir()?.join(format!("{key}.json"))).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Keeps a baseline for later runs; a failure to write costs only the reuse.
+    fn keep(&self, key: &str, cached: &CachedBaseline) {
+        let Some(dir) = self.cache_dir() else { return };
+        let write = std::fs::create_dir_all(&dir).and_then(|()| {
+            // Written whole, then renamed: a reader never sees half a file.
+            let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
+            std::fs::write(&tmp, to_json(cached))?;
+            std::fs::rename(&tmp, dir.join(format!("{key}.json")))
+        });
+        if let Err(e) = write {
+            tracing::debug!(error = %e, "could not keep the baseline for later runs");
+        }
     }
 
     async fn record_baseline(&mut self, m: &Measurement, summary: &str, took: Duration) -> Result<(), AgentError> {

@@ -262,6 +262,13 @@ export function Launch({ initialPath, again = null, resume = false }: { initialP
           )}
           {validation && !validation.valid && <Issues issues={validation.issues} />}
         </div>
+        {validation?.valid && validation.notes.length > 0 && (
+          <ul className="hint validation-notes" data-testid="validation-notes">
+            {validation.notes.map((n) => (
+              <li key={n}>{n}</li>
+            ))}
+          </ul>
+        )}
         <div className="row">
           <CountField label="Epochs" field="epochs" max={MAX_EPOCHS} value={req.epochs} bad={badCount.epochs} onChange={count} />
           <label>

@@ -227,6 +227,11 @@ function Trajectory({ t, dark }: { t: TrajectoryView; dark: boolean }) {
           strategies: {strategyCounts(t).map(([s, n]) => `${s} ×${n}`).join(", ")}
         </div>
       </div>
+      {t.baseline && (
+        <p className="small" data-testid="trajectory-baseline" title="the untouched workspace, measured before the first execution">
+          <span className="muted">iteration 0 · baseline</span> {t.baseline.summary}
+        </p>
+      )}
       {t.observations.length > 0 && (
         <EChart
           id={`trajectory-${t.id}`}
@@ -262,9 +267,7 @@ function Trajectory({ t, dark }: { t: TrajectoryView; dark: boolean }) {
           <tbody>
             {t.observations.map((o) => (
               <tr key={o.sequence} className={o.sequence === t.best_sequence ? "best-row" : ""}>
-                <td title={o.sequence < 0 ? "the untouched workspace, measured before the first execution" : undefined}>
-                  {o.sequence < 0 ? "0 · baseline" : o.sequence + 1}
-                </td>
+                <td>{o.sequence + 1}</td>
                 <td>
                   {o.strategy}
                   {o.forced && <span className="muted small"> forced</span>}
