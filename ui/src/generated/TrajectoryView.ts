@@ -22,4 +22,14 @@ best_sequence: number | null,
 /**
  * The question the trajectory waits on, when paused.
  */
-pending_intervention_id: number | null, started_at: string, finished_at: string | null, observations: Array<IterationView>, };
+pending_intervention_id: number | null, started_at: string, finished_at: string | null, 
+/**
+ * Iteration 0: the untouched workspace measured before the first
+ * execution (its tests by name, the targets); none for trajectories
+ * older than the baseline or split before they iterated.
+ */
+baseline: IterationView | null, 
+/**
+ * The executions, iteration 1 on (`sequence` counts them from 0).
+ */
+observations: Array<IterationView>, };

@@ -4,4 +4,8 @@ import type { SuiteIssueView } from "./SuiteIssueView";
 /**
  * The verdict on a suite file.
  */
-export type Validation = { valid: boolean, path: string, suite: string | null, tasks: number, holdout_tasks: number, artifacts: Array<string>, issues: Array<SuiteIssueView>, };
+export type Validation = { valid: boolean, path: string, suite: string | null, tasks: number, holdout_tasks: number, artifacts: Array<string>, issues: Array<SuiteIssueView>, 
+/**
+ * What to know though nothing is wrong (an agent task with no `targets:`).
+ */
+notes: Array<string>, };
