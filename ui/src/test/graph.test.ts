@@ -201,6 +201,7 @@ describe("trajectory", () => {
     pending_intervention_id: null,
     started_at: "",
     finished_at: null,
+    baseline: null,
     observations: [it_(0, "focused_repair", "refine", 0.3), it_(1, "reframe", "break_symmetry", 0.5), it_(2, "focused_repair", "refine", 1)],
   };
   it("plots level and loss per iteration with the directive as the symbol", () => {
