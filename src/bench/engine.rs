@@ -1,7 +1,9 @@
 //! The convergence engine's benchmark (`attractor bench engine`).
 //!
 //! Part one, the control loop's cost on real agent runs: suites of small agent
-//! tasks (a real git workspace each, a real overseer process) whose executor
+//! tasks (a real git workspace each, a real test runner as the overseer —
+//! `python3 -m unittest` on one test, measured with a baseline and canaries
+//! as any real project's tests are) whose executor
 //! talks to a scripted OpenAI-compatible server answering at a fixed latency.
 //! From the stored iterations it reports the control overhead per iteration —
 //! everything that is neither the model call nor the overseers: prompt
@@ -84,17 +86,25 @@ impl LoopTiming {
 }
 
 /// Writes a suite of `n` agent tasks, each asked to write `done` into its
-/// own `answer.txt`, checked by `grep`.
+/// own `answer.txt`, checked by a unittest test.
 fn write_suite(dir: &Path, n: usize, iterations: u32) -> Result<PathBuf, BenchError> {
     let mut yaml = String::from("name: engine-bench\ntasks:\n");
     for i in 0..n {
         let ws = dir.join(format!("ws{i}"));
         std::fs::create_dir_all(&ws).map_err(err)?;
         std::fs::write(ws.join("answer.txt"), "todo\n").map_err(err)?;
+        // A real test runner, so that every measurement is judged as a real
+        // project's is: a baseline first, canaries planted, tests by name.
+        std::fs::write(
+            ws.join("test_answer.py"),
+            "import unittest\n\n\nclass AnswerTest(unittest.TestCase):\n    def test_done(self):\n        \
+             with open('answer.txt') as f:\n            self.assertEqual(f.read().strip(), 'done')\n",
+        )
+        .map_err(err)?;
         yaml.push_str(&format!(
             "  - name: t{i}\n    kind: agent\n    task: Write the word done into answer.txt.\n    workspace: ws{i}\n    \
-             budget:\n      max_loops: {iterations}\n    overseers:\n      - name: check\n        kind: custom\n        \
-             command: grep -qx done answer.txt\n"
+             budget:\n      max_loops: {iterations}\n    overseers:\n      - name: tests\n        kind: test\n        \
+             command: python3 -m unittest\n"
         ));
     }
     let path = dir.join("engine.suite.yaml");

@@ -40,7 +40,7 @@ before(async () => {
   writeFileSync(
     join(work, "agent.suite.yaml"),
     "name: answer\ntasks:\n  - name: write-it\n    kind: agent\n    task: Write the word done into answer.txt.\n    workspace: ws\n" +
-      "    budget:\n      max_loops: 4\n    overseers:\n      - name: check\n        kind: custom\n        command: grep -qx done answer.txt\n",
+      "    budget:\n      max_loops: 4\n    overseers:\n      - name: check\n        kind: test\n        command: \"echo 1..1; if grep -qx done answer.txt; then echo 'ok 1 - check'; else echo 'not ok 1 - check'; exit 1; fi\"\n",
   );
   writeFileSync(join(work, "agent.json"), JSON.stringify({ verifier: { enabled: false } }));
   // The same task under the ASO coordinator: its samples, each iteration
@@ -48,7 +48,7 @@ before(async () => {
   writeFileSync(
     join(work, "aso.suite.yaml"),
     "name: answer-aso\ntasks:\n  - name: write-it\n    kind: agent\n    supervision: aso\n    task: Write the word done into answer.txt.\n" +
-      "    workspace: ws\n    budget:\n      max_loops: 6\n    overseers:\n      - name: check\n        kind: custom\n        command: grep -qx done answer.txt\n",
+      "    workspace: ws\n    budget:\n      max_loops: 6\n    overseers:\n      - name: check\n        kind: test\n        command: \"echo 1..1; if grep -qx done answer.txt; then echo 'ok 1 - check'; else echo 'not ok 1 - check'; exit 1; fi\"\n",
   );
   // A task the model never gets right: the trajectory stalls, and the
   // transition into a trouble attractor is told as a notice (the seed's
@@ -56,7 +56,7 @@ before(async () => {
   writeFileSync(
     join(work, "stuck.suite.yaml"),
     "name: stuck\ntasks:\n  - name: never\n    kind: agent\n    task: Write the word never into stuck.txt.\n" +
-      "    workspace: ws\n    budget:\n      max_loops: 5\n    overseers:\n      - name: check\n        kind: custom\n        command: grep -qx never stuck.txt\n",
+      "    workspace: ws\n    budget:\n      max_loops: 5\n    overseers:\n      - name: check\n        kind: test\n        command: \"echo 1..1; if grep -qx never stuck.txt; then echo 'ok 1 - check'; else echo 'not ok 1 - check'; exit 1; fi\"\n",
   );
   writeFileSync(
     join(work, "unattended.json"),

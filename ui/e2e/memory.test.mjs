@@ -29,12 +29,20 @@ const db = join(work, "memory.db");
 
 let server, emptyServer, model, context, page;
 
-/** An agent task of a suite file: `check` is the test overseer's shell command. */
+/**
+ * A test overseer's command: `check` (a shell condition) as one test in TAP,
+ * so that the runner names it (output in no test format is no evidence).
+ */
+function tap(check) {
+  return JSON.stringify(`echo 1..1; if ${check}; then echo 'ok 1 - check'; else echo 'not ok 1 - check'; exit 1; fi`);
+}
+
+/** An agent task of a suite file: `check` is the test overseer's shell condition. */
 function task(name, workflow, text, workspace, loops, check) {
   return (
     `  - name: ${name}\n    kind: agent\n${workflow ? `    workflow: ${workflow}\n` : ""}    task: ${text}\n` +
     `    workspace: ${workspace}\n    budget:\n      max_loops: ${loops}\n` +
-    `    overseers:\n      - name: check\n        kind: custom\n        command: ${check}\n`
+    `    overseers:\n      - name: check\n        kind: test\n        command: ${tap(check)}\n`
   );
 }
 
