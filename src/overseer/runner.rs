@@ -274,12 +274,18 @@ impl OverseerRunner {
                 Some(c) => c.scrub(&run.combined_output()),
                 None => run.combined_output(),
             };
-            let evidence = format!("{}\n{}", assessment.summary, tail(&output, self.config.evidence_bytes));
-            self.judge_canary(o, assessment.canary.as_ref(), &mut m);
+            // A void run measured nothing: its tests are not counted, whatever it said of them.
+            let void = self.judge_canary(o, assessment.canary.as_ref(), &mut m);
+            let summary = if void {
+                format!("void: the runner did not report the canary tests truthfully; it said: {}", assessment.summary)
+            } else {
+                assessment.summary.clone()
+            };
+            let evidence = format!("{summary}\n{}", tail(&output, self.config.evidence_bytes));
             m.signals.verdicts.push(Verdict {
                 overseer: o.name.clone(),
-                passed: assessment.passed,
-                failure_class: assessment.class,
+                passed: assessment.passed && !void,
+                failure_class: if void { Some(FailureClass::Logical) } else { assessment.class },
                 evidence: evidence.trim_end().to_string(),
                 skipped: false,
             });
@@ -293,22 +299,24 @@ impl OverseerRunner {
                 test_format: assessment.format,
                 left_running: run.left_running.clone(),
             });
-            merge(&mut m.signals, assessment.measured);
+            if !void {
+                merge(&mut m.signals, assessment.measured);
+            }
         }
         m
     }
 
     /// What the canaries of overseer `o` say of this measurement: a runner
     /// that reported them truthfully is noted; one required to and that did
-    /// not voids the measurement with a failing required check.
-    fn judge_canary(&self, o: &Overseer, report: Option<&CanaryReport>, m: &mut Measurement) {
+    /// not voids its run (`true`) with a failing required check.
+    fn judge_canary(&self, o: &Overseer, report: Option<&CanaryReport>, m: &mut Measurement) -> bool {
         let required = matches!(&self.canaries, CanaryMode::Require(names) if names.contains(&o.name));
         let detail = match report {
             Some(CanaryReport::Truthful) => {
                 m.truthful.push(o.name.clone());
-                return;
+                return false;
             }
-            _ if !required => return,
+            _ if !required => return false,
             None | Some(CanaryReport::NotReported) => format!(
                 "`{}`: the test run ended without reporting every test it ran before the first change \
                  (the process ended early, or tests are no longer collected), so this measurement does not count",
@@ -327,6 +335,7 @@ impl OverseerRunner {
             detail,
             required: true,
         });
+        true
     }
 
     async fn run_with_retries(
