@@ -299,14 +299,18 @@ impl<'r> Driver<'r> {
         })
     }
 
-    /// One line per iteration, for the run's stdout.
+    /// One line per iteration, for the run's stdout: the baseline as #0,
+    /// then the executions from #1.
     pub(super) fn table(&self) -> String {
         let t = &self.state.trajectory;
         let mut out = format!("trajectory {} ({} iteration(s))\n", self.place.id, t.observations.len());
+        if let Some(b) = &t.test_baseline {
+            out.push_str(&format!("#{:<3} {:<22} {}\n", 0, "baseline", b.describe()));
+        }
         for (o, plan) in t.observations.iter().zip(&t.gradient.history) {
             out.push_str(&format!(
                 "#{:<3} {:<22} level {:.3}  {:<14} {}\n",
-                o.sequence,
+                o.sequence + 1,
                 o.strategy_used.as_str(),
                 o.level(&self.kit.engine.config.level),
                 plan.directive.as_str(),

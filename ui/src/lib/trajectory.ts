@@ -23,7 +23,7 @@ function esc(s: string): string {
 /** One tooltip: what was tried, what came of it, what the engine decided. */
 export function iterationTooltip(o: IterationView): string {
   const lines = [
-    `<b>iteration ${o.sequence}</b> · ${esc(o.strategy)}${o.forced ? " (forced)" : ""}`,
+    `<b>iteration ${o.sequence + 1}</b> · ${esc(o.strategy)}${o.forced ? " (forced)" : ""}`,
     `level ${o.level.toFixed(3)}${o.delta === null ? "" : ` (Δ ${o.delta >= 0 ? "+" : ""}${o.delta.toFixed(3)})`}`,
     `L ${o.loss.toFixed(3)} = D ${o.loss_d.toFixed(2)} · P ${o.loss_p.toFixed(2)} · Ω ${o.loss_omega.toFixed(2)}; ∇L ${o.grad_l.toFixed(3)}`,
     `attractor ${esc(o.attractor)} (${Math.round(o.attractor_confidence * 100)}%)`,
@@ -34,8 +34,10 @@ export function iterationTooltip(o: IterationView): string {
 }
 
 export function trajectoryOption(t: TrajectoryView): EChartsCoreOption {
+  // Executions are iterations 1, 2, …: iteration 0 is the baseline, the
+  // untouched workspace, shown above the chart.
   const point = (o: IterationView, y: number) => ({
-    value: [o.sequence, y],
+    value: [o.sequence + 1, y],
     symbol: DIRECTIVE_SYMBOL[o.directive] ?? "circle",
     symbolSize: o.forced ? 11 : 8,
   });

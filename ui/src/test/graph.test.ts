@@ -206,10 +206,11 @@ describe("trajectory", () => {
   };
   it("plots level and loss per iteration with the directive as the symbol", () => {
     const o = trajectoryOption(t) as { series: { data: { value: number[]; symbol: string; symbolSize: number }[] }[] };
+    // Executions from iteration 1 (iteration 0 is the baseline).
     expect(o.series[0].data.map((d) => d.value)).toEqual([
-      [0, 0.3],
-      [1, 0.5],
-      [2, 1],
+      [1, 0.3],
+      [2, 0.5],
+      [3, 1],
     ]);
     expect(o.series[1].data[1].value[1]).toBeCloseTo(0.5);
     expect(o.series[0].data.map((d) => d.symbol)).toEqual(["circle", "rect", "circle"]);
