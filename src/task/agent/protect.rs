@@ -49,6 +49,11 @@ pub const INFERRED: &[&str] = &[
     "**/tests.rs",
     "**/testdata/**",
     "**/noxfile.py",
+    // What configures how the test runner itself runs: cargo's runner and
+    // flags, Python's start-up hooks (code that runs before any test).
+    "**/.cargo/**",
+    "**/sitecustomize.py",
+    "**/usercustomize.py",
     "**/setup.cfg",
     "**/pyproject.toml",
     "**/package.json",
