@@ -16,10 +16,6 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use attractor::artifact::Registry;
-use attractor::bus::{self, Bus};
-use attractor::outer::SuiteRunner;
-use attractor::task::agent::AgentConfig;
 use serde_json::Value;
 
 /// A real project and the bug injected into it.
@@ -115,22 +111,8 @@ async fn run(p: &Project, name: &'static str, executor: &str, loops: u32) -> Ver
     let suite_path = dir.path().join(format!("{name}.suite.yaml"));
     std::fs::write(&suite_path, yaml).unwrap();
     let suite = attractor::suite::load(&suite_path).unwrap_or_else(|e| panic!("{e}"));
-    let mut agent = AgentConfig::default();
-    agent.verifier.enabled = false;
-    agent.overseers.retry_delay_ms = 20;
-    agent.engine.interventions = attractor::engine::InterventionConfig::all(attractor::engine::InterventionMode::Auto);
-    let bus = Bus::new();
-    let persister = bus::persist(&bus, store.clone());
-    let registry = Registry::load(store.clone()).await.unwrap();
-    let (_tx, cancel) = tokio::sync::watch::channel(false);
     let config = common::squares::run_config(dir.path().join("runs"), 1);
-    SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel)
-        .with_agent_config(agent)
-        .run()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    bus.close();
-    persister.await.unwrap();
+    common::squares::run_suite(&store, suite, config, common::squares::unwatched_agent()).await;
 
     let suite = store.suite_by_name(name).await.unwrap().unwrap();
     let rows = store.epoch_runs_of_suite(suite.id).await.unwrap();

@@ -12,10 +12,6 @@
 
 mod common;
 
-use attractor::artifact::Registry;
-use attractor::bus::{self, Bus};
-use attractor::outer::SuiteRunner;
-use attractor::task::agent::AgentConfig;
 use common::squares::Fixture;
 use serde_json::Value;
 
@@ -52,23 +48,9 @@ async fn run_once(
     let suite_path = f.path(&format!("{name}.suite.yaml"));
     std::fs::write(&suite_path, yaml).unwrap();
     let suite = attractor::suite::load(&suite_path).unwrap_or_else(|e| panic!("{e}"));
-    let mut agent = AgentConfig::default();
-    agent.verifier.enabled = false;
-    agent.overseers.retry_delay_ms = 20;
+    let mut agent = common::squares::unwatched_agent();
     agent.sandbox.enabled = sandbox;
-    agent.engine.interventions = attractor::engine::InterventionConfig::all(attractor::engine::InterventionMode::Auto);
-    let bus = Bus::new();
-    let persister = bus::persist(&bus, f.store.clone());
-    let registry = Registry::load(f.store.clone()).await.unwrap();
-    let (_tx, cancel) = tokio::sync::watch::channel(false);
-    let config = common::squares::run_config(f.path("runs"), 1);
-    SuiteRunner::new(f.store.clone(), registry, bus.clone(), suite, config, cancel)
-        .with_agent_config(agent)
-        .run()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    bus.close();
-    persister.await.unwrap();
+    common::squares::run_suite(&f.store, suite, common::squares::run_config(f.path("runs"), 1), agent).await;
     let run = f.last_run().await;
     let t = f.store.trajectories_of_run(run.id).await.unwrap().pop().expect("a trajectory");
     let rows = f.store.epoch_runs_of_suite(run.suite_id).await.unwrap();
@@ -346,26 +328,8 @@ async fn a_later_run_of_the_same_unchanged_workspace_reuses_its_baseline_as_iter
     let suite_path = f.path("reuse.suite.yaml");
     std::fs::write(&suite_path, yaml).unwrap();
     let suite = attractor::suite::load(&suite_path).unwrap_or_else(|e| panic!("{e}"));
-    let mut agent = AgentConfig::default();
-    agent.verifier.enabled = false;
-    let bus = Bus::new();
-    let persister = bus::persist(&bus, f.store.clone());
-    let registry = Registry::load(f.store.clone()).await.unwrap();
-    let (_tx, cancel) = tokio::sync::watch::channel(false);
-    SuiteRunner::new(
-        f.store.clone(),
-        registry,
-        bus.clone(),
-        suite,
-        common::squares::run_config(f.path("runs"), 2),
-        cancel,
-    )
-    .with_agent_config(agent)
-    .run()
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    bus.close();
-    persister.await.unwrap();
+    let config = common::squares::run_config(f.path("runs"), 2);
+    common::squares::run_suite(&f.store, suite, config, common::squares::unwatched_agent()).await;
     let suite = f.store.suite_by_name("reuse").await.unwrap().unwrap();
     let mut summaries = Vec::new();
     for row in f.store.epoch_runs_of_suite(suite.id).await.unwrap() {

@@ -40,6 +40,37 @@ pub fn run_config(runs_root: PathBuf, epochs: u32) -> RunConfig {
     }
 }
 
+/// An agent configuration for runs nobody watches: no intent verifier,
+/// every intervention point deciding alone, quick environmental retries.
+pub fn unwatched_agent() -> attractor::task::agent::AgentConfig {
+    let mut agent = attractor::task::agent::AgentConfig::default();
+    agent.verifier.enabled = false;
+    agent.overseers.retry_delay_ms = 20;
+    agent.engine.interventions = attractor::engine::InterventionConfig::all(attractor::engine::InterventionMode::Auto);
+    agent
+}
+
+/// Runs `suite` to its end on `store` with `agent`, its events persisted.
+pub async fn run_suite(
+    store: &attractor::store::Store,
+    suite: attractor::suite::Suite,
+    config: RunConfig,
+    agent: attractor::task::agent::AgentConfig,
+) {
+    use attractor::bus::{self, Bus};
+    let bus = Bus::new();
+    let persister = bus::persist(&bus, store.clone());
+    let registry = attractor::artifact::Registry::load(store.clone()).await.expect("load the registry");
+    let (_tx, cancel) = tokio::sync::watch::channel(false);
+    attractor::outer::SuiteRunner::new(store.clone(), registry, bus.clone(), suite, config, cancel)
+        .with_agent_config(agent)
+        .run()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    bus.close();
+    persister.await.expect("the persister");
+}
+
 /// A temporary folder holding the package and a store, for one suite.
 pub struct Fixture {
     pub dir: tempfile::TempDir,
