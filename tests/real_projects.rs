@@ -14,6 +14,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -58,8 +59,15 @@ const SEMVER: Project = Project {
     tests: "cargo test --offline",
 };
 
-/// The output of one of scripts/real-project.sh's entries (fetched once, cached).
+/// The output of one of scripts/real-project.sh's entries (fetched once,
+/// cached; asked once per test process).
 fn fetched(what: &str) -> PathBuf {
+    static FETCHED: std::sync::Mutex<BTreeMap<String, PathBuf>> = std::sync::Mutex::new(BTreeMap::new());
+    let mut known = FETCHED.lock().unwrap_or_else(|e| e.into_inner());
+    known.entry(what.to_string()).or_insert_with(|| fetch(what)).clone()
+}
+
+fn fetch(what: &str) -> PathBuf {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/real-project.sh");
     let out = std::process::Command::new(script).arg(what).output().expect("run scripts/real-project.sh");
     assert!(out.status.success(), "fetching {what}: {}", String::from_utf8_lossy(&out.stderr));

@@ -413,15 +413,14 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
     let ordered = tree_order(&trajectories);
     let mut out = Vec::new();
     for (depth, t) in &ordered {
-        // Iteration 0, the baseline, first; then the executions.
-        let mut obs: Vec<_> = store.baseline_of_trajectory(&t.id).await?.into_iter().collect();
-        obs.extend(store.observations_of_trajectory(&t.id).await?);
-        out.push((*depth, *t, obs));
+        // Iteration 0, the baseline, apart from the executions.
+        let baseline = store.baseline_of_trajectory(&t.id).await?;
+        out.push((*depth, *t, baseline, store.observations_of_trajectory(&t.id).await?));
     }
     if g.json {
         let v: Vec<Value> = out
             .iter()
-            .map(|(depth, t, obs)| {
+            .map(|(depth, t, baseline, obs)| {
                 json!({
                     "trajectory": {
                         "id": t.id, "run_id": t.run_id, "task": t.task_name, "category": t.category,
@@ -431,12 +430,11 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
                         "pending_intervention_id": t.pending_intervention_id,
                         "setup": parse(Some(&t.setup_json)), "result": parse(t.result_json.as_deref()),
                     },
-                    // Iteration 0 (stored as sequence -1), apart from the executions.
-                    "baseline": obs.iter().find(|o| o.sequence < 0).map(|o| json!({
+                    "baseline": baseline.as_ref().map(|o| json!({
                         "commit": o.commit_id, "level": o.level, "summary": o.summary, "verdicts": o.verdict_summary,
                         "wall_time_ms": o.wall_time_ms, "signals": parse(Some(&o.signals_json)),
                     })),
-                    "observations": obs.iter().filter(|o| o.sequence >= 0).map(|o| json!({
+                    "observations": obs.iter().map(|o| json!({
                         "sequence": o.sequence, "strategy": o.strategy, "forced": o.forced, "commit": o.commit_id,
                         "level": o.level, "delta": o.delta, "attractor": o.attractor,
                         "attractor_confidence": o.attractor_confidence,
@@ -453,10 +451,10 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         return Ok(());
     }
-    for (i, (depth, t, obs)) in out.iter().enumerate() {
+    for (i, (depth, t, baseline, obs)) in out.iter().enumerate() {
         // The tree's guide: `├─`/`└─` before a trajectory under another, `│`
         // in front of the lines that belong to it.
-        let last_sibling = !out[i + 1..].iter().take_while(|(d, _, _)| d >= depth).any(|(d, _, _)| d == depth);
+        let last_sibling = !out[i + 1..].iter().take_while(|(d, _, _, _)| d >= depth).any(|(d, _, _, _)| d == depth);
         let (head, body) = match depth {
             0 => (String::new(), String::new()),
             d => {
@@ -493,19 +491,17 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
         if let Some(d) = setup.get("decomposition").filter(|d| d["applied"] == false) {
             println!("{body}not split: {}", d["reason"].as_str().unwrap_or("-"));
         }
-        if !obs.is_empty() {
+        if baseline.is_some() || !obs.is_empty() {
             println!(
                 "{body}{:>4} {:<22} {:>6} {:>7} {:<14} {:<15} {:>6} {:<18} verdicts",
                 "#", "strategy", "level", "delta", "attractor", "directive", "L", "control"
             );
         }
+        // Iteration 0 is the baseline, the executions are counted from 1.
+        if let Some(b) = baseline {
+            println!("{body}{:>4} {:<22} {:>6.3} {:>7} {}", 0, "baseline", b.level, "-", b.summary);
+        }
         for o in obs {
-            // Iteration 0 is the baseline (stored as sequence -1), the
-            // executions are counted from 1.
-            if o.sequence < 0 {
-                println!("{body}{:>4} {:<22} {:>6.3} {:>7} {}", 0, "baseline", o.level, "-", o.summary);
-                continue;
-            }
             let delta = o.delta.map_or_else(|| "-".into(), |d| format!("{d:+.3}"));
             let strategy = if o.forced { format!("{} (forced)", o.strategy) } else { o.strategy.clone() };
             println!(

@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 
 use rand::Rng;
 
-use super::recognise::Runner;
 use super::signals::TestResults;
 
 /// The two planted tests of one measurement.
@@ -70,11 +69,9 @@ fn test_folder(root: &Path) -> PathBuf {
 }
 
 impl Canary {
-    /// Plants a fresh canary for `runner` in the workspace at `root`.
-    pub fn plant<R: Rng + ?Sized>(root: &Path, runner: Runner, rng: &mut R) -> std::io::Result<Canary> {
-        match runner {
-            Runner::Unittest | Runner::Pytest => {}
-        }
+    /// Plants a fresh canary in the workspace at `root`: a
+    /// `unittest.TestCase`, which unittest and pytest both collect.
+    pub fn plant<R: Rng + ?Sized>(root: &Path, rng: &mut R) -> std::io::Result<Canary> {
         let module = format!("test_{}", letters(rng, 12));
         let class = {
             let mut c = letters(rng, 10);
@@ -200,9 +197,9 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("tests")).unwrap();
         std::fs::write(dir.path().join("tests/test_x.py"), "").unwrap();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-        let c = Canary::plant(dir.path(), Runner::Unittest, &mut rng).unwrap();
+        let c = Canary::plant(dir.path(), &mut rng).unwrap();
         assert!(c.file.starts_with(dir.path().join("tests")));
-        let other = Canary::plant(dir.path(), Runner::Unittest, &mut rng).unwrap();
+        let other = Canary::plant(dir.path(), &mut rng).unwrap();
         assert_ne!(c.module, other.module, "named afresh each time");
         std::fs::create_dir_all(dir.path().join("tests/__pycache__")).unwrap();
         std::fs::write(dir.path().join(format!("tests/__pycache__/{}.cpython-311.pyc", c.module)), "").unwrap();
@@ -217,7 +214,7 @@ mod tests {
     fn the_runner_must_report_both_canaries_as_they_are() {
         let dir = tempfile::tempdir().unwrap();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
-        let c = Canary::plant(dir.path(), Runner::Unittest, &mut rng).unwrap();
+        let c = Canary::plant(dir.path(), &mut rng).unwrap();
         let id = |m: &str| format!("{}.X.{m}", c.module);
         let base = |passing: Vec<String>, failing: Vec<String>| TestResults {
             passed: passing.len() as u32 + 1,
@@ -241,7 +238,7 @@ mod tests {
     fn the_canaries_are_scrubbed_from_what_a_prompt_may_see() {
         let dir = tempfile::tempdir().unwrap();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        let c = Canary::plant(dir.path(), Runner::Unittest, &mut rng).unwrap();
+        let c = Canary::plant(dir.path(), &mut rng).unwrap();
         let m = &c.module;
         let out = format!(
             "test_a (tests.test_real.T.test_a) ... FAIL\ntest_b ({m}.X.test_b) ... FAIL\n\n======\nFAIL: test_b ({m}.X.test_b)\n------\nTraceback\n  File \"{m}.py\", line 9\nAssertionError: 6 != 7\n\n======\nFAIL: test_a (tests.test_real.T.test_a)\n------\nAssertionError: real\n\n------\nRan 2 tests\n"

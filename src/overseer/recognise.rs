@@ -67,20 +67,13 @@ pub fn naming_every_test(command: &str) -> String {
         return with_flag(command, m, "pytest", "-rA", |w| w.starts_with("-r") || w == "--report-chars");
     }
     let Some(m) = UNITTEST.find(command) else { return command.to_string() };
-    let end = simple_command_end(command, m.end());
-    let own = &command[m.start()..end];
     let verbose = |w: &str| w == "--verbose" || w.starts_with('-') && !w.starts_with("--") && w.contains('v');
-    if own.split_whitespace().skip_while(|w| *w != "unittest").any(verbose) {
-        return command.to_string();
-    }
-    // At the end of the runner's own words (after a redirection such as
-    // `2>&1` is as good: the shell reads those wherever they stand).
-    let own_end = m.start() + own.trim_end().len();
-    format!("{} -v{}", &command[..own_end], &command[own_end..])
+    with_flag(command, m, "unittest", "-v", verbose)
 }
 
 /// `flag` added at the end of the runner's own command unless a word after
-/// `runner` already `has` it.
+/// `runner` already `has` it (after a redirection such as `2>&1` is as
+/// good: the shell reads those wherever they stand).
 fn with_flag(command: &str, m: regex::Match<'_>, runner: &str, flag: &str, has: impl Fn(&str) -> bool) -> String {
     let end = simple_command_end(command, m.end());
     let own = &command[m.start()..end];

@@ -366,15 +366,13 @@ impl OverseerRunner {
             attempts += 1;
             let started = SystemTime::now();
             let canary = match (runner, &self.canaries) {
-                (Some(runner), CanaryMode::Probe | CanaryMode::Require(_)) => {
-                    match Canary::plant(root, runner, &mut fresh_rng()) {
-                        Ok(c) => Some(c),
-                        Err(e) => {
-                            tracing::warn!(overseer = %o.name, error = %e, "could not plant the canary tests");
-                            None
-                        }
+                (Some(_), CanaryMode::Probe | CanaryMode::Require(_)) => match Canary::plant(root, &mut fresh_rng()) {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        tracing::warn!(overseer = %o.name, error = %e, "could not plant the canary tests");
+                        None
                     }
-                }
+                },
                 _ => None,
             };
             let mut run = cmd.run(cancel.clone()).await;
