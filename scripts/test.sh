@@ -23,6 +23,8 @@ cargo fmt --all -- --check || { echo "test: formatting differs; run 'cargo fmt'"
 # are on constant regexes and one internal invariant).
 cargo clippy --locked --quiet --lib --bins -- -A clippy::all -D clippy::disallowed_methods -D clippy::unwrap_used
 ensure_test_services
+# node_modules first: tests/overseer_runner.rs runs the project's own vitest.
+ensure_ui_toolchain
 cargo test --locked --all-targets
 
 # The store, the outer loop, the CLI and the HTTP API again on PostgreSQL: a

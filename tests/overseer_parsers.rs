@@ -1,6 +1,6 @@
 //! Every overseer parser against real output of its tool
 //! (tests/fixtures/overseer/: cargo test, nextest, pytest, unittest and gcc
-//! captured from real runs; Go, TAP, tsc, eslint, ruff, mypy and the
+//! captured from real runs, as are jest's and vitest's JSON reports; Go, TAP, tsc, eslint, ruff, mypy and the
 //! scanners in their documented formats).
 
 use std::path::Path;
@@ -114,6 +114,28 @@ fn unittest_verbose_and_plain() {
     assert_eq!(r.passing, vec!["test_calc.TestCalc.test_adds"]);
     let r = tests_of("unittest_plain.txt", TestFormat::Unittest, (1, 2, 1));
     assert_eq!(r.failing, vec!["test_calc.TestCalc.test_error", "test_calc.TestCalc.test_negative"]);
+}
+
+#[test]
+fn jest_json_names_every_test_by_file_and_titles_and_a_file_that_failed_to_run_fails() {
+    // jest 29.7.0 --json: a file that cannot import, a skip, a todo.
+    let r = tests_of("jest_json.json", TestFormat::JestJson, (3, 2, 2));
+    assert_eq!(
+        r.failing,
+        vec!["/tmp/jt/src/sum.test.js > sum > adds negatives", "/tmp/jt/src/broken.test.js (the file failed to run)"]
+    );
+    assert!(r.passing.contains(&"/tmp/jt/src/sum.test.js > sum > nested > zero is neutral".to_string()), "{r:?}");
+    assert!(r.passing.contains(&"/tmp/jt/src/sum.test.js > top level".to_string()), "{r:?}");
+}
+
+#[test]
+fn vitest_json_is_read_as_jest_json() {
+    // vitest 4 --reporter=json: the same shape, the same names.
+    let r = tests_of("vitest_json.json", TestFormat::JestJson, (3, 2, 1));
+    assert_eq!(
+        r.failing,
+        vec!["/tmp/vt/src/broken.test.ts (the file failed to run)", "/tmp/vt/src/sum.test.ts > sum > adds negatives"]
+    );
 }
 
 #[test]

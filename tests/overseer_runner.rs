@@ -290,6 +290,52 @@ async fn python_unittest_really_run() {
 }
 
 #[tokio::test]
+async fn pytest_is_read_from_the_junit_report_it_was_asked_to_write_and_the_report_is_gone_after() {
+    let f = Fixture::new();
+    // pytest from scripts/real-project.sh's cache, beside the workspace.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/real-project.sh");
+    let out = std::process::Command::new(script).arg("pytest").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let pylib = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    std::fs::create_dir(f.ws().join("tests")).unwrap();
+    std::fs::write(
+        f.ws().join("tests/test_calc.py"),
+        "import pytest\n\nclass TestCalc:\n    def test_adds(self):\n        assert 2 + 2 == 4\n\n    @pytest.mark.parametrize('x', [1, 2])\n    def test_halves(self, x):\n        assert x / 2 == 0.5\n",
+    )
+    .unwrap();
+    let o = Overseer::new("unit", OverseerKind::Test, &format!("PYTHONPATH={pylib} python3 -m pytest -q"))
+        .timeout(Duration::from_secs(120));
+    let m = f.measure(vec![o], MeasurePolicy::default()).await;
+    assert_eq!(m.runs[0].test_format, Some(TestFormat::Junit), "{m:?}");
+    let t = m.signals.test_results.as_ref().unwrap();
+    assert_eq!(t.failing, vec!["tests.test_calc.TestCalc.test_halves[2]"]);
+    assert_eq!(t.passing, vec!["tests.test_calc.TestCalc.test_adds", "tests.test_calc.TestCalc.test_halves[1]"]);
+    let left: Vec<_> = std::fs::read_dir(f.ws()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(!left.iter().any(|n| n.to_string_lossy().starts_with(".attractor-report")), "{left:?}");
+}
+
+#[tokio::test]
+async fn vitest_is_read_from_its_json_report_with_names_relative_to_the_workspace() {
+    let f = Fixture::new();
+    // The project's own vitest (scripts/test.sh installs node_modules first).
+    let vitest = Path::new(env!("CARGO_MANIFEST_DIR")).join("node_modules/.bin/vitest");
+    assert!(vitest.exists(), "{} is missing: run `npm ci`", vitest.display());
+    std::fs::write(f.ws().join("package.json"), "{}\n").unwrap();
+    std::fs::write(
+        f.ws().join("sum.test.mjs"),
+        "import { describe, expect, it } from 'vitest';\n\ndescribe('sum', () => {\n  it('adds', () => { expect(1 + 2).toBe(3); });\n  it('adds negatives', () => { expect(-1 + -2).toBe(-4); });\n});\n",
+    )
+    .unwrap();
+    let command = format!("{} run --root . 2>&1", vitest.display());
+    let o = Overseer::new("unit", OverseerKind::Test, &command).timeout(Duration::from_secs(120));
+    let m = f.measure(vec![o], MeasurePolicy::default()).await;
+    assert_eq!(m.runs[0].test_format, Some(TestFormat::JestJson), "{m:?}");
+    let t = m.signals.test_results.as_ref().unwrap();
+    assert_eq!(t.failing, vec!["sum.test.mjs > sum > adds negatives"], "{t:?}");
+    assert_eq!(t.passing, vec!["sum.test.mjs > sum > adds"]);
+}
+
+#[tokio::test]
 async fn cargo_test_really_run_on_a_tiny_crate() {
     let f = Fixture::new();
     let ws = f.ws();

@@ -89,3 +89,44 @@ async fn without_the_sandbox_the_same_code_does_both_and_the_run_says_so() {
     assert!(wrote && connected, "the control run shows what the sandbox prevents");
     assert!(shown.as_str().unwrap().starts_with("OFF"), "{shown}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_executor_reads_neither_the_suite_folder_nor_other_runs_while_held_out_checks_do() {
+    attractor::process::sandbox::available().unwrap();
+    // Outside /tmp (the sandbox's /tmp is private anyway), as users keep suites.
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap();
+    let dir = tempfile::Builder::new().prefix(".attractor-held-out-test").tempdir_in(home).unwrap();
+    let suite_dir = dir.path().join("suite");
+    let runs = dir.path().join("runs");
+    std::fs::create_dir_all(suite_dir.join("pkg")).unwrap();
+    std::fs::create_dir_all(suite_dir.join("held_out")).unwrap();
+    std::fs::write(suite_dir.join("pkg/squares.py"), "def square(n):\n    return n\n").unwrap();
+    std::fs::write(suite_dir.join("held_out/expected.txt"), "the answer is 1764\n").unwrap();
+    // The executor tries to read the held-out file and to look around.
+    let executor = format!(
+        "cat {held}/expected.txt > seen.txt 2>&1; ls -A {suite} > suite.txt 2>&1; ls -A {runs} > runs.txt 2>&1; printf 'def square(n):\\n    return n * n\\n' > squares.py",
+        held = suite_dir.join("held_out").display(),
+        suite = suite_dir.display(),
+        runs = runs.join("held-out").display(),
+    );
+    let yaml = format!(
+        "name: held-out\ntasks:\n  - name: squares\n    kind: agent\n    task: Implement square(n) in squares.py.\n    workspace: pkg\n    budget:\n      max_loops: 1\n    executor:\n      type: command\n      command: {executor:?}\n    overseers:\n      - name: square-works\n        kind: custom\n        command: python3 -c 'import squares; assert squares.square(3) == 9'\n      - name: held-out\n        kind: custom\n        hidden: true\n        command: grep -q 1764 \"$ATTRACTOR_SUITE_DIR/held_out/expected.txt\"\n"
+    );
+    let suite_path = suite_dir.join("held-out.suite.yaml");
+    std::fs::write(&suite_path, yaml).unwrap();
+    let store = attractor::store::Store::open(&dir.path().join("attractor.db")).await.unwrap();
+    let suite = attractor::suite::load(&suite_path).unwrap_or_else(|e| panic!("{e}"));
+    let config = common::squares::run_config(runs.clone(), 1);
+    common::squares::run_suite(&store, suite, config, common::squares::unwatched_agent()).await;
+
+    let suite = store.suite_by_name("held-out").await.unwrap().unwrap();
+    let rows = store.epoch_runs_of_suite(suite.id).await.unwrap();
+    let t = store.trajectories_of_run(rows[0].run_id).await.unwrap().pop().expect("a trajectory");
+    let ws = PathBuf::from(&t.workspace_dir);
+    let read = |name: &str| std::fs::read_to_string(ws.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(!read("seen.txt").contains("1764"), "the executor read a held-out file: {}", read("seen.txt"));
+    assert_eq!(read("suite.txt").trim(), "", "the suite's folder is shown empty");
+    assert!(!read("runs.txt").contains("baselines"), "{}", read("runs.txt"));
+    // The held-out check itself read its file: the task converged.
+    assert_eq!(t.status, "converged", "{t:?}");
+}

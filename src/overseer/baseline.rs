@@ -139,15 +139,23 @@ impl TestBaseline {
 /// Whether `pattern` names the test `id`: the id itself, a glob (`*` for
 /// any run of characters), or its last parts (`CollapseTests.test_collapse`
 /// names `tests.test_more.CollapseTests.test_collapse`; `test_a` names
-/// `tests/test_x.py::test_a`).
+/// `tests/test_x.py::test_a`). A pytest node id and the JUnit report's
+/// dotted name are the same test (`tests/test_x.py::C::test_a` names
+/// `tests.test_x.C.test_a`), and ` > ` joins jest's and vitest's titles.
 pub fn matches_test(pattern: &str, id: &str) -> bool {
     if pattern == id {
         return true;
     }
+    let (pattern, id) = (dotted(pattern), dotted(id));
     if pattern.contains('*') {
-        return glob_match(pattern, id);
+        return glob_match(&pattern, &id);
     }
-    [".", "::", "/"].iter().any(|sep| id.ends_with(&format!("{sep}{pattern}")))
+    id == pattern || [".", " > "].iter().any(|sep| id.ends_with(&format!("{sep}{pattern}")))
+}
+
+/// A test id with Python's path and node separators as dots.
+fn dotted(id: &str) -> String {
+    id.replace(".py::", ".").replace("::", ".").replace('/', ".")
 }
 
 /// `*` matches any run of characters; everything else itself.
@@ -338,6 +346,11 @@ mod tests {
         assert!(matches_test("test_a", ids[1]));
         assert!(!matches_test("test_coll", ids[0]));
         assert!(!matches_test("*Chunked*", ids[0]));
+        // A pytest node id names the test its JUnit report calls by dots.
+        assert!(matches_test("tests/test_x.py::C::test_a", "tests.test_x.C.test_a"));
+        assert!(matches_test("test_x.py::C::test_a", "tests.test_x.C.test_a"));
+        assert!(matches_test("sum > adds negatives", "src/sum.test.ts > sum > adds negatives"));
+        assert!(!matches_test("tests/test_x.py::test_b", "tests.test_x.C.test_a"));
         let b = TestBaseline::of(Some(&results(&[ids[0], ids[1]], &[])), &["Collapse*".into(), "test_new".into()]);
         assert_eq!(b.targets[0].matched.len(), 0, "a glob matches the whole id");
         let b = TestBaseline::of(Some(&results(&[ids[0], ids[1]], &[])), &["*Collapse*".into(), "test_new".into()]);

@@ -40,7 +40,7 @@ pub enum CanaryReport {
     Lied(String),
 }
 
-fn letters<R: Rng + ?Sized>(rng: &mut R, n: usize) -> String {
+pub(super) fn letters<R: Rng + ?Sized>(rng: &mut R, n: usize) -> String {
     (0..n).map(|_| char::from(b'a' + rng.random_range(0..26u8))).collect()
 }
 

@@ -26,10 +26,10 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use tokio::sync::watch;
 
-use super::canary::{Canary, CanaryReport};
+use super::canary::{Canary, CanaryReport, letters};
 use super::classify::{environmental_output, hard_environmental};
-use super::parse::{TestFormat, parse_diagnostics, parse_junit, parse_security, parse_tests};
-use super::recognise::{naming_every_test, runner_of};
+use super::parse::{TestFormat, parse_diagnostics, parse_jest_json, parse_junit, parse_security, parse_tests};
+use super::recognise::{Runner, as_run, runner_of};
 use super::signals::{
     BuildResult, CustomCheckResult, FailureClass, LintResults, OverseerSignals, SecurityScanResult, TestResults,
     TypeCheckResult, Verdict,
@@ -347,8 +347,17 @@ impl OverseerRunner {
         let o = &c.spec;
         let timeout = o.timeout.unwrap_or_else(|| crate::time::secs(self.config.default_timeout_secs.max(0.001)));
         let runner = (o.kind == OverseerKind::Test).then(|| runner_of(&o.command)).flatten();
-        // The command as it runs: naming every test where the runner can be asked to.
-        let command = if o.kind == OverseerKind::Test { naming_every_test(&o.command) } else { o.command.clone() };
+        // The command as it runs: naming every test, and writing the report
+        // its runner can write (to a fresh name, removed after each run).
+        let report_file = runner
+            .and_then(Runner::report_extension)
+            .map(|ext| root.join(format!(".attractor-report-{}.{ext}", letters(&mut fresh_rng(), 12))));
+        let (command, report_file) = if o.kind == OverseerKind::Test {
+            let run = as_run(&o.command, report_file.as_deref());
+            (run.command, run.report)
+        } else {
+            (o.command.clone(), None)
+        };
         let mut cmd = ShellCommand::new(&command, root, timeout)
             .capture(Capture::head_and_tail(self.config.output_head_bytes, self.config.output_tail_bytes))
             .env("ATTRACTOR_WORKSPACE", root)
@@ -365,7 +374,7 @@ impl OverseerRunner {
         loop {
             attempts += 1;
             let started = SystemTime::now();
-            let canary = match (runner, &self.canaries) {
+            let canary = match (runner.filter(|r| r.takes_canaries()), &self.canaries) {
                 (Some(_), CanaryMode::Probe | CanaryMode::Require(_)) => match Canary::plant(root, &mut fresh_rng()) {
                     Ok(c) => Some(c),
                     Err(e) => {
@@ -380,8 +389,16 @@ impl OverseerRunner {
                 c.remove();
             }
             left_running.append(&mut run.left_running);
-            let report = self.read_report(o, root, started);
-            let assessment = assess(c, &run, report, canary.as_ref());
+            let report = match &report_file {
+                Some(file) => {
+                    let text = self.read_fresh(file, started);
+                    let _ = std::fs::remove_file(file);
+                    text.map(|t| vec![t])
+                }
+                None => None,
+            };
+            let report = report.or_else(|| self.read_report(o, root, started));
+            let assessment = assess(c, root, &run, report, canary.as_ref());
             let retry = assessment.class == Some(FailureClass::Environmental)
                 && !matches!(run.end, ProcessEnd::Cancelled)
                 && attempts <= self.config.environmental_retries;
@@ -409,18 +426,6 @@ impl OverseerRunner {
             tracing::warn!(overseer = %o.name, report = rel, "the report path leads outside the workspace; ignored");
             return None;
         }
-        let fresh = |p: &Path| -> bool {
-            // A second's slack for file systems with coarse timestamps.
-            let since = started.checked_sub(Duration::from_secs(1)).unwrap_or(started);
-            std::fs::metadata(p).and_then(|m| m.modified()).is_ok_and(|t| t >= since)
-        };
-        let read = |p: &Path| -> Option<String> {
-            let meta = std::fs::metadata(p).ok()?;
-            if !meta.is_file() || meta.len() > self.config.max_report_bytes || !fresh(p) {
-                return None;
-            }
-            std::fs::read_to_string(p).ok()
-        };
         let files: Vec<PathBuf> = if path.is_dir() {
             let mut v: Vec<PathBuf> = std::fs::read_dir(&path)
                 .ok()?
@@ -434,8 +439,21 @@ impl OverseerRunner {
         } else {
             vec![path]
         };
-        let texts: Vec<String> = files.iter().filter_map(|p| read(p)).collect();
+        let texts: Vec<String> = files.iter().filter_map(|p| self.read_fresh(p, started)).collect();
         (!texts.is_empty()).then_some(texts)
+    }
+
+    /// The report file at `p`, when this run wrote it (files older than the
+    /// run are stale) and it is no larger than the configured bound.
+    fn read_fresh(&self, p: &Path, started: SystemTime) -> Option<String> {
+        let meta = std::fs::metadata(p).ok()?;
+        // A second's slack for file systems with coarse timestamps.
+        let since = started.checked_sub(Duration::from_secs(1)).unwrap_or(started);
+        let fresh = meta.modified().is_ok_and(|t| t >= since);
+        if !meta.is_file() || meta.len() > self.config.max_report_bytes || !fresh {
+            return None;
+        }
+        std::fs::read_to_string(p).ok()
     }
 }
 
@@ -486,7 +504,13 @@ fn fresh_rng() -> rand_chacha::ChaCha8Rng {
     rand_chacha::ChaCha8Rng::seed_from_u64(seed)
 }
 
-fn assess(c: &Configured, run: &ShellRun, report: Option<Vec<String>>, canary: Option<&Canary>) -> Assessment {
+fn assess(
+    c: &Configured,
+    root: &Path,
+    run: &ShellRun,
+    report: Option<Vec<String>>,
+    canary: Option<&Canary>,
+) -> Assessment {
     if let Some(reason) = hard_environmental(&run.end) {
         return Assessment::environmental(reason);
     }
@@ -495,7 +519,7 @@ fn assess(c: &Configured, run: &ShellRun, report: Option<Vec<String>>, canary: O
     let exit = run.end.describe();
     let env_in_output = || if ok { None } else { environmental_output(&output) };
     match c.spec.kind {
-        OverseerKind::Test => assess_tests(&c.spec, run, &output, report, canary),
+        OverseerKind::Test => assess_tests(&c.spec, root, run, &output, report, canary),
         OverseerKind::Build | OverseerKind::TypeCheck | OverseerKind::Lint => {
             if let Some(reason) = env_in_output() {
                 return Assessment::environmental(reason);
@@ -606,6 +630,7 @@ fn assess(c: &Configured, run: &ShellRun, report: Option<Vec<String>>, canary: O
 
 fn assess_tests(
     o: &Overseer,
+    root: &Path,
     run: &ShellRun,
     output: &str,
     report: Option<Vec<String>>,
@@ -614,16 +639,20 @@ fn assess_tests(
     let exit = run.end.describe();
     // A fresh report file is the most exact source; the output is the fallback.
     let from_report = report.and_then(|texts| {
-        let mut merged: Option<TestResults> = None;
+        let mut merged: Option<(TestFormat, TestResults)> = None;
         for t in texts {
-            if let Ok(r) = parse_junit(&t) {
-                add_tests(merged.get_or_insert_with(TestResults::default), r);
+            let parsed = match parse_jest_json(&t) {
+                Some(r) => Some((TestFormat::JestJson, r)),
+                None => parse_junit(&t).ok().map(|r| (TestFormat::Junit, r)),
+            };
+            if let Some((format, r)) = parsed {
+                add_tests(&mut merged.get_or_insert_with(|| (format, TestResults::default())).1, r);
             }
         }
-        merged.map(|r| (TestFormat::Junit, r))
+        merged
     });
     let parsed = from_report.or_else(|| parse_tests(output));
-    let Some((format, mut results)) = parsed else {
+    let Some((format, mut results)) = parsed.map(|(f, r)| (f, relative_to(root, r))) else {
         if !run.end.success()
             && let Some(reason) = environmental_output(output)
         {
@@ -677,6 +706,22 @@ fn assess_tests(
         format: Some(format),
         canary: canary_report,
     }
+}
+
+/// `results` with test names that begin with the workspace's path (jest
+/// and vitest name files absolutely) made relative to it: a test keeps its
+/// name from one copy of a workspace to the next.
+fn relative_to(root: &Path, mut results: TestResults) -> TestResults {
+    let mut prefixes = vec![format!("{}/", root.display())];
+    if let Ok(real) = std::fs::canonicalize(root) {
+        prefixes.push(format!("{}/", real.display()));
+    }
+    for name in results.passing.iter_mut().chain(results.failing.iter_mut()) {
+        if let Some(rest) = prefixes.iter().find_map(|p| name.strip_prefix(p.as_str())) {
+            *name = rest.to_string();
+        }
+    }
+    results
 }
 
 fn add_tests(into: &mut TestResults, r: TestResults) {

@@ -56,6 +56,7 @@ impl SandboxConfig {
             memory_bytes: self.memory_mb.saturating_mul(1024 * 1024),
             processes: self.processes,
             readable: Vec::new(),
+            hidden: Vec::new(),
         })
     }
 
@@ -103,6 +104,10 @@ pub struct Sandbox {
     /// Folders the command reads that the private `/tmp` would hide (the
     /// suite's folder, where held-out checks live): bound read-only.
     pub readable: Vec<std::path::PathBuf>,
+    /// Folders the command must not read (a command executor's: the suite's
+    /// folder with its held-out checks, the other runs): each replaced by an
+    /// empty one, the workspace bound back inside when it lies within.
+    pub hidden: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -175,6 +180,9 @@ impl Sandbox {
         for dir in self.readable.iter().filter(|d| d.is_dir()) {
             add(&[&"--ro-bind", dir, dir]);
         }
+        for dir in self.hidden.iter().filter(|d| hideable(d)) {
+            add(&[&"--tmpfs", dir]);
+        }
         add(&[&"--bind", &cwd, &cwd]);
         // The workspace's git folder stays read-only: a hook, a filter or
         // an `fsmonitor` written into its config would run outside the
@@ -196,6 +204,14 @@ impl Sandbox {
     }
 }
 
+/// Whether hiding `dir` leaves the command able to run: never the root,
+/// the home folder or a folder holding it (where the toolchains live), nor
+/// a folder that does not exist.
+fn hideable(dir: &Path) -> bool {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    dir.is_dir() && dir.parent().is_some() && !home.is_some_and(|h| h.starts_with(dir))
+}
+
 /// Whether the sandbox can start on this machine: tried once per process
 /// with a command that does nothing.
 pub fn available() -> Result<(), SandboxUnavailable> {
@@ -205,7 +221,8 @@ pub fn available() -> Result<(), SandboxUnavailable> {
 
 fn probe() -> Result<(), SandboxUnavailable> {
     let dir = std::env::temp_dir();
-    let sandbox = Sandbox { network: false, memory_bytes: 1 << 30, processes: 64, readable: Vec::new() };
+    let sandbox =
+        Sandbox { network: false, memory_bytes: 1 << 30, processes: 64, readable: Vec::new(), hidden: Vec::new() };
     let (program, args) = sandbox.wrap("true", &dir);
     match std::process::Command::new(&program).args(&args).output() {
         Ok(out) if out.status.success() => Ok(()),

@@ -11,6 +11,7 @@
 
 mod diagnostics;
 mod go;
+mod jest;
 mod junit;
 mod libtest;
 mod python;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::signals::TestResults;
 
 pub use diagnostics::{DiagnosticCounts, parse_diagnostics};
+pub use jest::parse_jest_json;
 pub use junit::{JunitError, parse_junit};
 pub use security::parse_security;
 
@@ -33,6 +35,8 @@ pub use security::parse_security;
 pub enum TestFormat {
     /// `go test -json`.
     GoJson,
+    /// jest's `--json` report (vitest's `json` reporter writes the same).
+    JestJson,
     /// JUnit XML (JUnit, Surefire, pytest `--junitxml`, many others).
     Junit,
     /// cargo-nextest.
@@ -53,8 +57,9 @@ impl TestFormat {
     /// unittest comes before Rust's: it claims an output only by its
     /// closing `Ran N tests in`, and a verbose run's docstrings can read
     /// like libtest's `test … ... ok` lines.
-    pub const DETECTION_ORDER: [TestFormat; 8] = [
+    pub const DETECTION_ORDER: [TestFormat; 9] = [
         TestFormat::GoJson,
+        TestFormat::JestJson,
         TestFormat::Junit,
         TestFormat::Unittest,
         TestFormat::Nextest,
@@ -67,6 +72,7 @@ impl TestFormat {
     pub fn as_str(self) -> &'static str {
         match self {
             TestFormat::GoJson => "go test -json",
+            TestFormat::JestJson => "jest/vitest JSON",
             TestFormat::Junit => "JUnit XML",
             TestFormat::Nextest => "cargo-nextest",
             TestFormat::Libtest => "cargo test",
@@ -81,6 +87,7 @@ impl TestFormat {
     pub fn parse(self, output: &str) -> Option<TestResults> {
         match self {
             TestFormat::GoJson => go::parse_json(output),
+            TestFormat::JestJson => jest::parse_jest_json(output),
             TestFormat::Junit => {
                 if output.contains("<testsuite") || output.contains("<testcase") {
                     // JUnit embedded in other output: from the first tag on.

@@ -126,7 +126,7 @@ impl<'r> Driver<'r> {
         use sha2::{Digest, Sha256};
         let tree = self.ws.tree_id(&self.state.initial_commit).await.ok()?;
         let what = serde_json::json!({
-            "version": 1,
+            "version": 2,
             "tree": tree,
             "overseers": self.overseer_specs,
             "targets": self.r.spec.targets,

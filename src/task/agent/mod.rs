@@ -368,7 +368,7 @@ impl Kit {
             Some(spec) if spec.kind == ExecutorKind::Command => {
                 let config =
                     CommandExecutorConfig::from_spec(spec).ok_or(AgentError::NoCommand { task: task.clone() })?;
-                Arc::new(CommandExecutor::new(config).sandboxed(r.config.sandbox.for_command(spec.network)))
+                Arc::new(CommandExecutor::new(config).sandboxed(executor_sandbox(r, spec.network)))
             }
             spec => {
                 let client = r.llm.clone().ok_or(AgentError::NoModel { task: task.clone() })?;
@@ -528,6 +528,18 @@ pub(super) async fn close_unresumable(store: &Store, row: &TrajectoryRow, reason
             },
         )
         .await
+}
+
+/// A command executor's sandbox: its workspace is all it is shown. The
+/// suite's folder (held-out checks keep their files there) and the suite's
+/// runs (other trajectories' workspaces, the baselines) are hidden from it.
+fn executor_sandbox(r: &AgentRun<'_>, network: bool) -> Option<crate::process::sandbox::Sandbox> {
+    let mut sandbox = r.config.sandbox.for_command(network)?;
+    let runs = r.run_dir.parent().and_then(Path::parent);
+    for dir in std::iter::once(r.suite_dir).chain(runs) {
+        sandbox.hidden.push(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()));
+    }
+    Some(sandbox)
 }
 
 pub fn workspace_dir(run_dir: &Path) -> PathBuf {
