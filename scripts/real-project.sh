@@ -6,7 +6,7 @@
 #
 #   more-itertools   Python, 817 unittest tests (PyPI sdist 10.5.0)
 #   inflection       Python, 455 pytest tests (PyPI sdist 0.5.1)
-#   semver           Rust, 38 cargo tests (crates.io 1.0.23, no dependencies)
+#   aho-corasick     Rust, 265 cargo tests, 163 unit and 102 doc (crates.io 1.1.3)
 #   pytest           pytest 8.3.3 installed into a folder for PYTHONPATH
 set -euo pipefail
 cache="${ATTRACTOR_CACHE:-$HOME/.cache/attractor}/projects"
@@ -26,29 +26,35 @@ if [ "${1:-}" = pytest ]; then
   exit 0
 fi
 
-if [ "${1:-}" = semver ]; then
-  dest="$cache/semver-1.0.23"
+# A crate from crates.io with a lock file and its dependencies fetched (so
+# that the tests' sandboxed `cargo test --offline` runs find them and write
+# no lock file into the workspace).
+fetch_crate() {
+  local name=$1 version=$2 sha256=$3
+  local dest="$cache/$name-$version"
   if [ ! -f "$dest/.complete" ]; then
     tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
-    curl --proto '=https' --tlsv1.2 -sSfL -o "$tmp/semver.crate" https://static.crates.io/crates/semver/semver-1.0.23.crate
-    echo "61697e0a1c7e512e84a621326239844a24d8207b4669b41bc18b32ea5cbf988b  $tmp/semver.crate" | sha256sum --check --quiet - >&2 \
-      || { echo "real-project: semver 1.0.23's crate is not the pinned one (sha256 differs)" >&2; exit 1; }
-    tar -xzf "$tmp/semver.crate" -C "$tmp"
-    # A lock file, so that the tests' runs write none into the workspace.
-    (cd "$tmp/semver-1.0.23" && cargo generate-lockfile --quiet)
+    curl --proto '=https' --tlsv1.2 -sSfL -o "$tmp/$name.crate" "https://static.crates.io/crates/$name/$name-$version.crate"
+    echo "$sha256  $tmp/$name.crate" | sha256sum --check --quiet - >&2 \
+      || { echo "real-project: $name $version's crate is not the pinned one (sha256 differs)" >&2; exit 1; }
+    tar -xzf "$tmp/$name.crate" -C "$tmp"
+    (cd "$tmp/$name-$version" && cargo generate-lockfile --quiet && cargo fetch --quiet)
     rm -rf "$dest"
-    mv "$tmp/semver-1.0.23" "$dest"
+    mv "$tmp/$name-$version" "$dest"
     touch "$dest/.complete"
   fi
   echo "$dest"
-  exit 0
-fi
+}
+
+case "${1:-}" in
+  aho-corasick) fetch_crate aho-corasick 1.1.3 8e60d3430d3a69478ad0993f19238d2df97c507009a52b3c10addcd7f6bcb916; exit 0 ;;
+esac
 
 case "${1:-}" in
   more-itertools) pkg=more-itertools version=10.5.0 sha256=5482bfef7849c25dc3c6dd53a6173ae4795da2a41a80faea6700d9f5846c5da6 ;;
   inflection) pkg=inflection version=0.5.1 sha256=1a29730d366e996aaacffb2f1f1cb9593dc38e2ddd30c91250c6dde09ea9b417 ;;
-  *) echo "real-project: unknown project '${1:-}'; known: more-itertools, inflection, semver, pytest" >&2; exit 2 ;;
+  *) echo "real-project: unknown project '${1:-}'; known: more-itertools, inflection, aho-corasick, pytest" >&2; exit 2 ;;
 esac
 dest="$cache/$pkg-$version"
 if [ ! -f "$dest/.complete" ]; then

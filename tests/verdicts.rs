@@ -342,3 +342,50 @@ async fn a_later_run_of_the_same_unchanged_workspace_reuses_its_baseline_as_iter
     assert_eq!(summaries[0], measured);
     assert_eq!(summaries[1], format!("{measured} (reused: the same workspace was measured by an earlier run)"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_impossible_task_asks_a_person_where_its_priority_says_so_and_a_hint_lets_it_go_on() {
+    let f = Fixture::new("impossible").await;
+    let yaml = "name: impossible\ntasks:\n  - name: squares\n    kind: agent\n    task: Implement square(n) in squares.py.\n    workspace: pkg\n    priority: thorough\n    budget:\n      max_loops: 12\n    executor:\n      type: command\n      command: rm -f test_squares.py\n    overseers:\n      - name: tests\n        kind: test\n        command: python3 -m unittest -v\n        timeout: 60\n";
+    let suite_path = f.path("impossible.suite.yaml");
+    std::fs::write(&suite_path, yaml).unwrap();
+    let suite = attractor::suite::load(&suite_path).unwrap_or_else(|e| panic!("{e}"));
+    // Every other point decides alone; a human escalation is the priority's to decide (thorough: pause).
+    let mut agent = common::squares::unwatched_agent();
+    agent.engine.interventions.human_escalation = None;
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let run = async {
+        common::squares::run_suite(&f.store, suite, common::squares::run_config(f.path("runs"), 1), agent).await;
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+    };
+    // The person: a hint the first time, a refusal the second.
+    let person = async {
+        let mut asked = Vec::new();
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            for q in f.store.interventions(true).await.unwrap() {
+                let (answer, text) = if asked.is_empty() {
+                    ("hint", Some("The tests are right: implement square(n) instead of removing them."))
+                } else {
+                    ("reject", None)
+                };
+                assert!(f.store.answer_intervention(q.id, answer, text).await.unwrap());
+                asked.push(q);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        asked
+    };
+    let asked = tokio::join!(run, person).1;
+    assert_eq!(asked.len(), 2, "{asked:#?}");
+    for q in &asked {
+        assert_eq!(q.kind, "human_escalation");
+        assert!(q.subject.contains("looks impossible"), "{}", q.subject);
+    }
+    let context: Value = serde_json::from_str(&asked[0].context_json).unwrap();
+    assert!(context["what"].as_str().unwrap().contains("to protected test files"), "{context}");
+    let run = f.last_run().await;
+    let t = f.store.trajectories_of_run(run.id).await.unwrap().pop().expect("a trajectory");
+    assert_ne!(t.status, "converged");
+    // Four stalled iterations, the hint, four more, the refusal.
+    assert_eq!(f.store.observations_of_trajectory(&t.id).await.unwrap().len(), 8);
+}

@@ -193,7 +193,8 @@ impl<'r> Driver<'r> {
         let t = &self.state.trajectory;
         let baseline = t.test_baseline.as_ref().filter(|b| !b.targets.is_empty())?;
         let n = STALLED_ITERATIONS as usize;
-        if t.observations.len() < n {
+        // Counted from where a person last said to go on.
+        if t.observations.len() < self.state.stall_from + n {
             return None;
         }
         let passing = |o: &Observation| o.overseer_signals.judgement().map_or(0, |j| j.targets_passing);
@@ -218,5 +219,49 @@ impl<'r> Driver<'r> {
             crate::counted(u64::from(refused), "edit"),
             if refused == 1 { "was" } else { "were" },
         ))
+    }
+
+    /// Asks a person about a task that looks impossible, where the task's
+    /// priority pauses at a human escalation (a notice otherwise, or
+    /// nothing): `true` when the trajectory now waits on the answer.
+    pub(super) async fn ask_whether_impossible(&mut self, reason: &str) -> Result<bool, AgentError> {
+        let kind = InterventionKind::HumanEscalation;
+        let mode = self.mode(kind);
+        let proposal = match mode {
+            InterventionMode::Pause => format!(
+                "Approve or reject to end the trajectory unconverged; answer with a hint (what the executor should \
+                 know, or that you changed the tests) to go on for {STALLED_ITERATIONS} more iterations."
+            ),
+            _ => "The trajectory ends unconverged; nothing waits on this notice.".to_string(),
+        };
+        let judgement = self.state.trajectory.observations.last().and_then(|o| o.overseer_signals.judgement());
+        let context = serde_json::json!({
+            "what": reason,
+            "why": "The target tests do not move while the executor keeps trying to change protected test files; \
+                    only a person may decide that the tests themselves are wrong.",
+            "evidence": {"judgement": judgement, "trajectory_id": self.place.id},
+            "proposed_action": "end",
+            "proposal": proposal,
+        });
+        let subject = format!("Task `{}` looks impossible without changing its tests", self.r.task.name);
+        let reason = reason.to_string();
+        match self.intervene(kind, mode, subject, context).await? {
+            Some(intervention_id) if mode == InterventionMode::Pause => {
+                self.state.waiting = Some(Waiting::Impossible { intervention_id, reason });
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Ends the trajectory unconverged with `reason`.
+    pub(super) async fn end_as_impossible(&mut self, reason: String) -> Result<End, AgentError> {
+        tracing::info!(trajectory = %self.place.id, %reason, "ending the trajectory: the task looks impossible");
+        let control = self.kit.engine.stop(&mut self.state.trajectory, &reason)?;
+        self.state.notes.push(reason);
+        self.state.next = None;
+        self.state.ended = Some(control.clone());
+        self.save("running").await?;
+        Ok(End::Finished(control))
     }
 }

@@ -166,6 +166,7 @@ impl<'r> Driver<'r> {
             focus: None,
             points: Vec::new(),
             told: Default::default(),
+            stall_from: 0,
         };
         r.store
             .insert_trajectory(&NewTrajectory {
@@ -193,7 +194,7 @@ impl<'r> Driver<'r> {
             overseers,
             held_out,
             protection: protect::Protection::of(r.spec, s.ws.root()),
-            anti_patterns: forbid::AntiPatterns::of(&r.spec.forbidden),
+            anti_patterns: forbid::AntiPatterns::for_task(r.spec),
             ws: s.ws,
             state,
             resumed: false,
@@ -246,7 +247,7 @@ impl<'r> Driver<'r> {
             overseers,
             held_out,
             protection: protect::Protection::of(r.spec, ws.root()),
-            anti_patterns: forbid::AntiPatterns::of(&r.spec.forbidden),
+            anti_patterns: forbid::AntiPatterns::for_task(r.spec),
             ws,
             state,
             resumed: true,
@@ -343,14 +344,13 @@ impl<'r> Driver<'r> {
                 && let Some(reason) = self.impossible()
             {
                 // The targets do not move while the executor keeps trying to
-                // change the tests: more iterations would only spend budget.
-                tracing::info!(trajectory = %self.place.id, %reason, "ending the trajectory: the task looks impossible");
-                let control = self.kit.engine.stop(&mut self.state.trajectory, &reason)?;
-                self.state.notes.push(reason);
-                self.state.next = None;
-                self.state.ended = Some(control.clone());
-                self.save("running").await?;
-                return Ok(End::Finished(control));
+                // change the tests: more iterations would only spend budget,
+                // unless a person (where the priority asks one) says otherwise.
+                if self.ask_whether_impossible(&reason).await? {
+                    self.save("paused").await?;
+                    continue;
+                }
+                return self.end_as_impossible(reason).await;
             }
             if !self.state.points.is_empty() {
                 // Points the latest iteration reached, one at a time (a pause holds the rest back).

@@ -507,6 +507,18 @@ impl Driver<'_> {
                 });
                 self.state.next = next;
             }
+            Waiting::Impossible { reason, .. } => {
+                let Some(h) = hint else {
+                    let control = self.kit.engine.stop(&mut self.state.trajectory, &reason)?;
+                    self.state.notes.push(reason);
+                    self.state.next = None;
+                    return Ok(Some(End::Finished(control)));
+                };
+                // Go on: the hint is the executor's to read, and the stall
+                // is counted afresh.
+                self.state.trajectory.add_hint(h);
+                self.state.stall_from = self.state.trajectory.observations.len();
+            }
             Waiting::HumanEscalation { control, .. } => {
                 let Some(h) = hint else { return Ok(Some(End::Finished(control))) };
                 let next = self.kit.engine.reopen_with_hint(

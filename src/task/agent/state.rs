@@ -93,6 +93,9 @@ pub enum Waiting {
     /// Out of budget with a result partial acceptance would take
     /// (`control`): accept it, end exhausted, or try once more with a hint.
     PartialResult { intervention_id: i64, control: LoopControl },
+    /// The targets do not move while edits to the tests keep being refused
+    /// (`reason`): a hint goes on, anything else ends the trajectory.
+    Impossible { intervention_id: i64, reason: String },
 }
 
 impl Waiting {
@@ -103,7 +106,8 @@ impl Waiting {
             | Waiting::AttractorTransition { intervention_id, .. }
             | Waiting::StrategyEscalation { intervention_id, .. }
             | Waiting::AmbiguityDetected { intervention_id, .. }
-            | Waiting::PartialResult { intervention_id, .. } => *intervention_id,
+            | Waiting::PartialResult { intervention_id, .. }
+            | Waiting::Impossible { intervention_id, .. } => *intervention_id,
         }
     }
 }
@@ -156,6 +160,10 @@ pub struct AgentState {
     /// What this trajectory already told a person (never twice).
     #[serde(default)]
     pub told: Told,
+    /// Iterations a person's answer to "the task looks impossible" let go
+    /// on with: the stall is counted from here.
+    #[serde(default)]
+    pub stall_from: usize,
 }
 
 impl AgentState {
@@ -369,6 +377,7 @@ mod tests {
             focus: None,
             points: Vec::new(),
             told: Told::default(),
+            stall_from: 0,
         }
     }
 

@@ -33,29 +33,48 @@ export function iterationTooltip(o: IterationView): string {
   return lines.join("<br/>");
 }
 
+/** The baseline's tooltip: the untouched workspace, before any execution. */
+export function baselineTooltip(b: IterationView): string {
+  return [
+    "<b>iteration 0</b> · baseline (the untouched workspace)",
+    `level ${b.level.toFixed(3)}`,
+    `<i>${esc(b.summary.slice(0, 160))}</i>`,
+  ].join("<br/>");
+}
+
 export function trajectoryOption(t: TrajectoryView): EChartsCoreOption {
   // Executions are iterations 1, 2, …: iteration 0 is the baseline, the
-  // untouched workspace, shown above the chart.
+  // untouched workspace, plotted on the level line as a hollow point (it has
+  // no loss: nothing was executed).
   const point = (o: IterationView, y: number) => ({
     value: [o.sequence + 1, y],
     symbol: DIRECTIVE_SYMBOL[o.directive] ?? "circle",
     symbolSize: o.forced ? 11 : 8,
   });
   const obs = t.observations;
+  const base = t.baseline ? [{ value: [0, t.baseline.level], symbol: "emptyCircle", symbolSize: 9 }] : [];
+  const tip = (p: { dataIndex: number; seriesIndex: number }) => {
+    const i = p.seriesIndex === 0 ? p.dataIndex - base.length : p.dataIndex;
+    if (i < 0 && t.baseline) return baselineTooltip(t.baseline);
+    return obs[i] ? iterationTooltip(obs[i]) : "";
+  };
   return {
     grid: { left: 56, right: 56, top: 40, bottom: 40 },
     legend: { top: 0 },
-    tooltip: {
-      trigger: "item",
-      formatter: (p: { dataIndex: number }) => (obs[p.dataIndex] ? iterationTooltip(obs[p.dataIndex]) : ""),
-    },
+    tooltip: { trigger: "item", formatter: tip },
     xAxis: { type: "value", name: "iteration", nameLocation: "middle", nameGap: 26, minInterval: 1 },
     yAxis: [
       { type: "value", name: "level", min: 0, max: 1 },
       { type: "value", name: "loss L", min: 0, scale: true },
     ],
     series: [
-      { name: "convergence level", type: "line", yAxisIndex: 0, data: obs.map((o) => point(o, o.level)), itemStyle: { color: COLORS.update } },
+      {
+        name: "convergence level",
+        type: "line",
+        yAxisIndex: 0,
+        data: [...base, ...obs.map((o) => point(o, o.level))],
+        itemStyle: { color: COLORS.update },
+      },
       {
         name: "loss L",
         type: "line",

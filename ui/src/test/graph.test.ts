@@ -216,6 +216,25 @@ describe("trajectory", () => {
     expect(o.series[0].data.map((d) => d.symbol)).toEqual(["circle", "rect", "circle"]);
     expect(o.series[0].data[1].symbolSize).toBeGreaterThan(o.series[0].data[0].symbolSize);
   });
+  it("plots the baseline as iteration 0 on the level line, with its own tooltip", () => {
+    const withBase = { ...t, baseline: { ...it_(-1, "baseline", "none", 0.25), summary: "5 tests at baseline; targets: the 2 tests failing at baseline" } };
+    const o = trajectoryOption(withBase) as {
+      series: { data: { value: number[]; symbol: string }[] }[];
+      tooltip: { formatter: (p: { dataIndex: number; seriesIndex: number }) => string };
+    };
+    expect(o.series[0].data.map((d) => d.value)).toEqual([
+      [0, 0.25],
+      [1, 0.3],
+      [2, 0.5],
+      [3, 1],
+    ]);
+    expect(o.series[0].data[0].symbol).toBe("emptyCircle");
+    // The loss line starts at iteration 1: the baseline executed nothing.
+    expect(o.series[1].data.map((d) => d.value[0])).toEqual([1, 2, 3]);
+    expect(o.tooltip.formatter({ dataIndex: 0, seriesIndex: 0 })).toContain("baseline");
+    expect(o.tooltip.formatter({ dataIndex: 1, seriesIndex: 0 })).toContain("iteration 1");
+    expect(o.tooltip.formatter({ dataIndex: 0, seriesIndex: 1 })).toContain("iteration 1");
+  });
   it("counts strategies and escapes model text in the tooltip", () => {
     expect(strategyCounts(t)).toEqual([
       ["focused_repair", 2],
