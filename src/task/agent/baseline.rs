@@ -24,6 +24,27 @@ struct CachedBaseline {
     signals: OverseerSignals,
 }
 
+/// Baselines kept per suite; the least recently written go first (each
+/// is a few kilobytes to a few hundred: a test's name per test).
+const KEPT_BASELINES: usize = 64;
+
+/// Removes the oldest `.json` files of `dir` beyond the newest `keep`.
+fn forget_oldest(dir: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut kept: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if kept.len() <= keep {
+        return;
+    }
+    kept.sort();
+    for (_, path) in &kept[..kept.len() - keep] {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
 /// Iterations in a row without a target passing that, with enough refused
 /// edits to protected files among them, end a trajectory as impossible.
 pub(super) const STALLED_ITERATIONS: u32 = 4;
@@ -153,6 +174,7 @@ impl<'r> Driver<'r> {
         if let Err(e) = write {
             tracing::debug!(error = %e, "could not keep the baseline for later runs");
         }
+        forget_oldest(&dir, KEPT_BASELINES);
     }
 
     async fn record_baseline(&mut self, m: &Measurement, summary: &str, took: Duration) -> Result<(), AgentError> {
@@ -263,5 +285,27 @@ impl<'r> Driver<'r> {
         self.state.ended = Some(control.clone());
         self.save("running").await?;
         Ok(End::Finished(control))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_newest_baselines_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..5u64 {
+            let path = dir.path().join(format!("{i}.json"));
+            std::fs::write(&path, "{}").unwrap();
+            let when = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000 + i);
+            std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+        }
+        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+        forget_oldest(dir.path(), 3);
+        let mut left: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into()).collect();
+        left.sort();
+        assert_eq!(left, vec!["2.json", "3.json", "4.json", "notes.txt"]);
     }
 }

@@ -51,7 +51,7 @@ const TEST_INTEGRITY: &[(&str, &str, &[&str], &[&str])] = &[
     ),
     (
         "code under test reaches into the test framework",
-        r"\bglobalThis\s*\.\s*(?:expect|test|it|describe|vi|jest)\s*=[^=]|\b(?:from|require\s*\()\s*['\x22](?:vitest|@jest/globals|jest-circus)['\x22]",
+        r"\bglobalThis\s*\.\s*(?:expect|test|it|describe|vi|jest)\s*=[^=]|\b(?:from|require\s*\()\s*['\x22](?:vitest|@jest/globals|jest-circus)['\x22]|\bexpect\s*\.\s*extend\s*\(",
         &["**/*.js", "**/*.mjs", "**/*.cjs", "**/*.ts", "**/*.mts", "**/*.jsx", "**/*.tsx"],
         &[],
     ),

@@ -43,6 +43,10 @@ pub const INFERRED: &[&str] = &[
     "**/.coveragerc",
     "**/jest.config.*",
     "**/vitest.config.*",
+    // The files jest and vitest run before every test file (custom matchers).
+    "**/jest.setup.*",
+    "**/vitest.setup.*",
+    "**/setupTests.*",
     "**/karma.conf.*",
     "**/phpunit.xml*",
     "**/tests.py",
