@@ -1,6 +1,7 @@
 //! Every overseer parser against real output of its tool
 //! (tests/fixtures/overseer/: cargo test, nextest, pytest, unittest and gcc
-//! captured from real runs, as are jest's and vitest's JSON reports; Go, TAP, tsc, eslint, ruff, mypy and the
+//! captured from real runs, as are jest's and vitest's JSON reports and
+//! go 1.19's plain and `-json` output; TAP, tsc, eslint, ruff, mypy and the
 //! scanners in their documented formats).
 
 use std::path::Path;
@@ -145,6 +146,13 @@ fn go_test_plain_and_json_agree() {
     assert_eq!(plain.failing, vec!["TestSub", "TestTable/negative"]);
     assert_eq!(json.failing, plain.failing);
     assert_eq!(json.passing, plain.passing);
+}
+
+#[test]
+fn go_test_json_with_a_package_that_did_not_build_reads_the_packages_that_did() {
+    // go 1.19: the build failure is plain text before the other packages' JSON.
+    let r = tests_of("go_test_json_build_failed.json", TestFormat::GoJson, (1, 0, 0));
+    assert_eq!(r.passing, vec!["TestParse"]);
 }
 
 #[test]

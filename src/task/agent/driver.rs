@@ -346,11 +346,13 @@ impl<'r> Driver<'r> {
                 // The targets do not move while the executor keeps trying to
                 // change the tests: more iterations would only spend budget,
                 // unless a person (where the priority asks one) says otherwise.
-                if self.ask_whether_impossible(&reason).await? {
+                // Boxed: rare paths kept out of the loop's own future, which
+                // a split trajectory's subtasks nest (debug builds' stacks).
+                if Box::pin(self.ask_whether_impossible(&reason)).await? {
                     self.save("paused").await?;
                     continue;
                 }
-                return self.end_as_impossible(reason).await;
+                return Box::pin(self.end_as_impossible(reason)).await;
             }
             if !self.state.points.is_empty() {
                 // Points the latest iteration reached, one at a time (a pause holds the rest back).
