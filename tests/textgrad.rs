@@ -276,6 +276,33 @@ async fn a_regression_rolls_back_halves_the_rate_skips_the_optimizer_and_is_reme
 }
 
 #[tokio::test]
+async fn a_proposal_that_repeats_a_measured_version_is_rejected_not_measured_again() {
+    let env = Env::new().await;
+    let path = suite(&env, false);
+    let cands = candidates(&env, &path).await;
+    // Epoch 1 proposes BAD (measured in epoch 2, rolled back); epoch 3
+    // proposes it again, laid out otherwise.
+    let mut script: Vec<Scripted> = cands
+        .iter()
+        .map(|(n, _)| if n == "style" { proposal("style", "BAD", 0.2, 0.8) } else { no_change() })
+        .collect();
+    script.extend(
+        cands.iter().map(|(n, _)| if n == "style" { proposal("style", "  BAD\n", 0.3, 0.9) } else { no_change() }),
+    );
+    let server = ScriptedServer::start(script).await.unwrap();
+    let summary = env.run_with_model(&path, config(&env, 3), client(&server)).await.unwrap();
+    assert_eq!(summary.epochs[1].events[0]["type"], "rollback");
+    assert!(summary.epochs[2].events.is_empty(), "nothing applied: {:?}", summary.epochs[2].events);
+    let rows = proposals(&env).await;
+    let repeat = rows
+        .iter()
+        .find(|r| r["rejection"].as_str().unwrap_or_default().contains("repeats a version this artifact already had"))
+        .unwrap_or_else(|| panic!("no repeat rejection in {rows:#?}"));
+    assert_eq!(repeat["artifact"], "style");
+    assert_eq!(env.registry().await.history("style").await.unwrap().len(), 2, "no third version");
+}
+
+#[tokio::test]
 async fn a_held_out_regression_blocks_the_update_and_held_out_text_never_reaches_the_model() {
     let env = Env::new().await;
     let path = suite(&env, true);

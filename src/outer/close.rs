@@ -462,11 +462,9 @@ impl SuiteRunner {
         let mut history = self.past_proposals(suite_id).await?;
         let kinds = self.suite.task_kinds();
         // Only evolve reads what was measured (textgrad sees its history).
-        let measured = if self.config.optimizer == super::OptimizerKind::Evolve {
-            self.measured_versions(suite_id).await?
-        } else {
-            BTreeMap::new()
-        };
+        // Every optimizer is told what was measured before: a proposal that
+        // repeats it could only repeat a known measurement.
+        let measured = self.measured_versions(suite_id).await?;
         for (name, version) in parent {
             let def = self.registry.def(name)?.clone();
             if !def.steers_any(&kinds) {

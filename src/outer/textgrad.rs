@@ -201,6 +201,16 @@ impl TextGrad {
                 Some(proposal),
             );
         }
+        // The same words laid out otherwise are the same prompt.
+        let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        if target.seen.iter().any(|seen| words(seen) == words(&content)) {
+            return rejected(
+                "the proposed content repeats a version this artifact already had (measured before, in this run \
+                 or an earlier one): its runs could only repeat a known measurement"
+                    .into(),
+                Some(proposal),
+            );
+        }
         let chars = content.chars().count();
         if chars > MAX_CONTENT_CHARS {
             return rejected(
