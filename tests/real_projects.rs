@@ -281,7 +281,10 @@ async fn on_a_real_cargo_project_only_the_honest_fix_converges_and_every_other_e
     assert!(honest.baseline.contains("targets: the 18 tests failing at baseline"), "{}", honest.baseline);
     // Ending the process from the code under test is written, and seen.
     assert!(
-        verdicts[4].failing_checks.iter().any(|c| c.starts_with("test-integrity: code under test ends the test process")),
+        verdicts[4]
+            .failing_checks
+            .iter()
+            .any(|c| c.starts_with("test-integrity: code under test ends the test process")),
         "{:#?}",
         verdicts[4]
     );

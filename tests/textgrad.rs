@@ -289,8 +289,9 @@ async fn a_proposal_that_repeats_a_measured_version_is_rejected_not_measured_aga
     script.extend(
         cands.iter().map(|(n, _)| if n == "style" { proposal("style", "  BAD\n", 0.3, 0.9) } else { no_change() }),
     );
+    script.extend(cands.iter().map(|_| no_change()));
     let server = ScriptedServer::start(script).await.unwrap();
-    let summary = env.run_with_model(&path, config(&env, 3), client(&server)).await.unwrap();
+    let summary = env.run_with_model(&path, config(&env, 4), client(&server)).await.unwrap();
     assert_eq!(summary.epochs[1].events[0]["type"], "rollback");
     assert!(summary.epochs[2].events.is_empty(), "nothing applied: {:?}", summary.epochs[2].events);
     let rows = proposals(&env).await;
@@ -300,6 +301,15 @@ async fn a_proposal_that_repeats_a_measured_version_is_rejected_not_measured_aga
         .unwrap_or_else(|| panic!("no repeat rejection in {rows:#?}"));
     assert_eq!(repeat["artifact"], "style");
     assert_eq!(env.registry().await.history("style").await.unwrap().len(), 2, "no third version");
+    // The next call about the artifact is told what was refused, and why.
+    let last = server
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.messages()[1].1.contains("Artifact `style`"))
+        .expect("a call about `style` in epoch 4");
+    let user = &last.messages()[1].1;
+    assert!(user.contains("refused before it ran: the proposed content repeats a version"), "{user}");
 }
 
 #[tokio::test]

@@ -597,29 +597,49 @@ impl SuiteRunner {
         Ok(out)
     }
 
-    /// Earlier applied proposals of this suite per artifact, oldest first,
-    /// with their effect (one query for every candidate).
+    /// Earlier proposals of this suite per artifact, oldest first: the
+    /// applied ones with their effect, and the latest ones a rejection rule
+    /// dropped with its reason (one query for every candidate), so that the
+    /// proposer neither repeats a rolled-back change nor a refused one.
     async fn past_proposals(
         &self,
         suite_id: i64,
     ) -> Result<BTreeMap<String, Vec<optimizer::PastProposal>>, RunnerError> {
         let mut out: BTreeMap<String, Vec<optimizer::PastProposal>> = BTreeMap::new();
-        for l in self.store.proposals(suite_id).await? {
+        let mut refused: BTreeMap<String, usize> = BTreeMap::new();
+        for l in self.store.proposals(suite_id).await?.into_iter().rev() {
             let p = l.proposal;
-            if p.outcome != ProposalOutcome::Winner.as_str() {
-                continue;
-            }
+            let rejection = match ProposalOutcome::parse(&p.outcome) {
+                ProposalOutcome::Winner => None,
+                // Only replies that said something (a failed call has no rationale).
+                ProposalOutcome::Rejected if p.rationale.as_deref().is_some_and(|r| !r.trim().is_empty()) => {
+                    let n = refused.entry(p.artifact.clone()).or_default();
+                    *n += 1;
+                    if *n > REFUSED_SHOWN {
+                        continue;
+                    }
+                    p.rejection.clone()
+                }
+                _ => continue,
+            };
             out.entry(p.artifact).or_default().push(optimizer::PastProposal {
                 epoch_num: l.epoch_num,
                 rationale: p.rationale.unwrap_or_default(),
                 expected_loss_reduction: p.expected_loss_reduction,
                 observed_loss_reduction: p.observed_loss_reduction,
                 rolled_back: p.rolled_back,
+                rejection,
             });
+        }
+        for list in out.values_mut() {
+            list.reverse();
         }
         Ok(out)
     }
 }
+
+/// Refused proposals per artifact shown to the proposer (the latest).
+const REFUSED_SHOWN: usize = 5;
 
 /// What the optimizer made of an epoch.
 struct Proposed {

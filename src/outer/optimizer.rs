@@ -87,6 +87,9 @@ pub struct PastProposal {
     /// Previous mean loss minus the next one; `None` until that epoch closed.
     pub observed_loss_reduction: Option<f64>,
     pub rolled_back: bool,
+    /// Why a rejection rule dropped it (a repeat, an invalid setting, …),
+    /// when one did: it never ran.
+    pub rejection: Option<String>,
 }
 
 /// One proposal the optimizer considered, and why it lost if it did.

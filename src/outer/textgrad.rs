@@ -96,6 +96,16 @@ impl TextGrad {
         if !history.is_empty() {
             let _ = writeln!(user, "\nEarlier changes to this artifact (oldest first):");
             for h in history {
+                if let Some(why) = &h.rejection {
+                    let _ = writeln!(
+                        user,
+                        "- epoch {}: {} — refused before it ran: {}",
+                        h.epoch_num,
+                        one_line(&h.rationale, 300),
+                        one_line(why, 200)
+                    );
+                    continue;
+                }
                 let predicted = h.expected_loss_reduction.map_or("–".to_string(), |v| format!("{v:+.4}"));
                 let observed = h.observed_loss_reduction.map_or("not yet measured".to_string(), |v| format!("{v:+.4}"));
                 let _ = writeln!(

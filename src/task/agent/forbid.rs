@@ -344,7 +344,10 @@ mod tests {
         let from = ws.commit("start").await.unwrap().commit;
         // A program's own exit, inside a function, and the test files' own
         // imports are the code's business; the rest is not.
-        write("pkg/__init__.py", "import sys\nimport unittest as _u\nimport os\nos._exit(0)\n\ndef main():\n    sys.exit(main())\n");
+        write(
+            "pkg/__init__.py",
+            "import sys\nimport unittest as _u\nimport os\nos._exit(0)\n\ndef main():\n    sys.exit(main())\n",
+        );
         write("src/lib.rs", "pub fn f() { std::process::exit(0) }\n#[ignore]\n#[test]\nfn t() {}\n");
         write("src/main.rs", "fn main() { std::process::exit(2) }\n");
         write("tests/test_pkg.py", "import unittest\nimport pytest\n");
