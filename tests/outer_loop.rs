@@ -464,3 +464,18 @@ async fn an_update_a_person_undid_before_it_ran_is_never_judged() {
         proposals.iter().find(|l| l.epoch_num == 1 && l.proposal.outcome == "winner").expect("epoch 1's winner");
     assert_eq!(first.proposal.observed_loss_reduction, None, "v1 was never measured: {first:?}");
 }
+
+#[tokio::test]
+async fn a_tree_search_after_a_rollback_proposes_and_records_with_the_halved_rate() {
+    let env = Env::new().await;
+    let suite = knob_suite(&env, "knob-then-tree");
+    // Epoch 1 moves the perfect knob, epoch 2 rolls it back: η 0.5 → 0.25.
+    let first = env.run(&suite, env.config(2, OptimizerKind::Evolve)).await;
+    assert_eq!(first.learning_rate, 0.25);
+    let tree = env.run(&suite, env.config(3, OptimizerKind::Tree)).await;
+    assert!(!tree.epochs.is_empty());
+    for e in &tree.epochs {
+        assert_eq!(e.learning_rate, 0.25, "epoch {} carries the configured rate", e.epoch_num);
+    }
+    assert_eq!(tree.learning_rate, 0.25);
+}

@@ -418,7 +418,8 @@ impl SuiteRunner {
             suite: self.suite.name.clone(),
             epoch_num: search.nodes.len() as i64,
             mean_loss: parent.mean,
-            learning_rate: self.config.learning_rate,
+            // η as it stands (halved by the rollbacks before the search), not as configured.
+            learning_rate: search.lr,
             tasks: search.results_of.get(&parent.id).map(|rs| super::close::task_evidence(rs)).unwrap_or_default(),
             candidates: vec![optimizer::Candidate {
                 def: self.registry.def(&brief.focus)?.clone(),
@@ -557,7 +558,8 @@ impl SuiteRunner {
             search.evals += 1;
             let EpochMeans { mean_loss: mean, holdout_mean } = EpochMeans::of(&eval.results);
             if epoch.completed_at.is_none() {
-                self.close_tree_epoch(suite_id, &epoch, artifacts, mean, holdout_mean, summaries).await?;
+                let lr = search.lr;
+                self.close_tree_epoch(suite_id, &epoch, artifacts, (mean, holdout_mean), lr, summaries).await?;
             }
             samples.push((epoch.id, eval.results, mean));
         }
@@ -589,8 +591,8 @@ impl SuiteRunner {
         suite_id: i64,
         epoch: &EpochRow,
         artifacts: &BTreeMap<String, i64>,
-        mean: Option<f64>,
-        holdout_mean: Option<f64>,
+        (mean, holdout_mean): (Option<f64>, Option<f64>),
+        lr: f64,
         summaries: &mut Vec<EpochSummary>,
     ) -> Result<(), RunnerError> {
         let changed: Vec<String> =
@@ -611,7 +613,7 @@ impl SuiteRunner {
             epoch_num: epoch.epoch_num,
             mean_loss: mean,
             holdout_mean_loss: holdout_mean,
-            learning_rate: self.config.learning_rate,
+            learning_rate: lr,
             note: Some(note.clone()),
             model: None,
         });
@@ -620,7 +622,7 @@ impl SuiteRunner {
             epoch_num: epoch.epoch_num,
             mean_loss: mean,
             holdout_mean_loss: holdout_mean,
-            learning_rate: self.config.learning_rate,
+            learning_rate: lr,
             resumed: false,
             events: vec![],
             note: Some(note),
