@@ -96,10 +96,17 @@ async fn a_regression_rolls_back_and_halves_the_learning_rate() {
     assert_eq!(c3["events"][0]["to_version"], 2);
     assert_eq!(summary.learning_rate, 0.25);
 
-    // The registry agrees: v2 active, v1 kept.
+    // The run ends on its best: v0, measured perfect in epochs 1 and 3; v2,
+    // proposed in the last epoch and never measured, is kept but inactive.
     let reg = env.registry().await;
-    assert_eq!(reg.get_active("knob").await.unwrap().version, 2);
+    assert_eq!(reg.get_active("knob").await.unwrap().version, 0);
     assert_eq!(reg.history("knob").await.unwrap().len(), 3);
+    let settled = summary.settled.as_ref().expect("the run settled on its best");
+    assert_eq!(settled.epochs, vec![1, 3]);
+    assert_eq!(settled.moved.len(), 1, "{settled:?}");
+    assert_eq!((settled.moved[0].from_version, settled.moved[0].to_version), (2, 0));
+    assert_eq!(settled.moved[0].from_mean_loss, None, "v2 was never measured");
+    assert!(settled.describe().contains("knob v0 (not v2: proposed last, never measured"), "{}", settled.describe());
 }
 
 #[tokio::test]
@@ -445,24 +452,45 @@ async fn the_database_holds_the_seed_tables_and_columns() {
 }
 
 #[tokio::test]
-async fn an_update_a_person_undid_before_it_ran_is_never_judged() {
+async fn a_proposal_the_last_run_left_unmeasured_is_measured_first_by_the_next_run() {
     let env = Env::new().await;
-    let suite = knob_suite(&env, "undone");
-    // Epoch 1 runs v0 and moves the knob (v1); a person makes v0 active
-    // again before anything ran with v1.
-    env.run(&suite, env.config(1, OptimizerKind::Evolve)).await;
+    let suite = knob_suite(&env, "pending");
+    // Epoch 1 runs v0 and proposes v1; the run ends on v0, v1 pending.
+    let first = env.run(&suite, env.config(1, OptimizerKind::Evolve)).await;
     let registry = env.registry().await;
-    assert_eq!(registry.get_active("knob").await.unwrap().version, 1);
-    registry.rollback_to("knob", 0).await.unwrap();
+    assert_eq!(registry.get_active("knob").await.unwrap().version, 0);
+    assert_eq!(first.settled.as_ref().unwrap().moved[0].from_version, 1);
 
-    let summary = env.run(&suite, env.config(1, OptimizerKind::Evolve)).await;
-    let types: Vec<&str> = summary.epochs[0].events.iter().filter_map(|e| e["type"].as_str()).collect();
-    assert!(!types.contains(&"rollback"), "nothing to roll back: v1 never ran: {types:?}");
-    let s = env.store.suite_by_name("undone").await.unwrap().unwrap();
+    // The next run measures v1 first: epoch 2 ran on it, and judged it.
+    let second = env.run(&suite, env.config(1, OptimizerKind::Evolve)).await;
+    let s = env.store.suite_by_name("pending").await.unwrap().unwrap();
+    let e2 = env.store.epochs(s.id).await.unwrap().into_iter().find(|e| e.epoch_num == 2).unwrap();
+    let parent: Value = serde_json::from_str(&e2.parent_artifacts_json).unwrap();
+    assert_eq!(parent["knob"], 1, "epoch 2 measured the pending proposal");
+    assert_eq!(second.epochs[0].events[0]["type"], "rollback", "v1 is worse than v0");
     let proposals = env.store.proposals(s.id).await.unwrap();
-    let first =
-        proposals.iter().find(|l| l.epoch_num == 1 && l.proposal.outcome == "winner").expect("epoch 1's winner");
-    assert_eq!(first.proposal.observed_loss_reduction, None, "v1 was never measured: {first:?}");
+    let winner = proposals.iter().find(|l| l.epoch_num == 1 && l.proposal.outcome == "winner").unwrap();
+    assert!(winner.proposal.observed_loss_reduction.is_some_and(|r| r < 0.0), "{winner:?}");
+}
+
+#[tokio::test]
+async fn a_pending_proposal_stays_inactive_when_a_person_moved_the_artifact_meanwhile() {
+    let env = Env::new().await;
+    let suite = knob_suite(&env, "moved");
+    env.run(&suite, env.config(1, OptimizerKind::Evolve)).await; // v1 pending, v0 active
+    // A person writes and activates a version of their own.
+    let registry = env.registry().await;
+    let mine = registry.put_version("knob", r#"{"x": 5.0}"#, 0, None).await.unwrap();
+    registry.set_active("knob", mine).await.unwrap();
+
+    env.run(&suite, env.config(1, OptimizerKind::Evolve)).await;
+    let s = env.store.suite_by_name("moved").await.unwrap().unwrap();
+    let e2 = env.store.epochs(s.id).await.unwrap().into_iter().find(|e| e.epoch_num == 2).unwrap();
+    let parent: Value = serde_json::from_str(&e2.parent_artifacts_json).unwrap();
+    assert_eq!(parent["knob"], mine, "the person's version ran, not the pending one");
+    let proposals = env.store.proposals(s.id).await.unwrap();
+    let first = proposals.iter().find(|l| l.epoch_num == 1 && l.proposal.outcome == "winner").unwrap();
+    assert_eq!(first.proposal.observed_loss_reduction, None, "v1 never ran, so it was never judged: {first:?}");
 }
 
 #[tokio::test]

@@ -15,6 +15,17 @@ use crate::ggs::ThrashingAlert;
 use crate::process::LeftProcess;
 use crate::store::{NewEvent, Store};
 
+/// One artifact's active version moved at the end of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct ArtifactMove {
+    pub artifact: String,
+    pub from_version: i64,
+    pub to_version: i64,
+    /// The mean training loss of the version set moved away from, when the
+    /// run measured it (`None`: proposed last, never measured — pending).
+    pub from_mean_loss: Option<f64>,
+}
+
 /// Something that happened. The serialized form (`{"type": "run_finished", …}`)
 /// is what the `events` table stores.
 #[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
@@ -82,6 +93,21 @@ pub enum Event {
         note: Option<String>,
         /// What the optimizer's model calls cost at the end of this epoch.
         model: Option<crate::llm::ModelSpend>,
+    },
+    /// An epoch loop ended: every artifact is at the version the run
+    /// measured best (`moved` says which were set back to it), and `line`
+    /// says why. A move away from a proposal never measured leaves it
+    /// pending: the next run of the suite measures it first.
+    RunSettled {
+        suite_id: i64,
+        /// The suite's last epoch when the run ended.
+        after_epoch: i64,
+        /// The epochs that measured the versions now active.
+        epochs: Vec<i64>,
+        mean_loss: f64,
+        holdout_mean_loss: Option<f64>,
+        moved: Vec<ArtifactMove>,
+        line: String,
     },
     ArtifactUpdated {
         suite_id: i64,
@@ -523,6 +549,7 @@ impl Event {
                 (Some(*suite_id), Some(*epoch_id), Some(*run_id))
             }
             Event::LaunchEnded { suite_id, .. } | Event::WatchedFileUpdated { suite_id, .. } => (*suite_id, None, None),
+            Event::RunSettled { suite_id, .. } => (Some(*suite_id), None, None),
             Event::LaunchStarted { .. }
             | Event::InterventionAnswered { .. }
             | Event::InterventionDismissed { .. }

@@ -292,6 +292,9 @@ pub(super) async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
                 summary.suite, summary.learning_rate, summary.seed
             );
         }
+        if let Some(settled) = &summary.settled {
+            println!("{}", settled.describe());
+        }
         if let Some(line) = &model_use {
             println!("{line}");
         }

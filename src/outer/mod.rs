@@ -31,6 +31,7 @@ pub mod preflight;
 pub mod preverify;
 pub mod request;
 pub mod rollback;
+pub mod settle;
 pub mod textgrad;
 pub mod tree;
 mod tree_run;
@@ -162,6 +163,10 @@ pub struct RunSummary {
     /// spent); what it finished is kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// The versions an epoch loop ended on, and why (not after an
+    /// interruption: the run is not over).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settled: Option<settle::Settled>,
 }
 
 /// The settings that shape a run's history: a run started again with the
@@ -487,7 +492,11 @@ impl SuiteRunner {
                 self.store.finish_plan(suite_id).await?;
             }
             self.apply_approved_at_end(suite_id).await?;
-            return Ok(self.finish(suite_id, summaries, interrupted, stopped, lr));
+            return Ok(self.finish(suite_id, summaries, interrupted, stopped, lr, None));
+        }
+        // A proposal the last run left unmeasured is measured first.
+        if let Some(closed) = last.as_ref().filter(|e| e.completed_at.is_some()) {
+            self.take_up_pending(suite_id, closed).await?;
         }
         let mut interrupted = false;
         let mut stopped = None;
@@ -520,8 +529,11 @@ impl SuiteRunner {
         if !interrupted && stopped.is_none() {
             self.store.finish_plan(suite_id).await?;
         }
+        // The last proposal was never measured: the run ends on its best.
+        let settled = if interrupted { None } else { self.settle_on_best(&summaries).await? };
+        // A person's approval given meanwhile is theirs to overrule that with.
         self.apply_approved_at_end(suite_id).await?;
-        Ok(self.finish(suite_id, summaries, interrupted, stopped, lr))
+        Ok(self.finish(suite_id, summaries, interrupted, stopped, lr, settled))
     }
 
     /// The plan this run carries out: the suite's unfinished one when it was
@@ -550,6 +562,7 @@ impl SuiteRunner {
         interrupted: bool,
         stopped: Option<String>,
         lr: f64,
+        settled: Option<settle::Settled>,
     ) -> RunSummary {
         self.bus.publish(Event::SuiteFinished {
             suite_id,
@@ -565,6 +578,7 @@ impl SuiteRunner {
             learning_rate: lr,
             seed: self.config.seed,
             stopped,
+            settled,
         }
     }
 

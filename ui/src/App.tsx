@@ -130,6 +130,7 @@ const CHANGES = new Set([
   "intervention_raised",
   "intervention_answered",
   "artifact_activated",
+  "run_settled",
   "watched_folder_added",
   "watched_folder_removed",
   "watched_file_updated",

@@ -27,6 +27,8 @@ export function suiteChanges(e: Envelope): string[] {
     case "artifact_activated":
     case "suite_started": // declares the suite's artifacts
       return [ARTIFACTS];
+    case "run_settled": // the run set artifacts back to its best
+      return [`id:${e.suite_id}`, ARTIFACTS];
     case "suite_finished":
       return [`id:${e.suite_id}`];
     case "launch_started":

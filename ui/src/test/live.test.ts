@@ -44,5 +44,17 @@ describe("suite changes", () => {
     expect(counts[ARTIFACTS]).toBeUndefined();
     counts = countChanges(countChanges(counts, activated), epochFinished);
     expect(counts[ARTIFACTS]).toBe(2);
+    // A run that ends on its best set artifacts back: its suite's screens and the artifacts refetch.
+    const settled = ev({
+      type: "run_settled",
+      suite_id: 7,
+      after_epoch: 3,
+      epochs: [1, 3],
+      mean_loss: 0,
+      holdout_mean_loss: null,
+      moved: [{ artifact: "knob", from_version: 2, to_version: 0, from_mean_loss: null }],
+      line: "active: knob v0 (not v2: proposed last, never measured; pending for the next run)",
+    });
+    expect(suiteChanges(settled)).toEqual(["id:7", ARTIFACTS]);
   });
 });
