@@ -33,7 +33,7 @@ const RUN_SETTLED: &str = "run_settled";
 pub struct Settled {
     /// The suite's last epoch when the run ended.
     pub after_epoch: i64,
-    /// The active version of every artifact the suite's runs see.
+    /// The active version of every artifact the run changed.
     pub versions: BTreeMap<String, i64>,
     /// The epochs that measured them.
     pub epochs: Vec<i64>,
@@ -56,6 +56,9 @@ impl Settled {
             self.holdout_mean.map(|h| format!(", held-out {h:.4}")).unwrap_or_default()
         );
         if self.moved.is_empty() {
+            if self.versions.is_empty() {
+                return format!("active: the versions the run started with — {measured}");
+            }
             let active: Vec<String> = self.versions.iter().map(|(n, v)| format!("{n} v{v}")).collect();
             return format!("active: {} — {measured}", active.join(", "));
         }
@@ -171,8 +174,13 @@ impl SuiteRunner {
                 from_mean_loss: sets.iter().find(|m| m.versions == current).map(Measured::mean_loss),
             });
         }
-        let mut versions = current;
-        versions.extend(best.versions.iter().map(|(n, v)| (n.clone(), *v)));
+        // The line names what this run changed, not every artifact there is.
+        let changed = |name: &str| {
+            sets.iter().any(|m| m.versions.get(name) != best.versions.get(name))
+                || moved.iter().any(|m| m.artifact == name)
+        };
+        let versions: BTreeMap<String, i64> =
+            best.versions.iter().filter(|(n, _)| changed(n)).map(|(n, v)| (n.clone(), *v)).collect();
         let after_epoch = summaries.iter().map(|s| s.epoch_num).max().unwrap_or(0);
         let settled = Settled {
             after_epoch,
