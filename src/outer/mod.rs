@@ -496,7 +496,7 @@ impl SuiteRunner {
         }
         // A proposal the last run left unmeasured is measured first.
         if let Some(closed) = last.as_ref().filter(|e| e.completed_at.is_some()) {
-            self.take_up_pending(suite_id, closed).await?;
+            Box::pin(self.take_up_pending(suite_id, closed)).await?;
         }
         let mut interrupted = false;
         let mut stopped = None;
@@ -530,7 +530,8 @@ impl SuiteRunner {
             self.store.finish_plan(suite_id).await?;
         }
         // The last proposal was never measured: the run ends on its best.
-        let settled = if interrupted { None } else { self.settle_on_best(&summaries).await? };
+        // (Boxed, as rare paths are: the loop's future nests every task's.)
+        let settled = if interrupted { None } else { Box::pin(self.settle_on_best(&summaries)).await? };
         // A person's approval given meanwhile is theirs to overrule that with.
         self.apply_approved_at_end(suite_id).await?;
         Ok(self.finish(suite_id, summaries, interrupted, stopped, lr, settled))
@@ -755,8 +756,11 @@ impl SuiteRunner {
                 })
                 .await
             }
+            // Boxed: an agent run's future is large (its trajectory loop, its
+            // splits' subtasks), and inline it would sit in every frame that
+            // polls the epoch loop.
             TaskKind::Agent(spec) => {
-                task::agent::run(task::agent::AgentRun {
+                Box::pin(task::agent::run(task::agent::AgentRun {
                     task: t,
                     spec,
                     suite_id,
@@ -771,7 +775,7 @@ impl SuiteRunner {
                     llm: agent_llm.map(|(c, _)| c),
                     config: self.agent_config.clone(),
                     cancel: self.cancel.clone(),
-                })
+                }))
                 .await
             }
         };

@@ -69,6 +69,16 @@ static VITEST: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[\s;&|(])(?:npx\s+(?:--\S+\s+)*)?(?:\S*/)?vitest(?:\s+run)?(?:$|[\s;&|)])").expect("valid regex")
 });
 
+/// Compiles the runners' patterns now. A pattern compiles on its first use,
+/// and compiling takes a deep stack: done here, where an overseer runner is
+/// built, rather than at the first measurement, deep inside a trajectory
+/// (a split's child's, in a debug build, overflowed a thread's 2 MiB).
+pub fn prepare() {
+    for re in [&*UNITTEST, &*PYTEST, &*CARGO_TEST, &*GO_TEST, &*JEST, &*VITEST] {
+        let _ = re.as_str();
+    }
+}
+
 /// The runner `command` runs, when it is one Attractor knows.
 pub fn runner_of(command: &str) -> Option<Runner> {
     [

@@ -133,6 +133,7 @@ pub enum CanaryMode {
 /// The name of the check a runner that lied about the canaries fails.
 pub const RUNNER_TRUTH_CHECK: &str = "runner-truth";
 
+#[derive(Clone)]
 struct Configured {
     spec: Overseer,
     success: Option<Regex>,
@@ -164,6 +165,7 @@ impl OverseerRunner {
     /// Orders the overseers cheapest first (stable within a class) and
     /// compiles their patterns.
     pub fn new(overseers: Vec<Overseer>, config: RunnerConfig) -> Result<OverseerRunner, OverseerError> {
+        super::recognise::prepare();
         let mut configured = Vec::with_capacity(overseers.len());
         for spec in overseers {
             let compile = |field: &'static str, p: &Option<String>| -> Result<Option<Regex>, OverseerError> {
@@ -398,7 +400,8 @@ impl OverseerRunner {
                 None => None,
             };
             let report = report.or_else(|| self.read_report(o, root, started));
-            let assessment = assess(c, root, &run, report, canary.as_ref());
+            let (assessment, returned) = assess_apart(c, root, run, report, canary.as_ref()).await;
+            run = returned;
             let retry = assessment.class == Some(FailureClass::Environmental)
                 && !matches!(run.end, ProcessEnd::Cancelled)
                 && attempts <= self.config.environmental_retries;
@@ -502,6 +505,42 @@ fn fresh_rng() -> rand_chacha::ChaCha8Rng {
         ^ u64::from(std::process::id()).rotate_left(32)
         ^ DRAWN.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     rand_chacha::ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// [`assess`] on a thread of the blocking pool: reading up to half a MiB of
+/// output through the parsers' patterns is CPU work that would hold up every
+/// other task on this thread, and a pattern's first use compiles it, which
+/// takes a deep stack — deep inside a trajectory (a split's child's, in a
+/// debug build) it overflowed a thread's 2 MiB. The run is handed back.
+async fn assess_apart(
+    c: &Configured,
+    root: &Path,
+    run: ShellRun,
+    report: Option<Vec<String>>,
+    canary: Option<&Canary>,
+) -> (Assessment, ShellRun) {
+    let (c, root, canary) = (c.clone(), root.to_path_buf(), canary.cloned());
+    let kept = (run.end.clone(), run.duration);
+    match tokio::task::spawn_blocking(move || {
+        let a = assess(&c, &root, &run, report, canary.as_ref());
+        (a, run)
+    })
+    .await
+    {
+        Ok(done) => done,
+        // Only a panic in a parser gets here: the run measured nothing.
+        Err(e) => {
+            tracing::error!(error = %e, "reading a checker's output failed");
+            let run = ShellRun {
+                end: kept.0,
+                stdout: String::new(),
+                stderr: String::new(),
+                duration: kept.1,
+                left_running: Vec::new(),
+            };
+            (Assessment::environmental("its output could not be read".to_string()), run)
+        }
+    }
 }
 
 fn assess(

@@ -354,14 +354,17 @@ impl<'r> Driver<'r> {
                 }
                 return Box::pin(self.end_as_impossible(reason)).await;
             }
+            // Each stage boxed: the loop's own future stays small, so a
+            // split trajectory's children (driven from inside `coordinate`)
+            // nest in few stack frames.
             if !self.state.points.is_empty() {
                 // Points the latest iteration reached, one at a time (a pause holds the rest back).
-                self.raise_next_point().await?;
+                Box::pin(self.raise_next_point()).await?;
                 continue;
             }
             if self.state.coordination.is_some() {
                 // Split: the subtasks and the integration decide.
-                return self.coordinate().await;
+                return Box::pin(self.coordinate()).await;
             }
             let Some(choice) = self.state.next.clone() else {
                 return Err(AgentError::Resume {
@@ -369,7 +372,7 @@ impl<'r> Driver<'r> {
                     reason: "its state has neither a next strategy nor an open question".to_string(),
                 });
             };
-            if let Some(end) = self.step(choice).await? {
+            if let Some(end) = Box::pin(self.step(choice)).await? {
                 return Ok(end);
             }
         }

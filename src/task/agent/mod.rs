@@ -229,7 +229,7 @@ async fn drive_run<'r>(r: &'r AgentRun<'r>, kit: &'r Kit) -> Result<Report, Agen
         } else if let Some(driver) = Driver::reopen(r, kit, Placement::root(r, &row.id), &row).await? {
             r.store.adopt_trajectory(&row.id, r.run_id).await?;
             tracing::info!(task = %task, trajectory = %row.id, observations = driver.state.trajectory.observations.len(), "resuming a trajectory");
-            return Ok(driver.drive().await);
+            return Ok(Box::pin(driver.drive()).await);
         }
     }
 
@@ -284,7 +284,9 @@ async fn drive_run<'r>(r: &'r AgentRun<'r>, kit: &'r Kit) -> Result<Report, Agen
     if let Some(split) = split {
         driver.begin_split(split, true).await?;
     }
-    Ok(driver.drive().await)
+    // Boxed, like every trajectory's drive: the loop's future is large, and
+    // inline it would sit in this function's frames too.
+    Ok(Box::pin(driver.drive()).await)
 }
 
 /// What SETUP decided for a task: the plan, the budget after the task's
