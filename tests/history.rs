@@ -214,9 +214,13 @@ async fn the_graph_says_when_a_version_was_activated_between_two_epochs() {
     let w = World::new();
     let s = w.service().await;
     run_to_the_end(&s, &knobs(1)).await;
-    let made = s.artifact_versions("knobs").await.unwrap().artifact.active_version;
+    // Epoch 1 proposed a version; the run ended on v0, the proposal pending.
+    let history = s.artifact_versions("knobs").await.unwrap();
+    let made = history.versions.iter().map(|v| v.version).max().unwrap();
     assert!(made > 0, "epoch 1 of evolve with seed 1 updates knobs");
-    // A person goes back to the default before the next run.
+    assert_eq!(history.artifact.active_version, 0);
+    // A person chooses the default before the next run: the pending
+    // proposal is not taken up.
     s.rollback_artifact("knobs", 0).await.unwrap();
     run_to_the_end(&s, &knobs(1)).await;
     let graph = s.suite_graph("knobs").await.unwrap();

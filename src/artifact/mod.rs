@@ -287,10 +287,30 @@ impl Registry {
         }
     }
 
-    /// Rolls an artifact back to an earlier version: a pointer flip; the later
-    /// versions stay in the history.
-    pub async fn rollback_to(&self, name: &str, version: i64) -> Result<(), RegistryError> {
-        self.set_active(name, version).await
+    /// A person's move of an artifact to another version (a rollback, or
+    /// forward again): a pointer flip, the later versions kept. Recorded at
+    /// once as an `artifact_activated` event (returned, for the caller to
+    /// show on its bus as already recorded): a run that set a proposal
+    /// aside as pending leaves it there once a person has chosen.
+    pub async fn rollback_to(&self, name: &str, version: i64) -> Result<crate::bus::Event, RegistryError> {
+        let from = self.get_active(name).await?.version;
+        self.set_active(name, version).await?;
+        let event = crate::bus::Event::ArtifactActivated {
+            artifact: name.to_string(),
+            from_version: from,
+            to_version: version,
+        };
+        let row = crate::store::NewEvent {
+            kind: "artifact_activated".to_string(),
+            suite_id: None,
+            epoch_id: None,
+            run_id: None,
+            payload_json: serde_json::to_string(&event).unwrap_or_default(),
+            occurred_at: crate::now_rfc3339(),
+            origin: crate::process::origin().to_string(),
+        };
+        self.store.insert_event(&row).await?;
+        Ok(event)
     }
 
     fn version_zero(&self, def: &ArtifactDef, is_active: bool) -> ArtifactVersion {

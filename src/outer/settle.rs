@@ -161,12 +161,8 @@ impl SuiteRunner {
             if from == version {
                 continue;
             }
+            // Told as part of the run_settled event, not as a person's move.
             self.registry.set_active(name, version).await?;
-            self.bus.publish(Event::ArtifactActivated {
-                artifact: name.clone(),
-                from_version: from,
-                to_version: version,
-            });
             moved.push(ArtifactMove {
                 artifact: name.clone(),
                 from_version: from,
@@ -237,9 +233,15 @@ impl SuiteRunner {
         if after_epoch != last.epoch_num {
             return Ok(());
         }
+        let chosen = self.store.events_after(row.id, "artifact_activated").await?;
+        let chosen_by_person = |artifact: &str| {
+            chosen.iter().any(|e| {
+                matches!(serde_json::from_str::<Event>(&e.payload_json), Ok(Event::ArtifactActivated { artifact: a, .. }) if a == artifact)
+            })
+        };
         for m in moved.iter().filter(|m| m.from_mean_loss.is_none()) {
             let active = self.registry.get_active(&m.artifact).await?.version;
-            if active != m.to_version {
+            if active != m.to_version || chosen_by_person(&m.artifact) {
                 tracing::info!(artifact = %m.artifact, pending = m.from_version, active, "a person moved the artifact since the last run; its pending proposal stays inactive");
                 continue;
             }

@@ -126,13 +126,9 @@ impl Service {
     /// Makes an earlier (or later) version the active one: a pointer flip.
     pub async fn rollback_artifact(&self, name: &str, version: i64) -> Result<ArtifactItem> {
         let registry = Registry::load(self.store.clone()).await?;
-        let from = registry.get_active(name).await?.version;
-        registry.rollback_to(name, version).await?;
-        self.bus.publish(Event::ArtifactActivated {
-            artifact: name.to_string(),
-            from_version: from,
-            to_version: version,
-        });
+        // Recorded by the registry already: shown, not written again.
+        let event = registry.rollback_to(name, version).await?;
+        self.bus.replay(event, crate::now_rfc3339());
         let history = registry.history(name).await?;
         Ok(artifact_item(registry.def(name)?, &history))
     }
