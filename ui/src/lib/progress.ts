@@ -28,6 +28,8 @@ export interface SuiteProgress {
    */
   directives: SupervisorMove[];
   ended: null | { status: string; error: string | null };
+  /** What the run ended on, and why (`run_settled`'s line): which versions are active. */
+  settled: string | null;
 }
 
 export interface SupervisorMove {
@@ -60,6 +62,7 @@ function fresh(suite: string): SuiteProgress {
     alerts: [],
     directives: [],
     ended: null,
+    settled: null,
   };
 }
 
@@ -115,6 +118,10 @@ export function progressReducer(state: ProgressState, e: Envelope): ProgressStat
     case "epoch_finished": {
       const p = bySuiteId(e.suite_id);
       return p ? put({ ...p, epochsDone: p.epochsDone + 1 }) : state;
+    }
+    case "run_settled": {
+      const p = bySuiteId(e.suite_id);
+      return p ? put({ ...p, settled: e.line }) : state;
     }
     case "launch_ended": {
       const p = state[e.suite] ?? fresh(e.suite);

@@ -112,6 +112,11 @@ function Card({
           ))}
         </ul>
       )}
+      {p?.settled && (
+        <p className="small" data-testid="run-settled" title="the versions this run measured best are the active ones">
+          {p.settled}
+        </p>
+      )}
       {(p?.ended?.error ?? launch.error) && <ErrorNote error={p?.ended?.error ?? launch.error} />}
       {launch.epochs !== null && <History launch={launch} ended={!running} open={open || running} />}
     </div>

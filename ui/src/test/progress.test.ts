@@ -20,10 +20,23 @@ describe("progressReducer", () => {
     expect(p).toMatchObject({ launchId: 3, suiteId: 1, epochsRequested: 2, currentEpoch: 9, tasksTotal: 2, tasksDone: 1, running: ["beta"] });
     s = progressReducer(s, { occurred_at: at, type: "artifact_updated", suite_id: 1, epoch_id: 9, artifact: "knobs", from_version: 2, to_version: 3, rationale: "", learning_rate: 0.5 });
     s = progressReducer(s, { occurred_at: at, type: "epoch_finished", suite_id: 1, epoch_id: 9, epoch_num: 9, mean_loss: 0.3, holdout_mean_loss: null, learning_rate: 0.5, note: null, model: null });
+    const line = "active: knobs v2 (not v3: proposed last, never measured; pending for the next run) — the best this run measured (epoch 9: mean loss 0.3000)";
+    s = progressReducer(s, {
+      occurred_at: at,
+      type: "run_settled",
+      suite_id: 1,
+      after_epoch: 9,
+      epochs: [9],
+      mean_loss: 0.3,
+      holdout_mean_loss: null,
+      moved: [{ artifact: "knobs", from_version: 3, to_version: 2, from_mean_loss: null }],
+      line,
+    });
     s = progressReducer(s, { occurred_at: at, type: "launch_ended", launch_id: 3, suite: "knobs", suite_id: 1, status: "finished", error: null });
     p = s.knobs;
     expect(p.epochsDone).toBe(1);
     expect(p.ended).toEqual({ status: "finished", error: null });
+    expect(p.settled).toBe(line);
   });
   it("counts a resumed launch's epochs as what was left of its plan, so its bar ends full", () => {
     let s: ProgressState = {};
