@@ -159,8 +159,12 @@ async fn textgrad_applies_the_proposal_with_the_largest_expected_reduction_times
     assert_eq!(update["type"], "update");
     assert_eq!(update["artifact"], "style");
     assert_eq!(update["to_version"], 1);
-    let active = env.registry().await.get_active("style").await.unwrap();
-    assert_eq!((active.version, active.content.as_str()), (1, "GOOD and plain"));
+    // One epoch: the update is written, and the run ends on what it measured
+    // (v0), the update pending for the next run.
+    assert_eq!(env.registry().await.get("style", 1).await.unwrap().content, "GOOD and plain");
+    assert_eq!(env.registry().await.get_active("style").await.unwrap().version, 0);
+    let moved = &summary.settled.as_ref().expect("the run settled").moved;
+    assert_eq!((moved[0].artifact.as_str(), moved[0].from_version, moved[0].from_mean_loss), ("style", 1, None));
     assert_eq!(env.registry().await.get_active("tone").await.unwrap().version, 0);
 
     let rows = proposals(&env).await;

@@ -5,7 +5,8 @@
 //! run would hand the user an untested prompt as its result — and on a small
 //! model most proposals are worse than what they replace. So when an epoch
 //! loop ends, the artifacts are set to the versions the run measured best:
-//! the lowest mean training loss among the version sets whose held-out mean
+//! the lowest mean training loss among the version sets the loop did not
+//! roll back (its own judgement, noise included, stands) whose held-out mean
 //! was no worse than where the run started (within the held-out tolerance).
 //! A version set measured more than once (a noisy suite's repeats, a
 //! rollback measured again) counts with the mean of its epochs. The versions
@@ -152,7 +153,20 @@ impl SuiteRunner {
             let versions: BTreeMap<String, i64> = serde_json::from_str(&row.parent_artifacts_json).unwrap_or_default();
             epochs.push((s, versions));
         }
-        let sets = measured_sets(&epochs);
+        // A set the loop itself rolled back (worse, or no better than its
+        // noise) is not reinstated by its raw mean: the loop's judgement of
+        // it stands.
+        let rolled_back: Vec<(String, i64)> = summaries
+            .iter()
+            .flat_map(|s| &s.events)
+            .filter(|e| e["type"] == "rollback")
+            .filter_map(|e| Some((e["artifact"].as_str()?.to_string(), e["from_version"].as_i64()?)))
+            .collect();
+        let mut sets = measured_sets(&epochs);
+        let first = sets.first().map(|m| m.versions.clone());
+        sets.retain(|m| {
+            Some(&m.versions) == first.as_ref() || !rolled_back.iter().any(|(name, v)| m.versions.get(name) == Some(v))
+        });
         let current = self.snapshot().await?;
         let Some(best) = best(&sets, &current, self.config.holdout_tolerance) else { return Ok(None) };
         let mut moved = Vec::new();
