@@ -300,16 +300,7 @@ impl Registry {
             from_version: from,
             to_version: version,
         };
-        let row = crate::store::NewEvent {
-            kind: "artifact_activated".to_string(),
-            suite_id: None,
-            epoch_id: None,
-            run_id: None,
-            payload_json: serde_json::to_string(&event).unwrap_or_default(),
-            occurred_at: crate::now_rfc3339(),
-            origin: crate::process::origin().to_string(),
-        };
-        self.store.insert_event(&row).await?;
+        crate::bus::record(&self.store, &event, &crate::now_rfc3339()).await?;
         Ok(event)
     }
 

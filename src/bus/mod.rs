@@ -646,6 +646,31 @@ impl Bus {
     }
 }
 
+/// The `events` row of `event`: its kind (the serialized `type` tag), the
+/// ids it names, its payload.
+fn row_of(event: &Event, occurred_at: &str) -> NewEvent {
+    let (suite_id, epoch_id, run_id) = event.ids();
+    // Serialized once: the payload carries its own `type` tag.
+    let payload = serde_json::to_value(event).unwrap_or_default();
+    NewEvent {
+        kind: payload["type"].as_str().unwrap_or("unknown").to_string(),
+        suite_id,
+        epoch_id,
+        run_id,
+        payload_json: payload.to_string(),
+        occurred_at: occurred_at.to_string(),
+        origin: crate::process::origin().to_string(),
+    }
+}
+
+/// Writes `event` to the store at once, rather than through the bus's
+/// writer, which may lag behind: for an event that what runs next reads
+/// back (a settled run, a person's move of an artifact). Show it on a bus
+/// with [`Bus::replay`], which the writer skips.
+pub async fn record(store: &Store, event: &Event, occurred_at: &str) -> Result<(), crate::store::StoreError> {
+    store.insert_event(&row_of(event, occurred_at)).await.map(|_| ())
+}
+
 /// Subscribes the store to the bus: every event becomes a row of `events`.
 /// The task ends after [`Bus::close`] once the queue is written out.
 pub fn persist(bus: &Bus, store: Store) -> tokio::task::JoinHandle<()> {
@@ -655,18 +680,7 @@ pub fn persist(bus: &Bus, store: Store) -> tokio::task::JoinHandle<()> {
             if env.replayed {
                 continue;
             }
-            let (suite_id, epoch_id, run_id) = env.event.ids();
-            // Serialized once: the payload carries its own `type` tag.
-            let payload = serde_json::to_value(&env.event).unwrap_or_default();
-            let row = NewEvent {
-                kind: payload["type"].as_str().unwrap_or("unknown").to_string(),
-                suite_id,
-                epoch_id,
-                run_id,
-                payload_json: payload.to_string(),
-                occurred_at: env.occurred_at.clone(),
-                origin: crate::process::origin().to_string(),
-            };
+            let row = row_of(&env.event, &env.occurred_at);
             if let Err(e) = store.insert_event(&row).await {
                 tracing::error!(error = %e, kind = %row.kind, "could not record an event");
             }

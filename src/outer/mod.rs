@@ -531,7 +531,7 @@ impl SuiteRunner {
         }
         // The last proposal was never measured: the run ends on its best.
         // (Boxed, as rare paths are: the loop's future nests every task's.)
-        let settled = if interrupted { None } else { Box::pin(self.settle_on_best(&summaries)).await? };
+        let settled = if interrupted { None } else { Box::pin(self.settle_on_best(suite_id, &summaries)).await? };
         // A person's approval given meanwhile is theirs to overrule that with.
         self.apply_approved_at_end(suite_id).await?;
         Ok(self.finish(suite_id, summaries, interrupted, stopped, lr, settled))

@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use super::{EpochSummary, RunnerError, SuiteRunner};
 use crate::bus::{ArtifactMove, Event};
-use crate::store::{EpochRow, NewEvent};
+use crate::store::EpochRow;
 
 /// The kind of the event a settled run records.
 const RUN_SETTLED: &str = "run_settled";
@@ -88,7 +88,8 @@ struct Measured {
 
 impl Measured {
     fn mean_loss(&self) -> f64 {
-        self.losses.iter().sum::<f64>() / self.losses.len().max(1) as f64
+        // Never empty: a set is made with its first epoch's loss.
+        crate::loss::mean(&self.losses).unwrap_or(f64::INFINITY)
     }
 
     fn holdout_mean(&self) -> Option<f64> {
@@ -146,13 +147,20 @@ fn best<'a>(sets: &'a [Measured], current: &BTreeMap<String, i64>, tolerance: f6
 impl SuiteRunner {
     /// Sets every artifact to the version the run measured best (see the
     /// module doc); `None` when the run measured nothing.
-    pub(super) async fn settle_on_best(&self, summaries: &[EpochSummary]) -> Result<Option<Settled>, RunnerError> {
-        let mut epochs = Vec::new();
-        for s in summaries {
-            let Some(row) = self.store.epoch_by_id(s.epoch_id).await? else { continue };
-            let versions: BTreeMap<String, i64> = serde_json::from_str(&row.parent_artifacts_json).unwrap_or_default();
-            epochs.push((s, versions));
-        }
+    pub(super) async fn settle_on_best(
+        &self,
+        suite_id: i64,
+        summaries: &[EpochSummary],
+    ) -> Result<Option<Settled>, RunnerError> {
+        // The versions each epoch ran on, read in one query.
+        let rows = self.store.epochs(suite_id).await?;
+        let epochs: Vec<(&EpochSummary, BTreeMap<String, i64>)> = summaries
+            .iter()
+            .filter_map(|s| {
+                let row = rows.iter().find(|r| r.id == s.epoch_id)?;
+                Some((s, serde_json::from_str(&row.parent_artifacts_json).unwrap_or_default()))
+            })
+            .collect();
         // A set the loop itself rolled back (worse, or no better than its
         // noise) is not reinstated by its raw mean: the loop's judgement of
         // it stands.
@@ -200,17 +208,16 @@ impl SuiteRunner {
             holdout_mean: best.holdout_mean(),
             moved,
         };
-        self.record_settled(&settled).await?;
+        self.record_settled(suite_id, &settled).await?;
         Ok(Some(settled))
     }
 
     /// Records the settle where the next run looks for it: written to the
     /// store at once (the bus's own writer may lag behind a run that starts
     /// right after) and shown on the bus as already written.
-    async fn record_settled(&self, s: &Settled) -> Result<(), RunnerError> {
-        let Some(suite) = self.store.suite_by_name(&self.suite.name).await? else { return Ok(()) };
+    async fn record_settled(&self, suite_id: i64, s: &Settled) -> Result<(), RunnerError> {
         let event = Event::RunSettled {
-            suite_id: suite.id,
+            suite_id,
             after_epoch: s.after_epoch,
             epochs: s.epochs.clone(),
             mean_loss: s.mean_loss,
@@ -219,18 +226,7 @@ impl SuiteRunner {
             line: s.describe(),
         };
         let occurred_at = crate::now_rfc3339();
-        let payload = serde_json::to_string(&event).map_err(crate::store::StoreError::from)?;
-        self.store
-            .insert_event(&NewEvent {
-                kind: RUN_SETTLED.to_string(),
-                suite_id: Some(suite.id),
-                epoch_id: None,
-                run_id: None,
-                payload_json: payload,
-                occurred_at: occurred_at.clone(),
-                origin: crate::process::origin().to_string(),
-            })
-            .await?;
+        crate::bus::record(&self.store, &event, &occurred_at).await?;
         self.bus.replay(event, occurred_at);
         Ok(())
     }
@@ -239,8 +235,7 @@ impl SuiteRunner {
     /// the module doc): made active again when nothing ran since and the
     /// artifact is still where that run left it.
     pub(super) async fn take_up_pending(&self, suite_id: i64, last: &EpochRow) -> Result<(), RunnerError> {
-        let events = self.store.events_of_suite(suite_id).await?;
-        let Some(row) = events.iter().rev().find(|e| e.kind == RUN_SETTLED) else { return Ok(()) };
+        let Some(row) = self.store.last_event_of_suite(suite_id, RUN_SETTLED).await? else { return Ok(()) };
         let Ok(Event::RunSettled { after_epoch, moved, .. }) = serde_json::from_str::<Event>(&row.payload_json) else {
             return Ok(());
         };

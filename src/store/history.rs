@@ -390,6 +390,15 @@ impl Store {
         Ok(sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM events").fetch_one(&self.pool).await?)
     }
 
+    /// A suite's newest event of one kind.
+    pub async fn last_event_of_suite(&self, suite_id: i64, kind: &str) -> Result<Option<EventRow>> {
+        Ok(sqlx::query_as("SELECT * FROM events WHERE suite_id = $1 AND kind = $2 ORDER BY id DESC LIMIT 1")
+            .bind(suite_id)
+            .bind(kind)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
     /// Events of one kind recorded after the event `after`, oldest first.
     pub async fn events_after(&self, after: i64, kind: &str) -> Result<Vec<EventRow>> {
         Ok(sqlx::query_as("SELECT * FROM events WHERE id > $1 AND kind = $2 ORDER BY id")

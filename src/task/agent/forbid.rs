@@ -97,6 +97,7 @@ pub fn compile(pattern: &str) -> Result<Regex, String> {
     })
 }
 
+#[derive(Clone)]
 struct Check {
     /// The check's name (`anti-pattern: …`, `test-integrity: …`).
     name: String,
@@ -113,6 +114,28 @@ impl Check {
             && !self.except.as_ref().is_some_and(|set| set.is_match(path))
     }
 }
+
+/// The test-integrity checks, compiled once per process (every trajectory
+/// of a tested task carries them).
+static INTEGRITY_CHECKS: std::sync::LazyLock<Vec<Check>> = std::sync::LazyLock::new(|| {
+    TEST_INTEGRITY
+        .iter()
+        .filter_map(|(avoid, pattern, paths, except)| {
+            let Ok(pattern) = compile(pattern) else {
+                tracing::warn!(check = avoid, "a test-integrity pattern does not compile");
+                return None;
+            };
+            let mut leave: Vec<&str> = super::protect::INFERRED.to_vec();
+            leave.extend_from_slice(except);
+            Some(Check {
+                name: format!("{INTEGRITY_PREFIX}{avoid}"),
+                pattern,
+                paths: Some(glob_set(paths)),
+                except: Some(glob_set(&leave)),
+            })
+        })
+        .collect()
+});
 
 /// The glob set of `patterns` (one that does not compile is left out, with
 /// a warning).
@@ -167,20 +190,7 @@ impl AntiPatterns {
     /// These checks and the test-integrity ones, on every file but the
     /// test files (those [`super::protect::INFERRED`] names).
     pub fn with_test_integrity(mut self) -> AntiPatterns {
-        for (avoid, pattern, paths, except) in TEST_INTEGRITY {
-            let Ok(pattern) = compile(pattern) else {
-                tracing::warn!(check = avoid, "a test-integrity pattern does not compile");
-                continue;
-            };
-            let mut leave: Vec<&str> = super::protect::INFERRED.to_vec();
-            leave.extend_from_slice(except);
-            self.checks.push(Check {
-                name: format!("{INTEGRITY_PREFIX}{avoid}"),
-                pattern,
-                paths: Some(glob_set(paths)),
-                except: Some(glob_set(&leave)),
-            });
-        }
+        self.checks.extend(INTEGRITY_CHECKS.iter().cloned());
         self
     }
 
