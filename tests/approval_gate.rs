@@ -232,11 +232,13 @@ async fn a_run_cancelled_while_it_waits_asks_nothing_new_when_resumed_and_applie
     s.cancel(first.id).await.unwrap();
     assert_eq!(wait_until_done(&s, first.id).await, LaunchStatus::Cancelled);
     assert_eq!(waiting_updates(&s).await.len(), 1, "the question outlives the run");
+    let suite = s.store().suite_by_name("knobs").await.unwrap().unwrap();
+    // Its lease went with it: the lease seen next is the resumed run's.
+    assert!(s.store().suite_lease(suite.id).await.unwrap().is_none(), "the cancelled run gave the suite back");
 
     // Launched again, the run resumes the open epoch and waits on the same question.
     let second = s.launch(&request(2, ApprovalMode::Wait)).await.unwrap();
     // Once the run holds the suite, it (not the app) applies the decision.
-    let suite = s.store().suite_by_name("knobs").await.unwrap().unwrap();
     wait_for("the resumed run to hold the suite", || async {
         s.store().suite_lease(suite.id).await.unwrap().map(|_| ())
     })
@@ -260,7 +262,15 @@ async fn a_run_cancelled_while_it_waits_asks_nothing_new_when_resumed_and_applie
     assert_eq!(records.len(), 2, "{records:?}");
     let applied =
         records[0].2["events"].as_array().unwrap().iter().any(|e| e["type"] == "update" && e["approval"].is_i64());
-    assert!(applied, "epoch 1 closed with the approved update: {:?}", records[0]);
+    if !applied {
+        let mut approvals = Vec::new();
+        for status in [ApprovalStatus::Pending, ApprovalStatus::Approved, ApprovalStatus::Rejected, ApprovalStatus::Applied] {
+            for a in s.store().update_approvals_in(suite.id, status).await.unwrap() {
+                approvals.push((a.id, a.epoch_id, a.intervention_id, a.status, a.decided_at));
+            }
+        }
+        panic!("epoch 1 closed with the approved update (question {}): {:?}\napprovals: {approvals:?}", q.id, records[0]);
+    }
     // Epoch 1's proposals, made before the cancel, are kept; the winner says
     // which version it became.
     let proposals = s.suite_proposals("knobs").await.unwrap().proposals;
