@@ -499,6 +499,90 @@ async fn on_a_noisy_suite_an_improvement_beyond_the_noise_is_kept_and_the_flag_o
     assert_eq!(summary.epochs[3].learning_rate, 0.4, "no rollback, η unchanged");
 }
 
+/// Four tasks; `LOPSIDED` makes the first far better and the other three a
+/// little worse, the same every time (no jitter): a mean gain well above the
+/// evaluations' noise that one task carries.
+const LOPSIDED_SCORER: &str = r#"
+import json, os, sys
+text = open(os.path.join(os.environ["ATTRACTOR_ARTIFACTS_DIR"], "style.txt")).read()
+task = sys.argv[1]
+if "LOPSIDED" in text:
+    score = 1.0 if task == "a" else 0.45
+elif "EVEN" in text:
+    score = 0.6
+else:
+    score = 0.5
+json.dump({"status": "complete", "eval_score": score, "critique_score": 1.0,
+           "gate_rejection_count": 0, "budget_remaining_pct": 100},
+          open(os.environ["ATTRACTOR_RESULT_FILE"], "w"))
+"#;
+
+fn lopsided_suite(env: &Env) -> std::path::PathBuf {
+    std::fs::write(env.path("lopsided.py"), LOPSIDED_SCORER).unwrap();
+    let tasks: String = ["a", "b", "c", "d"]
+        .iter()
+        .map(|t| format!("  - name: {t}\n    command: python3 \"$ATTRACTOR_SUITE_DIR/lopsided.py\" {t}\n"))
+        .collect();
+    env.suite(
+        "lopsided.yaml",
+        &format!("name: style\nnoisy: true\nartifacts:\n  - name: style\n    type: text\n    content: \"plain\"\ntasks:\n{tasks}"),
+    )
+}
+
+#[tokio::test]
+async fn on_a_noisy_suite_a_gain_one_task_carries_while_the_others_lose_is_rolled_back_on_the_paired_evidence() {
+    let env = Env::new().await;
+    let path = lopsided_suite(&env);
+    let server = ScriptedServer::start(vec![proposal("style", "LOPSIDED", 0.3, 0.9)]).await.unwrap();
+    let cfg = RunConfig { verify_repeats: Some(2), ..config(&env, 3) };
+    let summary = env.run_with_model(&path, cfg, client(&server)).await.unwrap();
+
+    let types: Vec<&str> = summary.epochs.iter().map(|e| e.events[0]["type"].as_str().unwrap()).collect();
+    assert_eq!(types, vec!["update", "verify_sample", "rollback"]);
+    let rollback = &summary.epochs[2].events[0];
+    // On the means alone it is better beyond the noise (there is none)…
+    let gain = summary.epochs[0].mean_loss.unwrap() - rollback["mean_loss_current"].as_f64().unwrap();
+    assert!(gain > 0.01, "the mean went down: {rollback}");
+    // …but task by task one pair is better and three are worse: the
+    // interval of the paired gain reaches below 0, so it does not count.
+    assert_eq!(rollback["reason"], "noise", "{rollback}");
+    let paired = &rollback["paired"];
+    assert_eq!((paired["pairs"].as_u64(), paired["better"].as_u64(), paired["worse"].as_u64()), (Some(4), Some(1), Some(3)), "{paired}");
+    assert!(paired["low"].as_f64().unwrap() < 0.0 && paired["high"].as_f64().unwrap() > 0.0, "{paired}");
+    assert_eq!(env.registry().await.get_active("style").await.unwrap().version, 0);
+    // The proposals table keeps what the decision saw.
+    let rows = proposals(&env).await;
+    let winner = rows.iter().find(|r| r["outcome"] == "winner").unwrap();
+    assert_eq!(winner["rolled_back"], true);
+    let decision: Value = serde_json::from_str(winner["decision_json"].as_str().unwrap()).unwrap();
+    assert_eq!(&decision, paired);
+    // `attractor proposals` says it in words.
+    let listing = common::cli::Cli::at(&env.db).ok(&["proposals", "style"]);
+    assert!(listing.contains("rolled back, judged on 1 of 4 pairs better, 3 worse; gain"), "{listing}");
+    assert!(listing.contains("95% interval") && listing.contains("sign test p = 0.62"), "{listing}");
+}
+
+#[tokio::test]
+async fn on_a_noisy_suite_a_gain_every_task_shares_is_kept_with_its_evidence() {
+    let env = Env::new().await;
+    let path = lopsided_suite(&env);
+    let server = ScriptedServer::start(vec![proposal("style", "EVEN", 0.3, 0.9), no_change()]).await.unwrap();
+    let cfg = RunConfig { verify_repeats: Some(2), ..config(&env, 3) };
+    let summary = env.run_with_model(&path, cfg, client(&server)).await.unwrap();
+
+    let verified = &summary.epochs[2].events[0];
+    assert_eq!(verified["type"], "verified", "{verified}");
+    assert_eq!(verified["kept"], true);
+    let paired = &verified["paired"];
+    assert_eq!((paired["pairs"].as_u64(), paired["better"].as_u64(), paired["worse"].as_u64()), (Some(4), Some(4), Some(0)), "{paired}");
+    assert!(paired["low"].as_f64().unwrap() > 0.0, "{paired}");
+    assert!(paired["sign_p"].as_f64().unwrap() < 0.2, "{paired}");
+    assert_eq!(env.registry().await.get_active("style").await.unwrap().content, "EVEN");
+    let rows = proposals(&env).await;
+    let winner = rows.iter().find(|r| r["outcome"] == "winner" && r["rolled_back"] == false).unwrap();
+    assert!(winner["decision_json"].as_str().is_some_and(|j| j.contains("\"better\":4")), "{winner}");
+}
+
 #[tokio::test]
 async fn on_a_noisy_suite_an_update_made_right_after_a_kept_one_is_recorded_with_its_version_and_verified_in_turn() {
     let env = Env::new().await;

@@ -598,6 +598,10 @@ pub async fn proposals(g: &Global, store: &Store, suite: &str) -> Result<(), Fai
             version,
             note.chars().take(100).collect::<String>()
         );
+        if let Some(d) = p.decision() {
+            let kept = if p.rolled_back { "rolled back" } else { "kept" };
+            println!("{:>5} {kept}, judged on {}", "", d.summary());
+        }
     }
     Ok(())
 }

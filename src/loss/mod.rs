@@ -15,6 +15,8 @@
 //! (0.55) than an honest poor run (eval 0.2: 0.77), so an update that makes
 //! tasks crash could lower the mean loss and be kept.
 
+pub mod paired;
+
 use serde::{Deserialize, Serialize};
 
 /// The value a component takes when a finished run did not report its signal.

@@ -16,7 +16,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::json;
 
 use super::approval::{self, ApprovalMode, GatedStep};
-use super::{EpochEval, EpochSummary, RollbackReason, RunnerError, SuiteRunner, TaskResult, optimizer, rollback, tree};
+use super::noise;
+use crate::loss::paired::PairedEvidence;
+use super::{EpochEval, EpochSummary, RollbackReason, RunnerError, SuiteRunner, TaskResult, optimizer, rollback};
 use crate::bus::Event;
 use crate::loss;
 use crate::store::{ArtifactChange, EpochClose, EpochRow, NewProposal, ObservedEffect, ProposalOutcome};
@@ -54,7 +56,7 @@ struct Judgement {
     /// The series being verified, on a noisy suite.
     series: Option<Verification>,
     /// The series' gain, judged against their noise.
-    gain: Option<tree::Gain>,
+    gain: Option<noise::Gain>,
     prev_mean: Option<f64>,
     prev_holdout: Option<f64>,
     current_mean: Option<f64>,
@@ -67,6 +69,8 @@ struct Judgement {
     roll_back: bool,
     /// What this epoch says about the judged epoch's winner, for its proposal row.
     observed: Option<ObservedEffect>,
+    /// The judged update's effect task by task.
+    evidence: Option<PairedEvidence>,
 }
 
 /// Everything an epoch's close writes and announces.
@@ -85,10 +89,7 @@ struct EpochMoves {
 
 impl Judgement {
     fn noise(&self) -> Option<f64> {
-        match self.gain? {
-            tree::Gain::Better { noise, .. } | tree::Gain::WithinNoise { noise, .. } => Some(noise),
-            tree::Gain::NotBetter { .. } => None,
-        }
+        self.gain?.noise()
     }
 
     /// The event that says a noisy suite's update survived its series.
@@ -98,6 +99,7 @@ impl Judgement {
             json!({
                 "type": "verified", "evaluations": v.child.len() + 1, "mean_loss_prev": self.prev_mean,
                 "mean_loss_current": self.current_mean, "noise": self.noise(), "kept": true,
+                "paired": self.evidence,
             })
         })
     }
@@ -119,6 +121,9 @@ impl Judgement {
                 event["evaluations"] = json!(v.child.len() + 1);
                 event["noise"] = json!(self.noise());
             }
+            if let Some(e) = &self.evidence {
+                event["paired"] = json!(e);
+            }
             moves.events.push(event);
             moves.bus_events.push(Event::ArtifactRolledBack {
                 suite_id,
@@ -132,7 +137,11 @@ impl Judgement {
                 reason,
                 holdout_mean_prev: self.prev_holdout,
                 holdout_mean_current: self.current_holdout,
-                why: rollback::why(Some(reason), (Some(p), Some(m)), (self.prev_holdout, self.current_holdout)),
+                why: match (&self.evidence, reason) {
+                    // Within the noise says little without what the noise was.
+                    (Some(e), RollbackReason::Noise) => format!(" (the gain was within the noise: {})", e.summary()),
+                    _ => rollback::why(Some(reason), (Some(p), Some(m)), (self.prev_holdout, self.current_holdout)),
+                },
             });
         }
         moves
@@ -194,7 +203,7 @@ impl SuiteRunner {
             return Ok(None);
         };
         let measured = EpochMeans::of(&eval.results);
-        let judgement = match self.judge(suite_id, epoch, &eval.parent, measured).await? {
+        let judgement = match self.judge(suite_id, epoch, &eval.parent, measured, &eval.results).await? {
             Judged::Sample(v) => {
                 let (repeats, mean, held) = (self.verify_repeats(), measured.mean_loss, measured.holdout_mean);
                 return self.close_verify_sample(suite_id, epoch, &eval.parent, mean, held, &v, repeats, *lr).await;
@@ -225,7 +234,7 @@ impl SuiteRunner {
     /// made: the epochs after it are a series of `verify_repeats`
     /// evaluations, and only the last of them decides, on the series' mean
     /// against the mean of the series before the update, with the noise rule
-    /// of the tree search (`tree::beyond_noise`).
+    /// of the tree search (`noise::beyond_noise`).
     ///
     /// Only an update the epoch ran with is judged: one a person undid
     /// meanwhile (another version made active on the Artifacts screen) was
@@ -236,6 +245,7 @@ impl SuiteRunner {
         epoch: &EpochRow,
         parent: &BTreeMap<String, i64>,
         measured: EpochMeans,
+        results: &[TaskResult],
     ) -> Result<Judged, RunnerError> {
         let EpochMeans { mean_loss, holdout_mean } = measured;
         let ran = |(artifact, _, to): &(String, i64, i64)| parent.get(artifact) == Some(to);
@@ -258,7 +268,11 @@ impl SuiteRunner {
 
         // What the decision compares: the epoch before against this one, or
         // on a noisy suite the two series' means.
-        let (decided, prev_mean, prev_holdout, current_mean, current_holdout, gain) = match &series {
+        let mut now_by_task: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for r in results.iter().filter(|r| !r.holdout) {
+            now_by_task.entry(r.task.clone()).or_default().push(r.loss);
+        }
+        let (decided, prev_mean, prev_holdout, current_mean, current_holdout, gain, evidence) = match &series {
             Some(v) => {
                 let mut now: Vec<f64> = v.child.iter().map(|(_, m)| *m).collect();
                 now.extend(mean_loss);
@@ -272,14 +286,24 @@ impl SuiteRunner {
                 for (id, _) in &v.parent {
                     held_before.extend(self.holdout_mean_of(*id).await?);
                 }
+                // Task by task: each evaluation before paired with one after.
+                let before_ids: Vec<i64> = v.parent.iter().map(|(id, _)| *id).collect();
+                let child_ids: Vec<i64> = v.child.iter().map(|(id, _)| *id).collect();
+                let mut after_by_task = self.training_losses_of(&child_ids).await?;
+                for (task, losses) in now_by_task {
+                    after_by_task.entry(task).or_default().extend(losses);
+                }
+                let evidence =
+                    PairedEvidence::of_tasks(&self.training_losses_of(&before_ids).await?, &after_by_task);
                 let (b, n) = (loss::mean(&before), loss::mean(&now));
                 let gain = match (b, n) {
                     (Some(b), Some(n)) => {
-                        Some(tree::beyond_noise(b, &before, n, &now, self.config.tree.min_improvement))
+                        let on_means = noise::beyond_noise(b, &before, n, &now, self.config.tree.min_improvement);
+                        Some(noise::judge(on_means, evidence.as_ref(), true))
                     }
                     _ => None,
                 };
-                (Some(v.update.clone()), b, loss::mean(&held_before), n, loss::mean(&held_now), gain)
+                (Some(v.update.clone()), b, loss::mean(&held_before), n, loss::mean(&held_now), gain, evidence)
             }
             None => {
                 let prev = self.store.last_completed_epoch(suite_id).await?.filter(|p| p.epoch_num < epoch.epoch_num);
@@ -288,7 +312,12 @@ impl SuiteRunner {
                     None => None,
                 };
                 let prev_mean = prev.as_ref().and_then(|p| p.mean_loss);
-                (prev, prev_mean, prev_holdout, mean_loss, holdout_mean, None)
+                // Stated, not deciding: on a deterministic harness the mean does.
+                let evidence = match &prev {
+                    Some(p) => PairedEvidence::of_tasks(&self.training_losses_of(&[p.id]).await?, &now_by_task),
+                    None => None,
+                };
+                (prev, prev_mean, prev_holdout, mean_loss, holdout_mean, None, evidence)
             }
         };
         let mut last_updates = decided.as_ref().map(updates_of).unwrap_or_default();
@@ -296,9 +325,9 @@ impl SuiteRunner {
 
         // On a noisy suite a gain within the noise does not count: the update goes.
         let (regressed, reason) = match gain {
-            Some(tree::Gain::Better { .. }) => (false, RollbackReason::Training),
-            Some(tree::Gain::WithinNoise { .. }) => (true, RollbackReason::Noise),
-            Some(tree::Gain::NotBetter { .. }) => (true, RollbackReason::Training),
+            Some(noise::Gain::Better { .. }) => (false, RollbackReason::Training),
+            Some(noise::Gain::WithinNoise { .. }) => (true, RollbackReason::Noise),
+            Some(noise::Gain::NotBetter { .. }) => (true, RollbackReason::Training),
             None => (matches!((current_mean, prev_mean), (Some(m), Some(p)) if m > p), RollbackReason::Training),
         };
         // The held-out gate: an update may lower the training loss and still
@@ -312,7 +341,12 @@ impl SuiteRunner {
             self.config.rollback_on_regression && (regressed || holdout_regressed) && !last_updates.is_empty();
         let observed = match (&decided, prev_mean, current_mean) {
             (Some(p), Some(before), Some(now)) if !last_updates.is_empty() => {
-                Some(ObservedEffect { epoch_id: p.id, loss_reduction: before - now, rolled_back: roll_back })
+                Some(ObservedEffect {
+                    epoch_id: p.id,
+                    loss_reduction: before - now,
+                    rolled_back: roll_back,
+                    evidence: evidence.clone(),
+                })
             }
             _ => None,
         };
@@ -328,6 +362,7 @@ impl SuiteRunner {
             reason,
             roll_back,
             observed,
+            evidence,
         }))
     }
 
@@ -562,6 +597,20 @@ impl SuiteRunner {
     }
 
     /// The mean loss of an epoch's held-out tasks, from the store.
+    /// The training tasks' losses of closed epochs, by task, in epoch order.
+    async fn training_losses_of(&self, epoch_ids: &[i64]) -> Result<BTreeMap<String, Vec<f64>>, RunnerError> {
+        let held: BTreeSet<&str> = self.suite.tasks.iter().filter(|t| t.holdout).map(|t| t.name.as_str()).collect();
+        let mut by_task: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for id in epoch_ids {
+            for r in self.store.epoch_runs(*id).await? {
+                if !held.contains(r.task_name.as_str()) {
+                    by_task.entry(r.task_name).or_default().push(r.loss);
+                }
+            }
+        }
+        Ok(by_task)
+    }
+
     async fn holdout_mean_of(&self, epoch_id: i64) -> Result<Option<f64>, RunnerError> {
         let held: BTreeSet<&str> = self.suite.tasks.iter().filter(|t| t.holdout).map(|t| t.name.as_str()).collect();
         if held.is_empty() {

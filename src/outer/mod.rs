@@ -10,7 +10,7 @@
 //! an update form a series: all but the last are closed as `verify_sample`s
 //! (no decision, no proposal), and the last decides on the series' mean
 //! against the mean of the series that measured the versions before the
-//! update, with the tree search's noise rule ([`tree::beyond_noise`]): a gain
+//! update, with the tree search's noise rule ([`noise::beyond_noise`]): a gain
 //! within the larger standard error is not an improvement, and the update is
 //! rolled back (reason `noise`) as a regression would be. Every sample is an
 //! epoch, so `--epochs` counts them.
@@ -26,6 +26,7 @@ mod close;
 pub mod estimate;
 pub mod ideation;
 mod lease;
+pub mod noise;
 pub mod optimizer;
 pub mod preflight;
 pub mod preverify;

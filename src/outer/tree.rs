@@ -28,6 +28,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::analyst::{AnalystConfig, Hint, HintKind};
+use super::noise::{self, Gain};
+use crate::loss::paired::PairedEvidence;
 use super::ideation::Idea;
 
 /// How parents are picked from the frontier.
@@ -304,19 +306,24 @@ pub enum Judgement {
 }
 
 /// Commits a child only if its mean loss beats the parent's beyond the
-/// noise ([`beyond_noise`]) and its held-out mean does not rise beyond
-/// `holdout_tolerance`.
+/// noise ([`noise::beyond_noise`]; with repeated evaluations, also task by
+/// task: [`noise::judge`]) and its held-out mean does not rise beyond
+/// `holdout_tolerance`. A discard's reason states the paired evidence.
 pub fn judge(parent: &Node, child: &Node, min_improvement: f64, holdout_tolerance: f64) -> Judgement {
-    match beyond_noise(parent.mean, &parent.samples, child.mean, &child.samples, min_improvement) {
+    let evidence = paired(parent, child);
+    let repeated = parent.samples.len() > 1 || child.samples.len() > 1;
+    let on_means = noise::beyond_noise(parent.mean, &parent.samples, child.mean, &child.samples, min_improvement);
+    let stated = evidence.as_ref().map(|e| format!("; {}", e.summary())).unwrap_or_default();
+    match noise::judge(on_means, evidence.as_ref(), repeated) {
         Gain::NotBetter { gain } => {
             return Judgement::Discard(format!(
-                "mean loss {:.4} is no better than the parent's {:.4} ({:+.4})",
+                "mean loss {:.4} is no better than the parent's {:.4} ({:+.4}){stated}",
                 child.mean, parent.mean, -gain
             ));
         }
         Gain::WithinNoise { gain, noise } => {
             return Judgement::Discard(format!(
-                "mean loss {:.4} against the parent's {:.4}: a gain of {gain:+.4} is within the noise ({noise:.4})",
+                "mean loss {:.4} against the parent's {:.4}: a gain of {gain:+.4} is within the noise ({noise:.4}){stated}",
                 child.mean, parent.mean
             ));
         }
@@ -330,44 +337,10 @@ pub fn judge(parent: &Node, child: &Node, min_improvement: f64, holdout_toleranc
     Judgement::Commit
 }
 
-/// How a new mean loss compares with an old one, given the evaluations
-/// behind each.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Gain {
-    /// Lower by more than the noise.
-    Better { gain: f64, noise: f64 },
-    /// Lower, but by no more than the noise: not counted as an improvement.
-    WithinNoise { gain: f64, noise: f64 },
-    /// Equal or higher.
-    NotBetter { gain: f64 },
-}
-
-/// The one rule both the tree and the linear optimizers use on noisy suites:
-/// a gain (old mean − new mean) counts only when it exceeds the noise — the
-/// larger standard error of the two sets of evaluations, and at least
-/// `min_improvement`. With one evaluation on each side the noise is
-/// `min_improvement`.
-pub fn beyond_noise(old_mean: f64, old: &[f64], new_mean: f64, new: &[f64], min_improvement: f64) -> Gain {
-    let noise = standard_error(new).max(standard_error(old)).max(min_improvement);
-    let gain = old_mean - new_mean;
-    if gain <= 0.0 || gain.is_nan() {
-        Gain::NotBetter { gain }
-    } else if gain <= noise {
-        Gain::WithinNoise { gain, noise }
-    } else {
-        Gain::Better { gain, noise }
-    }
-}
-
-/// The standard error of the mean of `xs` (0 for fewer than two).
-pub fn standard_error(xs: &[f64]) -> f64 {
-    if xs.len() < 2 {
-        return 0.0;
-    }
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (var / n).sqrt()
+/// The child against its parent task by task (training tasks' mean losses).
+pub fn paired(parent: &Node, child: &Node) -> Option<PairedEvidence> {
+    let side = |n: &Node| n.task_losses.iter().map(|(t, l)| (t.clone(), vec![*l])).collect::<BTreeMap<_, _>>();
+    PairedEvidence::of_tasks(&side(parent), &side(child))
 }
 
 /// Committed nodes to prune: `prune_after` or more evaluated children, every
@@ -481,6 +454,24 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn with_repeats_a_gain_one_task_carries_is_not_committed_and_the_reason_states_the_pairs() {
+        let parent = node(1, None, &[("a", 0.50), ("b", 0.50), ("c", 0.50), ("d", 0.50)], NodeStatus::Committed);
+        let mut child = node(2, Some(1), &[("a", 0.10), ("b", 0.55), ("c", 0.55), ("d", 0.55)], NodeStatus::Committed);
+        // Its repeats agree closely: on the means the gain is far beyond the noise.
+        child.samples = vec![child.mean - 0.001, child.mean + 0.001];
+        let reason = match judge(&parent, &child, 1e-9, 0.01) {
+            Judgement::Discard(r) => r,
+            other => panic!("{other:?}"),
+        };
+        assert!(reason.contains("within the noise") && reason.contains("1 of 4 pairs better, 3 worse"), "{reason}");
+        // A deterministic harness (one evaluation each): the mean decides, and
+        // the same evidence is there to read.
+        child.samples = vec![child.mean];
+        assert_eq!(judge(&parent, &child, 1e-9, 0.01), Judgement::Commit);
+        assert_eq!(paired(&parent, &child).map(|e| (e.better, e.worse)), Some((1, 3)));
+    }
+
+    #[test]
     fn a_child_that_hurts_the_held_out_tasks_is_not_committed() {
         let mut parent = node(1, None, &[("a", 0.5)], NodeStatus::Committed);
         let mut child = node(2, Some(1), &[("a", 0.3)], NodeStatus::Committed);
@@ -551,17 +542,6 @@ pub(crate) mod tests {
         // Only two ideas may brief; the rest is the usual rotation.
         assert_eq!(briefs.len(), 3);
         assert!(briefs[2].idea.is_none() && briefs[2].parent == 1 && briefs[2].focus == "y", "{briefs:?}");
-    }
-
-    #[test]
-    fn the_noise_rule_counts_a_gain_only_beyond_the_larger_standard_error() {
-        assert!(matches!(beyond_noise(0.5, &[0.5], 0.4, &[0.4], 1e-9), Gain::Better { .. }));
-        assert!(matches!(beyond_noise(0.5, &[0.5], 0.5, &[0.5], 1e-9), Gain::NotBetter { .. }));
-        // Repeats of 0.3, 0.5, 0.4: standard error 0.058 > a gain of 0.05.
-        assert!(matches!(beyond_noise(0.45, &[0.45], 0.4, &[0.3, 0.5, 0.4], 1e-9), Gain::WithinNoise { .. }));
-        // The old side's spread counts too.
-        assert!(matches!(beyond_noise(0.45, &[0.35, 0.55], 0.4, &[0.4], 1e-9), Gain::WithinNoise { .. }));
-        assert!(matches!(beyond_noise(0.5, &[0.5], 0.49, &[0.49], 0.02), Gain::WithinNoise { .. }));
     }
 
     #[test]

@@ -362,6 +362,7 @@ impl Service {
             .await?
             .into_iter()
             .map(|l| {
+                let decision = l.proposal.decision();
                 let p = l.proposal;
                 ProposalItem {
                     id: p.id,
@@ -376,6 +377,7 @@ impl Service {
                     confidence: p.confidence,
                     observed_loss_reduction: p.observed_loss_reduction,
                     rolled_back: p.rolled_back,
+                    decision,
                     rejection: p.rejection,
                     learning_rate: p.learning_rate,
                     edited_by_person: l.edited_by_person,

@@ -174,13 +174,14 @@ impl Store {
             sqlx::query(
                 // The judged epoch's own winner, or the gated update it
                 // applied (proposed in an earlier epoch, approved later).
-                "UPDATE proposals SET observed_loss_reduction = $1, rolled_back = $2
-                 WHERE outcome = 'winner' AND (epoch_id = $3 OR EXISTS (
-                     SELECT 1 FROM update_approvals a WHERE a.applied_epoch_id = $3
+                "UPDATE proposals SET observed_loss_reduction = $1, rolled_back = $2, decision_json = $3
+                 WHERE outcome = 'winner' AND (epoch_id = $4 OR EXISTS (
+                     SELECT 1 FROM update_approvals a WHERE a.applied_epoch_id = $4
                          AND a.epoch_id = proposals.epoch_id AND a.artifact = proposals.artifact))",
             )
             .bind(o.loss_reduction)
             .bind(i64::from(o.rolled_back))
+            .bind(o.evidence.as_ref().map(serde_json::to_string).transpose()?)
             .bind(o.epoch_id)
             .execute(&mut *tx)
             .await?;
@@ -439,11 +440,13 @@ pub struct EpochClose {
 }
 
 /// The effect of an epoch's applied proposal, seen one epoch later.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ObservedEffect {
     /// The epoch whose winner is judged.
     pub epoch_id: i64,
     /// Previous mean loss minus the new one (positive = it helped).
     pub loss_reduction: f64,
     pub rolled_back: bool,
+    /// The effect task by task: what the decision to keep or roll back saw.
+    pub evidence: Option<crate::loss::paired::PairedEvidence>,
 }

@@ -71,6 +71,15 @@ pub struct ProposalRow {
     #[sqlx(try_from = "super::Flag")]
     pub rolled_back: bool,
     pub created_at: String,
+    /// What the decision to keep or roll it back saw (a judged winner's).
+    pub decision_json: Option<String>,
+}
+
+impl ProposalRow {
+    /// The paired evidence its judgement stated, when it was judged.
+    pub fn decision(&self) -> Option<crate::loss::paired::PairedEvidence> {
+        self.decision_json.as_deref().and_then(|j| serde_json::from_str(j).ok())
+    }
 }
 
 /// A proposal with its epoch number, for listings.

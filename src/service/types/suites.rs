@@ -369,6 +369,9 @@ pub struct ProposalItem {
     /// Previous mean loss minus the next epoch's; set once that epoch closed.
     pub observed_loss_reduction: Option<f64>,
     pub rolled_back: bool,
+    /// What the decision to keep or roll it back saw, task by task (a
+    /// judged winner's).
+    pub decision: Option<crate::loss::paired::PairedEvidence>,
     pub rejection: Option<String>,
     pub learning_rate: f64,
     /// A winner a person edited in the Inbox before it was applied: the

@@ -1,10 +1,12 @@
 // The optimizer's proposals for one suite: a calibration chart (predicted
 // against observed loss reduction of every applied proposal) and the full
-// list, rejected ones with the rule that dropped them.
+// list, rejected ones with the rule that dropped them, judged winners with
+// the task-by-task evidence their keep-or-roll-back decision saw.
 import { useMemo, useState } from "react";
 import { api } from "../api";
 import type { ProposalItem } from "../generated/ProposalItem";
 import { calibrationOption, calibrationPoints } from "../lib/charts";
+import { fmtEvidence } from "../lib/format";
 import { useLiveQuery } from "../lib/query";
 import { useDark } from "../lib/theme";
 import { EChart } from "./EChart";
@@ -83,7 +85,14 @@ export function Proposals({ suite, tick }: { suite: string; tick: number }) {
               <td>{p.rolled_back ? "winner, rolled back" : p.outcome}</td>
               <td>{signed(p.expected_loss_reduction)}</td>
               <td>{p.confidence === null ? "–" : p.confidence.toFixed(2)}</td>
-              <td>{signed(p.observed_loss_reduction)}</td>
+              <td>
+                {signed(p.observed_loss_reduction)}
+                {p.decision && (
+                  <div className="muted evidence" data-testid="decision-evidence" title="what the decision to keep or roll back saw, task by task">
+                    {p.rolled_back ? "rolled back" : "kept"} on {fmtEvidence(p.decision)}
+                  </div>
+                )}
+              </td>
               <td className="why">
                 {p.edited_by_person && (
                   <b className="edited" data-testid="edited-by-person">

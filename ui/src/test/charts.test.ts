@@ -171,6 +171,7 @@ describe("calibration of proposals", () => {
     confidence: 0.8,
     observed_loss_reduction: 0.05,
     rolled_back: false,
+    decision: null,
     rejection: null,
     learning_rate: 0.5,
     edited_by_person: false,
