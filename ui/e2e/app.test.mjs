@@ -1057,6 +1057,12 @@ describe("the Attractor web UI against a real server", () => {
     const winners = page.locator("table.proposals tr.outcome-winner");
     assert.equal(await winners.count(), 3);
     await page.getByText("raise the gain towards the tasks' targets").first().waitFor();
+    // The two measured winners say what their keep-or-roll-back saw, task by task.
+    const evidence = page.getByTestId("decision-evidence");
+    assert.equal(await evidence.count(), 2);
+    for (const text of await evidence.allInnerTexts()) {
+      assert.match(text, /^(kept|rolled back) on \d+ of \d+ pairs? better, \d+ worse; gain [+-]\d\.\d{4}/);
+    }
     // Rejected proposals (here: the declined third call) are one click away.
     assert.equal(await page.locator("table.proposals tr.outcome-rejected").count(), 0);
     await page.getByText(/show the 1\s+rejected proposal/).click();
