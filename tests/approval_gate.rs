@@ -264,12 +264,17 @@ async fn a_run_cancelled_while_it_waits_asks_nothing_new_when_resumed_and_applie
         records[0].2["events"].as_array().unwrap().iter().any(|e| e["type"] == "update" && e["approval"].is_i64());
     if !applied {
         let mut approvals = Vec::new();
-        for status in [ApprovalStatus::Pending, ApprovalStatus::Approved, ApprovalStatus::Rejected, ApprovalStatus::Applied] {
+        for status in
+            [ApprovalStatus::Pending, ApprovalStatus::Approved, ApprovalStatus::Rejected, ApprovalStatus::Applied]
+        {
             for a in s.store().update_approvals_in(suite.id, status).await.unwrap() {
                 approvals.push((a.id, a.epoch_id, a.intervention_id, a.status, a.decided_at));
             }
         }
-        panic!("epoch 1 closed with the approved update (question {}): {:?}\napprovals: {approvals:?}", q.id, records[0]);
+        panic!(
+            "epoch 1 closed with the approved update (question {}): {:?}\napprovals: {approvals:?}",
+            q.id, records[0]
+        );
     }
     // Epoch 1's proposals, made before the cancel, are kept; the winner says
     // which version it became.

@@ -547,7 +547,11 @@ async fn on_a_noisy_suite_a_gain_one_task_carries_while_the_others_lose_is_rolle
     // interval of the paired gain reaches below 0, so it does not count.
     assert_eq!(rollback["reason"], "noise", "{rollback}");
     let paired = &rollback["paired"];
-    assert_eq!((paired["pairs"].as_u64(), paired["better"].as_u64(), paired["worse"].as_u64()), (Some(4), Some(1), Some(3)), "{paired}");
+    assert_eq!(
+        (paired["pairs"].as_u64(), paired["better"].as_u64(), paired["worse"].as_u64()),
+        (Some(4), Some(1), Some(3)),
+        "{paired}"
+    );
     assert!(paired["low"].as_f64().unwrap() < 0.0 && paired["high"].as_f64().unwrap() > 0.0, "{paired}");
     assert_eq!(env.registry().await.get_active("style").await.unwrap().version, 0);
     // The proposals table keeps what the decision saw.
@@ -574,13 +578,100 @@ async fn on_a_noisy_suite_a_gain_every_task_shares_is_kept_with_its_evidence() {
     assert_eq!(verified["type"], "verified", "{verified}");
     assert_eq!(verified["kept"], true);
     let paired = &verified["paired"];
-    assert_eq!((paired["pairs"].as_u64(), paired["better"].as_u64(), paired["worse"].as_u64()), (Some(4), Some(4), Some(0)), "{paired}");
+    assert_eq!(
+        (paired["pairs"].as_u64(), paired["better"].as_u64(), paired["worse"].as_u64()),
+        (Some(4), Some(4), Some(0)),
+        "{paired}"
+    );
     assert!(paired["low"].as_f64().unwrap() > 0.0, "{paired}");
     assert!(paired["sign_p"].as_f64().unwrap() < 0.2, "{paired}");
     assert_eq!(env.registry().await.get_active("style").await.unwrap().content, "EVEN");
     let rows = proposals(&env).await;
     let winner = rows.iter().find(|r| r["outcome"] == "winner" && r["rolled_back"] == false).unwrap();
     assert!(winner["decision_json"].as_str().is_some_and(|j| j.contains("\"better\":4")), "{winner}");
+}
+
+/// A labelling harness over a small dataset, scoring each message and
+/// listing it in `examples`: the seed prompt labels the first three training
+/// messages right and the rest `bug`; a prompt that says `DEFINE` labels
+/// them all right. The held-out task's messages must never reach a model.
+const DATASET_SCORER: &str = r#"
+import json, os, sys
+text = open(os.path.join(os.environ["ATTRACTOR_ARTIFACTS_DIR"], "style.txt")).read()
+split = sys.argv[1]
+data = {
+    "train": [("t%d" % i, "message %d about money" % i, "billing") for i in range(1, 7)],
+    "held": [("h%d" % i, "SECRET-HELD-INPUT-%d" % i, "billing") for i in range(1, 5)],
+}[split]
+examples = []
+for n, (id, message, label) in enumerate(data):
+    said = label if ("DEFINE" in text or n < 3) else "bug"
+    examples.append({"id": id, "input": message, "expected": label, "output": said,
+                     "score": 1.0 if said == label else 0.0,
+                     "feedback": None if said == label else "labelled %s, expected %s" % (said, label)})
+score = sum(e["score"] for e in examples) / len(examples)
+json.dump({"status": "complete", "eval_score": score, "critique_score": 1.0,
+           "gate_rejection_count": 0, "budget_remaining_pct": 100, "examples": examples},
+          open(os.environ["ATTRACTOR_RESULT_FILE"], "w"))
+"#;
+
+fn dataset_suite(env: &Env) -> std::path::PathBuf {
+    std::fs::write(env.path("dataset.py"), DATASET_SCORER).unwrap();
+    env.suite(
+        "dataset.yaml",
+        r#"
+name: style
+artifacts:
+  - name: style
+    type: text
+    content: "plain"
+tasks:
+  - name: train
+    command: python3 "$ATTRACTOR_SUITE_DIR/dataset.py" train
+  - name: held
+    holdout: true
+    command: python3 "$ATTRACTOR_SUITE_DIR/dataset.py" held
+"#,
+    )
+}
+
+#[tokio::test]
+async fn the_proposer_sees_the_training_examples_it_got_wrong_and_never_a_held_out_one() {
+    let env = Env::new().await;
+    let path = dataset_suite(&env);
+    let server =
+        ScriptedServer::start(vec![proposal("style", "DEFINE each label", 0.3, 0.9), no_change()]).await.unwrap();
+    let summary = env.run_with_model(&path, config(&env, 2), client(&server)).await.unwrap();
+
+    let first = &server.requests()[0].body;
+    assert!(first.contains("Examples it got wrong (3 shown of 6 scored, worst first)"), "{first}");
+    assert!(
+        first.contains("[t4] score 0.00; input: message 4 about money; expected: billing; output: bug; feedback: labelled bug, expected billing"),
+        "{first}"
+    );
+    assert!(!first.contains("[t1]"), "a right answer is not shown as wrong");
+    assert!(!first.contains("SECRET-HELD") && !first.contains("[h1]"), "held-out examples reach no optimizer");
+    // Once every example is right, none is shown.
+    let second = &server.requests()[1].body;
+    assert!(!second.contains("Examples it got wrong"), "{second}");
+
+    // The decision about the update paired the six training examples one by
+    // one (not the one task): three went right, three stayed right.
+    let rows = proposals(&env).await;
+    let winner = rows.iter().find(|r| r["outcome"] == "winner" && r["epoch_id"] == summary.epochs[0].epoch_id).unwrap();
+    let decision: Value = serde_json::from_str(winner["decision_json"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        (
+            decision["pairs"].as_u64(),
+            decision["better"].as_u64(),
+            decision["worse"].as_u64(),
+            decision["tied"].as_u64()
+        ),
+        (Some(6), Some(3), Some(0), Some(3)),
+        "{decision}"
+    );
+    assert!((decision["mean_gain"].as_f64().unwrap() - 0.5).abs() < 1e-9, "{decision}");
+    assert_eq!(env.registry().await.get_active("style").await.unwrap().content, "DEFINE each label");
 }
 
 #[tokio::test]

@@ -11,7 +11,10 @@ command line, and writes honest scores to run_completion.json:
 - critique_score: the fraction of replies that named a label at all (a
   server that cannot constrain replies to the label list may ramble);
 - gate_rejection_count: calls that failed;
-- status: complete, or failed when no call succeeded.
+- status: complete, or failed when no call succeeded;
+- examples: every message with what was expected and what the model said,
+  scored 1 or 0 — the optimizer is shown the ones it got wrong, and a
+  decision about a new prompt compares the two versions message by message.
 
 The labels go to the server as a JSON Schema enum (`response_format`), so
 even a very small model answers with one of them; a server that refuses
@@ -84,7 +87,9 @@ def main():
     correct = named = failed = tokens = 0
     use_schema = True
     items = data["batches"][batch]
-    for message, truth in items:
+    examples = []
+    for number, (message, truth) in enumerate(items, 1):
+        example = {"id": f"{batch}-{number}", "input": message, "expected": truth}
         try:
             label, used = ask(base_url, model, key, prompt, message, labels, use_schema)
         except urllib.error.HTTPError as e:
@@ -95,15 +100,19 @@ def main():
                 except (urllib.error.URLError, OSError, ValueError, KeyError) as again:
                     print(f"call failed: {again}", file=sys.stderr)
                     failed += 1
+                    examples.append({**example, "score": 0.0, "feedback": f"the model call failed: {again}"})
                     continue
             else:
                 print(f"call failed: {e}", file=sys.stderr)
                 failed += 1
+                examples.append({**example, "score": 0.0, "feedback": f"the model call failed: {e}"})
                 continue
         except (urllib.error.URLError, OSError, ValueError, KeyError) as e:
             print(f"call failed: {e}", file=sys.stderr)
             failed += 1
+            examples.append({**example, "score": 0.0, "feedback": f"the model call failed: {e}"})
             continue
+        examples.append({**example, "output": label or "(no label)", "score": 1.0 if label == truth else 0.0})
         tokens += used
         named += label is not None
         correct += label == truth
@@ -117,6 +126,7 @@ def main():
         "gate_rejection_count": failed,
         "budget_remaining_pct": 100.0,
         "metrics": {"batch": batch, "correct": correct, "messages": n, "model_tokens": tokens},
+        "examples": examples,
     }
     with open(os.environ["ATTRACTOR_RESULT_FILE"], "w") as fh:
         json.dump(result, fh)

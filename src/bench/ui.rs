@@ -193,7 +193,8 @@ pub async fn fill(store: &Store, config: &FillConfig) -> Result<Filled, FillErro
         let mut close = EpochClose::default();
         let mut events = Vec::new();
         if let (Some((_, _, _, epoch_id)), Some(m), Some(p)) = (last_update, mean, prev_mean) {
-            close.observed = Some(ObservedEffect { epoch_id, loss_reduction: p - m, rolled_back: regressed, evidence: None });
+            close.observed =
+                Some(ObservedEffect { epoch_id, loss_reduction: p - m, rolled_back: regressed, evidence: None });
         }
         match last_update.take() {
             Some((name, from, to, _)) if regressed => {

@@ -197,5 +197,4 @@ mod tests {
         let one = PairedEvidence::of(&[0.0]).unwrap().summary();
         assert_eq!(one, "0 of 1 pair better, 0 worse; gain +0.0000");
     }
-
 }

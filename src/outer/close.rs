@@ -17,10 +17,10 @@ use serde_json::json;
 
 use super::approval::{self, ApprovalMode, GatedStep};
 use super::noise;
-use crate::loss::paired::PairedEvidence;
 use super::{EpochEval, EpochSummary, RollbackReason, RunnerError, SuiteRunner, TaskResult, optimizer, rollback};
 use crate::bus::Event;
 use crate::loss;
+use crate::loss::paired::PairedEvidence;
 use crate::store::{ArtifactChange, EpochClose, EpochRow, NewProposal, ObservedEffect, ProposalOutcome};
 
 /// What an epoch measured.
@@ -268,10 +268,7 @@ impl SuiteRunner {
 
         // What the decision compares: the epoch before against this one, or
         // on a noisy suite the two series' means.
-        let mut now_by_task: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for r in results.iter().filter(|r| !r.holdout) {
-            now_by_task.entry(r.task.clone()).or_default().push(r.loss);
-        }
+        let now_by_task = pairing_losses(results);
         let (decided, prev_mean, prev_holdout, current_mean, current_holdout, gain, evidence) = match &series {
             Some(v) => {
                 let mut now: Vec<f64> = v.child.iter().map(|(_, m)| *m).collect();
@@ -293,8 +290,7 @@ impl SuiteRunner {
                 for (task, losses) in now_by_task {
                     after_by_task.entry(task).or_default().extend(losses);
                 }
-                let evidence =
-                    PairedEvidence::of_tasks(&self.training_losses_of(&before_ids).await?, &after_by_task);
+                let evidence = PairedEvidence::of_tasks(&self.training_losses_of(&before_ids).await?, &after_by_task);
                 let (b, n) = (loss::mean(&before), loss::mean(&now));
                 let gain = match (b, n) {
                     (Some(b), Some(n)) => {
@@ -340,14 +336,12 @@ impl SuiteRunner {
         let roll_back =
             self.config.rollback_on_regression && (regressed || holdout_regressed) && !last_updates.is_empty();
         let observed = match (&decided, prev_mean, current_mean) {
-            (Some(p), Some(before), Some(now)) if !last_updates.is_empty() => {
-                Some(ObservedEffect {
-                    epoch_id: p.id,
-                    loss_reduction: before - now,
-                    rolled_back: roll_back,
-                    evidence: evidence.clone(),
-                })
-            }
+            (Some(p), Some(before), Some(now)) if !last_updates.is_empty() => Some(ObservedEffect {
+                epoch_id: p.id,
+                loss_reduction: before - now,
+                rolled_back: roll_back,
+                evidence: evidence.clone(),
+            }),
             _ => None,
         };
         Ok(Judged::Decided(Judgement {
@@ -597,18 +591,15 @@ impl SuiteRunner {
     }
 
     /// The mean loss of an epoch's held-out tasks, from the store.
-    /// The training tasks' losses of closed epochs, by task, in epoch order.
+    /// [`pairing_losses`] of closed epochs, in epoch order.
     async fn training_losses_of(&self, epoch_ids: &[i64]) -> Result<BTreeMap<String, Vec<f64>>, RunnerError> {
-        let held: BTreeSet<&str> = self.suite.tasks.iter().filter(|t| t.holdout).map(|t| t.name.as_str()).collect();
-        let mut by_task: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        let mut by_key: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         for id in epoch_ids {
-            for r in self.store.epoch_runs(*id).await? {
-                if !held.contains(r.task_name.as_str()) {
-                    by_task.entry(r.task_name).or_default().push(r.loss);
-                }
+            for (key, losses) in pairing_losses(&self.epoch_results(*id).await?) {
+                by_key.entry(key).or_default().extend(losses);
             }
         }
-        Ok(by_task)
+        Ok(by_key)
     }
 
     async fn holdout_mean_of(&self, epoch_id: i64) -> Result<Option<f64>, RunnerError> {
@@ -701,6 +692,28 @@ struct Proposed {
     evidence: optimizer::Evidence,
 }
 
+/// What a decision pairs across two measurements, training tasks only: each
+/// scored example (its loss 1 − score) where the harness lists examples,
+/// else the task's loss. A dataset of 30 examples in one task is 30 pairs,
+/// not one.
+fn pairing_losses(results: &[TaskResult]) -> BTreeMap<String, Vec<f64>> {
+    let mut by_key: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for r in results.iter().filter(|r| !r.holdout) {
+        if r.examples.is_empty() {
+            by_key.entry(r.task.clone()).or_default().push(r.loss);
+        }
+        for e in &r.examples {
+            // The unit separator cannot occur in a task name.
+            by_key.entry(format!("{}\u{1f}{}", r.task, e.id)).or_default().push(1.0 - e.score);
+        }
+    }
+    by_key
+}
+
+/// How many of a task's failing examples an optimizer is shown: the worst
+/// first, enough to see a pattern, few enough for a small model's context.
+const EXAMPLES_SHOWN: usize = 8;
+
 /// What an optimizer may see of an epoch's results: the training tasks only.
 pub(super) fn task_evidence(results: &[TaskResult]) -> Vec<optimizer::TaskEvidence> {
     results
@@ -712,6 +725,13 @@ pub(super) fn task_evidence(results: &[TaskResult]) -> Vec<optimizer::TaskEviden
             status: r.status.clone(),
             breakdown: r.breakdown.clone(),
             error: r.error.clone(),
+            failing: {
+                let mut wrong: Vec<_> = r.examples.iter().filter(|e| e.score < 1.0).cloned().collect();
+                wrong.sort_by(|a, b| a.score.total_cmp(&b.score));
+                wrong.truncate(EXAMPLES_SHOWN);
+                wrong
+            },
+            examples: r.examples.len(),
         })
         .collect()
 }

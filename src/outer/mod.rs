@@ -329,6 +329,8 @@ struct TaskResult {
     status: String,
     breakdown: Option<LossBreakdown>,
     error: Option<String>,
+    /// The examples its harness scored (a dataset harness's), in its order.
+    examples: Vec<task::command::Example>,
 }
 
 impl SuiteRunner {
@@ -681,6 +683,10 @@ impl SuiteRunner {
                     .and_then(|r| r.loss_breakdown_json.as_deref())
                     .and_then(|j| serde_json::from_str(j).ok()),
                 error: run.and_then(|r| r.error.clone()),
+                examples: run
+                    .and_then(|r| r.result_json.as_deref())
+                    .map(task::command::examples_of)
+                    .unwrap_or_default(),
             });
         }
         Ok(results)

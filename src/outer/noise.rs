@@ -104,5 +104,4 @@ mod tests {
         let worse = Gain::NotBetter { gain: -0.1 };
         assert_eq!(judge(worse, Some(&clear), true), worse);
     }
-
 }

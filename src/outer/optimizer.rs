@@ -23,6 +23,11 @@ pub struct TaskEvidence {
     pub status: String,
     pub breakdown: Option<LossBreakdown>,
     pub error: Option<String>,
+    /// The examples its harness got wrong (score below 1), worst first, a
+    /// few: what was asked, expected and answered (GEPA's reflective dataset).
+    pub failing: Vec<crate::task::command::Example>,
+    /// How many examples the harness scored in all (0: it lists none).
+    pub examples: usize,
 }
 
 /// An artifact an optimizer may change, at its current version.

@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 
 use serde::Deserialize;
 
-use super::optimizer::{Candidate, Considered, Evidence, Optimizer, OptimizerError, Proposal, Step};
+use super::optimizer::{Candidate, Considered, Evidence, Optimizer, OptimizerError, Proposal, Step, TaskEvidence};
 use crate::artifact::ArtifactKind;
 use crate::llm::{CallRole, ChatMessage, ChatRequest, LlmClient, LlmError};
 
@@ -91,6 +91,7 @@ impl TextGrad {
                 let _ = write!(user, "; error: {}", one_line(e, 300));
             }
             user.push('\n');
+            write_failing(&mut user, t);
         }
         let history = ev.history.get(&cand.def.name).map(Vec::as_slice).unwrap_or_default();
         if !history.is_empty() {
@@ -272,6 +273,27 @@ fn is_unavailable(e: &LlmError) -> bool {
 /// Expected loss reduction × confidence; a missing number counts as 0.
 pub fn score(p: &Proposal) -> f64 {
     p.expected_loss_reduction.unwrap_or(0.0) * p.confidence.unwrap_or(0.0)
+}
+
+/// A task's failing examples, under its line: what was asked, what was
+/// expected and what came out — the evidence a proposer reasons from.
+fn write_failing(user: &mut String, t: &TaskEvidence) {
+    if t.failing.is_empty() {
+        return;
+    }
+    let wrong = t.failing.len();
+    let _ = writeln!(user, "  Examples it got wrong ({wrong} shown of {} scored, worst first):", t.examples);
+    for e in &t.failing {
+        let _ = write!(user, "  - [{}] score {:.2}", one_line(&e.id, 60), e.score);
+        for (label, text) in
+            [("input", &e.input), ("expected", &e.expected), ("output", &e.output), ("feedback", &e.feedback)]
+        {
+            if let Some(text) = text {
+                let _ = write!(user, "; {label}: {}", one_line(text, 200));
+            }
+        }
+        user.push('\n');
+    }
 }
 
 fn one_line(s: &str, max: usize) -> String {

@@ -28,9 +28,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::analyst::{AnalystConfig, Hint, HintKind};
+use super::ideation::Idea;
 use super::noise::{self, Gain};
 use crate::loss::paired::PairedEvidence;
-use super::ideation::Idea;
 
 /// How parents are picked from the frontier.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]

@@ -9,8 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
+use ts_rs::TS;
 
 use super::{ActiveArtifact, RunOutcome};
 use crate::loss::{LossSignals, RunStatus};
@@ -41,6 +42,81 @@ pub struct RunCompletion {
     /// Free-form numbers or notes the harness wants kept with the run.
     #[serde(default)]
     pub metrics: Option<serde_json::Value>,
+    /// The examples the harness scored, when it scores a dataset: what the
+    /// optimizer learns from (the failing ones, of training tasks only) and
+    /// what decisions pair (example by example, across versions).
+    #[serde(default)]
+    pub examples: Option<Vec<Example>>,
+}
+
+/// One scored example of a dataset harness: GEPA's reflective record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct Example {
+    /// Stable across runs: the same example under every version, so two
+    /// versions can be compared example by example.
+    pub id: String,
+    #[serde(default)]
+    pub input: Option<String>,
+    #[serde(default)]
+    pub expected: Option<String>,
+    #[serde(default)]
+    pub output: Option<String>,
+    /// From 0 (wrong) to 1 (right).
+    pub score: f64,
+    /// Why it scored so, in words (a grader's note, a diff).
+    #[serde(default)]
+    pub feedback: Option<String>,
+}
+
+/// The most a result file may hold: a harness over a large dataset writes
+/// its examples here, and a runaway one must not fill the database.
+pub const RESULT_FILE_MAX: u64 = 8 << 20;
+/// Examples kept per run; more is a harness that should sample.
+pub const EXAMPLES_MAX: usize = 5000;
+/// Characters kept of each text of an example.
+pub const EXAMPLE_TEXT_MAX: usize = 2000;
+
+impl Example {
+    /// Counted right: a score of at least one half.
+    pub fn right(&self) -> bool {
+        self.score >= 0.5
+    }
+}
+
+/// The examples of a stored result file (none when it lists none or cannot
+/// be read: the run's own parse already said why).
+pub fn examples_of(result_json: &str) -> Vec<Example> {
+    serde_json::from_str::<RunCompletion>(result_json).ok().and_then(|c| c.examples).unwrap_or_default()
+}
+
+/// Checks a result file's examples: unique ids, scores within 0–1, at most
+/// [`EXAMPLES_MAX`]; texts are cut to [`EXAMPLE_TEXT_MAX`] characters.
+fn check_examples(examples: &mut [Example]) -> Result<(), String> {
+    if examples.len() > EXAMPLES_MAX {
+        return Err(format!(
+            "{RESULT_FILE} lists {} examples; at most {EXAMPLES_MAX} are kept per run: score a sample of the dataset",
+            examples.len()
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, e) in examples.iter_mut().enumerate() {
+        if !(0.0..=1.0).contains(&e.score) {
+            return Err(format!("{RESULT_FILE}: examples[{i}].score is {}; a score is from 0.0 to 1.0", e.score));
+        }
+        if e.id.trim().is_empty() || !seen.insert(e.id.clone()) {
+            return Err(format!(
+                "{RESULT_FILE}: examples[{i}].id {:?} is empty or repeats an earlier one; give every example its own stable id",
+                e.id
+            ));
+        }
+        for text in [&mut e.input, &mut e.expected, &mut e.output, &mut e.feedback].into_iter().flatten() {
+            if text.chars().count() > EXAMPLE_TEXT_MAX {
+                *text = text.chars().take(EXAMPLE_TEXT_MAX).collect::<String>() + "…";
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Everything a command run needs besides the task itself.
@@ -156,6 +232,15 @@ async fn execute(r: &CommandRun<'_>) -> RunOutcome {
 }
 
 async fn read_result(path: &Path) -> RunOutcome {
+    match tokio::fs::metadata(path).await {
+        Ok(m) if m.len() > RESULT_FILE_MAX => {
+            return RunOutcome::failed(format!(
+                "{RESULT_FILE} is {} bytes; at most {RESULT_FILE_MAX} are read: list fewer examples or shorter texts",
+                m.len()
+            ));
+        }
+        _ => {}
+    }
     let text = match tokio::fs::read_to_string(path).await {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -166,18 +251,28 @@ async fn read_result(path: &Path) -> RunOutcome {
         Err(e) => return RunOutcome::failed(format!("cannot read {}: {e}", path.display())),
     };
     match serde_json::from_str::<RunCompletion>(&text) {
-        Ok(c) => RunOutcome {
-            signals: LossSignals {
-                eval_score: c.eval_score,
-                critique_score: c.critique_score,
-                gate_rejection_count: c.gate_rejection_count,
-                budget_remaining_pct: c.budget_remaining_pct,
-                status: Some(c.status),
-            },
-            result_json: Some(text),
-            metrics: c.metrics,
-            ..RunOutcome::default()
-        },
+        Ok(mut c) => {
+            if let Err(e) = c.examples.as_deref_mut().map_or(Ok(()), check_examples) {
+                return RunOutcome { result_json: Some(text), ..RunOutcome::failed(e) };
+            }
+            let result_json = match &c.examples {
+                // Stored with the texts cut, so the database holds what was checked.
+                Some(_) => Some(reserialize(&text, &c)),
+                None => Some(text),
+            };
+            RunOutcome {
+                signals: LossSignals {
+                    eval_score: c.eval_score,
+                    critique_score: c.critique_score,
+                    gate_rejection_count: c.gate_rejection_count,
+                    budget_remaining_pct: c.budget_remaining_pct,
+                    status: Some(c.status),
+                },
+                result_json,
+                metrics: c.metrics,
+                ..RunOutcome::default()
+            }
+        }
         Err(e) => RunOutcome {
             result_json: Some(text),
             ..RunOutcome::failed(format!(
@@ -187,6 +282,16 @@ async fn read_result(path: &Path) -> RunOutcome {
             ))
         },
     }
+}
+
+/// The result file with its examples as checked (texts cut), everything
+/// else as the harness wrote it.
+fn reserialize(text: &str, checked: &RunCompletion) -> String {
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(text) else { return text.to_string() };
+    if let (Some(obj), Ok(examples)) = (v.as_object_mut(), serde_json::to_value(&checked.examples)) {
+        obj.insert("examples".into(), examples);
+    }
+    serde_json::to_string(&v).unwrap_or_else(|_| text.to_string())
 }
 
 /// A fresh run directory for one attempt at a task:
@@ -199,4 +304,71 @@ pub fn fresh_run_dir(root: &Path, suite: &str, epoch_num: i64, task: &str) -> Pa
         return first;
     }
     (2..).map(|k| epoch_dir.join(format!("{task}-attempt-{k}"))).find(|p| !p.exists()).unwrap_or(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn read(text: &str) -> RunOutcome {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RESULT_FILE);
+        std::fs::write(&path, text).unwrap();
+        read_result(&path).await
+    }
+
+    #[tokio::test]
+    async fn a_result_lists_its_examples_with_long_texts_cut() {
+        let long = "x".repeat(EXAMPLE_TEXT_MAX + 10);
+        let text = serde_json::json!({
+            "status": "complete", "eval_score": 0.5,
+            "examples": [
+                {"id": "m1", "input": "refund please", "expected": "billing", "output": "bug", "score": 0.0, "feedback": "wrong label"},
+                {"id": "m2", "input": long, "score": 1.0},
+            ],
+        })
+        .to_string();
+        let outcome = read(&text).await;
+        assert!(outcome.error.is_none(), "{:?}", outcome.error);
+        let examples = examples_of(outcome.result_json.as_deref().unwrap());
+        assert_eq!(examples.len(), 2);
+        assert_eq!(examples[0].expected.as_deref(), Some("billing"));
+        assert!(!examples[0].right() && examples[1].right());
+        assert_eq!(examples[1].input.as_ref().unwrap().chars().count(), EXAMPLE_TEXT_MAX + 1, "cut, with an ellipsis");
+    }
+
+    #[tokio::test]
+    async fn bad_examples_fail_the_run_with_where_and_how_to_fix() {
+        let cases = [
+            (r#"[{"id": "a", "score": 1.5}]"#, "examples[0].score is 1.5; a score is from 0.0 to 1.0"),
+            (r#"[{"id": "a", "score": 1}, {"id": "a", "score": 0}]"#, "examples[1].id \"a\" is empty or repeats"),
+            (r#"[{"id": " ", "score": 1}]"#, "examples[0].id"),
+            (r#"[{"id": "a", "score": 1, "colour": "red"}]"#, "unknown field `colour`"),
+            (r#"[{"id": "a"}]"#, "missing field `score`"),
+        ];
+        for (examples, says) in cases {
+            let outcome = read(&format!(r#"{{"status": "complete", "examples": {examples}}}"#)).await;
+            let error = outcome.error.unwrap_or_default();
+            assert!(error.contains(says), "{examples}: {error}");
+            assert_eq!(outcome.signals.status, Some(RunStatus::Failed));
+        }
+        let many: Vec<_> = (0..=EXAMPLES_MAX).map(|i| serde_json::json!({"id": i.to_string(), "score": 1})).collect();
+        let outcome = read(&serde_json::json!({"status": "complete", "examples": many}).to_string()).await;
+        assert!(outcome.error.unwrap_or_default().contains("at most 5000 are kept per run"));
+    }
+
+    #[tokio::test]
+    async fn a_result_file_too_big_to_keep_is_refused_unread() {
+        let text =
+            format!(r#"{{"status": "complete", "metrics": {{"pad": "{}"}}}}"#, "p".repeat(RESULT_FILE_MAX as usize));
+        let outcome = read(&text).await;
+        assert!(outcome.error.unwrap_or_default().contains("at most 8388608 are read"));
+        assert!(outcome.result_json.is_none());
+    }
+
+    #[test]
+    fn a_result_without_examples_has_none() {
+        assert!(examples_of(r#"{"status": "complete", "eval_score": 1}"#).is_empty());
+        assert!(examples_of("not json").is_empty());
+    }
 }

@@ -309,6 +309,7 @@ pub(super) fn node_from_row(row: &crate::store::TreeNodeRow) -> Option<(Node, Op
             status: "complete".into(),
             breakdown: None,
             error: None,
+            examples: Vec::new(),
         })
         .collect();
     node.task_losses = tasks;
