@@ -24,6 +24,7 @@
 // Service` block), and what they share.
 mod artifacts;
 mod diff;
+mod flips;
 mod inbox;
 mod launches;
 mod memory;

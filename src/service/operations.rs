@@ -458,6 +458,9 @@ operations! {
     /// Every proposal the optimizer considered, with predicted and observed effect.
     suite_proposals(s, key: Path String) -> SuiteProposals
         = Get "/suites/{key}/proposals" => s.suite_proposals(&key).await;
+    /// The examples a dataset harness got right in one epoch and wrong in the other.
+    suite_flips(s, key: Path String, from: Query i64, to: Query i64) -> ExampleFlips
+        = Get "/suites/{key}/flips" => s.suite_flips(&key, from, to).await;
     /// A run with its output tails, its trajectories and its ASO telemetry.
     run_detail(s, id: Path i64) -> RunDetail = Get "/runs/{id}" => s.run_detail(id).await;
     /// The epoch and suite a run belongs to.

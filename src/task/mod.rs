@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod command;
+pub mod examples;
 pub mod optimize;
 
 use std::time::Duration;

@@ -117,6 +117,8 @@ before(async () => {
   await promisify(execFile)(bin, ["--db", tgDb, "run", join(fixtures, "knobs.suite.yaml"), "--epochs", "4", "--optimizer", "textgrad", "--no-rollback", "--seed", "1", "--quiet"], {
     env: { ...env, KNOBS_DELAY: "0", ATTRACTOR_LLM_BASE_URL: model.url, ATTRACTOR_LLM_MODEL: "scripted" },
   });
+  // A dataset harness whose examples flip between its two epochs.
+  await promisify(execFile)(bin, ["--db", tgDb, "run", join(fixtures, "labels.suite.yaml"), "--epochs", "2", "--quiet"], { env });
   textgradServer = await serve(tgDb);
   // Launched runs sleep a little so live progress is visible, as real ones are.
   server = await serve(db, { KNOBS_DELAY: "0.4" });
@@ -1071,6 +1073,35 @@ describe("the Attractor web UI against a real server", () => {
     await chart.scrollIntoViewIfNeeded();
     await shot("21-proposals.png");
   });
+  it("shows which examples of a dataset harness flipped between two epochs", async () => {
+    const api = await (await fetch(`${textgradServer.url}api/suites/labels/flips?from=1&to=2`)).json();
+    // Example i is right unless (i + epoch) % 3 == 0: train-2 and train-5 are
+    // wrong in epoch 1, train-1 and train-4 in epoch 2; held-2 wrong in 1, held-1 in 2.
+    assert.equal(api.compared, 8);
+    assert.deepEqual(api.flips.map((f) => `${f.id}:${f.fixed ? "fixed" : "broken"}`), ["train-1:broken", "train-2:fixed", "train-4:broken", "train-5:fixed", "held-1:broken", "held-2:fixed"]);
+    await page.goto(`${textgradServer.url}#/charts/labels`);
+    const card = page.getByTestId("example-flips");
+    await card.waitFor();
+    assert.equal(await card.getByTestId("flip-counts").innerText(), "3 fixed, 3 broken");
+    // The baseline optimizer changed nothing: the flips are the harness's own.
+    assert.equal(await card.getByTestId("flip-versions").innerText(), "the same artifact versions");
+    assert.equal(await card.locator("tr.flip-fixed").count(), 3);
+    assert.equal(await card.locator("tr.flip-broken").count(), 3);
+    await card.getByText("(held out)").first().waitFor();
+    await card.getByText("labelled bug, expected billing").first().waitFor();
+    // The same epoch on both sides: nothing flipped.
+    await card.getByLabel("from epoch").selectOption("2");
+    await card.getByTestId("flip-counts").getByText("0 fixed, 0 broken").waitFor();
+    await card.getByLabel("from epoch").selectOption("1");
+    await card.getByTestId("flip-counts").getByText("3 fixed, 3 broken").waitFor();
+    await card.scrollIntoViewIfNeeded();
+    await shot("21b-example-flips.png");
+    // A suite whose harness lists no examples shows no such card.
+    await page.goto(`${textgradServer.url}#/charts/knobs`);
+    await page.getByTestId("proposal-calibration").waitFor();
+    assert.equal(await page.getByTestId("example-flips").count(), 0);
+  });
+
   it("refuses a page of another site that posts to the API, with or without a body", async () => {
     // A running launch to aim at: a form post needs no preflight, and the
     // cancel endpoint takes no body.

@@ -379,6 +379,21 @@ pub struct ProposalItem {
     pub edited_by_person: bool,
 }
 
+/// The examples a dataset harness scored differently in two epochs of a suite.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ExampleFlips {
+    pub suite: String,
+    pub from_epoch: i64,
+    pub to_epoch: i64,
+    /// The artifact versions each epoch ran with.
+    pub from_versions: BTreeMap<String, i64>,
+    pub to_versions: BTreeMap<String, i64>,
+    /// Examples both epochs scored (0: the harness lists none).
+    pub compared: u32,
+    /// Fixed and broken ones, in task order.
+    pub flips: Vec<crate::task::examples::ExampleFlip>,
+}
+
 /// Every proposal of a suite, oldest epoch first.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct SuiteProposals {

@@ -4,6 +4,7 @@ import type { AnswerRequest } from "./AnswerRequest";
 import type { ApiKeyRequest } from "./ApiKeyRequest";
 import type { ArtifactHistory } from "./ArtifactHistory";
 import type { ArtifactItem } from "./ArtifactItem";
+import type { ExampleFlips } from "./ExampleFlips";
 import type { Inbox } from "./Inbox";
 import type { InterventionItem } from "./InterventionItem";
 import type { LaunchPreview } from "./LaunchPreview";
@@ -61,6 +62,10 @@ export interface Operations {
    * Every proposal the optimizer considered, with predicted and observed effect.
    */
   suite_proposals: { args: { key: string }; answer: SuiteProposals };
+  /**
+   * The examples a dataset harness got right in one epoch and wrong in the other.
+   */
+  suite_flips: { args: { key: string; from: number; to: number }; answer: ExampleFlips };
   /**
    * A run with its output tails, its trajectories and its ASO telemetry.
    */
@@ -189,6 +194,7 @@ export const OPERATIONS: {
   suite_charts: { verb: "GET", path: "/suites/{key}/charts", params: { key: "path" } },
   suite_graph: { verb: "GET", path: "/suites/{key}/graph", params: { key: "path" } },
   suite_proposals: { verb: "GET", path: "/suites/{key}/proposals", params: { key: "path" } },
+  suite_flips: { verb: "GET", path: "/suites/{key}/flips", params: { key: "path", from: "query", to: "query" } },
   run_detail: { verb: "GET", path: "/runs/{id}", params: { id: "path" } },
   run_epoch: { verb: "GET", path: "/runs/{id}/epoch", params: { id: "path" } },
   artifacts: { verb: "GET", path: "/artifacts", params: {} },

@@ -5,6 +5,7 @@ import { api, preloadedAnswer } from "../api";
 import { useLive } from "../App";
 import { DiffDrawer, type Transition } from "../components/DiffDrawer";
 import { EChart, type ChartClick } from "../components/EChart";
+import { ExampleFlips } from "../components/ExampleFlips";
 import { Proposals } from "../components/Proposals";
 import { Empty, ErrorNote, Status } from "../components/common";
 import { boxplotOption, lossCurveOption, lossSummary, timelineOption, timelineTipAt } from "../lib/charts";
@@ -190,6 +191,7 @@ export function Charts({ suite }: { suite?: string }) {
             <h3>Proposals: predicted against observed</h3>
             <Proposals suite={data.suite.name} tick={version} />
           </div>
+          <ExampleFlips key={data.suite.name} suite={data.suite.name} epochs={data.epochs} tick={version} />
         </>
       )}
       <DiffDrawer transition={open} onClose={() => setOpen(null)} />

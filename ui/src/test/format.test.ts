@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fmtCost, fmtEvidence, fmtModelSpend } from "../lib/format";
+import { changedVersions } from "../components/ExampleFlips";
 
 describe("model spend", () => {
   const spend = { calls: 2, prompt_tokens: 900, completion_tokens: 300, failures: 0, seconds: 4.25 };
@@ -28,5 +29,13 @@ describe("paired evidence", () => {
     expect(fmtEvidence(one)).toBe("0 of 1 pair better, 0 worse; gain +0.0000");
     const worse = { pairs: 3, better: 0, worse: 3, tied: 0, mean_gain: -0.2, low: -0.3, high: -0.1, sign_p: 0.25 };
     expect(fmtEvidence(worse)).toContain("gain -0.2000 (95% interval -0.3000 … -0.1000)");
+  });
+});
+
+describe("the versions two epochs ran with", () => {
+  it("names only what changed", () => {
+    expect(changedVersions({ prompt: 1, aso_config: 0 }, { prompt: 2, aso_config: 0 })).toBe("prompt v1 → v2");
+    expect(changedVersions({ a: 0 }, { a: 0 })).toBe("the same artifact versions");
+    expect(changedVersions({}, { new_one: 0 })).toBe("new_one v– → v0");
   });
 });
