@@ -34,6 +34,15 @@ async fn suites_epochs_and_graph_show_what_the_cli_ran() {
     assert!(lean["epochs"].as_array().unwrap().iter().all(|e| e["runs"].as_array().unwrap().is_empty()));
     assert_eq!(lean["epochs"][3]["tasks"], epochs["epochs"][3]["tasks"]);
     assert_eq!(s.get("/api/suites/knobs/epochs?runs=maybe").await.0, StatusCode::BAD_REQUEST);
+    // A harness that lists no examples: nothing compared, nothing flipped;
+    // an epoch the suite does not have is named.
+    let flips = s.ok("/api/suites/knobs/flips?from=1&to=8").await;
+    assert_eq!((flips["compared"].as_u64(), flips["flips"].as_array().map(Vec::len)), (Some(0), Some(0)), "{flips}");
+    assert_ne!(flips["from_versions"], flips["to_versions"], "evolve moved the knobs between epochs 1 and 8");
+    let (status, body) = s.get("/api/suites/knobs/flips?from=1&to=9").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(body["error"].as_str().unwrap().contains("suite `knobs` has no epoch 9 (it has 8)"), "{body}");
+    assert_eq!(s.get("/api/suites/knobs/flips?from=1").await.0, StatusCode::BAD_REQUEST);
     // A page of epochs, counted from the newest, oldest first on the page:
     // a long history is never read whole.
     assert_eq!(epochs["page"], json!({"offset": 0, "limit": 20, "total": 8}));
