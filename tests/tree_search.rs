@@ -103,6 +103,13 @@ async fn the_tree_search_improves_on_the_root_and_activates_its_best_node() {
         }
     }
     assert!(proposals.iter().any(|p| p.proposal.outcome == "winner"), "committed children are winners");
+    // Each judged child keeps what its judgement saw, task by task.
+    let judged: Vec<_> = proposals.iter().filter_map(|p| p.proposal.decision()).collect();
+    assert!(judged.len() >= discarded.len() + 1, "{proposals:#?}");
+    for d in &judged {
+        assert_eq!(d.pairs, d.better + d.worse + d.tied, "{d:?}");
+        assert!(d.pairs >= 1 && d.low <= d.mean_gain && d.mean_gain <= d.high, "{d:?}");
+    }
     // The suite's latest mean loss is the best kept node's (the versions now
     // active), not whatever candidate the last epoch happened to measure.
     let summary = env.store.suite_summaries().await.unwrap().into_iter().find(|x| x.id == s.id).unwrap();

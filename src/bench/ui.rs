@@ -230,6 +230,7 @@ pub async fn fill(store: &Store, config: &FillConfig) -> Result<Filled, FillErro
                     outcome,
                     rejection: rejection.map(String::from),
                     learning_rate,
+                    decision: None,
                 };
                 close.proposals.push(proposal(ProposalOutcome::Winner, name, expected, None));
                 let other = ARTIFACTS.iter().map(|(n, _)| *n).find(|n| *n != name).unwrap_or(name);

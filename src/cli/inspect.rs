@@ -599,7 +599,11 @@ pub async fn proposals(g: &Global, store: &Store, suite: &str) -> Result<(), Fai
             note.chars().take(100).collect::<String>()
         );
         if let Some(d) = p.decision() {
-            let kept = if p.rolled_back { "rolled back" } else { "kept" };
+            let kept = match (p.outcome.as_str(), p.rolled_back) {
+                ("rejected", _) => "discarded",
+                (_, true) => "rolled back",
+                _ => "kept",
+            };
             println!("{:>5} {kept}, judged on {}", "", d.summary());
         }
     }

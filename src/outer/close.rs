@@ -759,6 +759,7 @@ pub(super) fn proposal_rows(step: &optimizer::Step, optimizer: &str, learning_ra
                 outcome,
                 rejection: c.rejection.clone(),
                 learning_rate,
+                decision: None,
             }
         })
         .collect()

@@ -515,8 +515,9 @@ impl SuiteRunner {
             guidance,
         };
         let verdict = (status != NodeStatus::Committed).then(|| record.note.clone());
+        let decision = tree::paired(&parent, &probe);
         let (child, results) = self.store_node(suite_id, record, measured).await?;
-        self.store_proposals(first_epoch, proposer.name(), &step, verdict).await?;
+        self.store_proposals(first_epoch, proposer.name(), &step, verdict, decision).await?;
         let new_best = status == NodeStatus::Committed && child.mean < search.best_mean;
         if new_best {
             search.best_mean = child.mean;

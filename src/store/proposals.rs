@@ -49,6 +49,9 @@ pub struct NewProposal {
     pub outcome: ProposalOutcome,
     pub rejection: Option<String>,
     pub learning_rate: f64,
+    /// What the decision about it saw, when it was judged as it was stored
+    /// (a tree search's child; a linear loop's winner is judged an epoch later).
+    pub decision: Option<crate::loss::paired::PairedEvidence>,
 }
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
@@ -139,8 +142,9 @@ pub(super) async fn insert_proposal(
 ) -> Result<()> {
     sqlx::query(
         "INSERT INTO proposals (suite_id, epoch_id, optimizer, artifact, parent_version, content, rationale,
-            expected_loss_reduction, confidence, outcome, rejection, learning_rate, applied_version, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+            expected_loss_reduction, confidence, outcome, rejection, learning_rate, applied_version, created_at,
+            decision_json)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
     )
     .bind(suite_id)
     .bind(epoch_id)
@@ -156,6 +160,7 @@ pub(super) async fn insert_proposal(
     .bind(p.learning_rate)
     .bind(applied_version)
     .bind(crate::now_rfc3339())
+    .bind(p.decision.as_ref().map(serde_json::to_string).transpose()?)
     .execute(&mut *tx)
     .await?;
     Ok(())

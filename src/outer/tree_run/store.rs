@@ -261,8 +261,13 @@ impl SuiteRunner {
         optimizer: &str,
         step: &optimizer::Step,
         discarded: Option<String>,
+        decision: Option<crate::loss::paired::PairedEvidence>,
     ) -> Result<(), RunnerError> {
         let mut rows = crate::outer::close::proposal_rows(step, optimizer, self.config.learning_rate);
+        // The child's judgement, on the proposal that made it.
+        for r in rows.iter_mut().filter(|r| r.outcome == ProposalOutcome::Winner) {
+            r.decision = decision.clone();
+        }
         if let Some(why) = discarded {
             for r in rows.iter_mut().filter(|r| r.outcome == ProposalOutcome::Winner) {
                 r.outcome = ProposalOutcome::Rejected;

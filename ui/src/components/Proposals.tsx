@@ -89,7 +89,7 @@ export function Proposals({ suite, tick }: { suite: string; tick: number }) {
                 {signed(p.observed_loss_reduction)}
                 {p.decision && (
                   <div className="muted evidence" data-testid="decision-evidence" title="what the decision to keep or roll back saw, task by task">
-                    {p.rolled_back ? "rolled back" : "kept"} on {fmtEvidence(p.decision)}
+                    {p.outcome === "rejected" ? "discarded" : p.rolled_back ? "rolled back" : "kept"} on {fmtEvidence(p.decision)}
                   </div>
                 )}
               </td>
