@@ -377,6 +377,7 @@ impl Service {
                     confidence: p.confidence,
                     observed_loss_reduction: p.observed_loss_reduction,
                     rolled_back: p.rolled_back,
+                    decision_summary: decision.as_ref().map(crate::loss::paired::PairedEvidence::summary),
                     decision,
                     rejection: p.rejection,
                     learning_rate: p.learning_rate,

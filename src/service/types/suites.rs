@@ -372,6 +372,8 @@ pub struct ProposalItem {
     /// What the decision to keep or roll it back saw, task by task (a
     /// judged winner's).
     pub decision: Option<crate::loss::paired::PairedEvidence>,
+    /// `decision` in the words the command line uses (one wording, made here).
+    pub decision_summary: Option<String>,
     pub rejection: Option<String>,
     pub learning_rate: f64,
     /// A winner a person edited in the Inbox before it was applied: the

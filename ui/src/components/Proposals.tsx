@@ -6,7 +6,6 @@ import { useMemo, useState } from "react";
 import { api } from "../api";
 import type { ProposalItem } from "../generated/ProposalItem";
 import { calibrationOption, calibrationPoints } from "../lib/charts";
-import { fmtEvidence } from "../lib/format";
 import { useLiveQuery } from "../lib/query";
 import { useDark } from "../lib/theme";
 import { EChart } from "./EChart";
@@ -87,9 +86,9 @@ export function Proposals({ suite, tick }: { suite: string; tick: number }) {
               <td>{p.confidence === null ? "–" : p.confidence.toFixed(2)}</td>
               <td>
                 {signed(p.observed_loss_reduction)}
-                {p.decision && (
+                {p.decision_summary && (
                   <div className="muted evidence" data-testid="decision-evidence" title="what the decision to keep or roll back saw, task by task">
-                    {p.outcome === "rejected" ? "discarded" : p.rolled_back ? "rolled back" : "kept"} on {fmtEvidence(p.decision)}
+                    {p.outcome === "rejected" ? "discarded" : p.rolled_back ? "rolled back" : "kept"} on {p.decision_summary}
                   </div>
                 )}
               </td>

@@ -15,7 +15,11 @@ observed_loss_reduction: number | null, rolled_back: boolean,
  * What the decision to keep or roll it back saw, task by task (a
  * judged winner's).
  */
-decision: PairedEvidence | null, rejection: string | null, learning_rate: number, 
+decision: PairedEvidence | null, 
+/**
+ * `decision` in the words the command line uses (one wording, made here).
+ */
+decision_summary: string | null, rejection: string | null, learning_rate: number, 
 /**
  * A winner a person edited in the Inbox before it was applied: the
  * version it became holds the person's content, not the rationale's.

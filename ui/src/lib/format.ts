@@ -1,6 +1,5 @@
 // Small formatting helpers shared by the screens.
 import type { ModelSpend } from "../generated/ModelSpend";
-import type { PairedEvidence } from "../generated/PairedEvidence";
 import type { SuiteIssueView } from "../generated/SuiteIssueView";
 
 export function fmtLoss(x: number | null | undefined): string {
@@ -64,17 +63,3 @@ export function counted(n: number, noun: string, many = `${noun}s`): string {
   return `${n} ${n === 1 ? noun : many}`;
 }
 
-const signed4 = (v: number) => `${v >= 0 ? "+" : ""}${v.toFixed(4)}`;
-
-/**
- * What a decision to keep or roll back an update saw, task by task (the
- * store's `PairedEvidence`): "7 of 12 pairs better, 2 worse; gain +0.0500
- * (95% interval +0.0100 … +0.0900), sign test p = 0.18" — the same words
- * `attractor inspect --proposals` prints.
- */
-export function fmtEvidence(e: PairedEvidence): string {
-  let s = `${e.better} of ${e.pairs} ${e.pairs === 1 ? "pair" : "pairs"} better, ${e.worse} worse; gain ${signed4(e.mean_gain)}`;
-  if (e.pairs > 1) s += ` (95% interval ${signed4(e.low)} … ${signed4(e.high)})`;
-  if (e.better + e.worse > 0) s += `, sign test p = ${e.sign_p.toFixed(2)}`;
-  return s;
-}

@@ -172,6 +172,7 @@ describe("calibration of proposals", () => {
     observed_loss_reduction: 0.05,
     rolled_back: false,
     decision: null,
+    decision_summary: null,
     rejection: null,
     learning_rate: 0.5,
     edited_by_person: false,
