@@ -53,14 +53,11 @@ impl PairedEvidence {
     /// `None` without a pair.
     pub fn of(gains: &[f64]) -> Option<PairedEvidence> {
         let gains: Vec<f64> = gains.iter().copied().filter(|g| g.is_finite()).collect();
-        if gains.is_empty() {
-            return None;
-        }
+        let mean_gain = super::mean(&gains)?;
         let better = gains.iter().filter(|g| **g > TIE).count();
         let worse = gains.iter().filter(|g| **g < -TIE).count();
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-        let mean_gain = mean(&gains);
-        let (low, high) = bootstrap_interval(&gains);
+        let (low, high) = bootstrap_interval(&gains, mean_gain);
         Some(PairedEvidence {
             pairs: count(gains.len()),
             better: count(better),
@@ -104,16 +101,11 @@ impl PairedEvidence {
     }
 }
 
-fn mean(xs: &[f64]) -> f64 {
-    xs.iter().sum::<f64>() / xs.len().max(1) as f64
-}
-
 /// The 2.5% and 97.5% percentiles of the mean over resamples with
-/// replacement.
-fn bootstrap_interval(gains: &[f64]) -> (f64, f64) {
+/// replacement (`mean` itself for a single pair).
+fn bootstrap_interval(gains: &[f64], mean: f64) -> (f64, f64) {
     if gains.len() < 2 {
-        let m = mean(gains);
-        return (m, m);
+        return (mean, mean);
     }
     let mut rng = ChaCha8Rng::seed_from_u64(BOOTSTRAP_SEED);
     let mut means: Vec<f64> = (0..RESAMPLES)

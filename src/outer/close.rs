@@ -590,18 +590,22 @@ impl SuiteRunner {
         }))
     }
 
-    /// The mean loss of an epoch's held-out tasks, from the store.
-    /// [`pairing_losses`] of closed epochs, in epoch order.
+    /// What closed epochs pair ([`add_pairs`]), in epoch order, read in one
+    /// query that leaves the runs' output out.
     async fn training_losses_of(&self, epoch_ids: &[i64]) -> Result<BTreeMap<String, Vec<f64>>, RunnerError> {
+        let training: BTreeSet<&str> =
+            self.suite.tasks.iter().filter(|t| !t.holdout).map(|t| t.name.as_str()).collect();
         let mut by_key: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for id in epoch_ids {
-            for (key, losses) in pairing_losses(&self.epoch_results(*id).await?) {
-                by_key.entry(key).or_default().extend(losses);
+        for r in self.store.counted_results_of_epochs(epoch_ids).await? {
+            if training.contains(r.task_name.as_str()) {
+                let examples = r.result_json.as_deref().map(crate::task::command::examples_of).unwrap_or_default();
+                add_pairs(&mut by_key, &r.task_name, r.loss, &examples);
             }
         }
         Ok(by_key)
     }
 
+    /// The mean loss of an epoch's held-out tasks, from the store.
     async fn holdout_mean_of(&self, epoch_id: i64) -> Result<Option<f64>, RunnerError> {
         let held: BTreeSet<&str> = self.suite.tasks.iter().filter(|t| t.holdout).map(|t| t.name.as_str()).collect();
         if held.is_empty() {
@@ -699,15 +703,25 @@ struct Proposed {
 fn pairing_losses(results: &[TaskResult]) -> BTreeMap<String, Vec<f64>> {
     let mut by_key: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for r in results.iter().filter(|r| !r.holdout) {
-        if r.examples.is_empty() {
-            by_key.entry(r.task.clone()).or_default().push(r.loss);
-        }
-        for e in &r.examples {
-            // The unit separator cannot occur in a task name.
-            by_key.entry(format!("{}\u{1f}{}", r.task, e.id)).or_default().push(1.0 - e.score);
-        }
+        add_pairs(&mut by_key, &r.task, r.loss, &r.examples);
     }
     by_key
+}
+
+/// One training task's entries of [`pairing_losses`].
+fn add_pairs(
+    by_key: &mut BTreeMap<String, Vec<f64>>,
+    task: &str,
+    loss: f64,
+    examples: &[crate::task::command::Example],
+) {
+    if examples.is_empty() {
+        by_key.entry(task.to_string()).or_default().push(loss);
+    }
+    for e in examples {
+        // The unit separator cannot occur in a task name.
+        by_key.entry(format!("{task}\u{1f}{}", e.id)).or_default().push(1.0 - e.score);
+    }
 }
 
 /// How many of a task's failing examples an optimizer is shown: the worst

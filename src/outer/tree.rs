@@ -310,11 +310,22 @@ pub enum Judgement {
 /// task: [`noise::judge`]) and its held-out mean does not rise beyond
 /// `holdout_tolerance`. A discard's reason states the paired evidence.
 pub fn judge(parent: &Node, child: &Node, min_improvement: f64, holdout_tolerance: f64) -> Judgement {
-    let evidence = paired(parent, child);
+    judge_on(parent, child, paired(parent, child).as_ref(), min_improvement, holdout_tolerance)
+}
+
+/// [`judge`] with the pairs' evidence already drawn ([`paired`]), for a
+/// caller that keeps it.
+pub fn judge_on(
+    parent: &Node,
+    child: &Node,
+    evidence: Option<&PairedEvidence>,
+    min_improvement: f64,
+    holdout_tolerance: f64,
+) -> Judgement {
     let repeated = parent.samples.len() > 1 || child.samples.len() > 1;
     let on_means = noise::beyond_noise(parent.mean, &parent.samples, child.mean, &child.samples, min_improvement);
-    let stated = evidence.as_ref().map(|e| format!("; {}", e.summary())).unwrap_or_default();
-    match noise::judge(on_means, evidence.as_ref(), repeated) {
+    let stated = evidence.map(|e| format!("; {}", e.summary())).unwrap_or_default();
+    match noise::judge(on_means, evidence, repeated) {
         Gain::NotBetter { gain } => {
             return Judgement::Discard(format!(
                 "mean loss {:.4} is no better than the parent's {:.4} ({:+.4}){stated}",

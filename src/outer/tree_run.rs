@@ -478,9 +478,12 @@ impl SuiteRunner {
         };
         let first_epoch = measured.epoch_id;
         let probe = node_of(0, Some(parent.id), artifacts.clone(), &measured, NodeStatus::Committed);
-        let (status, note, feedback) = match tree::judge(
+        // Drawn once: the judgement states it, the proposal row keeps it.
+        let decision = tree::paired(&parent, &probe);
+        let (status, note, feedback) = match tree::judge_on(
             &parent,
             &probe,
+            decision.as_ref(),
             cfg.min_improvement,
             self.config.holdout_tolerance,
         ) {
@@ -515,7 +518,6 @@ impl SuiteRunner {
             guidance,
         };
         let verdict = (status != NodeStatus::Committed).then(|| record.note.clone());
-        let decision = tree::paired(&parent, &probe);
         let (child, results) = self.store_node(suite_id, record, measured).await?;
         self.store_proposals(first_epoch, proposer.name(), &step, verdict, decision).await?;
         let new_best = status == NodeStatus::Committed && child.mean < search.best_mean;

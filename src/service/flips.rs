@@ -21,8 +21,8 @@ impl Service {
             })
         };
         let (before, after) = (epoch(from)?, epoch(to)?);
-        let b = self.scored_examples(before.id, &tasks).await?;
-        let a = self.scored_examples(after.id, &tasks).await?;
+        let counted = self.store.counted_results_of_epochs(&[before.id, after.id]).await?;
+        let (b, a) = (scored(&counted, before.id, &tasks), scored(&counted, after.id, &tasks));
         let (flips, compared) = examples::flips(&b, &a);
         let versions = |json: &str| serde_json::from_str(json).unwrap_or_default();
         Ok(ExampleFlips {
@@ -35,18 +35,17 @@ impl Service {
             flips,
         })
     }
+}
 
-    /// Each task's examples as the run an epoch counted scored them.
-    async fn scored_examples(&self, epoch_id: i64, tasks: &[TaskInfo]) -> Result<Vec<Scored>> {
-        let counted = self.store.epoch_runs(epoch_id).await?;
-        let runs = self.store.runs_of_epoch(epoch_id).await?;
-        let mut out = Vec::new();
-        for t in tasks {
-            let Some(c) = counted.iter().find(|c| c.task_name == t.name) else { continue };
-            let json = runs.iter().find(|r| r.id == c.run_id).and_then(|r| r.result_json.as_deref());
-            let examples = json.map(crate::task::command::examples_of).unwrap_or_default();
-            out.push(Scored { task: t.name.clone(), holdout: t.holdout, examples });
-        }
-        Ok(out)
-    }
+/// Each task's examples as the run `epoch_id` counted scored them, in the
+/// suite's task order.
+fn scored(counted: &[crate::store::CountedResult], epoch_id: i64, tasks: &[TaskInfo]) -> Vec<Scored> {
+    tasks
+        .iter()
+        .filter_map(|t| {
+            let c = counted.iter().find(|c| c.epoch_id == epoch_id && c.task_name == t.name)?;
+            let examples = c.result_json.as_deref().map(crate::task::command::examples_of).unwrap_or_default();
+            Some(Scored { task: t.name.clone(), holdout: t.holdout, examples })
+        })
+        .collect()
 }

@@ -38,6 +38,17 @@ pub struct CountedRun {
     pub status: String,
 }
 
+/// A run an epoch counts, with what its harness wrote: what a decision pairs
+/// and the flipped examples compare (the examples live in `result_json`),
+/// without the output and the rest of the run row.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct CountedResult {
+    pub epoch_id: i64,
+    pub task_name: String,
+    pub loss: f64,
+    pub result_json: Option<String>,
+}
+
 /// Which of a suite's epochs a read covers: all of them, a page counted
 /// from the newest (the API pages a long history), or one epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,6 +242,22 @@ impl Store {
         }
         Ok(sqlx::query_as(&format!(
             "SELECT er.epoch_id, er.run_id, er.task_name, er.loss, r.status
+             FROM epoch_runs er JOIN runs r ON r.id = er.run_id
+             WHERE er.epoch_id IN ({}) ORDER BY er.epoch_id, er.task_name",
+            self.backend.json_ids(1)
+        ))
+        .bind(serde_json::to_string(epoch_ids)?)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// [`CountedResult`]s of some epochs, in epoch then task order.
+    pub async fn counted_results_of_epochs(&self, epoch_ids: &[i64]) -> Result<Vec<CountedResult>> {
+        if epoch_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_as(&format!(
+            "SELECT er.epoch_id, er.task_name, er.loss, r.result_json
              FROM epoch_runs er JOIN runs r ON r.id = er.run_id
              WHERE er.epoch_id IN ({}) ORDER BY er.epoch_id, er.task_name",
             self.backend.json_ids(1)

@@ -91,8 +91,9 @@ pub fn examples_of(result_json: &str) -> Vec<Example> {
 }
 
 /// Checks a result file's examples: unique ids, scores within 0–1, at most
-/// [`EXAMPLES_MAX`]; texts are cut to [`EXAMPLE_TEXT_MAX`] characters.
-fn check_examples(examples: &mut [Example]) -> Result<(), String> {
+/// [`EXAMPLES_MAX`]; texts are cut to [`EXAMPLE_TEXT_MAX`] characters
+/// (`Ok(true)` when one was).
+fn check_examples(examples: &mut [Example]) -> Result<bool, String> {
     if examples.len() > EXAMPLES_MAX {
         return Err(format!(
             "{RESULT_FILE} lists {} examples; at most {EXAMPLES_MAX} are kept per run: score a sample of the dataset",
@@ -100,6 +101,7 @@ fn check_examples(examples: &mut [Example]) -> Result<(), String> {
         ));
     }
     let mut seen = std::collections::HashSet::new();
+    let mut cut = false;
     for (i, e) in examples.iter_mut().enumerate() {
         if !(0.0..=1.0).contains(&e.score) {
             return Err(format!("{RESULT_FILE}: examples[{i}].score is {}; a score is from 0.0 to 1.0", e.score));
@@ -113,10 +115,11 @@ fn check_examples(examples: &mut [Example]) -> Result<(), String> {
         for text in [&mut e.input, &mut e.expected, &mut e.output, &mut e.feedback].into_iter().flatten() {
             if text.chars().count() > EXAMPLE_TEXT_MAX {
                 *text = text.chars().take(EXAMPLE_TEXT_MAX).collect::<String>() + "…";
+                cut = true;
             }
         }
     }
-    Ok(())
+    Ok(cut)
 }
 
 /// Everything a command run needs besides the task itself.
@@ -252,14 +255,12 @@ async fn read_result(path: &Path) -> RunOutcome {
     };
     match serde_json::from_str::<RunCompletion>(&text) {
         Ok(mut c) => {
-            if let Err(e) = c.examples.as_deref_mut().map_or(Ok(()), check_examples) {
-                return RunOutcome { result_json: Some(text), ..RunOutcome::failed(e) };
-            }
-            let result_json = match &c.examples {
-                // Stored with the texts cut, so the database holds what was checked.
-                Some(_) => Some(reserialize(&text, &c)),
-                None => Some(text),
+            let cut = match c.examples.as_deref_mut().map_or(Ok(false), check_examples) {
+                Ok(cut) => cut,
+                Err(e) => return RunOutcome { result_json: Some(text), ..RunOutcome::failed(e) },
             };
+            // Verbatim, unless a text was cut: then the database holds what was checked.
+            let result_json = Some(if cut { reserialize(&text, &c) } else { text });
             RunOutcome {
                 signals: LossSignals {
                     eval_score: c.eval_score,

@@ -62,4 +62,3 @@ export function issueText(i: SuiteIssueView): string {
 export function counted(n: number, noun: string, many = `${noun}s`): string {
   return `${n} ${n === 1 ? noun : many}`;
 }
-
