@@ -16,6 +16,9 @@ command line, and writes honest scores to run_completion.json:
   scored 1 or 0 — the optimizer is shown the ones it got wrong, and a
   decision about a new prompt compares the two versions message by message.
 
+When ATTRACTOR_EXAMPLE_IDS is set (ids, one per line: the screening search
+measuring a candidate on a minibatch), only those messages are labelled.
+
 The labels go to the server as a JSON Schema enum (`response_format`), so
 even a very small model answers with one of them; a server that refuses
 schemas is asked without one and the first label named in the reply counts.
@@ -86,10 +89,14 @@ def main():
 
     correct = named = failed = tokens = 0
     use_schema = True
-    items = data["batches"][batch]
+    # Screening asks for a few examples only (their ids, one per line).
+    wanted = set(os.environ.get("ATTRACTOR_EXAMPLE_IDS", "").splitlines())
+    items = [(f"{batch}-{number}", message, truth)
+             for number, (message, truth) in enumerate(data["batches"][batch], 1)
+             if not wanted or f"{batch}-{number}" in wanted]
     examples = []
-    for number, (message, truth) in enumerate(items, 1):
-        example = {"id": f"{batch}-{number}", "input": message, "expected": truth}
+    for ident, message, truth in items:
+        example = {"id": ident, "input": message, "expected": truth}
         try:
             label, used = ask(base_url, model, key, prompt, message, labels, use_schema)
         except urllib.error.HTTPError as e:
@@ -118,7 +125,7 @@ def main():
         correct += label == truth
         print(f"{truth:8} <- {label or '(none)':8} {message}")
 
-    n = len(items)
+    n = max(len(items), 1)
     result = {
         "status": "failed" if failed == n else "complete",
         "eval_score": round(correct / n, 6),

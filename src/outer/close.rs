@@ -377,7 +377,9 @@ impl SuiteRunner {
             approval::Settled::Step(step) => step,
             approval::Settled::Cancelled => return Ok(None),
             approval::Settled::Open => {
-                let proposed = self.propose(suite_id, epoch, eval, mean_loss, lr).await?;
+                let Some(proposed) = self.propose(suite_id, epoch, eval, mean_loss, lr).await? else {
+                    return Ok(None);
+                };
                 moves.model = proposed.model;
                 moves.note = proposed.note;
                 match proposed.winner {
@@ -485,7 +487,7 @@ impl SuiteRunner {
         eval: &EpochEval,
         mean_loss: f64,
         lr: f64,
-    ) -> Result<Proposed, RunnerError> {
+    ) -> Result<Option<Proposed>, RunnerError> {
         let EpochEval { parent, artifacts, results, epoch_seed } = eval;
         let mut candidates = Vec::new();
         let mut history = self.past_proposals(suite_id).await?;
@@ -494,6 +496,7 @@ impl SuiteRunner {
         // Every optimizer is told what was measured before: a proposal that
         // repeats it could only repeat a known measurement.
         let measured = self.measured_versions(suite_id).await?;
+        let screened = self.screened_texts(suite_id).await?;
         for (name, version) in parent {
             let def = self.registry.def(name)?.clone();
             if !def.steers_any(&kinds) {
@@ -505,6 +508,7 @@ impl SuiteRunner {
                 seen.push(self.registry.get(name, *v).await?.content);
             }
             seen.push(content.clone());
+            seen.extend(screened.get(name).into_iter().flatten().cloned());
             candidates.push(optimizer::Candidate { def, version: *version, content, seen });
         }
         history.retain(|name, _| candidates.iter().any(|c| &c.def.name == name));
@@ -524,7 +528,19 @@ impl SuiteRunner {
             c.set_scope(crate::llm::CallScope { suite_id: Some(suite_id), epoch_id: Some(epoch.id), run_id: None });
             c.usage().snapshot()
         });
-        let step = optimizer.propose(&evidence).await?;
+        let screening = super::screen_run::TaskScreening {
+            runner: self,
+            epoch_num: epoch.epoch_num,
+            artifacts,
+            screened: Default::default(),
+        };
+        let step = match optimizer.propose_screened(&evidence, &screening).await {
+            Ok(step) => step,
+            // Stopped while screening: the epoch stays open and the next
+            // run proposes again.
+            Err(_) if self.cancelled() => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
         // Every reply is counted, usable or not: the client's counters
         // saw each call this step made.
         let model = self
@@ -532,13 +548,13 @@ impl SuiteRunner {
             .as_ref()
             .zip(before)
             .map(|(c, before)| crate::llm::ModelSpend::from(c.usage().snapshot().since(&before)));
-        Ok(Proposed {
+        Ok(Some(Proposed {
             note: step.no_change_reason(optimizer.name()),
             rows: proposal_rows(&step, optimizer.name(), lr),
             winner: step.winner,
             model,
             evidence,
-        })
+        }))
     }
 
     /// Closes an epoch that is one more evaluation of a noisy suite's last
@@ -603,6 +619,21 @@ impl SuiteRunner {
             }
         }
         Ok(by_key)
+    }
+
+    /// Per artifact, the texts a screening search measured on a minibatch
+    /// and did not take: a later step (or run) does not measure them again.
+    async fn screened_texts(&self, suite_id: i64) -> Result<BTreeMap<String, Vec<String>>, RunnerError> {
+        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for l in self.store.proposals(suite_id).await? {
+            let p = l.proposal;
+            if p.decision_json.is_some()
+                && let Some(content) = p.content
+            {
+                out.entry(p.artifact).or_default().push(content);
+            }
+        }
+        Ok(out)
     }
 
     /// The mean loss of an epoch's held-out tasks, from the store.
@@ -746,6 +777,7 @@ pub(super) fn task_evidence(results: &[TaskResult]) -> Vec<optimizer::TaskEviden
                 wrong
             },
             examples: r.examples.len(),
+            scored: r.examples.clone(),
         })
         .collect()
 }
@@ -773,7 +805,7 @@ pub(super) fn proposal_rows(step: &optimizer::Step, optimizer: &str, learning_ra
                 outcome,
                 rejection: c.rejection.clone(),
                 learning_rate,
-                decision: None,
+                decision: c.screening.clone(),
             }
         })
         .collect()

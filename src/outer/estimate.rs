@@ -144,6 +144,11 @@ pub fn estimate(run: &PlannedRun, model: &LlmConfig) -> ModelEstimate {
             *calls.entry(CallRole::Proposer).or_default() += epochs;
             *calls.entry(CallRole::Ideation).or_default() += u64::from(run.ideation_rounds);
         }
+        // At most: every round of every epoch finds nothing to take.
+        OptimizerKind::Screen => {
+            let per_epoch = u64::try_from(super::screen::ROUNDS * super::screen::MODEL_CANDIDATES).unwrap_or(u64::MAX);
+            *calls.entry(CallRole::Proposer).or_default() += epochs * per_epoch;
+        }
         OptimizerKind::Baseline | OptimizerKind::Evolve => {}
     }
     let mut usage = TokenUsage::default();

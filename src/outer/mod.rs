@@ -26,12 +26,15 @@ mod close;
 pub mod estimate;
 pub mod ideation;
 mod lease;
+pub mod moves;
 pub mod noise;
 pub mod optimizer;
 pub mod preflight;
 pub mod preverify;
 pub mod request;
 pub mod rollback;
+pub mod screen;
+mod screen_run;
 pub mod settle;
 pub mod textgrad;
 pub mod tree;
@@ -741,6 +744,7 @@ impl SuiteRunner {
                     suite_dir: &self.suite.dir,
                     epoch_num: epoch.epoch_num,
                     artifacts,
+                    example_ids: None,
                     cancel: self.cancel.clone(),
                 })
                 .await

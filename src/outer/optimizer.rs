@@ -28,6 +28,11 @@ pub struct TaskEvidence {
     pub failing: Vec<crate::task::command::Example>,
     /// How many examples the harness scored in all (0: it lists none).
     pub examples: usize,
+    /// Every example it scored, in the harness's order: what screening
+    /// compares a candidate with and draws worked examples from. Not part
+    /// of what is recorded with a decision (`failing` is).
+    #[serde(skip)]
+    pub scored: Vec<crate::task::command::Example>,
 }
 
 /// An artifact an optimizer may change, at its current version.
@@ -106,6 +111,9 @@ pub struct Considered {
     pub proposal: Option<Proposal>,
     /// Set when a rejection rule dropped it.
     pub rejection: Option<String>,
+    /// How it compared with the current version on a screening minibatch,
+    /// when it was screened.
+    pub screening: Option<crate::loss::paired::PairedEvidence>,
 }
 
 /// What one optimizer step decided.
@@ -127,6 +135,7 @@ impl Step {
                 parent_version: p.parent_version,
                 proposal: Some(p.clone()),
                 rejection: None,
+                screening: None,
             })
             .collect();
         Step { winner, considered }
@@ -181,6 +190,16 @@ pub trait Optimizer: Send + Sync {
 
     /// What to apply before the next epoch, with everything considered.
     async fn propose(&self, evidence: &Evidence) -> Result<Step, OptimizerError>;
+
+    /// The same, with a way to measure candidates on a minibatch of the
+    /// training tasks first; only the screening search uses it.
+    async fn propose_screened(
+        &self,
+        evidence: &Evidence,
+        _screening: &dyn super::screen::Screening,
+    ) -> Result<Step, OptimizerError> {
+        self.propose(evidence).await
+    }
 }
 
 /// The optimizers a run request can name.
@@ -197,6 +216,11 @@ pub enum OptimizerKind {
     /// A tree search over artifact sets (seed 001): children by textgrad when
     /// a model is configured, by evolve otherwise; `--epochs` caps the evaluations.
     Tree,
+    /// Several candidates per epoch by different moves (define, rewrite,
+    /// restructure, reorder, shorten, worked examples), each screened on a
+    /// minibatch of training examples; the best that beats the current
+    /// version is measured in full by the next epoch.
+    Screen,
 }
 
 impl OptimizerKind {
@@ -206,12 +230,13 @@ impl OptimizerKind {
             OptimizerKind::Evolve => "evolve",
             OptimizerKind::Textgrad => "textgrad",
             OptimizerKind::Tree => "tree",
+            OptimizerKind::Screen => "screen",
         }
     }
 
     /// Whether this optimizer calls a model.
     pub fn needs_model(self) -> bool {
-        matches!(self, OptimizerKind::Textgrad)
+        matches!(self, OptimizerKind::Textgrad | OptimizerKind::Screen)
     }
 
     /// Builds the optimizer; those that call a model get `llm`.
@@ -221,6 +246,9 @@ impl OptimizerKind {
             OptimizerKind::Evolve => Box::new(Evolve),
             OptimizerKind::Textgrad => {
                 Box::new(super::textgrad::TextGrad::new(llm.ok_or(super::RunnerError::NeedsModel("textgrad"))?))
+            }
+            OptimizerKind::Screen => {
+                Box::new(super::screen::Screen::new(llm.ok_or(super::RunnerError::NeedsModel("screen"))?))
             }
             // The tree search makes its children with its proposer; an epoch
             // left unfinished by an earlier run is closed without an update.
@@ -301,6 +329,7 @@ impl Optimizer for Evolve {
                     rejection: Some(format!(
                         "each of {EVOLVE_DRAWS} moves it drew gives a version the artifact already had"
                     )),
+                    screening: None,
                 }],
             },
             None => Step::default(),

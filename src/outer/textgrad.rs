@@ -73,6 +73,12 @@ impl TextGrad {
     /// The messages of the call for one candidate (public so tests and the
     /// app can show exactly what is sent).
     pub fn messages(ev: &Evidence, cand: &Candidate) -> Vec<ChatMessage> {
+        Self::messages_for(ev, cand, None)
+    }
+
+    /// The messages of a call asked for one kind of change (a screening
+    /// search's move): the instruction closes the user message.
+    pub fn messages_for(ev: &Evidence, cand: &Candidate, instruction: Option<&str>) -> Vec<ChatMessage> {
         let mut user = String::new();
         let _ = writeln!(user, "Suite: {}\nEpoch: {}", ev.suite, ev.epoch_num);
         let _ = writeln!(user, "Learning rate: {}", ev.learning_rate);
@@ -139,14 +145,22 @@ impl TextGrad {
             }
         }
         let _ = write!(user, "Current content:\n<<<\n{}\n>>>", cand.content);
+        if let Some(instruction) = instruction {
+            let _ = write!(user, "\n\nMake this kind of change — {instruction}");
+        }
         vec![ChatMessage::system(SYSTEM_PROMPT), ChatMessage::user(user)]
     }
 
     /// One candidate's call and the checks of its reply. The error is kept
     /// when the model could not be used at all (gone, silent, over a limit),
     /// which is not a verdict on the proposal.
-    async fn consider(&self, ev: &Evidence, cand: &Candidate) -> (Considered, Option<LlmError>) {
-        match self.call(ev, cand).await {
+    pub async fn consider(
+        &self,
+        ev: &Evidence,
+        cand: &Candidate,
+        instruction: Option<&str>,
+    ) -> (Considered, Option<LlmError>) {
+        match self.call(ev, cand, instruction).await {
             Ok(considered) => (considered, None),
             Err(e) => {
                 let considered = Considered {
@@ -154,24 +168,28 @@ impl TextGrad {
                     parent_version: cand.version,
                     proposal: None,
                     rejection: Some(self.client.clip(&rejection_of(&e))),
+                    screening: None,
                 };
                 (considered, is_unavailable(&e).then_some(e))
             }
         }
     }
 
-    async fn call(&self, ev: &Evidence, cand: &Candidate) -> Result<Considered, LlmError> {
+    async fn call(&self, ev: &Evidence, cand: &Candidate, instruction: Option<&str>) -> Result<Considered, LlmError> {
         let rejected = |reason: String, proposal: Option<Proposal>| {
             Ok(Considered {
                 artifact: cand.def.name.clone(),
                 parent_version: cand.version,
                 proposal,
                 rejection: Some(reason),
+                screening: None,
             })
         };
         let budget = reply_budget(&cand.content, self.client.config().max_tokens_for(Some(CallRole::Proposer)));
-        let request =
-            ChatRequest::new(Self::messages(ev, cand)).temperature(0.0).role(CallRole::Proposer).max_tokens(budget);
+        let request = ChatRequest::new(Self::messages_for(ev, cand, instruction))
+            .temperature(0.0)
+            .role(CallRole::Proposer)
+            .max_tokens(budget);
         // String lengths the budget leaves room for: a server that enforces
         // the schema closes the strings in time, so even a small model's
         // reply is whole (about three characters a token).
@@ -239,7 +257,13 @@ impl TextGrad {
         if let Err(e) = crate::executor::check_prompt_artifact(&name, &content) {
             return rejected(format!("invalid `{name}`: {e}"), Some(proposal));
         }
-        Ok(Considered { artifact: name, parent_version: target.version, proposal: Some(proposal), rejection: None })
+        Ok(Considered {
+            artifact: name,
+            parent_version: target.version,
+            proposal: Some(proposal),
+            rejection: None,
+            screening: None,
+        })
     }
 }
 
@@ -266,7 +290,7 @@ pub fn rejection_of(e: &LlmError) -> String {
 /// The model could not be used at all: gone, silent, or answering too much.
 /// Not a verdict on any proposal. (A spent model budget is no failure: the
 /// epoch closes with that reason and the run ends cleanly.)
-fn is_unavailable(e: &LlmError) -> bool {
+pub fn is_unavailable(e: &LlmError) -> bool {
     e.is_transient() || matches!(e, LlmError::ReplyTooLarge { .. })
 }
 
@@ -313,7 +337,7 @@ impl Optimizer for TextGrad {
         let mut considered = Vec::with_capacity(ev.candidates.len());
         let mut unavailable = Vec::new();
         for cand in &ev.candidates {
-            let (c, error) = self.consider(ev, cand).await;
+            let (c, error) = self.consider(ev, cand, None).await;
             considered.push(c);
             unavailable.extend(error);
         }

@@ -130,6 +130,9 @@ pub struct CommandRun<'a> {
     pub suite_dir: &'a Path,
     pub epoch_num: i64,
     pub artifacts: &'a [ActiveArtifact],
+    /// Screening asks for these examples only: the harness finds their ids,
+    /// one per line, in `ATTRACTOR_EXAMPLE_IDS` (unset: every example).
+    pub example_ids: Option<&'a [String]>,
     /// Flips to `true` when the run must stop now (Ctrl-C).
     pub cancel: watch::Receiver<bool>,
 }
@@ -188,6 +191,9 @@ async fn execute(r: &CommandRun<'_>) -> RunOutcome {
         .env("ATTRACTOR_RESULT_FILE", run_dir.join(RESULT_FILE))
         .env("ATTRACTOR_SUITE_DIR", abs(r.suite_dir))
         .env("ATTRACTOR_EPOCH", r.epoch_num.to_string());
+    if let Some(ids) = r.example_ids {
+        cmd = cmd.env("ATTRACTOR_EXAMPLE_IDS", ids.join("\n"));
+    }
     for (k, v) in &r.spec.env {
         cmd = cmd.env(k, v);
     }

@@ -3,4 +3,4 @@
 /**
  * The optimizers a run request can name.
  */
-export type OptimizerKind = "baseline" | "evolve" | "textgrad" | "tree";
+export type OptimizerKind = "baseline" | "evolve" | "textgrad" | "tree" | "screen";

@@ -30,6 +30,7 @@ const OPTIMIZERS: Record<OptimizerKind, string> = {
   evolve: "tunes the fields of JSON artifacts",
   textgrad: "a model rewrites one artifact per epoch",
   tree: "a tree search over artifact versions (epochs = evaluations)",
+  screen: "several candidates per epoch, screened on a few examples first",
 };
 const SELECTIONS: Record<SelectionName, [string, string]> = {
   pareto: ["pareto", "keeps the specialists: every node best at some task"],

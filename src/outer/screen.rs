@@ -1,0 +1,371 @@
+//! `screen`: many different candidates, measured cheaply before one is
+//! measured in full (GEPA's minibatch-then-full, with DSPy's few-shot draw).
+//!
+//! A small proposer writes mostly poor candidates, and one epoch per
+//! candidate is too dear to find the good one. So each round asks the
+//! proposer for several candidates by different [`Move`]s (and draws one with
+//! worked examples, no model needed), runs each on a minibatch — a sample of
+//! the training examples, or of the training tasks where a harness lists no
+//! examples — and compares it example by example with the current version,
+//! whose scores on the same examples the epoch just measured. The best
+//! candidate that beats the current version on its minibatch is the epoch's
+//! update: the next epoch measures it on everything, and the loop's usual
+//! decision keeps it or rolls it back. Up to [`ROUNDS`] rounds run, each on a
+//! fresh minibatch, until one candidate passes.
+//!
+//! A text measured before — on a minibatch or in full, in this run or an
+//! earlier one — is never measured again: [`Candidate::seen`] holds them all.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use super::moves::{self, MODEL_MOVES, Move};
+use super::optimizer::{Candidate, Considered, Evidence, Optimizer, OptimizerError, Proposal, Step, TaskEvidence};
+use super::textgrad::{self, TextGrad};
+use crate::artifact::ArtifactKind;
+use crate::llm::{LlmClient, LlmError};
+use crate::loss::paired::PairedEvidence;
+
+/// Candidates a round asks the model for (the worked-examples draw is one more).
+pub const MODEL_CANDIDATES: usize = 4;
+/// Rounds one step may take before it gives up for the epoch.
+pub const ROUNDS: usize = 3;
+/// Examples (or tasks) a candidate is screened on.
+pub const MINIBATCH: usize = 8;
+
+/// Why a screened candidate was not taken, as the proposals table shows it
+/// (one wording, so an epoch's reasons group in its note).
+pub const SCREENED_OUT: &str = "screened out: not better than the current version on its minibatch";
+/// Why a candidate was not screened at all.
+pub const MEASURED_BEFORE: &str =
+    "its text was measured before (in this run or an earlier one): measuring it again could only repeat what is known";
+
+/// Which examples a candidate is screened on.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Minibatch {
+    /// Task → the ids of its examples to run; an empty list runs the whole
+    /// task (its harness lists no examples).
+    pub tasks: BTreeMap<String, Vec<String>>,
+}
+
+/// The key of one measured unit: the same keys the loop's decisions pair on.
+pub fn unit_key(task: &str, example: Option<&str>) -> String {
+    match example {
+        // The unit separator cannot occur in a task name.
+        Some(id) => format!("{task}\u{1f}{id}"),
+        None => task.to_string(),
+    }
+}
+
+impl Minibatch {
+    /// Draws `size` units from the `screenable` training tasks' evidence
+    /// with `seed`: an example of a task that lists them, else the task.
+    pub fn draw(tasks: &[TaskEvidence], screenable: &BTreeSet<String>, size: usize, seed: u64) -> Minibatch {
+        let mut units: Vec<(&str, Option<&str>)> = Vec::new();
+        for t in tasks.iter().filter(|t| screenable.contains(&t.task)) {
+            if t.scored.is_empty() {
+                units.push((&t.task, None));
+            }
+            // An id on more than one line could not be passed to the harness.
+            units.extend(
+                t.scored.iter().filter(|e| !e.id.contains('\n')).map(|e| (t.task.as_str(), Some(e.id.as_str()))),
+            );
+        }
+        units.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+        let mut batch = Minibatch::default();
+        for (task, id) in units.into_iter().take(size) {
+            let ids = batch.tasks.entry(task.to_string()).or_default();
+            ids.extend(id.map(str::to_string));
+        }
+        batch
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// How many units it holds.
+    pub fn units(&self) -> usize {
+        self.tasks.values().map(|ids| ids.len().max(1)).sum()
+    }
+
+    /// The current version's losses on these units, from the epoch's evidence.
+    pub fn losses_in(&self, tasks: &[TaskEvidence]) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        for t in tasks {
+            let Some(ids) = self.tasks.get(&t.task) else {
+                continue;
+            };
+            if ids.is_empty() {
+                out.insert(unit_key(&t.task, None), t.loss);
+            }
+            for e in t.scored.iter().filter(|e| ids.contains(&e.id)) {
+                out.insert(unit_key(&t.task, Some(&e.id)), 1.0 - e.score);
+            }
+        }
+        out
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScreenError {
+    #[error("stopped while screening candidates")]
+    Cancelled,
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// What measures a candidate on a minibatch: the suite runner, which runs
+/// the tasks with the candidate in place of the current version.
+#[async_trait::async_trait]
+pub trait Screening: Send + Sync {
+    /// The training tasks a candidate can be measured on alone.
+    fn screenable(&self) -> BTreeSet<String>;
+
+    /// Runs `batch` with `artifact` set to `content`: the loss of every
+    /// unit measured, keyed by [`unit_key`].
+    async fn measure(
+        &self,
+        artifact: &str,
+        content: &str,
+        batch: &Minibatch,
+    ) -> Result<BTreeMap<String, f64>, ScreenError>;
+}
+
+/// The screening search's optimizer step.
+pub struct Screen {
+    proposer: TextGrad,
+}
+
+/// One round's candidates, screened.
+struct Round {
+    considered: Vec<Considered>,
+    /// The index in `considered` of the best candidate that passed.
+    best: Option<usize>,
+    /// Model calls that found no usable model.
+    unavailable: Vec<LlmError>,
+    model_calls: usize,
+}
+
+impl Screen {
+    pub fn new(client: LlmClient) -> Self {
+        Screen { proposer: TextGrad::new(client) }
+    }
+
+    /// The rounds: each a fresh minibatch and fresh moves, until one
+    /// candidate beats the current version on its minibatch.
+    async fn search(&self, ev: &Evidence, screening: Option<&dyn Screening>) -> Result<Step, OptimizerError> {
+        let screenable = screening.map(|s| s.screenable()).unwrap_or_default();
+        // Every text this step has measured or will not measure again.
+        let mut measured: BTreeSet<String> =
+            ev.candidates.iter().flat_map(|c| c.seen.iter().map(|s| words(s))).collect();
+        let mut considered = Vec::new();
+        let mut unavailable = Vec::new();
+        let mut model_calls = 0;
+        for round in 0..ROUNDS {
+            let seed = super::epoch_seed(ev.seed, i64::try_from(round).unwrap_or(0));
+            let batch = Minibatch::draw(&ev.tasks, &screenable, MINIBATCH, seed);
+            let screening = screening.filter(|_| !batch.is_empty());
+            let r = self.round(ev, round, seed, screening.map(|s| (s, &batch)), &mut measured).await?;
+            let offset = considered.len();
+            considered.extend(r.considered);
+            unavailable.extend(r.unavailable);
+            model_calls += r.model_calls;
+            if let Some(best) = r.best {
+                let winner = considered[offset + best].proposal.clone();
+                return Ok(Step { winner, considered });
+            }
+            // Without a minibatch nothing can pass: one round, chosen below.
+            if screening.is_none() {
+                break;
+            }
+        }
+        if model_calls > 0 && unavailable.len() == model_calls && considered.iter().all(|c| c.proposal.is_none()) {
+            let last = unavailable.last().map(ToString::to_string).unwrap_or_default();
+            return Err(OptimizerError(format!(
+                "screen could not use the model for any of its {model_calls} proposal(s): {last}\n  hint: the epoch's runs are kept; \
+                 once the model server answers again, `attractor run` on the same suite resumes the epoch"
+            )));
+        }
+        // No minibatch to screen on: the proposer's own estimate decides, as textgrad's does.
+        if screening.is_none() || screenable.is_empty() {
+            let winner = considered
+                .iter()
+                .filter(|c| c.rejection.is_none())
+                .filter_map(|c| c.proposal.as_ref())
+                .fold(None::<&Proposal>, |best, p| match best {
+                    Some(b) if textgrad::score(b) >= textgrad::score(p) => Some(b),
+                    _ => Some(p),
+                })
+                .cloned();
+            return Ok(Step { winner, considered });
+        }
+        Ok(Step { winner: None, considered })
+    }
+
+    /// One round: the candidates by this round's moves, each screened
+    /// against the current version on `batch`.
+    async fn round(
+        &self,
+        ev: &Evidence,
+        round: usize,
+        seed: u64,
+        screening: Option<(&dyn Screening, &Minibatch)>,
+        measured: &mut BTreeSet<String>,
+    ) -> Result<Round, OptimizerError> {
+        let mut out = Round { considered: Vec::new(), best: None, unavailable: Vec::new(), model_calls: 0 };
+        let mut drafts: Vec<(Move, Considered)> = Vec::new();
+        let offset = usize::try_from(ev.seed % MODEL_MOVES.len() as u64).unwrap_or(0);
+        for slot in 0..MODEL_CANDIDATES {
+            let k = round * MODEL_CANDIDATES + slot;
+            let Some(cand) = ev.candidates.get(k % ev.candidates.len().max(1)) else {
+                break;
+            };
+            // A settings document has one sensible move: a rewrite within bounds.
+            let mv = if cand.def.kind == ArtifactKind::Json {
+                Move::Rewrite
+            } else {
+                MODEL_MOVES[(offset + k) % MODEL_MOVES.len()]
+            };
+            let (c, error) = self.proposer.consider(ev, cand, mv.instruction()).await;
+            out.model_calls += 1;
+            out.unavailable.extend(error);
+            drafts.push((mv, c));
+        }
+        if let Some(cand) = ev.candidates.iter().find(|c| c.def.kind == ArtifactKind::Text)
+            && let Some(c) = worked_examples(ev, cand, seed)
+        {
+            drafts.push((Move::Examples, c));
+        }
+        let now = screening.map(|(_, batch)| batch.losses_in(&ev.tasks));
+        let mut best_gain = 0.0;
+        for (mv, mut c) in drafts {
+            if let Some(p) = c.proposal.as_mut() {
+                p.details.insert("optimizer".into(), serde_json::json!("screen"));
+                p.details.insert("move".into(), serde_json::json!(mv.name()));
+            }
+            let screen_it = c.rejection.is_none() && c.proposal.is_some();
+            if screen_it {
+                let text = words(&c.proposal.as_ref().map(|p| p.content.clone()).unwrap_or_default());
+                if !measured.insert(text) {
+                    c.rejection = Some(MEASURED_BEFORE.to_string());
+                } else if let (Some((screening, batch)), Some(now)) = (screening, &now) {
+                    let p = c.proposal.as_mut().expect("checked above");
+                    let after = screening
+                        .measure(&p.artifact, &p.content, batch)
+                        .await
+                        .map_err(|e| OptimizerError(e.to_string()))?;
+                    let gains: Vec<f64> = now.iter().filter_map(|(k, b)| after.get(k).map(|a| b - a)).collect();
+                    let evidence = PairedEvidence::of(&gains);
+                    let gain = evidence.as_ref().map_or(0.0, |e| e.mean_gain);
+                    p.details.insert("screened_on".into(), serde_json::json!(gains.len()));
+                    p.details.insert("round".into(), serde_json::json!(round + 1));
+                    c.screening = evidence;
+                    if gain > best_gain {
+                        best_gain = gain;
+                        out.best = Some(out.considered.len());
+                    } else if gain <= 0.0 {
+                        c.rejection = Some(SCREENED_OUT.to_string());
+                    }
+                }
+            }
+            out.considered.push(c);
+        }
+        Ok(out)
+    }
+}
+
+/// The worked-examples candidate for `cand`, when the evidence has labelled examples.
+fn worked_examples(ev: &Evidence, cand: &Candidate, seed: u64) -> Option<Considered> {
+    let (content, ids) = moves::with_worked_examples(&cand.content, &ev.tasks, seed)?;
+    Some(Considered {
+        artifact: cand.def.name.clone(),
+        parent_version: cand.version,
+        proposal: Some(Proposal {
+            artifact: cand.def.name.clone(),
+            parent_version: cand.version,
+            content,
+            rationale: format!("{} labelled training examples appended ({})", ids.len(), ids.join(", ")),
+            expected_loss_reduction: None,
+            confidence: None,
+            details: BTreeMap::new(),
+        }),
+        rejection: None,
+        screening: None,
+    })
+}
+
+/// The same words laid out otherwise are the same prompt.
+fn words(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[async_trait::async_trait]
+impl Optimizer for Screen {
+    fn name(&self) -> &'static str {
+        "screen"
+    }
+
+    /// Without a runner to screen on (the tree search's children), one
+    /// round's candidates, chosen by the proposer's own estimate.
+    async fn propose(&self, ev: &Evidence) -> Result<Step, OptimizerError> {
+        self.search(ev, None).await
+    }
+
+    async fn propose_screened(&self, ev: &Evidence, screening: &dyn Screening) -> Result<Step, OptimizerError> {
+        self.search(ev, Some(screening)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::command::Example;
+
+    fn task(name: &str, ids: &[(&str, f64)]) -> TaskEvidence {
+        let scored: Vec<Example> = ids
+            .iter()
+            .map(|(id, score)| Example {
+                id: (*id).into(),
+                input: None,
+                expected: None,
+                output: None,
+                score: *score,
+                feedback: None,
+            })
+            .collect();
+        TaskEvidence {
+            task: name.into(),
+            loss: 0.5,
+            status: "complete".into(),
+            breakdown: None,
+            error: None,
+            failing: Vec::new(),
+            examples: scored.len(),
+            scored,
+        }
+    }
+
+    #[test]
+    fn a_minibatch_samples_examples_of_screenable_tasks_and_knows_their_current_losses() {
+        let tasks = vec![task("a", &[("1", 1.0), ("2", 0.0), ("3", 1.0)]), task("b", &[]), task("c", &[("9", 0.0)])];
+        let screenable: BTreeSet<String> = ["a", "b"].map(String::from).into();
+        let all = Minibatch::draw(&tasks, &screenable, 100, 1);
+        assert_eq!(all.units(), 4, "three examples of a, the whole of b; c cannot be screened: {all:?}");
+        assert_eq!(all.tasks["b"], Vec::<String>::new());
+        let losses = all.losses_in(&tasks);
+        assert_eq!(losses[&unit_key("a", Some("2"))], 1.0);
+        assert_eq!(losses[&unit_key("a", Some("1"))], 0.0);
+        assert_eq!(losses["b"], 0.5);
+        let two = Minibatch::draw(&tasks, &screenable, 2, 1);
+        assert_eq!(two.units(), 2);
+        assert_eq!(Minibatch::draw(&tasks, &screenable, 2, 1), two, "a seed replays its draw");
+        let draws: BTreeSet<String> =
+            (0..20).map(|s| format!("{:?}", Minibatch::draw(&tasks, &screenable, 2, s))).collect();
+        assert!(draws.len() > 1, "different seeds draw different minibatches");
+        assert!(Minibatch::draw(&tasks, &BTreeSet::new(), 8, 1).is_empty());
+    }
+}
