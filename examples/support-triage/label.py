@@ -5,7 +5,8 @@ The harness of the example suite `support-triage`: it reads the active
 `triage_prompt` artifact from the run directory, asks the configured model
 (any OpenAI-compatible server: ATTRACTOR_LLM_BASE_URL, ATTRACTOR_LLM_MODEL,
 ATTRACTOR_LLM_API_KEY) to label each message of the batch named on the
-command line, and writes honest scores to run_completion.json:
+command line (from messages.json, or the file named after the batch, in
+this folder), and writes honest scores to run_completion.json:
 
 - eval_score: the fraction of messages labelled correctly;
 - critique_score: the fraction of replies that named a label at all (a
@@ -73,10 +74,11 @@ def ask(base_url, model, key, system, message, labels, use_schema):
 
 def main():
     batch = sys.argv[1] if len(sys.argv) > 1 else ""
-    with open(os.path.join(HERE, "messages.json")) as fh:
+    source = os.path.join(HERE, sys.argv[2] if len(sys.argv) > 2 else "messages.json")
+    with open(source) as fh:
         data = json.load(fh)
     if batch not in data["batches"]:
-        sys.exit(f"label.py: unknown batch {batch!r}; use one of {sorted(data['batches'])}")
+        sys.exit(f"label.py: unknown batch {batch!r} in {source}; use one of {sorted(data['batches'])}")
     base_url = os.environ.get("ATTRACTOR_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
     model = os.environ.get("ATTRACTOR_LLM_MODEL")
     if not base_url or not model:

@@ -757,7 +757,7 @@ fn add_pairs(
 
 /// How many of a task's failing examples an optimizer is shown: the worst
 /// first, enough to see a pattern, few enough for a small model's context.
-const EXAMPLES_SHOWN: usize = 8;
+pub(super) const EXAMPLES_SHOWN: usize = 8;
 
 /// What an optimizer may see of an epoch's results: the training tasks only.
 pub(super) fn task_evidence(results: &[TaskResult]) -> Vec<optimizer::TaskEvidence> {

@@ -123,6 +123,8 @@ pub struct Step {
     pub winner: Option<Proposal>,
     /// Every proposal considered, the winner included.
     pub considered: Vec<Considered>,
+    /// Why nothing was considered, when the optimizer chose not to ask.
+    pub idle: Option<String>,
 }
 
 impl Step {
@@ -138,7 +140,7 @@ impl Step {
                 screening: None,
             })
             .collect();
-        Step { winner, considered }
+        Step { winner, considered, idle: None }
     }
 
     /// Why this step changes nothing, in one line for the epoch's record,
@@ -148,6 +150,9 @@ impl Step {
     pub fn no_change_reason(&self, optimizer: &str) -> Option<String> {
         if self.winner.is_some() {
             return None;
+        }
+        if let Some(why) = &self.idle {
+            return Some(format!("{optimizer}: {why}"));
         }
         if self.considered.is_empty() {
             return Some(match optimizer {
@@ -322,6 +327,7 @@ impl Optimizer for Evolve {
         Ok(match repeated {
             Some(c) => Step {
                 winner: None,
+                idle: None,
                 considered: vec![Considered {
                     artifact: c.def.name.clone(),
                     parent_version: c.version,

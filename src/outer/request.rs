@@ -342,7 +342,21 @@ impl RunRequest {
                 line.push_str("; each update waits in the Inbox for a person's approval while the run goes on")
             }
         }
-        if self.optimizer.needs_model() {
+        if self.optimizer == OptimizerKind::Screen {
+            // Small constants: the casts cannot truncate.
+            let (per_round, rounds, batch) = (
+                super::screen::MODEL_CANDIDATES as u64,
+                super::screen::ROUNDS as u64,
+                super::screen::MINIBATCH as u64,
+            );
+            line.push_str(&format!(
+                "; screen asks for {per_round} candidates a round and screens each (and one with worked examples) on {} \
+                 before the best is measured in full, up to {} rounds an epoch (at most {} proposal calls)",
+                crate::counted(batch, "training example"),
+                rounds,
+                epochs * per_round * rounds
+            ));
+        } else if self.optimizer.needs_model() {
             line.push_str(&format!(
                 "; {} makes at most {epochs} × {} = {} (none after a rollback)",
                 self.optimizer.name(),

@@ -92,6 +92,27 @@ impl Minibatch {
         self.tasks.values().map(|ids| ids.len().max(1)).sum()
     }
 
+    /// The evidence as the proposer sees it for this minibatch (GEPA's
+    /// reflective dataset): every task's line, and under it the failing
+    /// examples of this minibatch only — so each round reasons from
+    /// different failures, and asks a different question.
+    pub fn reflective(&self, ev: &Evidence) -> Evidence {
+        let mut ev = ev.clone();
+        for t in &mut ev.tasks {
+            let ids = self.tasks.get(&t.task);
+            let mut wrong: Vec<_> = t
+                .scored
+                .iter()
+                .filter(|e| e.score < 1.0 && ids.is_some_and(|ids| ids.contains(&e.id)))
+                .cloned()
+                .collect();
+            wrong.sort_by(|a, b| a.score.total_cmp(&b.score));
+            wrong.truncate(super::close::EXAMPLES_SHOWN);
+            t.failing = wrong;
+        }
+        ev
+    }
+
     /// The current version's losses on these units, from the epoch's evidence.
     pub fn losses_in(&self, tasks: &[TaskEvidence]) -> BTreeMap<String, f64> {
         let mut out = BTreeMap::new();
@@ -169,14 +190,19 @@ impl Screen {
             let seed = super::epoch_seed(ev.seed, i64::try_from(round).unwrap_or(0));
             let batch = Minibatch::draw(&ev.tasks, &screenable, MINIBATCH, seed);
             let screening = screening.filter(|_| !batch.is_empty());
-            let r = self.round(ev, round, seed, screening.map(|s| (s, &batch)), &mut measured).await?;
+            // Nothing can beat a version that gets every unit right.
+            if screening.is_some() && batch.losses_in(&ev.tasks).values().all(|l| *l <= 0.0) {
+                continue;
+            }
+            let round_ev = if screening.is_some() { batch.reflective(ev) } else { ev.clone() };
+            let r = self.round(&round_ev, round, seed, screening.map(|s| (s, &batch)), &mut measured).await?;
             let offset = considered.len();
             considered.extend(r.considered);
             unavailable.extend(r.unavailable);
             model_calls += r.model_calls;
             if let Some(best) = r.best {
                 let winner = considered[offset + best].proposal.clone();
-                return Ok(Step { winner, considered });
+                return Ok(Step { winner, considered, idle: None });
             }
             // Without a minibatch nothing can pass: one round, chosen below.
             if screening.is_none() {
@@ -201,9 +227,12 @@ impl Screen {
                     _ => Some(p),
                 })
                 .cloned();
-            return Ok(Step { winner, considered });
+            return Ok(Step { winner, considered, idle: None });
         }
-        Ok(Step { winner: None, considered })
+        let idle = (considered.is_empty() && !ev.candidates.is_empty()).then(|| {
+            format!("the current version got every example of its {ROUNDS} minibatches right; nothing to improve on")
+        });
+        Ok(Step { winner: None, considered, idle })
     }
 
     /// One round: the candidates by this round's moves, each screened

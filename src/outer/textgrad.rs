@@ -366,7 +366,7 @@ impl Optimizer for TextGrad {
         if let Some(w) = &winner {
             tracing::info!(artifact = %w.artifact, score = score(w), "textgrad picked a proposal");
         }
-        Ok(Step { winner, considered })
+        Ok(Step { winner, considered, idle: None })
     }
 }
 
