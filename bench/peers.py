@@ -856,6 +856,12 @@ def positive_float(s: str) -> float:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["gepa"]:
+        # GEPA on a labelling suite, for `attractor bench learn` (bench/gepa_peer.py).
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import gepa_peer
+
+        return gepa_peer.main(argv[1:])
     if argv[:1] == ["summarize"]:
         parser = argparse.ArgumentParser(prog="peers.py summarize", description="Markdown tables of a results file.")
         parser.add_argument("file", help="the JSONL file written by a benchmark")
@@ -873,7 +879,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="peers.py",
         description="Peer optimizers (SciPy, NLopt) on attractor's problems; one JSON line per run. "
-        "Other modes: `peers.py summarize FILE`, `peers.py pipe-speed --attractor BIN`.",
+        "Other modes: `peers.py summarize FILE`, `peers.py pipe-speed --attractor BIN`, "
+        "`peers.py gepa --suite S …` (GEPA on a labelling suite, for `attractor bench learn`).",
     )
     parser.add_argument("--attractor", required=True, help="the attractor binary (with `problems eval`)")
     parser.add_argument("--problems", help="comma-separated names or problem files [default: every built-in]")

@@ -38,6 +38,6 @@ fi
 echo "installing $(grep -cv '^\s*\(#\|$\)' "$requirements") pinned packages from $requirements" >&2
 "$python" -m pip install --quiet --disable-pip-version-check -r "$requirements" >&2
 # Checks that the modules import, so a half-installed venv is not stamped as good.
-"$python" -c 'import numpy, scipy, nlopt' >&2
+"$python" -c 'import numpy, scipy, nlopt, gepa, yaml' >&2
 echo "$want" > "$stamp"
 echo "$python"

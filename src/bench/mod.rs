@@ -10,11 +10,14 @@
 //!   population of trajectories.
 //! - [`evaluator`]: what an external evaluator costs, a process per point
 //!   against persistent processes answering many points per message.
+//! - [`learn`]: whether the outer loop's methods (and GEPA) find a better
+//!   prompt for a real model, with every model call counted.
 //! - [`ui`]: the data the app is measured against (`bench/ui`): a suite
 //!   history of 500 epochs × 50 tasks written through the store.
 
 pub mod engine;
 pub mod evaluator;
+pub mod learn;
 pub mod numeric;
 pub mod outer;
 pub mod report;

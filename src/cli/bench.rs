@@ -30,6 +30,11 @@ pub enum BenchCommand {
     /// The outer loop: baseline, evolve and tree at the same number of
     /// evaluations, and one textgrad epoch's wall time against its runs'.
     Outer(OuterArgs),
+    /// Learning with a real model: baseline, textgrad, tree and screen on a
+    /// text suite (and GEPA through bench/peers.py), every model call counted,
+    /// held-out accuracy over seeds. Needs ATTRACTOR_LLM_BASE_URL and
+    /// ATTRACTOR_LLM_MODEL (`eval "$(scripts/local-llm.sh start)"`).
+    Learn(LearnArgs),
     /// Fill a fresh database with a synthetic suite history (500 epochs × 50
     /// tasks by default) to measure the app against (`npm run bench:ui`).
     Fill(FillArgs),
@@ -123,6 +128,37 @@ pub struct OuterArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct LearnArgs {
+    /// The text suite (its command tasks' harness calls the model itself).
+    #[arg(long, default_value = "examples/support-labels.suite.yaml")]
+    pub suite: PathBuf,
+    /// Epochs each method runs per seed (the tree: evaluations).
+    #[arg(long, default_value_t = 6, value_parser = super::between::<u32>(1, 100))]
+    pub epochs: u32,
+    /// Seeds per method (1, 2, …).
+    #[arg(long, default_value_t = 3, value_parser = super::between::<u64>(1, 20))]
+    pub seeds: u64,
+    /// Methods separated by commas, of baseline, evolve, textgrad, tree, screen.
+    #[arg(long, default_value = "baseline,textgrad,tree,screen")]
+    pub methods: String,
+    /// `gepa` (GEPA from PyPI, through bench/peers.py) or `none`.
+    #[arg(long, default_value = "gepa")]
+    pub peers: String,
+    /// GEPA's budget of task calls per seed [default: the most calls one of our methods used on average].
+    #[arg(long, value_parser = super::between::<u64>(10, 1_000_000))]
+    pub gepa_calls: Option<u64>,
+    /// Where records and the report go; records already there are reused (a run resumes).
+    #[arg(long, default_value = "bench/results/learn")]
+    pub out: PathBuf,
+    /// Forget the records already in the output folder.
+    #[arg(long)]
+    pub fresh: bool,
+    /// The folder holding `peers.py` and `setup-peers.sh`.
+    #[arg(long, default_value = "bench")]
+    pub bench_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
 pub struct NumericArgs {
     /// Runs per problem and method; run r uses seed `seed-base + r`.
     #[arg(long, default_value_t = 20, value_parser = super::between::<u32>(1, 100_000))]
@@ -168,6 +204,7 @@ pub async fn run(g: &Global, command: &BenchCommand) -> Result<u8, Failure> {
     match command {
         BenchCommand::Numeric(args) => numeric_bench(g, args).await,
         BenchCommand::Outer(args) => outer_bench(g, args).await,
+        BenchCommand::Learn(args) => super::bench_learn::learn_bench(g, args).await,
         BenchCommand::Engine(args) => engine_bench(g, args).await,
         BenchCommand::Fill(args) => fill(g, args).await,
         BenchCommand::Evaluator(args) => evaluator_bench(g, args).await,
@@ -392,7 +429,7 @@ fn append(path: &Path, record: &RunRecord) -> Result<(), Failure> {
     writeln!(f, "{line}").map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))
 }
 
-fn bar(show: bool, len: u64, prefix: &str) -> ProgressBar {
+pub(super) fn bar(show: bool, len: u64, prefix: &str) -> ProgressBar {
     let target = if show { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
     let style = ProgressStyle::with_template("{prefix:>11} [{bar:30}] {pos}/{len} {msg}")
         .unwrap_or_else(|_| ProgressStyle::default_bar())

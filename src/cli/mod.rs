@@ -4,6 +4,7 @@
 //! file, an argument, an unknown name), 130 interrupted by Ctrl-C.
 
 mod bench;
+mod bench_learn;
 mod inspect;
 mod key;
 pub mod log;

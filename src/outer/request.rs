@@ -344,11 +344,8 @@ impl RunRequest {
         }
         if self.optimizer == OptimizerKind::Screen {
             // Small constants: the casts cannot truncate.
-            let (per_round, rounds, batch) = (
-                super::screen::MODEL_CANDIDATES as u64,
-                super::screen::ROUNDS as u64,
-                super::screen::MINIBATCH as u64,
-            );
+            let (per_round, rounds, batch) =
+                (super::screen::MODEL_CANDIDATES as u64, super::screen::ROUNDS as u64, super::screen::MINIBATCH as u64);
             line.push_str(&format!(
                 "; screen asks for {per_round} candidates a round and screens each (and one with worked examples) on {} \
                  before the best is measured in full, up to {} rounds an epoch (at most {} proposal calls)",
