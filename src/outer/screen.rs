@@ -279,8 +279,10 @@ impl Screen {
             let screen_it = c.rejection.is_none() && c.proposal.is_some();
             if screen_it {
                 let text = words(&c.proposal.as_ref().map(|p| p.content.clone()).unwrap_or_default());
-                if !measured.insert(text) {
+                if !measured.insert(text.clone()) {
                     c.rejection = Some(MEASURED_BEFORE.to_string());
+                } else if let Some(why) = unfit(&text, &ev.tasks) {
+                    c.rejection = Some(why);
                 } else if let (Some((screening, batch)), Some(now)) = (screening, &now) {
                     let p = c.proposal.as_mut().expect("checked above");
                     let after = screening
@@ -325,6 +327,34 @@ fn worked_examples(ev: &Evidence, cand: &Candidate, seed: u64) -> Option<Conside
         rejection: None,
         screening: None,
     })
+}
+
+/// Why a small proposer's reply is not worth a minibatch: it repeats
+/// itself (a reply that looped until its budget), or it is a training
+/// example's input copied out of the evidence. `text` is whitespace-normalised.
+pub fn unfit(text: &str, tasks: &[TaskEvidence]) -> Option<String> {
+    let tokens: Vec<&str> = text.split(' ').filter(|w| !w.is_empty()).collect();
+    if tokens.len() >= 12 {
+        // A reply that looped says the same few phrases over and over: most
+        // of its three-word phrases are repeats. A prompt that repeats a
+        // pattern on purpose ("If the message is about …" per label) still
+        // says something new in most of its phrases.
+        let grams: Vec<&[&str]> = tokens.windows(3).collect();
+        let distinct: std::collections::BTreeSet<&[&str]> = grams.iter().copied().collect();
+        if distinct.len() * 2 < grams.len() {
+            return Some(format!(
+                "the reply repeats itself ({} different three-word phrases in {}): a model that looped",
+                distinct.len(),
+                grams.len()
+            ));
+        }
+    }
+    let copied = tasks
+        .iter()
+        .flat_map(|t| &t.scored)
+        .filter_map(|e| e.input.as_deref())
+        .any(|input| words(input).eq_ignore_ascii_case(text));
+    copied.then(|| "the reply is a training example's input, not a prompt".to_string())
 }
 
 /// The same words laid out otherwise are the same prompt.
@@ -376,6 +406,22 @@ mod tests {
             examples: scored.len(),
             scored,
         }
+    }
+
+    #[test]
+    fn looping_replies_and_copied_inputs_are_not_screened() {
+        let mut t = task("a", &[("1", 0.0)]);
+        t.scored[0].input = Some("Two accounts were created,   can you merge them?".into());
+        let tasks = [t];
+        let looped = "Billing, bug, account, feature, feature, feature, feature, feature, feature, feature, feature, feature, feature, feature";
+        assert!(unfit(&words(looped), &tasks).unwrap().contains("repeats itself"));
+        let copied = unfit("two accounts were created, can you merge them?", &tasks).unwrap();
+        assert!(copied.contains("training example's input"), "{copied}");
+        let sentence = "The model answers with one label: billing, bug, account or feature. ".repeat(4);
+        assert!(unfit(&words(&sentence), &tasks).is_some(), "a sentence said four times");
+        let fine = "If the message is about money, say billing. If the message is about a crash, say bug. \
+                    If the message is about sign-in, say account. If the message is about something new, say feature.";
+        assert_eq!(unfit(&words(fine), &tasks), None, "a pattern repeated on purpose");
     }
 
     #[test]
