@@ -102,7 +102,14 @@ impl CountingProxy {
         let url = reqwest::Url::parse(upstream).map_err(|e| err(format!("model URL {upstream}: {e}")))?;
         let origin = url.origin().ascii_serialization();
         let calls = Arc::new(AtomicU64::new(0));
-        let state = Arc::new(ProxyState { origin, http: reqwest::Client::new(), calls: Arc::clone(&calls) });
+        // As the model client does: no redirects (a key must not follow one
+        // to an address nobody configured), no HTTP proxy for a local server.
+        let mut http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+        if crate::llm::is_loopback(&url) {
+            http = http.no_proxy();
+        }
+        let http = http.build().map_err(err)?;
+        let state = Arc::new(ProxyState { origin, http, calls: Arc::clone(&calls) });
         let app = axum::Router::new().fallback(forward).with_state(state);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(err)?;
         let addr = listener.local_addr().map_err(err)?;

@@ -601,6 +601,8 @@ pub async fn proposals(g: &Global, store: &Store, suite: &str) -> Result<(), Fai
         if let Some(d) = p.decision() {
             let kept = match (p.outcome.as_str(), p.rolled_back) {
                 ("rejected", _) => "discarded",
+                // Screened and better than the version it would replace, but another was better still.
+                ("candidate", _) => "not chosen",
                 (_, true) => "rolled back",
                 _ => "kept",
             };

@@ -757,7 +757,7 @@ fn lock_formats() -> std::sync::MutexGuard<'static, HashMap<String, ReplyFormat>
 }
 
 /// A URL whose host is this machine (`localhost`, 127.0.0.0/8, `::1`).
-pub(super) fn is_loopback(url: &Url) -> bool {
+pub fn is_loopback(url: &Url) -> bool {
     match url.host_str() {
         Some(host) if host.eq_ignore_ascii_case("localhost") => true,
         Some(host) => host

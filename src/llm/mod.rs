@@ -58,7 +58,7 @@ mod structured;
 mod usage;
 mod wire;
 
-pub use client::{LlmClient, ReplyFormat};
+pub use client::{LlmClient, ReplyFormat, is_loopback};
 pub use config::{
     DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY, ENV_OPENAI_BASE_URL, InvalidLimit,
     LlmConfig, LlmLimits, LlmSettings, MAX_TOKENS_LIMIT,

@@ -88,7 +88,14 @@ export function Proposals({ suite, tick }: { suite: string; tick: number }) {
                 {signed(p.observed_loss_reduction)}
                 {p.decision_summary && (
                   <div className="muted evidence" data-testid="decision-evidence" title="what the decision to keep or roll back saw, task by task">
-                    {p.outcome === "rejected" ? "discarded" : p.rolled_back ? "rolled back" : "kept"} on {p.decision_summary}
+                    {p.outcome === "rejected"
+                      ? "discarded"
+                      : p.outcome === "candidate"
+                        ? "not chosen"
+                        : p.rolled_back
+                          ? "rolled back"
+                          : "kept"}{" "}
+                    on {p.decision_summary}
                   </div>
                 )}
               </td>
