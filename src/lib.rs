@@ -73,14 +73,15 @@ pub use time::now_rfc3339;
 
 /// "1 task", "3 tasks": a count with its noun, for people (the nouns here
 /// take an "s"; [`counted_as`] for the others).
-pub fn counted(n: impl Into<u64>, noun: &str) -> String {
-    let n = n.into();
+pub fn counted(n: impl TryInto<u64>, noun: &str) -> String {
+    // A count never exceeds u64; a negative one is a bug shown as a large number.
+    let n = n.try_into().unwrap_or(u64::MAX);
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
 /// A count with its noun's own plural: "1 child", "2 children".
-pub fn counted_as(n: impl Into<u64>, one: &str, many: &str) -> String {
-    let n = n.into();
+pub fn counted_as(n: impl TryInto<u64>, one: &str, many: &str) -> String {
+    let n = n.try_into().unwrap_or(u64::MAX);
     if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
 }
 

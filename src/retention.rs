@@ -46,22 +46,22 @@ impl Plan {
         let verb = |would: &'static str, did: &'static str| if done { did } else { would };
         let mut lines = vec![
             format!(
-                "{} {} run folder(s), {}",
+                "{} {}, {}",
                 verb("would remove", "removed"),
-                self.run_dirs.len(),
+                crate::counted(self.run_dirs.len(), "run folder"),
                 megabytes(self.run_bytes())
             ),
             format!(
-                "{} {} cached model repl(ies), {}",
+                "{} {}, {}",
                 verb("would drop", "dropped"),
-                self.cache_entries,
+                crate::counted_as(self.cache_entries, "cached model reply", "cached model replies"),
                 megabytes(u64::try_from(self.cache_bytes).unwrap_or(0))
             ),
         ];
         if !self.outside.is_empty() {
             lines.push(format!(
-                "left {} run folder(s) outside the runs folder alone (e.g. {})",
-                self.outside.len(),
+                "left {} outside the runs folder alone (e.g. {})",
+                crate::counted(self.outside.len(), "run folder"),
                 self.outside[0].display()
             ));
         }

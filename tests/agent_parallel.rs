@@ -415,7 +415,7 @@ async fn a_split_task_runs_its_subtasks_in_order_then_the_integration_trajectory
     assert!(heads[1].starts_with(&format!("├─ subtask 1 {} ", d1.id)), "{text}");
     assert!(heads[2].starts_with(&format!("├─ subtask 2 {} ", d2.id)), "{text}");
     assert!(heads[3].starts_with(&format!("└─ integration {} ", integration.id)), "{text}");
-    assert!(text.contains("split before its first attempt into 2 subtask(s)"), "{text}");
+    assert!(text.contains("split before its first attempt into 2 subtasks"), "{text}");
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_attractor"))
         .arg("--db")
         .arg(f.path("attractor.db"))

@@ -856,7 +856,7 @@ async fn the_cli_runs_an_agent_suite_against_the_configured_model_and_shows_its_
     let out = cli(&["trajectory", &run.run_id.to_string()]).output().await.unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("converged, 2 iteration(s)"), "{text}");
+    assert!(text.contains("converged, 2 iterations"), "{text}");
     assert!(text.contains("sandbox: bubblewrap (workspace writable"), "the run shows its sandbox: {text}");
     assert!(text.contains("intent not satisfied"), "{text}");
     // Iteration 0 is the baseline, the executions 1 and 2.
@@ -991,7 +991,7 @@ async fn every_trajectory_leaves_a_memory_and_the_next_of_its_category_is_primed
     ]);
     assert_eq!(first["signature"], words, "{first}");
     assert_eq!(memories[2].signature, "expected implement returns say square squared squares test_squares tests unit");
-    assert!(memories[2].content.starts_with("Task type 'python-functions' converged in 2 iteration(s)"));
+    assert!(memories[2].content.starts_with("Task type 'python-functions' converged in 2 iterations"));
     let failed: Value = serde_json::from_str(&memories[1].details_json).unwrap();
     assert_eq!(failed["status"], "exhausted", "{failed}");
     assert_eq!(failed["failure_causes"][0], "the budget ran out below the partial threshold", "{failed}");
@@ -1016,7 +1016,7 @@ async fn every_trajectory_leaves_a_memory_and_the_next_of_its_category_is_primed
     assert_eq!(recalled[1]["nudged"], json!([obs1[1].strategy]));
     assert_eq!(recalled[1]["historical_convergence_rate"], Value::Null, "two finished trajectories are too few");
     let worked = recalled[2]["worked"][0].as_str().unwrap();
-    assert!(worked.starts_with("`squares` converged in 2 iteration(s)"), "{worked}");
+    assert!(worked.starts_with("`squares` converged in 2 iterations"), "{worked}");
     let avoid = recalled[2]["avoid"][0].as_str().unwrap();
     assert!(avoid.starts_with("`squares` ended "), "{avoid}");
 
@@ -1402,7 +1402,7 @@ async fn a_strategy_escalation_waits_across_a_restart_and_a_rejection_picks_a_st
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains(&format!("run {} continued its trajectory", run2.id)), "{text}");
-    assert!(text.contains("converged, 4 iteration(s)"), "{text}");
+    assert!(text.contains("converged, 4 iterations"), "{text}");
     server.shutdown().await;
 }
 

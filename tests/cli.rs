@@ -895,11 +895,11 @@ fn gc_prunes_old_run_folders_and_stale_cache_after_a_dry_run_that_changes_nothin
     });
 
     let dry = cli.ok(&["gc", "--keep-epochs", "1", "--dry-run"]);
-    assert!(dry.contains("would remove 8 run folder(s)") && dry.contains("would drop 1 cached"), "{dry}");
+    assert!(dry.contains("would remove 8 run folders") && dry.contains("would drop 1 cached"), "{dry}");
     assert!(epoch(1).is_dir() && epoch(2).is_dir(), "a dry run removes nothing");
 
     let done = cli.ok(&["gc", "--keep-epochs", "1"]);
-    assert!(done.contains("removed 8 run folder(s)") && done.contains("dropped 1 cached"), "{done}");
+    assert!(done.contains("removed 8 run folders") && done.contains("dropped 1 cached"), "{done}");
     assert!(!epoch(1).exists() && !epoch(2).exists() && epoch(3).is_dir(), "{done}");
     let left = rt.block_on(async {
         let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", cli.db().display())).await.unwrap();
@@ -912,7 +912,7 @@ fn gc_prunes_old_run_folders_and_stale_cache_after_a_dry_run_that_changes_nothin
     let export: Value = serde_json::from_str(&cli.ok(&["export", "descent-tuning"])).unwrap();
     assert_eq!(export["epochs"].as_array().unwrap().len(), 3);
     assert_eq!(export["epochs"][0]["runs"].as_array().unwrap().len(), 4);
-    assert!(cli.ok(&["gc", "--keep-epochs", "1"]).contains("removed 0 run folder(s)"));
+    assert!(cli.ok(&["gc", "--keep-epochs", "1"]).contains("removed 0 run folders"));
 }
 
 #[tokio::test]

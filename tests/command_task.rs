@@ -114,7 +114,7 @@ async fn every_harness_failure_is_a_failed_run_with_its_reason() {
     assert_eq!(job.status, "complete", "{:?}", job.error);
     let stderr = job.stderr.as_deref().unwrap();
     assert!(
-        stderr.contains("[attractor: the command left 1 process(es) running after it ended, now killed: pid "),
+        stderr.contains("[attractor: the command left 1 process running after it ended, now killed: pid "),
         "{stderr}"
     );
     assert!(stderr.contains("`sleep 30`]"), "{stderr}");

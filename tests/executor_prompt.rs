@@ -244,7 +244,7 @@ fn fresh_start_carries_knowledge_never_the_conversation() {
     let u = prompt(StrategyKind::FreshStart).user;
     let carried = section(&u, "Carried forward from earlier attempts").unwrap();
     for expected in [
-        "3 attempt(s) so far; the best was observation 2.",
+        "3 attempts so far; the best was observation 2.",
         "tests: 4 of 5 pass",
         "tests::rejects_overflow",
         "CARRIED-GAP",

@@ -607,7 +607,10 @@ async fn the_agent_example_applies_model_edits_measures_them_and_leaves_no_quest
     // The suite's total, as `attractor inspect` shows it.
     let inspect = attractor_cmd(&db, &proxy.base_url, &server.model, &["inspect", "agent-examples"]).output().unwrap();
     let shown = text(&inspect.stdout);
-    assert!(shown.contains(&format!("model calls so far: {} model call(s)", ours.len())), "{shown}");
+    assert!(
+        shown.contains(&format!("model calls so far: {}", attractor::counted(ours.len(), "model call"))),
+        "{shown}"
+    );
     // And the ledger has each of those calls, with its run.
     let ledger: Vec<(Option<i64>, String, Option<f64>)> =
         sqlx::query_as("SELECT run_id, role, cost FROM model_calls").fetch_all(&pool).await.unwrap();

@@ -231,7 +231,7 @@ async fn recall_nudges_what_worked_ranks_lessons_by_similarity_and_waits_for_eno
     assert!(!r.nudges.contains_key(&AlternativeApproach));
     // The most similar success ("parse", "integers" shared) wins the one line.
     assert_eq!(r.lessons.worked.len(), 1);
-    assert!(r.lessons.worked[0].starts_with("`decimal` converged in 3 iteration(s)"), "{:?}", r.lessons.worked);
+    assert!(r.lessons.worked[0].starts_with("`decimal` converged in 3 iterations"), "{:?}", r.lessons.worked);
     assert!(r.lessons.avoid[0].contains("CAUSE-OF-octal"), "{:?}", r.lessons.avoid);
     // Two finished parsers trajectories: below the five needed for the basin.
     assert_eq!((r.finished_in_category, r.historical_convergence_rate), (2, None));
@@ -319,7 +319,7 @@ async fn the_trajectories_command_prints_the_stats_the_similar_ones_and_the_memo
 
     let out = cli(&env, &["trajectories", "memories", "--category", "parsers"]);
     assert!(out.contains("success memory of `decimal` (parsers"), "{out}");
-    assert!(out.contains("Task type 'parsers' converged in 3 iteration(s)"), "{out}");
+    assert!(out.contains("Task type 'parsers' converged in 3 iterations"), "{out}");
 
     let err = Command::new(env!("CARGO_BIN_EXE_attractor"))
         .arg("--db")

@@ -451,7 +451,7 @@ fn the_cli_watches_once_prints_located_errors_and_remembers_the_folder() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(2), "an invalid file makes --once exit 2: {stdout}");
     assert!(stdout.contains(&format!("invalid     {}:5:", bad.display())), "{stdout}");
-    assert!(stdout.contains("would run 1 command(s)") && stdout.contains("cmd (command): echo hi"), "{stdout}");
+    assert!(stdout.contains("would run 1 command:") && stdout.contains("cmd (command): echo hi"), "{stdout}");
     assert!(!stdout.contains(&format!("{}", w.file("ok.task.yaml").display())), "unchanged files are quiet: {stdout}");
 
     let out = cli(&["watch", "--list"]);

@@ -135,10 +135,11 @@ impl Auditor {
                     format!("the {name} executor")
                 };
                 let message = format!(
-                    "{what} (`{command}`, iteration {sequence}) left {} process(es) running after it ended: {}; \
-                     they were killed. A command should wait for or stop the background jobs it starts.",
-                    processes.len(),
-                    listed.join(", ")
+                    "{what} (`{command}`, iteration {sequence}) left {} running after it ended: {}; \
+                     {} killed. A command should wait for or stop the background jobs it starts.",
+                    crate::counted_as(processes.len(), "process", "processes"),
+                    listed.join(", "),
+                    if processes.len() == 1 { "it was" } else { "they were" }
                 );
                 let key = format!("zombie_process:{source}:{command}");
                 alerts.push(self.alert(*suite_id, *run_id, trajectory_id, "zombie_process", key, message));

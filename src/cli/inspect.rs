@@ -182,7 +182,7 @@ pub async fn artifact(g: &Global, store: &Store, name: &str) -> Result<(), Failu
         );
         return Ok(());
     }
-    println!("artifact `{}` ({}), {} version(s)", def.name, def.kind.as_str(), history.len());
+    println!("artifact `{}` ({}), {}", def.name, def.kind.as_str(), crate::counted(history.len(), "version"));
     for (i, v) in history.iter().enumerate() {
         let active = if v.is_active { "  [active]" } else { "" };
         let origin = match (v.version, v.parent_version) {
@@ -301,7 +301,7 @@ pub async fn telemetry(g: &Global, store: &Store, run_id: i64) -> Result<(), Fai
         println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
         return Ok(());
     }
-    println!("run {run_id}: task `{}`, {} step(s)", run.task_name, rows.len());
+    println!("run {run_id}: task `{}`, {}", run.task_name, crate::counted(rows.len(), "step"));
     // An agent's objective is the distance D to the intent, its evaluations are iterations.
     let agent = run.kind == "agent";
     println!(
@@ -476,8 +476,12 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
         };
         let level = t.final_level.map_or_else(|| "-".into(), |l| format!("{l:.3}"));
         println!(
-            "{head}{label} {} — task `{}` (run {run_id}): {}, {} iteration(s), {} tokens, final level {level}",
-            t.id, t.task_name, t.status, t.iterations, t.tokens_used
+            "{head}{label} {} — task `{}` (run {run_id}): {}, {}, {} tokens, final level {level}",
+            t.id,
+            t.task_name,
+            t.status,
+            crate::counted(t.iterations, "iteration"),
+            t.tokens_used
         );
         println!("{body}workspace: {}", t.workspace_dir);
         if let Some(id) = t.pending_intervention_id {
@@ -522,7 +526,8 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
                 if d["proactive"] == true { "before its first attempt" } else { "when the engine chose decompose" };
             let n = d["subtasks"].as_array().map_or(0, Vec::len);
             println!(
-                "{body}split {how} into {n} subtask(s) and an integration; the integration's result is this one's"
+                "{body}split {how} into {} and an integration; the integration's result is this one's",
+                crate::counted(n, "subtask")
             );
         }
         if let Some(winner) = result["winner"].as_str() {
@@ -637,7 +642,7 @@ pub async fn tree(g: &Global, store: &Store, suite: &str) -> Result<(), Failure>
         .filter(|n| n.status == "committed" || n.status == "pruned")
         .min_by(|a, b| a.mean_loss.unwrap_or(f64::INFINITY).total_cmp(&b.mean_loss.unwrap_or(f64::INFINITY)))
         .map(|n| n.id);
-    println!("experiment tree of `{}`: {} node(s)", suite.name, nodes.len());
+    println!("experiment tree of `{}`: {}", suite.name, crate::counted(nodes.len(), "node"));
     fn walk(nodes: &[crate::store::TreeNodeRow], parent: Option<i64>, depth: usize, best: Option<i64>) {
         for n in nodes.iter().filter(|n| n.parent_id == parent) {
             let change = match (&n.changed_artifact, n.from_version, n.to_version) {

@@ -86,7 +86,7 @@ pub async fn serve(g: &Global, args: &ServeArgs) -> Result<u8, Failure> {
         say!("database: {}", service.store().path().display());
         let folders = service.store().watched_folders().await.map(|f| f.len()).unwrap_or(0);
         if folders > 0 {
-            say!("watching {folders} folder(s) for suite and task files");
+            say!("watching {} for suite and task files", crate::counted(folders, "folder"));
         }
         match &ui_dir {
             Some(dir) => say!("web UI: {}", dir.display()),

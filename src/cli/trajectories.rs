@@ -202,8 +202,16 @@ async fn memories(g: &Global, store: &Store, category: Option<&str>, limit: u32)
     }
     for m in &items {
         println!(
-            "#{} {} memory of `{}` ({}, trajectory {}, run {}): {}, {} iteration(s), level {:.3}",
-            m.id, m.outcome, m.task_name, m.category, m.trajectory_id, m.run_id, m.status, m.iterations, m.final_level
+            "#{} {} memory of `{}` ({}, trajectory {}, run {}): {}, {}, level {:.3}",
+            m.id,
+            m.outcome,
+            m.task_name,
+            m.category,
+            m.trajectory_id,
+            m.run_id,
+            m.status,
+            crate::counted(m.iterations, "iteration"),
+            m.final_level
         );
         println!("   {}", m.content);
     }

@@ -143,7 +143,7 @@ fn print_list(g: &Global, w: &WatchedFolders) {
     }
     for folder in &w.folders {
         let missing = if folder.exists { "" } else { " — missing on disk" };
-        println!("{} ({} file(s)){missing}", folder.path, folder.files);
+        println!("{} ({}){missing}", folder.path, crate::counted(folder.files, "file"));
         for f in w.files.iter().filter(|f| f.folder_id == folder.id) {
             let name = f.path.strip_prefix(&folder.path).unwrap_or(&f.path).trim_start_matches('/');
             let approval = f
@@ -202,8 +202,8 @@ fn describe(e: &Event) -> Option<String> {
         Event::ExecutionApprovalRequested { intervention_id, path, commands, .. } => {
             let list: Vec<String> = commands.iter().map(|c| format!("              - {c}")).collect();
             format!(
-                "approval    intervention {intervention_id}: {path} would run {} command(s):\n{}\n              answer with `attractor answer {intervention_id} approve` (or reject), or in the app's inbox",
-                commands.len(),
+                "approval    intervention {intervention_id}: {path} would run {}:\n{}\n              answer with `attractor answer {intervention_id} approve` (or reject), or in the app's inbox",
+                crate::counted(commands.len(), "command"),
                 list.join("\n")
             )
         }

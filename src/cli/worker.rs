@@ -64,10 +64,10 @@ pub(super) async fn run(g: &Global, args: &WorkerArgs) -> Result<u8, Failure> {
     });
     if !g.quiet && !g.json {
         eprintln!(
-            "worker: {} on {}, up to {} request(s) at once",
+            "worker: {} on {}, up to {} at once",
             crate::process::origin(),
             crate::store::shown_location(&db).display(),
-            args.concurrency
+            crate::counted(args.concurrency, "request")
         );
     }
     let worked = worker.serve(args.concurrency as usize, stop_rx, args.until_idle).await;

@@ -412,7 +412,7 @@ pub fn classify(
             Some(d) if d < 0.0 => ConvergenceTendency::Declining,
             _ => ConvergenceTendency::Flat,
         };
-        let why = format!("{} observation(s); {} needed to classify", recent.len(), c.min_observations);
+        let why = format!("{}; {} needed to classify", crate::counted(recent.len(), "observation"), c.min_observations);
         return state(AttractorType::Indeterminate { tendency }, 0.0, vec![], vec![], why);
     }
 

@@ -53,10 +53,13 @@ fn remaining_gaps(trajectory: &Trajectory, best: &OverseerSignals) -> Vec<Intent
     let mut gaps: Vec<IntentGap> =
         trajectory.latest().and_then(|o| o.verification.as_ref()).map(|v| v.gaps.clone()).unwrap_or_default();
     if let Some(b) = best.build_result.as_ref().filter(|b| !b.success) {
-        gaps.push(gap(format!("the build fails ({} error(s))", b.error_count), GapCategory::Incorrect));
+        gaps.push(gap(format!("the build fails ({})", crate::counted(b.error_count, "error")), GapCategory::Incorrect));
     }
     if let Some(t) = best.type_check.as_ref().filter(|t| !t.clean) {
-        gaps.push(gap(format!("the type check fails ({} error(s))", t.error_count), GapCategory::Incorrect));
+        gaps.push(gap(
+            format!("the type check fails ({})", crate::counted(t.error_count, "error")),
+            GapCategory::Incorrect,
+        ));
     }
     if let Some(t) = &best.test_results {
         for name in &t.failing {
@@ -64,7 +67,7 @@ fn remaining_gaps(trajectory: &Trajectory, best: &OverseerSignals) -> Vec<Intent
         }
         let unnamed = t.failed.saturating_sub(t.failing.len() as u32);
         if unnamed > 0 {
-            gaps.push(gap(format!("{unnamed} more failing test(s)"), GapCategory::Incorrect));
+            gaps.push(gap(format!("{} more", crate::counted(unnamed, "failing test")), GapCategory::Incorrect));
         }
     }
     for c in best.custom_checks.iter().filter(|c| !c.passed) {
@@ -73,7 +76,12 @@ fn remaining_gaps(trajectory: &Trajectory, best: &OverseerSignals) -> Vec<Intent
     }
     if let Some(s) = best.security_scan.as_ref().filter(|s| s.critical_count + s.high_count > 0) {
         gaps.push(gap(
-            format!("{} critical and {} high security finding(s)", s.critical_count, s.high_count),
+            format!(
+                "{} critical and {} high security {}",
+                s.critical_count,
+                s.high_count,
+                if s.critical_count + s.high_count == 1 { "finding" } else { "findings" }
+            ),
             GapCategory::Incorrect,
         ));
     }
@@ -90,8 +98,9 @@ fn anti_patterns(trajectory: &Trajectory) -> Vec<String> {
     for e in effectiveness(&trajectory.strategy_log) {
         if let Some(mean) = e.mean_delta.filter(|m| *m <= 0.0) {
             out.push(format!(
-                "`{}` was tried {} time(s) and did not move the measurements (mean delta {mean:.3}).",
-                e.strategy, e.uses
+                "`{}` was tried {} and did not move the measurements (mean delta {mean:.3}).",
+                e.strategy,
+                crate::counted(e.uses, "time")
             ));
         }
     }
@@ -183,7 +192,7 @@ impl CarryForward {
         template
             .replace(
                 "{attempts}",
-                &format!("{} attempt(s) so far; the workspace holds the latest code.", self.attempts),
+                &format!("{} so far; the workspace holds the latest code.", crate::counted(self.attempts, "attempt")),
             )
             .replace("{facts}", &self.facts())
             .replace("{failures}", &self.failure_summary)

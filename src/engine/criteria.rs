@@ -77,7 +77,11 @@ pub fn criteria_of(observation: &Observation) -> Vec<CriterionVerdict> {
         for i in 0..t.missing {
             out.push(fail(
                 format!("missing test #{}", i + 1),
-                format!("{} test(s) that ran in an earlier iteration no longer run", t.missing),
+                format!(
+                    "{} that ran in an earlier iteration no longer {}",
+                    crate::counted(t.missing, "test"),
+                    if t.missing == 1 { "runs" } else { "run" }
+                ),
             ));
         }
     }
@@ -85,21 +89,21 @@ pub fn criteria_of(observation: &Observation) -> Vec<CriterionVerdict> {
         out.push(if b.success {
             pass("build".into())
         } else {
-            fail("build".into(), format!("{} build error(s)", b.error_count))
+            fail("build".into(), crate::counted(b.error_count, "build error"))
         });
     }
     if let Some(t) = &s.type_check {
         out.push(if t.clean {
             pass("type_check".into())
         } else {
-            fail("type_check".into(), format!("{} type error(s)", t.error_count))
+            fail("type_check".into(), crate::counted(t.error_count, "type error"))
         });
     }
     if let Some(sec) = &s.security_scan {
         out.push(if sec.critical_count == 0 {
             pass("security".into())
         } else {
-            fail("security".into(), format!("{} critical finding(s)", sec.critical_count))
+            fail("security".into(), crate::counted(sec.critical_count, "critical finding"))
         });
     }
     for c in &s.custom_checks {

@@ -60,7 +60,8 @@ pub enum EngineError {
     #[error("trajectory `{id}` is not trapped ({phase}); only a trapped trajectory is reopened with a hint")]
     NotTrapped { id: String, phase: String },
     #[error(
-        "trajectory `{id}` has already started ({observations} observation(s)); start() chooses only the first strategy"
+        "trajectory `{id}` has already started ({}); start() chooses only the first strategy",
+        crate::counted(*.observations, "observation")
     )]
     AlreadyStarted { id: String, observations: usize },
 }

@@ -152,8 +152,10 @@ pub enum AllocationError {
     #[error("a split needs at least one subtask")]
     NoSubtasks,
     #[error(
-        "what is left of the budget ({iterations} iteration(s), {tokens} tokens) cannot give {subtasks} subtask(s) \
-         and the integration at least one iteration and some tokens each"
+        "what is left of the budget ({}, {tokens} tokens) cannot give {} \
+         and the integration at least one iteration and some tokens each",
+        crate::counted(*.iterations, "iteration"),
+        crate::counted(*.subtasks, "subtask")
     )]
     TooSmall { iterations: u32, tokens: u64, subtasks: usize },
 }
@@ -218,7 +220,7 @@ mod tests {
         let total =
             ConvergenceBudget { max_tokens: 1_000, max_iterations: 3, max_wall_time_ms: 1_000, ..Default::default() };
         let err = allocate(&total, 4, 0.25).unwrap_err();
-        assert!(err.to_string().contains("3 iteration(s)"), "{err}");
+        assert!(err.to_string().contains("3 iterations"), "{err}");
         assert_eq!(allocate(&total, 0, 0.25), Err(AllocationError::NoSubtasks));
     }
 

@@ -170,9 +170,9 @@ pub fn escalation_reason(trajectory: &Trajectory, strategy: StrategyKind) -> Str
     };
     let why = match &trajectory.attractor_state.classification {
         AttractorType::Plateau { stall_duration, plateau_level } if *stall_duration >= 3 => format!(
-            "the trajectory has stalled for {stall_duration} iterations at level {plateau_level:.2} and its {} fresh \
-             start(s) are used up",
-            trajectory.total_fresh_starts
+            "the trajectory has stalled for {stall_duration} iterations at level {plateau_level:.2} and its {} {} used up",
+            crate::counted(trajectory.total_fresh_starts, "fresh start"),
+            if trajectory.total_fresh_starts == 1 { "is" } else { "are" }
         ),
         AttractorType::Plateau { plateau_level, .. } => {
             format!("the trajectory has stalled at level {plateau_level:.2}, too low for repairs to finish it")

@@ -173,7 +173,8 @@ impl Executor for CommandExecutor {
         let blocked = blocked_tools_used(&report.tools_used, &request.inputs.blocked_tools);
         if !blocked.is_empty() {
             let reason = format!(
-                "the agent used blocked tool(s) {}; its changes were discarded",
+                "the agent used {} {}; its changes were discarded",
+                if blocked.len() == 1 { "a blocked tool" } else { "blocked tools" },
                 blocked.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
             );
             if let Some(before) = &before {

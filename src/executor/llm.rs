@@ -274,7 +274,8 @@ impl Executor for LlmExecutor {
             ExecutionStatus::Completed
         } else {
             let reason = format!(
-                "the reply uses blocked tool(s) {}; nothing was written",
+                "the reply uses {} {}; nothing was written",
+                if blocked.len() == 1 { "a blocked tool" } else { "blocked tools" },
                 blocked.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
             );
             for edit in edits {

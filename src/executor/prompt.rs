@@ -502,8 +502,10 @@ fn strategy_sections(
         StrategyKind::FreshStart => {
             let cf = inputs.carry_forward.clone().unwrap_or_default();
             let attempts = match cf.best_sequence {
-                Some(best) => format!("{} attempt(s) so far; the best was observation {best}.", cf.attempts),
-                None => format!("{} attempt(s) so far.", cf.attempts),
+                Some(best) => {
+                    format!("{} so far; the best was observation {best}.", crate::counted(cf.attempts, "attempt"))
+                }
+                None => format!("{} so far.", crate::counted(cf.attempts, "attempt")),
             };
             let mut facts = String::new();
             if let Some(best) = &cf.best_signals {
@@ -582,17 +584,22 @@ fn measurements(s: &OverseerSignals) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(b) = &s.build_result {
         out.push(format!(
-            "build: {} ({} error(s), {} warning(s))",
+            "build: {} ({}, {})",
             if b.success { "succeeds" } else { "FAILS" },
-            b.error_count,
-            b.warning_count
+            crate::counted(b.error_count, "error"),
+            crate::counted(b.warning_count, "warning")
         ));
     }
     if let Some(t) = &s.type_check {
-        out.push(format!("type check: {} ({} error(s))", if t.clean { "clean" } else { "FAILS" }, t.error_count));
+        let errors = crate::counted(t.error_count, "error");
+        out.push(format!("type check: {} ({errors})", if t.clean { "clean" } else { "FAILS" }));
     }
     if let Some(l) = &s.lint_results {
-        out.push(format!("lint: {} error(s), {} warning(s)", l.error_count, l.warning_count));
+        out.push(format!(
+            "lint: {}, {}",
+            crate::counted(l.error_count, "error"),
+            crate::counted(l.warning_count, "warning")
+        ));
     }
     if let Some(t) = &s.test_results {
         out.push(format!("tests: {} of {} pass, {} fail, {} skipped", t.passed, t.total, t.failed, t.skipped));
@@ -676,7 +683,7 @@ fn history(u: &mut String, notes: &[AttemptNote], title: &str) {
         .collect();
     let mut body = bullets(&lines);
     if start > 0 {
-        body = format!("({start} earlier attempt(s) not shown)\n{body}");
+        body = format!("({} not shown)\n{body}", crate::counted(start, "earlier attempt"));
     }
     section(u, title, &body);
 }

@@ -36,30 +36,35 @@ pub enum LlmError {
     HttpClient(String),
 
     #[error(
-        "cannot reach the model server at {base_url} ({reason}) after {attempts} attempt(s); start Ollama or your model server there, or set ATTRACTOR_LLM_BASE_URL"
+        "cannot reach the model server at {base_url} ({reason}) after {tries}; start Ollama or your model server there, or set ATTRACTOR_LLM_BASE_URL",
+        tries = crate::counted(*.attempts, "attempt")
     )]
     Unreachable { base_url: String, reason: String, attempts: u32 },
 
     #[error(
-        "the model server at {base_url} dropped the connection without answering ({reason}) after {attempts} attempt(s); it may have crashed or run out of memory: check its logs"
+        "the model server at {base_url} dropped the connection without answering ({reason}) after {tries}; it may have crashed or run out of memory: check its logs",
+        tries = crate::counted(*.attempts, "attempt")
     )]
     ConnectionLost { base_url: String, reason: String, attempts: u32 },
 
     #[error(
-        "the model server at {base_url} did not answer within {limit} ({attempts} attempt(s)); raise the timeout, use a smaller model or a shorter prompt, or check the server's load",
-        limit = fmt_duration(*.timeout)
+        "the model server at {base_url} did not answer within {limit} ({tries}); raise the timeout, use a smaller model or a shorter prompt, or check the server's load",
+        limit = fmt_duration(*.timeout),
+        tries = crate::counted(*.attempts, "attempt")
     )]
     Timeout { base_url: String, timeout: Duration, attempts: u32 },
 
     #[error(
-        "the model server at {base_url} is rate limiting (429 Too Many Requests{wait}) after {attempts} attempt(s); lower the concurrency, wait a while, or raise the account's rate limit",
-        wait = retry_after.map(|d| format!(", asked to wait {}", fmt_duration(d))).unwrap_or_default()
+        "the model server at {base_url} is rate limiting (429 Too Many Requests{wait}) after {tries}; lower the concurrency, wait a while, or raise the account's rate limit",
+        wait = retry_after.map(|d| format!(", asked to wait {}", fmt_duration(d))).unwrap_or_default(),
+        tries = crate::counted(*.attempts, "attempt")
     )]
     RateLimited { base_url: String, retry_after: Option<Duration>, attempts: u32 },
 
     #[error(
-        "the model server at {base_url} failed with {status} after {attempts} attempt(s): {message}; it may be overloaded or the model may have crashed: check its logs",
-        status = status_text(*.status)
+        "the model server at {base_url} failed with {status} after {tries}: {message}; it may be overloaded or the model may have crashed: check its logs",
+        status = status_text(*.status),
+        tries = crate::counted(*.attempts, "attempt")
     )]
     ServerError { base_url: String, status: u16, message: String, attempts: u32 },
 
@@ -128,7 +133,7 @@ impl LlmError {
             LlmError::InvalidJson { error, .. } => error.clone(),
             LlmError::CutOff { max_tokens, .. } => format!("cut off at {max_tokens} tokens"),
             LlmError::Timeout { timeout, attempts, .. } => {
-                format!("no answer within {} ({attempts} attempt(s))", fmt_duration(*timeout))
+                format!("no answer within {} ({})", fmt_duration(*timeout), crate::counted(*attempts, "attempt"))
             }
             LlmError::Unreachable { reason, .. } => format!("model server unreachable ({reason})"),
             LlmError::ConnectionLost { reason, .. } => format!("model server dropped the connection ({reason})"),

@@ -137,31 +137,31 @@ impl ModelSpend {
         self.prompt_tokens.saturating_add(self.completion_tokens)
     }
 
-    /// "3 model call(s) (1 failed or unusable), 2410 tokens, cost 0.0123, 41.2 s"
+    /// "3 model calls (1 failed or unusable), 2410 tokens, cost 0.0123, 41.2 s"
     pub fn summary(&self) -> String {
-        self.counted("model call(s)")
+        self.counted("model call")
     }
 
-    /// Calls (named `calls`), failures, tokens, cost and time in one phrase.
-    fn counted(&self, calls: &str) -> String {
+    /// Calls (named `call`), failures, tokens, cost and time in one phrase.
+    fn counted(&self, call: &str) -> String {
         let failed = if self.failures > 0 { format!(" ({} failed or unusable)", self.failures) } else { String::new() };
         format!(
-            "{} {calls}{failed}, {} tokens, {}, {:.1} s",
-            self.calls,
+            "{}{failed}, {} tokens, {}, {:.1} s",
+            crate::counted(self.calls, call),
             self.total_tokens(),
             self.cost_phrase(),
             self.seconds
         )
     }
 
-    /// "cost 0.0123", or what is not known: "cost unknown (2 call(s) to an
+    /// "cost 0.0123", or what is not known: "cost unknown (2 calls to an
     /// unpriced model)", "cost ≥ 0.0123 (…)".
     pub fn cost_phrase(&self) -> String {
         let amount = super::price::format_cost(self.cost);
         match self.unpriced_calls {
             0 => format!("cost {amount}"),
-            n if self.cost == 0.0 => format!("cost unknown ({n} call(s) to an unpriced model)"),
-            n => format!("cost ≥ {amount} ({n} call(s) to an unpriced model)"),
+            n if self.cost == 0.0 => format!("cost unknown ({} to an unpriced model)", crate::counted(n, "call")),
+            n => format!("cost ≥ {amount} ({} to an unpriced model)", crate::counted(n, "call")),
         }
     }
 }
@@ -338,7 +338,7 @@ pub fn model_use_line(by_role: &BTreeMap<CallRole, ModelSpend>, wall: Duration) 
     if used.is_empty() {
         return None;
     }
-    let parts: Vec<String> = used.iter().map(|(role, s)| format!("{role} {}", s.counted("call(s)"))).collect();
+    let parts: Vec<String> = used.iter().map(|(role, s)| format!("{role} {}", s.counted("call"))).collect();
     let waiting: f64 = used.iter().map(|(_, s)| s.seconds).sum();
     let wall = wall.as_secs_f64();
     let share = if wall > 0.0 { 100.0 * waiting / wall } else { 0.0 };
@@ -367,7 +367,7 @@ mod tests {
         let line = model_use_line(&usage.by_role(), Duration::from_secs(8)).unwrap();
         assert_eq!(
             line,
-            "model use: proposer 1 call(s), 100 tokens, cost 0.001200, 3.0 s; supervisor 1 call(s) (1 failed or unusable), 0 tokens, cost 0, 1.0 s; \
+            "model use: proposer 1 call, 100 tokens, cost 0.001200, 3.0 s; supervisor 1 call (1 failed or unusable), 0 tokens, cost 0, 1.0 s; \
              4.0 s of 8.0 s wall time waiting on the model (50%)"
         );
         assert_eq!(model_use_line(&BTreeMap::new(), Duration::from_secs(1)), None);

@@ -238,11 +238,11 @@ impl ConvergenceMemory {
         match self.outcome {
             Outcome::Success => {
                 let mut s = format!(
-                    "Task type '{}' {} in {} iteration(s) (task `{}`, level {:.2}, {} tokens). Effective strategy \
+                    "Task type '{}' {} in {} (task `{}`, level {:.2}, {} tokens). Effective strategy \
                      sequence: {}. Attractor path: {path}. Key overseer signals that drove convergence: {}.",
                     self.category,
                     if self.status == "accepted_partial" { "was accepted as partial" } else { "converged" },
-                    self.iterations,
+                    crate::counted(self.iterations, "iteration"),
                     self.task_name,
                     self.final_level,
                     self.tokens_used,
@@ -258,10 +258,10 @@ impl ConvergenceMemory {
                 s
             }
             Outcome::Failure => format!(
-                "Task type '{}' failed to converge after {} iteration(s) (task `{}`, {}, level {:.2}, {} tokens). \
+                "Task type '{}' failed to converge after {} (task `{}`, {}, level {:.2}, {} tokens). \
                  Terminal attractor: {}. Strategies attempted: {}. Persistent gaps: {}. Causes: {}.",
                 self.category,
-                self.iterations,
+                crate::counted(self.iterations, "iteration"),
                 self.task_name,
                 self.status,
                 self.final_level,
@@ -286,7 +286,7 @@ impl ConvergenceMemory {
         match self.outcome {
             Outcome::Success => {
                 let what = if self.status == "accepted_partial" { "accepted as partial" } else { "converged" };
-                parts.push(format!("`{}` {what} in {} iteration(s)", self.task_name, self.iterations));
+                parts.push(format!("`{}` {what} in {}", self.task_name, crate::counted(self.iterations, "iteration")));
                 if !self.effective_strategies.is_empty() {
                     parts.push(format!("progress came from {}", names(&self.effective_strategies)));
                 }
@@ -299,8 +299,11 @@ impl ConvergenceMemory {
             }
             Outcome::Failure => {
                 parts.push(format!(
-                    "`{}` ended {} after {} iteration(s) at level {:.2}",
-                    self.task_name, self.status, self.iterations, self.final_level
+                    "`{}` ended {} after {} at level {:.2}",
+                    self.task_name,
+                    self.status,
+                    crate::counted(self.iterations, "iteration"),
+                    self.final_level
                 ));
                 if let Some(cause) = self.failure_causes.first() {
                     parts.push(cause.clone());
@@ -463,7 +466,7 @@ mod tests {
         assert!(m.failure_causes.is_empty() && m.persistent_gaps.is_empty());
         assert_eq!(m.signature, ["implement", "returning", "square", "squared"]);
         let content = m.content();
-        assert!(content.starts_with("Task type 'python-functions' converged in 4 iteration(s)"), "{content}");
+        assert!(content.starts_with("Task type 'python-functions' converged in 4 iterations"), "{content}");
         assert!(content.contains("Effective strategy sequence: reframe → focused_repair"), "{content}");
         let lesson = m.lesson();
         assert!(lesson.contains("progress came from reframe → focused_repair"), "{lesson}");
@@ -498,7 +501,7 @@ mod tests {
         assert_eq!(m.blocked_tools, vec!["sed"]);
         let lesson = m.lesson();
         for part in [
-            "`squares` ended trapped after 3 iteration(s) at level 0.70",
+            "`squares` ended trapped after 3 iterations at level 0.70",
             "no progress from retry_with_feedback, reframe",
             "still failing: tests, test `t1`, test `t2`",
             "approaches that failed used sed",

@@ -135,7 +135,8 @@ pub fn estimate(run: &PlannedRun, model: &LlmConfig) -> ModelEstimate {
     }
     if optimize_tasks > 0 {
         unbounded.push(format!(
-            "up to 2 supervisor calls per supervision of {optimize_tasks} optimize task(s) (only on significant events)"
+            "up to 2 supervisor calls per supervision of {} (only on significant events)",
+            crate::counted(optimize_tasks, "optimize task")
         ));
     }
     match run.optimizer {

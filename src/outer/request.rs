@@ -169,7 +169,8 @@ impl InvalidRequest {
     fn describe(&self) -> String {
         let lines: Vec<String> =
             self.0.iter().map(|i| format!("field `{}` ({}): {}", i.field, i.flag, i.message)).collect();
-        format!("{}\n  hint: change the option(s) named above and start the run again", lines.join("\n"))
+        let what = if lines.len() == 1 { "the option" } else { "the options" };
+        format!("{}\n  hint: change {what} named above and start the run again", lines.join("\n"))
     }
 }
 

@@ -212,8 +212,9 @@ impl Screen {
         if model_calls > 0 && unavailable.len() == model_calls && considered.iter().all(|c| c.proposal.is_none()) {
             let last = unavailable.last().map(ToString::to_string).unwrap_or_default();
             return Err(OptimizerError(format!(
-                "screen could not use the model for any of its {model_calls} proposal(s): {last}\n  hint: the epoch's runs are kept; \
-                 once the model server answers again, `attractor run` on the same suite resumes the epoch"
+                "screen could not use the model for any of its {}: {last}\n  hint: the epoch's runs are kept; \
+                 once the model server answers again, `attractor run` on the same suite resumes the epoch",
+                crate::counted(model_calls, "proposal")
             )));
         }
         // No minibatch to screen on: the proposer's own estimate decides, as textgrad's does.

@@ -279,7 +279,7 @@ pub fn reply_budget(content: &str, ceiling: u32) -> u32 {
 
 /// Why a call gave no proposal, short enough for an epoch's outcome line:
 /// "unusable reply: missing field `artifact`", "cut off at 4096 tokens",
-/// "the call failed: no answer within 120.0 s (2 attempt(s))".
+/// "the call failed: no answer within 120.0 s (2 attempts)".
 pub fn rejection_of(e: &LlmError) -> String {
     match e {
         LlmError::InvalidJson { .. } | LlmError::CutOff { .. } => format!("unusable reply: {}", e.short_reason()),
@@ -348,9 +348,9 @@ impl Optimizer for TextGrad {
             && unavailable.len() == ev.candidates.len()
         {
             return Err(OptimizerError(format!(
-                "textgrad could not use the model for any of the {} artifact(s): {last}\n  hint: the epoch's runs are kept; \
+                "textgrad could not use the model for any of the {}: {last}\n  hint: the epoch's runs are kept; \
                  once the model server answers again, `attractor run` on the same suite resumes the epoch",
-                ev.candidates.len()
+                crate::counted(ev.candidates.len(), "artifact")
             )));
         }
         // The first of equal scores wins, so the choice is reproducible.

@@ -577,9 +577,13 @@ fn assess(
                 _ => ("lint", Measured::Lint(LintResults { error_count: errors, warning_count: d.warnings })),
             };
             let summary = if ok {
-                format!("{what} passed ({} warning(s))", d.warnings)
+                format!("{what} passed ({})", crate::counted(d.warnings, "warning"))
             } else {
-                format!("{what} failed: {errors} error(s), {} warning(s); the command {exit}", d.warnings)
+                format!(
+                    "{what} failed: {}, {}; the command {exit}",
+                    crate::counted(errors, "error"),
+                    crate::counted(d.warnings, "warning")
+                )
             };
             Assessment {
                 passed: ok,

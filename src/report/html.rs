@@ -79,9 +79,9 @@ pub fn page(view: &SuiteEpochs, points: &[LossPoint], figures: &[Figure<'_>], ge
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src 'self'; style-src 'unsafe-inline'\">\n\
          <title>Attractor report · {suite}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<header>\n\
          <h1>Attractor report · <span data-field=\"suite\">{suite}</span></h1>\n\
-         <p class=\"meta\">{} finished epoch(s) of {} task(s), {held} held out · generated {}</p>\n",
-        points.len(),
-        view.tasks.len(),
+         <p class=\"meta\">{} of {}, {held} held out · generated {}</p>\n",
+        crate::counted(points.len(), "finished epoch"),
+        crate::counted(view.tasks.len(), "task"),
         escape(generated_at),
     );
     stats(&mut h, view, points);

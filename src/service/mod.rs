@@ -89,7 +89,7 @@ pub enum ServiceError {
 fn invalid_message(v: &Validation) -> String {
     let first =
         v.issues.first().map_or_else(String::new, |i| format!(": {}:{}:{}: {}", i.file, i.line, i.column, i.message));
-    format!("the suite file {} is not valid ({} issue(s)){first}", v.path, v.issues.len())
+    format!("the suite file {} is not valid ({}){first}", v.path, crate::counted(v.issues.len(), "issue"))
 }
 
 impl From<StoreError> for ServiceError {

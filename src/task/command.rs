@@ -232,8 +232,8 @@ async fn execute(r: &CommandRun<'_>) -> RunOutcome {
     if !run.left_running.is_empty() {
         let listed: Vec<String> = run.left_running.iter().map(|p| format!("pid {} `{}`", p.pid, p.command)).collect();
         outcome.stderr.push_str(&format!(
-            "\n[attractor: the command left {} process(es) running after it ended, now killed: {}]\n",
-            run.left_running.len(),
+            "\n[attractor: the command left {} running after it ended, now killed: {}]\n",
+            crate::counted_as(run.left_running.len(), "process", "processes"),
             listed.join(", ")
         ));
     }

@@ -606,9 +606,13 @@ impl Registrar {
             .into();
             detail = Some(match write.status.as_str() {
                 "awaiting_approval" => format!(
-                    "registered as suite `{}`; its {} command(s) wait for approval (intervention {})",
+                    "registered as suite `{}`; its {} for approval (intervention {})",
                     s.name,
-                    planned.len(),
+                    if planned.len() == 1 {
+                        "command waits".to_string()
+                    } else {
+                        format!("{} wait", crate::counted(planned.len(), "command"))
+                    },
                     approval.intervention_id
                 ),
                 "ready" => format!("registered as suite `{}`; its commands were approved before", s.name),

@@ -142,7 +142,8 @@ fn check(reply: Reply, overseers: &[Overseer], limits: Limits) -> Result<Decompo
     }
     if n < limits.min_subtasks.max(1) {
         return Err(format!(
-            "the model proposed {n} subtask(s); a split needs at least {}, else it is the task itself",
+            "the model proposed {}; a split needs at least {}, else it is the task itself",
+            crate::counted(n, "subtask"),
             limits.min_subtasks
         ));
     }
@@ -179,7 +180,8 @@ fn check(reply: Reply, overseers: &[Overseer], limits: Limits) -> Result<Decompo
         }
         if !unknown.is_empty() {
             notes.push(format!(
-                "subtask {number}: ignored check(s) the task does not have: {} (it has: {})",
+                "subtask {number}: ignored {} the task does not have: {} (it has: {})",
+                if unknown.len() == 1 { "a check" } else { "checks" },
                 unknown.join(", "),
                 known.join(", ")
             ));

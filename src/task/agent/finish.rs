@@ -303,7 +303,7 @@ impl<'r> Driver<'r> {
     /// then the executions from #1.
     pub(super) fn table(&self) -> String {
         let t = &self.state.trajectory;
-        let mut out = format!("trajectory {} ({} iteration(s))\n", self.place.id, t.observations.len());
+        let mut out = format!("trajectory {} ({})\n", self.place.id, crate::counted(t.observations.len(), "iteration"));
         if let Some(b) = &t.test_baseline {
             out.push_str(&format!("#{:<3} {:<22} {}\n", 0, "baseline", b.describe()));
         }

@@ -283,8 +283,8 @@ impl Driver<'_> {
         let mode = self.mode(kind);
         let b = &self.state.trajectory.budget;
         let context = json!({
-            "what": format!("The trajectory ran out of budget while converging and was given {} more iteration(s) \
-                             and {} more tokens (extension {} of {}).", extension.additional_iterations,
+            "what": format!("The trajectory ran out of budget while converging and was given {} more \
+                             and {} more tokens (extension {} of {}).", crate::counted(extension.additional_iterations, "iteration"),
                              extension.additional_tokens, b.extensions_granted, b.max_extensions),
             "why": "A trajectory still converging usually needs only a little more to finish.",
             "evidence": {"convergence": evidence, "budget": b, "extension": extension, "trajectory_id": self.place.id},
@@ -292,8 +292,9 @@ impl Driver<'_> {
             "proposal": "Granted automatically; nothing waits on this notice.",
         });
         let subject = format!(
-            "Task `{}` got {} more iteration(s) to finish converging",
-            self.r.task.name, extension.additional_iterations
+            "Task `{}` got {} more to finish converging",
+            self.r.task.name,
+            crate::counted(extension.additional_iterations, "iteration")
         );
         self.intervene(kind, mode, subject, context).await?;
         Ok(())
@@ -373,8 +374,8 @@ impl Driver<'_> {
                                      threshold {:.2}).", b.iterations_used, b.max_iterations, b.tokens_used,
                                      b.max_tokens, p.acceptance_threshold, result.sequence, result.level,
                                      p.partial_threshold),
-                    "why": format!("A partial result is handed on as the task's result although {} gap(s) remain.",
-                                   gaps.len()),
+                    "why": format!("A partial result is handed on as the task's result although {} {}.",
+                                   crate::counted(gaps.len(), "gap"), if gaps.len() == 1 { "remains" } else { "remain" }),
                     "evidence": {"best_observation": result, "remaining_gaps": gaps,
                                  "partial_threshold": p.partial_threshold,
                                  "acceptance_threshold": p.acceptance_threshold, "budget": b,

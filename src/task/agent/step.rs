@@ -283,8 +283,10 @@ impl<'r> Driver<'r> {
                 let evidence = self.convergence_evidence(d);
                 let b = &self.state.trajectory.budget;
                 let subject = format!(
-                    "Task `{}` is converging and out of budget: extend it by {} iteration(s) and {} tokens?",
-                    self.r.task.name, extension.additional_iterations, extension.additional_tokens
+                    "Task `{}` is converging and out of budget: extend it by {} and {} tokens?",
+                    self.r.task.name,
+                    crate::counted(extension.additional_iterations, "iteration"),
+                    extension.additional_tokens
                 );
                 let context = json!({
                     "what": format!("The trajectory used {} of {} iterations and {} of {} tokens while still converging.",

@@ -294,13 +294,19 @@ fn measured(s: &OverseerSignals) -> String {
         }
     }
     if let Some(b) = &s.build_result {
-        lines.push(format!("- build: {} ({} error(s))", if b.success { "succeeds" } else { "fails" }, b.error_count));
+        let errors = crate::counted(b.error_count, "error");
+        lines.push(format!("- build: {} ({errors})", if b.success { "succeeds" } else { "fails" }));
     }
     if let Some(t) = &s.type_check {
-        lines.push(format!("- type check: {} ({} error(s))", if t.clean { "clean" } else { "fails" }, t.error_count));
+        let errors = crate::counted(t.error_count, "error");
+        lines.push(format!("- type check: {} ({errors})", if t.clean { "clean" } else { "fails" }));
     }
     if let Some(l) = &s.lint_results {
-        lines.push(format!("- lint: {} error(s), {} warning(s)", l.error_count, l.warning_count));
+        lines.push(format!(
+            "- lint: {}, {}",
+            crate::counted(l.error_count, "error"),
+            crate::counted(l.warning_count, "warning")
+        ));
     }
     if let Some(x) = &s.security_scan {
         lines.push(format!("- security: {} critical, {} high", x.critical_count, x.high_count));

@@ -144,11 +144,11 @@ describe("inside the desktop app", () => {
   it("rejects with the facade's error, keeping a suite file's located issues", async () => {
     const validation = { valid: false, path: "s.yaml", issues: [{ file: "s.yaml", line: 3 }] } as unknown as Validation;
     desktopShell(() => {
-      throw { error: "the suite file s.yaml is not valid (1 issue(s))", validation };
+      throw { error: "the suite file s.yaml is not valid (1 issue)", validation };
     });
     const failure = await api.launch({ request: { suite_path: "s.yaml" } as never }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(RequestError);
-    expect((failure as RequestError).message).toBe("the suite file s.yaml is not valid (1 issue(s))");
+    expect((failure as RequestError).message).toBe("the suite file s.yaml is not valid (1 issue)");
     expect((failure as RequestError).validation).toEqual(validation);
     expect((failure as RequestError).status).toBe(0);
   });

@@ -191,7 +191,7 @@ const memory: MemoryItem = {
   tokens_used: 400,
   final_level: 0.5,
   relevance: 0.9,
-  content: "Task type 'parsers' failed to converge after 4 iteration(s).",
+  content: "Task type 'parsers' failed to converge after 4 iterations.",
   details: { strategies: ["retry_with_feedback", "reframe"], attractor_path: ["indeterminate", "plateau"], failure_causes: ["the budget ran out"] },
   created_at: "2026-01-01T00:00:00Z",
 };
