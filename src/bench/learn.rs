@@ -241,7 +241,8 @@ pub async fn method_run(setup: &LearnSetup<'_>, method: OptimizerKind, seed: u64
     let client = LlmClient::new(setup.model.clone().with_cache(false)).map_err(err)?;
     let usage = Arc::clone(client.usage());
     let before = setup.proxy.calls();
-    let model = method.needs_model().then_some(client);
+    // The tree search makes its children with textgrad when it has a model.
+    let model = (method.needs_model() || method == OptimizerKind::Tree).then_some(client);
     let summary =
         run(&store, load_counted(setup.suite, setup)?, config(method, setup.epochs, seed, dir.join("runs")), model)
             .await?;
