@@ -11,21 +11,18 @@
 //! same record through `bench/peers.py gepa`, so one table compares them.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::watch;
 
-use super::outer::BenchError;
+use super::outer::{BenchError, config, run_on};
 use crate::artifact::Registry;
-use crate::bus::Bus;
 use crate::llm::{LlmClient, LlmConfig};
 use crate::loss::paired::PairedEvidence;
-use crate::outer::tree::TreeConfig;
-use crate::outer::{DEFAULT_HOLDOUT_TOLERANCE, OptimizerKind, RunConfig, RunSummary, SuiteRunner};
+use crate::outer::OptimizerKind;
 use crate::store::Store;
 use crate::suite::{Suite, TaskKind};
 
@@ -199,37 +196,6 @@ fn load_counted(path: &Path, setup: &LearnSetup<'_>) -> Result<Suite, BenchError
     Ok(suite)
 }
 
-fn config(optimizer: OptimizerKind, epochs: u32, seed: u64, runs_root: PathBuf) -> RunConfig {
-    RunConfig {
-        epochs,
-        optimizer,
-        learning_rate: 0.5,
-        rollback_on_regression: true,
-        concurrency: 2,
-        seed,
-        runs_root,
-        holdout_tolerance: DEFAULT_HOLDOUT_TOLERANCE,
-        verify_repeats: None,
-        approve_updates: None,
-        tree: TreeConfig::default(),
-    }
-}
-
-async fn run(
-    store: &Store,
-    suite: Suite,
-    config: RunConfig,
-    model: Option<LlmClient>,
-) -> Result<RunSummary, BenchError> {
-    let registry = Registry::load(store.clone()).await.map_err(err)?;
-    let (_tx, cancel) = watch::channel(false);
-    let mut runner = SuiteRunner::new(store.clone(), registry, Bus::new(), suite, config, cancel);
-    if let Some(m) = model {
-        runner = runner.with_optimizer_llm(m);
-    }
-    runner.run().await.map_err(err)
-}
-
 /// `method` for `setup.epochs` epochs on `seed`, then one measurement epoch.
 pub async fn method_run(setup: &LearnSetup<'_>, method: OptimizerKind, seed: u64) -> Result<LearnRecord, BenchError> {
     let dir = setup.work.join(format!("{}-{seed}", method.name()));
@@ -243,20 +209,14 @@ pub async fn method_run(setup: &LearnSetup<'_>, method: OptimizerKind, seed: u64
     let before = setup.proxy.calls();
     // The tree search makes its children with textgrad when it has a model.
     let model = (method.needs_model() || method == OptimizerKind::Tree).then_some(client);
-    let summary =
-        run(&store, load_counted(setup.suite, setup)?, config(method, setup.epochs, seed, dir.join("runs")), model)
-            .await?;
+    // Loaded once: both runs and the accuracy read see the same suite.
+    let suite = load_counted(setup.suite, setup)?;
+    let summary = run_on(&store, suite.clone(), config(method, setup.epochs, seed, dir.join("runs")), model).await?;
     let task_calls = setup.proxy.calls() - before;
     let optimizer_calls = usage.snapshot().calls;
-    let measured = run(
-        &store,
-        load_counted(setup.suite, setup)?,
-        config(OptimizerKind::Baseline, 1, seed, dir.join("runs")),
-        None,
-    )
-    .await?;
+    let measured =
+        run_on(&store, suite.clone(), config(OptimizerKind::Baseline, 1, seed, dir.join("runs")), None).await?;
     let epoch = measured.epochs.last().ok_or_else(|| err("the measurement epoch did not run"))?;
-    let suite = crate::suite::load(setup.suite).map_err(err)?;
     let (training, holdout, holdout_examples) = accuracies(&store, &suite, epoch.epoch_id).await?;
     let prompt = active_prompt(&store, &suite).await?;
     store.close().await;

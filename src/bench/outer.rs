@@ -71,18 +71,29 @@ async fn run_suite(
 ) -> Result<RunSummary, BenchError> {
     let store = Store::open(db).await.map_err(err)?;
     let suite = crate::suite::load(suite_path).map_err(err)?;
+    let out = run_on(&store, suite, config, model).await;
+    store.close().await;
+    out
+}
+
+/// One run of `suite` on an open store, the model (if any) given to its optimizer.
+pub(super) async fn run_on(
+    store: &Store,
+    suite: crate::suite::Suite,
+    config: RunConfig,
+    model: Option<LlmClient>,
+) -> Result<RunSummary, BenchError> {
     let registry = Registry::load(store.clone()).await.map_err(err)?;
     let (_tx, cancel) = watch::channel(false);
     let mut runner = SuiteRunner::new(store.clone(), registry, Bus::new(), suite, config, cancel);
     if let Some(m) = model {
         runner = runner.with_optimizer_llm(m);
     }
-    let out = runner.run().await.map_err(err);
-    store.close().await;
-    out
+    runner.run().await.map_err(err)
 }
 
-fn config(optimizer: OptimizerKind, epochs: u32, seed: u64, runs_root: PathBuf) -> RunConfig {
+/// The settings every benchmark run shares (η 0.5, rollback on, 2 runs at once).
+pub(super) fn config(optimizer: OptimizerKind, epochs: u32, seed: u64, runs_root: PathBuf) -> RunConfig {
     RunConfig {
         epochs,
         optimizer,

@@ -404,7 +404,7 @@ fn problem_list(spec: &str) -> Result<Vec<String>, Failure> {
 
 /// Reads the JSON lines of earlier runs; a line that does not parse (a run
 /// cut off mid-write) is skipped with a warning, not fatal.
-fn read_records(path: &Path) -> Vec<RunRecord> {
+pub(super) fn read_records<T: serde::de::DeserializeOwned>(path: &Path) -> Vec<T> {
     let Ok(text) = std::fs::read_to_string(path) else { return vec![] };
     text.lines()
         .enumerate()
@@ -412,14 +412,14 @@ fn read_records(path: &Path) -> Vec<RunRecord> {
         .filter_map(|(i, l)| match serde_json::from_str(l) {
             Ok(r) => Some(r),
             Err(e) => {
-                tracing::warn!("{}:{}: skipping a line that is not a run record: {e}", path.display(), i + 1);
+                tracing::warn!("{}:{}: skipping a line that is not a record: {e}", path.display(), i + 1);
                 None
             }
         })
         .collect()
 }
 
-fn append(path: &Path, record: &RunRecord) -> Result<(), Failure> {
+pub(super) fn append<T: serde::Serialize>(path: &Path, record: &T) -> Result<(), Failure> {
     let line = serde_json::to_string(record).map_err(|e| Failure::runtime(e.to_string()))?;
     let mut f = std::fs::OpenOptions::new()
         .create(true)
@@ -475,8 +475,11 @@ async fn numeric_bench(g: &Global, a: &NumericArgs) -> Result<u8, Failure> {
     // 1. Our coordinator, heuristics only (the LLM tier needs a model; its
     //    call counts are measured separately below).
     let ours_path = a.out.join("attractor.jsonl");
-    let done: HashSet<(String, u64)> =
-        read_records(&ours_path).into_iter().filter(|r| r.method == OURS).map(|r| (r.problem, r.seed)).collect();
+    let done: HashSet<(String, u64)> = read_records::<RunRecord>(&ours_path)
+        .into_iter()
+        .filter(|r| r.method == OURS)
+        .map(|r| (r.problem, r.seed))
+        .collect();
     let settings = OursSettings { budget: a.budget, tol: a.tol, gap: a.gap, config: config.clone(), model: None };
     let todo: Vec<(&String, u64)> = problems
         .iter()
@@ -599,7 +602,7 @@ async fn supervision_runs(
     show: bool,
 ) -> Result<(), Failure> {
     let done: HashSet<(String, String, u64)> =
-        read_records(path).into_iter().map(|r| (r.method, r.problem, r.seed)).collect();
+        read_records::<RunRecord>(path).into_iter().map(|r| (r.method, r.problem, r.seed)).collect();
     let seeds: Vec<u64> = (0..u64::from(a.llm_runs)).map(|r| a.seed_base + r).collect();
     let mut todo: Vec<(SupervisionRow, &String, u64)> = Vec::new();
     for &row in &SUPERVISION_ROWS {

@@ -4,10 +4,9 @@
 //! record in `records.jsonl` (a stopped benchmark resumes) and writes the
 //! report.
 
-use std::io::Write as _;
 use std::path::Path;
 
-use super::bench::{LearnArgs, bar};
+use super::bench::{LearnArgs, append, bar, read_records};
 use super::{Failure, Global};
 use crate::bench::learn::{self, CountingProxy, LearnRecord, LearnSetup};
 use crate::outer::OptimizerKind;
@@ -24,22 +23,6 @@ fn methods(text: &str) -> Result<Vec<OptimizerKind>, Failure> {
             })
         })
         .collect()
-}
-
-/// The records already in `path`, one JSON object a line; a line that does
-/// not read is skipped (a benchmark killed mid-write).
-fn read_records(path: &Path) -> Vec<LearnRecord> {
-    std::fs::read_to_string(path).unwrap_or_default().lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
-}
-
-fn append(path: &Path, record: &LearnRecord) -> Result<(), Failure> {
-    let line = serde_json::to_string(record).map_err(|e| Failure::runtime(e.to_string()))?;
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
-    writeln!(f, "{line}").map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))
 }
 
 pub async fn learn_bench(g: &Global, a: &LearnArgs) -> Result<u8, Failure> {
@@ -61,7 +44,7 @@ pub async fn learn_bench(g: &Global, a: &LearnArgs) -> Result<u8, Failure> {
     if a.fresh {
         let _ = std::fs::remove_file(&records_path);
     }
-    let mut records = read_records(&records_path);
+    let mut records: Vec<LearnRecord> = read_records(&records_path);
     let proxy = CountingProxy::start(&model.base_url).await.map_err(|e| Failure::runtime(e.to_string()))?;
     let suite_path =
         std::fs::canonicalize(&a.suite).map_err(|e| Failure::input(format!("{}: {e}", a.suite.display())))?;

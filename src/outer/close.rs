@@ -21,7 +21,9 @@ use super::{EpochEval, EpochSummary, RollbackReason, RunnerError, SuiteRunner, T
 use crate::bus::Event;
 use crate::loss;
 use crate::loss::paired::PairedEvidence;
-use crate::store::{ArtifactChange, EpochClose, EpochRow, NewProposal, ObservedEffect, ProposalOutcome};
+use crate::store::{
+    ArtifactChange, EpochClose, EpochRow, NewProposal, ObservedEffect, ProposalListing, ProposalOutcome,
+};
 
 /// What an epoch measured.
 #[derive(Debug, Clone, Copy)]
@@ -490,13 +492,16 @@ impl SuiteRunner {
     ) -> Result<Option<Proposed>, RunnerError> {
         let EpochEval { parent, artifacts, results, epoch_seed } = eval;
         let mut candidates = Vec::new();
-        let mut history = self.past_proposals(suite_id).await?;
+        // One read of the suite's proposals: what the proposer is shown and
+        // which texts were screened before.
+        let listings = self.store.proposals(suite_id).await?;
+        let mut history = Self::past_proposals(&listings);
         let kinds = self.suite.task_kinds();
         // Only evolve reads what was measured (textgrad sees its history).
         // Every optimizer is told what was measured before: a proposal that
         // repeats it could only repeat a known measurement.
         let measured = self.measured_versions(suite_id).await?;
-        let screened = self.screened_texts(suite_id).await?;
+        let screened = Self::screened_texts(&listings);
         for (name, version) in parent {
             let def = self.registry.def(name)?.clone();
             if !def.steers_any(&kinds) {
@@ -623,17 +628,14 @@ impl SuiteRunner {
 
     /// Per artifact, the texts a screening search measured on a minibatch
     /// and did not take: a later step (or run) does not measure them again.
-    async fn screened_texts(&self, suite_id: i64) -> Result<BTreeMap<String, Vec<String>>, RunnerError> {
+    fn screened_texts(listings: &[ProposalListing]) -> BTreeMap<String, Vec<String>> {
         let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for l in self.store.proposals(suite_id).await? {
-            let p = l.proposal;
-            if p.decision_json.is_some()
-                && let Some(content) = p.content
-            {
-                out.entry(p.artifact).or_default().push(content);
+        for p in listings.iter().map(|l| &l.proposal).filter(|p| p.decision_json.is_some()) {
+            if let Some(content) = &p.content {
+                out.entry(p.artifact.clone()).or_default().push(content.clone());
             }
         }
-        Ok(out)
+        out
     }
 
     /// The mean loss of an epoch's held-out tasks, from the store.
@@ -676,14 +678,11 @@ impl SuiteRunner {
     /// applied ones with their effect, and the latest ones a rejection rule
     /// dropped with its reason (one query for every candidate), so that the
     /// proposer neither repeats a rolled-back change nor a refused one.
-    async fn past_proposals(
-        &self,
-        suite_id: i64,
-    ) -> Result<BTreeMap<String, Vec<optimizer::PastProposal>>, RunnerError> {
+    fn past_proposals(listings: &[ProposalListing]) -> BTreeMap<String, Vec<optimizer::PastProposal>> {
         let mut out: BTreeMap<String, Vec<optimizer::PastProposal>> = BTreeMap::new();
         let mut refused: BTreeMap<String, usize> = BTreeMap::new();
-        for l in self.store.proposals(suite_id).await?.into_iter().rev() {
-            let p = l.proposal;
+        for l in listings.iter().rev() {
+            let p = &l.proposal;
             let rejection = match ProposalOutcome::parse(&p.outcome) {
                 ProposalOutcome::Winner => None,
                 // Only replies that said something (a failed call has no rationale).
@@ -697,9 +696,9 @@ impl SuiteRunner {
                 }
                 _ => continue,
             };
-            out.entry(p.artifact).or_default().push(optimizer::PastProposal {
+            out.entry(p.artifact.clone()).or_default().push(optimizer::PastProposal {
                 epoch_num: l.epoch_num,
-                rationale: p.rationale.unwrap_or_default(),
+                rationale: p.rationale.clone().unwrap_or_default(),
                 expected_loss_reduction: p.expected_loss_reduction,
                 observed_loss_reduction: p.observed_loss_reduction,
                 rolled_back: p.rolled_back,
@@ -709,7 +708,7 @@ impl SuiteRunner {
         for list in out.values_mut() {
             list.reverse();
         }
-        Ok(out)
+        out
     }
 }
 

@@ -105,16 +105,11 @@ pub fn with_worked_examples(content: &str, tasks: &[TaskEvidence], seed: u64) ->
     let mut text = content.trim_end().to_string();
     text.push_str("\n\nExamples:\n");
     for e in &chosen {
-        let input = flat(e.input.as_deref().unwrap_or_default(), 300);
-        let expected = flat(e.expected.as_deref().unwrap_or_default(), 100);
+        let input = super::textgrad::one_line(e.input.as_deref().unwrap_or_default(), 300);
+        let expected = super::textgrad::one_line(e.expected.as_deref().unwrap_or_default(), 100);
         text.push_str(&format!("- \"{input}\" → {expected}\n"));
     }
     Some((text, chosen.iter().map(|e| e.id.clone()).collect()))
-}
-
-fn flat(s: &str, max: usize) -> String {
-    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= max { one } else { one.chars().take(max).collect::<String>() + "…" }
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::moves::{self, MODEL_MOVES, Move};
 use super::optimizer::{Candidate, Considered, Evidence, Optimizer, OptimizerError, Proposal, Step, TaskEvidence};
-use super::textgrad::{self, TextGrad};
+use super::textgrad::{self, TextGrad, same_words};
 use crate::artifact::ArtifactKind;
 use crate::llm::{LlmClient, LlmError};
 use crate::loss::paired::PairedEvidence;
@@ -161,6 +161,14 @@ pub struct Screen {
     proposer: TextGrad,
 }
 
+/// What a round screens against: the minibatch, how to run it, and the
+/// current version's losses on it.
+struct Against<'a> {
+    screening: &'a dyn Screening,
+    batch: &'a Minibatch,
+    now: &'a BTreeMap<String, f64>,
+}
+
 /// One round's candidates, screened.
 struct Round {
     considered: Vec<Considered>,
@@ -182,7 +190,7 @@ impl Screen {
         let screenable = screening.map(|s| s.screenable()).unwrap_or_default();
         // Every text this step has measured or will not measure again.
         let mut measured: BTreeSet<String> =
-            ev.candidates.iter().flat_map(|c| c.seen.iter().map(|s| words(s))).collect();
+            ev.candidates.iter().flat_map(|c| c.seen.iter().map(|s| same_words(s))).collect();
         let mut considered = Vec::new();
         let mut unavailable = Vec::new();
         let mut model_calls = 0;
@@ -190,12 +198,15 @@ impl Screen {
             let seed = super::epoch_seed(ev.seed, i64::try_from(round).unwrap_or(0));
             let batch = Minibatch::draw(&ev.tasks, &screenable, MINIBATCH, seed);
             let screening = screening.filter(|_| !batch.is_empty());
+            // The current version's losses on the minibatch: the epoch just measured them.
+            let now = batch.losses_in(&ev.tasks);
             // Nothing can beat a version that gets every unit right.
-            if screening.is_some() && batch.losses_in(&ev.tasks).values().all(|l| *l <= 0.0) {
+            if screening.is_some() && now.values().all(|l| *l <= 0.0) {
                 continue;
             }
             let round_ev = if screening.is_some() { batch.reflective(ev) } else { ev.clone() };
-            let r = self.round(&round_ev, round, seed, screening.map(|s| (s, &batch)), &mut measured).await?;
+            let against = screening.map(|s| Against { screening: s, batch: &batch, now: &now });
+            let r = self.round(&round_ev, round, seed, against, &mut measured).await?;
             let offset = considered.len();
             considered.extend(r.considered);
             unavailable.extend(r.unavailable);
@@ -219,15 +230,7 @@ impl Screen {
         }
         // No minibatch to screen on: the proposer's own estimate decides, as textgrad's does.
         if screening.is_none() || screenable.is_empty() {
-            let winner = considered
-                .iter()
-                .filter(|c| c.rejection.is_none())
-                .filter_map(|c| c.proposal.as_ref())
-                .fold(None::<&Proposal>, |best, p| match best {
-                    Some(b) if textgrad::score(b) >= textgrad::score(p) => Some(b),
-                    _ => Some(p),
-                })
-                .cloned();
+            let winner = textgrad::best_by_score(&considered);
             return Ok(Step { winner, considered, idle: None });
         }
         let idle = (considered.is_empty() && !ev.candidates.is_empty()).then(|| {
@@ -243,7 +246,7 @@ impl Screen {
         ev: &Evidence,
         round: usize,
         seed: u64,
-        screening: Option<(&dyn Screening, &Minibatch)>,
+        against: Option<Against<'_>>,
         measured: &mut BTreeSet<String>,
     ) -> Result<Round, OptimizerError> {
         let mut out = Round { considered: Vec::new(), best: None, unavailable: Vec::new(), model_calls: 0 };
@@ -270,22 +273,21 @@ impl Screen {
         {
             drafts.push((Move::Examples, c));
         }
-        let now = screening.map(|(_, batch)| batch.losses_in(&ev.tasks));
         let mut best_gain = 0.0;
         for (mv, mut c) in drafts {
             if let Some(p) = c.proposal.as_mut() {
                 p.details.insert("optimizer".into(), serde_json::json!("screen"));
                 p.details.insert("move".into(), serde_json::json!(mv.name()));
             }
-            let screen_it = c.rejection.is_none() && c.proposal.is_some();
-            if screen_it {
-                let text = words(&c.proposal.as_ref().map(|p| p.content.clone()).unwrap_or_default());
+            if c.rejection.is_none()
+                && let Some(p) = c.proposal.as_mut()
+            {
+                let text = same_words(&p.content);
                 if !measured.insert(text.clone()) {
                     c.rejection = Some(MEASURED_BEFORE.to_string());
                 } else if let Some(why) = unfit(&text, &ev.tasks) {
                     c.rejection = Some(why);
-                } else if let (Some((screening, batch)), Some(now)) = (screening, &now) {
-                    let p = c.proposal.as_mut().expect("checked above");
+                } else if let Some(Against { screening, batch, now }) = &against {
                     let after = screening
                         .measure(&p.artifact, &p.content, batch)
                         .await
@@ -354,13 +356,8 @@ pub fn unfit(text: &str, tasks: &[TaskEvidence]) -> Option<String> {
         .iter()
         .flat_map(|t| &t.scored)
         .filter_map(|e| e.input.as_deref())
-        .any(|input| words(input).eq_ignore_ascii_case(text));
+        .any(|input| same_words(input).eq_ignore_ascii_case(text));
     copied.then(|| "the reply is a training example's input, not a prompt".to_string())
-}
-
-/// The same words laid out otherwise are the same prompt.
-fn words(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[async_trait::async_trait]
@@ -415,14 +412,14 @@ mod tests {
         t.scored[0].input = Some("Two accounts were created,   can you merge them?".into());
         let tasks = [t];
         let looped = "Billing, bug, account, feature, feature, feature, feature, feature, feature, feature, feature, feature, feature, feature";
-        assert!(unfit(&words(looped), &tasks).unwrap().contains("repeats itself"));
+        assert!(unfit(&same_words(looped), &tasks).unwrap().contains("repeats itself"));
         let copied = unfit("two accounts were created, can you merge them?", &tasks).unwrap();
         assert!(copied.contains("training example's input"), "{copied}");
         let sentence = "The model answers with one label: billing, bug, account or feature. ".repeat(4);
-        assert!(unfit(&words(&sentence), &tasks).is_some(), "a sentence said four times");
+        assert!(unfit(&same_words(&sentence), &tasks).is_some(), "a sentence said four times");
         let fine = "If the message is about money, say billing. If the message is about a crash, say bug. \
                     If the message is about sign-in, say account. If the message is about something new, say feature.";
-        assert_eq!(unfit(&words(fine), &tasks), None, "a pattern repeated on purpose");
+        assert_eq!(unfit(&same_words(fine), &tasks), None, "a pattern repeated on purpose");
     }
 
     #[test]

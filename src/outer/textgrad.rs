@@ -231,8 +231,7 @@ impl TextGrad {
             );
         }
         // The same words laid out otherwise are the same prompt.
-        let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-        if target.seen.iter().any(|seen| words(seen) == words(&content)) {
+        if target.seen.iter().any(|seen| same_words(seen) == same_words(&content)) {
             return rejected(
                 "the proposed content repeats a version this artifact already had (measured before, in this run \
                  or an earlier one): its runs could only repeat a known measurement"
@@ -290,8 +289,28 @@ pub fn rejection_of(e: &LlmError) -> String {
 /// The model could not be used at all: gone, silent, or answering too much.
 /// Not a verdict on any proposal. (A spent model budget is no failure: the
 /// epoch closes with that reason and the run ends cleanly.)
-pub fn is_unavailable(e: &LlmError) -> bool {
+fn is_unavailable(e: &LlmError) -> bool {
     e.is_transient() || matches!(e, LlmError::ReplyTooLarge { .. })
+}
+
+/// The same words laid out otherwise are the same prompt: `s` with its
+/// whitespace runs made single spaces, for comparing texts.
+pub(super) fn same_words(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The valid proposal with the highest [`score`]; the first of equal
+/// scores wins, so the choice is reproducible.
+pub(super) fn best_by_score(considered: &[Considered]) -> Option<Proposal> {
+    considered
+        .iter()
+        .filter(|c| c.rejection.is_none())
+        .filter_map(|c| c.proposal.as_ref())
+        .fold(None::<&Proposal>, |best, p| match best {
+            Some(b) if score(b) >= score(p) => Some(b),
+            _ => Some(p),
+        })
+        .cloned()
 }
 
 /// Expected loss reduction × confidence; a missing number counts as 0.
@@ -320,7 +339,8 @@ fn write_failing(user: &mut String, t: &TaskEvidence) {
     }
 }
 
-fn one_line(s: &str, max: usize) -> String {
+/// `s` on one line, cut at `max` characters with an ellipsis.
+pub(super) fn one_line(s: &str, max: usize) -> String {
     let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max { flat } else { flat.chars().take(max).collect::<String>() + "…" }
 }
@@ -353,16 +373,7 @@ impl Optimizer for TextGrad {
                 crate::counted(ev.candidates.len(), "artifact")
             )));
         }
-        // The first of equal scores wins, so the choice is reproducible.
-        let winner = considered
-            .iter()
-            .filter(|c| c.rejection.is_none())
-            .filter_map(|c| c.proposal.as_ref())
-            .fold(None::<&Proposal>, |best, p| match best {
-                Some(b) if score(b) >= score(p) => Some(b),
-                _ => Some(p),
-            })
-            .cloned();
+        let winner = best_by_score(&considered);
         if let Some(w) = &winner {
             tracing::info!(artifact = %w.artifact, score = score(w), "textgrad picked a proposal");
         }
