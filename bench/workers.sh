@@ -3,6 +3,7 @@
 # worker` processes sharing a database's queue (issue 18's scale table).
 #
 #   bench/workers.sh [BIN] [--suites 8] [--epochs 2] [--tasks 4] [--seconds 0.5]
+#   bench/workers.sh [BIN] --wide      # one suite on many workers (issue 38)
 #
 # A throwaway cluster (scripts/pg-cluster.sh) gets one fresh database per
 # row. Each row queues the same suites (`attractor run --queue`), starts the
@@ -10,20 +11,27 @@
 # runs it recorded over the wall time. Two kinds of task, side by side:
 #   wait — `sleep S`, a task that waits (a model call, a remote evaluator);
 #   cpu  — a sum that takes S seconds on one free core, a task that needs one.
-# One suite runs on one worker at a time, so the suites are what spreads.
+# The default table spreads suites; `--wide` spreads one suite's runs over
+# many workers: 1-second tasks, each row against its ideal wall time (the
+# runs over the workers, epoch after epoch), the share of the workers' time
+# not spent in a task (claims, the store, epoch closes, polling), the mean
+# epoch-close latency (the last run's end to the epoch's close) and, with
+# instant tasks, how many runs per second the queue passes
+# (bench/workers_row.py makes each row).
 # Prints a Markdown table; bench/README.md keeps the measured one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-${CARGO_TARGET_DIR:-target}/release/attractor}
 shift || true
-suites=8 epochs=2 tasks=4 seconds=0.5
+suites=8 epochs=2 tasks=4 seconds=0.5 wide=0
 while [ $# -gt 0 ]; do
   case "$1" in
+    --wide) wide=1; shift ;;
     --suites) suites=$2; shift 2 ;;
     --epochs) epochs=$2; shift 2 ;;
     --tasks) tasks=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
-    *) echo "usage: bench/workers.sh [BIN] [--suites N] [--epochs N] [--tasks N] [--seconds S]" >&2; exit 2 ;;
+    *) echo "usage: bench/workers.sh [BIN] [--suites N] [--epochs N] [--tasks N] [--seconds S] | [BIN] --wide" >&2; exit 2 ;;
   esac
 done
 [ -x "$bin" ] || { echo "workers: no binary at $bin (cargo build --release, or give its path)" >&2; exit 1; }
@@ -31,6 +39,58 @@ work=$(mktemp -d)
 pgdir=$(mktemp -d)   # its own: the cluster's owner must reach it
 trap 'scripts/pg-cluster.sh stop "$pgdir"; rm -rf "$work" "$pgdir"' EXIT
 base=$(scripts/pg-cluster.sh start "$pgdir")
+
+# One row of the wide table: `nsuites` suites of `ntasks` tasks running
+# `cmd` for `ep` epochs, worked by `n` workers; `secs` is a task's length.
+wide_row() {
+  local label=$1 nsuites=$2 ntasks=$3 cmd=$4 secs=$5 n=$6 ep=$7
+  local name="w$(date +%s%N)" dir="$work/$RANDOM$RANDOM"
+  mkdir -p "$dir"
+  psql -q "$base/postgres" -c "CREATE DATABASE $name"
+  local db="$base/$name"
+  for s in $(seq 1 "$nsuites"); do
+    {
+      echo "name: wide-$s"
+      echo "tasks:"
+      for t in $(seq 1 "$ntasks"); do
+        echo "  - name: t$t"
+        echo "    command: $cmd"
+      done
+    } > "$dir/wide-$s.suite.yaml"
+    ATTRACTOR_RUNS_DIR="$work/runs" "$bin" --db "$db" --quiet run "$dir/wide-$s.suite.yaml" --epochs "$ep" --seed 1 --queue >/dev/null
+  done
+  local start end pids=()
+  start=$(date +%s.%N)
+  for _ in $(seq 1 "$n"); do
+    ATTRACTOR_RUNS_DIR="$work/runs" "$bin" --db "$db" --quiet worker --until-idle &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || true; done
+  end=$(date +%s.%N)
+  local stats
+  stats=$(psql -tA -F ' ' "$db" -c "
+    SELECT (SELECT COUNT(*) FROM epoch_runs),
+           (SELECT COALESCE(SUM(duration_ms), 0) FROM runs r JOIN epoch_runs er ON er.run_id = r.id),
+           (SELECT COUNT(DISTINCT worker) FROM runs),
+           (SELECT COALESCE(AVG(EXTRACT(EPOCH FROM (CAST(e.completed_at AS timestamptz)
+                     - (SELECT MAX(CAST(r.finished_at AS timestamptz)) FROM runs r WHERE r.epoch_id = e.id)))), 0)
+            FROM epochs e WHERE e.completed_at IS NOT NULL)")
+  python3 bench/workers_row.py "$label" "$n" "$start" "$end" "$nsuites" "$ntasks" "$ep" "$secs" $stats
+}
+
+if [ "$wide" = 1 ]; then
+  echo "| shape | workers | runs | workers used | wall (s) | ideal (s) | wall / ideal | not in a task | epoch close (ms) | runs / s |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  wide_row "1 suite × 12 tasks of 1 s" 1 12 "sleep 1" 1 1 2
+  wide_row "1 suite × 12 tasks of 1 s" 1 12 "sleep 1" 1 4 2
+  wide_row "16 suites × 4 tasks of 1 s" 16 4 "sleep 1" 1 16 2
+  wide_row "1 suite × 64 tasks of 1 s" 1 64 "sleep 1" 1 16 2
+  wide_row "1 suite × 64 tasks of 1 s" 1 64 "sleep 1" 1 64 2
+  for n in 1 4 16 64; do
+    wide_row "1 suite × 256 instant tasks" 1 256 "'true'" 0 "$n" 1
+  done
+  exit 0
+fi
 
 # The cpu tasks' work: a sum that takes `seconds` on one free core here.
 cpu_n=$(python3 - "$seconds" <<'EOF'

@@ -70,6 +70,10 @@ pub enum Event {
         run_id: i64,
         task: String,
         kind: String,
+        /// Who runs it: "attractor worker (pid 4242 on host)"; empty in
+        /// events recorded before runs were shared among workers.
+        #[serde(default)]
+        worker: String,
     },
     RunFinished {
         suite_id: i64,
@@ -144,31 +148,14 @@ pub enum Event {
         stopped: Option<String>,
     },
     /// The app (or the HTTP API) started a suite run in the background.
-    LaunchStarted {
-        launch_id: i64,
-        suite: String,
-        suite_path: String,
-    },
+    LaunchStarted { launch_id: i64, suite: String, suite_path: String },
     /// A launched suite run ended: finished, cancelled, interrupted or failed
     /// (with the error a person should read).
-    LaunchEnded {
-        launch_id: i64,
-        suite: String,
-        suite_id: Option<i64>,
-        status: String,
-        error: Option<String>,
-    },
+    LaunchEnded { launch_id: i64, suite: String, suite_id: Option<i64>, status: String, error: Option<String> },
     /// A person answered an intervention.
-    InterventionAnswered {
-        intervention_id: i64,
-        answer: String,
-    },
+    InterventionAnswered { intervention_id: i64, answer: String },
     /// A person moved an artifact's active pointer by hand (a manual rollback).
-    ArtifactActivated {
-        artifact: String,
-        from_version: i64,
-        to_version: i64,
-    },
+    ArtifactActivated { artifact: String, from_version: i64, to_version: i64 },
     /// The system asked a person something (an agent trajectory pauses on it
     /// until it is answered).
     InterventionRaised {
@@ -183,9 +170,7 @@ pub enum Event {
     },
     /// A person set a notice aside (a notice waits on nobody; dismissing it
     /// only clears it from the inbox).
-    InterventionDismissed {
-        intervention_id: i64,
-    },
+    InterventionDismissed { intervention_id: i64 },
     // ----- agent tasks: the convergence engine (seed 002 §10.1) --------------
     /// An agent task's trajectory entered its iteration loop (`resumed`: it
     /// continues one an earlier, stopped run left).
@@ -364,14 +349,7 @@ pub enum Event {
         refused: Vec<String>,
     },
     /// The workspace was reset to an earlier observation (RevertAndBranch).
-    Reverted {
-        suite_id: i64,
-        run_id: i64,
-        trajectory_id: String,
-        sequence: u32,
-        to_sequence: u32,
-        commit: String,
-    },
+    Reverted { suite_id: i64, run_id: i64, trajectory_id: String, sequence: u32, to_sequence: u32, commit: String },
     /// The budget ran out while converging; an extension is asked for
     /// (`intervention_id` when a person must approve it).
     BudgetExtensionRequested {
@@ -414,13 +392,7 @@ pub enum Event {
         abandoned: bool,
     },
     /// A limit cycle with every escape tried.
-    TrajectoryTrapped {
-        suite_id: i64,
-        run_id: i64,
-        trajectory_id: String,
-        cycle_period: u32,
-        escape_attempts: u32,
-    },
+    TrajectoryTrapped { suite_id: i64, run_id: i64, trajectory_id: String, cycle_period: u32, escape_attempts: u32 },
     /// A task runs as several samples side by side on one shared budget
     /// (seed 002 §6.6); `trajectory_id` is the group's, `samples` its members'.
     ParallelSamplingStarted {
@@ -433,12 +405,7 @@ pub enum Event {
         max_iterations: u32,
     },
     /// A sample was stopped because another one converged first.
-    TrajectorySuperseded {
-        suite_id: i64,
-        run_id: i64,
-        trajectory_id: String,
-        by: String,
-    },
+    TrajectorySuperseded { suite_id: i64, run_id: i64, trajectory_id: String, by: String },
     /// A parallel group ended; `result_trajectory` is the sample whose result
     /// is the task's (the first to converge, else the best observation).
     ParallelSamplingFinished {
@@ -475,13 +442,7 @@ pub enum Event {
     },
     /// A split could not be used (an unusable proposal, too little budget
     /// left): the trajectory goes on without it, for the reason given.
-    DecompositionFailed {
-        suite_id: i64,
-        run_id: i64,
-        trajectory_id: String,
-        proactive: bool,
-        reason: String,
-    },
+    DecompositionFailed { suite_id: i64, run_id: i64, trajectory_id: String, proactive: bool, reason: String },
     /// The auditor saw something a person should look at (thrashing, a
     /// token overrun, a stuck trajectory, a process left running); it
     /// changes nothing itself.
@@ -494,13 +455,9 @@ pub enum Event {
         message: String,
     },
     /// The folder watcher started watching a folder (and remembers it).
-    WatchedFolderAdded {
-        folder: String,
-    },
+    WatchedFolderAdded { folder: String },
     /// The folder watcher stopped watching a folder.
-    WatchedFolderRemoved {
-        folder: String,
-    },
+    WatchedFolderRemoved { folder: String },
     /// The watcher checked a suite or task file: registered, invalid (with
     /// the first located issue in `detail`), waiting for approval, removed…
     WatchedFileUpdated {
@@ -516,12 +473,7 @@ pub enum Event {
         detail: Option<String>,
     },
     /// A watched file would run commands: a person must approve exactly these.
-    ExecutionApprovalRequested {
-        intervention_id: i64,
-        path: String,
-        suite: String,
-        commands: Vec<String>,
-    },
+    ExecutionApprovalRequested { intervention_id: i64, path: String, suite: String, commands: Vec<String> },
     /// A run the watcher queued for a `run: auto` file moved on: queued,
     /// running, finished, failed, cancelled or dropped.
     WatchedRunUpdated {

@@ -64,6 +64,9 @@ pub enum Command {
     /// Work the database's run queue: what the app launched, `run --queue`
     /// queued, or a dead worker left (any number of workers may share it).
     Worker(worker::WorkerArgs),
+    /// The workers on the database: who they are, what they offer, whether
+    /// they still heartbeat; and the runs queued per suite.
+    Workers,
     /// Check a suite file without running it.
     Validate {
         /// The suite file (YAML).
@@ -277,6 +280,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Problems { command } => problems::run(g, command),
         Command::Run(args) => run::run(g, args).await,
         Command::Worker(args) => worker::run(g, args).await,
+        Command::Workers => {
+            let store = open(g).await?;
+            worker::list(g, &store).await?;
+            Ok(0)
+        }
         Command::Serve(args) => serve::serve(g, args).await,
         Command::Watch(args) => watching::watch(g, args).await,
         // Keychain calls block (D-Bus, or a prompt to unlock the keyring).

@@ -1,7 +1,9 @@
 //! `attractor worker`: works the run queue of a database — requests the app
 //! launched, `attractor run --queue` queued, or whose worker died — until
-//! Ctrl-C (or, with `--until-idle`, until nothing is left). Any number of
-//! workers may share a database; one suite runs on one worker at a time.
+//! Ctrl-C (or, with `--until-idle`, until no launch is queued or running).
+//! Any number of workers may share a database: one holds each suite's
+//! launch, and the runs of its epochs go to whichever workers are free and
+//! offer what each task needs (`--offers`).
 
 use std::path::PathBuf;
 
@@ -15,12 +17,17 @@ use crate::store::Store;
 
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
-    /// Requests worked at once (each a different suite).
+    /// Jobs worked at once: launches held, or runs of launches others hold.
     #[arg(long, default_value_t = 1, value_parser = super::between::<u32>(1, 64))]
     pub concurrency: u32,
-    /// Stop once nothing is left to claim, instead of waiting for more.
+    /// Stop once no launch is queued or running on the database, instead of
+    /// waiting for more.
     #[arg(long)]
     pub until_idle: bool,
+    /// Labels this worker offers, comma-separated (`python,gpu`): it runs
+    /// tasks whose `needs:` it covers [default: none; it runs tasks that need nothing].
+    #[arg(long, env = "ATTRACTOR_WORKER_OFFERS", value_delimiter = ',', value_parser = offer_label)]
+    pub offers: Vec<String>,
     /// Where run directories go [default: `runs/<database name>` beside the database].
     #[arg(long, env = "ATTRACTOR_RUNS_DIR", value_name = "DIR")]
     pub runs_dir: Option<PathBuf>,
@@ -47,6 +54,21 @@ pub(super) fn machine(db: &std::path::Path, runs_dir: Option<&PathBuf>) -> Resul
     })
 }
 
+/// One `--offers` label, as a task's `needs:` may name it.
+fn offer_label(s: &str) -> Result<String, String> {
+    let label = s.trim();
+    let ok = !label.is_empty()
+        && label.len() <= 64
+        && label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c));
+    if ok {
+        Ok(label.to_string())
+    } else {
+        Err(format!(
+            "`{label}` is not a label: use lowercase letters, digits, `-`, `_` and `.` (at most 64), e.g. `--offers python,gpu`"
+        ))
+    }
+}
+
 pub(super) async fn run(g: &Global, args: &WorkerArgs) -> Result<u8, Failure> {
     let db = super::db_path(g)?;
     let store = Store::open(&db).await?;
@@ -55,7 +77,7 @@ pub(super) async fn run(g: &Global, args: &WorkerArgs) -> Result<u8, Failure> {
     let persister = bus::persist(&bus, store.clone());
     let auditor = crate::auditor::spawn(&bus, crate::auditor::AuditConfig::default());
     let printer = (!g.quiet && !g.json).then(|| announce(&bus));
-    let worker = Worker::new(store.clone(), bus.clone(), machine, "attractor worker");
+    let worker = Worker::new(store.clone(), bus.clone(), machine, "attractor worker").with_offers(args.offers.clone());
     let (stop_tx, stop_rx) = watch::channel(false);
     let ctrl_c = tokio::spawn(async move {
         crate::process::termination().await;
@@ -64,10 +86,11 @@ pub(super) async fn run(g: &Global, args: &WorkerArgs) -> Result<u8, Failure> {
     });
     if !g.quiet && !g.json {
         eprintln!(
-            "worker: {} on {}, up to {} at once",
+            "worker: {} on {}, up to {} at once{}",
             crate::process::origin(),
             crate::store::shown_location(&db).display(),
-            crate::counted(args.concurrency, "request")
+            crate::counted(args.concurrency, "job"),
+            if args.offers.is_empty() { String::new() } else { format!(", offering {}", args.offers.join(", ")) }
         );
     }
     let worked = worker.serve(args.concurrency as usize, stop_rx, args.until_idle).await;
@@ -85,6 +108,32 @@ pub(super) async fn run(g: &Global, args: &WorkerArgs) -> Result<u8, Failure> {
         println!("{}", serde_json::json!({ "worked": ids, "failed": failed }));
     }
     Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// `attractor workers`: every worker that served on the database, newest
+/// first, and the runs queued per suite.
+pub(super) async fn list(g: &Global, store: &Store) -> Result<(), Failure> {
+    let view = crate::service::workers_view(store).await?;
+    if g.json {
+        println!("{}", serde_json::to_string_pretty(&view).unwrap_or_default());
+        return Ok(());
+    }
+    if view.workers.is_empty() {
+        println!("no worker has served on this database (start one with `attractor worker`)");
+    }
+    for w in &view.workers {
+        let state = match w.state {
+            crate::service::types::WorkerState::Serving => "serving".to_string(),
+            crate::service::types::WorkerState::Quiet => format!("quiet for {:.0} s", w.quiet_secs),
+            crate::service::types::WorkerState::Stopped => "stopped".to_string(),
+        };
+        let offers = if w.offers.is_empty() { "-".to_string() } else { w.offers.join(",") };
+        println!("{:<44} {:<16} offers {:<16} {}", w.holder, state, offers, crate::counted(w.concurrency, "slot"));
+    }
+    for q in &view.queue {
+        println!("suite `{}`: {} queued", q.suite, crate::counted(q.queued_runs, "run"));
+    }
+    Ok(())
 }
 
 /// One line per request claimed and ended.

@@ -25,6 +25,7 @@ pub mod approval;
 mod close;
 pub mod estimate;
 pub mod ideation;
+mod items;
 mod lease;
 pub mod moves;
 pub mod noise;
@@ -44,18 +45,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use futures::StreamExt;
 use serde::Serialize;
-use serde_json::json;
 use tokio::sync::watch;
 
 use crate::artifact::{Registry, RegistryError};
 use crate::bus::{Bus, Event};
-use crate::loss::{self, LossBreakdown};
-use crate::store::{EpochRow, RunEnd, Store, StoreError};
+use crate::loss::LossBreakdown;
+use crate::store::{EpochRow, Store, StoreError};
 use crate::suite::{SourceLocation, Suite, Task, TaskKind};
 use crate::task::{self, ActiveArtifact};
 pub use approval::ApprovalMode;
+pub use items::{IDLE_POLL_MAX, ITEM_HEARTBEAT, ITEM_POLL, ITEM_STALE_AFTER, RUNS_WAITING, WorkerIdentity, owner_gone};
 pub use rollback::RollbackReason;
 pub use tree_run::TREE_EPOCH;
 
@@ -313,6 +313,11 @@ pub struct SuiteRunner {
     agent_llm: Option<crate::llm::LlmClient>,
     agent_config: task::agent::AgentConfig,
     cancel: watch::Receiver<bool>,
+    /// Who works the epoch's runs here, in the queue of runs.
+    identity: WorkerIdentity,
+    /// The launch this run works, when it came through the queue: other
+    /// workers prepare it to run its epochs' runs.
+    request_id: Option<i64>,
 }
 
 /// An evaluated epoch, before it is closed.
@@ -357,7 +362,17 @@ impl SuiteRunner {
             agent_llm: None,
             agent_config: task::agent::AgentConfig::default(),
             cancel,
+            identity: WorkerIdentity::of_process("attractor", Vec::new()),
+            request_id: None,
         }
+    }
+
+    /// Works the epochs' runs as `identity`, for the launch `request_id`
+    /// (through the queue, other workers on the database take runs too).
+    pub fn as_worker(mut self, identity: WorkerIdentity, request_id: Option<i64>) -> Self {
+        self.identity = identity;
+        self.request_id = request_id;
+        self
     }
 
     /// Gives agent tasks their model (the LLM executor and the intent verifier).
@@ -607,24 +622,15 @@ impl SuiteRunner {
         epoch: &EpochRow,
         resumed: bool,
     ) -> Result<Option<EpochEval>, RunnerError> {
-        let parent: BTreeMap<String, i64> =
-            serde_json::from_str(&epoch.parent_artifacts_json).map_err(StoreError::from)?;
         // Runs always see the epoch's parent versions, even when resuming after
         // someone moved an active pointer in between.
-        let mut artifacts = Vec::new();
-        for (name, version) in &parent {
-            let def = self.registry.def(name)?;
-            let v = self.registry.get(name, *version).await?;
-            artifacts.push(ActiveArtifact {
-                name: name.clone(),
-                kind: def.kind,
-                version: *version,
-                content: v.content,
-            });
-        }
+        let (parent, artifacts) = self.epoch_artifacts(epoch).await?;
         let mut changed = Vec::new();
         if resumed {
-            self.store.cancel_unfinished_runs(epoch.id, "the process stopped before this run finished").await?;
+            // Runs other workers still heartbeat go on; the rest ended with
+            // the process that ran them.
+            let live = self.store.live_item_runs(epoch.id, ITEM_STALE_AFTER.as_secs_f64()).await?;
+            self.store.cancel_unfinished_runs(epoch.id, "the process stopped before this run finished", &live).await?;
             // A task edited since the epoch opened runs again: counting its
             // old run would mix two definitions in one epoch's loss. (A
             // closed epoch a resumed tree search measures again keeps its
@@ -648,15 +654,7 @@ impl SuiteRunner {
             changed,
             seed: epoch_seed,
         });
-        let concurrency = self.config.concurrency.max(1);
-        let results: Vec<Result<(), RunnerError>> = futures::stream::iter(todo)
-            .map(|t| self.run_task(suite_id, epoch, t, &artifacts, epoch_seed))
-            .buffer_unordered(concurrency)
-            .collect()
-            .await;
-        for r in results {
-            r?;
-        }
+        self.run_epoch_items(suite_id, epoch, &todo, &artifacts, epoch_seed).await?;
         if self.cancelled() {
             return Ok(None);
         }
@@ -664,6 +662,27 @@ impl SuiteRunner {
         // Close the epoch from what the store holds: resumed runs included.
         let results = self.epoch_results(epoch.id).await?;
         Ok(Some(EpochEval { parent, artifacts, results, epoch_seed }))
+    }
+
+    /// The artifact versions an epoch's runs see, with their content.
+    async fn epoch_artifacts(
+        &self,
+        epoch: &EpochRow,
+    ) -> Result<(BTreeMap<String, i64>, Vec<ActiveArtifact>), RunnerError> {
+        let parent: BTreeMap<String, i64> =
+            serde_json::from_str(&epoch.parent_artifacts_json).map_err(StoreError::from)?;
+        let mut artifacts = Vec::new();
+        for (name, version) in &parent {
+            let def = self.registry.def(name)?;
+            let v = self.registry.get(name, *version).await?;
+            artifacts.push(ActiveArtifact {
+                name: name.clone(),
+                kind: def.kind,
+                version: *version,
+                content: v.content,
+            });
+        }
+        Ok((parent, artifacts))
     }
 
     /// The results an epoch counted, in the suite's task order, read from the store.
@@ -693,141 +712,6 @@ impl SuiteRunner {
             });
         }
         Ok(results)
-    }
-
-    /// Runs one task once and records the run.
-    async fn run_task(
-        &self,
-        suite_id: i64,
-        epoch: &EpochRow,
-        t: &Task,
-        artifacts: &[ActiveArtifact],
-        seed: u64,
-    ) -> Result<(), RunnerError> {
-        if self.cancelled() {
-            return Ok(());
-        }
-        let run_dir = task::command::fresh_run_dir(&self.config.runs_root, &self.suite.name, epoch.epoch_num, &t.name);
-        let run_id = self
-            .store
-            .insert_run(suite_id, epoch.id, &t.name, t.kind_name(), &run_dir.to_string_lossy(), Some(&t.digest()))
-            .await?;
-        self.bus.publish(Event::RunStarted {
-            suite_id,
-            epoch_id: epoch.id,
-            run_id,
-            task: t.name.clone(),
-            kind: t.kind_name().to_string(),
-        });
-        // The run's model calls are counted on their own too (and in the
-        // whole run's totals, where its budgets are kept).
-        let scope = crate::llm::CallScope { suite_id: Some(suite_id), epoch_id: Some(epoch.id), run_id: Some(run_id) };
-        let metered = |client: Option<&crate::llm::LlmClient>| {
-            client.map(|c| {
-                let usage = std::sync::Arc::new(crate::llm::Usage::under(std::sync::Arc::clone(c.usage())));
-                let client = c.clone().with_usage(std::sync::Arc::clone(&usage)).with_ledger(self.store.clone(), scope);
-                (client, usage)
-            })
-        };
-        let (coordinator_llm, agent_llm) = match &t.kind {
-            TaskKind::Optimize(_) => (metered(self.llm.as_ref()), None),
-            TaskKind::Agent(_) => (None, metered(self.agent_model())),
-            TaskKind::Command(_) => (None, None),
-        };
-        let run_usage = coordinator_llm.as_ref().or(agent_llm.as_ref()).map(|(_, u)| std::sync::Arc::clone(u));
-        let outcome = match &t.kind {
-            TaskKind::Command(spec) => {
-                task::command::run(task::command::CommandRun {
-                    task: t,
-                    spec,
-                    run_dir: &run_dir,
-                    suite_dir: &self.suite.dir,
-                    epoch_num: epoch.epoch_num,
-                    artifacts,
-                    example_ids: None,
-                    cancel: self.cancel.clone(),
-                })
-                .await
-            }
-            TaskKind::Optimize(spec) => {
-                task::optimize::run(task::optimize::OptimizeRun {
-                    task: t,
-                    spec,
-                    suite_id,
-                    run_id,
-                    run_dir: &run_dir,
-                    suite_dir: &self.suite.dir,
-                    epoch_num: epoch.epoch_num,
-                    artifacts,
-                    store: self.store.clone(),
-                    bus: self.bus.clone(),
-                    seed: epoch_seed(seed, task_hash(&t.name)),
-                    llm: coordinator_llm.map(|(c, _)| c),
-                    cancel: self.cancel.clone(),
-                })
-                .await
-            }
-            // Boxed: an agent run's future is large (its trajectory loop, its
-            // splits' subtasks), and inline it would sit in every frame that
-            // polls the epoch loop.
-            TaskKind::Agent(spec) => {
-                Box::pin(task::agent::run(task::agent::AgentRun {
-                    task: t,
-                    spec,
-                    suite_id,
-                    epoch_id: epoch.id,
-                    run_id,
-                    run_dir: &run_dir,
-                    suite_dir: &self.suite.dir,
-                    artifacts,
-                    store: self.store.clone(),
-                    bus: self.bus.clone(),
-                    seed: epoch_seed(seed, task_hash(&t.name)),
-                    llm: agent_llm.map(|(c, _)| c),
-                    config: self.agent_config.clone(),
-                    cancel: self.cancel.clone(),
-                }))
-                .await
-            }
-        };
-        let breakdown =
-            (!outcome.cancelled).then(|| loss::compute(&outcome.signals, &t.weights, t.budget.max_rejections));
-        let scores = json!({
-            "status": outcome.status_label(),
-            "eval_score": outcome.signals.eval_score,
-            "critique_score": outcome.signals.critique_score,
-            "gate_rejection_count": outcome.signals.gate_rejection_count,
-            "budget_remaining_pct": outcome.signals.budget_remaining_pct,
-            "metrics": outcome.metrics,
-            "breakdown": breakdown,
-        });
-        let end = RunEnd {
-            task_name: t.name.clone(),
-            status: outcome.status_label().to_string(),
-            duration_ms: duration_ms(outcome.duration),
-            exit_code: outcome.exit_code,
-            loss: breakdown.as_ref().map(|b| b.total),
-            loss_breakdown_json: breakdown.as_ref().and_then(|b| serde_json::to_string(b).ok()),
-            scores_json: breakdown.as_ref().map(|_| scores.to_string()),
-            result_json: outcome.result_json.clone(),
-            error: outcome.error.clone(),
-            stdout: Some(outcome.stdout.clone()),
-            stderr: Some(outcome.stderr.clone()),
-            model: run_usage.map(|u| crate::llm::ModelSpend::from(u.snapshot())).filter(|m| m.calls > 0),
-        };
-        tracing::debug!(task = %t.name, run_id, status = %end.status, loss = ?end.loss, error = ?end.error, "run finished");
-        self.store.finish_run(run_id, epoch.id, &end).await?;
-        self.bus.publish(Event::RunFinished {
-            suite_id,
-            epoch_id: epoch.id,
-            run_id,
-            task: t.name.clone(),
-            status: end.status,
-            loss: end.loss,
-            duration_ms: end.duration_ms,
-            error: end.error,
-        });
-        Ok(())
     }
 }
 

@@ -26,8 +26,10 @@ use crate::artifact::Registry;
 use crate::bus::{Bus, Event};
 use crate::llm::{LlmClient, LlmSettings};
 use crate::outer::request::{InvalidRequest, RunRequest};
-use crate::outer::{RunConfig, RunSummary, RunnerError, SuiteRunner};
-use crate::store::{Claimant, Completion, QueueStatus, QueuedRequest, RequestProgress, Store, StoreError};
+use crate::outer::{RunConfig, RunSummary, RunnerError, SuiteRunner, WorkerIdentity};
+use crate::store::{
+    Claimant, Completion, ItemScope, QueueStatus, QueuedRequest, RequestProgress, RunItem, Store, StoreError,
+};
 use crate::suite::{self, Suite, SuiteError};
 use crate::task::agent::AgentConfig;
 
@@ -189,6 +191,8 @@ pub struct Worker {
     /// Who this worker is in the queue ([`crate::process::origin`]).
     owner: String,
     holder: String,
+    /// The labels it offers: it claims runs of tasks that need no more.
+    offers: Vec<String>,
     /// Whether a run this worker stopped (not a person) goes back to the
     /// queue: so in [`Worker::serve`]; `attractor run` and the app end it
     /// cancelled, to be resumed by launching it again.
@@ -203,8 +207,21 @@ impl Worker {
             machine: Arc::new(machine),
             owner: crate::process::origin().to_string(),
             holder: format!("{role} (pid {} on {})", std::process::id(), crate::process::host()),
+            offers: Vec::new(),
             requeue_interrupted: false,
         }
+    }
+
+    /// Offers `labels` (`--offers`): runs of tasks that need them are this
+    /// worker's to take too.
+    pub fn with_offers(mut self, labels: Vec<String>) -> Worker {
+        self.offers = labels;
+        self
+    }
+
+    /// Who this worker is among those that run a suite's runs.
+    fn identity(&self) -> WorkerIdentity {
+        WorkerIdentity { owner: self.owner.clone(), holder: self.holder.clone(), offers: self.offers.clone() }
     }
 
     pub fn claimant(&self) -> Claimant<'_> {
@@ -331,7 +348,8 @@ impl Worker {
         let _forward = AbortOnDrop(forward_cancel(cancel, stop_tx));
         let (progress, run_ended) = self.count_epochs(row.id, row.suite_name.clone());
         let progress = AbortOnDrop(progress);
-        let runner = prepared.runner(&self.store, registry, &self.bus, stop_rx);
+        let runner =
+            prepared.runner(&self.store, registry, &self.bus, stop_rx).as_worker(self.identity(), Some(row.id));
         let summary = runner.run().await;
         // The run's last events may still wait in the counter's queue (a
         // run that fails fast ends before they are read): it records them
@@ -478,11 +496,22 @@ fn forward_cancel(mut from: watch::Receiver<bool>, to: watch::Sender<bool>) -> t
     })
 }
 
+/// What one of a worker's jobs was.
+enum Job {
+    /// A launch it held, to its end.
+    Request(Worked),
+    /// Runs of another worker's launch; `refused` when it cannot run them.
+    Runs { request_id: Option<i64>, refused: bool },
+}
+
 impl Worker {
-    /// Works the queue: up to `concurrency` requests at once, claiming the
-    /// next as one ends, until `stop` turns true (runs in flight are then
+    /// Works the queue: up to `concurrency` jobs at once, claiming the next
+    /// as one ends, until `stop` turns true (runs in flight are then
     /// cancelled, their epochs left to resume) or, with `until_idle`, until
-    /// nothing is left to claim. Returns the requests it worked.
+    /// no launch is queued or running anywhere on the database. A job is a
+    /// launch (this worker holds its suite: plans, closes epochs, proposes)
+    /// or, when no launch waits, runs of a launch another worker holds.
+    /// Returns the launches it held.
     pub async fn serve(&self, concurrency: usize, mut stop: watch::Receiver<bool>, until_idle: bool) -> Vec<Worked> {
         let concurrency = concurrency.max(1);
         let (cancel_tx, cancel_rx) = watch::channel(false);
@@ -490,49 +519,157 @@ impl Worker {
         let mut worked = Vec::new();
         // A stop whose sender is gone can no longer say stop.
         let mut stop_open = true;
+        // Launches this worker found it cannot run runs of.
+        let mut refused: Vec<i64> = Vec::new();
+        let mut idle = crate::outer::ITEM_POLL;
+        let mut next_request_claim = tokio::time::Instant::now();
+        let mut next_beat = tokio::time::Instant::now();
         loop {
+            if tokio::time::Instant::now() >= next_beat {
+                next_beat = tokio::time::Instant::now() + HEARTBEAT;
+                let n = i64::try_from(concurrency).unwrap_or(i64::MAX);
+                if let Err(e) = self.store.worker_heartbeat(&self.owner, &self.holder, &self.offers, n).await {
+                    tracing::debug!("could not heartbeat the worker: {e}");
+                }
+            }
             while jobs.len() < concurrency && !*stop.borrow() {
-                match self.claim().await {
-                    Ok(Some(row)) => {
-                        tracing::info!(request = row.id, suite = %row.suite_name, "claimed a run request");
-                        let worker = Worker { requeue_interrupted: true, ..self.clone() };
+                // Launches first, at most every heartbeat while none comes: a
+                // launch needs a holder before it has runs to share.
+                if tokio::time::Instant::now() >= next_request_claim {
+                    match self.claim().await {
+                        Ok(Some(row)) => {
+                            tracing::info!(request = row.id, suite = %row.suite_name, "claimed a run request");
+                            let worker = Worker { requeue_interrupted: true, ..self.clone() };
+                            let cancel = cancel_rx.clone();
+                            let handle = tokio::runtime::Handle::current();
+                            // The runner's future is not `Send` (see the
+                            // service's launch), so each request runs on a
+                            // blocking-pool thread that drives it.
+                            jobs.spawn_blocking(move || Job::Request(handle.block_on(worker.work(&row, cancel))));
+                            continue;
+                        }
+                        Ok(None) => next_request_claim = tokio::time::Instant::now() + HEARTBEAT,
+                        Err(e) => {
+                            tracing::warn!("could not claim a run request: {e}");
+                            next_request_claim = tokio::time::Instant::now() + HEARTBEAT;
+                        }
+                    }
+                }
+                let scope = ItemScope::Any { skip: &refused };
+                match self.store.claim_item(scope, &self.owner, &self.holder, &self.offers).await {
+                    Ok(Some(item)) => {
+                        idle = crate::outer::ITEM_POLL;
+                        let worker = self.clone();
                         let cancel = cancel_rx.clone();
                         let handle = tokio::runtime::Handle::current();
-                        // The runner's future is not `Send` (see the
-                        // service's launch), so each request runs on a
-                        // blocking-pool thread that drives it.
-                        jobs.spawn_blocking(move || handle.block_on(worker.work(&row, cancel)));
+                        jobs.spawn_blocking(move || handle.block_on(worker.work_runs(item, cancel)));
                     }
                     Ok(None) => break,
                     Err(e) => {
-                        tracing::warn!("could not claim a run request: {e}");
+                        tracing::warn!("could not claim a run: {e}");
                         break;
                     }
                 }
             }
-            if jobs.is_empty() && (until_idle || *stop.borrow()) {
+            if jobs.is_empty() && (*stop.borrow() || (until_idle && !self.launches_open().await)) {
                 break;
             }
             tokio::select! {
                 done = jobs.join_next(), if !jobs.is_empty() => {
-                    if let Some(Ok(w)) = done {
-                        worked.push(w);
+                    match done {
+                        Some(Ok(Job::Request(w))) => worked.push(w),
+                        Some(Ok(Job::Runs { request_id: Some(id), refused: true })) => refused.push(id),
+                        _ => {}
                     }
                 }
                 changed = stop.changed(), if stop_open => {
                     stop_open = changed.is_ok();
                 }
-                _ = tokio::time::sleep(HEARTBEAT) => {}
+                () = tokio::time::sleep(idle) => {
+                    idle = (idle * 2).min(crate::outer::IDLE_POLL_MAX);
+                }
             }
             if *stop.borrow() {
                 let _ = cancel_tx.send(true);
             }
         }
         while let Some(done) = jobs.join_next().await {
-            if let Ok(w) = done {
+            if let Ok(Job::Request(w)) = done {
                 worked.push(w);
             }
         }
+        if let Err(e) = self.store.worker_stopped(&self.owner).await {
+            tracing::debug!("could not record the worker's stop: {e}");
+        }
         worked
+    }
+
+    /// Whether any launch is queued or running on the database (its holder
+    /// may still share runs).
+    async fn launches_open(&self) -> bool {
+        match self.store.launches_open().await {
+            Ok(open) => open,
+            Err(e) => {
+                tracing::debug!("could not read the queue: {e}");
+                true
+            }
+        }
+    }
+
+    /// Runs of another worker's launch, starting with `first`: the launch is
+    /// prepared here once (its suite file, model, agent settings, seed), then
+    /// this worker goes on with that launch's runs while any is queued.
+    async fn work_runs(self, first: RunItem, cancel: watch::Receiver<bool>) -> Job {
+        let request_id = first.request_id;
+        let refused = match self.runs_of_launch(first, cancel).await {
+            Ok(refused) => refused,
+            Err(e) => {
+                tracing::warn!(request = ?request_id, "could not run a run of the launch: {e}");
+                true
+            }
+        };
+        Job::Runs { request_id, refused }
+    }
+
+    /// [`Worker::work_runs`]; `Ok(true)` when this worker cannot run the
+    /// launch's runs (the run it claimed went back to the queue).
+    async fn runs_of_launch(&self, first: RunItem, cancel: watch::Receiver<bool>) -> Result<bool, WorkError> {
+        let release = |item: &RunItem| self.store.release_item(item.id, &self.owner);
+        let request = match first.request_id {
+            Some(id) => self.store.queued_request(id).await?,
+            None => None,
+        };
+        let (Some(row), Some(seed)) = (request.as_ref(), request.as_ref().and_then(|r| r.seed)) else {
+            release(&first).await?;
+            return Ok(true);
+        };
+        let req: RunRequest =
+            serde_json::from_str(&row.request_json).map_err(|e| WorkError::Unreadable(row.id, e.to_string()))?;
+        let mut prepared = match prepare(&self.store, &req, &self.machine).await {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(request = row.id, suite = %row.suite_name, "cannot run runs of this launch here: {e}");
+                release(&first).await?;
+                return Ok(true);
+            }
+        };
+        // The holder's seed, so every run is the run the holder would do.
+        prepared.config.seed = u64::try_from(seed).unwrap_or_default();
+        let registry = Registry::load(self.store.clone()).await.map_err(RunnerError::from)?;
+        let runner =
+            prepared.runner(&self.store, registry, &self.bus, cancel.clone()).as_worker(self.identity(), Some(row.id));
+        let mut item = first;
+        loop {
+            if !runner.work_item(item).await? {
+                return Ok(true);
+            }
+            if *cancel.borrow() {
+                return Ok(false);
+            }
+            match self.store.claim_item(ItemScope::Launch(row.id), &self.owner, &self.holder, &self.offers).await? {
+                Some(next) => item = next,
+                None => return Ok(false),
+            }
+        }
     }
 }

@@ -305,6 +305,11 @@ impl Service {
         s.machine_model(self.keychain_key())
     }
 
+    /// The workers on the database and the runs queued for them.
+    pub async fn workers(&self) -> Result<WorkersView> {
+        Ok(workers_view(&self.store).await?)
+    }
+
     /// The latest launches on this database, whichever process made them.
     pub async fn launches(&self) -> Result<Vec<LaunchView>> {
         launch_views(&self.store, &self.store.queued_requests(LAUNCHES_SHOWN).await?).await
@@ -458,4 +463,35 @@ fn needs_model(optimizer: crate::outer::OptimizerKind) -> ServiceError {
         "the `{}` optimizer needs a model, and none is configured\n  hint: set one on the Settings screen (Model), or choose evolve or baseline",
         optimizer.name()
     ))
+}
+
+/// A worker whose heartbeat is older than this is shown as quiet.
+const QUIET_AFTER_SECS: f64 = 60.0;
+
+/// The workers on the database and the runs queued per suite: the Live
+/// screen's and `attractor workers`' one source.
+pub async fn workers_view(store: &crate::store::Store) -> std::result::Result<WorkersView, crate::store::StoreError> {
+    let mut workers = Vec::new();
+    for (w, quiet) in store.workers().await? {
+        let state = match (w.stopped, quiet > QUIET_AFTER_SECS) {
+            (true, _) => WorkerState::Stopped,
+            (false, true) => WorkerState::Quiet,
+            (false, false) => WorkerState::Serving,
+        };
+        workers.push(WorkerView {
+            offers: serde_json::from_str(&w.offers_json).unwrap_or_default(),
+            holder: w.holder,
+            host: w.host,
+            pid: w.pid,
+            concurrency: w.concurrency,
+            state,
+            quiet_secs: quiet.max(0.0),
+        });
+    }
+    let mut queue = Vec::new();
+    for (id, n) in store.queued_items_by_suite().await? {
+        let suite = store.suite_by_id(id).await?.map_or_else(|| format!("#{id}"), |s| s.name);
+        queue.push(SuiteQueueView { suite, queued_runs: n });
+    }
+    Ok(WorkersView { workers, queue })
 }

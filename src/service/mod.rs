@@ -56,6 +56,7 @@ use crate::watch::{LaunchRefusal, Launcher, WatchConfig, WatchError, Watcher};
 
 pub use diff::artifact_diff;
 pub(crate) use launches::validation_of;
+pub use launches::workers_view;
 use launches::*;
 pub use reports::ReportArchive;
 pub use settings::Settings;

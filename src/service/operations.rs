@@ -493,6 +493,8 @@ operations! {
     preview(s, request: Body RunRequest) -> LaunchPreview = Post "/launches/preview" => s.preview(&request).await;
     /// Every launch on the database, from any process.
     launches(s) -> Vec<LaunchView> = Get "/launches" => s.launches().await;
+    /// The workers on the database and the runs queued for them.
+    workers(s) -> WorkersView = Get "/workers" => s.workers().await;
     /// Queues a run of a suite; this process works it at once.
     launch(s, request: Body RunRequest) -> LaunchView = Post "/launches" status 202 => s.launch(&request).await;
     /// One launch.

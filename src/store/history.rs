@@ -275,53 +275,27 @@ impl Store {
     /// `epoch_runs` — both in one transaction.
     pub async fn finish_run(&self, run_id: i64, epoch_id: i64, end: &RunEnd) -> Result<()> {
         let mut tx = self.begin_write().await?;
-        sqlx::query(
-            "UPDATE runs SET status = $1, finished_at = $2, duration_ms = $3, exit_code = $4, loss = $5,
-                 loss_breakdown_json = $6, result_json = $7, error = $8, stdout = $9, stderr = $10, model_json = $11
-             WHERE id = $12",
-        )
-        .bind(&end.status)
-        .bind(now_rfc3339())
-        .bind(end.duration_ms)
-        .bind(end.exit_code)
-        .bind(end.loss)
-        .bind(&end.loss_breakdown_json)
-        .bind(&end.result_json)
-        .bind(&end.error)
-        .bind(&end.stdout)
-        .bind(&end.stderr)
-        .bind(end.model.and_then(|m| serde_json::to_string(&m).ok()))
-        .bind(run_id)
-        .execute(&mut *tx)
-        .await?;
-        if let (Some(loss), Some(scores)) = (end.loss, &end.scores_json) {
-            sqlx::query(
-                "INSERT INTO epoch_runs (epoch_id, run_id, task_name, loss, scores_json) VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(epoch_id)
-            .bind(run_id)
-            .bind(&end.task_name)
-            .bind(loss)
-            .bind(scores)
-            .execute(&mut *tx)
-            .await?;
-        }
+        write_run_end(&mut tx, run_id, epoch_id, end).await?;
         tx.commit().await?;
         Ok(())
     }
 
     /// Marks runs of an epoch that never finished (the process died or was
     /// interrupted) as cancelled, so they are run again and never counted.
-    pub async fn cancel_unfinished_runs(&self, epoch_id: i64, reason: &str) -> Result<u64> {
-        let done = sqlx::query(
+    /// Runs in `live` (ones other workers still run) are left to them.
+    pub async fn cancel_unfinished_runs(&self, epoch_id: i64, reason: &str, live: &[i64]) -> Result<u64> {
+        let sql = format!(
             "UPDATE runs SET status = 'cancelled', finished_at = $1, error = COALESCE(error, $2)
-             WHERE epoch_id = $3 AND status = 'running'",
-        )
-        .bind(now_rfc3339())
-        .bind(reason)
-        .bind(epoch_id)
-        .execute(&self.writer)
-        .await?;
+             WHERE epoch_id = $3 AND status = 'running' AND id NOT IN ({})",
+            self.backend.json_ids(4)
+        );
+        let done = sqlx::query(&sql)
+            .bind(now_rfc3339())
+            .bind(reason)
+            .bind(epoch_id)
+            .bind(serde_json::to_string(live)?)
+            .execute(&self.writer)
+            .await?;
         Ok(done.rows_affected())
     }
 
@@ -449,4 +423,46 @@ pub struct ObservedEffect {
     pub rolled_back: bool,
     /// The effect task by task: what the decision to keep or roll back saw.
     pub evidence: Option<crate::loss::paired::PairedEvidence>,
+}
+
+/// Writes how a run ended and, for a run that counts, its row in
+/// `epoch_runs`, inside the caller's transaction.
+pub(super) async fn write_run_end(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    run_id: i64,
+    epoch_id: i64,
+    end: &RunEnd,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE runs SET status = $1, finished_at = $2, duration_ms = $3, exit_code = $4, loss = $5,
+             loss_breakdown_json = $6, result_json = $7, error = $8, stdout = $9, stderr = $10, model_json = $11
+         WHERE id = $12",
+    )
+    .bind(&end.status)
+    .bind(now_rfc3339())
+    .bind(end.duration_ms)
+    .bind(end.exit_code)
+    .bind(end.loss)
+    .bind(&end.loss_breakdown_json)
+    .bind(&end.result_json)
+    .bind(&end.error)
+    .bind(&end.stdout)
+    .bind(&end.stderr)
+    .bind(end.model.and_then(|m| serde_json::to_string(&m).ok()))
+    .bind(run_id)
+    .execute(&mut **tx)
+    .await?;
+    if let (Some(loss), Some(scores)) = (end.loss, &end.scores_json) {
+        sqlx::query(
+            "INSERT INTO epoch_runs (epoch_id, run_id, task_name, loss, scores_json) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(epoch_id)
+        .bind(run_id)
+        .bind(&end.task_name)
+        .bind(loss)
+        .bind(scores)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }

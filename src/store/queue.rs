@@ -421,6 +421,14 @@ impl Store {
     }
 
     /// The latest requests, newest first.
+    /// Whether any launch is queued or running.
+    pub async fn launches_open(&self) -> Result<bool> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM run_requests WHERE status IN ('queued', 'running')")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(n > 0)
+    }
+
     pub async fn queued_requests(&self, limit: u32) -> Result<Vec<QueuedRequest>> {
         Ok(sqlx::query_as::<_, QueuedRequest>("SELECT * FROM run_requests ORDER BY id DESC LIMIT $1")
             .bind(i64::from(limit))

@@ -94,6 +94,11 @@ pub struct Task {
     pub constraints: Vec<String>,
     pub anti_patterns: Vec<String>,
     pub parallel_samples: u32,
+    /// Labels a worker must offer to run it (`needs: [python, gpu]`); any
+    /// worker runs a task that needs nothing. Left out of the digest when
+    /// empty, so tasks written before it keep theirs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub needs: Vec<String>,
     /// Where the task starts in the file, for errors found later (at run time).
     #[serde(skip)]
     pub location: SourceLocation,

@@ -150,6 +150,9 @@ pub struct Task {
     pub anti_patterns: Vec<Spanned<AntiPattern>>,
     #[serde(default)]
     pub parallel_samples: Option<Spanned<u32>>,
+    /// Labels a worker must offer to run the task (`attractor worker --offers`).
+    #[serde(default)]
+    pub needs: Vec<Spanned<String>>,
     // kind: command
     #[serde(default)]
     pub command: Option<Spanned<String>>,

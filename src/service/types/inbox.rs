@@ -80,6 +80,8 @@ pub enum InterventionKind {
     ExecutionApproval,
     /// An optimizer's update waits for approval (the approval gate).
     ArtifactUpdate,
+    /// Runs wait for a worker that offers what their tasks need.
+    RunsWaiting,
     /// A kind this version does not know (written by a newer one).
     Other,
 }
@@ -96,6 +98,7 @@ impl InterventionKind {
             i::PARTIAL_RESULT => InterventionKind::PartialResult,
             crate::watch::EXECUTION_APPROVAL => InterventionKind::ExecutionApproval,
             crate::outer::approval::QUESTION_KIND => InterventionKind::ArtifactUpdate,
+            crate::outer::RUNS_WAITING => InterventionKind::RunsWaiting,
             _ => InterventionKind::Other,
         }
     }

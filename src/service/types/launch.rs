@@ -108,3 +108,47 @@ pub struct LaunchRuns {
     pub ended: u32,
     pub failed: u32,
 }
+
+/// Where a worker on the database stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerState {
+    /// It heartbeats: it claims launches and runs.
+    Serving,
+    /// It said nothing for a while without saying it stopped: killed, or
+    /// cut off from the database. Its runs go to other workers.
+    Quiet,
+    /// It stopped serving (Ctrl-C, `--until-idle`).
+    Stopped,
+}
+
+/// A worker that served on the database (`attractor worker`).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct WorkerView {
+    /// "attractor worker (pid 4242 on host)".
+    pub holder: String,
+    pub host: String,
+    pub pid: i64,
+    /// The labels it offers: it runs tasks whose `needs:` they cover.
+    pub offers: Vec<String>,
+    /// Jobs it works at once.
+    pub concurrency: i64,
+    pub state: WorkerState,
+    /// Seconds since its last heartbeat, on the database's clock.
+    pub quiet_secs: f64,
+}
+
+/// Runs queued for workers, per suite.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SuiteQueueView {
+    pub suite: String,
+    pub queued_runs: i64,
+}
+
+/// The workers on the database and the runs waiting for them.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct WorkersView {
+    /// Newest first.
+    pub workers: Vec<WorkerView>,
+    pub queue: Vec<SuiteQueueView>,
+}

@@ -286,6 +286,7 @@ impl Validator {
         let (anti_patterns, forbidden) =
             self.anti_patterns(&field("anti_patterns"), std::mem::take(&mut t.anti_patterns), kind_name);
 
+        let needs = self.needs(&field("needs"), std::mem::take(&mut t.needs));
         let task_text = t.task.as_ref().map(|s| s.value.clone()).unwrap_or_default();
         let mut location_at = kind_at;
         let kind = match kind_name {
@@ -430,11 +431,34 @@ impl Validator {
             constraints: t.constraints,
             anti_patterns,
             parallel_samples,
+            needs,
             location: SourceLocation {
                 file: self.file.clone(),
                 line: location_at.line() as u32,
                 column: location_at.column() as u32,
             },
         })
+    }
+
+    /// A task's `needs:` labels: short words a worker's `--offers` can name.
+    fn needs(&mut self, field: &str, raw: Vec<Spanned<String>>) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (i, label) in raw.into_iter().enumerate() {
+            let ok = !label.value.is_empty()
+                && label.value.len() <= 64
+                && label.value.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c));
+            if !ok {
+                self.issue(
+                    label.referenced,
+                    format!("{field}[{i}]"),
+                    format!("`{}` is not a label a worker can offer", label.value),
+                    "write labels in lowercase letters, digits, `-`, `_` and `.` (at most 64), e.g. `needs: [python, gpu]`",
+                );
+            } else if !out.contains(&label.value) {
+                out.push(label.value);
+            }
+        }
+        out.sort();
+        out
     }
 }

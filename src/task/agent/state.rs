@@ -332,6 +332,7 @@ mod tests {
             constraints: vec!["stdlib only".into()],
             anti_patterns: vec!["editing tests".into()],
             parallel_samples: 1,
+            needs: vec![],
             location: Default::default(),
         }
     }

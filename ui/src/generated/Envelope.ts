@@ -27,7 +27,12 @@ changed?: Array<string>,
  * This epoch's seed (derived from the run's base seed); an optimizer's
  * random choices replay from it.
  */
-seed: number, } | { "type": "run_started", suite_id: number, epoch_id: number, run_id: number, task: string, kind: string, } | { "type": "run_finished", suite_id: number, epoch_id: number, run_id: number, task: string, status: string, loss: number | null, duration_ms: number, error: string | null, } | { "type": "epoch_finished", suite_id: number, epoch_id: number, epoch_num: number, mean_loss: number | null, holdout_mean_loss: number | null, learning_rate: number, 
+seed: number, } | { "type": "run_started", suite_id: number, epoch_id: number, run_id: number, task: string, kind: string, 
+/**
+ * Who runs it: "attractor worker (pid 4242 on host)"; empty in
+ * events recorded before runs were shared among workers.
+ */
+worker: string, } | { "type": "run_finished", suite_id: number, epoch_id: number, run_id: number, task: string, status: string, loss: number | null, duration_ms: number, error: string | null, } | { "type": "epoch_finished", suite_id: number, epoch_id: number, epoch_num: number, mean_loss: number | null, holdout_mean_loss: number | null, learning_rate: number, 
 /**
  * Why the epoch changed nothing, when it did not and an optimizer
  * was asked: "textgrad: no usable proposal — 3× unusable reply: …".

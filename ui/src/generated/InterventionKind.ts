@@ -3,4 +3,4 @@
 /**
  * What an intervention is about.
  */
-export type InterventionKind = "budget_extension" | "human_escalation" | "attractor_transition" | "strategy_escalation" | "ambiguity_detected" | "partial_result" | "execution_approval" | "artifact_update" | "other";
+export type InterventionKind = "budget_extension" | "human_escalation" | "attractor_transition" | "strategy_escalation" | "ambiguity_detected" | "partial_result" | "execution_approval" | "artifact_update" | "runs_waiting" | "other";

@@ -33,6 +33,7 @@ import type { Validation } from "./Validation";
 import type { WatchFolderRequest } from "./WatchFolderRequest";
 import type { WatchedFolderView } from "./WatchedFolderView";
 import type { WatchedFolders } from "./WatchedFolders";
+import type { WorkersView } from "./WorkersView";
 
 /** Every operation of the service facade: its arguments and its answer. */
 export interface Operations {
@@ -118,6 +119,10 @@ export interface Operations {
    * Every launch on the database, from any process.
    */
   launches: { args: {}; answer: Array<LaunchView> };
+  /**
+   * The workers on the database and the runs queued for them.
+   */
+  workers: { args: {}; answer: WorkersView };
   /**
    * Queues a run of a suite; this process works it at once.
    */
@@ -208,6 +213,7 @@ export const OPERATIONS: {
   validate: { verb: "POST", path: "/validate", params: { request: "body" } },
   preview: { verb: "POST", path: "/launches/preview", params: { request: "body" } },
   launches: { verb: "GET", path: "/launches", params: {} },
+  workers: { verb: "GET", path: "/workers", params: {} },
   launch: { verb: "POST", path: "/launches", params: { request: "body" } },
   launch_view: { verb: "GET", path: "/launches/{id}", params: { id: "path" } },
   suite_last_launch: { verb: "GET", path: "/suites/{key}/launches/latest", params: { key: "path" } },

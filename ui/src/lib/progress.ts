@@ -18,7 +18,8 @@ export interface SuiteProgress {
   currentEpoch: number | null;
   tasksTotal: number;
   tasksDone: number;
-  running: string[];
+  /** The tasks running now, with the worker that runs each (empty: not known). */
+  running: { task: string; worker: string }[];
   /** The auditor's alerts about this suite's runs (thrashing, token overrun, stuck). */
   alerts: { runId: number; kind: string; message: string }[];
   /**
@@ -108,12 +109,12 @@ export function progressReducer(state: ProgressState, e: Envelope): ProgressStat
     }
     case "run_started": {
       const p = bySuiteId(e.suite_id);
-      return p ? put({ ...p, running: [...p.running, e.task] }) : state;
+      return p ? put({ ...p, running: [...p.running, { task: e.task, worker: e.worker }] }) : state;
     }
     case "run_finished": {
       const p = bySuiteId(e.suite_id);
       if (!p) return state;
-      return put({ ...p, tasksDone: p.tasksDone + 1, running: p.running.filter((t) => t !== e.task) });
+      return put({ ...p, tasksDone: p.tasksDone + 1, running: p.running.filter((r) => r.task !== e.task) });
     }
     case "epoch_finished": {
       const p = bySuiteId(e.suite_id);

@@ -7,6 +7,7 @@ import { useLive } from "../App";
 import { Empty, ErrorNote, Outcome, Status, Ticked } from "../components/common";
 import type { InterventionItem } from "../generated/InterventionItem";
 import type { LaunchView } from "../generated/LaunchView";
+import type { WorkersView } from "../generated/WorkersView";
 import type { SuiteProgress } from "../lib/progress";
 import { useLiveQuery } from "../lib/query";
 import { History } from "./live/History";
@@ -91,7 +92,15 @@ function Card({
       {p && p.currentEpoch !== null && (
         <Bar id="task-progress" label={`epoch ${p.currentEpoch}: runs`} done={p.tasksDone} total={p.tasksTotal} />
       )}
-      {p && p.running.length > 0 && <p className="small">running: {p.running.join(", ")}</p>}
+      {p && p.running.length > 0 && (
+        <p className="small" data-testid="running">
+          running:{" "}
+          {p.running
+            // A run another worker took names that worker.
+            .map((r) => (r.worker && r.worker !== launch.holder ? `${r.task} (on ${r.worker})` : r.task))
+            .join(", ")}
+        </p>
+      )}
       {p && p.alerts.length > 0 && (
         <ul className="alerts" data-testid="audit-alerts">
           {p.alerts.map((a, i) => (
@@ -123,11 +132,54 @@ function Card({
   );
 }
 
+/**
+ * The workers on the database (`attractor worker` processes, here or on
+ * other machines) and the runs queued for them: shown once any worker
+ * served, so a person sees who takes a suite's runs and which stopped.
+ */
+function Workers({ view }: { view: WorkersView }) {
+  if (view.workers.length === 0 && view.queue.length === 0) return null;
+  return (
+    <div className="card" data-testid="workers">
+      <h3>Workers</h3>
+      {view.queue.length > 0 && (
+        <p className="small" data-testid="queue-depth">
+          queued:{" "}
+          {view.queue.map((q) => `${q.suite} ${q.queued_runs} ${q.queued_runs === 1 ? "run" : "runs"}`).join(" · ")}
+        </p>
+      )}
+      <table className="small">
+        <thead>
+          <tr>
+            <th>worker</th>
+            <th>state</th>
+            <th>offers</th>
+            <th>at once</th>
+          </tr>
+        </thead>
+        <tbody>
+          {view.workers.map((w) => (
+            <tr key={`${w.host}:${w.pid}:${w.holder}`} data-state={w.state}>
+              <td>{w.holder}</td>
+              <td className={w.state === "quiet" ? "error" : w.state === "stopped" ? "muted" : undefined}>
+                {w.state === "quiet" ? `no heartbeat for ${Math.round(w.quiet_secs)} s` : w.state}
+              </td>
+              <td>{w.offers.length > 0 ? w.offers.join(", ") : "—"}</td>
+              <td>{w.concurrency}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 export function Live() {
   const { tick, progress } = useLive();
   const { data: launches, error: loadError } = useLiveQuery(["launches"], tick, () => api.launches());
   // The same query as the Inbox's: what waits for a person, per suite.
   const pending = useLiveQuery(["interventions"], tick, () => api.interventions()).data?.pending ?? [];
+  const workers = useLiveQuery(["workers"], tick, () => api.workers()).data;
   const [cancelError, setCancelError] = useState<string | null>(null);
   const error = cancelError ?? loadError;
 
@@ -139,6 +191,7 @@ export function Live() {
         <h2>Live progress</h2>
       </header>
       <ErrorNote error={error} />
+      {workers && <Workers view={workers} />}
       {launches && launches.length === 0 && (
         <Empty title="Nothing launched yet">
           <p>

@@ -7,8 +7,8 @@ const events: Envelope[] = [
   { occurred_at: at, type: "launch_started", launch_id: 3, suite: "knobs", suite_path: "/s.yaml" },
   { occurred_at: at, type: "suite_started", suite_id: 1, suite: "knobs", epochs: 2, optimizer: "evolve", learning_rate: 0.5, rollback_on_regression: true, concurrency: 2, seed: 5, tasks: 2, first_epoch: 9, continued: false },
   { occurred_at: at, type: "epoch_started", suite_id: 1, epoch_id: 9, epoch_num: 9, parent_artifacts: {}, tasks_total: 2, tasks_done: 0, resumed: false, seed: 1 },
-  { occurred_at: at, type: "run_started", suite_id: 1, epoch_id: 9, run_id: 40, task: "alpha", kind: "command" },
-  { occurred_at: at, type: "run_started", suite_id: 1, epoch_id: 9, run_id: 41, task: "beta", kind: "command" },
+  { occurred_at: at, type: "run_started", suite_id: 1, epoch_id: 9, run_id: 40, task: "alpha", kind: "command", worker: "attractor worker (pid 7 on a)" },
+  { occurred_at: at, type: "run_started", suite_id: 1, epoch_id: 9, run_id: 41, task: "beta", kind: "command", worker: "attractor worker (pid 8 on b)" },
   { occurred_at: at, type: "run_finished", suite_id: 1, epoch_id: 9, run_id: 40, task: "alpha", status: "complete", loss: 0.25, duration_ms: 120, error: null },
 ];
 
@@ -17,7 +17,7 @@ describe("progressReducer", () => {
     let s: ProgressState = {};
     for (const e of events) s = progressReducer(s, e);
     let p = s.knobs;
-    expect(p).toMatchObject({ launchId: 3, suiteId: 1, epochsRequested: 2, currentEpoch: 9, tasksTotal: 2, tasksDone: 1, running: ["beta"] });
+    expect(p).toMatchObject({ launchId: 3, suiteId: 1, epochsRequested: 2, currentEpoch: 9, tasksTotal: 2, tasksDone: 1, running: [{ task: "beta", worker: "attractor worker (pid 8 on b)" }] });
     s = progressReducer(s, { occurred_at: at, type: "artifact_updated", suite_id: 1, epoch_id: 9, artifact: "knobs", from_version: 2, to_version: 3, rationale: "", learning_rate: 0.5 });
     s = progressReducer(s, { occurred_at: at, type: "epoch_finished", suite_id: 1, epoch_id: 9, epoch_num: 9, mean_loss: 0.3, holdout_mean_loss: null, learning_rate: 0.5, note: null, model: null });
     const line = "active: knobs v2 (not v3: proposed last, never measured; pending for the next run) — the best this run measured (epoch 9: mean loss 0.3000)";

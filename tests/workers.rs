@@ -1,0 +1,203 @@
+//! One suite on many workers (issue 38), on a throwaway PostgreSQL cluster
+//! with the real binary: an epoch's runs are queue items any `attractor
+//! worker` claims, the suite's holder closes the epoch, and the history is
+//! the one a single process gives — also when a worker running one of the
+//! suite's runs is killed with SIGKILL, or when a task needs a label that
+//! only some workers offer.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+
+mod common;
+use common::cli::Cli;
+use common::pg::PgCluster;
+use common::wait_for;
+
+/// `examples/descent.suite.yaml` with every task taking a second longer (a
+/// run long enough for several workers to share an epoch), written beside
+/// `cli`'s database; `needs` goes on its `valley` task when given.
+fn slow_descent(cli: &Cli, needs: Option<&str>) -> PathBuf {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let text = std::fs::read_to_string(examples.join("descent.suite.yaml")).unwrap();
+    let mut text = text.replace(
+        "command: python3 \"$ATTRACTOR_SUITE_DIR/descent/score.py\"",
+        &format!("command: sleep 1 && python3 \"{}/descent/score.py\"", examples.display()),
+    );
+    if let Some(label) = needs {
+        text = text.replace("  - name: valley\n", &format!("  - name: valley\n    needs: [{label}]\n"));
+    }
+    assert!(text.matches("sleep 1 &&").count() >= 4, "the example's commands changed: {text}");
+    cli.write("slow-descent.suite.yaml", &text)
+}
+
+/// Runs `n` workers with `extra` arguments until the queue is idle.
+fn workers(cli: &Cli, n: usize, extra: &[&str]) -> Vec<Child> {
+    (0..n)
+        .map(|_| {
+            let mut args = vec!["worker", "--until-idle"];
+            args.extend_from_slice(extra);
+            cli.cmd(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
+        })
+        .collect()
+}
+
+/// Who ran each counted run, by task, over the whole history.
+async fn counted_workers(pool: &sqlx::PgPool) -> Vec<(String, String)> {
+    sqlx::query_as(
+        "SELECT r.task_name, COALESCE(r.worker, '') FROM epoch_runs er JOIN runs r ON r.id = er.run_id
+         ORDER BY er.epoch_id, r.task_name",
+    )
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn one_suite_s_runs_spread_over_four_workers_with_the_history_one_process_gives() {
+    let pg = PgCluster::start();
+    let reference = Cli::at(pg.database("reference"));
+    let suite = slow_descent(&reference, None);
+    let suite = suite.display().to_string();
+    let args = ["run", &suite, "--epochs", "3", "--optimizer", "evolve", "--seed", "5"];
+    reference.ok(&args);
+    let alone = reference.descent_history();
+
+    let url = pg.database("shared");
+    let shared = Cli::at(&url);
+    let mut queued = args.to_vec();
+    queued.push("--queue");
+    assert!(shared.ok(&queued).contains("queued request 1"));
+    for mut w in workers(&shared, 4, &[]) {
+        assert!(w.wait().unwrap().success(), "a worker failed");
+    }
+    assert_eq!(shared.descent_history(), alone, "four workers gave another history than one process");
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let ran = counted_workers(&pool).await;
+    let by: std::collections::BTreeSet<&str> = ran.iter().map(|(_, w)| w.as_str()).collect();
+    assert_eq!(ran.len(), 12, "3 epochs of 4 tasks: {ran:?}");
+    assert!(by.len() >= 2, "every run was worked by one worker: {ran:?}");
+    assert!(by.iter().all(|w| w.starts_with("attractor worker (pid ")), "{by:?}");
+    // Every worker said it served, and that it stopped.
+    let (listed, stopped): (i64, i64) =
+        sqlx::query_as("SELECT COUNT(*), CAST(SUM(stopped) AS BIGINT) FROM workers").fetch_one(&pool).await.unwrap();
+    assert_eq!((listed, stopped), (4, 4));
+    let out = shared.ok(&["workers"]);
+    assert!(out.contains("attractor worker (pid") && out.contains("stopped"), "{out}");
+    pool.close().await;
+}
+
+#[tokio::test]
+async fn a_worker_killed_in_the_middle_of_a_run_loses_that_run_only_and_it_counts_once() {
+    let pg = PgCluster::start();
+    let reference = Cli::at(pg.database("reference"));
+    let suite = slow_descent(&reference, None);
+    let suite = suite.display().to_string();
+    let args = ["run", &suite, "--epochs", "2", "--optimizer", "evolve", "--seed", "9"];
+    reference.ok(&args);
+    let alone = reference.descent_history();
+
+    let url = pg.database("shared");
+    let shared = Cli::at(&url);
+    let mut queued = args.to_vec();
+    queued.push("--queue");
+    shared.ok(&queued);
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let mut running = workers(&shared, 3, &[]);
+    // A worker that is not the suite's holder, in the middle of a run.
+    let (victim_pid, run_id) = wait_for("a run of a worker that does not hold the suite", || async {
+        let row: Option<(String, i64)> = sqlx::query_as(
+            "SELECT i.owner, i.run_id FROM run_items i JOIN run_requests r ON r.id = i.request_id
+             WHERE i.status = 'running' AND i.run_id IS NOT NULL AND i.owner <> r.owner LIMIT 1",
+        )
+        .fetch_optional(&pool)
+        .await
+        .ok()
+        .flatten();
+        row.and_then(|(owner, run)| Some((owner.rsplit(':').nth(1)?.parse::<u32>().ok()?, run)))
+    })
+    .await;
+    let at = running.iter().position(|c| c.id() == victim_pid).expect("the victim is one of the workers");
+    let mut victim = running.remove(at);
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    for mut w in running {
+        assert!(w.wait().unwrap().success(), "a worker failed");
+    }
+    assert_eq!(shared.descent_history(), alone, "the history after the kill differs from the uninterrupted one");
+    let (status, error): (String, Option<String>) =
+        sqlx::query_as("SELECT status, error FROM runs WHERE id = $1").bind(run_id).fetch_one(&pool).await.unwrap();
+    assert_eq!(status, "cancelled");
+    assert!(error.as_deref().unwrap_or("").contains("its worker stopped heartbeating"), "{error:?}");
+    let counted: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM epoch_runs WHERE run_id = $1")
+        .bind(run_id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(counted, 0, "the killed run counts nowhere");
+    let retried: i64 = sqlx::query_scalar("SELECT MAX(attempts) FROM run_items").fetch_one(&pool).await.unwrap();
+    assert_eq!(retried, 2, "the lost run was claimed again once");
+    pool.close().await;
+}
+
+#[tokio::test]
+async fn a_task_that_needs_a_label_waits_named_in_the_inbox_then_runs_only_on_a_worker_that_offers_it() {
+    let pg = PgCluster::start();
+    let url = pg.database("labels");
+    let cli = Cli::at(&url);
+    let suite = slow_descent(&cli, Some("gpu"));
+    let suite = suite.display().to_string();
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    // `attractor run` holds the suite and offers nothing: `valley` waits,
+    // and the inbox says why and what to start.
+    let mut holder = cli
+        .cmd(&["run", &suite, "--epochs", "2", "--optimizer", "evolve", "--seed", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let subject: String = wait_for("the notice naming the waiting run", || async {
+        // (An error before the run created the tables.)
+        sqlx::query_scalar("SELECT subject FROM interventions WHERE kind = 'runs_waiting'")
+            .fetch_optional(&pool)
+            .await
+            .ok()
+            .flatten()
+    })
+    .await;
+    assert!(subject.contains("`valley` needs gpu") && subject.contains("attractor worker --offers gpu"), "{subject}");
+    let out = cli.ok(&["interventions"]);
+    assert!(out.contains("`valley` needs gpu"), "{out}");
+    // A plain worker and one that offers the label: only the last may run `valley`.
+    let mut all = workers(&cli, 1, &[]);
+    all.extend(workers(&cli, 1, &["--offers", "python,gpu"]));
+    let offering = all[1].id();
+    assert!(holder.wait().unwrap().success(), "the run failed");
+    for mut w in all {
+        assert!(w.wait().unwrap().success(), "a worker failed");
+    }
+    let ran = counted_workers(&pool).await;
+    let valley: Vec<&str> = ran.iter().filter(|(t, _)| t == "valley").map(|(_, w)| w.as_str()).collect();
+    assert_eq!(valley.len(), 2, "{ran:?}");
+    let by_offering = format!("attractor worker (pid {offering} on ");
+    assert!(valley.iter().all(|w| w.starts_with(&by_offering)), "valley ran elsewhere: {ran:?}");
+    let out = cli.ok(&["workers"]);
+    assert!(out.contains("offers python,gpu"), "{out}");
+    pool.close().await;
+    // A label a worker cannot offer is refused with how to write one.
+    let out = cli.run(&["worker", "--offers", "GPU!"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("lowercase letters"), "{err}");
+}
+
+#[test]
+fn a_needs_label_that_no_worker_could_offer_is_a_located_suite_error() {
+    let cli = Cli::sqlite();
+    let text = "name: s\ntasks:\n  - name: t\n    command: 'true'\n    needs: [ok, 'Bad Label']\n";
+    let suite = cli.write("s.suite.yaml", text);
+    let out = cli.run(&["run", &suite.display().to_string(), "--epochs", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("s.suite.yaml:5:") && err.contains("tasks[0].needs[1]"), "{err}");
+    assert!(err.contains("not a label a worker can offer"), "{err}");
+}
