@@ -144,7 +144,7 @@ async fn a_task_that_needs_a_label_waits_named_in_the_inbox_then_runs_only_on_a_
     let pg = PgCluster::start();
     let url = pg.database("labels");
     let cli = Cli::at(&url);
-    let suite = slow_descent(&cli, Some("gpu"));
+    let suite = slow_descent(&cli, Some("big-memory"));
     let suite = suite.display().to_string();
     let pool = sqlx::PgPool::connect(&url).await.unwrap();
     // `attractor run` holds the suite and offers nothing: `valley` waits,
@@ -164,12 +164,15 @@ async fn a_task_that_needs_a_label_waits_named_in_the_inbox_then_runs_only_on_a_
             .flatten()
     })
     .await;
-    assert!(subject.contains("`valley` needs gpu") && subject.contains("attractor worker --offers gpu"), "{subject}");
+    assert!(
+        subject.contains("`valley` needs big-memory") && subject.contains("attractor worker --offers big-memory"),
+        "{subject}"
+    );
     let out = cli.ok(&["interventions"]);
-    assert!(out.contains("`valley` needs gpu"), "{out}");
+    assert!(out.contains("`valley` needs big-memory"), "{out}");
     // A plain worker and one that offers the label: only the last may run `valley`.
     let mut all = workers(&cli, 1, &[]);
-    all.extend(workers(&cli, 1, &["--offers", "python,gpu"]));
+    all.extend(workers(&cli, 1, &["--offers", "python,big-memory"]));
     let offering = all[1].id();
     assert!(holder.wait().unwrap().success(), "the run failed");
     for mut w in all {
@@ -181,13 +184,18 @@ async fn a_task_that_needs_a_label_waits_named_in_the_inbox_then_runs_only_on_a_
     let by_offering = format!("attractor worker (pid {offering} on ");
     assert!(valley.iter().all(|w| w.starts_with(&by_offering)), "valley ran elsewhere: {ran:?}");
     let out = cli.ok(&["workers"]);
-    assert!(out.contains("offers python,gpu"), "{out}");
+    assert!(out.contains("offers big-memory,python"), "{out}");
     pool.close().await;
-    // A label a worker cannot offer is refused with how to write one.
+    // A label a worker cannot offer is refused with how to write one, and
+    // one naming a tool this machine lacks with what to install.
     let out = cli.run(&["worker", "--offers", "GPU!"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("lowercase letters"), "{err}");
+    let out = cli.cmd(&["worker", "--offers", "node"]).env("PATH", "/nonexistent").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("offers `node`, but `node` is not on this machine's PATH"), "{err}");
 }
 
 #[test]
@@ -200,4 +208,29 @@ fn a_needs_label_that_no_worker_could_offer_is_a_located_suite_error() {
     assert_ne!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("s.suite.yaml:5:") && err.contains("tasks[0].needs[1]"), "{err}");
     assert!(err.contains("not a label a worker can offer"), "{err}");
+}
+
+#[test]
+fn the_deployment_examples_read_the_database_from_a_secret_and_start_workers_this_binary_accepts() {
+    let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
+    let manifest = std::fs::read_to_string(deploy.join("kubernetes/worker.yaml")).unwrap();
+    let k8s: serde_json::Value = serde_saphyr::from_str(&manifest).unwrap();
+    assert_eq!(k8s["kind"], "Deployment");
+    let container = &k8s["spec"]["template"]["spec"]["containers"][0];
+    let env = container["env"].as_array().unwrap();
+    let db = env.iter().find(|e| e["name"] == "ATTRACTOR_DB").expect("the database URL is given");
+    assert_eq!(db["valueFrom"]["secretKeyRef"]["name"], "attractor-db", "from a Secret");
+    let offers = env.iter().find(|e| e["name"] == "ATTRACTOR_WORKER_OFFERS").unwrap()["value"].as_str().unwrap();
+    let containerfile = std::fs::read_to_string(deploy.join("worker.Containerfile")).unwrap();
+    assert!(containerfile.contains(r#"ENTRYPOINT ["attractor", "worker"]"#), "{containerfile}");
+    let sbatch = deploy.join("slurm/workers.sbatch");
+    assert!(std::process::Command::new("bash").arg("-n").arg(&sbatch).status().unwrap().success());
+    let script = std::fs::read_to_string(&sbatch).unwrap();
+    assert!(script.contains("exec attractor worker --until-idle") && !script.contains("postgres://"), "{script}");
+    // What the examples pass is what this binary's worker takes (and backs
+    // here: python3 and git are installed): with nothing queued it exits 0.
+    let cli = Cli::sqlite();
+    let mut args: Vec<&str> = container["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    args.splice(0..0, ["worker", "--until-idle", "--offers", offers]);
+    cli.ok(&args);
 }

@@ -71,13 +71,15 @@ fn offer_label(s: &str) -> Result<String, String> {
 
 pub(super) async fn run(g: &Global, args: &WorkerArgs) -> Result<u8, Failure> {
     let db = super::db_path(g)?;
+    // What it offers, checked here before it claims anything.
+    let offers = crate::queue::offers::checked(&args.offers).map_err(|e| Failure::input(e.to_string()))?;
     let store = Store::open(&db).await?;
     let machine = machine(&db, args.runs_dir.as_ref())?;
     let bus = Bus::new();
     let persister = bus::persist(&bus, store.clone());
     let auditor = crate::auditor::spawn(&bus, crate::auditor::AuditConfig::default());
     let printer = (!g.quiet && !g.json).then(|| announce(&bus));
-    let worker = Worker::new(store.clone(), bus.clone(), machine, "attractor worker").with_offers(args.offers.clone());
+    let worker = Worker::new(store.clone(), bus.clone(), machine, "attractor worker").with_offers(offers.clone());
     let (stop_tx, stop_rx) = watch::channel(false);
     let ctrl_c = tokio::spawn(async move {
         crate::process::termination().await;
@@ -90,7 +92,7 @@ pub(super) async fn run(g: &Global, args: &WorkerArgs) -> Result<u8, Failure> {
             crate::process::origin(),
             crate::store::shown_location(&db).display(),
             crate::counted(args.concurrency, "job"),
-            if args.offers.is_empty() { String::new() } else { format!(", offering {}", args.offers.join(", ")) }
+            if offers.is_empty() { String::new() } else { format!(", offering {}", offers.join(", ")) }
         );
     }
     let worked = worker.serve(args.concurrency as usize, stop_rx, args.until_idle).await;

@@ -16,6 +16,8 @@
 //! continues the plan the dead one left: the runs it finished are kept, the
 //! ones it had in flight run again.
 
+pub mod offers;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
