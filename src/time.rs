@@ -1,9 +1,31 @@
 //! Timestamps as the store keeps them: RFC 3339 in UTC with millisecond
 //! precision, so they sort as text and read well in exports.
+//!
+//! On a database several machines share, "now" is the database's: when a
+//! PostgreSQL store opens, it measures how far this machine's clock is from
+//! the server's ([`set_database_offset`]), and every timestamp written and
+//! every heartbeat judged afterwards is corrected by it. A worker whose
+//! clock runs a minute fast then neither looks dead to the others nor
+//! judges their heartbeats stale.
 
-/// The current time, formatted for storage.
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// The database's clock minus this machine's, in milliseconds.
+static DATABASE_OFFSET_MS: AtomicI64 = AtomicI64::new(0);
+
+/// Records the database's clock minus this machine's.
+pub fn set_database_offset(offset: chrono::TimeDelta) {
+    DATABASE_OFFSET_MS.store(offset.num_milliseconds(), Ordering::Relaxed);
+}
+
+/// The current time on the database's clock.
+pub fn now() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc::now() + chrono::TimeDelta::milliseconds(DATABASE_OFFSET_MS.load(Ordering::Relaxed))
+}
+
+/// The current time (the database's), formatted for storage.
 pub fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 use std::time::Duration;
@@ -27,7 +49,7 @@ pub fn secs(secs: f64) -> Duration {
 /// Missing or unreadable counts as old.
 pub fn older_than(stored: Option<&str>, age: Duration) -> bool {
     let at = stored.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
-    at.is_none_or(|at| chrono::Utc::now().signed_duration_since(at).to_std().is_ok_and(|elapsed| elapsed > age))
+    at.is_none_or(|at| now().signed_duration_since(at).to_std().is_ok_and(|elapsed| elapsed > age))
 }
 
 /// Whether `secs` is a usable duration from outside: above 0, at most

@@ -170,6 +170,8 @@ async fn a_task_that_needs_a_label_waits_named_in_the_inbox_then_runs_only_on_a_
     );
     let out = cli.ok(&["interventions"]);
     assert!(out.contains("`valley` needs big-memory"), "{out}");
+    let out = cli.ok(&["inspect", "descent-tuning"]);
+    assert!(out.contains("waits: it needs big-memory and no live worker offers it"), "{out}");
     // A plain worker and one that offers the label: only the last may run `valley`.
     let mut all = workers(&cli, 1, &[]);
     all.extend(workers(&cli, 1, &["--offers", "python,big-memory"]));

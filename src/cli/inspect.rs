@@ -93,6 +93,30 @@ async fn epoch_json(store: &Store, e: &EpochRow) -> Result<Value, Failure> {
     }))
 }
 
+/// An open epoch's runs queued for a worker, and why one waits when no
+/// live worker offers what its task needs.
+async fn waiting_runs(store: &Store, epoch_id: i64) -> Result<Vec<String>, Failure> {
+    let offers = store.live_offers(crate::outer::ITEM_STALE_AFTER.as_secs_f64()).await?;
+    let mut lines = Vec::new();
+    for item in store.epoch_items(epoch_id).await?.into_iter().filter(|i| i.status != "done") {
+        let needs = item.needs();
+        let line = match item.status.as_str() {
+            "running" => format!("{:<28} running on {}", item.task_name, item.holder.as_deref().unwrap_or("a worker")),
+            _ if needs.is_empty() || offers.iter().any(|o| needs.iter().all(|n| o.contains(n))) => {
+                format!("{:<28} queued for a worker", item.task_name)
+            }
+            _ => format!(
+                "{:<28} waits: it needs {} and no live worker offers it (start `attractor worker --offers {}`)",
+                item.task_name,
+                needs.join(", "),
+                needs.join(",")
+            ),
+        };
+        lines.push(line);
+    }
+    Ok(lines)
+}
+
 /// A suite's epochs: mean loss, per-task losses and artifact events.
 pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure> {
     let s = find_suite(store, name).await?;
@@ -115,6 +139,11 @@ pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure>
         let mean = e.mean_loss.map_or_else(|| "-".into(), |m| format!("{m:.4}"));
         let state = if e.completed_at.is_some() { "" } else { "  (unfinished: run again to resume)" };
         println!("\nepoch {}  mean loss {mean}{state}", e.epoch_num);
+        if e.completed_at.is_none() {
+            for line in waiting_runs(store, e.id).await? {
+                println!("    {line}");
+            }
+        }
         let rows = store.runs_of_epoch(e.id).await?;
         for r in store.epoch_runs(e.id).await? {
             let status = parse(Some(&r.scores_json))["status"].as_str().unwrap_or("?").to_string();

@@ -348,6 +348,15 @@ impl Store {
         // Migrations take PostgreSQL's advisory lock: workers starting at
         // once take turns.
         POSTGRES_MIGRATIONS.run(&pool).await.map_err(|source| StoreError::Migrate { path: shown.clone(), source })?;
+        // Heartbeats and timestamps go by the server's clock (see crate::time):
+        // its offset from this machine's, read at the middle of the round trip.
+        let before = chrono::Utc::now();
+        let server: f64 =
+            sqlx::query_scalar(&format!("SELECT {}", Backend::Postgres.now_secs())).fetch_one(&pool).await?;
+        let middle = before + (chrono::Utc::now() - before) / 2;
+        if let Some(at) = chrono::DateTime::from_timestamp_millis((server * 1000.0).round() as i64) {
+            crate::time::set_database_offset(at - middle);
+        }
         Ok(Store { writer: pool.clone(), pool, path: shown, backend: Backend::Postgres })
     }
 

@@ -722,7 +722,7 @@ fn hidden_below(root: &Path, path: &Path) -> bool {
 
 fn removed_within(at: &str, window: Duration) -> bool {
     let Ok(at) = chrono::DateTime::parse_from_rfc3339(at) else { return false };
-    let age = chrono::Utc::now().signed_duration_since(at);
+    let age = crate::time::now().signed_duration_since(at);
     age.to_std().map_or(true, |a| a <= window)
 }
 
