@@ -201,7 +201,7 @@ async fn a_task_that_needs_a_label_waits_named_in_the_inbox_then_runs_only_on_a_
 }
 
 #[test]
-fn a_needs_label_that_no_worker_could_offer_is_a_located_suite_error() {
+fn a_needs_label_that_no_worker_could_offer_is_a_located_suite_error_and_run_offers_the_environment_s_labels() {
     let cli = Cli::sqlite();
     let text = "name: s\ntasks:\n  - name: t\n    command: 'true'\n    needs: [ok, 'Bad Label']\n";
     let suite = cli.write("s.suite.yaml", text);
@@ -210,6 +210,22 @@ fn a_needs_label_that_no_worker_could_offer_is_a_located_suite_error() {
     assert_ne!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("s.suite.yaml:5:") && err.contains("tasks[0].needs[1]"), "{err}");
     assert!(err.contains("not a label a worker can offer"), "{err}");
+    // `attractor run` offers what ATTRACTOR_WORKER_OFFERS says (checked) for
+    // the runs it works itself.
+    let suite = cli.write(
+        "p.suite.yaml",
+        "name: p\ntasks:\n  - name: t\n    needs: [python]\n    command: |\n      echo '{\"status\": \"complete\"}' > \"$ATTRACTOR_RESULT_FILE\"\n",
+    );
+    let suite = suite.display().to_string();
+    let run = |offers: &str| {
+        cli.cmd(&["run", &suite, "--epochs", "1"]).env("ATTRACTOR_WORKER_OFFERS", offers).output().unwrap()
+    };
+    let out = run("python");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run("Py!");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("ATTRACTOR_WORKER_OFFERS: `Py!` is not a label"), "{err}");
 }
 
 #[test]

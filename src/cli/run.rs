@@ -186,6 +186,9 @@ pub(super) async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     // coordinator's heuristics answer every step. `--no-llm` turns the tier
     // off but leaves a model-driven optimizer its model.
     let machine = worker::machine(&db, args.runs_dir.as_ref())?;
+    // The labels this machine offers (ATTRACTOR_WORKER_OFFERS) for the runs
+    // it works itself; other workers take the rest.
+    let offers = crate::queue::offers::from_env(|n| std::env::var(n).ok()).map_err(Failure::input)?;
 
     let bus = Bus::new();
     let persister = bus::persist(&bus, store.clone());
@@ -193,7 +196,7 @@ pub(super) async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     let auditor = crate::auditor::spawn(&bus, crate::auditor::AuditConfig::default());
     let show = !g.quiet && !g.json;
     let renderer = progress::spawn(&bus, show, args.epochs, suite.tasks.len());
-    let worker = crate::queue::Worker::new(store.clone(), bus.clone(), machine, "attractor run");
+    let worker = crate::queue::Worker::new(store.clone(), bus.clone(), machine, "attractor run").with_offers(offers);
     // The request goes into the store's queue as this process's own, so an
     // app open on the same database shows the run live.
     let row = match worker.enqueue_own(&suite.name, &req).await? {

@@ -56,17 +56,7 @@ pub(super) fn machine(db: &std::path::Path, runs_dir: Option<&PathBuf>) -> Resul
 
 /// One `--offers` label, as a task's `needs:` may name it.
 fn offer_label(s: &str) -> Result<String, String> {
-    let label = s.trim();
-    let ok = !label.is_empty()
-        && label.len() <= 64
-        && label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c));
-    if ok {
-        Ok(label.to_string())
-    } else {
-        Err(format!(
-            "`{label}` is not a label: use lowercase letters, digits, `-`, `_` and `.` (at most 64), e.g. `--offers python,gpu`"
-        ))
-    }
+    crate::queue::offers::label(s)
 }
 
 pub(super) async fn run(g: &Global, args: &WorkerArgs) -> Result<u8, Failure> {

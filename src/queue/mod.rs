@@ -578,6 +578,8 @@ impl Worker {
             }
             tokio::select! {
                 done = jobs.join_next(), if !jobs.is_empty() => {
+                    // Just busy: the next epoch's runs come soon, so look often.
+                    idle = crate::outer::ITEM_POLL;
                     match done {
                         Some(Ok(Job::Request(w))) => worked.push(w),
                         Some(Ok(Job::Runs { request_id: Some(id), refused: true })) => refused.push(id),
@@ -588,7 +590,7 @@ impl Worker {
                     stop_open = changed.is_ok();
                 }
                 () = tokio::time::sleep(idle) => {
-                    idle = (idle * 2).min(crate::outer::IDLE_POLL_MAX);
+                    idle = (idle * 3 / 2).min(crate::outer::IDLE_POLL_MAX);
                 }
             }
             if *stop.borrow() {

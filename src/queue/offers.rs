@@ -17,6 +17,37 @@ pub struct MissingTool {
     pub hint: String,
 }
 
+/// The environment variable with the labels a machine offers
+/// (`python,gpu`): `attractor worker`'s `--offers` default, and what
+/// `attractor run` offers for the runs it works itself.
+pub const OFFERS_ENV: &str = "ATTRACTOR_WORKER_OFFERS";
+
+/// One label, as a task's `needs:` may name it.
+pub fn label(s: &str) -> Result<String, String> {
+    let label = s.trim();
+    let ok = !label.is_empty()
+        && label.len() <= 64
+        && label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c));
+    if ok {
+        Ok(label.to_string())
+    } else {
+        Err(format!(
+            "`{label}` is not a label: use lowercase letters, digits, `-`, `_` and `.` (at most 64), e.g. `--offers python,gpu`"
+        ))
+    }
+}
+
+/// The labels [`OFFERS_ENV`] names, checked against this machine.
+pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, String> {
+    let said = env(OFFERS_ENV).unwrap_or_default();
+    let said: Vec<String> = said
+        .split(',')
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| label(l).map_err(|e| format!("{OFFERS_ENV}: {e}")))
+        .collect::<Result<_, _>>()?;
+    checked(&said).map_err(|e| e.to_string())
+}
+
 /// The program (and its arguments) whose success backs a known label.
 fn probe_of(label: &str) -> Option<(&'static str, &'static [&'static str])> {
     Some(match label {
