@@ -939,3 +939,29 @@ async fn a_server_started_from_another_folder_still_names_the_bundled_examples()
     assert_eq!(overview["examples_dir"], Value::String(expected), "{overview}");
     child.kill().await.unwrap();
 }
+
+#[test]
+fn names_in_any_script_run_and_become_safely_encoded_folders() {
+    let cli = Cli::sqlite();
+    let suite = cli.write(
+        "u.suite.yaml",
+        "name: ünï-cødé\nartifacts:\n  - name: задача\n    type: text\n    content: hi\ntasks:\n  - name: 定价\n    command: |\n      printf '%s' \"$ATTRACTOR_TASK_NAME\" > name.txt\n      echo '{\"status\": \"complete\"}' > \"$ATTRACTOR_RESULT_FILE\"\n",
+    );
+    cli.ok(&["run", &suite.display().to_string(), "--epochs", "1"]);
+    let run = cli.dir.path().join("runs/~c3~bcn~c3~af-c~c3~b8d~c3~a9/epoch-0001/~e5~ae~9a~e4~bb~b7");
+    // The harness sees the name as written; the folder holds it encoded.
+    assert_eq!(std::fs::read_to_string(run.join("name.txt")).unwrap(), "定价");
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("artifacts/index.json")).unwrap()).unwrap();
+    let file = index["задача"]["file"].as_str().unwrap();
+    assert_eq!(file, "~d0~b7~d0~b0~d0~b4~d0~b0~d1~87~d0~b0.txt");
+    assert_eq!(std::fs::read_to_string(run.join("artifacts").join(file)).unwrap(), "hi");
+    let listed = cli.ok(&["inspect", "ünï-cødé"]);
+    assert!(listed.contains("定价"), "{listed}");
+    // What still cannot be a name is refused, saying what may be.
+    let bad = cli.write("b.suite.yaml", "name: a/b\ntasks:\n  - name: t\n    command: x\n");
+    let out = cli.run(&["validate", &bad.display().to_string()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("in any script") && err.contains("b.suite.yaml:1:"), "{err}");
+}

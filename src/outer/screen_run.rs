@@ -52,7 +52,7 @@ impl Screening for TaskScreening<'_> {
             .runner
             .config
             .runs_root
-            .join(&self.runner.suite.name)
+            .join(crate::suite::folder_name(&self.runner.suite.name))
             .join(format!("epoch-{:04}", self.epoch_num))
             .join(format!("screen-{n:03}"));
         let artifacts: Vec<ActiveArtifact> = self
@@ -103,7 +103,7 @@ impl TaskScreening<'_> {
         if *self.runner.cancel.borrow() {
             return Err(ScreenError::Cancelled);
         }
-        let run_dir = screen_dir.join(&t.name);
+        let run_dir = screen_dir.join(crate::suite::folder_name(&t.name));
         let outcome = task::command::run(task::command::CommandRun {
             task: t,
             spec,

@@ -17,12 +17,14 @@
 //! [`parse`] tell the two apart by the file name.
 
 pub mod examples;
+pub mod names;
 mod raw;
 mod runnable;
 pub mod taskfile;
 mod validate;
 mod yaml;
 
+pub use names::{folder_name, valid_name};
 pub use runnable::check_runnable;
 use validate::Validator;
 pub use yaml::{decode_text, issues_at, locate, parse_strict, read_text};

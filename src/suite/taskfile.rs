@@ -112,10 +112,10 @@ mod tests {
 
     #[test]
     fn a_file_name_that_is_no_suite_name_asks_for_suite() {
-        let e = parse("command: x\n", Path::new("d/my task.task.yaml")).unwrap_err();
+        let e = parse("command: x\n", Path::new("d/my\ttask.task.yaml")).unwrap_err();
         assert_eq!(e.issues[0].field, "suite");
         assert!(e.issues[0].hint.as_deref().unwrap_or("").contains("set `suite:`"), "{e}");
-        assert!(parse("suite: ok\ncommand: x\n", Path::new("d/my task.task.yaml")).is_ok());
+        assert!(parse("suite: ok\ncommand: x\n", Path::new("d/my\ttask.task.yaml")).is_ok());
     }
 
     #[test]

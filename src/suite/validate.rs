@@ -7,6 +7,7 @@
 mod artifacts;
 mod tasks;
 
+use super::names::NAME_HINT;
 use super::*;
 
 /// Checks what YAML types alone cannot: names, ranges, per-kind fields.
@@ -392,16 +393,6 @@ impl Validator {
             }
         }
     }
-}
-
-const NAME_HINT: &str = "use at most 128 of the ASCII letters a–z and A–Z, the digits, `_`, `-` and `.` (names become folder names), starting with a letter or digit";
-
-/// Names become folder and file names, so keep them to a safe alphabet.
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 128
-        && name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// A path that stays inside the folder it is relative to.

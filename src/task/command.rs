@@ -161,7 +161,7 @@ async fn prepare(r: &CommandRun<'_>) -> std::io::Result<()> {
     tokio::fs::create_dir_all(&artifacts_dir).await?;
     let mut index = serde_json::Map::new();
     for a in r.artifacts {
-        let file = format!("{}.{}", a.name, a.kind.extension());
+        let file = format!("{}.{}", crate::suite::folder_name(&a.name), a.kind.extension());
         tokio::fs::write(artifacts_dir.join(&file), &a.content).await?;
         index
             .insert(a.name.clone(), serde_json::json!({ "version": a.version, "type": a.kind.as_str(), "file": file }));
@@ -305,8 +305,10 @@ fn reserialize(text: &str, checked: &RunCompletion) -> String {
 /// `<runs root>/<suite>/epoch-<n>/<task>`, with `-attempt-<k>` appended when
 /// an earlier attempt (an interrupted one) left its folder there.
 pub fn fresh_run_dir(root: &Path, suite: &str, epoch_num: i64, task: &str) -> PathBuf {
-    let epoch_dir = root.join(suite).join(format!("epoch-{epoch_num:04}"));
-    let first = epoch_dir.join(task);
+    use crate::suite::folder_name;
+    let epoch_dir = root.join(folder_name(suite)).join(format!("epoch-{epoch_num:04}"));
+    let task = folder_name(task);
+    let first = epoch_dir.join(&task);
     if !first.exists() {
         return first;
     }
