@@ -252,3 +252,58 @@ fn the_deployment_examples_read_the_database_from_a_secret_and_start_workers_thi
     args.splice(0..0, ["worker", "--until-idle", "--offers", offers]);
     cli.ok(&args);
 }
+
+/// Copies `examples/descent.suite.yaml` and its harness into `dir`, every
+/// task needing the label `away`.
+fn descent_copy(dir: &Path) -> PathBuf {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    std::fs::create_dir_all(dir.join("descent")).unwrap();
+    for f in std::fs::read_dir(examples.join("descent")).unwrap() {
+        let f = f.unwrap();
+        std::fs::copy(f.path(), dir.join("descent").join(f.file_name())).unwrap();
+    }
+    let text = std::fs::read_to_string(examples.join("descent.suite.yaml")).unwrap();
+    let text = text.replace("    command: python3", "    needs: [away]\n    command: python3");
+    assert_eq!(text.matches("needs: [away]").count(), 4, "{text}");
+    let suite = dir.join("descent.suite.yaml");
+    std::fs::write(&suite, text).unwrap();
+    suite
+}
+
+#[tokio::test]
+async fn a_worker_without_the_suite_s_folder_runs_its_runs_from_the_copy_in_the_store() {
+    let pg = PgCluster::start();
+    let reference = Cli::at(pg.database("reference"));
+    let here = reference.dir.path().join("suites");
+    let suite = descent_copy(&here).display().to_string();
+    let args = ["run", &suite, "--epochs", "2", "--optimizer", "evolve", "--seed", "4"];
+    let out = reference.cmd(&args).env("ATTRACTOR_WORKER_OFFERS", "away").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let alone = reference.descent_history();
+
+    // The holder reads the folder and offers nothing; once it has put the
+    // folder in the store, the folder goes away, as on another machine.
+    let url = pg.database("shared");
+    let shared = Cli::at(&url);
+    let there = shared.dir.path().join("suites");
+    let suite = descent_copy(&there).display().to_string();
+    let args = ["run", &suite, "--epochs", "2", "--optimizer", "evolve", "--seed", "4"];
+    let mut holder = shared.cmd(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let digest: String = wait_for("the suite's folder in the store", || async {
+        sqlx::query_scalar("SELECT suite_bundle FROM run_requests WHERE suite_bundle IS NOT NULL")
+            .fetch_optional(&pool)
+            .await
+            .ok()
+            .flatten()
+    })
+    .await;
+    std::fs::rename(&there, shared.dir.path().join("moved")).unwrap();
+    let mut worker = workers(&shared, 1, &["--offers", "away"]).remove(0);
+    assert!(holder.wait().unwrap().success(), "the run failed");
+    assert!(worker.wait().unwrap().success(), "the worker failed");
+    assert_eq!(shared.descent_history(), alone, "runs from the store's copy gave another history");
+    let unpacked = shared.dir.path().join("runs/.suites").join(&digest);
+    assert!(unpacked.join("descent.suite.yaml").is_file() && unpacked.join("descent/score.py").is_file());
+    pool.close().await;
+}

@@ -38,3 +38,13 @@ CREATE TABLE workers (
     heartbeat    REAL NOT NULL,
     stopped      BIGINT NOT NULL DEFAULT 0
 );
+
+-- A suite's folder as its holder read it (a zip), for workers on machines
+-- that do not have it at the launch's path; named by its SHA-256.
+CREATE TABLE suite_bundles (
+    digest      TEXT PRIMARY KEY,
+    content     BLOB NOT NULL,
+    size        BIGINT NOT NULL,
+    created_at  TEXT NOT NULL
+);
+ALTER TABLE run_requests ADD COLUMN suite_bundle TEXT;

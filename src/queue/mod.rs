@@ -16,6 +16,7 @@
 //! continues the plan the dead one left: the runs it finished are kept, the
 //! ones it had in flight run again.
 
+pub mod bundle;
 pub mod offers;
 
 use std::path::PathBuf;
@@ -340,6 +341,7 @@ impl Worker {
         });
         let prepared = prepare(&self.store, &req, &self.machine).await?;
         self.store.request_seed(row.id, &self.owner, prepared.config.seed).await?;
+        self.share_suite_folder(row.id, &prepared.suite).await;
         let registry = Registry::load(self.store.clone()).await.map_err(RunnerError::from)?;
         announce(&prepared, &registry);
         // The heartbeat passes a person's cancel (set in the store by any
@@ -359,6 +361,27 @@ impl Worker {
         let _ = run_ended.send(());
         progress.finish().await;
         Ok(summary?)
+    }
+
+    /// On a database other machines share, puts the suite's folder in the
+    /// store for workers that do not have it ([`bundle`]). A folder that
+    /// cannot be packed (too large) is said once; runs then need it at the
+    /// launch's path.
+    async fn share_suite_folder(&self, id: i64, suite: &Suite) {
+        if self.store.backend() != crate::store::Backend::Postgres {
+            return;
+        }
+        let dir = suite.dir.clone();
+        let packed = tokio::task::spawn_blocking(move || bundle::pack(&dir)).await;
+        match packed {
+            Ok(Ok(b)) => {
+                if let Err(e) = self.store.put_bundle(id, &self.owner, &b.digest, &b.zip).await {
+                    tracing::warn!(request = id, "could not share the suite's folder through the store: {e}");
+                }
+            }
+            Ok(Err(e)) => tracing::warn!(request = id, "{e}"),
+            Err(e) => tracing::warn!(request = id, "could not pack the suite's folder: {e}"),
+        }
     }
 
     /// Keeps the request's suite, the epochs it started and its count of
@@ -635,6 +658,48 @@ impl Worker {
         Job::Runs { request_id, refused }
     }
 
+    /// The request with a suite file this machine has: the launch's own
+    /// path when it is here, else the suite's folder from the store unpacked
+    /// into this worker's cache. `None` when neither is to be had.
+    async fn local_suite(&self, row: &QueuedRequest, mut req: RunRequest) -> Option<RunRequest> {
+        let path = PathBuf::from(&req.suite_path);
+        if path.is_file() {
+            return Some(req);
+        }
+        let Some(digest) = row.suite_bundle.clone() else {
+            tracing::warn!(request = row.id, path = %path.display(), "the launch's suite file is not on this machine, and its folder is not in the store; leaving its runs to other workers");
+            return None;
+        };
+        let zip = match self.store.bundle(&digest).await {
+            Ok(Some(zip)) => zip,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::warn!(request = row.id, "could not read the suite's folder from the store: {e}");
+                return None;
+            }
+        };
+        let cache = self.machine.runs_root.join(".suites");
+        let unpacked = tokio::task::spawn_blocking(move || {
+            std::fs::create_dir_all(&cache).map_err(|e| bundle::BundleError::Damaged(e.to_string()))?;
+            bundle::unpack_into(&cache, &digest, &zip)
+        })
+        .await;
+        let dir = match unpacked {
+            Ok(Ok(dir)) => dir,
+            Ok(Err(e)) => {
+                tracing::warn!(request = row.id, "{e}");
+                return None;
+            }
+            Err(e) => {
+                tracing::warn!(request = row.id, "could not unpack the suite's folder: {e}");
+                return None;
+            }
+        };
+        let file = path.file_name()?;
+        req.suite_path = dir.join(file).display().to_string();
+        Some(req)
+    }
+
     /// [`Worker::work_runs`]; `Ok(true)` when this worker cannot run the
     /// launch's runs (the run it claimed went back to the queue).
     async fn runs_of_launch(&self, first: RunItem, cancel: watch::Receiver<bool>) -> Result<bool, WorkError> {
@@ -649,6 +714,13 @@ impl Worker {
         };
         let req: RunRequest =
             serde_json::from_str(&row.request_json).map_err(|e| WorkError::Unreadable(row.id, e.to_string()))?;
+        let req = match self.local_suite(row, req).await {
+            Some(req) => req,
+            None => {
+                release(&first).await?;
+                return Ok(true);
+            }
+        };
         let mut prepared = match prepare(&self.store, &req, &self.machine).await {
             Ok(p) => p,
             Err(e) => {

@@ -81,6 +81,10 @@ pub struct QueuedRequest {
     /// The epochs it set out to do: fewer than requested when it continues
     /// a plan a stopped launch left unfinished. None before its run starts.
     pub epochs_planned: Option<i64>,
+    /// The digest of its suite's folder in `suite_bundles`, for workers
+    /// that do not have the folder (on a shared database only).
+    #[sqlx(default)]
+    pub suite_bundle: Option<String>,
 }
 
 impl QueuedRequest {
@@ -421,6 +425,38 @@ impl Store {
     }
 
     /// The latest requests, newest first.
+    /// Keeps a suite folder's bundle (once per content) and names it as the
+    /// request's.
+    pub async fn put_bundle(&self, request_id: i64, owner: &str, digest: &str, zip: &[u8]) -> Result<()> {
+        let mut tx = self.writer.begin().await?;
+        sqlx::query(
+            "INSERT INTO suite_bundles (digest, content, size, created_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (digest) DO NOTHING",
+        )
+        .bind(digest)
+        .bind(zip)
+        .bind(i64::try_from(zip.len()).unwrap_or(i64::MAX))
+        .bind(now_rfc3339())
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE run_requests SET suite_bundle = $1 WHERE id = $2 AND owner = $3")
+            .bind(digest)
+            .bind(request_id)
+            .bind(owner)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// A suite folder's bundle by its digest.
+    pub async fn bundle(&self, digest: &str) -> Result<Option<Vec<u8>>> {
+        Ok(sqlx::query_scalar("SELECT content FROM suite_bundles WHERE digest = $1")
+            .bind(digest)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
     /// Whether any launch is queued or running.
     pub async fn launches_open(&self) -> Result<bool> {
         let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM run_requests WHERE status IN ('queued', 'running')")
