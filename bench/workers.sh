@@ -12,11 +12,16 @@
 #   wait — `sleep S`, a task that waits (a model call, a remote evaluator);
 #   cpu  — a sum that takes S seconds on one free core, a task that needs one.
 # The default table spreads suites; `--wide` spreads one suite's runs over
-# many workers: 1-second tasks, each row against its ideal wall time (the
-# runs over the workers, epoch after epoch), the share of the workers' time
-# not spent in a task (claims, the store, epoch closes, polling), the mean
-# epoch-close latency (the last run's end to the epoch's close) and, with
-# instant tasks, how many runs per second the queue passes
+# many workers (each one run at a time): 1-second tasks, each row against
+# its ideal wall time (the runs over the workers, epoch after epoch). Wall
+# is from the workers' start to the last one's exit; queue wall from the
+# first run's start to the last epoch's close, on the database's clock (the
+# workers' start-up left out). "Not in a task" is the share of the workers'
+# queue-wall time not spent in a task (claims, the store, epoch closes,
+# waiting for the next epoch); "run record" the mean time a run spends in
+# the store around its task (recorded as started, claimed to it, finished
+# with its epoch row); epoch close the last run's end to the epoch's
+# close; with instant tasks, runs per second is what the queue passes
 # (bench/workers_row.py makes each row).
 # Prints a Markdown table; bench/README.md keeps the measured one.
 set -euo pipefail
@@ -57,7 +62,8 @@ wide_row() {
         echo "    command: $cmd"
       done
     } > "$dir/wide-$s.suite.yaml"
-    ATTRACTOR_RUNS_DIR="$work/runs" "$bin" --db "$db" --quiet run "$dir/wide-$s.suite.yaml" --epochs "$ep" --seed 1 --queue >/dev/null
+    ATTRACTOR_RUNS_DIR="$work/runs" "$bin" --db "$db" --quiet run "$dir/wide-$s.suite.yaml" --epochs "$ep" --seed 1 \
+      --concurrency 1 --queue >/dev/null
   done
   local start end pids=()
   start=$(date +%s.%N)
@@ -74,13 +80,18 @@ wide_row() {
            (SELECT COUNT(DISTINCT worker) FROM runs),
            (SELECT COALESCE(AVG(EXTRACT(EPOCH FROM (CAST(e.completed_at AS timestamptz)
                      - (SELECT MAX(CAST(r.finished_at AS timestamptz)) FROM runs r WHERE r.epoch_id = e.id)))), 0)
-            FROM epochs e WHERE e.completed_at IS NOT NULL)")
+            FROM epochs e WHERE e.completed_at IS NOT NULL),
+           (SELECT EXTRACT(EPOCH FROM (MAX(CAST(e.completed_at AS timestamptz)) - MIN(CAST(r.started_at AS timestamptz))))
+            FROM epochs e, runs r),
+           (SELECT COALESCE(AVG(EXTRACT(EPOCH FROM (CAST(r.finished_at AS timestamptz) - CAST(r.started_at AS timestamptz))) * 1000
+                     - r.duration_ms), 0)
+            FROM runs r JOIN epoch_runs er ON er.run_id = r.id)")
   python3 bench/workers_row.py "$label" "$n" "$start" "$end" "$nsuites" "$ntasks" "$ep" "$secs" $stats
 }
 
 if [ "$wide" = 1 ]; then
-  echo "| shape | workers | runs | workers used | wall (s) | ideal (s) | wall / ideal | not in a task | epoch close (ms) | runs / s |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| shape | workers | runs | workers used | wall (s) | queue wall (s) | ideal (s) | queue wall / ideal | not in a task | run record (ms) | epoch close (ms) | runs / s |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   wide_row "1 suite × 12 tasks of 1 s" 1 12 "sleep 1" 1 1 2
   wide_row "1 suite × 12 tasks of 1 s" 1 12 "sleep 1" 1 4 2
   wide_row "16 suites × 4 tasks of 1 s" 16 4 "sleep 1" 1 16 2

@@ -379,6 +379,17 @@ impl Store {
         }
     }
 
+    /// A write transaction that takes only the rows it touches on
+    /// PostgreSQL (no database-wide lock: what many workers write at once,
+    /// each to its own rows, as a run's finish); on SQLite the same as
+    /// [`Store::begin_write`] (one writer anyway).
+    pub(crate) async fn begin_row_write(&self) -> Result<sqlx::Transaction<'static, Any>> {
+        match self.backend {
+            Backend::Sqlite => self.begin_write().await,
+            Backend::Postgres => Ok(self.writer.begin().await?),
+        }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -242,7 +242,9 @@ impl Store {
     /// `owner` no longer holds it (another worker took it over): the run is
     /// then recorded as superseded and counts nothing.
     pub async fn finish_item(&self, id: i64, owner: &str, run_id: i64, epoch_id: i64, end: &RunEnd) -> Result<bool> {
-        let mut tx = self.begin_write().await?;
+        // The item's row lock fences a late finish; `epoch_runs`' key keeps
+        // a task counted once per epoch.
+        let mut tx = self.begin_row_write().await?;
         let status = if end.loss.is_some() { "done" } else { "queued" };
         let held = sqlx::query(
             "UPDATE run_items SET status = $1, heartbeat = NULL,
