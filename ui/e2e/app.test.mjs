@@ -487,6 +487,22 @@ describe("the Attractor web UI against a real server", () => {
     assert.equal(await page.getByLabel("Epochs", { exact: true }).inputValue(), "3");
   });
 
+  it("lists on Live the workers that served on the database, with what they offer and that they stopped", async () => {
+    const wdb = join(work, "workers.db");
+    // A worker with nothing to do registers, then stops (`--until-idle`).
+    execFileSync(bin, ["--db", wdb, "worker", "--until-idle", "--offers", "python"], { env, encoding: "utf8" });
+    const s = await serve(wdb);
+    try {
+      await page.goto(`${s.url}#/live`);
+      const row = page.getByTestId("workers").locator("tr[data-state=stopped]");
+      await row.waitFor();
+      assert.match(await row.innerText(), /attractor worker \(pid \d+ on [^)]+\)\s+stopped\s+python/);
+      await shot("40-live-workers.png");
+    } finally {
+      s.child.kill("SIGINT");
+    }
+  });
+
   it("says on Live and on Suites that a launch finished with every run failed, and cuts a long run list with a way to see it all", async () => {
     const dir = join(work, "crash");
     mkdirSync(dir, { recursive: true });
