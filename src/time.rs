@@ -3,10 +3,11 @@
 //!
 //! On a database several machines share, "now" is the database's: when a
 //! PostgreSQL store opens, it measures how far this machine's clock is from
-//! the server's ([`set_database_offset`]), and every timestamp written and
-//! every heartbeat judged afterwards is corrected by it. A worker whose
-//! clock runs a minute fast then neither looks dead to the others nor
-//! judges their heartbeats stale.
+//! the server's ([`set_database_offset`]), and when they disagree by more
+//! than a quarter second every timestamp written and every heartbeat judged
+//! afterwards is corrected by it. A worker whose clock runs a minute fast
+//! then neither looks dead to the others nor judges their heartbeats stale.
+//! (Run items' heartbeats are the server's `now()` itself.)
 
 use std::sync::atomic::{AtomicI64, Ordering};
 

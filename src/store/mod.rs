@@ -248,6 +248,32 @@ pub fn shown_location(location: &Path) -> PathBuf {
     PathBuf::from(u.to_string())
 }
 
+/// Clocks closer than this are taken as agreeing: a machine whose clock is
+/// kept (NTP), or the server's own, keeps it, and its timestamps keep
+/// their order exactly; only a clock really off is corrected.
+const CLOCK_TOLERANCE_MS: i64 = 250;
+
+/// The PostgreSQL server's clock minus this machine's: of three round
+/// trips, the shortest's (the least disturbed by load), read at its middle;
+/// zero within [`CLOCK_TOLERANCE_MS`].
+async fn clock_offset(pool: &AnyPool) -> Result<chrono::TimeDelta> {
+    let sql = format!("SELECT {}", Backend::Postgres.now_secs());
+    let mut best: Option<(chrono::TimeDelta, chrono::TimeDelta)> = None;
+    for _ in 0..3 {
+        let before = chrono::Utc::now();
+        let server: f64 = sqlx::query_scalar(&sql).fetch_one(pool).await?;
+        let after = chrono::Utc::now();
+        let Some(at) = chrono::DateTime::from_timestamp_micros((server * 1e6).round() as i64) else { continue };
+        let trip = after - before;
+        let offset = at - (before + trip / 2);
+        if best.is_none_or(|(t, _)| trip < t) {
+            best = Some((trip, offset));
+        }
+    }
+    let offset = best.map_or(chrono::TimeDelta::zero(), |(_, o)| o);
+    Ok(if offset.num_milliseconds().abs() <= CLOCK_TOLERANCE_MS { chrono::TimeDelta::zero() } else { offset })
+}
+
 /// Whether `path` is a SQLite file, an empty one, or none yet (SQLite
 /// creates it): the first 16 bytes of a SQLite file are its magic string.
 fn is_sqlite_or_empty(path: &Path) -> bool {
@@ -348,15 +374,8 @@ impl Store {
         // Migrations take PostgreSQL's advisory lock: workers starting at
         // once take turns.
         POSTGRES_MIGRATIONS.run(&pool).await.map_err(|source| StoreError::Migrate { path: shown.clone(), source })?;
-        // Heartbeats and timestamps go by the server's clock (see crate::time):
-        // its offset from this machine's, read at the middle of the round trip.
-        let before = chrono::Utc::now();
-        let server: f64 =
-            sqlx::query_scalar(&format!("SELECT {}", Backend::Postgres.now_secs())).fetch_one(&pool).await?;
-        let middle = before + (chrono::Utc::now() - before) / 2;
-        if let Some(at) = chrono::DateTime::from_timestamp_millis((server * 1000.0).round() as i64) {
-            crate::time::set_database_offset(at - middle);
-        }
+        // Heartbeats and timestamps go by the server's clock (see crate::time).
+        crate::time::set_database_offset(clock_offset(&pool).await?);
         Ok(Store { writer: pool.clone(), pool, path: shown, backend: Backend::Postgres })
     }
 
