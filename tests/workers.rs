@@ -226,6 +226,17 @@ fn a_needs_label_that_no_worker_could_offer_is_a_located_suite_error_and_run_off
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("ATTRACTOR_WORKER_OFFERS: `Py!` is not a label"), "{err}");
+    // Without the variable, the settings file's worker_offers say it, for
+    // `attractor run` and `attractor worker` alike.
+    std::fs::write(cli.dir.path().join("no-settings.json"), r#"{"worker_offers": ["python", "team-a"]}"#).unwrap();
+    cli.ok(&["run", &suite, "--epochs", "1"]);
+    cli.ok(&["worker", "--until-idle"]);
+    let listed: serde_json::Value = serde_json::from_str(&cli.ok(&["--json", "workers"])).unwrap();
+    let offers = &listed["workers"][0]["offers"];
+    assert!(
+        offers.as_array().is_some_and(|o| o.contains(&"python".into()) && o.contains(&"team-a".into())),
+        "{listed}"
+    );
 }
 
 #[test]

@@ -40,8 +40,7 @@ pub struct WorkerArgs {
 /// settings allow — what the app gives its runs.
 pub(super) fn machine(db: &std::path::Path, runs_dir: Option<&PathBuf>) -> Result<Machine, Failure> {
     let env = |n: &str| std::env::var(n).ok();
-    let settings_path = crate::service::settings::Settings::path_from_env();
-    let app = crate::service::settings::Settings::load(&settings_path).map_err(|e| Failure::input(e.to_string()))?;
+    let app = settings()?;
     let api_key = match app.names_model(&env) {
         true => tokio::task::block_in_place(|| crate::secrets::fallback_key(&env)),
         false => None,
@@ -54,6 +53,12 @@ pub(super) fn machine(db: &std::path::Path, runs_dir: Option<&PathBuf>) -> Resul
     })
 }
 
+/// This machine's settings file (the one the app's Settings screen writes).
+pub(super) fn settings() -> Result<crate::service::settings::Settings, Failure> {
+    let path = crate::service::settings::Settings::path_from_env();
+    crate::service::settings::Settings::load(&path).map_err(|e| Failure::input(e.to_string()))
+}
+
 /// One `--offers` label, as a task's `needs:` may name it.
 fn offer_label(s: &str) -> Result<String, String> {
     crate::queue::offers::label(s)
@@ -61,8 +66,13 @@ fn offer_label(s: &str) -> Result<String, String> {
 
 pub(super) async fn run(g: &Global, args: &WorkerArgs) -> Result<u8, Failure> {
     let db = super::db_path(g)?;
-    // What it offers, checked here before it claims anything.
-    let offers = crate::queue::offers::checked(&args.offers).map_err(|e| Failure::input(e.to_string()))?;
+    // What it offers (the flag or the environment, else the settings
+    // file's worker_offers), checked here before it claims anything.
+    let said = match args.offers.is_empty() {
+        true => crate::queue::offers::from_settings(&settings()?.worker_offers).map_err(Failure::input)?,
+        false => args.offers.clone(),
+    };
+    let offers = crate::queue::offers::checked(&said).map_err(|e| Failure::input(e.to_string()))?;
     let store = Store::open(&db).await?;
     let machine = machine(&db, args.runs_dir.as_ref())?;
     let bus = Bus::new();

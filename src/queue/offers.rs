@@ -37,15 +37,23 @@ pub fn label(s: &str) -> Result<String, String> {
     }
 }
 
-/// The labels [`OFFERS_ENV`] names, checked against this machine.
-pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, String> {
-    let said = env(OFFERS_ENV).unwrap_or_default();
-    let said: Vec<String> = said
-        .split(',')
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| label(l).map_err(|e| format!("{OFFERS_ENV}: {e}")))
-        .collect::<Result<_, _>>()?;
+/// The labels [`OFFERS_ENV`] names, else the settings file's
+/// `worker_offers`, checked against this machine.
+pub fn from_env(env: impl Fn(&str) -> Option<String>, settings: &[String]) -> Result<Vec<String>, String> {
+    let said: Vec<String> = match env(OFFERS_ENV).filter(|v| !v.trim().is_empty()) {
+        Some(list) => list
+            .split(',')
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| label(l).map_err(|e| format!("{OFFERS_ENV}: {e}")))
+            .collect::<Result<_, _>>()?,
+        None => from_settings(settings)?,
+    };
     checked(&said).map_err(|e| e.to_string())
+}
+
+/// The settings file's `worker_offers`, each a label.
+pub fn from_settings(settings: &[String]) -> Result<Vec<String>, String> {
+    settings.iter().map(|l| label(l).map_err(|e| format!("the settings file's worker_offers: {e}"))).collect()
 }
 
 /// The program (and its arguments) whose success backs a known label.

@@ -60,6 +60,11 @@ pub struct Settings {
     /// permission, which no suite file can give itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_outside: Vec<String>,
+    /// The labels this machine's workers offer (`python`, `gpu`) when
+    /// neither `--offers` nor ATTRACTOR_WORKER_OFFERS says (a task's
+    /// `needs:` names them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worker_offers: Vec<String>,
 }
 
 impl Settings {
@@ -71,7 +76,7 @@ impl Settings {
 
 /// What the settings file is, for the hints of its issues.
 const FILE_HINT: &str = "the settings file is the JSON the Settings screen writes (db_path, llm_base_url, \
-                         llm_model, llm_limits, model_prices, suite_paths, allowed_outside)";
+                         llm_model, llm_limits, model_prices, suite_paths, allowed_outside, worker_offers)";
 
 fn is_default_limits(l: &crate::llm::LlmLimits) -> bool {
     *l == crate::llm::LlmLimits::default()
