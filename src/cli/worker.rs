@@ -25,7 +25,8 @@ pub struct WorkerArgs {
     #[arg(long)]
     pub until_idle: bool,
     /// Labels this worker offers, comma-separated (`python,gpu`): it runs
-    /// tasks whose `needs:` it covers [default: none; it runs tasks that need nothing].
+    /// tasks whose `needs:` it covers [default: the settings file's
+    /// `worker_offers`, else none: it runs tasks that need nothing].
     #[arg(long, env = "ATTRACTOR_WORKER_OFFERS", value_delimiter = ',', value_parser = offer_label)]
     pub offers: Vec<String>,
     /// Where run directories go [default: `runs/<database name>` beside the database].
