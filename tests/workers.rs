@@ -237,6 +237,14 @@ fn a_needs_label_that_no_worker_could_offer_is_a_located_suite_error_and_run_off
         offers.as_array().is_some_and(|o| o.contains(&"python".into()) && o.contains(&"team-a".into())),
         "{listed}"
     );
+    // Workers that stopped cleanly are listed ten at most, newest first.
+    for _ in 0..11 {
+        cli.ok(&["worker", "--until-idle"]);
+    }
+    let listed: serde_json::Value = serde_json::from_str(&cli.ok(&["--json", "workers"])).unwrap();
+    let shown = listed["workers"].as_array().unwrap();
+    assert_eq!(shown.len(), 10, "{listed}");
+    assert!(shown.iter().all(|w| w["state"] == "stopped"), "{listed}");
 }
 
 #[test]

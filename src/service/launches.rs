@@ -468,16 +468,28 @@ fn needs_model(optimizer: crate::outer::OptimizerKind) -> ServiceError {
 /// A worker whose heartbeat is older than this is shown as quiet.
 const QUIET_AFTER_SECS: f64 = 60.0;
 
+/// Workers that stopped cleanly are shown for an hour, the latest ten at
+/// most: serving and quiet ones always (a quiet one may hold runs).
+const STOPPED_SHOWN_SECS: f64 = 3600.0;
+const STOPPED_SHOWN: usize = 10;
+
 /// The workers on the database and the runs queued per suite: the Live
 /// screen's and `attractor workers`' one source.
 pub async fn workers_view(store: &crate::store::Store) -> std::result::Result<WorkersView, crate::store::StoreError> {
     let mut workers = Vec::new();
+    let mut stopped = 0;
     for (w, quiet) in store.workers().await? {
         let state = match (w.stopped, quiet > QUIET_AFTER_SECS) {
             (true, _) => WorkerState::Stopped,
             (false, true) => WorkerState::Quiet,
             (false, false) => WorkerState::Serving,
         };
+        if state == WorkerState::Stopped {
+            stopped += 1;
+            if stopped > STOPPED_SHOWN || quiet > STOPPED_SHOWN_SECS {
+                continue;
+            }
+        }
         workers.push(WorkerView {
             offers: serde_json::from_str(&w.offers_json).unwrap_or_default(),
             holder: w.holder,

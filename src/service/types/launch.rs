@@ -148,7 +148,8 @@ pub struct SuiteQueueView {
 /// The workers on the database and the runs waiting for them.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct WorkersView {
-    /// Newest first.
+    /// Newest first: serving and quiet ones, and those that stopped in the
+    /// last hour (ten at most).
     pub workers: Vec<WorkerView>,
     pub queue: Vec<SuiteQueueView>,
 }

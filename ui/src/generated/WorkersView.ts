@@ -7,6 +7,7 @@ import type { WorkerView } from "./WorkerView";
  */
 export type WorkersView = { 
 /**
- * Newest first.
+ * Newest first: serving and quiet ones, and those that stopped in the
+ * last hour (ten at most).
  */
 workers: Array<WorkerView>, queue: Array<SuiteQueueView>, };
