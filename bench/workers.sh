@@ -45,6 +45,19 @@ pgdir=$(mktemp -d)   # its own: the cluster's owner must reach it
 trap 'scripts/pg-cluster.sh stop "$pgdir"; rm -rf "$work" "$pgdir"' EXIT
 base=$(scripts/pg-cluster.sh start "$pgdir")
 
+# Starts `n` workers on database `db` with `--until-idle` and waits for the
+# last to exit; sets `start` and `end` (seconds since 1970) around them.
+work_until_idle() {
+  local db=$1 n=$2 pids=()
+  start=$(date +%s.%N)
+  for _ in $(seq 1 "$n"); do
+    ATTRACTOR_RUNS_DIR="$work/runs" "$bin" --db "$db" --quiet worker --until-idle &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || true; done
+  end=$(date +%s.%N)
+}
+
 # One row of the wide table: `nsuites` suites of `ntasks` tasks running
 # `cmd` for `ep` epochs, worked by `n` workers; `secs` is a task's length.
 wide_row() {
@@ -65,14 +78,8 @@ wide_row() {
     ATTRACTOR_RUNS_DIR="$work/runs" "$bin" --db "$db" --quiet run "$dir/wide-$s.suite.yaml" --epochs "$ep" --seed 1 \
       --concurrency 1 --queue >/dev/null
   done
-  local start end pids=()
-  start=$(date +%s.%N)
-  for _ in $(seq 1 "$n"); do
-    ATTRACTOR_RUNS_DIR="$work/runs" "$bin" --db "$db" --quiet worker --until-idle &
-    pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p" || true; done
-  end=$(date +%s.%N)
+  local start end
+  work_until_idle "$db" "$n"
   local stats
   stats=$(psql -tA -F ' ' "$db" -c "
     SELECT (SELECT COUNT(*) FROM epoch_runs),
@@ -142,14 +149,7 @@ for kind in wait cpu; do
     for f in "$work/$kind"/*.suite.yaml; do
       ATTRACTOR_RUNS_DIR="$work/runs" "$bin" --db "$db" --quiet run "$f" --epochs "$epochs" --seed 1 --queue
     done
-    start=$(date +%s.%N)
-    pids=()
-    for _ in $(seq 1 "$n"); do
-      ATTRACTOR_RUNS_DIR="$work/runs" "$bin" --db "$db" --quiet worker --until-idle &
-      pids+=($!)
-    done
-    for p in "${pids[@]}"; do wait "$p" || true; done
-    end=$(date +%s.%N)
+    work_until_idle "$db" "$n"
     done_runs=$(psql -tA "$db" -c "SELECT COUNT(*) FROM runs WHERE status <> 'running'")
     [ "$done_runs" -eq "$runs" ] || echo "workers: $kind with $n worker(s) recorded $done_runs of $runs runs" >&2
     # The row, and (for one worker) the rate the others are compared with.

@@ -52,21 +52,41 @@ async fn counted_workers(pool: &sqlx::PgPool) -> Vec<(String, String)> {
     .unwrap()
 }
 
-#[tokio::test]
-async fn one_suite_s_runs_spread_over_four_workers_with_the_history_one_process_gives() {
-    let pg = PgCluster::start();
+/// What [`reference_then_queued`] sets up.
+struct Queued {
+    /// Holds the suite file the launch names: kept until the test ends.
+    _reference: Cli,
+    url: String,
+    shared: Cli,
+    /// What `run --queue` printed.
+    answer: String,
+    /// The history one process gave.
+    alone: serde_json::Value,
+}
+
+/// The slow descent suite run by one process on its own database (the
+/// history to match), then queued on a fresh `shared` database with the
+/// same arguments.
+fn reference_then_queued(pg: &PgCluster, epochs: &str, seed: &str) -> Queued {
     let reference = Cli::at(pg.database("reference"));
     let suite = slow_descent(&reference, None);
     let suite = suite.display().to_string();
-    let args = ["run", &suite, "--epochs", "3", "--optimizer", "evolve", "--seed", "5"];
+    let args = ["run", &suite, "--epochs", epochs, "--optimizer", "evolve", "--seed", seed];
     reference.ok(&args);
     let alone = reference.descent_history();
-
     let url = pg.database("shared");
     let shared = Cli::at(&url);
     let mut queued = args.to_vec();
     queued.push("--queue");
-    assert!(shared.ok(&queued).contains("queued request 1"));
+    let answer = shared.ok(&queued);
+    Queued { _reference: reference, url, shared, answer, alone }
+}
+
+#[tokio::test]
+async fn one_suite_s_runs_spread_over_four_workers_with_the_history_one_process_gives() {
+    let pg = PgCluster::start();
+    let Queued { _reference, url, shared, answer, alone } = reference_then_queued(&pg, "3", "5");
+    assert!(answer.contains("queued request 1"));
     for mut w in workers(&shared, 4, &[]) {
         assert!(w.wait().unwrap().success(), "a worker failed");
     }
@@ -89,18 +109,7 @@ async fn one_suite_s_runs_spread_over_four_workers_with_the_history_one_process_
 #[tokio::test]
 async fn a_worker_killed_in_the_middle_of_a_run_loses_that_run_only_and_it_counts_once() {
     let pg = PgCluster::start();
-    let reference = Cli::at(pg.database("reference"));
-    let suite = slow_descent(&reference, None);
-    let suite = suite.display().to_string();
-    let args = ["run", &suite, "--epochs", "2", "--optimizer", "evolve", "--seed", "9"];
-    reference.ok(&args);
-    let alone = reference.descent_history();
-
-    let url = pg.database("shared");
-    let shared = Cli::at(&url);
-    let mut queued = args.to_vec();
-    queued.push("--queue");
-    shared.ok(&queued);
+    let Queued { _reference, url, shared, alone, .. } = reference_then_queued(&pg, "2", "9");
     let pool = sqlx::PgPool::connect(&url).await.unwrap();
     let mut running = workers(&shared, 3, &[]);
     // A worker that is not the suite's holder, in the middle of a run.

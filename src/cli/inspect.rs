@@ -98,13 +98,14 @@ async fn epoch_json(store: &Store, e: &EpochRow) -> Result<Value, Failure> {
 async fn waiting_runs(store: &Store, epoch_id: i64) -> Result<Vec<String>, Failure> {
     let offers = store.live_offers(crate::outer::ITEM_STALE_AFTER.as_secs_f64()).await?;
     let mut lines = Vec::new();
-    for item in store.epoch_items(epoch_id).await?.into_iter().filter(|i| i.status != "done") {
+    use crate::store::ItemStatus;
+    for item in store.epoch_items(epoch_id).await?.into_iter().filter(|i| i.status != ItemStatus::Done) {
         let needs = item.needs();
-        let line = match item.status.as_str() {
-            "running" => format!("{:<28} running on {}", item.task_name, item.holder.as_deref().unwrap_or("a worker")),
-            _ if needs.is_empty() || offers.iter().any(|o| needs.iter().all(|n| o.contains(n))) => {
-                format!("{:<28} queued for a worker", item.task_name)
+        let line = match item.status {
+            ItemStatus::Running => {
+                format!("{:<28} running on {}", item.task_name, item.holder.as_deref().unwrap_or("a worker"))
             }
+            _ if needs.is_empty() || item.offered_by(&offers) => format!("{:<28} queued for a worker", item.task_name),
             _ => format!(
                 "{:<28} waits: it needs {} and no live worker offers it (start `attractor worker --offers {}`)",
                 item.task_name,

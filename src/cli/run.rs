@@ -185,12 +185,13 @@ pub(super) async fn run(g: &Global, args: &RunArgs) -> Result<u8, Failure> {
     // The LLM tier is on when a model is configured; without one, the
     // coordinator's heuristics answer every step. `--no-llm` turns the tier
     // off but leaves a model-driven optimizer its model.
-    let machine = worker::machine(&db, args.runs_dir.as_ref())?;
+    let app = worker::settings()?;
+    let machine = worker::machine(&db, args.runs_dir.as_ref(), &app)?;
     // The labels this machine offers (ATTRACTOR_WORKER_OFFERS, else the
     // settings file's worker_offers) for the runs it works itself; other
     // workers take the rest.
-    let offers = crate::queue::offers::from_env(|n| std::env::var(n).ok(), &worker::settings()?.worker_offers)
-        .map_err(Failure::input)?;
+    let offers =
+        crate::queue::offers::from_env(|n| std::env::var(n).ok(), &app.worker_offers).map_err(Failure::input)?;
 
     let bus = Bus::new();
     let persister = bus::persist(&bus, store.clone());

@@ -27,7 +27,7 @@ pub struct WorkerArgs {
     /// Labels this worker offers, comma-separated (`python,gpu`): it runs
     /// tasks whose `needs:` it covers [default: the settings file's
     /// `worker_offers`, else none: it runs tasks that need nothing].
-    #[arg(long, env = "ATTRACTOR_WORKER_OFFERS", value_delimiter = ',', value_parser = offer_label)]
+    #[arg(long, env = "ATTRACTOR_WORKER_OFFERS", value_delimiter = ',', value_parser = crate::queue::offers::label)]
     pub offers: Vec<String>,
     /// Where run directories go [default: `runs/<database name>` beside the database].
     #[arg(long, env = "ATTRACTOR_RUNS_DIR", value_name = "DIR")]
@@ -39,9 +39,12 @@ pub struct WorkerArgs {
 /// environment (the keychain when a model is configured and the environment
 /// holds no key), the settings file's limits and prices, and the folders the
 /// settings allow — what the app gives its runs.
-pub(super) fn machine(db: &std::path::Path, runs_dir: Option<&PathBuf>) -> Result<Machine, Failure> {
+pub(super) fn machine(
+    db: &std::path::Path,
+    runs_dir: Option<&PathBuf>,
+    app: &crate::service::settings::Settings,
+) -> Result<Machine, Failure> {
     let env = |n: &str| std::env::var(n).ok();
-    let app = settings()?;
     let api_key = match app.names_model(&env) {
         true => tokio::task::block_in_place(|| crate::secrets::fallback_key(&env)),
         false => None,
@@ -60,22 +63,18 @@ pub(super) fn settings() -> Result<crate::service::settings::Settings, Failure> 
     crate::service::settings::Settings::load(&path).map_err(|e| Failure::input(e.to_string()))
 }
 
-/// One `--offers` label, as a task's `needs:` may name it.
-fn offer_label(s: &str) -> Result<String, String> {
-    crate::queue::offers::label(s)
-}
-
 pub(super) async fn run(g: &Global, args: &WorkerArgs) -> Result<u8, Failure> {
     let db = super::db_path(g)?;
+    let app = settings()?;
     // What it offers (the flag or the environment, else the settings
     // file's worker_offers), checked here before it claims anything.
     let said = match args.offers.is_empty() {
-        true => crate::queue::offers::from_settings(&settings()?.worker_offers).map_err(Failure::input)?,
+        true => crate::queue::offers::from_settings(&app.worker_offers).map_err(Failure::input)?,
         false => args.offers.clone(),
     };
     let offers = crate::queue::offers::checked(&said).map_err(|e| Failure::input(e.to_string()))?;
     let store = Store::open(&db).await?;
-    let machine = machine(&db, args.runs_dir.as_ref())?;
+    let machine = machine(&db, args.runs_dir.as_ref(), &app)?;
     let bus = Bus::new();
     let persister = bus::persist(&bus, store.clone());
     let auditor = crate::auditor::spawn(&bus, crate::auditor::AuditConfig::default());

@@ -24,7 +24,7 @@ use tokio::sync::watch;
 use super::{RunnerError, SuiteRunner, duration_ms, epoch_seed, task_hash};
 use crate::bus::Event;
 use crate::loss;
-use crate::store::{EpochRow, ItemScope, NewItem, RunEnd, RunItem};
+use crate::store::{EpochRow, ItemScope, ItemStatus, NewItem, RunEnd, RunItem};
 use crate::suite::{Task, TaskKind};
 use crate::task::{self, ActiveArtifact};
 
@@ -89,7 +89,10 @@ impl SuiteRunner {
         let stale = ITEM_STALE_AFTER.as_secs_f64();
         self.store.enqueue_items(self.request_id, suite_id, epoch.id, &items, stale).await?;
         let concurrency = self.config.concurrency.max(1);
-        let mut waits = 0u32;
+        // Once workers had time to say they serve, runs nobody can take are
+        // named (once), instead of waited on in silence.
+        let name_waiting_at = tokio::time::Instant::now() + 2 * ITEM_HEARTBEAT;
+        let mut named = false;
         loop {
             // `concurrency` slots, each claiming and running the epoch's
             // items until none is left to claim, polled by one future: a
@@ -106,11 +109,9 @@ impl SuiteRunner {
                 break;
             }
             // The rest is with other workers: take back what a dead one held.
-            self.store.requeue_lost_items(stale, owner_gone).await?;
-            // Once workers had time to say they serve: runs nobody here can
-            // take are named, instead of waited on in silence.
-            waits += 1;
-            if u128::from(waits) * ITEM_POLL.as_millis() == 2 * ITEM_HEARTBEAT.as_millis() {
+            self.store.requeue_lost_items(epoch.id, stale, owner_gone).await?;
+            if !named && tokio::time::Instant::now() >= name_waiting_at {
+                named = true;
                 self.name_unclaimable(suite_id, epoch).await?;
             }
             self.pause(ITEM_POLL).await;
@@ -148,9 +149,8 @@ impl SuiteRunner {
             .epoch_items(epoch.id)
             .await?
             .into_iter()
-            .filter(|i| i.status == "queued")
+            .filter(|i| i.status == ItemStatus::Queued && !i.offered_by(&offers))
             .map(|i| (i.task_name.clone(), i.needs()))
-            .filter(|(_, needs)| !offers.iter().any(|o| needs.iter().all(|n| o.contains(n))))
             .collect();
         if stuck.is_empty() {
             return Ok(());
@@ -275,7 +275,7 @@ impl SuiteRunner {
         let run_dir = task::command::fresh_run_dir(&self.config.runs_root, &self.suite.name, epoch.epoch_num, &t.name);
         let run_id = self
             .store
-            .insert_run(suite_id, epoch.id, &t.name, t.kind_name(), &run_dir.to_string_lossy(), Some(&t.digest()))
+            .insert_run(suite_id, epoch.id, &t.name, t.kind_name(), &run_dir.to_string_lossy(), Some(&item.task_digest))
             .await?;
         self.store.item_run(item.id, &self.identity.owner, &self.identity.holder, run_id).await?;
         self.bus.publish(Event::RunStarted {

@@ -190,11 +190,10 @@ pub struct Worker {
     store: Store,
     bus: Bus,
     machine: Arc<Machine>,
-    /// Who this worker is in the queue ([`crate::process::origin`]).
-    owner: String,
-    holder: String,
-    /// The labels it offers: it claims runs of tasks that need no more.
-    offers: Vec<String>,
+    /// Who this worker is in the queue ([`crate::process::origin`]), the
+    /// words people see, and the labels it offers: it claims runs of tasks
+    /// that need no more.
+    me: WorkerIdentity,
     /// Whether a run this worker stopped (not a person) goes back to the
     /// queue: so in [`Worker::serve`]; `attractor run` and the app end it
     /// cancelled, to be resumed by launching it again.
@@ -207,9 +206,7 @@ impl Worker {
             store,
             bus,
             machine: Arc::new(machine),
-            owner: crate::process::origin().to_string(),
-            holder: format!("{role} (pid {} on {})", std::process::id(), crate::process::host()),
-            offers: Vec::new(),
+            me: WorkerIdentity::of_process(role, Vec::new()),
             requeue_interrupted: false,
         }
     }
@@ -217,17 +214,12 @@ impl Worker {
     /// Offers `labels` (`--offers`): runs of tasks that need them are this
     /// worker's to take too.
     pub fn with_offers(mut self, labels: Vec<String>) -> Worker {
-        self.offers = labels;
+        self.me.offers = labels;
         self
     }
 
-    /// Who this worker is among those that run a suite's runs.
-    fn identity(&self) -> WorkerIdentity {
-        WorkerIdentity { owner: self.owner.clone(), holder: self.holder.clone(), offers: self.offers.clone() }
-    }
-
     pub fn claimant(&self) -> Claimant<'_> {
-        Claimant { owner: &self.owner, holder: &self.holder }
+        Claimant { owner: &self.me.owner, holder: &self.me.holder }
     }
 
     pub fn store(&self) -> &Store {
@@ -305,9 +297,9 @@ impl Worker {
     async fn complete(&self, id: i64, done: &Completion) -> bool {
         for attempt in 1..=3u32 {
             let result = if done.status == QueueStatus::Queued {
-                self.store.requeue_request(id, &self.owner).await
+                self.store.requeue_request(id, &self.me.owner).await
             } else {
-                self.store.complete_request(id, &self.owner, done).await
+                self.store.complete_request(id, &self.me.owner, done).await
             };
             match result {
                 Ok(true) => return true,
@@ -339,7 +331,7 @@ impl Worker {
             suite_path: req.suite_path.clone(),
         });
         let prepared = prepare(&self.store, &req, &self.machine).await?;
-        self.store.request_seed(row.id, &self.owner, prepared.config.seed).await?;
+        self.store.request_seed(row.id, &self.me.owner, prepared.config.seed).await?;
         self.share_suite_folder(row.id, &prepared.suite).await;
         let registry = Registry::load(self.store.clone()).await.map_err(RunnerError::from)?;
         announce(&prepared, &registry);
@@ -352,7 +344,7 @@ impl Worker {
         let (progress, run_ended) = self.count_epochs(row.id, row.suite_name.clone());
         let progress = AbortOnDrop(progress);
         let runner =
-            prepared.runner(&self.store, registry, &self.bus, stop_rx).as_worker(self.identity(), Some(row.id));
+            prepared.runner(&self.store, registry, &self.bus, stop_rx).as_worker(self.me.clone(), Some(row.id));
         let summary = runner.run().await;
         // The run's last events may still wait in the counter's queue (a
         // run that fails fast ends before they are read): it records them
@@ -374,7 +366,7 @@ impl Worker {
         let packed = tokio::task::spawn_blocking(move || bundle::pack(&dir)).await;
         match packed {
             Ok(Ok(b)) => {
-                if let Err(e) = self.store.put_bundle(id, &self.owner, &b.digest, &b.zip).await {
+                if let Err(e) = self.store.put_bundle(id, &self.me.owner, &b.digest, &b.zip).await {
                     tracing::warn!(request = id, "could not share the suite's folder through the store: {e}");
                 }
             }
@@ -391,7 +383,7 @@ impl Worker {
     fn count_epochs(&self, id: i64, suite: String) -> (tokio::task::JoinHandle<()>, tokio::sync::oneshot::Sender<()>) {
         let mut events = self.bus.subscribe();
         let store = self.store.clone();
-        let owner = self.owner.clone();
+        let owner = self.me.owner.clone();
         let (ended_tx, mut ended) = tokio::sync::oneshot::channel::<()>();
         let handle = tokio::spawn(async move {
             // One run of a suite at a time: the suite started under this
@@ -430,7 +422,7 @@ impl Worker {
 
     fn heartbeat(&self, id: i64, stop: watch::Sender<bool>) -> tokio::task::JoinHandle<()> {
         let store = self.store.clone();
-        let owner = self.owner.clone();
+        let owner = self.me.owner.clone();
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(HEARTBEAT).await;

@@ -25,15 +25,10 @@ pub const OFFERS_ENV: &str = "ATTRACTOR_WORKER_OFFERS";
 /// One label, as a task's `needs:` may name it.
 pub fn label(s: &str) -> Result<String, String> {
     let label = s.trim();
-    let ok = !label.is_empty()
-        && label.len() <= 64
-        && label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c));
-    if ok {
+    if crate::suite::valid_label(label) {
         Ok(label.to_string())
     } else {
-        Err(format!(
-            "`{label}` is not a label: use lowercase letters, digits, `-`, `_` and `.` (at most 64), e.g. `--offers python,gpu`"
-        ))
+        Err(format!("`{label}` is not a label: {}, e.g. `--offers python,gpu`", crate::suite::names::LABEL_HINT))
     }
 }
 

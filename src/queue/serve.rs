@@ -45,7 +45,7 @@ impl Worker {
             if tokio::time::Instant::now() >= next_beat {
                 next_beat = tokio::time::Instant::now() + HEARTBEAT;
                 let n = i64::try_from(concurrency).unwrap_or(i64::MAX);
-                if let Err(e) = self.store.worker_heartbeat(&self.owner, &self.holder, &self.offers, n).await {
+                if let Err(e) = self.store.worker_heartbeat(&self.me.owner, &self.me.holder, &self.me.offers, n).await {
                     tracing::debug!("could not heartbeat the worker: {e}");
                 }
             }
@@ -73,7 +73,7 @@ impl Worker {
                     }
                 }
                 let scope = ItemScope::Any { skip: &refused };
-                match self.store.claim_item(scope, &self.owner, &self.holder, &self.offers).await {
+                match self.store.claim_item(scope, &self.me.owner, &self.me.holder, &self.me.offers).await {
                     Ok(Some(item)) => {
                         idle = crate::outer::ITEM_POLL;
                         let worker = self.clone();
@@ -117,7 +117,7 @@ impl Worker {
                 worked.push(w);
             }
         }
-        if let Err(e) = self.store.worker_stopped(&self.owner).await {
+        if let Err(e) = self.store.worker_stopped(&self.me.owner).await {
             tracing::debug!("could not record the worker's stop: {e}");
         }
         worked
@@ -195,7 +195,7 @@ impl Worker {
     /// [`Worker::work_runs`]; `Ok(true)` when this worker cannot run the
     /// launch's runs (the run it claimed went back to the queue).
     async fn runs_of_launch(&self, first: RunItem, cancel: watch::Receiver<bool>) -> Result<bool, WorkError> {
-        let release = |item: &RunItem| self.store.release_item(item.id, &self.owner);
+        let release = |item: &RunItem| self.store.release_item(item.id, &self.me.owner);
         let request = match first.request_id {
             Some(id) => self.store.queued_request(id).await?,
             None => None,
@@ -225,7 +225,7 @@ impl Worker {
         prepared.config.seed = u64::try_from(seed).unwrap_or_default();
         let registry = Registry::load(self.store.clone()).await.map_err(RunnerError::from)?;
         let runner =
-            prepared.runner(&self.store, registry, &self.bus, cancel.clone()).as_worker(self.identity(), Some(row.id));
+            prepared.runner(&self.store, registry, &self.bus, cancel.clone()).as_worker(self.me.clone(), Some(row.id));
         let mut item = first;
         loop {
             if !runner.work_item(item).await? {
@@ -234,7 +234,11 @@ impl Worker {
             if *cancel.borrow() {
                 return Ok(false);
             }
-            match self.store.claim_item(ItemScope::Launch(row.id), &self.owner, &self.holder, &self.offers).await? {
+            match self
+                .store
+                .claim_item(ItemScope::Launch(row.id), &self.me.owner, &self.me.holder, &self.me.offers)
+                .await?
+            {
                 Some(next) => item = next,
                 None => return Ok(false),
             }

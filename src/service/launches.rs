@@ -465,9 +465,6 @@ fn needs_model(optimizer: crate::outer::OptimizerKind) -> ServiceError {
     ))
 }
 
-/// A worker whose heartbeat is older than this is shown as quiet.
-const QUIET_AFTER_SECS: f64 = 60.0;
-
 /// Workers that stopped cleanly are shown for an hour, the latest ten at
 /// most: serving and quiet ones always (a quiet one may hold runs).
 const STOPPED_SHOWN_SECS: f64 = 3600.0;
@@ -479,7 +476,8 @@ pub async fn workers_view(store: &crate::store::Store) -> std::result::Result<Wo
     let mut workers = Vec::new();
     let mut stopped = 0;
     for (w, quiet) in store.workers().await? {
-        let state = match (w.stopped, quiet > QUIET_AFTER_SECS) {
+        // Quiet: as long without a heartbeat as a run whose worker is taken for lost.
+        let state = match (w.stopped, quiet > crate::outer::ITEM_STALE_AFTER.as_secs_f64()) {
             (true, _) => WorkerState::Stopped,
             (false, true) => WorkerState::Quiet,
             (false, false) => WorkerState::Serving,

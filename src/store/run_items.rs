@@ -17,6 +17,26 @@
 
 use super::{Backend, Result, RunEnd, Store};
 
+/// An item's life: queued → running (claimed) → done (its run counts), or
+/// back to queued when its worker stops or is lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemStatus {
+    Queued,
+    Running,
+    Done,
+}
+
+/// The status column as stored (its CHECK keeps it one of the three).
+impl From<String> for ItemStatus {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "running" => ItemStatus::Running,
+            "done" => ItemStatus::Done,
+            _ => ItemStatus::Queued,
+        }
+    }
+}
+
 /// An item as stored.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct RunItem {
@@ -27,7 +47,8 @@ pub struct RunItem {
     pub task_name: String,
     pub task_digest: String,
     pub needs_json: String,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: ItemStatus,
     pub owner: Option<String>,
     pub holder: Option<String>,
     pub run_id: Option<i64>,
@@ -39,6 +60,13 @@ impl RunItem {
     /// The labels a worker must offer to claim it.
     pub fn needs(&self) -> Vec<String> {
         serde_json::from_str(&self.needs_json).unwrap_or_default()
+    }
+
+    /// Whether one of `offers` (each a worker's labels) covers what it
+    /// needs — the rule a claim applies in SQL.
+    pub fn offered_by(&self, offers: &[Vec<String>]) -> bool {
+        let needs = self.needs();
+        offers.iter().any(|o| needs.iter().all(|n| o.contains(n)))
     }
 }
 
@@ -290,18 +318,23 @@ impl Store {
         Ok(())
     }
 
-    /// Puts back in the queue the running items whose worker is gone: its
+    /// Puts back in the queue the running items of an epoch whose worker is gone: its
     /// heartbeat older than `stale_after_secs` on the database's clock, or
     /// `gone` says so (a process of this machine that died). The run each
     /// had started is closed as cancelled. Returns how many were put back.
-    pub async fn requeue_lost_items(&self, stale_after_secs: f64, gone: impl Fn(&str) -> bool) -> Result<u64> {
+    pub async fn requeue_lost_items(
+        &self,
+        epoch_id: i64,
+        stale_after_secs: f64,
+        gone: impl Fn(&str) -> bool,
+    ) -> Result<u64> {
         let now = self.backend.now_secs();
         let sql = format!(
             "SELECT id, owner, run_id, CASE WHEN heartbeat IS NULL OR heartbeat < {now} - $1 THEN 1 ELSE 0 END
-             FROM run_items WHERE status = 'running'"
+             FROM run_items WHERE status = 'running' AND epoch_id = $2"
         );
         let running: Vec<(i64, Option<String>, Option<i64>, i64)> =
-            sqlx::query_as(&sql).bind(stale_after_secs).fetch_all(&self.pool).await?;
+            sqlx::query_as(&sql).bind(stale_after_secs).bind(epoch_id).fetch_all(&self.pool).await?;
         let mut put_back = 0;
         for (id, owner, run_id, stale) in running {
             if stale == 0 && !owner.as_deref().is_some_and(&gone) {
@@ -345,10 +378,10 @@ impl Store {
                 .await?;
         let mut counts = ItemCounts::default();
         for (status, n) in rows {
-            match status.as_str() {
-                "queued" => counts.queued = n,
-                "running" => counts.running = n,
-                _ => counts.done = n,
+            match ItemStatus::from(status) {
+                ItemStatus::Queued => counts.queued = n,
+                ItemStatus::Running => counts.running = n,
+                ItemStatus::Done => counts.done = n,
             }
         }
         Ok(counts)

@@ -24,7 +24,7 @@ pub mod taskfile;
 mod validate;
 mod yaml;
 
-pub use names::{folder_name, valid_name};
+pub use names::{folder_name, valid_label, valid_name};
 pub use runnable::check_runnable;
 use validate::Validator;
 pub use yaml::{decode_text, issues_at, locate, parse_strict, read_text};

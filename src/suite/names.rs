@@ -28,6 +28,17 @@ pub fn valid_name(name: &str) -> bool {
         && !name.chars().any(|c| c.is_control() || c == '/' || c == '\\')
 }
 
+/// Whether `label` can be a worker's label (`needs:` names it, `--offers`
+/// offers it): 1 to 64 lowercase ASCII letters, digits, `-`, `_` and `.`.
+pub fn valid_label(label: &str) -> bool {
+    !label.is_empty()
+        && label.len() <= 64
+        && label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c))
+}
+
+/// How a label is written, for errors about one.
+pub const LABEL_HINT: &str = "use lowercase letters, digits, `-`, `_` and `.` (at most 64)";
+
 /// Longest encoded name kept whole; longer ones are cut and end in a digest
 /// of the whole name, staying under the 255 bytes most file systems allow.
 const MAX_FOLDER_BYTES: usize = 200;

@@ -444,15 +444,12 @@ impl Validator {
     fn needs(&mut self, field: &str, raw: Vec<Spanned<String>>) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for (i, label) in raw.into_iter().enumerate() {
-            let ok = !label.value.is_empty()
-                && label.value.len() <= 64
-                && label.value.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c));
-            if !ok {
+            if !crate::suite::names::valid_label(&label.value) {
                 self.issue(
                     label.referenced,
                     format!("{field}[{i}]"),
                     format!("`{}` is not a label a worker can offer", label.value),
-                    "write labels in lowercase letters, digits, `-`, `_` and `.` (at most 64), e.g. `needs: [python, gpu]`",
+                    format!("{}, e.g. `needs: [python, gpu]`", crate::suite::names::LABEL_HINT),
                 );
             } else if !out.contains(&label.value) {
                 out.push(label.value);
