@@ -46,6 +46,7 @@ pub mod auditor;
 pub mod bench;
 pub mod bus;
 pub mod cli;
+pub mod domain;
 pub mod engine;
 pub mod executor;
 pub mod ggs;
@@ -58,32 +59,19 @@ pub mod outer;
 pub mod overseer;
 pub mod process;
 pub mod queue;
-pub mod report;
 pub mod retention;
 pub mod secrets;
 pub mod service;
 pub mod store;
 pub mod suite;
 pub mod task;
+pub mod textfile;
 pub mod time;
 pub mod watch;
 pub mod workspace;
 
+pub use domain::{counted, counted_as};
 pub use time::now_rfc3339;
-
-/// "1 task", "3 tasks": a count with its noun, for people (the nouns here
-/// take an "s"; [`counted_as`] for the others).
-pub fn counted(n: impl TryInto<u64>, noun: &str) -> String {
-    // A count never exceeds u64; a negative one is a bug shown as a large number.
-    let n = n.try_into().unwrap_or(u64::MAX);
-    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
-}
-
-/// A count with its noun's own plural: "1 child", "2 children".
-pub fn counted_as(n: impl TryInto<u64>, one: &str, many: &str) -> String {
-    let n = n.try_into().unwrap_or(u64::MAX);
-    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
-}
 
 /// What a caught panic said, as far as it is text: a bug caught in a server
 /// or watcher task is reported with it instead of wedging the task.

@@ -159,7 +159,7 @@ async fn the_report_of_a_real_run_draws_a_marker_for_every_epoch_and_every_chang
     let out = w.path("report");
     let printed = w.ok(&["report", "knobs", "--out", out.to_str().unwrap()]);
     assert!(printed.contains("7 files") && printed.contains("index.html"), "{printed}");
-    for name in attractor::report::FILES {
+    for name in attractor::service::report::FILES {
         assert!(out.join(name).is_file(), "{name} written");
     }
     for png in ["loss-curve.png", "task-loss.png", "artifact-timeline.png"] {

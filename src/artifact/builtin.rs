@@ -45,7 +45,7 @@ pub struct Builtin {
 pub fn task_kinds_steered(name: &str) -> &'static [&'static str] {
     match name {
         // Agent tasks read them only under `supervision: aso`.
-        "supervisor_prompt" | "aso_config" => &["optimize", crate::suite::ASO_AGENT_KIND],
+        "supervisor_prompt" | "aso_config" => &["optimize", crate::domain::ASO_AGENT_KIND],
         _ => &["agent"],
     }
 }

@@ -27,7 +27,7 @@ pub mod directive;
 mod finishing;
 pub mod heuristic;
 pub mod llm_tier;
-pub mod seeds;
+pub use crate::numeric::seeds;
 pub mod solver;
 pub mod stopping;
 pub mod supervisor;

@@ -214,7 +214,7 @@ pub fn spawn(bus: &Bus, config: AuditConfig) -> tokio::task::JoinHandle<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ggs::ThrashingAlert;
+    use crate::domain::ThrashingAlert;
     use crate::process::LeftProcess;
 
     fn started(id: &str, max_tokens: u64) -> Event {

@@ -17,7 +17,8 @@ use tokio::sync::watch;
 
 use crate::aso::{AsoConfig, Coordinator, ModelSupervisor, RunStop, SupervisionContext, TieredSupervisor};
 use crate::numeric::problem::{BestKnown, EvalError, Evaluation, Problem};
-use crate::task::optimize::{relative_scale, resolve_problem};
+use crate::numeric::resolve_problem;
+use crate::task::optimize::relative_scale;
 
 /// The method name our coordinator's rows carry.
 pub const OURS: &str = "attractor";

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use crate::ggs::ThrashingAlert;
+use crate::domain::ThrashingAlert;
 use crate::process::LeftProcess;
 use crate::store::{NewEvent, Store};
 
@@ -96,7 +96,7 @@ pub enum Event {
         /// was asked: "textgrad: no usable proposal — 3× unusable reply: …".
         note: Option<String>,
         /// What the optimizer's model calls cost at the end of this epoch.
-        model: Option<crate::llm::ModelSpend>,
+        model: Option<crate::domain::ModelSpend>,
     },
     /// An epoch loop ended: every artifact is at the version the run
     /// measured best (`moved` says which were set back to it), and `line`
@@ -131,7 +131,7 @@ pub enum Event {
         mean_loss_prev: f64,
         mean_loss_current: f64,
         new_learning_rate: f64,
-        reason: crate::outer::RollbackReason,
+        reason: crate::domain::RollbackReason,
         holdout_mean_prev: Option<f64>,
         holdout_mean_current: Option<f64>,
         /// The reason as the screens say it after the transition

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{ExportFormat, Failure, Global};
 use crate::artifact::{Registry, compare};
-use crate::report::shape::transition_label;
+use crate::service::report::shape::transition_label;
 use crate::store::{EpochRow, Store, SuiteRow, TrajectoryRow};
 
 /// Every suite with its epoch count and latest mean loss.

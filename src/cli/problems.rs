@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use super::{Failure, Global};
 use crate::numeric::Problem;
-use crate::task::optimize::resolve_problem;
+use crate::numeric::resolve_problem;
 
 #[derive(Debug, Subcommand)]
 pub enum ProblemsCommand {

@@ -3,19 +3,9 @@
 //! not fall — a sign that the loss landscape is degenerate for this task and
 //! a person should look. Read-only: it reports, it never steers.
 
-use serde::{Deserialize, Serialize};
+pub use crate::domain::ThrashingAlert;
 
 use super::solver::{Directive, RoundRecord};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-pub struct ThrashingAlert {
-    /// Consecutive `break_symmetry` rounds at the end of the history.
-    pub repeats: u32,
-    /// `D` when the run of rounds began and now.
-    pub distance_from: f64,
-    pub distance_to: f64,
-    pub message: String,
-}
 
 /// Thrashing when the last `repeats` rounds (at least 2) all broke symmetry
 /// and `D` is no lower than when they began.

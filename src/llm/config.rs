@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::error::LlmError;
 use super::price::{ModelPrice, price_for, validate_max_cost};
 use super::request::CallRole;
-use super::secret::ApiKey;
+use crate::secrets::ApiKey;
 
 /// Bounds on numbers a person or a file sets, so a typo cannot ask for a
 /// year-long timeout or a reply budget no server has.
@@ -32,10 +32,8 @@ pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434/v1";
 pub const ENV_BASE_URL: &str = "ATTRACTOR_LLM_BASE_URL";
 /// Model name as the server knows it, e.g. `llama3.2` or `gpt-4o-mini`.
 pub const ENV_MODEL: &str = "ATTRACTOR_LLM_MODEL";
-/// API key (wins over `OPENAI_API_KEY`).
-pub const ENV_API_KEY: &str = "ATTRACTOR_LLM_API_KEY";
+pub use crate::secrets::{ENV_API_KEY, ENV_OPENAI_API_KEY};
 pub const ENV_OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
-pub const ENV_OPENAI_API_KEY: &str = "OPENAI_API_KEY";
 
 /// What a person or a settings file chose explicitly; every field is optional
 /// and falls back to the environment, then to the defaults.
@@ -195,7 +193,7 @@ impl LlmSettings {
                 "timeout_secs",
                 format!(
                     "must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}, not {}",
-                    crate::suite::shown_number(t)
+                    crate::domain::shown_number(t)
                 ),
             ));
         }
@@ -204,7 +202,7 @@ impl LlmSettings {
         {
             wrong.push(InvalidLimit::new(
                 "max_model_secs",
-                format!("must be a number of seconds above 0, not {}", crate::suite::shown_number(t)),
+                format!("must be a number of seconds above 0, not {}", crate::domain::shown_number(t)),
             ));
         }
         if let Some(c) = self.max_cost {

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::InvalidLimit;
 use super::usage::TokenUsage;
+pub use crate::domain::format_cost;
 
 /// The largest price per million tokens accepted: far above any model's, so
 /// only a typo (a price per token entered per million, say) is refused.
@@ -54,7 +55,7 @@ impl ModelPrice {
                     format!("prices.{model}.{field}"),
                     format!(
                         "must be a price per million tokens from 0 to {MAX_PRICE_PER_MILLION}, not {}",
-                        crate::suite::shown_number(value)
+                        crate::domain::shown_number(value)
                     ),
                 )
             })
@@ -90,23 +91,9 @@ pub fn validate_max_cost(value: f64) -> Result<(), InvalidLimit> {
             "max_cost",
             format!(
                 "must be an amount above 0 and at most {MAX_COST_LIMIT}, not {}",
-                crate::suite::shown_number(value)
+                crate::domain::shown_number(value)
             ),
         ))
-    }
-}
-
-/// An amount for people: enough decimals to see a cheap call ($0.000042),
-/// two for large sums.
-pub fn format_cost(amount: f64) -> String {
-    if amount == 0.0 {
-        "0".to_string()
-    } else if amount >= 1.0 {
-        format!("{amount:.2}")
-    } else {
-        // Four significant digits.
-        let digits = (3 - amount.log10().floor() as i32).clamp(2, 12) as usize;
-        format!("{amount:.digits$}")
     }
 }
 

@@ -18,6 +18,8 @@ use super::request::CallRole;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::domain::ModelSpend;
+
 /// Tokens of one call (or a sum of calls), as the server reported them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenUsage {
@@ -93,31 +95,6 @@ pub struct UsageSnapshot {
     pub unpriced_calls: u64,
 }
 
-/// What the model calls of one stretch of work (an epoch's optimizer step, a
-/// run) cost: stored with the epoch and shown beside its outcome.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-pub struct ModelSpend {
-    /// Calls sent to the server, failed and unusable ones included.
-    #[ts(type = "number")]
-    pub calls: u64,
-    #[ts(type = "number")]
-    pub prompt_tokens: u64,
-    #[ts(type = "number")]
-    pub completion_tokens: u64,
-    /// Calls that ended in an error or an unusable reply.
-    #[ts(type = "number")]
-    pub failures: u64,
-    /// Wall time spent waiting on the model.
-    pub seconds: f64,
-    /// What the calls cost at the configured prices (0 for a local model).
-    #[serde(default)]
-    pub cost: f64,
-    /// Calls whose model has no price: when any, `cost` is a lower bound.
-    #[serde(default)]
-    #[ts(type = "number")]
-    pub unpriced_calls: u64,
-}
-
 impl From<UsageSnapshot> for ModelSpend {
     fn from(s: UsageSnapshot) -> ModelSpend {
         ModelSpend {
@@ -128,40 +105,6 @@ impl From<UsageSnapshot> for ModelSpend {
             seconds: s.latency.as_secs_f64(),
             cost: s.cost,
             unpriced_calls: s.unpriced_calls,
-        }
-    }
-}
-
-impl ModelSpend {
-    pub fn total_tokens(&self) -> u64 {
-        self.prompt_tokens.saturating_add(self.completion_tokens)
-    }
-
-    /// "3 model calls (1 failed or unusable), 2410 tokens, cost 0.0123, 41.2 s"
-    pub fn summary(&self) -> String {
-        self.counted("model call")
-    }
-
-    /// Calls (named `call`), failures, tokens, cost and time in one phrase.
-    fn counted(&self, call: &str) -> String {
-        let failed = if self.failures > 0 { format!(" ({} failed or unusable)", self.failures) } else { String::new() };
-        format!(
-            "{}{failed}, {} tokens, {}, {:.1} s",
-            crate::counted(self.calls, call),
-            self.total_tokens(),
-            self.cost_phrase(),
-            self.seconds
-        )
-    }
-
-    /// "cost 0.0123", or what is not known: "cost unknown (2 calls to an
-    /// unpriced model)", "cost ≥ 0.0123 (…)".
-    pub fn cost_phrase(&self) -> String {
-        let amount = super::price::format_cost(self.cost);
-        match self.unpriced_calls {
-            0 => format!("cost {amount}"),
-            n if self.cost == 0.0 => format!("cost unknown ({} to an unpriced model)", crate::counted(n, "call")),
-            n => format!("cost ≥ {amount} ({} to an unpriced model)", crate::counted(n, "call")),
         }
     }
 }

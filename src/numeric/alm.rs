@@ -30,7 +30,7 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 
 use super::problem::{EvalError, Evaluation, Problem};
-use crate::aso::diagnostics::{ConstraintKind, Snapshot, readings};
+use crate::numeric::reading::{ConstraintKind, Snapshot, readings};
 
 /// Settings of the ALM (seed 000 Appendix B names the first two).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

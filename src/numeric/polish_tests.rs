@@ -46,7 +46,7 @@ fn a_polish_stuck_short_of_a_local_optimum_is_not_converged_and_one_stuck_at_one
         let p = builtin(name).unwrap();
         let n = p.dimension() as u64;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-        crate::aso::seeds::latin_hypercube(&p.bounds(), 10, &mut rng)
+        crate::numeric::seeds::latin_hypercube(&p.bounds(), 10, &mut rng)
             .iter()
             .map(|x| polish(p.as_ref(), x, 60 * (n + 1), 1e-6))
             .filter(|r| kinds.contains(&r.end))
@@ -254,7 +254,7 @@ fn polishes_of_g18_reach_its_optimum_where_a_product_constraint_vanishes_on_a_bo
     // optimum; 1 and 65 before the scaling.)
     let p = builtin("g18").unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-    let outs: Vec<_> = crate::aso::seeds::latin_hypercube(&p.bounds(), 100, &mut rng)
+    let outs: Vec<_> = crate::numeric::seeds::latin_hypercube(&p.bounds(), 100, &mut rng)
         .iter()
         .map(|x| polish(p.as_ref(), x, 600, 1e-6))
         .collect();
@@ -319,7 +319,7 @@ fn slsqp_s_first_hessian_shrinks_to_a_flat_problem_s_curvature() {
         let n = p.dimension() as u64;
         let best = p.best_known().unwrap().value;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-        let outs: Vec<_> = crate::aso::seeds::latin_hypercube(&p.bounds(), 20, &mut rng)
+        let outs: Vec<_> = crate::numeric::seeds::latin_hypercube(&p.bounds(), 20, &mut rng)
             .iter()
             .map(|x| polish(p.as_ref(), x, 250 * (n + 1), 1e-6))
             .collect();

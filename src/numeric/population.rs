@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 
 use super::alm::{Candidate, ChunkStatus};
 use super::problem::{EvalError, Problem};
-use crate::aso::diagnostics::{ConstraintKind, ConstraintReading, Snapshot};
+use crate::numeric::reading::{ConstraintKind, ConstraintReading, Snapshot};
 
 /// DE/rand/1 needs a parent and three other distinct members.
 pub const MIN_POPULATION: usize = 4;
@@ -777,7 +777,7 @@ mod tests {
 
     fn points(problem: &dyn Problem, count: usize, seed: u64) -> Vec<Vec<f64>> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        crate::aso::seeds::latin_hypercube(&problem.bounds(), count, &mut rng)
+        crate::numeric::seeds::latin_hypercube(&problem.bounds(), count, &mut rng)
     }
 
     fn fresh(problem: &dyn Problem, planned: u64, seed: u64) -> PopulationStart {

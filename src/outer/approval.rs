@@ -15,9 +15,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
-use ts_rs::TS;
+
+pub use crate::domain::ApprovalMode;
 
 use super::tree::Node;
 use super::{RunnerError, SuiteRunner, optimizer};
@@ -26,29 +26,6 @@ use crate::store::{
     ApprovalStatus, EpochRow, NewIntervention, NewProposal, NewUpdateApproval, StoreError, UpdateApprovalRow,
     UpdateVerdict,
 };
-
-/// What happens to an optimizer's winning update.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum ApprovalMode {
-    /// It becomes active when its epoch closes.
-    #[default]
-    Off,
-    /// It waits for a person, and the run waits with it.
-    Wait,
-    /// It waits for a person; the run goes on with the versions it has.
-    Continue,
-}
-
-impl ApprovalMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApprovalMode::Off => "off",
-            ApprovalMode::Wait => "wait",
-            ApprovalMode::Continue => "continue",
-        }
-    }
-}
 
 /// The kind of the Inbox question a gated update asks.
 pub const QUESTION_KIND: &str = "artifact_update";

@@ -33,7 +33,7 @@ pub mod optimizer;
 pub mod preflight;
 pub mod preverify;
 pub mod request;
-pub mod rollback;
+pub use crate::domain::rollback;
 pub mod screen;
 mod screen_run;
 pub mod settle;
@@ -56,7 +56,7 @@ use crate::suite::{SourceLocation, Suite, Task, TaskKind};
 use crate::task::{self, ActiveArtifact};
 pub use approval::ApprovalMode;
 pub use items::{IDLE_POLL_MAX, ITEM_HEARTBEAT, ITEM_POLL, ITEM_STALE_AFTER, RUNS_WAITING, WorkerIdentity, owner_gone};
-pub use rollback::RollbackReason;
+pub use crate::domain::{RollbackReason, epoch_seed};
 pub use tree_run::TREE_EPOCH;
 
 pub use optimizer::{Optimizer, OptimizerKind};
@@ -424,7 +424,7 @@ impl SuiteRunner {
         self.optimizer = Some(self.config.optimizer.build(self.optimizer_llm.clone())?);
         for t in &self.suite.tasks {
             if let TaskKind::Optimize(o) = &t.kind
-                && let Err(message) = task::optimize::resolve_problem(&o.problem, &self.suite.dir)
+                && let Err(message) = crate::numeric::resolve_problem(&o.problem, &self.suite.dir)
             {
                 return Err(RunnerError::Problem { task: t.name.clone(), message, location: t.location.clone() });
             }
@@ -718,15 +718,6 @@ impl SuiteRunner {
 /// A task's name as a number, to derive its own seed from an epoch's.
 fn task_hash(name: &str) -> i64 {
     name.bytes().fold(0i64, |h, b| h.wrapping_mul(31).wrapping_add(i64::from(b)))
-}
-
-/// Each epoch's own seed, derived from the base seed (SplitMix64 step), so an
-/// epoch's random choices replay from the base seed and the epoch number alone.
-pub fn epoch_seed(base: u64, epoch_num: i64) -> u64 {
-    let mut z = base.wrapping_add((epoch_num as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 fn duration_ms(d: Duration) -> i64 {

@@ -406,8 +406,8 @@ impl Evolve {
             // Six significant digits for a person (the content has them all).
             rationale: format!(
                 "evolve: {field} {} → {} (η = {lr})",
-                crate::report::shape::drawn(old),
-                crate::report::shape::drawn(new)
+                crate::domain::drawn(old),
+                crate::domain::drawn(new)
             ),
             expected_loss_reduction: None,
             confidence: None,

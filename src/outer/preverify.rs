@@ -193,7 +193,7 @@ impl Guard {
                     }
                 }
                 TaskKind::Optimize(o) => {
-                    if let Ok((problem, reference)) = crate::task::optimize::resolve_problem(&o.problem, &suite.dir) {
+                    if let Ok((problem, reference)) = crate::numeric::resolve_problem(&o.problem, &suite.dir) {
                         if let Some(best) = problem.best_known() {
                             add(format!("problem `{}`'s best-known value", o.problem), Expected::Number(best.value));
                             for (i, x) in best.x.iter().flatten().enumerate() {

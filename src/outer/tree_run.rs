@@ -30,11 +30,8 @@ use super::{EpochSummary, Plan, RunnerError, SuiteRunner, TaskResult};
 use crate::artifact::compare;
 use crate::bus::Event;
 use crate::loss;
+pub use crate::domain::TREE_EPOCH;
 use crate::store::{EpochClose, EpochRow, NewTreeNode, NewTreeNote, ProposalOutcome, StoreError};
-
-/// How a tree search's epoch note begins (each such epoch measured one
-/// candidate); the store's latest-mean rule and the charts read it.
-pub const TREE_EPOCH: &str = "tree search:";
 
 /// The longest artifact diff shown to the frontier extrapolation call.
 const MAX_DIFF_CHARS: usize = 1_500;

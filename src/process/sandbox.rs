@@ -173,9 +173,9 @@ impl Sandbox {
         add(&[&"--unsetenv", &"CARGO_TARGET_DIR"]);
         // Attractor's own key never; a provider's key only for a command
         // that was given the network (a coding agent calling its model).
-        add(&[&"--unsetenv", &crate::llm::ENV_API_KEY]);
+        add(&[&"--unsetenv", &crate::secrets::ENV_API_KEY]);
         if !self.network {
-            add(&[&"--unshare-net", &"--unsetenv", &crate::llm::ENV_OPENAI_API_KEY]);
+            add(&[&"--unshare-net", &"--unsetenv", &crate::secrets::ENV_OPENAI_API_KEY]);
         }
         for dir in self.readable.iter().filter(|d| d.is_dir()) {
             add(&[&"--ro-bind", dir, dir]);

@@ -12,7 +12,14 @@
 //! without a keychain is not an error for anyone who does not ask for one:
 //! reading reports "unavailable" and the key is simply absent.
 
-use crate::llm::{ApiKey, ENV_API_KEY, ENV_OPENAI_API_KEY};
+mod key;
+
+pub use key::ApiKey;
+
+/// The API key's environment variable (wins over `OPENAI_API_KEY`).
+pub const ENV_API_KEY: &str = "ATTRACTOR_LLM_API_KEY";
+/// The API key's variable as OpenAI's own tools name it.
+pub const ENV_OPENAI_API_KEY: &str = "OPENAI_API_KEY";
 
 /// `ATTRACTOR_KEYCHAIN=off` stops Attractor from consulting the keychain
 /// (for scripted runs on a desktop whose keyring would prompt).

@@ -30,6 +30,7 @@ mod launches;
 mod memory;
 pub mod notify;
 pub mod operations;
+pub mod report;
 mod reports;
 mod runs;
 pub mod settings;
@@ -383,7 +384,7 @@ mod tests {
         ]});
         let events = parse_events(&child);
         assert_eq!(events.len(), 2);
-        assert_eq!(crate::report::shape::transition_label(&events[0]), "update a v0→v1");
+        assert_eq!(crate::service::report::shape::transition_label(&events[0]), "update a v0→v1");
         assert!(matches!(events[1], ArtifactEvent::Rollback { new_learning_rate: Some(r), .. } if r == 0.25));
     }
 }

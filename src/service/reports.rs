@@ -4,15 +4,15 @@
 use super::*;
 
 impl Service {
-    /// A suite's report (`crate::report`), rendered in memory from the same
+    /// A suite's report (`crate::service::report`), rendered in memory from the same
     /// view the Charts screen draws. Drawing is CPU work: it runs on the
     /// blocking pool, not on the threads that serve requests.
-    pub async fn report(&self, key: &str) -> Result<crate::report::Report> {
+    pub async fn report(&self, key: &str) -> Result<crate::service::report::Report> {
         // The counted losses are all a report draws: the run lists (most of
         // the payload at 500 epochs × 50 tasks) stay out, as for the charts.
         let view = self.suite_epochs_in(key, false, crate::store::EpochWindow::All).await?;
         let generated_at = crate::now_rfc3339();
-        tokio::task::spawn_blocking(move || crate::report::render(&view, &generated_at))
+        tokio::task::spawn_blocking(move || crate::service::report::render(&view, &generated_at))
             .await
             .map_err(|e| ServiceError::Internal(format!("drawing the report stopped: {e}")))?
             .map_err(report_error)
@@ -63,8 +63,8 @@ pub struct ReportArchive {
     pub bytes: Vec<u8>,
 }
 
-pub(super) fn report_error(e: crate::report::ReportError) -> ServiceError {
-    use crate::report::ReportError;
+pub(super) fn report_error(e: crate::service::report::ReportError) -> ServiceError {
+    use crate::service::report::ReportError;
     match e {
         e @ ReportError::NoEpochs(_) => ServiceError::Conflict(e.to_string()),
         e @ ReportError::Write { .. } => ServiceError::BadInput(e.to_string()),

@@ -308,7 +308,7 @@ impl Service {
         let epochs = closed.as_ref().clone();
         let page = EpochPage { offset: 0, limit: u32::try_from(epochs.len()).unwrap_or(u32::MAX), total };
         let view = SuiteEpochs { suite, tasks, artifacts: artifacts_of(&epochs), epochs, page };
-        Ok(crate::report::shape::suite_charts(view))
+        Ok(crate::service::report::shape::suite_charts(view))
     }
 
     /// The suite's graph: its experiment tree when it has one, else the
@@ -342,7 +342,7 @@ impl Service {
                 label: w[0]
                     .events
                     .iter()
-                    .map(crate::report::shape::transition_label)
+                    .map(crate::service::report::shape::transition_label)
                     .chain(moved_between(&w[0].child_artifacts, &w[1].parent_artifacts))
                     .collect::<Vec<_>>()
                     .join("; "),
@@ -698,7 +698,7 @@ pub(super) fn build_epochs(
                 holdout_mean_loss: crate::loss::mean(&held),
                 parent_artifacts: parent,
                 child_artifacts,
-                transitions: events.iter().map(crate::report::shape::transition_label).collect(),
+                transitions: events.iter().map(crate::service::report::shape::transition_label).collect(),
                 events,
                 note,
                 model,

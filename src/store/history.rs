@@ -58,7 +58,7 @@ impl Store {
     /// search made active.
     pub(crate) fn latest_mean_sql(&self, suite_id: &str) -> String {
         let note = self.backend.json_text("e.child_artifacts_json", &["note"]);
-        let tree = crate::outer::TREE_EPOCH;
+        let tree = crate::domain::TREE_EPOCH;
         format!(
             "(SELECT CASE WHEN {note} LIKE '{tree}%'
                           THEN (SELECT MIN(n.mean_loss) FROM tree_nodes n

@@ -3,7 +3,7 @@
 //! ended; and the sums a suite, an epoch or a run is shown with.
 
 use super::{Result, Store};
-use crate::llm::ModelSpend;
+use crate::domain::ModelSpend;
 use crate::now_rfc3339;
 
 /// One call, as the client saw it.

@@ -113,7 +113,7 @@ pub struct RunEnd {
     pub stdout: Option<String>,
     pub stderr: Option<String>,
     /// What its model calls cost, when it made any.
-    pub model: Option<crate::llm::ModelSpend>,
+    pub model: Option<crate::domain::ModelSpend>,
 }
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]

@@ -82,7 +82,7 @@ pub struct SuiteState {
     pub waiting_on_a_person: bool,
     /// Its watched file's commands wait for approval.
     pub awaiting_approval: bool,
-    pub spend: crate::llm::ModelSpend,
+    pub spend: crate::domain::ModelSpend,
 }
 
 /// [`SuiteState`] as its statement reads it.

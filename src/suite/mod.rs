@@ -18,16 +18,19 @@
 
 pub mod examples;
 pub mod names;
+pub mod patterns;
 mod raw;
 mod runnable;
 pub mod taskfile;
 mod validate;
-mod yaml;
 
 pub use names::{folder_name, valid_label, valid_name};
 pub use runnable::check_runnable;
 use validate::Validator;
-pub use yaml::{decode_text, issues_at, locate, parse_strict, read_text};
+pub use crate::domain::{ASO_AGENT_KIND, shown_number};
+pub use crate::textfile::{
+    SourceLocation, SuiteError, SuiteIssue, decode_text, issues_at, locate, parse_strict, read_text,
+};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -74,7 +77,7 @@ pub struct Suite {
     pub llm: crate::llm::LlmLimits,
     /// `approve_updates:`: whether each winning artifact update waits in the
     /// Inbox for a person (a run's `--approve-updates` goes over it).
-    pub approve_updates: crate::outer::ApprovalMode,
+    pub approve_updates: crate::domain::ApprovalMode,
 }
 
 /// One task of a suite.
@@ -151,9 +154,6 @@ impl Suite {
         kinds
     }
 }
-
-/// The pseudo-kind of [`Suite::task_kinds`] for agent tasks under the ASO coordinator.
-pub const ASO_AGENT_KIND: &str = "agent:aso";
 
 impl Task {
     pub fn kind_name(&self) -> &'static str {
@@ -334,70 +334,6 @@ pub struct Budget {
     pub max_evaluations: Option<u64>,
 }
 
-/// A place in a suite file.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SourceLocation {
-    pub file: PathBuf,
-    pub line: u32,
-    pub column: u32,
-}
-
-impl fmt::Display for SourceLocation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file.display(), self.line, self.column)
-    }
-}
-
-/// One problem found in a suite file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SuiteIssue {
-    pub location: SourceLocation,
-    /// Dotted path of the offending field, e.g. `tasks[1].weights.eval`.
-    pub field: String,
-    pub message: String,
-    pub hint: Option<String>,
-}
-
-impl fmt::Display for SuiteIssue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.location)?;
-        if !self.field.is_empty() {
-            write!(f, "field `{}`: ", self.field)?;
-        }
-        write!(f, "{}", self.message)?;
-        if let Some(hint) = &self.hint {
-            write!(f, "\n  hint: {hint}")?;
-        }
-        Ok(())
-    }
-}
-
-/// Why a suite did not load: every problem found, in file order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SuiteError {
-    pub issues: Vec<SuiteIssue>,
-}
-
-impl SuiteError {
-    pub(crate) fn one(issue: SuiteIssue) -> Self {
-        SuiteError { issues: vec![issue] }
-    }
-}
-
-impl fmt::Display for SuiteError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, issue) in self.issues.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{issue}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for SuiteError {}
-
 /// What suite and task files are, for the hints of a file that is not one.
 pub const SUITE_FILE_HINT: &str = "suite files are YAML text (see examples/)";
 
@@ -511,11 +447,6 @@ pub fn inside_folder(dir: &Path, rel: &str) -> Result<PathBuf, PathBuf> {
         }
     }
     if resolved.starts_with(&base) { Ok(resolved) } else { Err(resolved) }
-}
-
-/// A number from a file as people wrote it: 1e308, not 309 digits.
-pub fn shown_number(value: f64) -> String {
-    if value.abs() >= 1e9 { format!("{value:e}") } else { value.to_string() }
 }
 
 #[cfg(test)]

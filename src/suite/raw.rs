@@ -25,7 +25,7 @@ pub struct Suite {
     pub verify_repeats: Option<Spanned<u32>>,
     /// Whether the optimizers' updates wait in the Inbox for a person.
     #[serde(default)]
-    pub approve_updates: Option<crate::outer::ApprovalMode>,
+    pub approve_updates: Option<crate::domain::ApprovalMode>,
     #[serde(default)]
     pub baseline_artifacts: BTreeMap<String, Spanned<i64>>,
     #[serde(default)]

@@ -63,7 +63,7 @@ pub fn check_runnable(s: Suite) -> Result<Suite, SuiteError> {
                 }
             }
             TaskKind::Optimize(o) => {
-                if let Err(message) = crate::task::optimize::resolve_problem(&o.problem, &s.dir) {
+                if let Err(message) = crate::numeric::resolve_problem(&o.problem, &s.dir) {
                     issues.push(issue(
                         "problem".into(),
                         message,

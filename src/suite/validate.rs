@@ -220,7 +220,7 @@ impl Validator {
             } else if glob.starts_with('/') || glob.split('/').any(|part| part == "..") {
                 Some(format!("`{glob}` leads outside the workspace"))
             } else {
-                crate::task::agent::protect::glob(&glob)
+                super::patterns::glob(&glob)
                     .err()
                     .map(|e| format!("`{glob}` is not a usable pattern ({})", e.kind()))
             };
@@ -288,7 +288,7 @@ impl Validator {
                 );
                 continue;
             }
-            if let Err(e) = crate::task::agent::forbid::compile(&c.forbid) {
+            if let Err(e) = super::patterns::forbid(&c.forbid) {
                 self.issue(
                     entry.referenced,
                     format!("{at}.forbid"),
@@ -385,7 +385,7 @@ impl Validator {
                 noisy: false,
                 verify_repeats: None,
                 llm: crate::llm::LlmLimits::default(),
-                approve_updates: crate::outer::ApprovalMode::Off,
+                approve_updates: crate::domain::ApprovalMode::Off,
             }),
             _ => {
                 self.issues.sort_by_key(|i| (i.location.line, i.location.column));

@@ -27,7 +27,6 @@ use crate::aso::llm_tier::LlmSupervisor;
 use crate::aso::{AsoConfig, Coordinator, CoordinatorOutcome, ModelSupervisor, SupervisionContext, TieredSupervisor};
 use crate::llm::LlmClient;
 use crate::loss::{LossSignals, RunStatus};
-use crate::numeric::problem::Problem;
 use crate::store::Store;
 use crate::suite::{OptimizeTask, Task};
 
@@ -55,26 +54,6 @@ pub struct OptimizeRun<'a> {
     /// The LLM for tier 2; `None` runs on heuristics alone.
     pub llm: Option<LlmClient>,
     pub cancel: watch::Receiver<bool>,
-}
-
-/// Resolves a task's `problem:` — a built-in name, else a problem file
-/// relative to the suite.
-pub fn resolve_problem(name: &str, suite_dir: &Path) -> Result<(Arc<dyn Problem>, Option<f64>), String> {
-    if let Some(p) = crate::numeric::builtin(name) {
-        let reference = crate::numeric::cec2006::feasible_reference(name).or_else(|| p.best_known().map(|b| b.value));
-        return Ok((Arc::from(p), reference));
-    }
-    let path = suite_dir.join(name);
-    if path.is_file() {
-        let p = crate::numeric::external::load_external(&path).map_err(|e| e.to_string())?;
-        let reference = p.best_known().map(|b| b.value);
-        return Ok((Arc::new(p), reference));
-    }
-    Err(format!(
-        "unknown problem `{name}`: not a built-in ({}) and no file {}",
-        crate::numeric::builtin_names().join(", "),
-        path.display()
-    ))
 }
 
 /// What a gap is relative to: the reference's magnitude (1 for a zero reference).
@@ -121,7 +100,7 @@ pub async fn run(r: OptimizeRun<'_>) -> RunOutcome {
 }
 
 async fn solve(r: OptimizeRun<'_>) -> RunOutcome {
-    let (problem, reference) = match resolve_problem(&r.spec.problem, r.suite_dir) {
+    let (problem, reference) = match crate::numeric::resolve_problem(&r.spec.problem, r.suite_dir) {
         Ok(p) => p,
         Err(e) => return RunOutcome::failed(e),
     };

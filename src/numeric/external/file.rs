@@ -14,7 +14,7 @@ use super::{
     DEFAULT_BATCH, DEFAULT_EVAL_TIMEOUT, EvaluatorMode, ExternalError, ExternalProblem, MAX_BATCH, MAX_PROCESSES,
     Variable,
 };
-use crate::suite::{SourceLocation, SuiteIssue};
+use crate::textfile::{SourceLocation, SuiteIssue};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,7 +49,7 @@ struct RawVariable {
 }
 
 pub(super) fn parse_yaml(text: &str, path: &Path) -> Result<RawProblem, ExternalError> {
-    crate::suite::parse_strict(text, path, "add the missing key (name, command and variables are required)")
+    crate::textfile::parse_strict(text, path, "add the missing key (name, command and variables are required)")
         .map_err(|issue| ExternalError { issues: vec![issue] })
 }
 

@@ -103,11 +103,11 @@ pub struct ExternalProblem {
 
 /// Why a problem file did not load: every problem found, in file order, each
 /// with its file:line:column, field and a hint.
-pub type ExternalError = crate::suite::SuiteError;
+pub type ExternalError = crate::textfile::SuiteError;
 
 /// Reads and validates a problem file.
 pub fn load_external(path: &Path) -> Result<ExternalProblem, ExternalError> {
-    let text = crate::suite::read_text(path, "problem file", "problem files are YAML text")?;
+    let text = crate::textfile::read_text(path, "problem file", "problem files are YAML text")?;
     parse_external(&text, path)
 }
 

@@ -18,7 +18,7 @@ use ts_rs::TS;
 
 pub use crate::artifact::compare::DiffBasis;
 pub use crate::outer::RollbackReason;
-pub use crate::report::shape::SuiteCharts;
+pub use crate::service::report::shape::SuiteCharts;
 
 /// An enum of the API whose values the store keeps as text: `parse` reads
 /// the stored text, and text this version does not know (a newer version

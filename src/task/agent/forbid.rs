@@ -20,15 +20,13 @@
 //! writes.
 
 use globset::{GlobSet, GlobSetBuilder};
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
+
+use crate::suite::patterns::forbid as compile;
 
 use crate::overseer::signals::CustomCheckResult;
 use crate::suite::Forbidden;
 use crate::workspace::{Workspace, WorkspaceError};
-
-/// How much compiled automaton one pattern may take: a suite's pattern is
-/// outside input, and the default (10 MiB) is generous for one line's check.
-const SIZE_LIMIT: usize = 1 << 20;
 
 /// The places of a check's matches that are named (the count says the rest).
 const SHOWN: usize = 5;
@@ -88,15 +86,6 @@ const TEST_INTEGRITY: &[(&str, &str, &[&str], &[&str])] = &[
     ),
 ];
 
-/// A `forbid:` pattern, compiled as the check uses it.
-pub fn compile(pattern: &str) -> Result<Regex, String> {
-    RegexBuilder::new(pattern).size_limit(SIZE_LIMIT).build().map_err(|e| match e {
-        regex::Error::Syntax(text) => text.lines().last().unwrap_or_default().trim().to_string(),
-        regex::Error::CompiledTooBig(_) => "the pattern is too large once compiled".to_string(),
-        other => other.to_string(),
-    })
-}
-
 #[derive(Clone)]
 struct Check {
     /// The check's name (`anti-pattern: …`, `test-integrity: …`).
@@ -142,7 +131,7 @@ static INTEGRITY_CHECKS: std::sync::LazyLock<Vec<Check>> = std::sync::LazyLock::
 fn glob_set(patterns: &[&str]) -> GlobSet {
     let mut b = GlobSetBuilder::new();
     for p in patterns {
-        match super::protect::glob(p) {
+        match crate::suite::patterns::glob(p) {
             Ok(g) => {
                 b.add(g);
             }

@@ -458,12 +458,12 @@ async fn outcome_of(r: &AgentRun<'_>, report: Report) -> RunOutcome {
 /// One deterministic generator per step, derived from the trajectory's seed:
 /// a resumed trajectory draws exactly what an uninterrupted one would have.
 fn rng_at(seed: u64, step: u64) -> ChaCha8Rng {
-    ChaCha8Rng::seed_from_u64(crate::outer::epoch_seed(seed, i64::try_from(step).unwrap_or(i64::MAX)))
+    ChaCha8Rng::seed_from_u64(crate::domain::epoch_seed(seed, i64::try_from(step).unwrap_or(i64::MAX)))
 }
 
 /// A seed of its own for the `salt`-th trajectory under one with `seed`.
 fn derived_seed(seed: u64, salt: u64) -> u64 {
-    crate::outer::epoch_seed(seed ^ 0xA5A5_5A5A_0F0F_F0F0, i64::try_from(salt).unwrap_or(i64::MAX))
+    crate::domain::epoch_seed(seed ^ 0xA5A5_5A5A_0F0F_F0F0, i64::try_from(salt).unwrap_or(i64::MAX))
 }
 
 /// Steps of the generators used outside `decide` (answers to questions).

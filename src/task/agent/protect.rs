@@ -12,7 +12,9 @@
 
 use std::path::Path;
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{GlobSet, GlobSetBuilder};
+
+use crate::suite::patterns::glob;
 
 use crate::executor::{EditAction, Execution, RejectedEdit};
 use crate::suite::AgentTask;
@@ -220,12 +222,6 @@ impl Protection {
         }
         Ok(tampered)
     }
-}
-
-/// A pattern as `.gitignore` reads one: `*` stays within a folder, `**`
-/// crosses folders.
-pub fn glob(pattern: &str) -> Result<Glob, globset::Error> {
-    GlobBuilder::new(pattern).literal_separator(true).build()
 }
 
 /// The scripts of `workspace` an overseer's command runs: a command word

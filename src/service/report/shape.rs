@@ -13,6 +13,7 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use crate::outer::rollback;
+pub(crate) use crate::domain::drawn;
 use crate::service::types::{ArtifactEvent, EpochView, SuiteEpochs, SuiteItem};
 
 /// What happened to the artifacts at the end of an epoch (the dot colour).
@@ -103,18 +104,6 @@ fn finished(epochs: &[EpochView]) -> impl Iterator<Item = &EpochView> {
     epochs.iter().filter(|e| e.completed_at.is_some())
 }
 
-/// A drawn number to 6 significant digits: a chart shows 4, and the 17 of
-/// a float's shortest form made 25,000 per-task losses most of the Charts
-/// screen's answer (837 KB at 500 epochs × 50 tasks) and of its parse time.
-/// Only what is drawn is rounded (the box's quartiles from the exact losses).
-/// Texts for people use it too (1.34643, not 1.3464294278695847).
-pub(crate) fn drawn(x: f64) -> f64 {
-    if !x.is_finite() || x == 0.0 {
-        return x;
-    }
-    format!("{x:.5e}").parse().unwrap_or(x)
-}
-
 /// One finished epoch on the loss curve.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct LossPoint {
@@ -143,7 +132,7 @@ pub fn loss_points(epochs: &[EpochView]) -> Vec<LossPoint> {
             movement: Move::of(&e.events),
             transitions: match &e.note {
                 // A tree search's epoch changed nothing: it measured a candidate.
-                Some(note) if e.events.is_empty() && note.starts_with(crate::outer::TREE_EPOCH) => vec![note.clone()],
+                Some(note) if e.events.is_empty() && note.starts_with(crate::domain::TREE_EPOCH) => vec![note.clone()],
                 _ => e.events.iter().map(transition_label).collect(),
             },
         })
@@ -314,7 +303,7 @@ pub fn suite_charts(view: SuiteEpochs) -> SuiteCharts {
     let (rows, marks) = timeline(&view.epochs, &view.artifacts);
     let tasks = names.names;
     let searched =
-        finished(&view.epochs).any(|e| e.note.as_deref().is_some_and(|n| n.starts_with(crate::outer::TREE_EPOCH)));
+        finished(&view.epochs).any(|e| e.note.as_deref().is_some_and(|n| n.starts_with(crate::domain::TREE_EPOCH)));
     SuiteCharts {
         epochs: loss.iter().map(|p| p.epoch).collect(),
         loss,
