@@ -25,7 +25,7 @@ Methods:
   isres             NLopt GN_ISRES (default population), maxeval = budget
   multistart-slsqp  SLSQP from fresh uniform random points until the budget is spent
 
-Rules, kept identical to how the coordinator is scored (src/task/optimize.rs):
+Rules, kept identical to how the coordinator is scored (crates/engine/src/task/optimize.rs):
   * One evaluation is the objective and every constraint at one point. Points
     are cached by exact equality of the vector (the last 2n+8 of them), so the
     separate objective, constraint and finite-difference callbacks of SciPy

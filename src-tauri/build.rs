@@ -6,7 +6,7 @@
 //! `tauri.conf.json` grants — nothing is callable by default.
 
 fn main() {
-    // `call` runs every facade operation (src/service/operations.rs); the
+    // `call` runs every facade operation (crates/service/src/service/operations.rs); the
     // other two are the desktop's own. The window is granted all three, so
     // it may run every operation, as a page of `attractor serve` may: the
     // window is the app's own UI, and the line the ACL draws is between it

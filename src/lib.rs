@@ -40,45 +40,19 @@
 //! - [`watch`]: the folder watcher — suite and task files dropped into a folder are
 //!   validated, registered, approved by a person and optionally run.
 
-pub mod artifact;
-pub mod aso;
-pub mod auditor;
+// The layers, bottom first (`crates/`, one crate per layer; `tests/layers.rs`
+// keeps each module's imports downward). Re-exported here so that the tests,
+// the desktop shell and the CLI name every module as `attractor::<module>`.
+pub use attractor_core::{counted, counted_as, now_rfc3339, panic_message};
+pub use attractor_core::{domain, loss, process, secrets, textfile, time, workspace};
+pub use attractor_engine::{aso, engine, executor, ggs, memory, overseer, task};
+pub use attractor_llm::llm;
+pub use attractor_numeric::numeric;
+pub use attractor_outer::{outer, queue, retention, watch};
+pub use attractor_service::{http, service};
+pub use attractor_store::{artifact, auditor, bus, store};
+pub use attractor_suite::suite;
+
+// The top layer: the command line and the benchmarks it runs.
 pub mod bench;
-pub mod bus;
 pub mod cli;
-pub mod domain;
-pub mod engine;
-pub mod executor;
-pub mod ggs;
-pub mod http;
-pub mod llm;
-pub mod loss;
-pub mod memory;
-pub mod numeric;
-pub mod outer;
-pub mod overseer;
-pub mod process;
-pub mod queue;
-pub mod retention;
-pub mod secrets;
-pub mod service;
-pub mod store;
-pub mod suite;
-pub mod task;
-pub mod textfile;
-pub mod time;
-pub mod watch;
-pub mod workspace;
-
-pub use domain::{counted, counted_as};
-pub use time::now_rfc3339;
-
-/// What a caught panic said, as far as it is text: a bug caught in a server
-/// or watcher task is reported with it instead of wedging the task.
-pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "no message".to_string())
-}

@@ -5,7 +5,7 @@
 //! (`tauri.conf.json`). One left out is refused at run time — the screen that
 //! calls it shows an error only in the desktop app — so they are checked
 //! against each other here. The facade's operations are not among them: all
-//! travel through the one command `call` (src/service/operations.rs).
+//! travel through the one command `call` (crates/service/src/service/operations.rs).
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -235,7 +235,8 @@ async fn the_report_downloads_as_a_zip_of_the_charts_and_the_page() {
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
     let mut names: Vec<String> = zip.file_names().map(|n| n.unwrap().into_owned()).collect();
     names.sort();
-    let mut expected: Vec<String> = attractor::service::report::FILES.iter().map(|f| format!("knobs-report/{f}")).collect();
+    let mut expected: Vec<String> =
+        attractor::service::report::FILES.iter().map(|f| format!("knobs-report/{f}")).collect();
     expected.sort();
     assert_eq!(names, expected);
     let mut page = String::new();

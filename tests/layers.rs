@@ -5,6 +5,12 @@
 //! to 34; this test fails on the first one, naming the line, so the fix is
 //! made when the import is written: move the shared name down (usually into
 //! `domain`), or the code up.
+//!
+//! The crates of `crates/` hold these layers in the same order, and their
+//! dependencies make an import from a lower crate into a higher one fail to
+//! compile; this test also keeps the modules inside one crate in order
+//! (in `crates/engine`, `overseer` below `task`) and the root's `bench` and
+//! `cli` on top.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,10 +26,10 @@ const LAYERS: &[(&str, &str)] = &[
     ("process", "running commands: timeouts, process groups, the sandbox"),
     ("workspace", "a trajectory's git-backed copy of a folder"),
     ("store", "the database: every SQL statement"),
-    ("llm", "the model client, its cache and ledger"),
     ("bus", "events, persisted by the store"),
     ("auditor", "reads the bus, reports budget trouble"),
     ("artifact", "the artifact registry and built-in defaults"),
+    ("llm", "the model client, its cache and ledger"),
     ("numeric", "problems, evaluators, the ALM optimizer, starts"),
     ("suite", "suite and task files: the specification of work"),
     ("overseer", "the checks that measure a workspace"),
@@ -42,6 +48,18 @@ const LAYERS: &[(&str, &str)] = &[
     ("bench", "the benchmarks"),
     ("cli", "the command line"),
 ];
+
+/// Every `src` folder of the workspace's library code: the root package's and
+/// each layer crate's.
+fn source_roots() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut roots = vec![root.join("src")];
+    let mut crates: Vec<PathBuf> =
+        std::fs::read_dir(root.join("crates")).unwrap().map(|e| e.unwrap().path().join("src")).collect();
+    crates.sort();
+    roots.extend(crates);
+    roots
+}
 
 /// The top-level module a file of `src/` belongs to (`None`: the crate root).
 fn module_of(src: &Path, file: &Path) -> Option<String> {
@@ -75,8 +93,9 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every `crate::<module>` a module's code names, with where.
-fn imports(src: &Path) -> BTreeMap<String, Vec<(String, String)>> {
+/// Every `crate::<module>` a module's code names, with where (the path from
+/// `base`).
+fn imports(src: &Path, base: &Path) -> BTreeMap<String, Vec<(String, String)>> {
     let pattern = regex::Regex::new(r"\bcrate::([a-z_][a-z0-9_]*)").unwrap();
     let mut files = Vec::new();
     rust_files(src, &mut files);
@@ -85,9 +104,10 @@ fn imports(src: &Path) -> BTreeMap<String, Vec<(String, String)>> {
     for file in files {
         let Some(module) = module_of(src, &file) else { continue };
         let text = std::fs::read_to_string(&file).unwrap();
+        found.entry(module.clone()).or_default();
         for (n, line) in text.lines().enumerate() {
             for m in pattern.captures_iter(code_of(line)) {
-                let place = format!("{}:{}", file.strip_prefix(src.parent().unwrap()).unwrap().display(), n + 1);
+                let place = format!("{}:{}", file.strip_prefix(base).unwrap_or(&file).display(), n + 1);
                 found.entry(module.clone()).or_default().push((m[1].to_string(), place));
             }
         }
@@ -97,12 +117,14 @@ fn imports(src: &Path) -> BTreeMap<String, Vec<(String, String)>> {
 
 #[test]
 fn no_module_imports_a_module_above_it() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let base = Path::new(env!("CARGO_MANIFEST_DIR"));
     let rank: BTreeMap<&str, usize> = LAYERS.iter().enumerate().map(|(i, (m, _))| (*m, i)).collect();
     let mut upward = Vec::new();
-    for (module, names) in imports(&src) {
+    let mut seen = 0;
+    for (module, names) in source_roots().iter().flat_map(|src| imports(src, base)) {
+        seen += 1;
         let Some(&here) = rank.get(module.as_str()) else {
-            upward.push(format!("src/{module} has no place in tests/layers.rs's LAYERS: add it where it belongs"));
+            upward.push(format!("module `{module}` has no place in tests/layers.rs's LAYERS: add it where it belongs"));
             continue;
         };
         for (target, place) in names {
@@ -113,6 +135,7 @@ fn no_module_imports_a_module_above_it() {
             }
         }
     }
+    assert_eq!(seen, LAYERS.len(), "modules read: is the source tree where this test looks?");
     assert!(
         upward.is_empty(),
         "imports that run upward (move the shared name down, e.g. into `domain`, or the code up):\n{}",
@@ -122,11 +145,11 @@ fn no_module_imports_a_module_above_it() {
 
 #[test]
 fn every_layer_is_a_module_of_the_crate() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let roots = source_roots();
     let missing: Vec<&str> = LAYERS
         .iter()
         .map(|(m, _)| *m)
-        .filter(|m| !src.join(m).is_dir() && !src.join(format!("{m}.rs")).is_file())
+        .filter(|m| !roots.iter().any(|src| src.join(m).is_dir() || src.join(format!("{m}.rs")).is_file()))
         .collect();
     assert_eq!(missing, Vec::<&str>::new(), "LAYERS names modules src/ does not have");
 }
@@ -138,7 +161,49 @@ fn the_checker_sees_an_upward_import_and_ignores_comments() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     std::fs::create_dir_all(src.join("store")).unwrap();
-    std::fs::write(src.join("store/mod.rs"), "//! crate::cli in a doc\nfn f() { crate::outer::TREE_EPOCH; }\n").unwrap();
-    let found = imports(&src);
+    std::fs::write(src.join("store/mod.rs"), "//! crate::cli in a doc\nfn f() { crate::outer::TREE_EPOCH; }\n")
+        .unwrap();
+    let found = imports(&src, dir.path());
     assert_eq!(found["store"], vec![("outer".to_string(), "src/store/mod.rs:2".to_string())]);
+}
+
+/// The modules a layer crate holds (`crates/<name>/src`'s top-level modules),
+/// and the layer crates it depends on (its `attractor-*` path dependencies).
+fn crates() -> BTreeMap<String, (Vec<String>, Vec<String>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates");
+    let dependency = regex::Regex::new(r#"(?m)^attractor-([a-z]+) = \{ path = "#).unwrap();
+    let mut found = BTreeMap::new();
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let deps = dependency.captures_iter(&manifest).map(|c| c[1].to_string()).collect();
+        let modules = std::fs::read_dir(dir.join("src"))
+            .unwrap()
+            .filter_map(|e| module_of(&dir.join("src"), &e.unwrap().path()))
+            .collect();
+        found.insert(name, (modules, deps));
+    }
+    found
+}
+
+#[test]
+fn the_crates_hold_the_layers_in_the_same_order() {
+    let rank: BTreeMap<&str, usize> = LAYERS.iter().enumerate().map(|(i, (m, _))| (*m, i)).collect();
+    let crates = crates();
+    assert!(crates.len() >= 8, "{:?}", crates.keys());
+    let mut wrong = Vec::new();
+    for (name, (modules, deps)) in &crates {
+        for dep in deps {
+            let below = &crates[dep].0;
+            for (low, high) in below.iter().flat_map(|b| modules.iter().map(move |m| (b, m))) {
+                if rank[low.as_str()] > rank[high.as_str()] {
+                    wrong.push(format!(
+                        "crates/{name} depends on crates/{dep}, yet `{low}` is above `{high}` in LAYERS"
+                    ));
+                }
+            }
+        }
+    }
+    assert_eq!(wrong, Vec::<String>::new());
 }

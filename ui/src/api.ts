@@ -2,7 +2,7 @@
 // the page has. Screens call `api.<operation>(args)` and never learn which.
 //
 // The operations themselves are not written here: each is declared once in
-// src/service/operations.rs, and ui/src/generated/operations.ts (generated
+// crates/service/src/service/operations.rs, and ui/src/generated/operations.ts (generated
 // from it) gives every operation's argument and answer types and how it
 // travels over HTTP. `api` is built from that table, so a new operation
 // needs no change in this file.
@@ -214,7 +214,7 @@ type Call<K extends keyof Operations> = (
 ) => Promise<Answer<K>>;
 
 /**
- * Every operation of the facade, by its name in src/service/operations.rs:
+ * Every operation of the facade, by its name in crates/service/src/service/operations.rs:
  * `api.suite_epochs({ key: "knobs", runs: false })`.
  */
 export const api = Object.fromEntries(

@@ -1,4 +1,4 @@
-// Generated from src/service/operations.rs by `ATTRACTOR_UPDATE_GENERATED=1 cargo test --lib ts_export`; do not edit.
+// Generated from crates/service/src/service/operations.rs by `ATTRACTOR_UPDATE_GENERATED=1 cargo test --lib ts_export`; do not edit.
 
 import type { AnswerRequest } from "./AnswerRequest";
 import type { ApiKeyRequest } from "./ApiKeyRequest";

@@ -1,6 +1,6 @@
 // Names for a suite's exported report: the file a browser saves and the
 // folder the desktop app suggests. They follow the server's rule for the
-// report's folder (src/report `Report::folder_name`): letters, digits, `-`,
+// report's folder (crates/service/src/service/report `Report::folder_name`): letters, digits, `-`,
 // `_` and `.` stay, anything else becomes `-`, so a suite name can never
 // steer a path (`../`, a drive letter, a slash).
 

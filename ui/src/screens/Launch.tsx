@@ -46,7 +46,7 @@ const APPROVALS: Record<ApprovalMode, string> = {
 
 const ROLES: CallRole[] = ["proposer", "executor", "verifier", "decomposer", "supervisor", "ideation"];
 
-/** The bounds `RunRequest::validate` checks (src/outer/request.rs). */
+/** The bounds `RunRequest::validate` checks (crates/outer/src/outer/request.rs). */
 const MAX_EPOCHS = 100_000;
 const MAX_CONCURRENCY = 256;
 
