@@ -84,7 +84,8 @@ export interface Operations {
    */
   artifact_versions: { args: { name: string }; answer: ArtifactHistory };
   /**
-   * The line diff between two versions of an artifact.
+   * The diff of two versions of an artifact: by line for text, by field for JSON (keys sorted,
+   * so a reordering is no change).
    */
   artifact_diff: { args: { name: string; from: number; to: number }; answer: LineDiff };
   /**
@@ -104,7 +105,8 @@ export interface Operations {
    */
   decide_update: { args: { id: number; request: UpdateDecision }; answer: InterventionItem };
   /**
-   * Dismisses a notice (what a run told a person without waiting for them).
+   * Dismisses a notice (what a run told a person without waiting for them); a question cannot
+   * be dismissed, a notice not answered.
    */
   dismiss: { args: { id: number }; answer: InterventionItem };
   /**
@@ -124,7 +126,9 @@ export interface Operations {
    */
   workers: { args: {}; answer: WorkersView };
   /**
-   * Queues a run of a suite; this process works it at once.
+   * Queues a run of a suite (a `RunRequest`: `attractor run`'s options as JSON); this process
+   * works it at once. A field out of its bounds is a 400 naming it; an invalid suite file a 422
+   * with its issues.
    */
   launch: { args: { request: RunRequest }; answer: LaunchView };
   /**

@@ -9,7 +9,7 @@
 //! core, and the whole queue of writers behind it waited too
 //! (`attractor bench engine`: the control overhead at 32 trajectories fell
 //! from about a third of an iteration to a few percent with the children
-//! niced; bench/README.md). On an idle machine niceness changes nothing.
+//! niced; bench/HISTORY.md). On an idle machine niceness changes nothing.
 //!
 //! A child inherits the niceness of the thread that starts it, and on Linux
 //! niceness is a per-thread attribute. So children are started from two

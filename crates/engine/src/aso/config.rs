@@ -94,7 +94,7 @@ pub struct AsoConfig {
     /// is in, and the basins near the optimum are closer than 1 % apart, so
     /// polishing more often finds the optimum's sooner — 286 of 300 runs
     /// against 285 (seeds 13 and 177 solved, 136 lost), 20 of seeds 1–20
-    /// against 19, the same evaluations in all (bench/README.md,
+    /// against 19, the same evaluations in all (bench/HISTORY.md,
     /// 2026-11-27 "The first Hessian's scale").
     pub population_polish_gain: f64,
     /// Probability that an infeasible child gets a gradient repair.
@@ -122,7 +122,7 @@ pub struct AsoConfig {
     /// before the run stops on agreement. Off by default: it takes what is
     /// left of the budget, which on a small one is all of it. On finds
     /// basins the starts rarely reach (g17: 10 of 20 runs against 5 with 100,000
-    /// evaluations; spending 51 % of the budget against 36 %, see bench/README.md).
+    /// evaluations; spending 51 % of the budget against 36 %, see bench/HISTORY.md).
     pub population_before_stopping: bool,
     /// Beyond the seed — rounds of global starts only (no hops) the run
     /// makes once the hops around the agreed best have stopped paying,
@@ -130,13 +130,13 @@ pub struct AsoConfig {
     /// seeds g17 95 of 100 runs against 87 with none (its failures had
     /// stopped at the second basin right after the hops, on the hop rounds'
     /// two global starts each), for 7 % more evaluations in all; two gave
-    /// no more (bench/README.md, 2026-11-27). Three since the descents are
+    /// no more (bench/HISTORY.md, 2026-11-27). Three since the descents are
     /// as long as SciPy's (`descent_iterations`): g17's optimum is then
     /// reached from one global start in five, and its runs that stopped
     /// agreed on the second basin (8,927.6) after twenty trajectories were
     /// 6 of 300 with one round, 2 with two, none with three — for 6 % and
     /// 15 % more evaluations in all, no median to success changed (the
-    /// rounds come after the best is found; bench/README.md, 2026-11-27 "A
+    /// rounds come after the best is found; bench/HISTORY.md, 2026-11-27 "A
     /// descent as long as SciPy's").
     pub global_rounds_before_stopping: u32,
     /// A local trajectory whose first SQP descent from its seed settles at
@@ -153,7 +153,7 @@ pub struct AsoConfig {
     /// 294 of 300 runs against 276, its median evaluations to success 664
     /// against 10,094 (multistart SLSQP 1,348), evaluations in all −27 %;
     /// no problem lost a success, 150 gave the same but for g17's median
-    /// (740) (bench/README.md, 2026-11-27 "A descent as long as SciPy's").
+    /// (740) (bench/HISTORY.md, 2026-11-27 "A descent as long as SciPy's").
     /// Descents that do not settle are rare elsewhere: they went on to the
     /// augmented Lagrangian after 60 iterations before and now later.
     pub descent_iterations: u32,
@@ -171,14 +171,14 @@ pub struct AsoConfig {
     /// 142, welded beam 54 → 48) and rose on 9 (g24 33 → 49, pressure
     /// vessel 120 → 172, g13 308 → 342: their first start is the better of
     /// two samples, not the best of eight); 14 problems at or under
-    /// multistart SLSQP's against 11 (bench/README.md, 2026-11-27).
+    /// multistart SLSQP's against 11 (bench/HISTORY.md, 2026-11-27).
     pub lead_descent: bool,
     /// Beyond the seed — local trajectories per round of a numeric run
     /// (0: `n_trajectories`). Four, with two of them hopping around the
     /// best (`hops_per_round`): over 100 seeds × 24 problems 2,357
     /// successes against 2,343 with three and one hop — g17 62 of 100
     /// against 48, g18's median evaluations to success 234 against 296 —
-    /// for 6 % more evaluations in all (bench/README.md, 2026-11-27 "Four
+    /// for 6 % more evaluations in all (bench/HISTORY.md, 2026-11-27 "Four
     /// starts a round, two of them hops"). Its own field because agent
     /// tasks read `n_trajectories` as their number of samples.
     pub round_trajectories: u32,
@@ -195,7 +195,7 @@ pub struct AsoConfig {
     /// evaluations sooner, but over 100 seeds × 24 problems the unchosen
     /// starts cost more than that — g13 97 of 100 runs against 100 (median
     /// to success 743 against 368), g24 52 against 27, spring 309 against
-    /// 170 — for gains on g01 and g08 (bench/README.md, 2026-11-27).
+    /// 170 — for gains on g01 and g08 (bench/HISTORY.md, 2026-11-27).
     pub seed_oversampling: u32,
     /// Beyond the seed — the max violation at which a result counts as
     /// feasible: the best point reported, the loss, the run's agreement, and

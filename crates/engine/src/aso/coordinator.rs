@@ -92,7 +92,7 @@ pub struct Coordinator {
 /// down to 1e-4 of the range. The closest ones are what brings g17's runs
 /// onto its optimum, which sits on a jump of its piecewise cost where
 /// descents stop 1e-4 to 1e-3 above it: 73 of 100 runs against 62 when the
-/// cycle ended at 0.003, no other problem changed (bench/README.md,
+/// cycle ended at 0.003, no other problem changed (bench/HISTORY.md,
 /// 2026-11-27).
 const HOP_SCALES: [f64; 7] = [0.1, 0.03, 0.01, 0.003, 0.001, 3e-4, 1e-4];
 

@@ -259,7 +259,7 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
     // its optimum lies) shifted to −x₃x₉ ≤ −ε has no feasible point on
     // that bound, its linearization there is inconsistent and SLSQP's
     // subproblem fails: from 200 random starts 21 g18 polishes ended
-    // failed so, against 2 unshifted (bench/README.md, 2026-11-27 "The
+    // failed so, against 2 unshifted (bench/HISTORY.md, 2026-11-27 "The
     // polish's inequalities unshifted, its stop at 1e-8"). SLSQP converges
     // onto an active constraint to far below the margin either way.
     for i in 0..n_ineq {
@@ -359,7 +359,7 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
 /// problem equal) for 5–30 % fewer evaluations a polish (g01 42 against 60
 /// at the median, g04 30 against 46, g14 369 against 448) — SciPy's SLSQP
 /// stops about as soon (g01: 42) — and a multistart pays for every start
-/// that ends in the wrong basin (bench/README.md, 2026-11-27 "The polish's
+/// that ends in the wrong basin (bench/HISTORY.md, 2026-11-27 "The polish's
 /// inequalities unshifted, its stop at 1e-8").
 const STOP_TOLERANCE: f64 = 1e-8;
 

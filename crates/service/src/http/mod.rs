@@ -24,6 +24,8 @@
 //! embedded: `cargo build` then needs no Node toolchain and never serves a
 //! stale embedded copy, and the desktop bundle ships the same `ui/dist`.
 
+pub mod docs;
+
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};

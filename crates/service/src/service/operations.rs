@@ -60,7 +60,7 @@ pub enum Source {
 }
 
 impl Source {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Source::Path => "path",
             Source::Query => "query",
@@ -89,6 +89,10 @@ pub struct Operation {
     /// The HTTP status of a success.
     pub status: u16,
     pub params: &'static [Param],
+    /// Its doc comment, a line per entry (each with its leading space).
+    pub doc: &'static [&'static str],
+    /// Its answer's TypeScript type.
+    pub answer: fn(&Config) -> String,
 }
 
 /// The arguments of one call, as a transport received them.
@@ -196,7 +200,7 @@ fn body_value<T: DeserializeOwned>(body: &[u8], json: bool) -> Result<T, CallErr
         let at = e.path().to_string().replace(".?", "");
         let field = if at == "." || at == "?" { String::new() } else { format!("{at}: ") };
         CallError::Input(format!(
-            "the request body is not what this endpoint takes: {field}{}\n  hint: the README's API table lists each endpoint's fields",
+            "the request body is not what this endpoint takes: {field}{}\n  hint: docs/http-api.md lists each endpoint's fields",
             plain_mismatch(inner)
         ))
     })?;
@@ -352,6 +356,8 @@ macro_rules! operations {
                     source: Source::$src,
                     ts_type: <$ty as TS>::name,
                 }),*],
+                doc: &[$($doc),*],
+                answer: <$out as TS>::name,
             },
         )*];
 
@@ -470,7 +476,8 @@ operations! {
     /// An artifact's versions, oldest first, with what made each.
     artifact_versions(s, name: Path String) -> ArtifactHistory
         = Get "/artifacts/{name}/versions" => s.artifact_versions(&name).await;
-    /// The line diff between two versions of an artifact.
+    /// The diff of two versions of an artifact: by line for text, by field for JSON (keys sorted,
+    /// so a reordering is no change).
     artifact_diff(s, name: Path String, from: Query i64, to: Query i64) -> LineDiff
         = Get "/artifacts/{name}/diff" => s.artifact_diff(&name, from, to).await;
     /// Makes an earlier version of an artifact the active one.
@@ -484,7 +491,8 @@ operations! {
     /// Decides a gated artifact update (question `id`): approve it as proposed or edited, or reject it.
     decide_update(s, id: Path i64, request: Body UpdateDecision) -> InterventionItem
         = Post "/interventions/{id}/decide" => s.decide_update(id, &request).await;
-    /// Dismisses a notice (what a run told a person without waiting for them).
+    /// Dismisses a notice (what a run told a person without waiting for them); a question cannot
+    /// be dismissed, a notice not answered.
     dismiss(s, id: Path i64) -> InterventionItem = Post "/interventions/{id}/dismiss" => s.dismiss(id).await;
     /// Reads a suite or task file and reports every issue with its place.
     validate(s, request: Body ValidateRequest) -> Validation
@@ -495,7 +503,9 @@ operations! {
     launches(s) -> Vec<LaunchView> = Get "/launches" => s.launches().await;
     /// The workers on the database and the runs queued for them.
     workers(s) -> WorkersView = Get "/workers" => s.workers().await;
-    /// Queues a run of a suite; this process works it at once.
+    /// Queues a run of a suite (a `RunRequest`: `attractor run`'s options as JSON); this process
+    /// works it at once. A field out of its bounds is a 400 naming it; an invalid suite file a 422
+    /// with its issues.
     launch(s, request: Body RunRequest) -> LaunchView = Post "/launches" status 202 => s.launch(&request).await;
     /// One launch.
     launch_view(s, id: Path i64) -> LaunchView = Get "/launches/{id}" => s.launch_view(id).await;

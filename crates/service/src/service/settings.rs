@@ -143,7 +143,7 @@ impl Settings {
         let text = crate::suite::read_text(path, "settings file", FILE_HINT).map_err(SettingsError::Invalid)?;
         let settings: Settings = crate::suite::parse_strict(&text, path, FILE_HINT)
             .map_err(|issue| SettingsError::Invalid(crate::suite::SuiteError::one(issue)))?;
-        let hint = "see \"Model calls: limits\" in the README for each limit and its bounds";
+        let hint = "see \"Model calls: limits\" in docs/models.md for each limit and its bounds";
         let wrong = settings.out_of_bounds().into_iter().map(|w| (w.field, w.message, hint.to_string()));
         crate::suite::issues_at(&text, path, wrong).map_err(SettingsError::Invalid)?;
         Ok(settings)

@@ -35,7 +35,7 @@ pub const SUITE_SUFFIX: &str = ".suite.yaml";
 
 /// What to do about a key a task file lacks.
 pub(super) const MISSING_HINT: &str =
-    "add the missing key; a task file holds the keys of one task of a suite (see README, \"Task files\")";
+    "add the missing key; a task file holds the keys of one task of a suite (see docs/suites.md, \"Task files\")";
 
 /// Whether `path` names a task file (`*.task.yaml`).
 pub fn is_task_file(path: &Path) -> bool {

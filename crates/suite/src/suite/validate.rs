@@ -314,7 +314,7 @@ impl Validator {
                     raw.referenced,
                     format!("llm.{}", invalid.field),
                     invalid.message,
-                    "see \"Model calls: limits\" in the README for each limit and its bounds",
+                    "see \"Model calls: limits\" in docs/models.md for each limit and its bounds",
                 );
                 crate::llm::LlmLimits::default()
             }

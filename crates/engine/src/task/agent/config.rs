@@ -158,7 +158,7 @@ impl AgentConfig {
 /// What a configuration file is, for the hints of its issues.
 const HINT: &str = "the agent configuration is JSON (or YAML) over the defaults: engine, overseers, executor, \
                     workspace, complexity, verifier, intervention_poll_ms, intervention_timeout_secs, \
-                    max_unusable_replies, memory, sandbox; see `--agent-config` in the README";
+                    max_unusable_replies, memory, sandbox; see `--agent-config` in docs/cli.md";
 
 /// A number of the configuration outside its range.
 #[derive(Debug, Clone, PartialEq)]
