@@ -467,7 +467,7 @@ async fn a_proposal_the_last_run_left_unmeasured_is_measured_first_by_the_next_r
     let e2 = env.store.epochs(s.id).await.unwrap().into_iter().find(|e| e.epoch_num == 2).unwrap();
     let parent: Value = serde_json::from_str(&e2.parent_artifacts_json).unwrap();
     assert_eq!(parent["knob"], 1, "epoch 2 measured the pending proposal");
-    assert_eq!(second.epochs[0].events[0]["type"], "rollback", "v1 is worse than v0");
+    assert_eq!(ev(&second.epochs[0].events[0])["type"], "rollback", "v1 is worse than v0");
     let proposals = env.store.proposals(s.id).await.unwrap();
     let winner = proposals.iter().find(|l| l.epoch_num == 1 && l.proposal.outcome == "winner").unwrap();
     assert!(winner.proposal.observed_loss_reduction.is_some_and(|r| r < 0.0), "{winner:?}");
@@ -506,4 +506,9 @@ async fn a_tree_search_after_a_rollback_proposes_and_records_with_the_halved_rat
         assert_eq!(e.learning_rate, 0.25, "epoch {} carries the configured rate", e.epoch_num);
     }
     assert_eq!(tree.learning_rate, 0.25);
+}
+
+/// An epoch event as its stored JSON, for asserting on its fields.
+fn ev(e: &attractor::domain::EpochEvent) -> serde_json::Value {
+    serde_json::to_value(e).unwrap()
 }

@@ -135,7 +135,7 @@ async fn candidates_by_different_moves_are_screened_on_a_minibatch_and_the_one_t
     let registry = env.registry().await;
     assert_eq!(registry.get("triage", 1).await.unwrap().content, BOTH);
     assert_eq!(registry.get_active("triage").await.unwrap().version, 1);
-    assert_eq!(summary.epochs[0].events[0]["type"], "update");
+    assert_eq!(ev(&summary.epochs[0].events[0])["type"], "update");
     assert!(summary.epochs[1].mean_loss.unwrap() < summary.epochs[0].mean_loss.unwrap());
     let idle = summary.epochs[1].note.as_deref().unwrap_or_default();
     assert!(idle.contains("got every example of its 3 minibatches right"), "{idle}");
@@ -224,4 +224,9 @@ async fn a_text_screened_in_an_earlier_run_is_not_run_again() {
         rows.iter().filter(|r| r["epoch_num"] == 2 && !r["decision_json"].is_null()).map(pairs).sum();
     let screened_after = labelled(&env).iter().filter(|(k, _)| k == "screen").count();
     assert_eq!((screened_after - screened_before) as u64, new_screens);
+}
+
+/// An epoch event as its stored JSON, for asserting on its fields.
+fn ev(e: &attractor::domain::EpochEvent) -> serde_json::Value {
+    serde_json::to_value(e).unwrap()
 }

@@ -155,7 +155,7 @@ async fn textgrad_applies_the_proposal_with_the_largest_expected_reduction_times
             "built-ins that steer no command task are not candidates"
         );
     }
-    let update = &summary.epochs[0].events[0];
+    let update = ev(&summary.epochs[0].events[0]);
     assert_eq!(update["type"], "update");
     assert_eq!(update["artifact"], "style");
     assert_eq!(update["to_version"], 1);
@@ -258,8 +258,8 @@ async fn a_regression_rolls_back_halves_the_rate_skips_the_optimizer_and_is_reme
     let summary = env.run_with_model(&path, config(&env, 3), client(&server)).await.unwrap();
 
     let e2 = &summary.epochs[1];
-    assert_eq!(e2.events[0]["type"], "rollback");
-    assert_eq!(e2.events[0]["reason"], "training");
+    assert_eq!(ev(&e2.events[0])["type"], "rollback");
+    assert_eq!(ev(&e2.events[0])["reason"], "training");
     assert_eq!(e2.learning_rate, 0.2, "η halves after a rollback");
     assert_eq!(env.registry().await.get_active("style").await.unwrap().version, 0);
     assert_eq!(server.requests().len(), 2 * per_epoch, "the rollback epoch makes no proposal calls");
@@ -296,7 +296,7 @@ async fn a_proposal_that_repeats_a_measured_version_is_rejected_not_measured_aga
     script.extend(cands.iter().map(|_| no_change()));
     let server = ScriptedServer::start(script).await.unwrap();
     let summary = env.run_with_model(&path, config(&env, 4), client(&server)).await.unwrap();
-    assert_eq!(summary.epochs[1].events[0]["type"], "rollback");
+    assert_eq!(ev(&summary.epochs[1].events[0])["type"], "rollback");
     assert!(summary.epochs[2].events.is_empty(), "nothing applied: {:?}", summary.epochs[2].events);
     let rows = proposals(&env).await;
     let repeat = rows
@@ -330,11 +330,11 @@ async fn a_held_out_regression_blocks_the_update_and_held_out_text_never_reaches
     let summary = env.run_with_model(&path, config(&env, 3), client(&server)).await.unwrap();
 
     let (e1, e2) = (&summary.epochs[0], &summary.epochs[1]);
-    assert_eq!(e1.events[0]["type"], "update");
+    assert_eq!(ev(&e1.events[0])["type"], "update");
     assert!(e2.mean_loss.unwrap() < e1.mean_loss.unwrap(), "training loss fell");
     assert!(e2.holdout_mean_loss.unwrap() > e1.holdout_mean_loss.unwrap() + 0.1, "held-out loss rose");
-    assert_eq!(e2.events[0]["type"], "rollback");
-    assert_eq!(e2.events[0]["reason"], "holdout");
+    assert_eq!(ev(&e2.events[0])["type"], "rollback");
+    assert_eq!(ev(&e2.events[0])["reason"], "holdout");
     assert_eq!(env.registry().await.get_active("style").await.unwrap().version, 0);
 
     let requests = server.requests();
@@ -455,10 +455,10 @@ async fn on_a_noisy_suite_an_improvement_inside_the_noise_is_rolled_back_after_t
     let summary = env.run_with_model(&path, config(&env, 4), client(&server)).await.unwrap();
 
     assert_eq!(server.requests().len(), 1, "no proposal while verifying, none in the rollback epoch");
-    let types: Vec<&str> = summary.epochs.iter().map(|e| e.events[0]["type"].as_str().unwrap()).collect();
+    let types: Vec<&str> = summary.epochs.iter().map(|e| e.events[0].kind()).collect();
     assert_eq!(types, vec!["update", "verify_sample", "verify_sample", "rollback"]);
-    assert_eq!(summary.epochs[1].events[0]["of"], 3, "the suite's default: three evaluations");
-    let rollback = &summary.epochs[3].events[0];
+    assert_eq!(ev(&summary.epochs[1].events[0])["of"], 3, "the suite's default: three evaluations");
+    let rollback = ev(&summary.epochs[3].events[0]);
     assert_eq!(rollback["reason"], "noise", "{rollback}");
     assert_eq!(rollback["evaluations"], 3);
     // The decision compares the series' mean, not the last epoch alone.
@@ -487,10 +487,9 @@ async fn on_a_noisy_suite_an_improvement_beyond_the_noise_is_kept_and_the_flag_o
     let cfg = RunConfig { verify_repeats: Some(2), ..config(&env, 4) };
     let summary = env.run_with_model(&path, cfg, client(&server)).await.unwrap();
 
-    let types: Vec<&str> =
-        summary.epochs.iter().map(|e| e.events.first().map_or("-", |v| v["type"].as_str().unwrap())).collect();
+    let types: Vec<&str> = summary.epochs.iter().map(|e| e.events.first().map_or("-", |v| v.kind())).collect();
     assert_eq!(types, vec!["update", "verify_sample", "verified", "-"]);
-    let verified = &summary.epochs[2].events[0];
+    let verified = ev(&summary.epochs[2].events[0]);
     assert_eq!(verified["evaluations"], 2);
     assert_eq!(verified["kept"], true);
     assert_eq!(env.registry().await.get_active("style").await.unwrap().content, "GOOD");
@@ -537,9 +536,9 @@ async fn on_a_noisy_suite_a_gain_one_task_carries_while_the_others_lose_is_rolle
     let cfg = RunConfig { verify_repeats: Some(2), ..config(&env, 3) };
     let summary = env.run_with_model(&path, cfg, client(&server)).await.unwrap();
 
-    let types: Vec<&str> = summary.epochs.iter().map(|e| e.events[0]["type"].as_str().unwrap()).collect();
+    let types: Vec<&str> = summary.epochs.iter().map(|e| e.events[0].kind()).collect();
     assert_eq!(types, vec!["update", "verify_sample", "rollback"]);
-    let rollback = &summary.epochs[2].events[0];
+    let rollback = ev(&summary.epochs[2].events[0]);
     // On the means alone it is better beyond the noise (there is none)…
     let gain = summary.epochs[0].mean_loss.unwrap() - rollback["mean_loss_current"].as_f64().unwrap();
     assert!(gain > 0.01, "the mean went down: {rollback}");
@@ -574,7 +573,7 @@ async fn on_a_noisy_suite_a_gain_every_task_shares_is_kept_with_its_evidence() {
     let cfg = RunConfig { verify_repeats: Some(2), ..config(&env, 3) };
     let summary = env.run_with_model(&path, cfg, client(&server)).await.unwrap();
 
-    let verified = &summary.epochs[2].events[0];
+    let verified = ev(&summary.epochs[2].events[0]);
     assert_eq!(verified["type"], "verified", "{verified}");
     assert_eq!(verified["kept"], true);
     let paired = &verified["paired"];
@@ -689,8 +688,7 @@ async fn on_a_noisy_suite_an_update_made_right_after_a_kept_one_is_recorded_with
     let cfg = RunConfig { verify_repeats: Some(2), ..config(&env, 5) };
     let summary = env.run_with_model(&path, cfg, client(&server)).await.unwrap();
 
-    let types: Vec<Vec<&str>> =
-        summary.epochs.iter().map(|e| e.events.iter().map(|v| v["type"].as_str().unwrap()).collect()).collect();
+    let types: Vec<Vec<&str>> = summary.epochs.iter().map(|e| e.events.iter().map(|v| v.kind()).collect()).collect();
     assert_eq!(
         types,
         vec![
@@ -701,11 +699,11 @@ async fn on_a_noisy_suite_an_update_made_right_after_a_kept_one_is_recorded_with
             vec!["rollback"]
         ]
     );
-    let second = &summary.epochs[2].events[1];
+    let second = ev(&summary.epochs[2].events[1]);
     assert_eq!(second["to_version"], 2, "the update after the verified event knows its version: {second}");
     // Same base score as GOOD: within the noise, so it goes back to v1.
-    assert_eq!(summary.epochs[4].events[0]["reason"], "noise");
-    assert_eq!(summary.epochs[4].events[0]["to_version"], 1);
+    assert_eq!(ev(&summary.epochs[4].events[0])["reason"], "noise");
+    assert_eq!(ev(&summary.epochs[4].events[0])["to_version"], 1);
     assert_eq!(env.registry().await.get_active("style").await.unwrap().content, "GOOD");
 }
 
@@ -805,4 +803,9 @@ async fn a_cost_budget_stops_the_run_cleanly_and_is_never_exceeded() {
     assert!((suite_spend.cost - cost).abs() < 1e-12, "{} vs {cost}", suite_spend.cost);
     let first_epoch = env.store.model_spend(CallsOf::Epoch(epochs[0].id)).await.unwrap();
     assert_eq!(Some(first_epoch.calls), summary.epochs[0].model.map(|m| m.calls));
+}
+
+/// An epoch event as its stored JSON, for asserting on its fields.
+fn ev(e: &attractor::domain::EpochEvent) -> serde_json::Value {
+    serde_json::to_value(e).unwrap()
 }

@@ -20,6 +20,7 @@ use rand_distr::{Distribution, Normal};
 use serde_json::json;
 
 use crate::artifact::{ArtifactDef, ArtifactKind, FieldBounds, Origin, Registry, RegistryError};
+use crate::domain::{ArtifactEvent, EpochEvent, EpochRecord, RollbackReason};
 use crate::loss::{LossSignals, LossWeights, RunStatus};
 use crate::store::{
     ArtifactChange, EpochClose, NewProposal, ObservedEffect, ProposalOutcome, RunEnd, Store, StoreError,
@@ -200,10 +201,19 @@ pub async fn fill(store: &Store, config: &FillConfig) -> Result<Filled, FillErro
             Some((name, from, to, _)) if regressed => {
                 learning_rate /= 2.0;
                 close.changes.push(ArtifactChange::Activate { name: name.to_string(), version: from });
-                events.push(json!({
-                    "type": "rollback", "artifact": name, "from_version": to, "to_version": from,
-                    "mean_loss_prev": prev_mean, "mean_loss_current": mean, "new_learning_rate": learning_rate,
-                    "reason": "training",
+                events.push(EpochEvent::Artifact(ArtifactEvent::Rollback {
+                    artifact: name.to_string(),
+                    from_version: to,
+                    to_version: from,
+                    mean_loss_prev: prev_mean,
+                    mean_loss_current: mean,
+                    new_learning_rate: Some(learning_rate),
+                    reason: Some(RollbackReason::Training),
+                    holdout_mean_prev: None,
+                    holdout_mean_current: None,
+                    evaluations: None,
+                    noise: None,
+                    paired: None,
                 }));
                 active.insert(name, from);
                 rollbacks += 1;
@@ -243,10 +253,15 @@ pub async fn fill(store: &Store, config: &FillConfig) -> Result<Filled, FillErro
                         Some("the proposed content is identical to the current version"),
                     ));
                 }
-                events.push(json!({
-                    "type": "update", "artifact": name, "from_version": from, "to_version": null,
-                    "rationale": rationale, "expected_loss_reduction": expected, "confidence": confidence,
-                    "learning_rate": learning_rate,
+                events.push(EpochEvent::Artifact(ArtifactEvent::Update {
+                    artifact: name.to_string(),
+                    from_version: from,
+                    to_version: 0,
+                    rationale,
+                    expected_loss_reduction: Some(expected),
+                    confidence: Some(confidence),
+                    learning_rate: Some(learning_rate),
+                    details: Default::default(),
                 }));
             }
             _ => {}
@@ -256,8 +271,8 @@ pub async fn fill(store: &Store, config: &FillConfig) -> Result<Filled, FillErro
         let versions = store
             .complete_epoch(epoch.id, mean, &close, |versions| {
                 for (event, v) in events.iter_mut().zip(versions) {
-                    if event["type"] == "update" {
-                        event["to_version"] = json!(v);
+                    if let EpochEvent::Artifact(ArtifactEvent::Update { to_version, .. }) = event {
+                        *to_version = *v;
                     }
                 }
                 for (change, v) in close.changes.iter().zip(versions) {
@@ -267,7 +282,8 @@ pub async fn fill(store: &Store, config: &FillConfig) -> Result<Filled, FillErro
                         child.insert(key, *v);
                     }
                 }
-                json!({ "artifacts": child, "events": events }).to_string()
+                let artifacts = child.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+                EpochRecord { artifacts, events: events.clone(), ..EpochRecord::default() }.to_json()
             })
             .await?;
         for (change, v) in close.changes.iter().zip(&versions) {

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::{ExportFormat, Failure, Global};
 use crate::artifact::{Registry, compare};
+use crate::domain::{ArtifactEvent, EpochEvent, EpochRecord};
 use crate::service::report::shape::transition_label;
 use crate::store::{EpochRow, Store, SuiteRow, TrajectoryRow};
 
@@ -159,23 +160,24 @@ pub async fn suite(g: &Global, store: &Store, name: &str) -> Result<(), Failure>
                 }
             }
         }
-        let child = parse(e.child_artifacts_json.as_deref());
-        for ev in child["events"].as_array().into_iter().flatten() {
-            let kind = ev["type"].as_str().unwrap_or("?");
-            let line = match kind {
-                "update" => format!(
-                    "update   {} v{}→v{}  η={}  {}",
-                    ev["artifact"].as_str().unwrap_or("?"),
-                    ev["from_version"],
-                    ev["to_version"],
-                    ev["learning_rate"],
-                    ev["rationale"].as_str().unwrap_or("")
-                ),
-                "rollback" => match crate::service::parse_event(ev) {
-                    Some(e) => format!("{}, η now {}", transition_label(&e), ev["new_learning_rate"]),
-                    None => "rollback (unreadable)".to_string(),
-                },
-                other => other.to_string(),
+        // η as JSON writes it ("null" for a record made before it was kept).
+        let eta = |lr: &Option<f64>| serde_json::to_string(lr).unwrap_or_default();
+        for ev in &EpochRecord::parse(e.child_artifacts_json.as_deref()).events {
+            let line = match ev {
+                EpochEvent::Artifact(ArtifactEvent::Update {
+                    artifact,
+                    from_version,
+                    to_version,
+                    learning_rate,
+                    rationale,
+                    ..
+                }) => {
+                    format!("update   {artifact} v{from_version}→v{to_version}  η={}  {rationale}", eta(learning_rate))
+                }
+                EpochEvent::Artifact(a @ ArtifactEvent::Rollback { new_learning_rate, .. }) => {
+                    format!("{}, η now {}", transition_label(a), eta(new_learning_rate))
+                }
+                other => other.kind().to_string(),
             };
             println!("  → {line}");
         }

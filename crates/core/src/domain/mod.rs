@@ -9,6 +9,7 @@
 //! it so).
 
 pub mod approval;
+pub mod epoch;
 pub mod rollback;
 pub mod seed;
 pub mod spend;
@@ -16,6 +17,7 @@ pub mod thrashing;
 pub mod words;
 
 pub use approval::ApprovalMode;
+pub use epoch::{ArtifactEvent, EpochEvent, EpochRecord, VerificationEvent};
 pub use rollback::RollbackReason;
 pub use seed::epoch_seed;
 pub use spend::{ModelSpend, format_cost};

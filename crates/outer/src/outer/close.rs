@@ -13,12 +13,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::json;
-
 use super::approval::{self, ApprovalMode, GatedStep};
 use super::noise;
 use super::{EpochEval, EpochSummary, RollbackReason, RunnerError, SuiteRunner, TaskResult, optimizer, rollback};
 use crate::bus::Event;
+use crate::domain::{ArtifactEvent, EpochEvent, EpochRecord, VerificationEvent};
 use crate::loss;
 use crate::loss::paired::PairedEvidence;
 use crate::store::{
@@ -85,7 +84,7 @@ struct EpochMoves {
     model: Option<crate::llm::ModelSpend>,
     applied_approval: Option<i64>,
     /// The events of the epoch's record (`child_artifacts_json`).
-    events: Vec<serde_json::Value>,
+    events: Vec<EpochEvent>,
     bus_events: Vec<Event>,
 }
 
@@ -95,13 +94,16 @@ impl Judgement {
     }
 
     /// The event that says a noisy suite's update survived its series.
-    fn verified_event(&self) -> Option<serde_json::Value> {
+    fn verified_event(&self) -> Option<EpochEvent> {
         let v = self.series.as_ref()?;
         (self.gain.is_some() && !self.roll_back).then(|| {
-            json!({
-                "type": "verified", "evaluations": v.child.len() + 1, "mean_loss_prev": self.prev_mean,
-                "mean_loss_current": self.current_mean, "noise": self.noise(), "kept": true,
-                "paired": self.evidence,
+            EpochEvent::Verification(VerificationEvent::Verified {
+                evaluations: evaluations(v),
+                mean_loss_prev: self.prev_mean,
+                mean_loss_current: self.current_mean,
+                noise: self.noise(),
+                kept: true,
+                paired: self.evidence.clone(),
             })
         })
     }
@@ -114,19 +116,21 @@ impl Judgement {
         let reason = if self.regressed { self.reason } else { RollbackReason::Holdout };
         for (artifact, from, to) in &self.last_updates {
             moves.changes.push(ArtifactChange::Activate { name: artifact.clone(), version: *from });
-            let mut event = json!({
-                "type": "rollback", "artifact": artifact, "from_version": to, "to_version": from,
-                "mean_loss_prev": p, "mean_loss_current": m, "new_learning_rate": *lr,
-                "reason": reason, "holdout_mean_prev": self.prev_holdout, "holdout_mean_current": self.current_holdout,
-            });
-            if let (Some(v), Some(_)) = (&self.series, self.gain) {
-                event["evaluations"] = json!(v.child.len() + 1);
-                event["noise"] = json!(self.noise());
-            }
-            if let Some(e) = &self.evidence {
-                event["paired"] = json!(e);
-            }
-            moves.events.push(event);
+            let series = self.series.as_ref().filter(|_| self.gain.is_some());
+            moves.events.push(EpochEvent::Artifact(ArtifactEvent::Rollback {
+                artifact: artifact.clone(),
+                from_version: *to,
+                to_version: *from,
+                mean_loss_prev: Some(p),
+                mean_loss_current: Some(m),
+                new_learning_rate: Some(*lr),
+                reason: Some(reason),
+                holdout_mean_prev: self.prev_holdout,
+                holdout_mean_current: self.current_holdout,
+                evaluations: series.map(evaluations),
+                noise: series.and_then(|_| self.noise()),
+                paired: self.evidence.clone(),
+            }));
             moves.bus_events.push(Event::ArtifactRolledBack {
                 suite_id,
                 epoch_id,
@@ -162,19 +166,17 @@ impl EpochMoves {
         lr: f64,
     ) {
         let from = parent.get(&p.artifact).copied().unwrap_or(p.parent_version);
-        let mut event = serde_json::Map::new();
-        event.insert("type".into(), json!("update"));
-        event.insert("artifact".into(), json!(p.artifact));
-        event.insert("from_version".into(), json!(from));
-        event.insert("to_version".into(), serde_json::Value::Null);
-        event.insert("rationale".into(), json!(p.rationale));
-        event.insert("expected_loss_reduction".into(), json!(p.expected_loss_reduction));
-        event.insert("confidence".into(), json!(p.confidence));
-        event.insert("learning_rate".into(), json!(lr));
-        for (k, v) in &p.details {
-            event.insert(k.clone(), v.clone());
-        }
-        self.events.push(serde_json::Value::Object(event));
+        self.events.push(EpochEvent::Artifact(ArtifactEvent::Update {
+            artifact: p.artifact.clone(),
+            from_version: from,
+            // Known once the new version is stored (see `close`).
+            to_version: 0,
+            rationale: p.rationale.clone(),
+            expected_loss_reduction: p.expected_loss_reduction,
+            confidence: p.confidence,
+            learning_rate: Some(lr),
+            details: p.details.clone().into_iter().collect(),
+        }));
         self.changes.push(ArtifactChange::Update {
             name: p.artifact.clone(),
             content: p.content.clone(),
@@ -441,14 +443,24 @@ impl SuiteRunner {
                         }
                     }
                 }
-                for (event, v) in events.iter_mut().filter(|e| e["type"] != "verified").zip(versions) {
-                    if event["type"] == "update" {
-                        event["to_version"] = json!(v);
+                let moved = events.iter_mut().filter_map(|e| match e {
+                    EpochEvent::Artifact(a) => Some(a),
+                    _ => None,
+                });
+                for (event, v) in moved.zip(versions) {
+                    if let ArtifactEvent::Update { to_version, .. } = event {
+                        *to_version = *v;
                     }
                 }
                 // η after this epoch: a resumed or continued run starts from it.
-                json!({ "artifacts": child, "events": events, "note": note, "model": model, "learning_rate": lr })
-                    .to_string()
+                let record = EpochRecord {
+                    artifacts: child.clone(),
+                    events: events.clone(),
+                    note: note.clone(),
+                    model,
+                    learning_rate: Some(lr),
+                };
+                record.to_json()
             })
             .await?;
         for (mut e, v) in bus_events.into_iter().zip(&versions) {
@@ -577,14 +589,21 @@ impl SuiteRunner {
         learning_rate: f64,
     ) -> Result<Option<EpochSummary>, RunnerError> {
         let updates = updates_of(&v.update);
-        let events = vec![json!({
-            "type": "verify_sample", "sample": v.child.len() + 1, "of": repeats,
-            "update_epoch": v.update.epoch_num,
-            "artifacts": updates.iter().map(|(a, _, _)| a).collect::<Vec<_>>(),
+        let events = vec![EpochEvent::Verification(VerificationEvent::VerifySample {
+            sample: evaluations(v),
+            of: u64::from(repeats),
+            update_epoch: v.update.epoch_num,
+            artifacts: updates.iter().map(|(a, _, _)| a.clone()).collect(),
         })];
         self.store
             .complete_epoch(epoch.id, mean_loss, &EpochClose::default(), |_| {
-                json!({ "artifacts": parent, "events": events, "learning_rate": learning_rate }).to_string()
+                let record = EpochRecord {
+                    artifacts: parent.clone(),
+                    events: events.clone(),
+                    learning_rate: Some(learning_rate),
+                    ..EpochRecord::default()
+                };
+                record.to_json()
             })
             .await?;
         tracing::info!(suite = %self.suite.name, epoch = epoch.epoch_num, ?mean_loss, sample = v.child.len() + 1, of = repeats, "verification epoch");
@@ -823,16 +842,13 @@ struct Verification {
 }
 
 fn is_verify_sample(epoch: &EpochRow) -> bool {
-    epoch_events(epoch).iter().any(|e| e["type"] == "verify_sample")
+    EpochRecord::parse(epoch.child_artifacts_json.as_deref()).is_verify_sample()
 }
 
-fn epoch_events(epoch: &EpochRow) -> Vec<serde_json::Value> {
-    epoch
-        .child_artifacts_json
-        .as_deref()
-        .and_then(|c| serde_json::from_str::<serde_json::Value>(c).ok())
-        .and_then(|v| v["events"].as_array().cloned())
-        .unwrap_or_default()
+/// The evaluations behind a verification's judgement: the samples since the
+/// update and the update's own epoch.
+fn evaluations(v: &Verification) -> u64 {
+    u64::try_from(v.child.len()).unwrap_or(u64::MAX).saturating_add(1)
 }
 
 /// An update still being verified, from the completed epochs (oldest
@@ -863,19 +879,5 @@ fn pending_verification(completed: &[EpochRow]) -> Option<Verification> {
 
 /// The updates an epoch applied: (artifact, from_version, to_version).
 fn updates_of(epoch: &EpochRow) -> Vec<(String, i64, i64)> {
-    let Some(child) = epoch.child_artifacts_json.as_deref() else {
-        return Vec::new();
-    };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(child) else {
-        return Vec::new();
-    };
-    v["events"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|e| e["type"] == "update")
-        .filter_map(|e| {
-            Some((e["artifact"].as_str()?.to_string(), e["from_version"].as_i64()?, e["to_version"].as_i64()?))
-        })
-        .collect()
+    EpochRecord::parse(epoch.child_artifacts_json.as_deref()).updates()
 }

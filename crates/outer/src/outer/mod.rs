@@ -146,8 +146,8 @@ pub struct EpochSummary {
     pub holdout_mean_loss: Option<f64>,
     pub learning_rate: f64,
     pub resumed: bool,
-    /// The events written to `child_artifacts_json`.
-    pub events: Vec<serde_json::Value>,
+    /// The events written to the epoch's record.
+    pub events: Vec<crate::domain::EpochEvent>,
     /// Why nothing changed, when nothing did (see [`optimizer::Step::no_change_reason`]).
     pub note: Option<String>,
     /// The optimizer's model calls at the end of this epoch.

@@ -18,6 +18,7 @@
 //! person moved the artifact meanwhile — so a suite run one epoch at a time
 //! learns as one run of many epochs does.
 
+use crate::domain::{ArtifactEvent, EpochEvent};
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -167,8 +168,12 @@ impl SuiteRunner {
         let rolled_back: Vec<(String, i64)> = summaries
             .iter()
             .flat_map(|s| &s.events)
-            .filter(|e| e["type"] == "rollback")
-            .filter_map(|e| Some((e["artifact"].as_str()?.to_string(), e["from_version"].as_i64()?)))
+            .filter_map(|e| match e {
+                EpochEvent::Artifact(ArtifactEvent::Rollback { artifact, from_version, .. }) => {
+                    Some((artifact.clone(), *from_version))
+                }
+                _ => None,
+            })
             .collect();
         let mut sets = measured_sets(&epochs);
         let first = sets.first().map(|m| m.versions.clone());

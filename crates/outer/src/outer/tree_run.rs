@@ -18,7 +18,6 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde_json::json;
 
 use super::analyst::{self, Hint, HintKind};
 use super::close::EpochMeans;
@@ -29,6 +28,7 @@ use super::tree::{self, Brief, Judgement, Node, NodeStatus, Steering};
 use super::{EpochSummary, Plan, RunnerError, SuiteRunner, TaskResult};
 use crate::artifact::compare;
 use crate::bus::Event;
+use crate::domain::EpochRecord;
 pub use crate::domain::TREE_EPOCH;
 use crate::loss;
 use crate::store::{EpochClose, EpochRow, NewTreeNode, NewTreeNote, ProposalOutcome, StoreError};
@@ -604,7 +604,9 @@ impl SuiteRunner {
         };
         self.store
             .complete_epoch(epoch.id, mean, &EpochClose::default(), |_| {
-                json!({ "artifacts": artifacts, "events": [], "note": note }).to_string()
+                let record =
+                    EpochRecord { artifacts: artifacts.clone(), note: Some(note.clone()), ..EpochRecord::default() };
+                record.to_json()
             })
             .await?;
         self.bus.publish(Event::EpochFinished {

@@ -80,7 +80,8 @@ pub fn find_ui_dir(explicit: Option<&Path>) -> Option<PathBuf> {
         candidates.push(dir.join("ui"));
     }
     candidates.push(PathBuf::from("ui/dist"));
-    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/dist"));
+    // (This crate is `crates/service` of the checkout.)
+    candidates.extend(Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).map(|root| root.join("ui/dist")));
     candidates.into_iter().find(|d| d.join("index.html").is_file())
 }
 

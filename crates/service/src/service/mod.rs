@@ -62,7 +62,6 @@ use launches::*;
 pub use reports::ReportArchive;
 pub use settings::Settings;
 use settings::*;
-pub use suites::parse_event;
 use suites::*;
 use types::*;
 
@@ -382,7 +381,17 @@ mod tests {
              "mean_loss_current": 0.3, "new_learning_rate": 0.25},
             {"type": "prune", "artifact": "a", "from_version": 1, "to_version": 1}
         ]});
-        let events = parse_events(&child);
+        let row = |json: String| crate::store::EpochRow {
+            id: 1,
+            suite_id: 1,
+            epoch_num: 1,
+            started_at: String::new(),
+            completed_at: None,
+            mean_loss: None,
+            parent_artifacts_json: "{}".into(),
+            child_artifacts_json: Some(json),
+        };
+        let events = suites::EpochRecord::of(&row(child.to_string())).events;
         assert_eq!(events.len(), 2);
         assert_eq!(crate::service::report::shape::transition_label(&events[0]), "update a v0→v1");
         assert!(matches!(events[1], ArtifactEvent::Rollback { new_learning_rate: Some(r), .. } if r == 0.25));

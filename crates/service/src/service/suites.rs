@@ -478,55 +478,17 @@ pub(super) struct EpochRecord {
 }
 
 impl EpochRecord {
-    /// Reads them from the record's JSON; what does not parse reads as none.
+    /// Reads them from the epoch's row; a record that does not parse reads
+    /// as none.
     pub(super) fn of(e: &EpochRow) -> EpochRecord {
-        let child: Value =
-            e.child_artifacts_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null);
+        let record = crate::domain::EpochRecord::parse(e.child_artifacts_json.as_deref());
         EpochRecord {
             parent: serde_json::from_str(&e.parent_artifacts_json).unwrap_or_default(),
-            child: serde_json::from_value(child["artifacts"].clone()).unwrap_or_default(),
-            events: parse_events(&child),
-            note: child["note"].as_str().map(str::to_string),
-            model: serde_json::from_value(child["model"].clone()).ok(),
+            events: record.artifact_events().cloned().collect(),
+            child: record.artifacts,
+            note: record.note,
+            model: record.model,
         }
-    }
-}
-
-/// Reads the event log of `child_artifacts_json`. Unknown event types are
-/// skipped: a newer Attractor may write kinds this one does not draw.
-pub(super) fn parse_events(child: &Value) -> Vec<ArtifactEvent> {
-    child["events"].as_array().into_iter().flatten().filter_map(parse_event).collect()
-}
-
-/// One artifact event of an epoch's event log; `None` for another kind of
-/// event (a verification) or one this version does not know.
-pub fn parse_event(e: &Value) -> Option<ArtifactEvent> {
-    let num = |v: &Value| v.as_f64();
-    let artifact = e["artifact"].as_str()?.to_string();
-    let from_version = e["from_version"].as_i64()?;
-    let to_version = e["to_version"].as_i64()?;
-    match e["type"].as_str()? {
-        "update" => Some(ArtifactEvent::Update {
-            artifact,
-            from_version,
-            to_version,
-            rationale: e["rationale"].as_str().unwrap_or_default().to_string(),
-            expected_loss_reduction: num(&e["expected_loss_reduction"]),
-            confidence: num(&e["confidence"]),
-            learning_rate: num(&e["learning_rate"]),
-        }),
-        "rollback" => Some(ArtifactEvent::Rollback {
-            artifact,
-            from_version,
-            to_version,
-            mean_loss_prev: num(&e["mean_loss_prev"]),
-            mean_loss_current: num(&e["mean_loss_current"]),
-            new_learning_rate: num(&e["new_learning_rate"]),
-            reason: serde_json::from_value(e["reason"].clone()).ok(),
-            holdout_mean_prev: num(&e["holdout_mean_prev"]),
-            holdout_mean_current: num(&e["holdout_mean_current"]),
-        }),
-        _ => None,
     }
 }
 

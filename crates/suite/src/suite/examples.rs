@@ -24,7 +24,8 @@ fn find() -> Option<PathBuf> {
         .and_then(|exe| exe.parent().and_then(Path::parent).map(|prefix| prefix.join("share/attractor/examples")));
     // A program built from a checkout, started from another folder: the
     // checkout it was built from, while it is still there.
-    let built_from = Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples"));
+    // (This crate is `crates/suite` of the checkout.)
+    let built_from = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).map(|root| root.join("examples"));
     [installed, here, built_from].into_iter().flatten().find(|dir| dir.join(FIRST_EXAMPLE).is_file())
 }
 

@@ -343,6 +343,7 @@ mod tests {
             expected_loss_reduction: None,
             confidence: None,
             learning_rate: None,
+            details: Default::default(),
         }
     }
 
@@ -382,6 +383,9 @@ mod tests {
             reason: None,
             holdout_mean_prev: None,
             holdout_mean_current: None,
+            evaluations: None,
+            noise: None,
+            paired: None,
         }
     }
 
@@ -513,6 +517,9 @@ mod tests {
             reason,
             holdout_mean_prev: Some(0.31),
             holdout_mean_current: Some(0.38),
+            evaluations: None,
+            noise: None,
+            paired: None,
         };
         let label = |reason| transition_label(&with(reason));
         assert_eq!(label(Some(RollbackReason::Holdout)), "rollback knobs v3→v2 (held-out loss rose 0.3100 → 0.3800)");

@@ -114,40 +114,9 @@ pub struct TaskInfo {
     pub holdout: bool,
 }
 
-/// An artifact move recorded in an epoch's `child_artifacts_json` (seed 004 §12).
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ArtifactEvent {
-    Update {
-        artifact: String,
-        from_version: i64,
-        to_version: i64,
-        rationale: String,
-        expected_loss_reduction: Option<f64>,
-        confidence: Option<f64>,
-        learning_rate: Option<f64>,
-    },
-    Rollback {
-        artifact: String,
-        from_version: i64,
-        to_version: i64,
-        mean_loss_prev: Option<f64>,
-        mean_loss_current: Option<f64>,
-        new_learning_rate: Option<f64>,
-        /// Why the update went (`None` in epochs recorded before reasons were).
-        reason: Option<RollbackReason>,
-        holdout_mean_prev: Option<f64>,
-        holdout_mean_current: Option<f64>,
-    },
-}
-
-impl ArtifactEvent {
-    pub fn artifact(&self) -> &str {
-        match self {
-            ArtifactEvent::Update { artifact, .. } | ArtifactEvent::Rollback { artifact, .. } => artifact,
-        }
-    }
-}
+/// An artifact move recorded in an epoch's record (seed 004 §12): the
+/// stored type itself.
+pub use crate::domain::ArtifactEvent;
 
 /// The five parts of a run's loss (seed 004 §6), or their weights: each
 /// component is in [0, 1] before its weight, and the loss is Σ weight × component.
