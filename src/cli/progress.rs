@@ -81,7 +81,7 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                 }
                 // An optimizer's update waits for a person (the approval gate).
                 Event::InterventionRaised { intervention_id, subject, kind, waits, .. }
-                    if show && kind == crate::outer::approval::QUESTION_KIND =>
+                    if show && kind == crate::domain::InterventionKind::ArtifactUpdate =>
                 {
                     let meanwhile = if waits { "the run waits" } else { "the run goes on with the current version" };
                     multi.suspend(|| {
@@ -110,13 +110,13 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                 }
                 // A notice: told, not waited on.
                 Event::InterventionPointReached { intervention_id: Some(id), mode, subject, .. }
-                    if show && mode == "notify" =>
+                    if show && mode == crate::domain::InterventionMode::Notify =>
                 {
                     multi.suspend(|| eprintln!("  notice #{id}: {subject}  (attractor dismiss {id})"));
                 }
                 Event::RunFinished { task, status, loss, error, .. } => {
                     run_bar.inc(1);
-                    if show && let Some(error) = error.filter(|_| status != "complete") {
+                    if show && let Some(error) = error.filter(|_| status != crate::domain::RunState::Complete) {
                         let loss = loss.map_or_else(|| "-".into(), |l| format!("{l:.4}"));
                         multi.suspend(|| eprintln!("  {task}: {status} (loss {loss}): {}", first_line(&error)));
                     }

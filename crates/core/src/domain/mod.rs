@@ -9,18 +9,25 @@
 //! it so).
 
 pub mod approval;
+pub mod directive;
 pub mod epoch;
 pub mod rollback;
 pub mod seed;
 pub mod spend;
+pub mod stored;
 pub mod thrashing;
 pub mod words;
 
 pub use approval::ApprovalMode;
+pub use directive::{DirectiveAction, DirectiveSource};
 pub use epoch::{ArtifactEvent, EpochEvent, EpochRecord, VerificationEvent};
 pub use rollback::RollbackReason;
 pub use seed::epoch_seed;
 pub use spend::{ModelSpend, format_cost};
+pub use stored::{
+    AuditKind, InterventionKind, InterventionMode, MemoryOutcome, NumericTrajectoryState, ProcessSource, RunState,
+    TaskType, TrajectoryStatus,
+};
 pub use thrashing::ThrashingAlert;
 pub use words::{counted, counted_as, drawn, shown_number};
 

@@ -23,27 +23,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::config::{AsoConfig, DiagnosticThresholds, SupervisionMode};
+pub use crate::domain::NumericTrajectoryState as Status;
 pub use crate::numeric::reading::{ConstraintKind, ConstraintReading, Snapshot, readings};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Status {
-    InProgress,
-    Stagnation,
-    FeasibleFound,
-    Diverging,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::InProgress => "IN_PROGRESS",
-            Status::Stagnation => "STAGNATION",
-            Status::FeasibleFound => "FEASIBLE_FOUND",
-            Status::Diverging => "DIVERGING",
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -6,65 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, ts_rs::TS)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum DirectiveAction {
-    /// Proceed with the current settings.
-    Continue,
-    /// Change optimization settings, then proceed.
-    Adjust,
-    /// End this trajectory (converged or hopeless).
-    Stop,
-    /// Abandon this trajectory's point and start again from a new seed.
-    Restart,
-}
-
-impl DirectiveAction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DirectiveAction::Continue => "CONTINUE",
-            DirectiveAction::Adjust => "ADJUST",
-            DirectiveAction::Stop => "STOP",
-            DirectiveAction::Restart => "RESTART",
-        }
-    }
-
-    /// As the telemetry records it (its serde name; `CONTINUE` for one it
-    /// does not know).
-    pub fn parse(s: &str) -> DirectiveAction {
-        serde_json::from_value(serde_json::Value::from(s)).unwrap_or(DirectiveAction::Continue)
-    }
-}
-
-/// Who decided: recorded in `aso_telemetry.directive_source`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "lowercase")]
-pub enum DirectiveSource {
-    Llm,
-    Heuristic,
-    /// The heuristic standing in after the LLM tier failed.
-    Fallback,
-    Convergence,
-    Human,
-}
-
-impl DirectiveSource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DirectiveSource::Llm => "llm",
-            DirectiveSource::Heuristic => "heuristic",
-            DirectiveSource::Fallback => "fallback",
-            DirectiveSource::Convergence => "convergence",
-            DirectiveSource::Human => "human",
-        }
-    }
-
-    /// As the telemetry records it (its serde name; `heuristic` for one it
-    /// does not know).
-    pub fn parse(s: &str) -> DirectiveSource {
-        serde_json::from_value(serde_json::Value::from(s)).unwrap_or(DirectiveSource::Heuristic)
-    }
-}
+pub use crate::domain::{DirectiveAction, DirectiveSource};
 
 /// ALM settings a directive may change (Appendix B).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -126,20 +126,10 @@ pub enum InterventionKind {
     HumanEscalation,
 }
 
-/// What happens at an intervention point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InterventionMode {
-    /// Wait for an answer before going on.
-    Pause,
-    /// Tell the person, go on without waiting.
-    Notify,
-    /// Decide automatically, silently.
-    Auto,
-}
-
 /// Fast pauses only for a partial result; thorough pauses everywhere;
 /// without a hint, transitions and extensions notify and the rest pause.
+pub use crate::domain::InterventionMode;
+
 pub fn intervention_mode(hint: Option<PriorityHint>, point: InterventionKind) -> InterventionMode {
     use InterventionKind as K;
     match hint {

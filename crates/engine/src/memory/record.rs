@@ -23,38 +23,7 @@ use crate::overseer::OverseerSignals;
 const MAX_ITEMS: usize = 8;
 
 /// Whether the trajectory got there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// Converged, or ended with a good-enough result accepted (status
-    /// `converged` or `accepted_partial`).
-    Success,
-    /// Exhausted, abandoned, trapped, or stopped on an error.
-    Failure,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Success => "success",
-            Outcome::Failure => "failure",
-        }
-    }
-
-    /// The outcome of a trajectory's terminal status.
-    pub fn of_status(status: &str) -> Outcome {
-        if matches!(status, "converged" | "accepted_partial") { Outcome::Success } else { Outcome::Failure }
-    }
-
-    /// How much a memory of this outcome is worth when recalled (seed 002:
-    /// failures teach more than successes).
-    pub fn relevance(self) -> f64 {
-        match self {
-            Outcome::Success => 0.8,
-            Outcome::Failure => 0.9,
-        }
-    }
-}
+pub use crate::domain::MemoryOutcome as Outcome;
 
 /// A strategy after which the trajectory left a trap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -52,8 +52,8 @@ impl RunOutcome {
         }
     }
 
-    /// The status to record: the reported one, or `cancelled`.
-    pub fn status_label(&self) -> &'static str {
-        if self.cancelled { "cancelled" } else { self.signals.status.unwrap_or(RunStatus::Failed).as_str() }
+    /// The state to record: the reported status, or cancelled.
+    pub fn state(&self) -> crate::domain::RunState {
+        crate::domain::RunState::ended(self.signals.status, self.cancelled)
     }
 }

@@ -296,7 +296,7 @@ async fn escalate(
         match r.store.insert_intervention(&new).await {
             Ok(id) => r.bus.publish(crate::bus::Event::InterventionRaised {
                 intervention_id: id,
-                kind: ESCALATION.to_string(),
+                kind: crate::domain::InterventionKind::HumanEscalation,
                 suite_id: Some(r.suite_id),
                 run_id: Some(r.run_id),
                 subject,

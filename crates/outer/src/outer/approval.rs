@@ -28,7 +28,7 @@ use crate::store::{
 };
 
 /// The kind of the Inbox question a gated update asks.
-pub const QUESTION_KIND: &str = "artifact_update";
+pub const QUESTION_KIND: &str = crate::domain::InterventionKind::ArtifactUpdate.as_str();
 
 /// How often a waiting run looks at the decision (a decision may come from
 /// another process, whose events this one does not see).
@@ -128,7 +128,7 @@ impl SuiteRunner {
         tracing::info!(suite = %self.suite.name, epoch = epoch.epoch_num, artifact = %winner.artifact, approval = id, "update waits for approval");
         self.bus.publish(Event::InterventionRaised {
             intervention_id,
-            kind: QUESTION_KIND.to_string(),
+            kind: crate::domain::InterventionKind::ArtifactUpdate,
             suite_id: Some(suite_id),
             run_id: None,
             subject: question.subject.clone(),

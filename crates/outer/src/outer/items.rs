@@ -39,7 +39,7 @@ pub const IDLE_POLL_MAX: Duration = Duration::from_secs(1);
 
 /// The inbox notice a holder leaves when some of its epoch's runs need
 /// labels no live worker offers: they wait until one that does starts.
-pub const RUNS_WAITING: &str = "runs_waiting";
+pub const RUNS_WAITING: &str = crate::domain::InterventionKind::RunsWaiting.as_str();
 
 /// Who works items: the worker's id in the queue, the words people see,
 /// and the labels it offers (`--offers`).
@@ -283,7 +283,7 @@ impl SuiteRunner {
             epoch_id: epoch.id,
             run_id,
             task: t.name.clone(),
-            kind: t.kind_name().to_string(),
+            kind: t.kind.task_type(),
             worker: self.identity.holder.clone(),
         });
         // The run's model calls are counted on their own too (and in the
@@ -357,10 +357,11 @@ impl SuiteRunner {
                 .await
             }
         };
+        let state = outcome.state();
         let breakdown =
             (!outcome.cancelled).then(|| loss::compute(&outcome.signals, &t.weights, t.budget.max_rejections));
         let scores = json!({
-            "status": outcome.status_label(),
+            "status": state,
             "eval_score": outcome.signals.eval_score,
             "critique_score": outcome.signals.critique_score,
             "gate_rejection_count": outcome.signals.gate_rejection_count,
@@ -370,7 +371,7 @@ impl SuiteRunner {
         });
         let end = RunEnd {
             task_name: t.name.clone(),
-            status: outcome.status_label().to_string(),
+            status: state.as_str().to_string(),
             duration_ms: duration_ms(outcome.duration),
             exit_code: outcome.exit_code,
             loss: breakdown.as_ref().map(|b| b.total),
@@ -393,7 +394,7 @@ impl SuiteRunner {
             epoch_id: epoch.id,
             run_id,
             task: t.name.clone(),
-            status: end.status,
+            status: state,
             loss: end.loss,
             duration_ms: end.duration_ms,
             error: end.error,

@@ -284,7 +284,7 @@ impl Worker {
                 launch_id: row.id,
                 suite: row.suite_name.clone(),
                 suite_id: done.suite_id,
-                status: done.status.as_str().to_string(),
+                status: done.status,
                 error: done.error.clone(),
             });
         }

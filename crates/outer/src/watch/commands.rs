@@ -17,7 +17,7 @@ use crate::store::NewIntervention;
 use crate::suite::{ExecutorKind, SourceLocation, Suite, SuiteError, SuiteIssue, TaskKind};
 
 /// The intervention kind of an approval question.
-pub const EXECUTION_APPROVAL: &str = "execution_approval";
+pub const EXECUTION_APPROVAL: &str = crate::domain::InterventionKind::ExecutionApproval.as_str();
 
 /// One command a suite would run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]

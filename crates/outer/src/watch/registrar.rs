@@ -18,6 +18,7 @@ use super::commands::{self, PlannedCommand};
 use super::{LaunchRefusal, Launcher, Request, WatchConfig, WatchError, is_watched_file};
 use crate::artifact::{Registry, RegistryError};
 use crate::bus::{Bus, Envelope, Event};
+use crate::domain::stored::{WatchedFileKind, WatchedFileStatus};
 use crate::store::{Store, StoreError, WatchedFileRow, WatchedFileWrite, WatchedFolderRow, WatchedRunRow};
 use crate::suite::{self, RunMode, Suite, SuiteError, SuiteIssue};
 
@@ -408,8 +409,8 @@ impl Registrar {
             self.bus.publish(Event::WatchedFileUpdated {
                 file_id: f.id,
                 path: f.path.clone(),
-                kind: f.kind.clone(),
-                status: "removed".into(),
+                kind: WatchedFileKind::parse(&f.kind),
+                status: WatchedFileStatus::Removed,
                 suite: f.suite_name.clone(),
                 suite_id: f.suite_id,
                 detail: Some("the file is gone; its suite and runs are kept".into()),
@@ -629,8 +630,8 @@ impl Registrar {
         self.bus.publish(Event::WatchedFileUpdated {
             file_id: f.id,
             path: f.path.clone(),
-            kind: f.kind.clone(),
-            status: f.status.clone(),
+            kind: WatchedFileKind::parse(&f.kind),
+            status: WatchedFileStatus::parse(&f.status),
             suite: f.suite_name.clone(),
             suite_id: f.suite_id,
             detail,

@@ -6,6 +6,7 @@
 //! tested here, without a notification daemon.
 
 use crate::bus::Event;
+use crate::domain::InterventionMode;
 
 /// A desktop notification's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,14 +20,20 @@ pub fn for_event(event: &Event) -> Option<Notification> {
     match event {
         Event::InterventionRaised { intervention_id, kind, subject, .. } => Some(Notification {
             title: "Attractor is waiting for an answer".into(),
-            body: format!("{}: {} (question {intervention_id}, in the Inbox)", humanize(kind), clip(subject, 160)),
+            body: format!(
+                "{}: {} (question {intervention_id}, in the Inbox)",
+                humanize(kind.as_str()),
+                clip(subject, 160)
+            ),
         }),
-        Event::InterventionPointReached { intervention_id: Some(id), point, mode, subject, .. } if mode == "notify" => {
+        Event::InterventionPointReached { intervention_id: Some(id), point, mode, subject, .. }
+            if *mode == InterventionMode::Notify =>
+        {
             Some(Notification {
                 title: "Attractor: for your information".into(),
                 body: format!(
                     "{}: {} (notice {id}, in the Inbox; the run goes on)",
-                    humanize(point),
+                    humanize(point.as_str()),
                     clip(subject, 160)
                 ),
             })
@@ -63,12 +70,13 @@ fn clip(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::InterventionKind;
 
     #[test]
     fn a_question_names_its_kind_subject_and_where_to_answer() {
         let n = for_event(&Event::InterventionRaised {
             intervention_id: 7,
-            kind: "budget_extension".into(),
+            kind: InterventionKind::BudgetExtension,
             suite_id: Some(1),
             run_id: Some(3),
             subject: "squares: the budget ran out at level 0.80".into(),
@@ -91,7 +99,7 @@ mod tests {
         assert!(n.body.starts_with("/drop/x.task.yaml would run 2 commands"), "{}", n.body);
         let long = for_event(&Event::InterventionRaised {
             intervention_id: 1,
-            kind: "x".into(),
+            kind: InterventionKind::parse("x"),
             suite_id: None,
             run_id: None,
             subject: "é".repeat(500),
@@ -114,7 +122,7 @@ mod tests {
         for (kind, words) in kinds {
             let n = for_event(&Event::InterventionRaised {
                 intervention_id: 4,
-                kind: kind.into(),
+                kind: InterventionKind::parse(kind),
                 suite_id: None,
                 run_id: None,
                 subject: "s".into(),
@@ -125,13 +133,13 @@ mod tests {
         }
     }
 
-    fn point(mode: &str, intervention_id: Option<i64>) -> Event {
+    fn point(mode: InterventionMode, intervention_id: Option<i64>) -> Event {
         Event::InterventionPointReached {
             suite_id: 1,
             run_id: 2,
             trajectory_id: "run-2".into(),
-            point: "attractor_transition".into(),
-            mode: mode.into(),
+            point: InterventionKind::AttractorTransition,
+            mode,
             intervention_id,
             subject: "Task `squares` is going round in a cycle of 2 states".into(),
         }
@@ -139,7 +147,7 @@ mod tests {
 
     #[test]
     fn a_notice_says_the_run_goes_on_and_a_pause_or_auto_point_adds_nothing() {
-        let n = for_event(&point("notify", Some(9))).unwrap();
+        let n = for_event(&point(InterventionMode::Notify, Some(9))).unwrap();
         assert_eq!(n.title, "Attractor: for your information");
         assert_eq!(
             n.body,
@@ -147,8 +155,8 @@ mod tests {
              run goes on)"
         );
         // A pause has its own `intervention_raised` notification; auto tells nobody.
-        assert_eq!(for_event(&point("pause", Some(9))), None);
-        assert_eq!(for_event(&point("auto", None)), None);
+        assert_eq!(for_event(&point(InterventionMode::Pause, Some(9))), None);
+        assert_eq!(for_event(&point(InterventionMode::Auto, None)), None);
     }
 
     #[test]

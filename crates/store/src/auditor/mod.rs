@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::bus::{Bus, Event};
+use crate::domain::{AuditKind, ProcessSource};
 
 /// When the auditor speaks up. (How many break_symmetry rounds make
 /// thrashing is the engine's `ggs.thrashing_repeats`: the engine judges it.)
@@ -84,13 +85,13 @@ impl Auditor {
                 w.tokens += tokens;
                 w.iterations += 1;
                 let w = &self.live[trajectory_id];
-                let mut found: Vec<(&'static str, String)> = Vec::new();
+                let mut found: Vec<(AuditKind, String)> = Vec::new();
                 if let Some(verdict) = thrashing {
-                    found.push(("thrashing", verdict.message.clone()));
+                    found.push((AuditKind::Thrashing, verdict.message.clone()));
                 }
                 if w.max_tokens > 0 && w.tokens as f64 > self.config.token_overrun * w.max_tokens as f64 {
                     found.push((
-                        "token_overrun",
+                        AuditKind::TokenOverrun,
                         format!(
                             "{} tokens spent against a budget of {} ({:.1}×): check the model's replies and the task's size",
                             w.tokens,
@@ -104,7 +105,7 @@ impl Auditor {
                     let median = median(peers);
                     if f64::from(w.iterations) > self.config.stuck_factor * median {
                         found.push((
-                            "stuck",
+                            AuditKind::Stuck,
                             format!(
                                 "{} iterations, against a median of {median} for the suite's {} finished trajectories: it may be stuck",
                                 w.iterations,
@@ -114,7 +115,14 @@ impl Auditor {
                     }
                 }
                 for (kind, message) in found {
-                    alerts.push(self.alert(*suite_id, *run_id, trajectory_id, kind, kind.to_string(), message));
+                    alerts.push(self.alert(
+                        *suite_id,
+                        *run_id,
+                        trajectory_id,
+                        kind,
+                        kind.as_str().to_string(),
+                        message,
+                    ));
                 }
             }
             Event::ProcessLeftRunning {
@@ -129,7 +137,7 @@ impl Auditor {
                 ..
             } => {
                 let listed: Vec<String> = processes.iter().map(|p| format!("pid {} `{}`", p.pid, p.command)).collect();
-                let what = if source == "overseer" {
+                let what = if *source == ProcessSource::Overseer {
                     format!("the overseer `{name}`")
                 } else {
                     format!("the {name} executor")
@@ -142,7 +150,7 @@ impl Auditor {
                     if processes.len() == 1 { "it was" } else { "they were" }
                 );
                 let key = format!("zombie_process:{source}:{command}");
-                alerts.push(self.alert(*suite_id, *run_id, trajectory_id, "zombie_process", key, message));
+                alerts.push(self.alert(*suite_id, *run_id, trajectory_id, AuditKind::ZombieProcess, key, message));
             }
             Event::TrajectoryConverged { suite_id, trajectory_id, iterations, .. } => {
                 self.live.remove(trajectory_id);
@@ -164,20 +172,14 @@ impl Auditor {
         suite_id: i64,
         run_id: i64,
         trajectory_id: &str,
-        kind: &'static str,
+        kind: AuditKind,
         key: String,
         message: String,
     ) -> Option<Event> {
         if !self.raised.insert((trajectory_id.to_string(), key)) {
             return None;
         }
-        Some(Event::AuditAlert {
-            suite_id,
-            run_id,
-            trajectory_id: trajectory_id.to_string(),
-            kind: kind.to_string(),
-            message,
-        })
+        Some(Event::AuditAlert { suite_id, run_id, trajectory_id: trajectory_id.to_string(), kind, message })
     }
 }
 
@@ -271,7 +273,7 @@ mod tests {
         alerts
             .iter()
             .map(|a| match a {
-                Event::AuditAlert { kind, .. } => kind.clone(),
+                Event::AuditAlert { kind, .. } => kind.as_str().to_string(),
                 _ => "?".into(),
             })
             .collect()
@@ -340,7 +342,7 @@ mod tests {
             run_id: 9,
             trajectory_id: "t1".into(),
             sequence: 2,
-            source: "overseer".into(),
+            source: ProcessSource::Overseer,
             name: "tests".into(),
             command: command.into(),
             processes: vec![LeftProcess { pid, command: "sleep 30".into() }],
@@ -377,6 +379,6 @@ mod tests {
         }
         bus.close();
         let _ = handle.await;
-        assert_eq!(seen, vec!["thrashing"]);
+        assert_eq!(seen, vec![AuditKind::Thrashing]);
     }
 }

@@ -11,9 +11,13 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use crate::domain::ThrashingAlert;
+use crate::domain::stored::{WatchedFileKind, WatchedFileStatus, WatchedRunStatus};
+use crate::domain::{
+    AuditKind, DirectiveAction, DirectiveSource, InterventionKind, InterventionMode, MemoryOutcome,
+    NumericTrajectoryState, ProcessSource, RunState, TaskType, ThrashingAlert, TrajectoryStatus,
+};
 use crate::process::LeftProcess;
-use crate::store::{NewEvent, Store};
+use crate::store::{NewEvent, QueueStatus, Store};
 
 /// One artifact's active version moved at the end of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -69,7 +73,7 @@ pub enum Event {
         epoch_id: i64,
         run_id: i64,
         task: String,
-        kind: String,
+        kind: TaskType,
         /// Who runs it: "attractor worker (pid 4242 on host)"; empty in
         /// events recorded before runs were shared among workers.
         #[serde(default)]
@@ -80,7 +84,7 @@ pub enum Event {
         epoch_id: i64,
         run_id: i64,
         task: String,
-        status: String,
+        status: RunState,
         loss: Option<f64>,
         duration_ms: i64,
         error: Option<String>,
@@ -151,7 +155,7 @@ pub enum Event {
     LaunchStarted { launch_id: i64, suite: String, suite_path: String },
     /// A launched suite run ended: finished, cancelled, interrupted or failed
     /// (with the error a person should read).
-    LaunchEnded { launch_id: i64, suite: String, suite_id: Option<i64>, status: String, error: Option<String> },
+    LaunchEnded { launch_id: i64, suite: String, suite_id: Option<i64>, status: QueueStatus, error: Option<String> },
     /// A person answered an intervention.
     InterventionAnswered { intervention_id: i64, answer: String },
     /// A person moved an artifact's active pointer by hand (a manual rollback).
@@ -160,7 +164,7 @@ pub enum Event {
     /// until it is answered).
     InterventionRaised {
         intervention_id: i64,
-        kind: String,
+        kind: InterventionKind,
         suite_id: Option<i64>,
         run_id: Option<i64>,
         subject: String,
@@ -245,7 +249,7 @@ pub enum Event {
         /// The iteration whose command it was.
         sequence: u32,
         /// `executor` or `overseer`.
-        source: String,
+        source: ProcessSource,
         /// The overseer's name, or the executor's kind.
         name: String,
         command: String,
@@ -277,7 +281,7 @@ pub enum Event {
         trajectory_id: String,
         category: String,
         /// `success` or `failure`.
-        outcome: String,
+        outcome: MemoryOutcome,
         memory_id: i64,
     },
     /// The attractor's kind changed (every change; the changes into trouble
@@ -303,9 +307,9 @@ pub enum Event {
         trajectory_id: String,
         /// attractor_transition, strategy_escalation, budget_extension,
         /// ambiguity_detected, partial_result or human_escalation.
-        point: String,
+        point: InterventionKind,
         /// pause, notify or auto.
-        mode: String,
+        mode: InterventionMode,
         intervention_id: Option<i64>,
         subject: String,
     },
@@ -340,9 +344,9 @@ pub enum Event {
         run_id: i64,
         trajectory_id: String,
         sequence: u32,
-        status: String,
-        action: String,
-        source: String,
+        status: NumericTrajectoryState,
+        action: DirectiveAction,
+        source: DirectiveSource,
         reasoning: String,
         llm_call_made: bool,
         applied: Option<String>,
@@ -413,7 +417,7 @@ pub enum Event {
         run_id: i64,
         trajectory_id: String,
         result_trajectory: Option<String>,
-        status: String,
+        status: TrajectoryStatus,
         level: f64,
         /// Iterations of all samples together.
         iterations: u32,
@@ -451,7 +455,7 @@ pub enum Event {
         run_id: i64,
         trajectory_id: String,
         /// `thrashing`, `token_overrun`, `stuck` or `zombie_process`.
-        kind: String,
+        kind: AuditKind,
         message: String,
     },
     /// The folder watcher started watching a folder (and remembers it).
@@ -464,9 +468,9 @@ pub enum Event {
         file_id: i64,
         path: String,
         /// suite or task.
-        kind: String,
+        kind: WatchedFileKind,
         /// invalid, failed, awaiting_approval, rejected, ready or removed.
-        status: String,
+        status: WatchedFileStatus,
         suite: Option<String>,
         suite_id: Option<i64>,
         /// What a person should read: the first issue, the error, or what changed.
@@ -480,7 +484,7 @@ pub enum Event {
         watched_run_id: i64,
         path: String,
         suite: String,
-        status: String,
+        status: WatchedRunStatus,
         launch_id: Option<i64>,
         error: Option<String>,
     },

@@ -47,6 +47,12 @@ impl QueueStatus {
 }
 
 /// The status column as stored (its CHECK keeps it one of the five).
+impl std::fmt::Display for QueueStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl From<String> for QueueStatus {
     fn from(s: String) -> Self {
         QueueStatus::parse(&s)

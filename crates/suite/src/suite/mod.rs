@@ -187,10 +187,15 @@ pub enum TaskKind {
 
 impl TaskKind {
     pub fn name(&self) -> &'static str {
+        self.task_type().as_str()
+    }
+
+    /// Its kind, as events and views name it.
+    pub fn task_type(&self) -> crate::domain::TaskType {
         match self {
-            TaskKind::Command(_) => "command",
-            TaskKind::Agent(_) => "agent",
-            TaskKind::Optimize(_) => "optimize",
+            TaskKind::Command(_) => crate::domain::TaskType::Command,
+            TaskKind::Agent(_) => crate::domain::TaskType::Agent,
+            TaskKind::Optimize(_) => crate::domain::TaskType::Optimize,
         }
     }
 }

@@ -12,6 +12,7 @@
 //! context with status `notice`, which nobody waits on and which a person
 //! can only dismiss.
 
+use crate::domain::InterventionKind as Kind;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -22,37 +23,38 @@ use crate::engine::{InterventionKind, InterventionMode};
 use crate::store::{NewIntervention, Store, StoreError};
 
 /// Kind of the question about more budget.
-pub const BUDGET_EXTENSION: &str = "budget_extension";
+pub const BUDGET_EXTENSION: &str = Kind::BudgetExtension.as_str();
 /// Kind of the question about a trapped trajectory.
-pub const HUMAN_ESCALATION: &str = "human_escalation";
+pub const HUMAN_ESCALATION: &str = Kind::HumanEscalation.as_str();
 /// Kind of the question about an attractor that turned into trouble.
-pub const ATTRACTOR_TRANSITION: &str = "attractor_transition";
+pub const ATTRACTOR_TRANSITION: &str = Kind::AttractorTransition.as_str();
 /// Kind of the question about an escalation strategy chosen next.
-pub const STRATEGY_ESCALATION: &str = "strategy_escalation";
+pub const STRATEGY_ESCALATION: &str = Kind::StrategyEscalation.as_str();
 /// Kind of the question about an ambiguous specification.
-pub const AMBIGUITY_DETECTED: &str = "ambiguity_detected";
+pub const AMBIGUITY_DETECTED: &str = Kind::AmbiguityDetected.as_str();
 /// Kind of the question about accepting a partial result.
-pub const PARTIAL_RESULT: &str = "partial_result";
+pub const PARTIAL_RESULT: &str = Kind::PartialResult.as_str();
+
+/// The intervention a point asks, as stored and shown.
+pub fn kind_of(point: InterventionKind) -> Kind {
+    match point {
+        InterventionKind::AttractorTransition => Kind::AttractorTransition,
+        InterventionKind::StrategyEscalation => Kind::StrategyEscalation,
+        InterventionKind::BudgetExtension => Kind::BudgetExtension,
+        InterventionKind::AmbiguityDetected => Kind::AmbiguityDetected,
+        InterventionKind::PartialResult => Kind::PartialResult,
+        InterventionKind::HumanEscalation => Kind::HumanEscalation,
+    }
+}
 
 /// The intervention kind's name, as stored and shown.
-pub fn kind_name(kind: InterventionKind) -> &'static str {
-    match kind {
-        InterventionKind::AttractorTransition => ATTRACTOR_TRANSITION,
-        InterventionKind::StrategyEscalation => STRATEGY_ESCALATION,
-        InterventionKind::BudgetExtension => BUDGET_EXTENSION,
-        InterventionKind::AmbiguityDetected => AMBIGUITY_DETECTED,
-        InterventionKind::PartialResult => PARTIAL_RESULT,
-        InterventionKind::HumanEscalation => HUMAN_ESCALATION,
-    }
+pub fn kind_name(point: InterventionKind) -> &'static str {
+    kind_of(point).as_str()
 }
 
 /// `pause`, `notify`, `auto`.
 pub fn mode_name(mode: InterventionMode) -> &'static str {
-    match mode {
-        InterventionMode::Pause => "pause",
-        InterventionMode::Notify => "notify",
-        InterventionMode::Auto => "auto",
-    }
+    mode.as_str()
 }
 
 /// How a question was settled.
@@ -69,7 +71,7 @@ pub enum Answer {
 
 /// What to ask.
 pub struct Question<'a> {
-    pub kind: &'static str,
+    pub kind: Kind,
     pub suite_id: i64,
     pub run_id: i64,
     pub task: &'a str,
@@ -81,7 +83,7 @@ pub struct Question<'a> {
 impl Question<'_> {
     fn row(&self) -> NewIntervention {
         NewIntervention {
-            kind: self.kind.to_string(),
+            kind: self.kind.as_str().to_string(),
             suite_id: Some(self.suite_id),
             run_id: Some(self.run_id),
             task_name: Some(self.task.to_string()),
@@ -96,7 +98,7 @@ pub async fn raise(store: &Store, bus: &Bus, q: Question<'_>) -> Result<i64, Sto
     let id = store.insert_intervention(&q.row()).await?;
     bus.publish(Event::InterventionRaised {
         intervention_id: id,
-        kind: q.kind.to_string(),
+        kind: q.kind,
         suite_id: Some(q.suite_id),
         run_id: Some(q.run_id),
         subject: q.subject,

@@ -7,6 +7,7 @@
 //! trajectory itself goes on: the stray process is already gone.
 
 use crate::bus::{Bus, Event};
+use crate::domain::ProcessSource;
 use crate::executor::Execution;
 use crate::overseer::runner::Measurement;
 use crate::suite::AgentTask;
@@ -24,7 +25,7 @@ pub(super) struct Scope<'a> {
 pub(super) fn report(scope: &Scope<'_>, spec: &AgentTask, execution: &Execution, measurement: &Measurement) {
     if !execution.left_running.is_empty() {
         let command = spec.executor.as_ref().and_then(|e| e.command.clone()).unwrap_or_default();
-        publish(scope, "executor", "command", &command, &execution.left_running);
+        publish(scope, ProcessSource::Executor, "command", &command, &execution.left_running);
     }
     report_measurement(scope, spec, measurement);
 }
@@ -35,17 +36,23 @@ pub(super) fn report_measurement(scope: &Scope<'_>, spec: &AgentTask, measuremen
     for run in measurement.runs.iter().filter(|r| !r.left_running.is_empty()) {
         let command =
             spec.overseers.iter().find(|o| o.name == run.overseer).map(|o| o.command.as_str()).unwrap_or_default();
-        publish(scope, "overseer", &run.overseer, command, &run.left_running);
+        publish(scope, ProcessSource::Overseer, &run.overseer, command, &run.left_running);
     }
 }
 
-fn publish(scope: &Scope<'_>, source: &str, name: &str, command: &str, processes: &[crate::process::LeftProcess]) {
+fn publish(
+    scope: &Scope<'_>,
+    source: ProcessSource,
+    name: &str,
+    command: &str,
+    processes: &[crate::process::LeftProcess],
+) {
     scope.bus.publish(Event::ProcessLeftRunning {
         suite_id: scope.suite_id,
         run_id: scope.run_id,
         trajectory_id: scope.trajectory_id.to_string(),
         sequence: scope.sequence,
-        source: source.to_string(),
+        source,
         name: name.to_string(),
         command: command.to_string(),
         processes: processes.to_vec(),

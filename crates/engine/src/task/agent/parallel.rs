@@ -35,6 +35,7 @@ use super::{
     derived_seed, is_terminal_status, nested_workspace_dir,
 };
 use crate::bus::Event;
+use crate::domain::TrajectoryStatus;
 use crate::engine::parallel::deciding_sample;
 use crate::engine::{ConvergenceBudget, ConvergencePolicy, SampleEnd, SharedBudget, Trajectory};
 use crate::loss::RunStatus;
@@ -401,17 +402,19 @@ async fn run_group<'r>(
     let deciding = deciding_sample(&ends, winner.as_deref().map(ordinal_of)).map(|i| &reports[i]);
     let policy = &state.policy;
     let (status, run_status, level) = match deciding {
-        Some(d) if d.converged => ("converged", RunStatus::Complete, d.level),
-        Some(d) if d.status == "accepted_partial" => ("accepted_partial", RunStatus::Partial, d.level),
+        Some(d) if d.converged => (TrajectoryStatus::Converged, RunStatus::Complete, d.level),
+        Some(d) if d.status == TrajectoryStatus::AcceptedPartial.as_str() => {
+            (TrajectoryStatus::AcceptedPartial, RunStatus::Partial, d.level)
+        }
         Some(d) => {
             let level = d.best_level.unwrap_or(d.level);
             if policy.partial_acceptance && level >= policy.partial_threshold {
-                ("accepted_partial", RunStatus::Partial, level)
+                (TrajectoryStatus::AcceptedPartial, RunStatus::Partial, level)
             } else {
-                ("exhausted", RunStatus::Failed, level)
+                (TrajectoryStatus::Exhausted, RunStatus::Failed, level)
             }
         }
-        None => ("failed", RunStatus::Failed, 0.0),
+        None => (TrajectoryStatus::Failed, RunStatus::Failed, 0.0),
     };
     let mut notes = Vec::new();
     let mut commit = None;
@@ -462,7 +465,7 @@ async fn run_group<'r>(
     });
     let result_text = serde_json::to_string_pretty(&summary).unwrap_or_default();
     let end = TrajectoryEnd {
-        status,
+        status: status.as_str(),
         state_json: &serde_json::to_string(&state).unwrap_or_default(),
         iterations: i64::from(iterations),
         tokens_used: i64::try_from(ledger.tokens_used).unwrap_or(i64::MAX),
@@ -478,16 +481,16 @@ async fn run_group<'r>(
         run_id: r.run_id,
         trajectory_id: id.to_string(),
         result_trajectory: deciding.map(|d| d.id.clone()),
-        status: status.to_string(),
+        status,
         level,
         iterations,
     });
     let table = reports.iter().map(|rep| rep.table.as_str()).collect::<String>();
     Ok(Report {
         id: id.to_string(),
-        status: status.to_string(),
+        status: status.as_str().to_string(),
         run_status,
-        converged: status == "converged",
+        converged: status == TrajectoryStatus::Converged,
         level,
         best_level: deciding.and_then(|d| d.best_level),
         iterations,

@@ -23,7 +23,7 @@
 
 use serde_json::{Value, json};
 
-use super::intervene::{self, Answer, kind_name, mode_name};
+use super::intervene::{self, Answer};
 use super::{AgentError, Driver, End, Role, Waiting, rng_at};
 use crate::bus::Event;
 use crate::engine::{
@@ -58,7 +58,7 @@ impl Driver<'_> {
     ) -> Result<Option<i64>, AgentError> {
         let (store, bus) = (&self.r.store, &self.r.bus);
         let question = intervene::Question {
-            kind: kind_name(point),
+            kind: intervene::kind_of(point),
             suite_id: self.r.suite_id,
             run_id: self.r.run_id,
             task: &self.r.task.name,
@@ -74,8 +74,8 @@ impl Driver<'_> {
             suite_id: self.r.suite_id,
             run_id: self.r.run_id,
             trajectory_id: self.place.id.clone(),
-            point: kind_name(point).to_string(),
-            mode: mode_name(mode).to_string(),
+            point: intervene::kind_of(point),
+            mode,
             intervention_id: id,
             subject,
         });

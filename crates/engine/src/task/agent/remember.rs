@@ -72,7 +72,7 @@ impl Driver<'_> {
                 run_id: self.r.run_id,
                 trajectory_id: self.place.id.clone(),
                 category: self.kit.category.clone(),
-                outcome: m.outcome.as_str().to_string(),
+                outcome: m.outcome,
                 memory_id,
             }),
             Err(e) => {

@@ -25,7 +25,7 @@ use crate::aso::{
 use crate::bus::Event;
 use crate::engine::{Decision, StrategyKind};
 use crate::suite::Supervision;
-use crate::task::optimize::{ESCALATION, Guidance, model_failing_question};
+use crate::task::optimize::{Guidance, model_failing_question};
 
 /// Offset of the random streams of supervision steps (apart from the
 /// iterations' and the answers').
@@ -123,9 +123,9 @@ impl Driver<'_> {
             run_id: self.r.run_id,
             trajectory_id: self.place.id.clone(),
             sequence,
-            status: d.status.as_str().to_string(),
-            action: supervised.directive.action.as_str().to_string(),
-            source: supervised.directive.source.as_str().to_string(),
+            status: d.status,
+            action: supervised.directive.action,
+            source: supervised.directive.source,
             reasoning: supervised.directive.reasoning.clone(),
             llm_call_made: supervised.llm_call_made,
             applied,
@@ -171,7 +171,7 @@ pub(super) async fn escalate(r: &AgentRun<'_>, sup: &AgentSupervision) {
         return;
     };
     let question = intervene::Question {
-        kind: ESCALATION,
+        kind: crate::domain::InterventionKind::HumanEscalation,
         suite_id: r.suite_id,
         run_id: r.run_id,
         task: &r.task.name,

@@ -123,7 +123,7 @@ impl Registrar {
             watched_run_id: r.id,
             path: path.to_string(),
             suite: r.suite_name.clone(),
-            status: r.status.clone(),
+            status: crate::domain::stored::WatchedRunStatus::parse(&r.status),
             launch_id: r.launch_id,
             error: r.error.clone(),
         });

@@ -37,6 +37,9 @@ pub struct InterventionItem {
     pub update: Option<UpdateReview>,
 }
 
+/// What an intervention is about.
+pub use crate::domain::InterventionKind;
+
 /// Where an intervention stands. A question is `pending` until
 /// `answered`; a notice (an intervention point in `notify` mode, waited on
 /// by nobody) is `notice` until `dismissed` (then `answered_at` is when).
@@ -56,50 +59,6 @@ impl InterventionStatus {
             "notice" => InterventionStatus::Notice,
             "dismissed" => InterventionStatus::Dismissed,
             _ => InterventionStatus::Pending,
-        }
-    }
-}
-
-/// What an intervention is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum InterventionKind {
-    /// A trajectory asks for more budget.
-    BudgetExtension,
-    /// A trapped trajectory, or an optimize task whose model tier keeps failing.
-    HumanEscalation,
-    /// An attractor turned into trouble.
-    AttractorTransition,
-    /// The escalation strategy chosen next.
-    StrategyEscalation,
-    /// An ambiguous specification.
-    AmbiguityDetected,
-    /// Accepting a partial result.
-    PartialResult,
-    /// A watched file asks to run commands.
-    ExecutionApproval,
-    /// An optimizer's update waits for approval (the approval gate).
-    ArtifactUpdate,
-    /// Runs wait for a worker that offers what their tasks need.
-    RunsWaiting,
-    /// A kind this version does not know (written by a newer one).
-    Other,
-}
-
-impl InterventionKind {
-    pub fn parse(s: &str) -> InterventionKind {
-        use crate::task::agent::intervene as i;
-        match s {
-            i::BUDGET_EXTENSION => InterventionKind::BudgetExtension,
-            i::HUMAN_ESCALATION => InterventionKind::HumanEscalation,
-            i::ATTRACTOR_TRANSITION => InterventionKind::AttractorTransition,
-            i::STRATEGY_ESCALATION => InterventionKind::StrategyEscalation,
-            i::AMBIGUITY_DETECTED => InterventionKind::AmbiguityDetected,
-            i::PARTIAL_RESULT => InterventionKind::PartialResult,
-            crate::watch::EXECUTION_APPROVAL => InterventionKind::ExecutionApproval,
-            crate::outer::approval::QUESTION_KIND => InterventionKind::ArtifactUpdate,
-            crate::outer::RUNS_WAITING => InterventionKind::RunsWaiting,
-            _ => InterventionKind::Other,
         }
     }
 }

@@ -4,6 +4,8 @@
 
 use super::*;
 
+pub use crate::domain::{RunState, TaskType};
+
 /// What a suite is doing as far as this service can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
@@ -54,55 +56,6 @@ pub struct SuiteItem {
     pub last_launch_runs: Option<super::LaunchRuns>,
     /// What every model call made for the suite cost (none: no call yet).
     pub model: Option<crate::llm::ModelSpend>,
-}
-
-/// What kind of task a task (or its run) is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskType {
-    Command,
-    Agent,
-    Optimize,
-}
-
-impl TaskType {
-    /// As the store and the suite record it; a command task unless it says otherwise.
-    pub fn parse(s: &str) -> TaskType {
-        match s {
-            "agent" => TaskType::Agent,
-            "optimize" => TaskType::Optimize,
-            _ => TaskType::Command,
-        }
-    }
-}
-
-/// Where a run is: still running, or how it ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum RunState {
-    Running,
-    Complete,
-    Partial,
-    Failed,
-    /// The task gave up (or Attractor stopped it) before an answer.
-    Aborted,
-    /// A person or a shutdown cancelled it; the epoch re-runs it on resume.
-    Cancelled,
-}
-
-impl RunState {
-    /// As the store records it. Every status is one this code wrote; one it
-    /// does not know (a newer version's) reads as failed rather than as fine.
-    pub fn parse(s: &str) -> RunState {
-        match s {
-            "running" => RunState::Running,
-            "complete" => RunState::Complete,
-            "partial" => RunState::Partial,
-            "aborted" => RunState::Aborted,
-            "cancelled" => RunState::Cancelled,
-            _ => RunState::Failed,
-        }
-    }
 }
 
 /// A task as the suite declared it (the parts the screens show).
