@@ -22,38 +22,6 @@ use attractor::task::agent::{AgentConfig, AgentState};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-/// `squares.py` getting exactly the tests of `right` right.
-fn squares(right: &[u32]) -> String {
-    let mut s = String::from("ANSWERS = {\n");
-    for n in 1..=10u32 {
-        let v = if right.contains(&n) { n * n } else { 0 };
-        s.push_str(&format!("    {n}: {v},\n"));
-    }
-    s.push_str("}\n\n\ndef square(n):\n    return ANSWERS[n]\n");
-    s
-}
-
-fn first(k: u32) -> Vec<u32> {
-    (1..=k).collect()
-}
-
-fn writes(content: &str, summary: &str) -> Scripted {
-    Scripted::json(&json!({
-        "summary": summary,
-        "tools_used": [],
-        "edits": [{"path": "squares.py", "action": "write", "content": content}],
-    }))
-}
-
-fn passing(k: u32, summary: &str) -> Scripted {
-    writes(&squares(&first(k)), summary)
-}
-
-/// Every answer wrong, each one different (a stall, not a duplicate).
-fn wrong(k: u32) -> Scripted {
-    writes(&squares(&[]).replace(": 0,", &format!(": {k},")), &format!("all {k}"))
-}
-
 fn unittest(tests: std::ops::RangeInclusive<u32>) -> String {
     tests.map(|n| format!(" test_squares.SquareTest.test_{n}")).collect()
 }
@@ -81,7 +49,7 @@ fn halves() -> Scripted {
     }))
 }
 
-use common::squares::Fixture;
+use common::squares::{Fixture, first, passing, squares, writes, wrong};
 
 impl Fixture {
     /// A suite with one agent task; `extra` is more YAML for the task.

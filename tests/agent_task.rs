@@ -25,38 +25,7 @@ use attractor::task::agent::AgentConfig;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-/// `squares.py` getting exactly the tests of `right` right.
-fn squares(right: &[u32]) -> String {
-    let mut s = String::from("ANSWERS = {\n");
-    for n in 1..=10u32 {
-        let v = if right.contains(&n) { n * n } else { 0 };
-        s.push_str(&format!("    {n}: {v},\n"));
-    }
-    s.push_str("}\n\n\ndef square(n):\n    return ANSWERS[n]\n");
-    s
-}
-
-/// The first `k` tests right.
-fn first(k: u32) -> Vec<u32> {
-    (1..=k).collect()
-}
-
-/// A model reply writing `content` to `squares.py` (naming no tools: a
-/// directive that blocks the failing attempts' tools would refuse a reply
-/// that uses one).
-fn writes(content: &str, summary: &str) -> Scripted {
-    Scripted::json(&json!({
-        "summary": summary,
-        "tools_used": [],
-        "edits": [{"path": "squares.py", "action": "write", "content": content}],
-    }))
-}
-
-fn passing(k: u32, summary: &str) -> Scripted {
-    writes(&squares(&first(k)), summary)
-}
-
-use common::squares::Fixture;
+use common::squares::{Fixture, first, passing, squares, writes, wrong};
 
 const OVERSEER: &str =
     "      - name: tests\n        kind: test\n        command: python3 -m unittest -v\n        timeout: 30\n";
@@ -1115,12 +1084,6 @@ async fn an_overseer_that_leaves_a_process_running_raises_one_zombie_alert_and_t
 }
 
 // ----- intervention points (seed 002 §7.3) -------------------------------------
-
-/// A reply writing `squares.py` with every answer `k` (all wrong, each time a
-/// different file: a stall, not a duplicate).
-fn wrong(k: u32) -> Scripted {
-    writes(&squares(&[]).replace(": 0,", &format!(": {k},")), &format!("all {k}"))
-}
 
 /// The intent verifier's reply: not satisfied, with one gap of the
 /// `ambiguity` category.

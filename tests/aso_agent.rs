@@ -280,26 +280,12 @@ fn stop_ends_the_trajectory_with_its_best_result_and_says_why() {
 // ---------------------------------------------------------------------------
 // Whole supervised runs.
 
-/// `squares.py` getting the first `k` squares right; `wrong` is what the others return.
-fn squares(k: u32, wrong: u32) -> String {
-    let mut s = String::from("ANSWERS = {\n");
-    for n in 1..=10u32 {
-        let v = if n <= k { n * n } else { wrong };
-        s.push_str(&format!("    {n}: {v},\n"));
-    }
-    s.push_str("}\n\n\ndef square(n):\n    return ANSWERS[n]\n");
-    s
-}
-
+/// A reply getting the first `k` tests right; `wrong` is what the others return.
 fn writes(k: u32, wrong: u32) -> Scripted {
-    Scripted::json(&json!({
-        "summary": format!("{k} right"),
-        "tools_used": [],
-        "edits": [{"path": "squares.py", "action": "write", "content": squares(k, wrong)}],
-    }))
+    squares::writes(&squares::answers(&squares::first(k), wrong), &format!("{k} right"))
 }
 
-use common::squares::Fixture;
+use common::squares::{self, Fixture};
 
 impl Fixture {
     /// A suite with one supervised agent task; `extra` is more YAML for the task.

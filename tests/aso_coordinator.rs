@@ -10,88 +10,9 @@ use attractor::aso::coordinator::{
 use attractor::aso::directive::{AlmSettingsOverride, ConfigOverrides, Directive, DirectiveAction, DirectiveSource};
 use attractor::aso::{Coordinator, SupervisionContext, TieredSupervisor};
 use attractor::numeric::alm::{self, AlmSettings, Start};
-use attractor::numeric::problem::{BestKnown, EvalError, Evaluation, Problem};
+use attractor::numeric::problem::Problem;
+use attractor::numeric::toy::{Around, Breaking, Small};
 use attractor::store::Store;
-
-/// min (x−2)² + (y−1)² s.t. x² − y ≤ 0, x + y − 2 = 0 → (1, 1), f = 1.
-struct Small;
-
-impl Problem for Small {
-    fn name(&self) -> &str {
-        "small"
-    }
-    fn dimension(&self) -> usize {
-        2
-    }
-    fn bounds(&self) -> Vec<(f64, f64)> {
-        vec![(-5.0, 5.0), (-5.0, 5.0)]
-    }
-    fn inequality_names(&self) -> Vec<String> {
-        vec!["g1".into()]
-    }
-    fn equality_names(&self) -> Vec<String> {
-        vec!["h1".into()]
-    }
-    fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
-        Ok(Evaluation {
-            objective: (x[0] - 2.0).powi(2) + (x[1] - 1.0).powi(2),
-            inequalities: vec![x[0] * x[0] - x[1]],
-            equalities: vec![x[0] + x[1] - 2.0],
-            gradients: None,
-        })
-    }
-    fn best_known(&self) -> Option<BestKnown> {
-        Some(BestKnown { value: 1.0, x: Some(vec![1.0, 1.0]) })
-    }
-}
-
-/// `Small` under another name, with `before` run ahead of each evaluation
-/// (an error from it is the evaluation's), knowing the optimum or not.
-struct Around<F> {
-    name: &'static str,
-    known: Option<BestKnown>,
-    before: F,
-}
-
-impl<F: Fn(&[f64]) -> Result<(), EvalError> + Send + Sync> Problem for Around<F> {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn dimension(&self) -> usize {
-        Small.dimension()
-    }
-    fn bounds(&self) -> Vec<(f64, f64)> {
-        Small.bounds()
-    }
-    fn inequality_names(&self) -> Vec<String> {
-        Small.inequality_names()
-    }
-    fn equality_names(&self) -> Vec<String> {
-        Small.equality_names()
-    }
-    fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
-        (self.before)(x)?;
-        Small.evaluate(x)
-    }
-    fn best_known(&self) -> Option<BestKnown> {
-        self.known.clone()
-    }
-}
-
-/// Evaluates fine a few times, then breaks, like a crashing external evaluator.
-fn breaks() -> impl Problem {
-    let calls = std::sync::atomic::AtomicU32::new(0);
-    Around {
-        name: "breaks",
-        known: None,
-        before: move |_: &[f64]| {
-            if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 30 {
-                return Err(EvalError("evaluator printed garbage".into()));
-            }
-            Ok(())
-        },
-    }
-}
 
 async fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -177,7 +98,10 @@ async fn the_budget_is_never_exceeded_in_either_split() {
 
 #[tokio::test]
 async fn a_broken_evaluator_abandons_its_trajectories_with_the_reason() {
-    let out = coordinator(Arc::new(breaks()), AsoConfig::default(), None).produce_candidates(5000).await;
+    let out =
+        coordinator(Arc::new(Breaking::after(30, Small, "evaluator printed garbage")), AsoConfig::default(), None)
+            .produce_candidates(5000)
+            .await;
     assert_eq!(out.error.as_deref(), Some("evaluator printed garbage"));
     assert!(out.trajectories.iter().all(|t| t.status == attractor::aso::coordinator::TrajectoryStatus::Abandoned));
     assert!(out.best.is_some(), "what was seen before the failure is kept");
@@ -371,7 +295,7 @@ fn logging() -> (Arc<dyn Problem>, Arc<std::sync::Mutex<Vec<Vec<f64>>>>) {
         kept.lock().unwrap().push(x.to_vec());
         Ok(())
     };
-    (Arc::new(Around { name: "logged", known: Small.best_known(), before }), points)
+    (Arc::new(Around { name: "logged", known: Small.best_known(), inner: Small, before }), points)
 }
 
 /// Whether `probe` is a forward-difference probe of `base`: one variable

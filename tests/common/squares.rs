@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use attractor::llm::scripted::Scripted;
 use attractor::outer::{OptimizerKind, RunConfig};
+use serde_json::json;
 
 const TESTS: &str = "import unittest\n\nfrom squares import square\n\n\nclass SquareTest(unittest.TestCase):\n";
 
@@ -152,4 +154,48 @@ impl Fixture {
             .map(|e| serde_json::from_str(&e.payload_json).unwrap())
             .collect()
     }
+}
+
+/// `squares.py` getting exactly the tests of `right` right; the others
+/// return `wrong`.
+pub fn answers(right: &[u32], wrong: u32) -> String {
+    let mut s = String::from("ANSWERS = {\n");
+    for n in 1..=10u32 {
+        let v = if right.contains(&n) { n * n } else { wrong };
+        s.push_str(&format!("    {n}: {v},\n"));
+    }
+    s.push_str("}\n\n\ndef square(n):\n    return ANSWERS[n]\n");
+    s
+}
+
+/// `squares.py` getting exactly the tests of `right` right (the others 0).
+pub fn squares(right: &[u32]) -> String {
+    answers(right, 0)
+}
+
+/// The first `k` tests.
+pub fn first(k: u32) -> Vec<u32> {
+    (1..=k).collect()
+}
+
+/// A model reply writing `content` to `squares.py` (naming no tools: a
+/// directive that blocks the failing attempts' tools would refuse a reply
+/// that uses one).
+pub fn writes(content: &str, summary: &str) -> Scripted {
+    Scripted::json(&json!({
+        "summary": summary,
+        "tools_used": [],
+        "edits": [{"path": "squares.py", "action": "write", "content": content}],
+    }))
+}
+
+/// A reply getting the first `k` tests right.
+pub fn passing(k: u32, summary: &str) -> Scripted {
+    writes(&squares(&first(k)), summary)
+}
+
+/// A reply writing `squares.py` with every answer `k` (all wrong, each time a
+/// different file: a stall, not a duplicate).
+pub fn wrong(k: u32) -> Scripted {
+    writes(&squares(&[]).replace(": 0,", &format!(": {k},")), &format!("all {k}"))
 }

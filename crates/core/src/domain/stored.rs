@@ -227,14 +227,32 @@ stored_enum! {
     } else Other
 }
 
-stored_enum! {
-    /// What an intervention point does: pause for a person, leave a notice,
-    /// or decide on its own.
-    InterventionMode {
-        Pause = "pause",
-        Notify = "notify",
-        Auto = "auto",
-    } else Pause
+/// What an intervention point does: pause for a person, leave a notice, or
+/// decide on its own. A person writes it in an agent configuration, so it
+/// is read strictly: a value that is not one of these is an error that names
+/// it, not a quiet default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum InterventionMode {
+    Pause,
+    Notify,
+    Auto,
+}
+
+impl InterventionMode {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            InterventionMode::Pause => "pause",
+            InterventionMode::Notify => "notify",
+            InterventionMode::Auto => "auto",
+        }
+    }
+}
+
+impl std::fmt::Display for InterventionMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
 }
 
 stored_enum! {

@@ -589,69 +589,7 @@ pub fn run_chunk(problem: &dyn Problem, start: Start, budget: u64, settings: &Al
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::numeric::problem::BestKnown;
-
-    /// min (x−2)² + (y−1)²  s.t.  x² − y ≤ 0,  x + y − 2 = 0  → optimum (1, 1), f = 1.
-    struct Small;
-
-    impl Problem for Small {
-        fn name(&self) -> &str {
-            "small"
-        }
-        fn dimension(&self) -> usize {
-            2
-        }
-        fn bounds(&self) -> Vec<(f64, f64)> {
-            vec![(-5.0, 5.0), (-5.0, 5.0)]
-        }
-        fn inequality_names(&self) -> Vec<String> {
-            vec!["g1".into()]
-        }
-        fn equality_names(&self) -> Vec<String> {
-            vec!["h1".into()]
-        }
-        fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
-            Ok(Evaluation {
-                objective: (x[0] - 2.0).powi(2) + (x[1] - 1.0).powi(2),
-                inequalities: vec![x[0] * x[0] - x[1]],
-                equalities: vec![x[0] + x[1] - 2.0],
-                gradients: None,
-            })
-        }
-        fn best_known(&self) -> Option<BestKnown> {
-            Some(BestKnown { value: 1.0, x: Some(vec![1.0, 1.0]) })
-        }
-    }
-
-    /// Fails after a number of evaluations, like a broken external evaluator.
-    struct Flaky(std::sync::atomic::AtomicU32);
-
-    impl Problem for Flaky {
-        fn name(&self) -> &str {
-            "flaky"
-        }
-        fn dimension(&self) -> usize {
-            2
-        }
-        fn bounds(&self) -> Vec<(f64, f64)> {
-            Small.bounds()
-        }
-        fn inequality_names(&self) -> Vec<String> {
-            Small.inequality_names()
-        }
-        fn equality_names(&self) -> Vec<String> {
-            Small.equality_names()
-        }
-        fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
-            if self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 20 {
-                return Err(EvalError("evaluator crashed".into()));
-            }
-            Small.evaluate(x)
-        }
-        fn best_known(&self) -> Option<BestKnown> {
-            None
-        }
-    }
+    use crate::numeric::toy::Small;
 
     #[test]
     fn the_exact_lagrangian_gradient_matches_finite_differences() {
@@ -752,7 +690,7 @@ mod tests {
 
     #[test]
     fn an_evaluation_error_fails_the_chunk_and_keeps_the_last_state() {
-        let p = Flaky(Default::default());
+        let p = crate::numeric::toy::Breaking::after(20, Small, "evaluator crashed");
         let r = run_chunk(&p, Start::Seed(vec![-3.0, 4.0]), 500, &AlmSettings::default());
         assert_eq!(r.status, ChunkStatus::Failed);
         assert_eq!(r.error.as_deref(), Some("evaluator crashed"));

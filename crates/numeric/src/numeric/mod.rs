@@ -16,6 +16,7 @@ pub mod population;
 pub mod problem;
 pub mod reading;
 pub mod seeds;
+pub mod toy;
 
 pub use cec2006::feasible_reference;
 pub use external::{EvaluatorMode, ExternalError, ExternalProblem, Variable, load_external, parse_external};

@@ -679,101 +679,7 @@ pub(crate) fn minimum_norm_step(jacobian: &[Vec<f64>], c: &[f64]) -> Option<Vec<
 mod tests {
     use super::*;
     use crate::numeric::alm::MAX_CONSECUTIVE_ERRORS;
-    use crate::numeric::problem::{BestKnown, Evaluation};
-
-    /// min (x−2)² + (y−1)²  s.t.  x² − y ≤ 0,  x + y − 2 ≤ 0  → optimum (1, 1), f = 1.
-    struct Small;
-
-    impl Problem for Small {
-        fn name(&self) -> &str {
-            "small"
-        }
-        fn dimension(&self) -> usize {
-            2
-        }
-        fn bounds(&self) -> Vec<(f64, f64)> {
-            vec![(-5.0, 5.0), (-5.0, 5.0)]
-        }
-        fn inequality_names(&self) -> Vec<String> {
-            vec!["g1".into(), "g2".into()]
-        }
-        fn equality_names(&self) -> Vec<String> {
-            vec![]
-        }
-        fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
-            Ok(Evaluation {
-                objective: (x[0] - 2.0).powi(2) + (x[1] - 1.0).powi(2),
-                inequalities: vec![x[0] * x[0] - x[1], x[0] + x[1] - 2.0],
-                equalities: vec![],
-                gradients: None,
-            })
-        }
-        fn best_known(&self) -> Option<BestKnown> {
-            Some(BestKnown { value: 1.0, x: Some(vec![1.0, 1.0]) })
-        }
-    }
-
-    /// min x² + y² + z²  s.t.  x + y + z − 3 = 0 → (1, 1, 1), f = 3.
-    struct Plane;
-
-    impl Problem for Plane {
-        fn name(&self) -> &str {
-            "plane"
-        }
-        fn dimension(&self) -> usize {
-            3
-        }
-        fn bounds(&self) -> Vec<(f64, f64)> {
-            vec![(-10.0, 10.0); 3]
-        }
-        fn inequality_names(&self) -> Vec<String> {
-            vec![]
-        }
-        fn equality_names(&self) -> Vec<String> {
-            vec!["h1".into()]
-        }
-        fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
-            Ok(Evaluation {
-                objective: x.iter().map(|v| v * v).sum(),
-                inequalities: vec![],
-                equalities: vec![x.iter().sum::<f64>() - 3.0],
-                gradients: None,
-            })
-        }
-        fn best_known(&self) -> Option<BestKnown> {
-            None
-        }
-    }
-
-    /// Fails after a number of evaluations, like a broken external evaluator.
-    struct Flaky(std::sync::atomic::AtomicU32);
-
-    impl Problem for Flaky {
-        fn name(&self) -> &str {
-            "flaky"
-        }
-        fn dimension(&self) -> usize {
-            2
-        }
-        fn bounds(&self) -> Vec<(f64, f64)> {
-            Small.bounds()
-        }
-        fn inequality_names(&self) -> Vec<String> {
-            Small.inequality_names()
-        }
-        fn equality_names(&self) -> Vec<String> {
-            vec![]
-        }
-        fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
-            if self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 50 {
-                return Err(EvalError("evaluator crashed".into()));
-            }
-            Small.evaluate(x)
-        }
-        fn best_known(&self) -> Option<BestKnown> {
-            None
-        }
-    }
+    use crate::numeric::toy::{Breaking, Plane, SmallInequalities as Small};
 
     fn points(problem: &dyn Problem, count: usize, seed: u64) -> Vec<Vec<f64>> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -898,12 +804,12 @@ mod tests {
 
     #[test]
     fn a_broken_evaluator_fails_the_chunk_and_keeps_the_state() {
-        let p = Flaky(Default::default());
+        let p = Breaking::after(50, Small, "evaluator crashed");
         let r = run_chunk(&p, fresh(&p, 1000, 1), 1000, &PopulationSettings::default());
         assert_eq!(r.status, ChunkStatus::Failed);
         assert_eq!(r.error.as_deref(), Some("evaluator crashed"));
         // The batch in flight when it broke is counted, then the chunk ends.
-        assert_eq!(r.evals_used, u64::from(p.0.load(std::sync::atomic::Ordering::SeqCst)));
+        assert_eq!(r.evals_used, u64::from(p.calls()));
         assert!(r.evals_used >= 50 + u64::from(MAX_CONSECUTIVE_ERRORS) && r.evals_used < 1000, "{}", r.evals_used);
         assert!(r.state.unwrap().best.is_some());
     }
