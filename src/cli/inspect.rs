@@ -774,7 +774,7 @@ pub async fn interventions(g: &Global, store: &Store, all: bool) -> Result<(), F
         }
         match r.status.as_str() {
             // A gated artifact update takes a decision, not a hint.
-            "pending" if r.kind == crate::outer::approval::QUESTION_KIND => {
+            "pending" if r.kind == crate::domain::InterventionKind::ArtifactUpdate.as_str() => {
                 println!("     answer: attractor answer {} approve [--content FILE] | reject \"why\"", r.id)
             }
             "pending" => println!("     answer: attractor answer {} approve|reject|hint \"…\"", r.id),

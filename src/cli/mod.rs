@@ -390,7 +390,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
                      clears it from the inbox"
                 )));
             }
-            if row.kind == crate::watch::EXECUTION_APPROVAL && *answer == Answer::Hint {
+            if row.kind == crate::domain::InterventionKind::ExecutionApproval.as_str() && *answer == Answer::Hint {
                 return Err(Failure::input(format!(
                     "intervention {id} asks whether commands may run: answer approve or reject"
                 )));

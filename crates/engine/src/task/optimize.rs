@@ -25,6 +25,7 @@ use tokio::sync::watch;
 use super::{ActiveArtifact, RunOutcome};
 use crate::aso::llm_tier::LlmSupervisor;
 use crate::aso::{AsoConfig, Coordinator, CoordinatorOutcome, ModelSupervisor, SupervisionContext, TieredSupervisor};
+use crate::domain::InterventionKind;
 use crate::llm::LlmClient;
 use crate::loss::{LossSignals, RunStatus};
 use crate::store::Store;
@@ -190,7 +191,7 @@ async fn solve(r: OptimizeRun<'_>) -> RunOutcome {
 }
 
 /// Kind of the interventions this module raises and reads.
-pub const ESCALATION: &str = "human_escalation";
+const ESCALATION: InterventionKind = InterventionKind::HumanEscalation;
 
 /// What earlier answers of a person say about the next run of a task.
 #[derive(Debug, Clone, PartialEq)]
@@ -205,7 +206,7 @@ pub struct Guidance {
 impl Guidance {
     pub async fn read(store: &Store, task: &str) -> Guidance {
         let mut g = Guidance { hints: Vec::new(), heuristics_only: false, budget_factor: 1 };
-        let Ok(rows) = store.answered_for_task(task, ESCALATION).await else {
+        let Ok(rows) = store.answered_for_task(task, ESCALATION.as_str()).await else {
             return g;
         };
         for row in rows {
@@ -282,11 +283,11 @@ async fn escalate(
         // One open question per task and proposal: a person who has not
         // answered the last one needs no second copy of it.
         let action = context["proposed_action"].as_str().unwrap_or_default();
-        if r.store.pending_question_exists(ESCALATION, &r.task.name, action).await.unwrap_or(false) {
+        if r.store.pending_question_exists(ESCALATION.as_str(), &r.task.name, action).await.unwrap_or(false) {
             continue;
         }
         let new = crate::store::NewIntervention {
-            kind: ESCALATION.to_string(),
+            kind: ESCALATION.as_str().to_string(),
             suite_id: Some(r.suite_id),
             run_id: Some(r.run_id),
             task_name: Some(r.task.name.clone()),
@@ -296,7 +297,7 @@ async fn escalate(
         match r.store.insert_intervention(&new).await {
             Ok(id) => r.bus.publish(crate::bus::Event::InterventionRaised {
                 intervention_id: id,
-                kind: crate::domain::InterventionKind::HumanEscalation,
+                kind: ESCALATION,
                 suite_id: Some(r.suite_id),
                 run_id: Some(r.run_id),
                 subject,

@@ -27,9 +27,6 @@ use crate::store::{
     UpdateVerdict,
 };
 
-/// The kind of the Inbox question a gated update asks.
-pub const QUESTION_KIND: &str = crate::domain::InterventionKind::ArtifactUpdate.as_str();
-
 /// How often a waiting run looks at the decision (a decision may come from
 /// another process, whose events this one does not see).
 const DECISION_POLL: Duration = Duration::from_millis(250);
@@ -313,7 +310,7 @@ fn question(
         "proposal": format!("Approve (as proposed or edited) or reject the update{predicted}; {meanwhile}."),
     });
     Ok(NewIntervention {
-        kind: QUESTION_KIND.to_string(),
+        kind: crate::domain::InterventionKind::ArtifactUpdate.as_str().to_string(),
         suite_id: Some(suite_id),
         run_id: None,
         task_name: None,

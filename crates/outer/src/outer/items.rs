@@ -37,10 +37,6 @@ pub const ITEM_STALE_AFTER: Duration = Duration::from_secs(60);
 pub const ITEM_POLL: Duration = Duration::from_millis(100);
 pub const IDLE_POLL_MAX: Duration = Duration::from_secs(1);
 
-/// The inbox notice a holder leaves when some of its epoch's runs need
-/// labels no live worker offers: they wait until one that does starts.
-pub const RUNS_WAITING: &str = crate::domain::InterventionKind::RunsWaiting.as_str();
-
 /// Who works items: the worker's id in the queue, the words people see,
 /// and the labels it offers (`--offers`).
 #[derive(Debug, Clone)]
@@ -169,7 +165,9 @@ impl SuiteRunner {
         );
         tracing::warn!("{subject}");
         let notice = crate::store::NewIntervention {
-            kind: RUNS_WAITING.to_string(),
+            // Some of the epoch's runs need labels no live worker offers:
+            // they wait until one that does starts.
+            kind: crate::domain::InterventionKind::RunsWaiting.as_str().to_string(),
             suite_id: Some(suite_id),
             run_id: None,
             task_name: stuck.first().map(|(t, _)| t.clone()),

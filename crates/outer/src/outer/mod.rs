@@ -56,7 +56,7 @@ use crate::store::{EpochRow, Store, StoreError};
 use crate::suite::{SourceLocation, Suite, Task, TaskKind};
 use crate::task::{self, ActiveArtifact};
 pub use approval::ApprovalMode;
-pub use items::{IDLE_POLL_MAX, ITEM_HEARTBEAT, ITEM_POLL, ITEM_STALE_AFTER, RUNS_WAITING, WorkerIdentity, owner_gone};
+pub use items::{IDLE_POLL_MAX, ITEM_HEARTBEAT, ITEM_POLL, ITEM_STALE_AFTER, WorkerIdentity, owner_gone};
 pub use tree_run::TREE_EPOCH;
 
 pub use optimizer::{Optimizer, OptimizerKind};

@@ -16,9 +16,6 @@ use sha2::{Digest, Sha256};
 use crate::store::NewIntervention;
 use crate::suite::{ExecutorKind, SourceLocation, Suite, SuiteError, SuiteIssue, TaskKind};
 
-/// The intervention kind of an approval question.
-pub const EXECUTION_APPROVAL: &str = crate::domain::InterventionKind::ExecutionApproval.as_str();
-
 /// One command a suite would run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct PlannedCommand {
@@ -115,7 +112,7 @@ pub fn question(path: &Path, suite: &Suite, suite_id: i64, hash: &str, commands:
     let list: Vec<String> = commands.iter().map(describe).collect();
     let auto = suite.run == crate::suite::RunMode::Auto;
     NewIntervention {
-        kind: EXECUTION_APPROVAL.to_string(),
+        kind: crate::domain::InterventionKind::ExecutionApproval.as_str().to_string(),
         suite_id: Some(suite_id),
         run_id: None,
         task_name: None,

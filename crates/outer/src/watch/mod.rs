@@ -46,7 +46,7 @@ use crate::bus::Bus;
 use crate::store::{Store, StoreError, WatchedFolderRow};
 use crate::suite::Suite;
 
-pub use commands::{EXECUTION_APPROVAL, PlannedCommand, approval_key, content_hash, planned_commands};
+pub use commands::{PlannedCommand, approval_key, content_hash, planned_commands};
 
 /// How the watcher behaves. The defaults suit people; tests shorten the times.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -71,8 +71,9 @@ fn cell(doc: &[&str]) -> String {
 
 /// A TypeScript type with each generated type's name linked to its file.
 fn linked(ty: &str, generated: &Path) -> String {
-    let name = regex::Regex::new(r"[A-Z][A-Za-z0-9]*").expect("a fixed pattern");
-    let linked = name.replace_all(ty, |c: &regex::Captures| {
+    static NAME: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"[A-Z][A-Za-z0-9]*").expect("a fixed pattern"));
+    let linked = NAME.replace_all(ty, |c: &regex::Captures| {
         let n = &c[0];
         if generated.join(format!("{n}.ts")).is_file() {
             format!("[{n}](../ui/src/generated/{n}.ts)")

@@ -146,7 +146,7 @@ impl Service {
                 "intervention {id} is a notice: nothing waits on an answer; dismiss it instead"
             )));
         }
-        if row.kind == crate::outer::approval::QUESTION_KIND {
+        if row.kind == InterventionKind::ArtifactUpdate.as_str() {
             // The gate's own decision: approve as proposed, or reject with the text as the reason.
             let verdict = match req.answer {
                 AnswerKind::Approve => UpdateVerdictKind::Approve,
@@ -160,7 +160,7 @@ impl Service {
             let decision = UpdateDecision { verdict, content: None, reason: text.map(str::to_string) };
             return self.decide_update(id, &decision).await;
         }
-        if row.kind == crate::watch::EXECUTION_APPROVAL && req.answer == AnswerKind::Hint {
+        if row.kind == InterventionKind::ExecutionApproval.as_str() && req.answer == AnswerKind::Hint {
             return Err(ServiceError::BadInput(format!(
                 "intervention {id} asks whether commands may run: answer approve or reject"
             )));

@@ -19,21 +19,8 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::bus::{Bus, Event};
-use crate::engine::{InterventionKind, InterventionMode};
+use crate::engine::InterventionKind;
 use crate::store::{NewIntervention, Store, StoreError};
-
-/// Kind of the question about more budget.
-pub const BUDGET_EXTENSION: &str = Kind::BudgetExtension.as_str();
-/// Kind of the question about a trapped trajectory.
-pub const HUMAN_ESCALATION: &str = Kind::HumanEscalation.as_str();
-/// Kind of the question about an attractor that turned into trouble.
-pub const ATTRACTOR_TRANSITION: &str = Kind::AttractorTransition.as_str();
-/// Kind of the question about an escalation strategy chosen next.
-pub const STRATEGY_ESCALATION: &str = Kind::StrategyEscalation.as_str();
-/// Kind of the question about an ambiguous specification.
-pub const AMBIGUITY_DETECTED: &str = Kind::AmbiguityDetected.as_str();
-/// Kind of the question about accepting a partial result.
-pub const PARTIAL_RESULT: &str = Kind::PartialResult.as_str();
 
 /// The intervention a point asks, as stored and shown.
 pub fn kind_of(point: InterventionKind) -> Kind {
@@ -45,16 +32,6 @@ pub fn kind_of(point: InterventionKind) -> Kind {
         InterventionKind::PartialResult => Kind::PartialResult,
         InterventionKind::HumanEscalation => Kind::HumanEscalation,
     }
-}
-
-/// The intervention kind's name, as stored and shown.
-pub fn kind_name(point: InterventionKind) -> &'static str {
-    kind_of(point).as_str()
-}
-
-/// `pause`, `notify`, `auto`.
-pub fn mode_name(mode: InterventionMode) -> &'static str {
-    mode.as_str()
 }
 
 /// How a question was settled.
@@ -171,7 +148,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("a.db")).await.unwrap();
         let row = NewIntervention {
-            kind: HUMAN_ESCALATION.to_string(),
+            kind: Kind::HumanEscalation.as_str().to_string(),
             suite_id: None,
             run_id: None,
             task_name: Some("t".into()),

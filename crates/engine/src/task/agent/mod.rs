@@ -93,10 +93,7 @@ use tokio::sync::watch;
 pub use config::AgentConfig;
 pub use decompose::{Coordination, DECOMPOSITION_CONTRACT, Decomposition, Subtask, parse_proposal};
 use driver::{Driver, End, Ending, Start};
-pub use intervene::{
-    AMBIGUITY_DETECTED, ATTRACTOR_TRANSITION, Answer, BUDGET_EXTENSION, HUMAN_ESCALATION, PARTIAL_RESULT,
-    STRATEGY_ESCALATION,
-};
+pub use intervene::Answer;
 pub use state::{AgentState, AttemptRecord, Waiting};
 pub use tree::Role;
 use tree::{Placement, Report, is_terminal_status};
