@@ -506,6 +506,19 @@ async fn a_tree_search_after_a_rollback_proposes_and_records_with_the_halved_rat
         assert_eq!(e.learning_rate, 0.25, "epoch {} carries the configured rate", e.epoch_num);
     }
     assert_eq!(tree.learning_rate, 0.25);
+    // The rate is kept where a later run reads it back: in each tree
+    // epoch's record and on the tree's proposals.
+    let s = env.store.suite_by_name("knob-then-tree").await.unwrap().unwrap();
+    for e in env.store.epochs(s.id).await.unwrap().iter().filter(|e| e.epoch_num > 2) {
+        let record: serde_json::Value = serde_json::from_str(e.child_artifacts_json.as_deref().unwrap()).unwrap();
+        assert_eq!(record["learning_rate"], 0.25, "epoch {}'s record", e.epoch_num);
+    }
+    let proposals = env.store.proposals(s.id).await.unwrap();
+    let tree_proposals: Vec<_> = proposals.iter().filter(|l| l.epoch_num > 2).collect();
+    assert!(!tree_proposals.is_empty(), "the tree proposed nothing: {proposals:?}");
+    for l in tree_proposals {
+        assert_eq!(l.proposal.learning_rate, 0.25, "{l:?}");
+    }
 }
 
 /// An epoch event as its stored JSON, for asserting on its fields.

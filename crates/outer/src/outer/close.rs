@@ -8,13 +8,16 @@
 //! ([`Judgement::rollback_moves`]); otherwise [`SuiteRunner::next_update`]
 //! asks the approval gate and the optimizer for the next update; and
 //! [`SuiteRunner::close`] writes every move, the proposals and the epoch's
-//! record in one transaction and announces them. The runner keeps nothing
-//! between epochs: everything a stage needs is read back from the store.
+//! record in one transaction and announces its moves. η is the run's
+//! ([`OuterState`]): a rollback halves it there, in [`SuiteRunner::run_epoch`],
+//! and the stages are handed the rate; everything else a stage needs is read
+//! back from the store.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::approval::{self, ApprovalMode, GatedStep};
 use super::noise;
+use super::state::OuterState;
 use super::{EpochEval, EpochSummary, RollbackReason, RunnerError, SuiteRunner, TaskResult, optimizer, rollback};
 use crate::bus::Event;
 use crate::domain::{ArtifactEvent, EpochEvent, EpochRecord, VerificationEvent};
@@ -108,11 +111,11 @@ impl Judgement {
         })
     }
 
-    /// Every judged update goes back to the version it replaced; η halves.
-    fn rollback_moves(&self, suite_id: i64, epoch_id: i64, lr: &mut f64) -> EpochMoves {
+    /// Every judged update goes back to the version it replaced; `lr` is η
+    /// after the rollback (halved by the caller, who owns it).
+    fn rollback_moves(&self, suite_id: i64, epoch_id: i64, lr: f64) -> EpochMoves {
         let mut moves = EpochMoves::default();
         let (m, p) = (self.current_mean.unwrap_or_default(), self.prev_mean.unwrap_or_default());
-        *lr /= 2.0;
         let reason = if self.regressed { self.reason } else { RollbackReason::Holdout };
         for (artifact, from, to) in &self.last_updates {
             moves.changes.push(ArtifactChange::Activate { name: artifact.clone(), version: *from });
@@ -123,7 +126,7 @@ impl Judgement {
                 to_version: *from,
                 mean_loss_prev: Some(p),
                 mean_loss_current: Some(m),
-                new_learning_rate: Some(*lr),
+                new_learning_rate: Some(lr),
                 reason: Some(reason),
                 holdout_mean_prev: self.prev_holdout,
                 holdout_mean_current: self.current_holdout,
@@ -139,7 +142,7 @@ impl Judgement {
                 to_version: *from,
                 mean_loss_prev: p,
                 mean_loss_current: m,
-                new_learning_rate: *lr,
+                new_learning_rate: lr,
                 reason,
                 holdout_mean_prev: self.prev_holdout,
                 holdout_mean_current: self.current_holdout,
@@ -195,40 +198,47 @@ impl EpochMoves {
 }
 
 impl SuiteRunner {
-    /// Runs (or finishes) one epoch; `None` when interrupted before it closed.
+    /// Runs (or finishes) one epoch and records it in `state`; `false` when
+    /// interrupted before it closed.
     pub(super) async fn run_epoch(
         &self,
-        suite_id: i64,
+        state: &mut OuterState,
         epoch: &EpochRow,
         resumed: bool,
-        lr: &mut f64,
-    ) -> Result<Option<EpochSummary>, RunnerError> {
+    ) -> Result<bool, RunnerError> {
+        let suite_id = state.suite_id;
         let Some(eval) = self.evaluate_epoch(suite_id, epoch, resumed).await? else {
-            return Ok(None);
+            return Ok(false);
         };
         let measured = EpochMeans::of(&eval.results);
         let judgement = match self.judge(suite_id, epoch, &eval.parent, measured, &eval.results).await? {
             Judged::Sample(v) => {
                 let (repeats, mean, held) = (self.verify_repeats(), measured.mean_loss, measured.holdout_mean);
-                return self.close_verify_sample(suite_id, epoch, &eval.parent, mean, held, &v, repeats, *lr).await;
+                let lr = state.learning_rate();
+                let summary = self.close_verify_sample(epoch, &eval.parent, mean, held, &v, repeats, lr).await?;
+                self.epoch_closed(state, summary);
+                return Ok(true);
             }
             Judged::Decided(j) => j,
         };
         let mut moves = if judgement.roll_back {
+            // The one place η changes: a rollback halves it.
+            let lr = state.halve_learning_rate();
             judgement.rollback_moves(suite_id, epoch.id, lr)
         } else if let Some(mean) = measured.mean_loss {
-            match self.next_update(suite_id, epoch, &eval, mean, *lr).await? {
+            match self.next_update(suite_id, epoch, &eval, mean, state.learning_rate()).await? {
                 Some(moves) => moves,
                 // Cancelled while waiting for a person: the epoch stays open.
-                None => return Ok(None),
+                None => return Ok(false),
             }
         } else {
             EpochMoves::default()
         };
         moves.events.splice(0..0, judgement.verified_event());
-        let summary =
-            self.close(suite_id, epoch, resumed, &eval.parent, measured, judgement.observed, moves, *lr).await?;
-        Ok(Some(summary))
+        let lr = state.learning_rate();
+        let summary = self.close(epoch, resumed, &eval.parent, measured, judgement.observed, moves, lr).await?;
+        self.epoch_closed(state, summary);
+        Ok(true)
     }
 
     /// Compares the epoch with what came before it and decides whether the
@@ -415,11 +425,10 @@ impl SuiteRunner {
     }
 
     /// Writes the epoch's moves and record in one transaction, then
-    /// announces them.
+    /// announces the moves (the epoch itself is announced by the observers).
     #[allow(clippy::too_many_arguments)]
     async fn close(
         &self,
-        suite_id: i64,
         epoch: &EpochRow,
         resumed: bool,
         parent: &BTreeMap<String, i64>,
@@ -469,17 +478,6 @@ impl SuiteRunner {
             }
             self.bus.publish(e);
         }
-        tracing::info!(suite = %self.suite.name, epoch = epoch.epoch_num, ?mean_loss, ?holdout_mean, lr, "epoch finished");
-        self.bus.publish(Event::EpochFinished {
-            suite_id,
-            epoch_id: epoch.id,
-            epoch_num: epoch.epoch_num,
-            mean_loss,
-            holdout_mean_loss: holdout_mean,
-            learning_rate: lr,
-            note: note.clone(),
-            model,
-        });
         Ok(EpochSummary {
             epoch_id: epoch.id,
             epoch_num: epoch.epoch_num,
@@ -579,7 +577,6 @@ impl SuiteRunner {
     #[allow(clippy::too_many_arguments)]
     async fn close_verify_sample(
         &self,
-        suite_id: i64,
         epoch: &EpochRow,
         parent: &BTreeMap<String, i64>,
         mean_loss: Option<f64>,
@@ -587,7 +584,7 @@ impl SuiteRunner {
         v: &Verification,
         repeats: u32,
         learning_rate: f64,
-    ) -> Result<Option<EpochSummary>, RunnerError> {
+    ) -> Result<EpochSummary, RunnerError> {
         let updates = updates_of(&v.update);
         let events = vec![EpochEvent::Verification(VerificationEvent::VerifySample {
             sample: evaluations(v),
@@ -606,18 +603,7 @@ impl SuiteRunner {
                 record.to_json()
             })
             .await?;
-        tracing::info!(suite = %self.suite.name, epoch = epoch.epoch_num, ?mean_loss, sample = v.child.len() + 1, of = repeats, "verification epoch");
-        self.bus.publish(Event::EpochFinished {
-            suite_id,
-            epoch_id: epoch.id,
-            epoch_num: epoch.epoch_num,
-            mean_loss,
-            holdout_mean_loss: holdout_mean,
-            learning_rate,
-            note: Some(format!("verification sample {} of {repeats}", v.child.len() + 1)),
-            model: None,
-        });
-        Ok(Some(EpochSummary {
+        Ok(EpochSummary {
             epoch_id: epoch.id,
             epoch_num: epoch.epoch_num,
             mean_loss,
@@ -627,7 +613,7 @@ impl SuiteRunner {
             events,
             note: Some(format!("verification sample {} of {repeats}", v.child.len() + 1)),
             model: None,
-        }))
+        })
     }
 
     /// What closed epochs pair ([`add_pairs`]), in epoch order, read in one

@@ -15,13 +15,18 @@
 //! rolled back (reason `noise`) as a regression would be. Every sample is an
 //! epoch, so `--epochs` counts them.
 //!
-//! The runner keeps no state of its own between epochs: everything it needs
-//! — the previous mean, the last update, the runs already done — is read back
-//! from the store. That is what makes resuming an interrupted suite a plain
-//! re-run of the same command.
+//! A run has one shape whatever its optimizer (`runner.rs`): an executor
+//! steps a strategy — the epoch chain (`chain.rs`) or the tree search
+//! (`tree_run.rs`) — over one [`state::OuterState`] (the plan, η, the epoch
+//! left open), and observers tell the bus and the log. Everything a step
+//! needs beyond that state — the previous mean, the last update, the runs
+//! already done — is read back from the store, and the state itself is
+//! loaded from there when a run starts. That is what makes resuming an
+//! interrupted suite a plain re-run of the same command.
 
 pub mod analyst;
 pub mod approval;
+mod chain;
 mod close;
 pub mod estimate;
 pub mod ideation;
@@ -34,9 +39,11 @@ pub mod preflight;
 pub mod preverify;
 pub mod request;
 pub use crate::domain::rollback;
+mod runner;
 pub mod screen;
 mod screen_run;
 pub mod settle;
+mod state;
 pub mod textgrad;
 pub mod tree;
 mod tree_run;
@@ -318,6 +325,8 @@ pub struct SuiteRunner {
     /// The launch this run works, when it came through the queue: other
     /// workers prepare it to run its epochs' runs.
     request_id: Option<i64>,
+    /// Who hears about the run as it goes (the bus, the log).
+    observers: Vec<Box<dyn runner::RunObserver>>,
 }
 
 /// An evaluated epoch, before it is closed.
@@ -353,7 +362,7 @@ impl SuiteRunner {
         SuiteRunner {
             store,
             registry,
-            bus,
+            bus: bus.clone(),
             suite,
             config,
             optimizer: None,
@@ -364,6 +373,7 @@ impl SuiteRunner {
             cancel,
             identity: WorkerIdentity::of_process("attractor", Vec::new()),
             request_id: None,
+            observers: vec![Box::new(runner::BusObserver(bus)), Box::new(runner::LogObserver)],
         }
     }
 
@@ -465,99 +475,6 @@ impl SuiteRunner {
         result
     }
 
-    /// The run, once it holds the suite's lease.
-    async fn run_held(&mut self, suite_id: i64) -> Result<RunSummary, RunnerError> {
-        let last = self.store.last_epoch(suite_id).await?;
-        if last.is_none() {
-            // Pins apply once, when the suite's history starts.
-            for (name, version) in &self.suite.baseline_artifacts {
-                self.registry.set_active(name, *version).await.map_err(|e| match e {
-                    RegistryError::NoSuchVersion { .. } => RunnerError::Baseline(format!(
-                        "{}: baseline_artifacts pins `{name}` to version {version}, which does not exist\n  hint: `attractor inspect --artifact {name}` lists its versions; 0 is the default",
-                        self.suite.path.display()
-                    )),
-                    other => other.into(),
-                })?;
-            }
-        }
-
-        // η continues where the suite's last closed epoch left it (halved by
-        // each rollback), so a resumed or continued run is the run that would
-        // have gone on uninterrupted; the configured rate starts a suite.
-        let mut lr = self.store.last_learning_rate(suite_id).await?.unwrap_or(self.config.learning_rate);
-        let mut summaries = Vec::new();
-        let mut pending = last.as_ref().filter(|e| e.completed_at.is_none()).cloned();
-        let next_num = next_epoch(last.as_ref());
-        let plan = self.plan(suite_id, next_num).await?;
-        self.bus.publish(Event::SuiteStarted {
-            suite_id,
-            suite: self.suite.name.clone(),
-            epochs: self.config.epochs,
-            optimizer: self.config.optimizer.name().to_string(),
-            learning_rate: self.config.learning_rate,
-            rollback_on_regression: self.config.rollback_on_regression,
-            concurrency: self.config.concurrency,
-            seed: self.config.seed,
-            tasks: self.suite.tasks.len(),
-            first_epoch: plan.first_epoch,
-            continued: plan.continued,
-        });
-        if self.config.optimizer == OptimizerKind::Tree {
-            // The tree's proposals belong to the suite, not to an epoch.
-            if let Some(c) = &self.optimizer_llm {
-                c.set_scope(crate::llm::CallScope { suite_id: Some(suite_id), ..Default::default() });
-            }
-            let interrupted = self.run_tree(suite_id, &plan, pending, &mut summaries, &mut lr).await?;
-            let stopped = if interrupted { None } else { self.budget_spent() };
-            if !interrupted && stopped.is_none() {
-                self.store.finish_plan(suite_id).await?;
-            }
-            self.apply_approved_at_end(suite_id).await?;
-            return Ok(self.finish(suite_id, summaries, interrupted, stopped, lr, None));
-        }
-        // A proposal the last run left unmeasured is measured first.
-        if let Some(closed) = last.as_ref().filter(|e| e.completed_at.is_some()) {
-            Box::pin(self.take_up_pending(suite_id, closed)).await?;
-        }
-        let mut interrupted = false;
-        let mut stopped = None;
-        for _ in next_num..=plan.last_epoch() {
-            if self.cancelled() {
-                interrupted = true;
-                break;
-            }
-            if let Some(reason) = self.budget_spent() {
-                stopped = Some(reason);
-                break;
-            }
-            let (epoch, resumed) = match pending.take() {
-                Some(e) => (e, true),
-                None => {
-                    let next = self.store.last_epoch(suite_id).await?.map_or(1, |e| e.epoch_num + 1);
-                    let parent = self.snapshot().await?;
-                    let parent_json = serde_json::to_string(&parent).map_err(StoreError::from)?;
-                    (self.store.insert_epoch(suite_id, next, &parent_json).await?, false)
-                }
-            };
-            match self.run_epoch(suite_id, &epoch, resumed, &mut lr).await? {
-                Some(s) => summaries.push(s),
-                None => {
-                    interrupted = true;
-                    break;
-                }
-            }
-        }
-        if !interrupted && stopped.is_none() {
-            self.store.finish_plan(suite_id).await?;
-        }
-        // The last proposal was never measured: the run ends on its best.
-        // (Boxed, as rare paths are: the loop's future nests every task's.)
-        let settled = if interrupted { None } else { Box::pin(self.settle_on_best(suite_id, &summaries)).await? };
-        // A person's approval given meanwhile is theirs to overrule that with.
-        self.apply_approved_at_end(suite_id).await?;
-        Ok(self.finish(suite_id, summaries, interrupted, stopped, lr, settled))
-    }
-
     /// The plan this run carries out: the suite's unfinished one when it was
     /// made with the same settings (a stopped run started again), else a new
     /// one starting at `next_num`, the epoch the suite would run next.
@@ -574,34 +491,6 @@ impl SuiteRunner {
         let epochs = i64::from(self.config.epochs);
         self.store.start_plan(suite_id, &request, next_num, epochs).await?;
         Ok(Plan { first_epoch: next_num, epochs, continued: false })
-    }
-
-    /// Announces the end of the invocation and sums it up.
-    fn finish(
-        &self,
-        suite_id: i64,
-        epochs: Vec<EpochSummary>,
-        interrupted: bool,
-        stopped: Option<String>,
-        lr: f64,
-        settled: Option<settle::Settled>,
-    ) -> RunSummary {
-        self.bus.publish(Event::SuiteFinished {
-            suite_id,
-            epochs_completed: epochs.len() as u32,
-            interrupted,
-            stopped: stopped.clone(),
-        });
-        RunSummary {
-            suite_id,
-            suite: self.suite.name.clone(),
-            epochs,
-            interrupted,
-            learning_rate: lr,
-            seed: self.config.seed,
-            stopped,
-            settled,
-        }
     }
 
     /// The active version of every artifact the suite's runs see.

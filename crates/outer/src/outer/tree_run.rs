@@ -24,6 +24,8 @@ use super::close::EpochMeans;
 use super::ideation::{self, Idea, IdeaSource};
 use super::optimizer::{self, OptimizerKind};
 use super::preverify::Guard;
+use super::runner::{Flow, Strategy};
+use super::state::{Halt, OuterState};
 use super::tree::{self, Brief, Judgement, Node, NodeStatus, Steering};
 use super::{EpochSummary, Plan, RunnerError, SuiteRunner, TaskResult};
 use crate::artifact::compare;
@@ -111,63 +113,97 @@ struct Search {
     /// measured when the run stopped), taken up by the next measurement of
     /// the same artifact set.
     orphans: VecDeque<EpochRow>,
-    /// The learning rate, for an unrelated unfinished epoch closed as is.
-    lr: f64,
+}
+
+impl Search {
+    /// A search with no nodes yet.
+    fn new(ideation_rounds: u32) -> Search {
+        Search {
+            nodes: Vec::new(),
+            results_of: BTreeMap::new(),
+            best_mean: f64::INFINITY,
+            round: 0,
+            reported: BTreeSet::new(),
+            evals: 0,
+            stall: 0,
+            ideation_left: ideation_rounds,
+            replay: VecDeque::new(),
+            orphans: VecDeque::new(),
+        }
+    }
+}
+
+/// The tree search as a strategy of the runner: its start plants (or
+/// restores) the tree, each step is one round, its end makes the best
+/// node's versions active.
+pub(super) struct TreeSearch {
+    setup: TreeSetup,
+    search: Search,
+    /// Ideation proposals for the next round, with the note each is stored as.
+    ideas: Vec<(Idea, i64)>,
+}
+
+impl TreeSearch {
+    pub(super) fn new(runner: &SuiteRunner, plan: &Plan) -> TreeSearch {
+        let setup = runner.tree_setup(plan);
+        TreeSearch { search: Search::new(setup.cfg.ideation_rounds), setup, ideas: Vec::new() }
+    }
+}
+
+impl Strategy for TreeSearch {
+    async fn start(&mut self, runner: &SuiteRunner, state: &mut OuterState) -> Result<Flow, RunnerError> {
+        // An unrelated epoch an earlier run left unfinished is closed first,
+        // as is; one of this plan's is taken up by its measurement.
+        if !state.plan.continued
+            && let Some(e) = state.take_open()
+        {
+            runner.run_epoch(state, &e, true).await?;
+        }
+        self.search = runner.restore(state.suite_id, &state.plan).await?;
+        if self.search.nodes.is_empty()
+            && self.search.replay.is_empty()
+            && !runner.plant_root(state, &self.setup, &mut self.search).await?
+        {
+            return Ok(Flow::Interrupted);
+        }
+        Ok(Flow::Next)
+    }
+
+    async fn step(&mut self, runner: &SuiteRunner, state: &mut OuterState) -> Result<Flow, RunnerError> {
+        // Evaluations stop at the plan's.
+        if self.search.evals >= self.setup.budget {
+            return Ok(Flow::Done);
+        }
+        Ok(match runner.tree_round(state, &self.setup, &mut self.search, &mut self.ideas).await? {
+            Round::Next => Flow::Next,
+            Round::Stop => Flow::Done,
+            Round::Interrupted => Flow::Interrupted,
+        })
+    }
+
+    async fn end(
+        &mut self,
+        runner: &SuiteRunner,
+        state: &mut OuterState,
+    ) -> Result<Option<super::settle::Settled>, RunnerError> {
+        // A search that stopped (at its budget) before replaying every child
+        // of its last round still counts them.
+        while let Some((node, results)) = self.search.replay.pop_front() {
+            self.search.adopt(node, results);
+        }
+        if !runner.activate_best(state.suite_id, &self.search).await? || runner.cancelled() {
+            state.halt(Halt::Interrupted);
+        } else if let Some(reason) = runner.budget_spent() {
+            state.halt(Halt::Stopped(reason));
+        }
+        Ok(None)
+    }
 }
 
 impl SuiteRunner {
     /// Evaluations behind each decision: the command line's, else the suite's.
     pub(super) fn verify_repeats(&self) -> u32 {
         self.config.verify_repeats.unwrap_or_else(|| self.suite.verify_repeats()).max(1)
-    }
-
-    /// Runs the tree search; `true` when interrupted. Evaluations stop at
-    /// the plan's; the best node's artifact versions end up active.
-    pub(super) async fn run_tree(
-        &mut self,
-        suite_id: i64,
-        plan: &Plan,
-        pending: Option<EpochRow>,
-        summaries: &mut Vec<EpochSummary>,
-        lr: &mut f64,
-    ) -> Result<bool, RunnerError> {
-        let setup = self.tree_setup(plan);
-        // An unrelated epoch an earlier run left unfinished is closed first,
-        // as is; one of this plan's is taken up by its measurement.
-        if let Some(e) = pending.filter(|_| !plan.continued)
-            && let Some(s) = self.run_epoch(suite_id, &e, true, lr).await?
-        {
-            summaries.push(s);
-        }
-        let mut search = self.restore(suite_id, plan, *lr).await?;
-        if search.nodes.is_empty()
-            && search.replay.is_empty()
-            && !self.plant_root(suite_id, &setup, &mut search, summaries).await?
-        {
-            return Ok(true);
-        }
-        // Ideation proposals for the next round, with the note each is stored as.
-        let mut ideas: Vec<(Idea, i64)> = Vec::new();
-        loop {
-            if !self.may_evaluate(&setup, &search) {
-                break;
-            }
-            match self.tree_round(suite_id, &setup, &mut search, &mut ideas, summaries).await? {
-                Round::Next => {}
-                Round::Stop => break,
-                Round::Interrupted => return Ok(true),
-            }
-        }
-        // A search that stopped (at its budget) before replaying every child
-        // of its last round still counts them.
-        while let Some((node, results)) = search.replay.pop_front() {
-            search.adopt(node, results);
-        }
-        *lr = search.lr;
-        if !self.activate_best(suite_id, &search).await? {
-            return Ok(true);
-        }
-        Ok(self.cancelled())
     }
 
     /// What the search works with for the whole run.
@@ -207,15 +243,13 @@ impl SuiteRunner {
     /// Measures the active versions as the tree's root; `false` when interrupted.
     async fn plant_root(
         &self,
-        suite_id: i64,
+        state: &mut OuterState,
         setup: &TreeSetup,
         search: &mut Search,
-        summaries: &mut Vec<EpochSummary>,
     ) -> Result<bool, RunnerError> {
+        let suite_id = state.suite_id;
         let root_artifacts = self.snapshot().await?;
-        let Some(root) =
-            self.measure(suite_id, &root_artifacts, setup.repeats, search, setup.budget, summaries).await?
-        else {
+        let Some(root) = self.measure(state, &root_artifacts, setup.repeats, search, setup.budget).await? else {
             return Ok(false);
         };
         let record = NodeRecord {
@@ -243,12 +277,12 @@ impl SuiteRunner {
     /// the per-branch depth.
     async fn tree_round(
         &self,
-        suite_id: i64,
+        state: &mut OuterState,
         setup: &TreeSetup,
         search: &mut Search,
         ideas: &mut Vec<(Idea, i64)>,
-        summaries: &mut Vec<EpochSummary>,
     ) -> Result<Round, RunnerError> {
+        let suite_id = state.suite_id;
         let cfg = &setup.cfg;
         for id in tree::exhausted(&search.nodes, cfg.prune_after) {
             self.store.set_tree_node_status(id, "pruned", "exhausted: every child regressed").await?;
@@ -289,7 +323,7 @@ impl SuiteRunner {
                 if !self.may_evaluate(setup, search) {
                     break;
                 }
-                let Some(child) = self.make_child(suite_id, search, &lane, &hints, setup, summaries).await? else {
+                let Some(child) = self.make_child(suite_id, search, &lane, &hints, setup, state).await? else {
                     return Ok(Round::Interrupted);
                 };
                 if depth == 0
@@ -384,7 +418,7 @@ impl SuiteRunner {
         brief: &Brief,
         hints: &[Hint],
         setup: &TreeSetup,
-        summaries: &mut Vec<EpochSummary>,
+        state: &mut OuterState,
     ) -> Result<Option<ChildOutcome>, RunnerError> {
         let cfg = &self.config.tree;
         let TreeSetup { guard, proposer, .. } = setup;
@@ -416,7 +450,7 @@ impl SuiteRunner {
             epoch_num: search.nodes.len() as i64,
             mean_loss: parent.mean,
             // η as it stands (halved by the rollbacks before the search), not as configured.
-            learning_rate: search.lr,
+            learning_rate: state.learning_rate(),
             tasks: search.results_of.get(&parent.id).map(|rs| super::close::task_evidence(rs)).unwrap_or_default(),
             candidates: vec![optimizer::Candidate {
                 def: self.registry.def(&brief.focus)?.clone(),
@@ -470,7 +504,7 @@ impl SuiteRunner {
         let to_version = self.child_version(&brief.focus, &p.content, from_version).await?;
         let mut artifacts = parent.artifacts.clone();
         artifacts.insert(brief.focus.clone(), to_version);
-        let Some(measured) = self.measure(suite_id, &artifacts, repeats, search, budget, summaries).await? else {
+        let Some(measured) = self.measure(state, &artifacts, repeats, search, budget).await? else {
             return Ok(None);
         };
         let first_epoch = measured.epoch_id;
@@ -516,7 +550,8 @@ impl SuiteRunner {
         };
         let verdict = (status != NodeStatus::Committed).then(|| record.note.clone());
         let (child, results) = self.store_node(suite_id, record, measured).await?;
-        self.store_proposals(first_epoch, proposer.name(), &step, verdict, decision).await?;
+        let lr = state.learning_rate();
+        self.store_proposals(first_epoch, proposer.name(), &step, verdict, decision, lr).await?;
         let new_best = status == NodeStatus::Committed && child.mean < search.best_mean;
         if new_best {
             search.best_mean = child.mean;
@@ -532,19 +567,19 @@ impl SuiteRunner {
     /// the same set a stopped run left behind is taken up, not run again.
     async fn measure(
         &self,
-        suite_id: i64,
+        state: &mut OuterState,
         artifacts: &BTreeMap<String, i64>,
         repeats: u32,
         search: &mut Search,
         budget: usize,
-        summaries: &mut Vec<EpochSummary>,
     ) -> Result<Option<Measured>, RunnerError> {
+        let suite_id = state.suite_id;
         let mut samples: Vec<(i64, Vec<TaskResult>, Option<f64>)> = Vec::new();
         for _ in 0..repeats.max(1) {
             if search.evals >= budget && !samples.is_empty() {
                 break;
             }
-            let (epoch, adopted) = match self.orphan_of(search, artifacts).await? {
+            let (epoch, adopted) = match self.orphan_of(state, search, artifacts).await? {
                 Some(e) => (e, true),
                 None => {
                     let next = self.store.last_epoch(suite_id).await?.map_or(1, |e| e.epoch_num + 1);
@@ -558,8 +593,7 @@ impl SuiteRunner {
             search.evals += 1;
             let EpochMeans { mean_loss: mean, holdout_mean } = EpochMeans::of(&eval.results);
             if epoch.completed_at.is_none() {
-                let lr = search.lr;
-                self.close_tree_epoch(suite_id, &epoch, artifacts, (mean, holdout_mean), lr, summaries).await?;
+                self.close_tree_epoch(state, &epoch, artifacts, (mean, holdout_mean)).await?;
             }
             samples.push((epoch.id, eval.results, mean));
         }
@@ -588,13 +622,12 @@ impl SuiteRunner {
     /// decided at the end of the search.
     async fn close_tree_epoch(
         &self,
-        suite_id: i64,
+        state: &mut OuterState,
         epoch: &EpochRow,
         artifacts: &BTreeMap<String, i64>,
         (mean, holdout_mean): (Option<f64>, Option<f64>),
-        lr: f64,
-        summaries: &mut Vec<EpochSummary>,
     ) -> Result<(), RunnerError> {
+        let lr = state.learning_rate();
         let changed: Vec<String> =
             artifacts.iter().filter(|(_, v)| **v != 0).map(|(name, v)| format!("{name} v{v}")).collect();
         let note = if changed.is_empty() {
@@ -604,32 +637,29 @@ impl SuiteRunner {
         };
         self.store
             .complete_epoch(epoch.id, mean, &EpochClose::default(), |_| {
-                let record =
-                    EpochRecord { artifacts: artifacts.clone(), note: Some(note.clone()), ..EpochRecord::default() };
+                let record = EpochRecord {
+                    artifacts: artifacts.clone(),
+                    note: Some(note.clone()),
+                    learning_rate: Some(lr),
+                    ..EpochRecord::default()
+                };
                 record.to_json()
             })
             .await?;
-        self.bus.publish(Event::EpochFinished {
-            suite_id,
-            epoch_id: epoch.id,
-            epoch_num: epoch.epoch_num,
-            mean_loss: mean,
-            holdout_mean_loss: holdout_mean,
-            learning_rate: lr,
-            note: Some(note.clone()),
-            model: None,
-        });
-        summaries.push(EpochSummary {
-            epoch_id: epoch.id,
-            epoch_num: epoch.epoch_num,
-            mean_loss: mean,
-            holdout_mean_loss: holdout_mean,
-            learning_rate: lr,
-            resumed: false,
-            events: vec![],
-            note: Some(note),
-            model: None,
-        });
+        self.epoch_closed(
+            state,
+            EpochSummary {
+                epoch_id: epoch.id,
+                epoch_num: epoch.epoch_num,
+                mean_loss: mean,
+                holdout_mean_loss: holdout_mean,
+                learning_rate: lr,
+                resumed: false,
+                events: vec![],
+                note: Some(note),
+                model: None,
+            },
+        );
         Ok(())
     }
 }

@@ -12,6 +12,7 @@ impl SuiteRunner {
     /// search's any more and is closed as is.
     pub(super) async fn orphan_of(
         &self,
+        state: &mut OuterState,
         search: &mut Search,
         artifacts: &BTreeMap<String, i64>,
     ) -> Result<Option<EpochRow>, RunnerError> {
@@ -23,7 +24,7 @@ impl SuiteRunner {
             }
             tracing::warn!(suite = %self.suite.name, epoch = epoch.epoch_num, "an epoch the stopped tree search left behind measured other versions; it is closed as is");
             if epoch.completed_at.is_none() {
-                self.run_epoch(epoch.suite_id, &epoch, true, &mut search.lr).await?;
+                self.run_epoch(state, &epoch, true).await?;
             }
         }
         Ok(None)
@@ -65,21 +66,9 @@ impl SuiteRunner {
     /// The search as the plan's earlier runs left it: the tree up to the
     /// round a stopped run was in, that round's children to replay, the
     /// epochs no node holds yet, and the stall counters.
-    pub(super) async fn restore(&self, suite_id: i64, plan: &Plan, lr: f64) -> Result<Search, RunnerError> {
+    pub(super) async fn restore(&self, suite_id: i64, plan: &Plan) -> Result<Search, RunnerError> {
         let cfg = &self.config.tree;
-        let mut search = Search {
-            nodes: Vec::new(),
-            results_of: BTreeMap::new(),
-            best_mean: f64::INFINITY,
-            round: 0,
-            reported: BTreeSet::new(),
-            evals: 0,
-            stall: 0,
-            ideation_left: cfg.ideation_rounds,
-            replay: VecDeque::new(),
-            orphans: VecDeque::new(),
-            lr,
-        };
+        let mut search = Search::new(cfg.ideation_rounds);
         for note in self.store.tree_notes(suite_id).await? {
             let kind = match note.kind.as_str() {
                 "dead_direction" => HintKind::DeadDirection,
@@ -262,8 +251,10 @@ impl SuiteRunner {
         step: &optimizer::Step,
         discarded: Option<String>,
         decision: Option<crate::loss::paired::PairedEvidence>,
+        learning_rate: f64,
     ) -> Result<(), RunnerError> {
-        let mut rows = crate::outer::close::proposal_rows(step, optimizer, self.config.learning_rate);
+        // η as it stands, as the proposer was told (not as configured).
+        let mut rows = crate::outer::close::proposal_rows(step, optimizer, learning_rate);
         // The child's judgement, on the proposal that made it.
         for r in rows.iter_mut().filter(|r| r.outcome == ProposalOutcome::Winner) {
             r.decision = decision.clone();
