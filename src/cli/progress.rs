@@ -47,7 +47,7 @@ pub fn spawn(bus: &Bus, show: bool, epochs: u32, tasks: usize) -> tokio::task::J
                     let last = first_epoch + i64::from(epochs) - 1;
                     plan = Some((first_epoch, epochs));
                     if continued && show {
-                        let span = if optimizer == "tree" {
+                        let span = if optimizer == crate::outer::OptimizerKind::Tree {
                             format!("{} from epoch {first_epoch} on", crate::counted(epochs, "evaluation"))
                         } else {
                             format!("epochs {first_epoch}–{last}")

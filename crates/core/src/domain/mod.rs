@@ -9,8 +9,10 @@
 //! it so).
 
 pub mod approval;
+pub mod convergence;
 pub mod directive;
 pub mod epoch;
+pub mod optimizer;
 pub mod rollback;
 pub mod seed;
 pub mod spend;
@@ -21,6 +23,7 @@ pub mod words;
 pub use approval::ApprovalMode;
 pub use directive::{DirectiveAction, DirectiveSource};
 pub use epoch::{ArtifactEvent, EpochEvent, EpochRecord, VerificationEvent};
+pub use optimizer::OptimizerKind;
 pub use rollback::RollbackReason;
 pub use seed::epoch_seed;
 pub use spend::{ModelSpend, format_cost};

@@ -29,34 +29,7 @@ use super::metrics::LevelWeights;
 use super::model::Observation;
 use crate::overseer::OverseerSignals;
 
-/// The attractor types without their data: the bandit's context key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AttractorKind {
-    FixedPoint,
-    LimitCycle,
-    Divergent,
-    Plateau,
-    Indeterminate,
-}
-
-impl AttractorKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AttractorKind::FixedPoint => "fixed_point",
-            AttractorKind::LimitCycle => "limit_cycle",
-            AttractorKind::Divergent => "divergent",
-            AttractorKind::Plateau => "plateau",
-            AttractorKind::Indeterminate => "indeterminate",
-        }
-    }
-}
-
-impl fmt::Display for AttractorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::domain::convergence::AttractorKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -14,13 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::budget::{BudgetConfig, Complexity, ConvergenceBudget};
 use super::policy::{ConvergencePolicy, PriorityConfig, PriorityHint, apply_priority};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BasinClassification {
-    Wide,
-    Moderate,
-    Narrow,
-}
+pub use crate::domain::convergence::BasinClassification;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BasinWidth {

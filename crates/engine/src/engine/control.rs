@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::budget::BudgetExtension;
 use super::context::Degradation;
+pub use crate::domain::convergence::LoopControlKind;
 use crate::ggs::PartialResult;
 use crate::workspace::ArtifactReference;
 
@@ -78,17 +79,23 @@ impl LoopControl {
         )
     }
 
-    pub fn name(&self) -> &'static str {
+    /// What was decided, without its data: the bus's and the store's name for it.
+    pub fn kind(&self) -> LoopControlKind {
         match self {
-            LoopControl::Continue => "continue",
-            LoopControl::ForceFreshStart { .. } => "force_fresh_start",
-            LoopControl::ExtensionGranted { .. } => "extension_granted",
-            LoopControl::ExtensionRequested { .. } => "extension_requested",
-            LoopControl::Converged { .. } => "converged",
-            LoopControl::AcceptedPartial { .. } => "accepted_partial",
-            LoopControl::Exhausted { .. } => "exhausted",
-            LoopControl::Abandoned { .. } => "abandoned",
-            LoopControl::Trapped { .. } => "trapped",
+            LoopControl::Continue => LoopControlKind::Continue,
+            LoopControl::ForceFreshStart { .. } => LoopControlKind::ForceFreshStart,
+            LoopControl::ExtensionGranted { .. } => LoopControlKind::ExtensionGranted,
+            LoopControl::ExtensionRequested { .. } => LoopControlKind::ExtensionRequested,
+            LoopControl::Converged { .. } => LoopControlKind::Converged,
+            LoopControl::AcceptedPartial { .. } => LoopControlKind::AcceptedPartial,
+            LoopControl::Exhausted { .. } => LoopControlKind::Exhausted,
+            LoopControl::Abandoned { .. } => LoopControlKind::Abandoned,
+            LoopControl::Trapped { .. } => LoopControlKind::Trapped,
         }
+    }
+
+    /// The snake_case name of [`Self::kind`].
+    pub fn name(&self) -> &'static str {
+        self.kind().as_str()
     }
 }

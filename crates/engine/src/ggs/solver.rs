@@ -42,46 +42,8 @@ pub enum Gradient {
     Plateau,
 }
 
-/// What kind of change the next attempt must make.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Directive {
-    /// Keep the approach, tighten the details.
-    Refine,
-    /// Same approach, a different target or parameters.
-    ChangePath,
-    /// An explicitly different approach; the failing attempt's tools are blocked.
-    ChangeApproach,
-    /// Escape a local minimum with a novel approach; the failing attempt's tools are blocked.
-    BreakSymmetry,
-    /// Stop: the cost of another round approaches the cost of the gap.
-    Abandon,
-}
+pub use crate::domain::convergence::Directive;
 
-impl Directive {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Directive::Refine => "refine",
-            Directive::ChangePath => "change_path",
-            Directive::ChangeApproach => "change_approach",
-            Directive::BreakSymmetry => "break_symmetry",
-            Directive::Abandon => "abandon",
-        }
-    }
-
-    /// The directives that add the failing attempt's tools to the MUST-NOT set.
-    pub fn blocks_tools(self) -> bool {
-        matches!(self, Directive::ChangeApproach | Directive::BreakSymmetry)
-    }
-}
-
-impl std::fmt::Display for Directive {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The dominant class of this round's failures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureOrigin {

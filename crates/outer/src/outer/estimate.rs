@@ -48,7 +48,7 @@ pub struct ModelEstimate {
     pub tokens: u64,
     /// `None`: the model has no price.
     pub cost: Option<f64>,
-    /// What is not in the numbers ("2 optimize task(s): up to 2 supervisor
+    /// What is not in the numbers ("2 optimize tasks: up to 2 supervisor
     /// calls per supervision").
     pub unbounded: Vec<String>,
 }

@@ -431,7 +431,7 @@ impl SuiteRunner {
         // The optimizer's calls go to the ledger, scoped to each epoch below.
         let ledger = |c: crate::llm::LlmClient| c.with_ledger(self.store.clone(), crate::llm::CallScope::default());
         self.optimizer_llm = self.optimizer_llm.take().map(ledger);
-        self.optimizer = Some(self.config.optimizer.build(self.optimizer_llm.clone())?);
+        self.optimizer = Some(optimizer::build(self.config.optimizer, self.optimizer_llm.clone())?);
         for t in &self.suite.tasks {
             if let TaskKind::Optimize(o) = &t.kind
                 && let Err(message) = crate::numeric::resolve_problem(&o.problem, &self.suite.dir)

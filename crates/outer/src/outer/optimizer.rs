@@ -207,66 +207,33 @@ pub trait Optimizer: Send + Sync {
     }
 }
 
-/// The optimizers a run request can name.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, serde::Deserialize, ts_rs::TS)]
-#[serde(rename_all = "lowercase")]
-pub enum OptimizerKind {
-    /// No updates: measure the natural variance of the suite.
-    #[default]
-    Baseline,
-    /// Perturb one numeric field of one JSON artifact within its bounds.
-    Evolve,
-    /// Ask a model to rewrite one artifact from the epoch's evidence (seed 004 §7).
-    Textgrad,
-    /// A tree search over artifact sets (seed 001): children by textgrad when
-    /// a model is configured, by evolve otherwise; `--epochs` caps the evaluations.
-    Tree,
-    /// Several candidates per epoch by different moves (define, rewrite,
-    /// restructure, reorder, shorten, worked examples), each screened on a
-    /// minibatch of training examples; the best that beats the current
-    /// version is measured in full by the next epoch.
-    Screen,
+pub use crate::domain::OptimizerKind;
+
+/// Builds the optimizer `kind` names; those that call a model get `llm`.
+pub fn build(
+    kind: OptimizerKind,
+    llm: Option<crate::llm::LlmClient>,
+) -> Result<Box<dyn Optimizer>, super::RunnerError> {
+    Ok(match kind {
+        OptimizerKind::Baseline => Box::new(Baseline),
+        OptimizerKind::Evolve => Box::new(Evolve),
+        OptimizerKind::Textgrad => {
+            Box::new(super::textgrad::TextGrad::new(llm.ok_or(super::RunnerError::NeedsModel("textgrad"))?))
+        }
+        OptimizerKind::Screen => {
+            Box::new(super::screen::Screen::new(llm.ok_or(super::RunnerError::NeedsModel("screen"))?))
+        }
+        // The tree search makes its children with its proposer; an epoch
+        // left unfinished by an earlier run is closed without an update.
+        OptimizerKind::Tree => Box::new(Baseline),
+    })
 }
 
-impl OptimizerKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            OptimizerKind::Baseline => "baseline",
-            OptimizerKind::Evolve => "evolve",
-            OptimizerKind::Textgrad => "textgrad",
-            OptimizerKind::Tree => "tree",
-            OptimizerKind::Screen => "screen",
-        }
-    }
-
-    /// Whether this optimizer calls a model.
-    pub fn needs_model(self) -> bool {
-        matches!(self, OptimizerKind::Textgrad | OptimizerKind::Screen)
-    }
-
-    /// Builds the optimizer; those that call a model get `llm`.
-    pub fn build(self, llm: Option<crate::llm::LlmClient>) -> Result<Box<dyn Optimizer>, super::RunnerError> {
-        Ok(match self {
-            OptimizerKind::Baseline => Box::new(Baseline),
-            OptimizerKind::Evolve => Box::new(Evolve),
-            OptimizerKind::Textgrad => {
-                Box::new(super::textgrad::TextGrad::new(llm.ok_or(super::RunnerError::NeedsModel("textgrad"))?))
-            }
-            OptimizerKind::Screen => {
-                Box::new(super::screen::Screen::new(llm.ok_or(super::RunnerError::NeedsModel("screen"))?))
-            }
-            // The tree search makes its children with its proposer; an epoch
-            // left unfinished by an earlier run is closed without an update.
-            OptimizerKind::Tree => Box::new(Baseline),
-        })
-    }
-
-    /// What makes the tree search's children: textgrad with a model, else evolve.
-    pub fn tree_proposer(llm: Option<crate::llm::LlmClient>) -> Box<dyn Optimizer> {
-        match llm {
-            Some(client) => Box::new(super::textgrad::TextGrad::new(client)),
-            None => Box::new(Evolve),
-        }
+/// What makes the tree search's children: textgrad with a model, else evolve.
+pub fn tree_proposer(llm: Option<crate::llm::LlmClient>) -> Box<dyn Optimizer> {
+    match llm {
+        Some(client) => Box::new(super::textgrad::TextGrad::new(client)),
+        None => Box::new(Evolve),
     }
 }
 

@@ -67,7 +67,7 @@ impl RunObserver for BusObserver {
             suite_id: state.suite_id,
             suite: suite.name.clone(),
             epochs: config.epochs,
-            optimizer: config.optimizer.name().to_string(),
+            optimizer: config.optimizer,
             learning_rate: config.learning_rate,
             rollback_on_regression: config.rollback_on_regression,
             concurrency: config.concurrency,

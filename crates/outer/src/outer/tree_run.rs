@@ -22,7 +22,7 @@ use rand_chacha::ChaCha8Rng;
 use super::analyst::{self, Hint, HintKind};
 use super::close::EpochMeans;
 use super::ideation::{self, Idea, IdeaSource};
-use super::optimizer::{self, OptimizerKind};
+use super::optimizer;
 use super::preverify::Guard;
 use super::runner::{Flow, Strategy};
 use super::state::{Halt, OuterState};
@@ -209,7 +209,7 @@ impl SuiteRunner {
     /// What the search works with for the whole run.
     fn tree_setup(&self, plan: &Plan) -> TreeSetup {
         let cfg = self.config.tree.clone();
-        let proposer = OptimizerKind::tree_proposer(self.optimizer_llm.clone());
+        let proposer = optimizer::tree_proposer(self.optimizer_llm.clone());
         // Ideation needs a model; without one the search stops on stall as before.
         let ideator = self.optimizer_llm.clone().filter(|_| cfg.ideation_rounds > 0);
         // What the proposer can change: artifacts the suite's tasks read

@@ -217,6 +217,7 @@ pub fn spawn(bus: &Bus, config: AuditConfig) -> tokio::task::JoinHandle<()> {
 mod tests {
     use super::*;
     use crate::domain::ThrashingAlert;
+    use crate::domain::convergence::{AttractorKind, BasinClassification, Directive, LoopControlKind, StrategyKind};
     use crate::process::LeftProcess;
 
     fn started(id: &str, max_tokens: u64) -> Event {
@@ -229,32 +230,32 @@ mod tests {
             max_tokens,
             max_iterations: 10,
             max_wall_time_ms: 60_000,
-            basin: "moderate".into(),
+            basin: Some(BasinClassification::Moderate),
         }
     }
 
     /// An iteration with the engine's verdict on thrashing (`Some` when the
     /// engine saw break_symmetry repeated without D falling).
-    fn judged(id: &str, directive: &str, loss: f64, tokens: u64, thrashing: Option<ThrashingAlert>) -> Event {
+    fn judged(id: &str, directive: Directive, loss: f64, tokens: u64, thrashing: Option<ThrashingAlert>) -> Event {
         Event::IterationCompleted {
             suite_id: 1,
             run_id: 7,
             trajectory_id: id.into(),
             sequence: 0,
-            strategy: "reframe".into(),
+            strategy: StrategyKind::Reframe,
             level: 0.2,
             delta: None,
-            attractor: "plateau".into(),
-            directive: directive.into(),
+            attractor: AttractorKind::Plateau,
+            directive,
             loss,
             tokens,
             budget_remaining: 0.5,
-            loop_control: "continue".into(),
+            loop_control: LoopControlKind::Continue,
             thrashing,
         }
     }
 
-    fn iteration(id: &str, directive: &str, loss: f64, tokens: u64) -> Event {
+    fn iteration(id: &str, directive: Directive, loss: f64, tokens: u64) -> Event {
         judged(id, directive, loss, tokens, None)
     }
 
@@ -283,17 +284,20 @@ mod tests {
     fn the_engines_thrashing_verdict_raises_the_alert_once_with_its_message() {
         let mut a = Auditor::new(AuditConfig::default());
         a.observe(&started("t1", 0));
-        assert!(a.observe(&iteration("t1", "break_symmetry", 0.6, 10)).is_empty());
-        assert!(a.observe(&iteration("t1", "break_symmetry", 0.7, 10)).is_empty());
-        let alerts = a.observe(&judged("t1", "break_symmetry", 0.8, 10, Some(verdict(3))));
+        assert!(a.observe(&iteration("t1", Directive::BreakSymmetry, 0.6, 10)).is_empty());
+        assert!(a.observe(&iteration("t1", Directive::BreakSymmetry, 0.7, 10)).is_empty());
+        let alerts = a.observe(&judged("t1", Directive::BreakSymmetry, 0.8, 10, Some(verdict(3))));
         assert_eq!(kinds(&alerts), vec!["thrashing"]);
         let Event::AuditAlert { message, run_id, suite_id, .. } = &alerts[0] else { unreachable!() };
         assert!(message.contains("without the distance falling"), "{message}");
         assert_eq!((*suite_id, *run_id), (1, 7));
-        let again = a.observe(&judged("t1", "break_symmetry", 0.9, 10, Some(verdict(4))));
+        let again = a.observe(&judged("t1", Directive::BreakSymmetry, 0.9, 10, Some(verdict(4))));
         assert!(again.is_empty(), "said once per trajectory");
         // Another trajectory gets its own.
-        assert_eq!(kinds(&a.observe(&judged("t2", "break_symmetry", 0.5, 1, Some(verdict(3))))), vec!["thrashing"]);
+        assert_eq!(
+            kinds(&a.observe(&judged("t2", Directive::BreakSymmetry, 0.5, 1, Some(verdict(3))))),
+            vec!["thrashing"]
+        );
     }
 
     #[test]
@@ -302,7 +306,7 @@ mod tests {
         // engine, which sees D, did not call it thrashing: neither does the auditor.
         let mut a = Auditor::new(AuditConfig::default());
         for loss in [0.5, 0.6, 0.7, 0.8, 0.9] {
-            assert!(a.observe(&iteration("t1", "break_symmetry", loss, 10)).is_empty());
+            assert!(a.observe(&iteration("t1", Directive::BreakSymmetry, loss, 10)).is_empty());
         }
     }
 
@@ -310,8 +314,8 @@ mod tests {
     fn tokens_far_over_the_budget_raise_an_overrun() {
         let mut a = Auditor::new(AuditConfig::default());
         a.observe(&started("t1", 1000));
-        assert!(a.observe(&iteration("t1", "refine", 0.5, 1400)).is_empty(), "1.4× is within 1.5×");
-        let alerts = a.observe(&iteration("t1", "refine", 0.4, 200));
+        assert!(a.observe(&iteration("t1", Directive::Refine, 0.5, 1400)).is_empty(), "1.4× is within 1.5×");
+        let alerts = a.observe(&iteration("t1", Directive::Refine, 0.4, 200));
         assert_eq!(kinds(&alerts), vec!["token_overrun"]);
     }
 
@@ -331,7 +335,7 @@ mod tests {
         }
         let mut raised = Vec::new();
         for k in 0..9 {
-            raised.extend(kinds(&a.observe(&iteration("slow", "refine", 0.5 - 0.01 * f64::from(k), 10))));
+            raised.extend(kinds(&a.observe(&iteration("slow", Directive::Refine, 0.5 - 0.01 * f64::from(k), 10))));
         }
         assert_eq!(raised, vec!["stuck"], "over 2 × the median of 4 iterations");
     }
@@ -368,8 +372,8 @@ mod tests {
         let bus = Bus::new();
         let mut rx = bus.subscribe();
         let handle = spawn(&bus, AuditConfig::default());
-        bus.publish(iteration("t1", "break_symmetry", 0.5, 1));
-        bus.publish(judged("t1", "break_symmetry", 0.5, 1, Some(verdict(2))));
+        bus.publish(iteration("t1", Directive::BreakSymmetry, 0.5, 1));
+        bus.publish(judged("t1", Directive::BreakSymmetry, 0.5, 1, Some(verdict(2))));
         let mut seen = Vec::new();
         while let Ok(Some(env)) = tokio::time::timeout(std::time::Duration::from_secs(5), rx.recv()).await {
             if let Event::AuditAlert { kind, .. } = &env.event {

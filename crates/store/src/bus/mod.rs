@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
+use crate::domain::OptimizerKind;
+use crate::domain::convergence::{AttractorKind, BasinClassification, Directive, LoopControlKind, StrategyKind};
 use crate::domain::stored::{WatchedFileKind, WatchedFileStatus, WatchedRunStatus};
 use crate::domain::{
     AuditKind, DirectiveAction, DirectiveSource, InterventionKind, InterventionMode, MemoryOutcome,
@@ -40,7 +42,7 @@ pub enum Event {
         suite_id: i64,
         suite: String,
         epochs: u32,
-        optimizer: String,
+        optimizer: OptimizerKind,
         learning_rate: f64,
         rollback_on_regression: bool,
         concurrency: usize,
@@ -187,8 +189,9 @@ pub enum Event {
         max_tokens: u64,
         max_iterations: u32,
         max_wall_time_ms: u64,
-        /// Basin width: wide, moderate or narrow.
-        basin: String,
+        /// Basin width: wide, moderate or narrow (none when a resumed
+        /// trajectory's stored setup did not say).
+        basin: Option<BasinClassification>,
     },
     /// Iteration 0: the untouched workspace was measured before the first
     /// execution, each test recorded by name, and the targets chosen (see
@@ -212,10 +215,10 @@ pub enum Event {
         trajectory_id: String,
         /// The observation this strategy will produce.
         sequence: u32,
-        strategy: String,
+        strategy: StrategyKind,
         forced: bool,
-        attractor: String,
-        directive: Option<String>,
+        attractor: AttractorKind,
+        directive: Option<Directive>,
         budget_remaining: f64,
     },
     /// One iteration was executed, measured and decided (the seed's
@@ -225,15 +228,15 @@ pub enum Event {
         run_id: i64,
         trajectory_id: String,
         sequence: u32,
-        strategy: String,
+        strategy: StrategyKind,
         level: f64,
         delta: Option<f64>,
-        attractor: String,
-        directive: String,
+        attractor: AttractorKind,
+        directive: Directive,
         loss: f64,
         tokens: u64,
         budget_remaining: f64,
-        loop_control: String,
+        loop_control: LoopControlKind,
         /// The engine's thrashing verdict after this iteration (break_symmetry
         /// again and again without the distance D falling), when it sees
         /// thrashing; the auditor raises its alert from this.
@@ -291,8 +294,8 @@ pub enum Event {
         run_id: i64,
         trajectory_id: String,
         sequence: u32,
-        from: String,
-        to: String,
+        from: AttractorKind,
+        to: AttractorKind,
         confidence: f64,
     },
     /// A trajectory reached an intervention point (seed 002 §7.3) — an

@@ -281,7 +281,7 @@ impl<'r> Driver<'r> {
             max_tokens: b.max_tokens,
             max_iterations: b.max_iterations,
             max_wall_time_ms: b.max_wall_time_ms,
-            basin: self.setup["basin"]["classification"].as_str().unwrap_or("unknown").to_string(),
+            basin: serde_json::from_value(self.setup["basin"]["classification"].clone()).ok(),
         });
         match self.iterate().await {
             Ok(End::Finished(control)) => {

@@ -18,10 +18,10 @@ impl<'r> Driver<'r> {
             run_id,
             trajectory_id: id.clone(),
             sequence,
-            strategy: choice.kind.as_str().to_string(),
+            strategy: choice.kind,
             forced: choice.forced,
-            attractor: t.attractor_state.kind().as_str().to_string(),
-            directive: choice.directive.map(|d| d.as_str().to_string()),
+            attractor: t.attractor_state.kind(),
+            directive: choice.directive,
             budget_remaining: t.budget.remaining_fraction().clamp(0.0, 1.0),
         });
         match choice.kind {
@@ -473,8 +473,8 @@ impl<'r> Driver<'r> {
                 run_id,
                 trajectory_id: id.clone(),
                 sequence: d.sequence,
-                from: tr.from.as_str().to_string(),
-                to: tr.to.as_str().to_string(),
+                from: tr.from,
+                to: tr.to,
                 confidence: d.attractor.confidence,
             });
         }
@@ -483,15 +483,15 @@ impl<'r> Driver<'r> {
             run_id,
             trajectory_id: id,
             sequence: d.sequence,
-            strategy: choice.kind.as_str().to_string(),
+            strategy: choice.kind,
             level: d.level,
             delta: d.metrics.map(|x| x.convergence_delta),
-            attractor: d.attractor.kind().as_str().to_string(),
-            directive: d.gradient.directive.as_str().to_string(),
+            attractor: d.attractor.kind(),
+            directive: d.gradient.directive,
             loss: d.gradient.loss.l,
             tokens: obs.tokens_used,
             budget_remaining: t.budget.remaining_fraction().clamp(0.0, 1.0),
-            loop_control: d.loop_control.name().to_string(),
+            loop_control: d.loop_control.kind(),
             thrashing: d.thrashing.clone(),
         });
         Ok(())
