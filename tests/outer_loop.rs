@@ -7,6 +7,7 @@ mod common;
 use std::time::Duration;
 
 use attractor::outer::OptimizerKind;
+use attractor::store::ProposalOutcome;
 use common::{Env, count};
 use serde_json::Value;
 
@@ -469,8 +470,9 @@ async fn a_proposal_the_last_run_left_unmeasured_is_measured_first_by_the_next_r
     assert_eq!(parent["knob"], 1, "epoch 2 measured the pending proposal");
     assert_eq!(ev(&second.epochs[0].events[0])["type"], "rollback", "v1 is worse than v0");
     let proposals = env.store.proposals(s.id).await.unwrap();
-    let winner = proposals.iter().find(|l| l.epoch_num == 1 && l.proposal.outcome == "winner").unwrap();
-    assert!(winner.proposal.observed_loss_reduction.is_some_and(|r| r < 0.0), "{winner:?}");
+    let winner =
+        proposals.iter().find(|l| l.epoch_num == 1 && l.row.proposal.outcome == ProposalOutcome::Winner).unwrap();
+    assert!(winner.row.observed_loss_reduction.is_some_and(|r| r < 0.0), "{winner:?}");
 }
 
 #[tokio::test]
@@ -489,8 +491,9 @@ async fn a_pending_proposal_stays_inactive_when_a_person_moved_the_artifact_mean
     let parent: Value = serde_json::from_str(&e2.parent_artifacts_json).unwrap();
     assert_eq!(parent["knob"], mine, "the person's version ran, not the pending one");
     let proposals = env.store.proposals(s.id).await.unwrap();
-    let first = proposals.iter().find(|l| l.epoch_num == 1 && l.proposal.outcome == "winner").unwrap();
-    assert_eq!(first.proposal.observed_loss_reduction, None, "v1 never ran, so it was never judged: {first:?}");
+    let first =
+        proposals.iter().find(|l| l.epoch_num == 1 && l.row.proposal.outcome == ProposalOutcome::Winner).unwrap();
+    assert_eq!(first.row.observed_loss_reduction, None, "v1 never ran, so it was never judged: {first:?}");
 }
 
 #[tokio::test]
@@ -517,7 +520,7 @@ async fn a_tree_search_after_a_rollback_proposes_and_records_with_the_halved_rat
     let tree_proposals: Vec<_> = proposals.iter().filter(|l| l.epoch_num > 2).collect();
     assert!(!tree_proposals.is_empty(), "the tree proposed nothing: {proposals:?}");
     for l in tree_proposals {
-        assert_eq!(l.proposal.learning_rate, 0.25, "{l:?}");
+        assert_eq!(l.row.proposal.learning_rate, 0.25, "{l:?}");
     }
 }
 

@@ -20,6 +20,7 @@ use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use attractor::store::ProposalOutcome;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -310,8 +311,8 @@ async fn textgrad_on_the_text_suite_runs_three_epochs_and_states_every_outcome_t
     let proposals = store.proposals(suite.id).await.unwrap();
     assert_eq!(proposals.len(), proposing);
     for p in &proposals {
-        let p = &p.proposal;
-        assert!(p.outcome == "winner" || p.rejection.as_deref().is_some_and(|r| !r.is_empty()), "{p:?}");
+        let p = &p.row.proposal;
+        assert!(p.outcome == ProposalOutcome::Winner || p.rejection.as_deref().is_some_and(|r| !r.is_empty()), "{p:?}");
     }
 }
 

@@ -115,7 +115,7 @@ fn labelled(env: &Env) -> Vec<(String, String)> {
 }
 
 fn pairs(row: &Value) -> u64 {
-    let decision: Value = serde_json::from_str(row["decision_json"].as_str().unwrap()).unwrap();
+    let decision: Value = row["decision"].clone();
     decision["pairs"].as_u64().unwrap()
 }
 
@@ -153,7 +153,7 @@ async fn candidates_by_different_moves_are_screened_on_a_minibatch_and_the_one_t
     assert_eq!(vague.len(), 2);
     assert_eq!(vague[0]["rejection"], SCREENED_OUT);
     assert_eq!(vague[1]["rejection"], MEASURED_BEFORE, "the same text is not run twice in one step");
-    assert!(vague[1]["decision_json"].is_null());
+    assert!(vague[1]["decision"].is_null());
     let examples: Vec<&&Value> = epoch1
         .iter()
         .filter(|r| r["rationale"].as_str().is_some_and(|s| s.contains("labelled training examples appended")))
@@ -162,7 +162,7 @@ async fn candidates_by_different_moves_are_screened_on_a_minibatch_and_the_one_t
     assert!(examples[0]["content"].as_str().unwrap().contains("Examples:\n- \"message "));
     assert_eq!(examples[0]["rejection"], SCREENED_OUT, "its examples name no key word");
     // Every screened candidate was run on the minibatch, and only there.
-    let screened: Vec<&Value> = rows.iter().filter(|r| !r["decision_json"].is_null()).collect();
+    let screened: Vec<&Value> = rows.iter().filter(|r| !r["decision"].is_null()).collect();
     assert!(screened.len() >= 4, "{rows:?}");
     let log = labelled(&env);
     let screen_runs: Vec<&(String, String)> = log.iter().filter(|(k, _)| k == "screen").collect();
@@ -218,10 +218,9 @@ async fn a_text_screened_in_an_earlier_run_is_not_run_again() {
     let rows = proposals(&env).await;
     let again = rows.iter().find(|r| r["content"] == "Label   the message\ncarefully.").unwrap();
     assert!(again["rejection"].as_str().unwrap().contains("measured before"), "{again}");
-    assert!(again["decision_json"].is_null(), "it was not screened again");
+    assert!(again["decision"].is_null(), "it was not screened again");
     // Only the new worked-examples draws were screened in the second run.
-    let new_screens: u64 =
-        rows.iter().filter(|r| r["epoch_num"] == 2 && !r["decision_json"].is_null()).map(pairs).sum();
+    let new_screens: u64 = rows.iter().filter(|r| r["epoch_num"] == 2 && !r["decision"].is_null()).map(pairs).sum();
     let screened_after = labelled(&env).iter().filter(|(k, _)| k == "screen").count();
     assert_eq!((screened_after - screened_before) as u64, new_screens);
 }

@@ -557,7 +557,7 @@ async fn on_a_noisy_suite_a_gain_one_task_carries_while_the_others_lose_is_rolle
     let rows = proposals(&env).await;
     let winner = rows.iter().find(|r| r["outcome"] == "winner").unwrap();
     assert_eq!(winner["rolled_back"], true);
-    let decision: Value = serde_json::from_str(winner["decision_json"].as_str().unwrap()).unwrap();
+    let decision: Value = winner["decision"].clone();
     assert_eq!(&decision, paired);
     // `attractor proposals` says it in words.
     let listing = common::cli::Cli::at(&env.db).ok(&["proposals", "style"]);
@@ -587,7 +587,7 @@ async fn on_a_noisy_suite_a_gain_every_task_shares_is_kept_with_its_evidence() {
     assert_eq!(env.registry().await.get_active("style").await.unwrap().content, "EVEN");
     let rows = proposals(&env).await;
     let winner = rows.iter().find(|r| r["outcome"] == "winner" && r["rolled_back"] == false).unwrap();
-    assert!(winner["decision_json"].as_str().is_some_and(|j| j.contains("\"better\":4")), "{winner}");
+    assert_eq!(winner["decision"]["better"], 4, "{winner}");
 }
 
 /// A labelling harness over a small dataset, scoring each message and
@@ -658,7 +658,7 @@ async fn the_proposer_sees_the_training_examples_it_got_wrong_and_never_a_held_o
     // one (not the one task): three went right, three stayed right.
     let rows = proposals(&env).await;
     let winner = rows.iter().find(|r| r["outcome"] == "winner" && r["epoch_id"] == summary.epochs[0].epoch_id).unwrap();
-    let decision: Value = serde_json::from_str(winner["decision_json"].as_str().unwrap()).unwrap();
+    let decision: Value = winner["decision"].clone();
     assert_eq!(
         (
             decision["pairs"].as_u64(),

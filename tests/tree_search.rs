@@ -7,6 +7,7 @@ mod common;
 
 use attractor::outer::tree::TreeConfig;
 use attractor::outer::{OptimizerKind, RunConfig};
+use attractor::store::ProposalOutcome;
 use common::{Env, count};
 
 /// x = 5 is perfect for `near` tasks; the held-out task agrees.
@@ -95,16 +96,19 @@ async fn the_tree_search_improves_on_the_root_and_activates_its_best_node() {
     let discarded: Vec<_> = nodes.iter().filter(|n| n.status == "discarded").collect();
     assert!(!discarded.is_empty(), "some child did not beat its parent: {nodes:#?}");
     for n in &discarded {
-        let of_node: Vec<_> = proposals.iter().filter(|p| Some(p.proposal.epoch_id) == n.epoch_id).collect();
+        let of_node: Vec<_> = proposals.iter().filter(|p| Some(p.row.epoch_id) == n.epoch_id).collect();
         assert!(!of_node.is_empty(), "node {} has its proposal", n.id);
         for p in of_node {
-            assert_eq!(p.proposal.outcome, "rejected", "node {}: {p:?}", n.id);
-            assert!(p.proposal.rejection.as_deref().unwrap_or("").contains("discarded"), "{p:?}");
+            assert_eq!(p.row.proposal.outcome, ProposalOutcome::Rejected, "node {}: {p:?}", n.id);
+            assert!(p.row.proposal.rejection.as_deref().unwrap_or("").contains("discarded"), "{p:?}");
         }
     }
-    assert!(proposals.iter().any(|p| p.proposal.outcome == "winner"), "committed children are winners");
+    assert!(
+        proposals.iter().any(|p| p.row.proposal.outcome == ProposalOutcome::Winner),
+        "committed children are winners"
+    );
     // Each judged child keeps what its judgement saw, task by task.
-    let judged: Vec<_> = proposals.iter().filter_map(|p| p.proposal.decision()).collect();
+    let judged: Vec<_> = proposals.iter().filter_map(|p| p.row.proposal.decision.clone()).collect();
     assert!(judged.len() >= discarded.len() + 1, "{proposals:#?}");
     for d in &judged {
         assert_eq!(d.pairs, d.better + d.worse + d.tied, "{d:?}");

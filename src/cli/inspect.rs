@@ -610,13 +610,13 @@ pub async fn proposals(g: &Global, store: &Store, suite: &str) -> Result<(), Fai
         "epoch", "outcome", "artifact", "expected", "conf", "observed", "version"
     );
     for r in &rows {
-        let p = &r.proposal;
+        let (row, p) = (&r.row, &r.row.proposal);
         let num = |v: Option<f64>| v.map_or_else(|| "-".into(), |x| format!("{x:+.4}"));
-        let version = match p.applied_version {
+        let version = match row.applied_version {
             Some(v) => format!("v{}→v{v}", p.parent_version),
             None => format!("v{}", p.parent_version),
         };
-        let mut note = match (&p.rejection, p.rolled_back) {
+        let mut note = match (&p.rejection, row.rolled_back) {
             (Some(reason), _) => reason.clone(),
             (None, true) => format!("rolled back; {}", p.rationale.clone().unwrap_or_default()),
             (None, false) => p.rationale.clone().unwrap_or_default(),
@@ -627,16 +627,16 @@ pub async fn proposals(g: &Global, store: &Store, suite: &str) -> Result<(), Fai
         println!(
             "{:>5} {:<9} {:<26} {:>9} {:>6} {:>9} {:>9}  {}",
             r.epoch_num,
-            p.outcome,
+            p.outcome.as_str(),
             p.artifact,
             num(p.expected_loss_reduction),
             p.confidence.map_or_else(|| "-".into(), |c| format!("{c:.2}")),
-            num(p.observed_loss_reduction),
+            num(row.observed_loss_reduction),
             version,
             note.chars().take(100).collect::<String>()
         );
-        if let Some(d) = p.decision() {
-            let kept = match (p.outcome.as_str(), p.rolled_back) {
+        if let Some(d) = &p.decision {
+            let kept = match (p.outcome.as_str(), row.rolled_back) {
                 ("rejected", _) => "discarded",
                 // Screened and better than the version it would replace, but another was better still.
                 ("candidate", _) => "not chosen",

@@ -23,7 +23,7 @@ use super::tree::Node;
 use super::{RunnerError, SuiteRunner, optimizer};
 use crate::bus::Event;
 use crate::store::{
-    ApprovalStatus, EpochRow, NewIntervention, NewProposal, NewUpdateApproval, StoreError, UpdateApprovalRow,
+    ApprovalStatus, EpochRow, NewIntervention, NewUpdateApproval, Proposal, StoreError, UpdateApprovalRow,
     UpdateVerdict,
 };
 
@@ -103,7 +103,7 @@ impl SuiteRunner {
         winner: optimizer::Proposal,
         proposed_version: Option<i64>,
         evidence_json: String,
-        proposals: &[NewProposal],
+        proposals: &[Proposal],
     ) -> Result<Option<GatedStep>, RunnerError> {
         let mode = self.approval_mode();
         let row = NewUpdateApproval {

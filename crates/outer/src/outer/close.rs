@@ -23,9 +23,7 @@ use crate::bus::Event;
 use crate::domain::{ArtifactEvent, EpochEvent, EpochRecord, VerificationEvent};
 use crate::loss;
 use crate::loss::paired::PairedEvidence;
-use crate::store::{
-    ArtifactChange, EpochClose, EpochRow, NewProposal, ObservedEffect, ProposalListing, ProposalOutcome,
-};
+use crate::store::{ArtifactChange, EpochClose, EpochRow, ObservedEffect, Proposal, ProposalListing, ProposalOutcome};
 
 /// What an epoch measured.
 #[derive(Debug, Clone, Copy)]
@@ -82,7 +80,7 @@ struct Judgement {
 struct EpochMoves {
     changes: Vec<ArtifactChange>,
     /// Proposal rows to write (empty when the gate wrote them already).
-    proposals: Vec<NewProposal>,
+    proposals: Vec<Proposal>,
     note: Option<String>,
     model: Option<crate::llm::ModelSpend>,
     applied_approval: Option<i64>,
@@ -635,7 +633,7 @@ impl SuiteRunner {
     /// and did not take: a later step (or run) does not measure them again.
     fn screened_texts(listings: &[ProposalListing]) -> BTreeMap<String, Vec<String>> {
         let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for p in listings.iter().map(|l| &l.proposal).filter(|p| p.decision_json.is_some()) {
+        for p in listings.iter().map(|l| &l.row.proposal).filter(|p| p.decision.is_some()) {
             if let Some(content) = &p.content {
                 out.entry(p.artifact.clone()).or_default().push(content.clone());
             }
@@ -687,8 +685,8 @@ impl SuiteRunner {
         let mut out: BTreeMap<String, Vec<optimizer::PastProposal>> = BTreeMap::new();
         let mut refused: BTreeMap<String, usize> = BTreeMap::new();
         for l in listings.iter().rev() {
-            let p = &l.proposal;
-            let rejection = match ProposalOutcome::parse(&p.outcome) {
+            let (row, p) = (&l.row, &l.row.proposal);
+            let rejection = match p.outcome {
                 ProposalOutcome::Winner => None,
                 // Only replies that said something (a failed call has no rationale).
                 ProposalOutcome::Rejected if p.rationale.as_deref().is_some_and(|r| !r.trim().is_empty()) => {
@@ -705,8 +703,8 @@ impl SuiteRunner {
                 epoch_num: l.epoch_num,
                 rationale: p.rationale.clone().unwrap_or_default(),
                 expected_loss_reduction: p.expected_loss_reduction,
-                observed_loss_reduction: p.observed_loss_reduction,
-                rolled_back: p.rolled_back,
+                observed_loss_reduction: row.observed_loss_reduction,
+                rolled_back: row.rolled_back,
                 rejection,
             });
         }
@@ -724,7 +722,7 @@ const REFUSED_SHOWN: usize = 5;
 struct Proposed {
     winner: Option<optimizer::Proposal>,
     /// Everything it considered, for the store.
-    rows: Vec<NewProposal>,
+    rows: Vec<Proposal>,
     /// Why there is no winner, when there is none.
     note: Option<String>,
     model: Option<crate::llm::ModelSpend>,
@@ -787,7 +785,7 @@ pub(super) fn task_evidence(results: &[TaskResult]) -> Vec<optimizer::TaskEviden
 }
 
 /// The rows to store for everything an optimizer step considered.
-pub(super) fn proposal_rows(step: &optimizer::Step, optimizer: &str, learning_rate: f64) -> Vec<NewProposal> {
+pub(super) fn proposal_rows(step: &optimizer::Step, optimizer: &str, learning_rate: f64) -> Vec<Proposal> {
     step.considered
         .iter()
         .map(|c| {
@@ -798,7 +796,7 @@ pub(super) fn proposal_rows(step: &optimizer::Step, optimizer: &str, learning_ra
                 (None, false) => ProposalOutcome::Candidate,
             };
             let p = c.proposal.as_ref();
-            NewProposal {
+            Proposal {
                 optimizer: optimizer.to_string(),
                 artifact: c.artifact.clone(),
                 parent_version: c.parent_version,

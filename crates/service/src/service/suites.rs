@@ -362,23 +362,23 @@ impl Service {
             .await?
             .into_iter()
             .map(|l| {
-                let decision = l.proposal.decision();
-                let p = l.proposal;
+                let row = l.row;
+                let p = row.proposal;
                 ProposalItem {
-                    id: p.id,
+                    id: row.id,
                     epoch_num: l.epoch_num,
                     optimizer: p.optimizer,
                     artifact: p.artifact,
-                    outcome: crate::store::ProposalOutcome::parse(&p.outcome),
+                    outcome: p.outcome,
                     parent_version: p.parent_version,
-                    applied_version: p.applied_version,
+                    applied_version: row.applied_version,
                     rationale: p.rationale,
                     expected_loss_reduction: p.expected_loss_reduction,
                     confidence: p.confidence,
-                    observed_loss_reduction: p.observed_loss_reduction,
-                    rolled_back: p.rolled_back,
-                    decision_summary: decision.as_ref().map(crate::loss::paired::PairedEvidence::summary),
-                    decision,
+                    observed_loss_reduction: row.observed_loss_reduction,
+                    rolled_back: row.rolled_back,
+                    decision_summary: p.decision.as_ref().map(crate::loss::paired::PairedEvidence::summary),
+                    decision: p.decision,
                     rejection: p.rejection,
                     learning_rate: p.learning_rate,
                     edited_by_person: l.edited_by_person,

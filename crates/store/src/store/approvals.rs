@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::artifacts::{NEXT_VERSION, activate, insert_version};
-use super::{NewIntervention, NewProposal, Result, Store, StoreError, now_rfc3339};
+use super::{NewIntervention, Proposal, Result, Store, StoreError, now_rfc3339};
 
 /// Where a gated update stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -124,7 +124,7 @@ impl Store {
         &self,
         a: &NewUpdateApproval,
         question: &NewIntervention,
-        proposals: &[NewProposal],
+        proposals: &[Proposal],
     ) -> Result<(i64, i64)> {
         let mut tx = self.begin_write().await?;
         let now = now_rfc3339();

@@ -406,7 +406,7 @@ pub struct EpochClose {
     /// Artifact moves: at most one update, or the rollbacks.
     pub changes: Vec<ArtifactChange>,
     /// Every proposal the optimizer considered.
-    pub proposals: Vec<NewProposal>,
+    pub proposals: Vec<Proposal>,
     /// What this epoch says about the previous epoch's winner.
     pub observed: Option<ObservedEffect>,
     /// The approved update (the approval gate's) the update of `changes` applies.

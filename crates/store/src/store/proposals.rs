@@ -2,6 +2,8 @@
 //! the end of an epoch, what it predicted, and what the next epoch observed.
 
 use serde::Serialize;
+use sqlx::Row;
+use sqlx::any::AnyRow;
 
 use super::{Result, Store};
 
@@ -36,9 +38,11 @@ impl ProposalOutcome {
     }
 }
 
-/// A proposal on its way into the store, written with its epoch's close.
-#[derive(Debug, Clone)]
-pub struct NewProposal {
+/// A proposal as an optimizer made it: what an epoch's close (or the tree
+/// search) writes, and what a [`ProposalRow`] reads back inside it — one
+/// struct for the fact, so the two sides cannot drift apart.
+#[derive(Debug, Clone, Serialize)]
+pub struct Proposal {
     pub optimizer: String,
     pub artifact: String,
     pub parent_version: i64,
@@ -49,40 +53,50 @@ pub struct NewProposal {
     pub outcome: ProposalOutcome,
     pub rejection: Option<String>,
     pub learning_rate: f64,
-    /// What the decision about it saw, when it was judged as it was stored
-    /// (a tree search's child; a linear loop's winner is judged an epoch later).
+    /// What the decision about it saw: a screening's minibatch when it was
+    /// judged as it was stored (a tree search's child, a screened
+    /// candidate), else the paired evidence of the epoch that judged it
+    /// (a linear loop's winner is judged an epoch later).
     pub decision: Option<crate::loss::paired::PairedEvidence>,
 }
 
+/// Read from a `proposals` row: the outcome from its text, the decision
+/// from its JSON column (`decision_json`; unreadable JSON reads as none).
+impl<'r> sqlx::FromRow<'r, AnyRow> for Proposal {
+    fn from_row(row: &'r AnyRow) -> std::result::Result<Self, sqlx::Error> {
+        let outcome: String = row.try_get("outcome")?;
+        let decision: Option<String> = row.try_get("decision_json")?;
+        Ok(Proposal {
+            optimizer: row.try_get("optimizer")?,
+            artifact: row.try_get("artifact")?,
+            parent_version: row.try_get("parent_version")?,
+            content: row.try_get("content")?,
+            rationale: row.try_get("rationale")?,
+            expected_loss_reduction: row.try_get("expected_loss_reduction")?,
+            confidence: row.try_get("confidence")?,
+            outcome: ProposalOutcome::parse(&outcome),
+            rejection: row.try_get("rejection")?,
+            learning_rate: row.try_get("learning_rate")?,
+            decision: decision.as_deref().and_then(|j| serde_json::from_str(j).ok()),
+        })
+    }
+}
+
+/// A stored proposal: the [`Proposal`] with where it belongs and what
+/// became of it.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct ProposalRow {
     pub id: i64,
     pub suite_id: i64,
     pub epoch_id: i64,
-    pub optimizer: String,
-    pub artifact: String,
-    pub parent_version: i64,
-    pub content: Option<String>,
-    pub rationale: Option<String>,
-    pub expected_loss_reduction: Option<f64>,
-    pub confidence: Option<f64>,
-    pub outcome: String,
-    pub rejection: Option<String>,
-    pub learning_rate: f64,
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub proposal: Proposal,
     pub applied_version: Option<i64>,
     pub observed_loss_reduction: Option<f64>,
     #[sqlx(try_from = "super::Flag")]
     pub rolled_back: bool,
     pub created_at: String,
-    /// What the decision to keep or roll it back saw (a judged winner's).
-    pub decision_json: Option<String>,
-}
-
-impl ProposalRow {
-    /// The paired evidence its judgement stated, when it was judged.
-    pub fn decision(&self) -> Option<crate::loss::paired::PairedEvidence> {
-        self.decision_json.as_deref().and_then(|j| serde_json::from_str(j).ok())
-    }
 }
 
 /// A proposal with its epoch number, for listings.
@@ -95,13 +109,13 @@ pub struct ProposalListing {
     pub edited_by_person: bool,
     #[sqlx(flatten)]
     #[serde(flatten)]
-    pub proposal: ProposalRow,
+    pub row: ProposalRow,
 }
 
 impl Store {
     /// Stores proposals made outside an epoch's close (the tree search's
     /// children), against the epoch that evaluated them.
-    pub async fn insert_proposals(&self, epoch_id: i64, proposals: &[NewProposal]) -> Result<()> {
+    pub async fn insert_proposals(&self, epoch_id: i64, proposals: &[Proposal]) -> Result<()> {
         // IMMEDIATE: a read-then-write transaction must hold the write lock
         // from the start, or a concurrent writer makes the upgrade fail.
         let mut tx = self.begin_write().await?;
@@ -137,7 +151,7 @@ pub(super) async fn insert_proposal(
     tx: &mut sqlx::AnyConnection,
     suite_id: i64,
     epoch_id: i64,
-    p: &NewProposal,
+    p: &Proposal,
     applied_version: Option<i64>,
 ) -> Result<()> {
     sqlx::query(
