@@ -115,15 +115,15 @@ async fn the_agent_examples_run_from_stubs_to_passing_tests() {
             run.stdout.as_deref().unwrap_or("")
         );
         let t = store.trajectories_of_run(run.id).await.unwrap().remove(0);
-        let obs = store.observations_of_trajectory(&t.id).await.unwrap();
+        let obs = store.observations_of_trajectory(&t.record.id).await.unwrap();
         assert_eq!(obs.len(), 1, "{}", run.task_name);
-        let signals: Value = serde_json::from_str(&obs[0].signals_json).unwrap();
+        let signals: Value = serde_json::from_str(&obs[0].record.signals_json).unwrap();
         let tests = &signals["test_results"];
         assert!(tests["total"].as_u64().unwrap() >= 5 && tests["failed"] == 0, "{}: {signals}", run.task_name);
         assert_eq!(signals["build_result"]["success"], true, "{}", run.task_name);
     }
     let roman = store.trajectories_of_run(runs[1].id).await.unwrap().remove(0);
-    assert_eq!(roman.category, "rust-functions");
+    assert_eq!(roman.record.category, "rust-functions");
     // The example folders themselves are untouched: each run works on its own copy.
     let stub =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/agent/slug/slug.py")).unwrap();

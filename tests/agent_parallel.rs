@@ -155,18 +155,18 @@ async fn three_samples_share_one_budget_and_the_first_to_converge_stops_the_othe
     let rows = f.store.trajectories_of_run(run.id).await.unwrap();
     let group = f.trajectory(&format!("run-{}", run.id)).await;
     assert_eq!(
-        (group.role.as_str(), group.status.as_str(), group.parent_id.as_deref()),
+        (group.record.role.as_str(), group.status.as_str(), group.record.parent_id.as_deref()),
         ("parallel", "converged", None)
     );
-    assert!(f.observations(&group.id).await.is_empty(), "the group makes no attempt itself");
-    assert_eq!(json_of(&group.setup_json)["mode"], json!({"mode": "parallel", "initial_samples": 3}));
-    let samples: Vec<&TrajectoryRow> = rows.iter().filter(|t| t.role == "sample").collect();
+    assert!(f.observations(&group.record.id).await.is_empty(), "the group makes no attempt itself");
+    assert_eq!(json_of(&group.record.setup_json)["mode"], json!({"mode": "parallel", "initial_samples": 3}));
+    let samples: Vec<&TrajectoryRow> = rows.iter().filter(|t| t.record.role == "sample").collect();
     assert_eq!(samples.len(), 3);
-    let mut ordinals: Vec<i64> = samples.iter().map(|s| s.ordinal).collect();
+    let mut ordinals: Vec<i64> = samples.iter().map(|s| s.record.ordinal).collect();
     ordinals.sort();
     assert_eq!(ordinals, vec![1, 2, 3]);
-    assert!(samples.iter().all(|s| s.parent_id.as_deref() == Some(group.id.as_str())));
-    let mut dirs: Vec<&str> = samples.iter().map(|s| s.workspace_dir.as_str()).collect();
+    assert!(samples.iter().all(|s| s.record.parent_id.as_deref() == Some(group.record.id.as_str())));
+    let mut dirs: Vec<&str> = samples.iter().map(|s| s.record.workspace_dir.as_str()).collect();
     dirs.sort();
     dirs.dedup();
     assert_eq!(dirs.len(), 3, "each sample works in its own copy of the workspace");
@@ -175,34 +175,43 @@ async fn three_samples_share_one_budget_and_the_first_to_converge_stops_the_othe
     let winners: Vec<&&TrajectoryRow> = samples.iter().filter(|s| s.status == "converged").collect();
     assert_eq!(winners.len(), 1, "{:?}", samples.iter().map(|s| &s.status).collect::<Vec<_>>());
     let winner = winners[0];
-    let answered =
-        f.observations(&winner.id).await.into_iter().filter(|o| o.execution_json.contains("all ten")).count();
+    let answered = f
+        .observations(&winner.record.id)
+        .await
+        .into_iter()
+        .filter(|o| o.record.execution_json.contains("all ten"))
+        .count();
     assert_eq!(answered, 1, "an iteration keeps the answer it acted on");
-    for s in samples.iter().filter(|s| s.id != winner.id) {
+    for s in samples.iter().filter(|s| s.record.id != winner.record.id) {
         assert_eq!(s.status, "superseded");
-        assert_eq!(json_of(s.result_json.as_deref().unwrap())["superseded_by"], winner.id.as_str());
+        assert_eq!(json_of(s.result_json.as_deref().unwrap())["superseded_by"], winner.record.id.as_str());
         // Stopped, not waited for: the late answer never became an iteration.
-        let late = f.observations(&s.id).await.into_iter().filter(|o| o.execution_json.contains("too late")).count();
-        assert_eq!(late, 0, "sample {} waited for its late answer", s.ordinal);
+        let late = f
+            .observations(&s.record.id)
+            .await
+            .into_iter()
+            .filter(|o| o.record.execution_json.contains("too late"))
+            .count();
+        assert_eq!(late, 0, "sample {} waited for its late answer", s.record.ordinal);
     }
-    assert_eq!(file(&winner.workspace_dir, "squares.py"), squares(&first(10)));
+    assert_eq!(file(&winner.record.workspace_dir, "squares.py"), squares(&first(10)));
 
     // One budget: the samples together stayed inside it, and the group's row says what they used.
     let mut total = 0;
     for s in &samples {
-        total += f.observations(&s.id).await.len();
+        total += f.observations(&s.record.id).await.len();
     }
     assert!((1..=9).contains(&total), "{total} iterations");
     assert_eq!(group.iterations as usize, total);
 
     // The result is the winner's, in the run's own workspace.
     let result = json_of(group.result_json.as_deref().unwrap());
-    assert_eq!(result["winner"], winner.id.as_str());
-    assert_eq!(result["result"]["trajectory_id"], winner.id.as_str());
-    assert_eq!(file(&group.workspace_dir, "squares.py"), squares(&first(10)));
+    assert_eq!(result["winner"], winner.record.id.as_str());
+    assert_eq!(result["result"]["trajectory_id"], winner.record.id.as_str());
+    assert_eq!(file(&group.record.workspace_dir, "squares.py"), squares(&first(10)));
     let scores = f.scores(&run).await;
     assert_eq!(scores["eval_score"], 1.0);
-    assert_eq!(scores["metrics"]["trajectory_id"], group.id.as_str());
+    assert_eq!(scores["metrics"]["trajectory_id"], group.record.id.as_str());
 
     // Every sample spoke on the bus under its own id.
     let started = f.events("parallel_sampling_started").await;
@@ -210,16 +219,16 @@ async fn three_samples_share_one_budget_and_the_first_to_converge_stops_the_othe
     let mut ids: Vec<String> =
         f.events("trajectory_started").await.iter().map(|e| e["trajectory_id"].as_str().unwrap().to_string()).collect();
     ids.sort();
-    let mut expected: Vec<String> = samples.iter().map(|s| s.id.clone()).collect();
+    let mut expected: Vec<String> = samples.iter().map(|s| s.record.id.clone()).collect();
     expected.sort();
     assert_eq!(ids, expected);
     let superseded = f.events("trajectory_superseded").await;
     assert_eq!(superseded.len(), 2);
-    assert!(superseded.iter().all(|e| e["by"] == winner.id.as_str()));
+    assert!(superseded.iter().all(|e| e["by"] == winner.record.id.as_str()));
     let finished = f.events("parallel_sampling_finished").await;
-    assert_eq!(finished[0]["result_trajectory"], winner.id.as_str());
+    assert_eq!(finished[0]["result_trajectory"], winner.record.id.as_str());
     assert!(
-        f.events("iteration_completed").await.iter().all(|e| e["trajectory_id"] != group.id.as_str()),
+        f.events("iteration_completed").await.iter().all(|e| e["trajectory_id"] != group.record.id.as_str()),
         "iterations belong to samples"
     );
     server.shutdown().await;
@@ -241,23 +250,23 @@ async fn when_the_shared_budget_runs_out_the_best_observation_across_the_samples
 
     let run = f.last_run().await;
     let group = f.trajectory(&format!("run-{}", run.id)).await;
-    let samples = f.store.child_trajectories(&group.id).await.unwrap();
+    let samples = f.store.child_trajectories(&group.record.id).await.unwrap();
     assert_eq!(samples.len(), 2);
     let mut total = 0;
     let mut best: Option<(f64, String)> = None;
     let mut seen_by_any = 0;
     for s in &samples {
-        let obs = f.observations(&s.id).await;
+        let obs = f.observations(&s.record.id).await;
         total += obs.len();
         for o in &obs {
-            if best.as_ref().is_none_or(|(l, _)| o.level > *l) {
-                best = Some((o.level, s.id.clone()));
+            if best.as_ref().is_none_or(|(l, _)| o.record.level > *l) {
+                best = Some((o.record.level, s.record.id.clone()));
             }
         }
         // Each sample's engine saw the group's spending, not only its own.
-        let state: AgentState = serde_json::from_str(&s.state_json).unwrap();
+        let state: AgentState = serde_json::from_str(&s.record.state_json).unwrap();
         seen_by_any = seen_by_any.max(state.trajectory.budget.iterations_used as usize);
-        assert!(!obs.iter().any(|o| o.loop_control == "converged"));
+        assert!(!obs.iter().any(|o| o.record.loop_control == "converged"));
     }
     assert!(total <= 5, "the samples together used {total} of 5 iterations");
     assert_eq!(seen_by_any, total, "the last sample to record saw every iteration of the group");
@@ -270,7 +279,7 @@ async fn when_the_shared_budget_runs_out_the_best_observation_across_the_samples
     let result = json_of(group.result_json.as_deref().unwrap());
     assert_eq!(result["result"]["trajectory_id"], holder.as_str());
     assert_eq!(result["winner"], Value::Null);
-    assert_eq!(file(&group.workspace_dir, "squares.py"), squares(&first(8)));
+    assert_eq!(file(&group.record.workspace_dir, "squares.py"), squares(&first(8)));
     let scores = f.scores(&run).await;
     assert!((scores["eval_score"].as_f64().unwrap() - best_level).abs() < 1e-9, "{scores}");
     assert_eq!(scores["budget_remaining_pct"], 0.0);
@@ -302,18 +311,21 @@ async fn a_split_task_runs_its_subtasks_in_order_then_the_integration_trajectory
     assert_eq!(run.status, "complete", "{:?}", run.error);
     let root = f.trajectory(&format!("run-{}", run.id)).await;
     let (d1, d2, integration) = (
-        f.trajectory(&format!("{}.d1", root.id)).await,
-        f.trajectory(&format!("{}.d2", root.id)).await,
-        f.trajectory(&format!("{}.integration", root.id)).await,
+        f.trajectory(&format!("{}.d1", root.record.id)).await,
+        f.trajectory(&format!("{}.d2", root.record.id)).await,
+        f.trajectory(&format!("{}.integration", root.record.id)).await,
     );
-    assert_eq!((root.role.as_str(), root.status.as_str()), ("root", "converged"));
+    assert_eq!((root.record.role.as_str(), root.status.as_str()), ("root", "converged"));
     for (t, role, ordinal) in [(&d1, "subtask", 1), (&d2, "subtask", 2), (&integration, "integration", 3)] {
-        assert_eq!((t.role.as_str(), t.ordinal, t.parent_id.as_deref()), (role, ordinal, Some(root.id.as_str())));
+        assert_eq!(
+            (t.record.role.as_str(), t.record.ordinal, t.record.parent_id.as_deref()),
+            (role, ordinal, Some(root.record.id.as_str()))
+        );
     }
-    assert!(f.observations(&root.id).await.is_empty(), "split before its first attempt");
+    assert!(f.observations(&root.record.id).await.is_empty(), "split before its first attempt");
 
     // Budgets: a quarter of the 8 iterations for the integration, the rest shared by the subtasks.
-    let budget = |t: &TrajectoryRow| json_of(&t.setup_json)["budget"]["max_iterations"].as_u64().unwrap();
+    let budget = |t: &TrajectoryRow| json_of(&t.record.setup_json)["budget"]["max_iterations"].as_u64().unwrap();
     assert_eq!((budget(&d1), budget(&d2), budget(&integration)), (3, 3, 2));
 
     // Each subtask worked from its own specification and was measured by its own check.
@@ -323,15 +335,27 @@ async fn a_split_task_runs_its_subtasks_in_order_then_the_integration_trajectory
     assert!(p1.contains("subtask 1 of 2") && p1.contains("Make square(n) right for n from 1 to 5."), "{p1}");
     assert!(p1.contains("test_1 to test_5 pass"), "{p1}");
     assert!(message(&server, 2, "user").contains("Make square(n) right for n from 6 to 10."));
-    let (o1, o2, oi) =
-        (f.observations(&d1.id).await, f.observations(&d2.id).await, f.observations(&integration.id).await);
-    assert_eq!((d1.status.as_str(), o1.len(), o1[0].verdict_summary.as_str()), ("converged", 1, "5 of 5 tests pass"));
-    assert_eq!((d2.status.as_str(), o2.len(), o2[0].verdict_summary.as_str()), ("converged", 1, "5 of 5 tests pass"));
+    let (o1, o2, oi) = (
+        f.observations(&d1.record.id).await,
+        f.observations(&d2.record.id).await,
+        f.observations(&integration.record.id).await,
+    );
+    assert_eq!(
+        (d1.status.as_str(), o1.len(), o1[0].record.verdict_summary.as_str()),
+        ("converged", 1, "5 of 5 tests pass")
+    );
+    assert_eq!(
+        (d2.status.as_str(), o2.len(), o2[0].record.verdict_summary.as_str()),
+        ("converged", 1, "5 of 5 tests pass")
+    );
 
     // Subtask 2 started from subtask 1's result, the integration from subtask 2's.
-    let initial = |t: &TrajectoryRow| serde_json::from_str::<AgentState>(&t.state_json).unwrap().initial_commit;
-    assert_eq!(git_show(&d2.workspace_dir, &initial(&d2), "squares.py"), squares(&first(5)));
-    assert_eq!(git_show(&integration.workspace_dir, &initial(&integration), "squares.py"), squares(&[6, 7, 8, 9, 10]));
+    let initial = |t: &TrajectoryRow| serde_json::from_str::<AgentState>(&t.record.state_json).unwrap().initial_commit;
+    assert_eq!(git_show(&d2.record.workspace_dir, &initial(&d2), "squares.py"), squares(&first(5)));
+    assert_eq!(
+        git_show(&integration.record.workspace_dir, &initial(&integration), "squares.py"),
+        squares(&[6, 7, 8, 9, 10])
+    );
 
     // The integration is measured by every check, was told what the subtasks did, and decided.
     let pi = message(&server, 3, "user");
@@ -339,16 +363,16 @@ async fn a_split_task_runs_its_subtasks_in_order_then_the_integration_trajectory
     // Judged against its own baseline (6 to 10 passing, 1 to 5 failing):
     // its first attempt fixed the five targets and broke three tests.
     assert_eq!(
-        oi[0].verdict_summary,
+        oi[0].record.verdict_summary,
         "7 of 10 tests pass, 5 of 5 target tests pass; 3 tests that passed before the first change now fail \
          (test_squares.SquareTest.test_10, test_squares.SquareTest.test_8, test_squares.SquareTest.test_9)"
     );
     assert_eq!((integration.status.as_str(), oi.len()), ("converged", 2), "it used its whole quarter");
     assert_eq!(root.final_level, integration.final_level);
-    assert_eq!(file(&root.workspace_dir, "squares.py"), squares(&first(10)));
+    assert_eq!(file(&root.record.workspace_dir, "squares.py"), squares(&first(10)));
     let result = json_of(root.result_json.as_deref().unwrap());
     assert_eq!(result["end"], "decomposed");
-    assert_eq!(result["result"]["trajectory_id"], integration.id.as_str());
+    assert_eq!(result["result"]["trajectory_id"], integration.record.id.as_str());
     assert_eq!(result["decomposition"]["subtasks"][1]["name"], "high squares");
     assert_eq!(result["decomposition"]["subtasks"][1]["overseers"], json!(["high"]));
     assert_eq!(f.scores(&run).await["eval_score"], 1.0);
@@ -357,15 +381,18 @@ async fn a_split_task_runs_its_subtasks_in_order_then_the_integration_trajectory
     assert_eq!((recommended[0]["subtask_count"].as_u64(), recommended[0]["applied"].as_bool()), (Some(2), Some(true)));
     let split = f.events("decomposition_started").await;
     assert_eq!(split[0]["proactive"], true);
-    assert_eq!(split[0]["children"], json!([d1.id, d2.id]));
-    assert_eq!(split[0]["integration"], integration.id.as_str());
+    assert_eq!(split[0]["children"], json!([d1.record.id, d2.record.id]));
+    assert_eq!(split[0]["integration"], integration.record.id.as_str());
     let converged: Vec<String> = f
         .events("trajectory_converged")
         .await
         .iter()
         .map(|e| e["trajectory_id"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(converged, vec![d1.id.clone(), d2.id.clone(), integration.id.clone(), root.id.clone()]);
+    assert_eq!(
+        converged,
+        vec![d1.record.id.clone(), d2.record.id.clone(), integration.record.id.clone(), root.record.id.clone()]
+    );
 
     // `attractor trajectory RUN` shows the tree.
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_attractor"))
@@ -379,10 +406,10 @@ async fn a_split_task_runs_its_subtasks_in_order_then_the_integration_trajectory
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let heads: Vec<&str> = text.lines().filter(|l| l.contains(" — task `")).collect();
     assert_eq!(heads.len(), 4, "{text}");
-    assert!(heads[0].starts_with(&format!("trajectory {} ", root.id)), "{text}");
-    assert!(heads[1].starts_with(&format!("├─ subtask 1 {} ", d1.id)), "{text}");
-    assert!(heads[2].starts_with(&format!("├─ subtask 2 {} ", d2.id)), "{text}");
-    assert!(heads[3].starts_with(&format!("└─ integration {} ", integration.id)), "{text}");
+    assert!(heads[0].starts_with(&format!("trajectory {} ", root.record.id)), "{text}");
+    assert!(heads[1].starts_with(&format!("├─ subtask 1 {} ", d1.record.id)), "{text}");
+    assert!(heads[2].starts_with(&format!("├─ subtask 2 {} ", d2.record.id)), "{text}");
+    assert!(heads[3].starts_with(&format!("└─ integration {} ", integration.record.id)), "{text}");
     assert!(text.contains("split before its first attempt into 2 subtasks"), "{text}");
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_attractor"))
         .arg("--db")
@@ -428,29 +455,32 @@ async fn the_engine_choosing_decompose_splits_a_stalled_trajectory_into_children
     let run = f.last_run().await;
     assert_eq!(run.status, "complete", "{:?}", run.error);
     let root = f.trajectory(&format!("run-{}", run.id)).await;
-    let obs = f.observations(&root.id).await;
+    let obs = f.observations(&root.record.id).await;
     assert_eq!(obs.len(), 3);
-    assert_eq!((obs[2].attractor.as_str(), obs[2].next_strategy.as_deref()), ("plateau", Some("decompose")));
+    assert_eq!(
+        (obs[2].record.attractor.as_str(), obs[2].record.next_strategy.as_deref()),
+        ("plateau", Some("decompose"))
+    );
     let proposal = message(&server, 3, "user");
     assert!(proposal.contains("Strategy for this attempt: decompose"), "{proposal}");
 
     // What was left (8 of 11 iterations) was shared: 3 + 3 for the subtasks, 2 for the integration.
-    let children = f.store.child_trajectories(&root.id).await.unwrap();
-    let roles: Vec<&str> = children.iter().map(|c| c.role.as_str()).collect();
+    let children = f.store.child_trajectories(&root.record.id).await.unwrap();
+    let roles: Vec<&str> = children.iter().map(|c| c.record.role.as_str()).collect();
     assert_eq!(roles, vec!["subtask", "subtask", "integration"]);
-    let budget = |t: &TrajectoryRow| json_of(&t.setup_json)["budget"]["max_iterations"].as_u64().unwrap();
+    let budget = |t: &TrajectoryRow| json_of(&t.record.setup_json)["budget"]["max_iterations"].as_u64().unwrap();
     assert_eq!(children.iter().map(budget).collect::<Vec<_>>(), vec![3, 3, 2]);
     assert!(children.iter().all(|c| c.status == "converged"));
     assert_eq!(root.status, "converged");
-    assert_eq!(file(&root.workspace_dir, "squares.py"), squares(&first(10)));
+    assert_eq!(file(&root.record.workspace_dir, "squares.py"), squares(&first(10)));
 
-    let state: AgentState = serde_json::from_str(&root.state_json).unwrap();
+    let state: AgentState = serde_json::from_str(&root.record.state_json).unwrap();
     let split = state.coordination.expect("the split is kept with the state");
     assert!(!split.proactive);
-    assert_eq!(split.start_commit, obs[2].commit_id, "the subtasks start from where the trajectory stood");
+    assert_eq!(split.start_commit, obs[2].record.commit_id, "the subtasks start from where the trajectory stood");
     let started = f.events("decomposition_started").await;
     assert_eq!(started[0]["proactive"], false);
-    assert_eq!(started[0]["trajectory_id"], root.id.as_str());
+    assert_eq!(started[0]["trajectory_id"], root.record.id.as_str());
     assert!(f.events("decomposition_recommended").await.is_empty(), "not asked for at setup");
     server.shutdown().await;
 }
@@ -476,8 +506,8 @@ async fn a_proposal_that_is_not_json_leaves_the_task_whole_with_the_reason_recor
     let rows = f.store.trajectories_of_run(run.id).await.unwrap();
     assert_eq!(rows.len(), 1, "no subtask was started");
     let root = &rows[0];
-    assert_eq!((root.role.as_str(), root.status.as_str()), ("root", "converged"));
-    let setup = json_of(&root.setup_json);
+    assert_eq!((root.record.role.as_str(), root.status.as_str()), ("root", "converged"));
+    let setup = json_of(&root.record.setup_json);
     assert_eq!(setup["decomposition"]["applied"], false);
     let reason = setup["decomposition"]["reason"].as_str().unwrap();
     assert!(reason.contains("not a usable split"), "{reason}");
@@ -509,13 +539,13 @@ async fn a_split_into_no_subtasks_is_set_aside_and_the_trajectory_goes_on() {
     let run = f.last_run().await;
     assert_eq!(run.status, "complete", "{:?}", run.error);
     let root = f.trajectory(&format!("run-{}", run.id)).await;
-    assert!(f.store.child_trajectories(&root.id).await.unwrap().is_empty());
-    let obs = f.observations(&root.id).await;
-    assert_eq!(obs[2].next_strategy.as_deref(), Some("decompose"));
+    assert!(f.store.child_trajectories(&root.record.id).await.unwrap().is_empty());
+    let obs = f.observations(&root.record.id).await;
+    assert_eq!(obs[2].record.next_strategy.as_deref(), Some("decompose"));
     assert_eq!(obs.len(), 4);
-    assert_ne!(obs[3].strategy, "decompose", "another strategy was chosen instead");
-    assert_eq!(obs[3].loop_control, "converged");
-    let state: AgentState = serde_json::from_str(&root.state_json).unwrap();
+    assert_ne!(obs[3].record.strategy, "decompose", "another strategy was chosen instead");
+    assert_eq!(obs[3].record.loop_control, "converged");
+    let state: AgentState = serde_json::from_str(&root.record.state_json).unwrap();
     assert!(state.trajectory.unavailable.contains(&attractor::engine::StrategyKind::Decompose));
     assert!(state.coordination.is_none());
     let result = json_of(root.result_json.as_deref().unwrap());
@@ -564,7 +594,7 @@ async fn parallel_samples_stopped_by_a_restart_resume_where_they_were() {
             let samples = f.store.child_trajectories(&format!("run-{}", run.id)).await.unwrap();
             let mut with_one = 0;
             for s in &samples {
-                with_one += usize::from(f.store.observations_of_trajectory(&s.id).await.unwrap().len() == 1);
+                with_one += usize::from(f.store.observations_of_trajectory(&s.record.id).await.unwrap().len() == 1);
             }
             samples.len() == 2 && with_one == 2
         })
@@ -594,16 +624,20 @@ async fn parallel_samples_stopped_by_a_restart_resume_where_they_were() {
     let run = f.last_run().await;
     assert_ne!(run.id, first_run.id);
     let group = f.trajectory(&group_id).await;
-    assert_eq!((group.run_id, group.status.as_str()), (run.id, "converged"), "the group was continued");
+    assert_eq!((group.record.run_id, group.status.as_str()), (run.id, "converged"), "the group was continued");
     let samples = f.store.child_trajectories(&group_id).await.unwrap();
-    assert!(samples.iter().all(|s| s.run_id == run.id), "its samples moved to the new run with it");
+    assert!(samples.iter().all(|s| s.record.run_id == run.id), "its samples moved to the new run with it");
     let statuses: Vec<&str> = samples.iter().map(|s| s.status.as_str()).collect();
     assert!(statuses.contains(&"converged"), "{statuses:?}");
     for s in &samples {
-        let obs = f.observations(&s.id).await;
-        assert_eq!(obs[0].sequence, 0);
+        let obs = f.observations(&s.record.id).await;
+        assert_eq!(obs[0].record.sequence, 0);
         if s.status == "converged" {
-            assert_eq!(obs.iter().map(|o| o.sequence).collect::<Vec<_>>(), vec![0, 1], "continued, not restarted");
+            assert_eq!(
+                obs.iter().map(|o| o.record.sequence).collect::<Vec<_>>(),
+                vec![0, 1],
+                "continued, not restarted"
+            );
         }
     }
     let started = f.events("parallel_sampling_started").await;
@@ -652,14 +686,14 @@ async fn a_split_stopped_by_a_restart_goes_on_with_the_next_subtask() {
     let run = f.last_run().await;
     assert_eq!(run.status, "complete", "{:?}", run.error);
     let root = f.trajectory(&root_id).await;
-    assert_eq!((root.run_id, root.status.as_str()), (run.id, "converged"));
+    assert_eq!((root.record.run_id, root.status.as_str()), (run.id, "converged"));
     assert_eq!(f.observations(&format!("{root_id}.d1")).await.len(), 1);
     let d2 = f.trajectory(&format!("{root_id}.d2")).await;
-    assert_eq!((d2.status.as_str(), d2.run_id), ("converged", run.id));
+    assert_eq!((d2.status.as_str(), d2.record.run_id), ("converged", run.id));
     assert_eq!(f.trajectory(&format!("{root_id}.integration")).await.status, "converged");
     assert_eq!(server.requests().len(), 2, "no proposal again, no subtask repeated");
     assert!(message(&server, 0, "user").contains("Make square(n) right for n from 6 to 10."));
     assert_eq!(f.events("decomposition_started").await.len(), 1);
-    assert_eq!(file(&root.workspace_dir, "squares.py"), squares(&first(10)));
+    assert_eq!(file(&root.record.workspace_dir, "squares.py"), squares(&first(10)));
     server.shutdown().await;
 }

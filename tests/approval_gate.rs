@@ -268,7 +268,7 @@ async fn a_run_cancelled_while_it_waits_asks_nothing_new_when_resumed_and_applie
             [ApprovalStatus::Pending, ApprovalStatus::Approved, ApprovalStatus::Rejected, ApprovalStatus::Applied]
         {
             for a in s.store().update_approvals_in(suite.id, status).await.unwrap() {
-                approvals.push((a.id, a.epoch_id, a.intervention_id, a.status, a.decided_at));
+                approvals.push((a.id, a.update.epoch_id, a.intervention_id, a.status, a.decided_at));
             }
         }
         panic!(

@@ -319,12 +319,18 @@ impl Fixture {
     }
 
     async fn strategies(&self, trajectory: &str) -> Vec<String> {
-        self.store.observations_of_trajectory(trajectory).await.unwrap().into_iter().map(|o| o.strategy).collect()
+        self.store
+            .observations_of_trajectory(trajectory)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|o| o.record.strategy)
+            .collect()
     }
 
     async fn state(&self, trajectory: &str) -> AgentState {
         let row = self.store.trajectory(trajectory).await.unwrap().unwrap();
-        serde_json::from_str(&row.state_json).unwrap()
+        serde_json::from_str(&row.record.state_json).unwrap()
     }
 }
 
@@ -396,7 +402,7 @@ async fn a_worsening_check_asks_the_model_tier_and_its_forced_strategy_runs_next
     let events = f.events("supervisor_directive").await;
     assert_eq!(events.len(), 3);
     assert_eq!((events[1]["action"].as_str(), events[1]["source"].as_str()), (Some("ADJUST"), Some("llm")));
-    let setup = json_of(Some(&f.store.trajectory(&id).await.unwrap().unwrap().setup_json));
+    let setup = json_of(Some(&f.store.trajectory(&id).await.unwrap().unwrap().record.setup_json));
     assert_eq!(setup["supervision"], "aso");
     server.shutdown().await;
 }
@@ -469,7 +475,7 @@ async fn the_coordinator_runs_its_trajectories_side_by_side() {
     let run = f.last_run().await;
     assert_eq!(run.status, "complete", "{:?}", run.error);
     let rows = f.store.trajectories_of_run(run.id).await.unwrap();
-    assert_eq!(rows.iter().filter(|t| t.role == "sample").count(), 2);
+    assert_eq!(rows.iter().filter(|t| t.record.role == "sample").count(), 2);
     let telemetry = f.telemetry(&run).await;
     assert!(telemetry.iter().any(|r| r.directive_source == "convergence" && r.status == "FEASIBLE_FOUND"));
     let ordinals: Vec<i64> = telemetry.iter().map(|r| r.trajectory_id).collect();

@@ -598,7 +598,7 @@ async fn the_trajectory_repository_and_the_memories_answer_over_http() {
 async fn a_notice_is_listed_apart_from_the_questions_and_can_only_be_dismissed() {
     let w = World::new();
     let store = attractor::store::Store::open(&w.db()).await.unwrap();
-    let row = |kind: &str, subject: &str| attractor::store::NewIntervention {
+    let row = |kind: &str, subject: &str| attractor::store::Intervention {
         kind: kind.into(),
         suite_id: None,
         run_id: None,

@@ -149,7 +149,7 @@ async fn a_cli_run_on_the_same_database_streams_to_the_app_live() {
         let suite = store.suite_by_name("knobs").await.unwrap().unwrap();
         let events = store.events_of_suite(suite.id).await.unwrap();
         store.close().await;
-        events.iter().filter(|e| e.kind == "run_finished").count()
+        events.iter().filter(|e| e.event.kind == "run_finished").count()
     };
     assert_eq!(count, 8, "each event is recorded once, by the process that published it");
 }

@@ -109,16 +109,16 @@ async fn a_task_without_a_feasible_point_asks_a_person_and_an_approval_doubles_i
     let pending = env.store.interventions(true).await.unwrap();
     assert_eq!(pending.len(), 1, "{pending:?}");
     let i = &pending[0];
-    assert_eq!(i.kind, "human_escalation");
-    assert_eq!(i.task_name.as_deref(), Some("ring"));
-    assert!(i.subject.contains("found no feasible point"), "{}", i.subject);
-    let context: Value = serde_json::from_str(&i.context_json).unwrap();
+    assert_eq!(i.raised.kind, "human_escalation");
+    assert_eq!(i.raised.task_name.as_deref(), Some("ring"));
+    assert!(i.raised.subject.contains("found no feasible point"), "{}", i.raised.subject);
+    let context: Value = serde_json::from_str(&i.raised.context_json).unwrap();
     for key in ["what", "why", "evidence", "proposal"] {
         assert!(context.get(key).is_some(), "context lacks `{key}`: {context}");
     }
     assert_eq!(context["proposed_action"], "double_budget");
     // The question is announced on the bus (the app's badge, the desktop notification) with its suite.
-    assert_eq!(i.suite_id, Some(run.suite_id));
+    assert_eq!(i.raised.suite_id, Some(run.suite_id));
     let announced = format!(
         "SELECT COUNT(*) FROM events WHERE kind = 'intervention_raised' AND json_extract(payload_json, \
          '$.intervention_id') = {} AND json_extract(payload_json, '$.run_id') = {}",
@@ -179,7 +179,7 @@ async fn a_failing_model_tier_escalates_and_an_approval_turns_it_off_for_the_tas
     assert!(rows.iter().any(|r| r.llm_call_made && r.directive_source == "fallback"), "failed calls fall back");
 
     let pending = env.store.interventions(true).await.unwrap();
-    let i = pending.iter().find(|i| i.subject.contains("LLM supervision failed")).expect("an escalation");
+    let i = pending.iter().find(|i| i.raised.subject.contains("LLM supervision failed")).expect("an escalation");
     assert!(env.store.answer_intervention(i.id, "approve", None).await.unwrap());
 
     let before = server.requests().len();

@@ -138,7 +138,7 @@ async fn baseline_runs_every_task_each_epoch_and_changes_nothing() {
     }
     // Every bus event reached the store, in order.
     let s = env.store.suite_by_name("knob-base").await.unwrap().unwrap();
-    let kinds: Vec<String> = env.store.events_of_suite(s.id).await.unwrap().into_iter().map(|e| e.kind).collect();
+    let kinds: Vec<String> = env.store.events_of_suite(s.id).await.unwrap().into_iter().map(|e| e.event.kind).collect();
     assert_eq!(kinds.first().map(String::as_str), Some("suite_started"));
     assert_eq!(kinds.last().map(String::as_str), Some("suite_finished"));
     assert_eq!(kinds.iter().filter(|k| *k == "run_finished").count(), 6);
@@ -390,8 +390,8 @@ async fn a_task_edited_before_the_resume_runs_again_and_its_old_run_is_set_aside
     let events = env.store.events_of_suite(s.id).await.unwrap();
     let resumed = events
         .iter()
-        .filter(|e| e.kind == "epoch_started")
-        .map(|e| serde_json::from_str::<Value>(&e.payload_json).unwrap())
+        .filter(|e| e.event.kind == "epoch_started")
+        .map(|e| serde_json::from_str::<Value>(&e.event.payload_json).unwrap())
         .find(|p| p["resumed"] == true)
         .expect("the resumed epoch's start");
     assert_eq!(resumed["changed"], serde_json::json!(["first"]), "{resumed}");

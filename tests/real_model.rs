@@ -500,7 +500,7 @@ async fn the_aso_model_tier_makes_at_most_two_calls_per_supervision_and_reports_
     // most, and none blames the model for a budget that ran out.
     let pending = store.interventions(true).await.unwrap();
     assert!(pending.len() <= 2 * runs.len(), "{pending:?}");
-    assert!(!pending.iter().any(|q| q.context_json.contains("spent its model time")), "{pending:?}");
+    assert!(!pending.iter().any(|q| q.raised.context_json.contains("spent its model time")), "{pending:?}");
 }
 
 /// The bundled agent example with two loops per task (six would take the

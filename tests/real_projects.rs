@@ -126,12 +126,12 @@ async fn run(p: &Project, name: &'static str, executor: &str, loops: u32) -> Ver
     let rows = store.epoch_runs_of_suite(suite.id).await.unwrap();
     let run_id = rows[0].run_id;
     let t = store.trajectories_of_run(run_id).await.unwrap().pop().expect("a trajectory");
-    let baseline = store.baseline_of_trajectory(&t.id).await.unwrap().expect("a baseline (iteration 0)");
+    let baseline = store.baseline_of_trajectory(&t.record.id).await.unwrap().expect("a baseline (iteration 0)");
     let mut lines = Vec::new();
     let mut failing_checks = Vec::new();
-    for o in store.observations_of_trajectory(&t.id).await.unwrap() {
-        lines.push(o.verdict_summary.clone());
-        let signals: Value = serde_json::from_str(&o.signals_json).unwrap();
+    for o in store.observations_of_trajectory(&t.record.id).await.unwrap() {
+        lines.push(o.record.verdict_summary.clone());
+        let signals: Value = serde_json::from_str(&o.record.signals_json).unwrap();
         for c in signals["custom_checks"].as_array().into_iter().flatten().filter(|c| c["passed"] == false) {
             failing_checks.push(format!(
                 "{}: {}",
@@ -141,14 +141,14 @@ async fn run(p: &Project, name: &'static str, executor: &str, loops: u32) -> Ver
         }
     }
     let result: Value =
-        std::fs::read_to_string(Path::new(&t.workspace_dir).parent().unwrap().join("agent_result.json"))
+        std::fs::read_to_string(Path::new(&t.record.workspace_dir).parent().unwrap().join("agent_result.json"))
             .ok()
             .and_then(|s| serde_json::from_str(&s).ok())
             .unwrap_or_default();
     Verdict {
         trajectory_status: t.status,
         loss: rows[0].loss,
-        baseline: baseline.summary,
+        baseline: baseline.record.summary,
         lines,
         failing_checks,
         notes: result["notes"].to_string(),

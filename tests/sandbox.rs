@@ -68,10 +68,10 @@ async fn attempt(sandbox: bool) -> (bool, bool, Value) {
 
     let run = f.last_run().await;
     let t = f.store.trajectories_of_run(run.id).await.unwrap().pop().expect("a trajectory");
-    let obs = f.store.observations_of_trajectory(&t.id).await.unwrap();
+    let obs = f.store.observations_of_trajectory(&t.record.id).await.unwrap();
     assert_eq!(obs.len(), 1, "one iteration");
-    assert_eq!(obs[0].loop_control, "converged", "the tests pass either way");
-    let setup: Value = serde_json::from_str(&t.setup_json).unwrap();
+    assert_eq!(obs[0].record.loop_control, "converged", "the tests pass either way");
+    let setup: Value = serde_json::from_str(&t.record.setup_json).unwrap();
     (outside.exists(), listener.accept().is_ok(), setup["sandbox"].clone())
 }
 
@@ -122,7 +122,7 @@ async fn a_command_executor_reads_neither_the_suite_folder_nor_other_runs_while_
     let suite = store.suite_by_name("held-out").await.unwrap().unwrap();
     let rows = store.epoch_runs_of_suite(suite.id).await.unwrap();
     let t = store.trajectories_of_run(rows[0].run_id).await.unwrap().pop().expect("a trajectory");
-    let ws = PathBuf::from(&t.workspace_dir);
+    let ws = PathBuf::from(&t.record.workspace_dir);
     let read = |name: &str| std::fs::read_to_string(ws.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(!read("seen.txt").contains("1764"), "the executor read a held-out file: {}", read("seen.txt"));
     assert_eq!(read("suite.txt").trim(), "", "the suite's folder is shown empty");

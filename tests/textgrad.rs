@@ -796,8 +796,11 @@ async fn a_cost_budget_stops_the_run_cleanly_and_is_never_exceeded() {
     // sums to what the epochs recorded.
     let ledger = env.store.model_calls(CallsOf::Suite(suite_id)).await.unwrap();
     assert_eq!(ledger.len() as u64, calls);
-    assert!(ledger.iter().all(|c| c.epoch_id.is_some() && c.run_id.is_none() && c.role == "proposer"), "{ledger:?}");
-    assert!(ledger.iter().all(|c| c.outcome == "ok" && c.cost.is_some_and(|x| x > 0.0)), "{ledger:?}");
+    assert!(
+        ledger.iter().all(|c| c.call.epoch_id.is_some() && c.call.run_id.is_none() && c.call.role == "proposer"),
+        "{ledger:?}"
+    );
+    assert!(ledger.iter().all(|c| c.call.outcome == "ok" && c.call.cost.is_some_and(|x| x > 0.0)), "{ledger:?}");
     let suite_spend = env.store.model_spend(CallsOf::Suite(suite_id)).await.unwrap();
     assert_eq!((suite_spend.calls, suite_spend.completion_tokens), (calls, completion));
     assert!((suite_spend.cost - cost).abs() < 1e-12, "{} vs {cost}", suite_spend.cost);

@@ -162,11 +162,11 @@ async fn a_trajectory_asked_about_by_id_is_compared_by_its_own_task_not_its_runs
     let run = env.store.trajectory(decimal).await.unwrap().unwrap();
     let state = serde_json::json!({"trajectory": {"specification": {"original": {"description": "Render the bar chart of parsed integers"}}}});
     env.store
-        .insert_trajectory(&attractor::store::NewTrajectory {
+        .insert_trajectory(&attractor::store::TrajectoryRecord {
             id: format!("{decimal}-s1"),
             run_id: *decimal_run,
-            suite_id: run.suite_id,
-            epoch_id: run.epoch_id,
+            suite_id: run.record.suite_id,
+            epoch_id: run.record.epoch_id,
             task_name: "decimal-chart".into(),
             category: "charts".into(),
             workspace_dir: "/tmp/crafted/workspace".into(),

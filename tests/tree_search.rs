@@ -62,41 +62,41 @@ async fn the_tree_search_improves_on_the_root_and_activates_its_best_node() {
 
     let s = env.store.suite_by_name("knob").await.unwrap().unwrap();
     let nodes = env.store.tree_nodes(s.id).await.unwrap();
-    assert!(nodes[0].parent_id.is_none());
+    assert!(nodes[0].node.parent_id.is_none());
     // Every evaluation is an epoch, within the budget.
-    let evaluations: i64 = nodes.iter().map(|n| n.evaluations).sum();
+    let evaluations: i64 = nodes.iter().map(|n| n.node.evaluations).sum();
     assert_eq!(evaluations, summary.epochs.len() as i64);
     assert!(summary.epochs.len() <= 12);
     assert_eq!(count(&env.store, "SELECT COUNT(*) FROM epochs WHERE completed_at IS NOT NULL").await, evaluations);
 
-    let root_mean = nodes[0].mean_loss.unwrap();
+    let root_mean = nodes[0].node.mean_loss.unwrap();
     let best = nodes
         .iter()
-        .filter(|n| n.status == "committed" || n.status == "pruned")
-        .min_by(|a, b| a.mean_loss.unwrap().total_cmp(&b.mean_loss.unwrap()))
+        .filter(|n| n.node.status == "committed" || n.node.status == "pruned")
+        .min_by(|a, b| a.node.mean_loss.unwrap().total_cmp(&b.node.mean_loss.unwrap()))
         .unwrap();
-    assert!(best.mean_loss.unwrap() < root_mean, "x = 1 is far from 5: some child must do better: {nodes:#?}");
+    assert!(best.node.mean_loss.unwrap() < root_mean, "x = 1 is far from 5: some child must do better: {nodes:#?}");
     // Every committed child beat its parent; every discarded one did not.
-    for n in nodes.iter().filter(|n| n.parent_id.is_some() && n.mean_loss.is_some()) {
-        let parent = nodes.iter().find(|p| Some(p.id) == n.parent_id).unwrap();
-        let (child, par) = (n.mean_loss.unwrap(), parent.mean_loss.unwrap());
-        match n.status.as_str() {
+    for n in nodes.iter().filter(|n| n.node.parent_id.is_some() && n.node.mean_loss.is_some()) {
+        let parent = nodes.iter().find(|p| Some(p.id) == n.node.parent_id).unwrap();
+        let (child, par) = (n.node.mean_loss.unwrap(), parent.node.mean_loss.unwrap());
+        match n.node.status.as_str() {
             // A pruned node was committed first, then exhausted.
             "committed" | "pruned" => assert!(child < par, "node {} committed without beating its parent", n.id),
-            "discarded" => assert!(child >= par || n.note.as_deref().unwrap_or("").contains("held-out")),
+            "discarded" => assert!(child >= par || n.node.note.as_deref().unwrap_or("").contains("held-out")),
             other => panic!("unexpected status {other}"),
         }
     }
     let active = env.registry().await.get_active("knob").await.unwrap();
-    assert_eq!(Some(active.version), best.to_version, "the best node's version is active");
+    assert_eq!(Some(active.version), best.node.to_version, "the best node's version is active");
     // A child the search discarded is no winner among the proposals (the
     // Proposals view would show it as applied): it is stored rejected, with
     // its verdict as the reason.
     let proposals = env.store.proposals(s.id).await.unwrap();
-    let discarded: Vec<_> = nodes.iter().filter(|n| n.status == "discarded").collect();
+    let discarded: Vec<_> = nodes.iter().filter(|n| n.node.status == "discarded").collect();
     assert!(!discarded.is_empty(), "some child did not beat its parent: {nodes:#?}");
     for n in &discarded {
-        let of_node: Vec<_> = proposals.iter().filter(|p| Some(p.row.epoch_id) == n.epoch_id).collect();
+        let of_node: Vec<_> = proposals.iter().filter(|p| Some(p.row.epoch_id) == n.node.epoch_id).collect();
         assert!(!of_node.is_empty(), "node {} has its proposal", n.id);
         for p in of_node {
             assert_eq!(p.row.proposal.outcome, ProposalOutcome::Rejected, "node {}: {p:?}", n.id);
@@ -117,7 +117,7 @@ async fn the_tree_search_improves_on_the_root_and_activates_its_best_node() {
     // The suite's latest mean loss is the best kept node's (the versions now
     // active), not whatever candidate the last epoch happened to measure.
     let summary = env.store.suite_summaries().await.unwrap().into_iter().find(|x| x.id == s.id).unwrap();
-    assert_eq!(summary.latest_mean_loss, best.mean_loss);
+    assert_eq!(summary.latest_mean_loss, best.node.mean_loss);
 }
 
 #[tokio::test]
@@ -131,18 +131,23 @@ async fn a_committed_child_deepens_its_branch_in_the_same_round_up_to_the_branch
     let by_id = |id: i64| nodes.iter().find(|n| n.id == id).unwrap();
     // A child of a committed child made in the same round: the lane went on.
     let deepened = nodes.iter().filter(|n| {
-        n.parent_id.map(by_id).is_some_and(|p| p.parent_id.is_some() && p.round == n.round && p.status != "discarded")
+        n.node
+            .parent_id
+            .map(by_id)
+            .is_some_and(|p| p.node.parent_id.is_some() && p.node.round == n.node.round && p.node.status != "discarded")
     });
     assert!(deepened.count() >= 1, "{nodes:#?}");
     // Never more than three children of one lane in a round: no chain of four in one round.
     for n in &nodes {
         let mut depth = 0;
         let mut at = n;
-        while let Some(p) = at.parent_id.map(by_id).filter(|p| p.round == n.round && p.parent_id.is_some()) {
+        while let Some(p) =
+            at.node.parent_id.map(by_id).filter(|p| p.node.round == n.node.round && p.node.parent_id.is_some())
+        {
             depth += 1;
             at = p;
         }
-        assert!(depth < 3, "node {} is {} deep in round {:?}", n.id, depth + 1, n.round);
+        assert!(depth < 3, "node {} is {} deep in round {:?}", n.id, depth + 1, n.node.round);
     }
     // With a budget of one, every child of a round hangs from an earlier round's node.
     let env = Env::new().await;
@@ -151,9 +156,9 @@ async fn a_committed_child_deepens_its_branch_in_the_same_round_up_to_the_branch
         .await;
     let s = env.store.suite_by_name("knob").await.unwrap().unwrap();
     let nodes = env.store.tree_nodes(s.id).await.unwrap();
-    for n in nodes.iter().filter(|n| n.parent_id.is_some()) {
-        let p = nodes.iter().find(|p| Some(p.id) == n.parent_id).unwrap();
-        assert!(p.round < n.round, "node {} and its parent {} are of one round", n.id, p.id);
+    for n in nodes.iter().filter(|n| n.node.parent_id.is_some()) {
+        let p = nodes.iter().find(|p| Some(p.id) == n.node.parent_id).unwrap();
+        assert!(p.node.round < n.node.round, "node {} and its parent {} are of one round", n.id, p.id);
     }
 }
 
@@ -169,10 +174,10 @@ async fn a_node_whose_children_all_regress_is_pruned_and_the_search_stops() {
 
     let s = env.store.suite_by_name("knob").await.unwrap().unwrap();
     let nodes = env.store.tree_nodes(s.id).await.unwrap();
-    assert_eq!(nodes[0].status, "pruned", "{nodes:#?}");
-    let children: Vec<_> = nodes.iter().filter(|n| n.parent_id == Some(nodes[0].id)).collect();
+    assert_eq!(nodes[0].node.status, "pruned", "{nodes:#?}");
+    let children: Vec<_> = nodes.iter().filter(|n| n.node.parent_id == Some(nodes[0].id)).collect();
     assert_eq!(children.len(), 3);
-    assert!(children.iter().all(|c| c.status == "discarded"));
+    assert!(children.iter().all(|c| c.node.status == "discarded"));
     // With the only frontier node pruned, nothing is left to brief: it stopped
     // long before the budget, and v0 stays active.
     assert_eq!(summary.epochs.len(), 4);
@@ -197,8 +202,8 @@ async fn a_second_invocation_carries_on_the_same_tree() {
     env.run(&path, config(&env, 4, tree)).await;
     let s = env.store.suite_by_name("knob").await.unwrap().unwrap();
     let nodes = env.store.tree_nodes(s.id).await.unwrap();
-    assert_eq!(nodes.iter().filter(|n| n.parent_id.is_none()).count(), 1, "one root: {nodes:#?}");
-    assert_eq!(nodes.iter().map(|n| n.evaluations).sum::<i64>(), 8);
+    assert_eq!(nodes.iter().filter(|n| n.node.parent_id.is_none()).count(), 1, "one root: {nodes:#?}");
+    assert_eq!(nodes.iter().map(|n| n.node.evaluations).sum::<i64>(), 8);
 }
 
 // ---------------------------------------------------------------------------
@@ -363,7 +368,7 @@ tasks:
         // Root, the idea's child, and two that brought nothing.
         assert_eq!(summary.epochs.len(), 4);
         let (nodes, notes) = tree(&env).await;
-        let statuses: Vec<(&str, Option<i64>)> = nodes.iter().map(|n| (n.status.as_str(), n.round)).collect();
+        let statuses: Vec<(&str, Option<i64>)> = nodes.iter().map(|n| (n.node.status.as_str(), n.node.round)).collect();
         assert_eq!(
             statuses,
             vec![
@@ -374,19 +379,24 @@ tasks:
                 ("discarded", Some(4))
             ]
         );
-        assert!(nodes[1].note.as_deref().unwrap().contains("quotes held-out task text"), "{:?}", nodes[1].note);
+        assert!(
+            nodes[1].node.note.as_deref().unwrap().contains("quotes held-out task text"),
+            "{:?}",
+            nodes[1].node.note
+        );
         let child = &nodes[2];
-        assert!(child.brief.as_deref().unwrap().contains("idea (frontier extrapolation): Write the word GOOD"));
-        assert!(child.guidance.as_deref().unwrap().contains("Write the word GOOD"));
-        let proposal_note = notes.iter().find(|n| n.kind == "proposal" && n.round == 2).expect("the stored idea");
-        assert_eq!(proposal_note.source, "frontier_extrapolation");
+        assert!(child.node.brief.as_deref().unwrap().contains("idea (frontier extrapolation): Write the word GOOD"));
+        assert!(child.node.guidance.as_deref().unwrap().contains("Write the word GOOD"));
+        let proposal_note =
+            notes.iter().find(|n| n.note.kind == "proposal" && n.note.round == 2).expect("the stored idea");
+        assert_eq!(proposal_note.note.source, "frontier_extrapolation");
         assert_eq!(proposal_note.node_id, Some(child.id), "the idea links to the child it made");
-        assert_eq!(proposal_note.parent_id, Some(nodes[0].id));
-        assert_eq!(proposal_note.expected_loss_reduction, Some(0.3));
-        let nothing: Vec<&TreeNoteRow> = notes.iter().filter(|n| n.kind == "nothing").collect();
+        assert_eq!(proposal_note.note.parent_id, Some(nodes[0].id));
+        assert_eq!(proposal_note.note.expected_loss_reduction, Some(0.3));
+        let nothing: Vec<&TreeNoteRow> = notes.iter().filter(|n| n.note.kind == "nothing").collect();
         assert_eq!(nothing.len(), 2, "each failure analysis gave nothing: {notes:#?}");
-        assert!(nothing[1].text.starts_with("unusable reply"), "{}", nothing[1].text);
-        assert!(notes.iter().any(|n| n.kind == "proposal" && n.round == 4 && n.node_id == Some(nodes[4].id)));
+        assert!(nothing[1].note.text.starts_with("unusable reply"), "{}", nothing[1].note.text);
+        assert!(notes.iter().any(|n| n.note.kind == "proposal" && n.note.round == 4 && n.node_id == Some(nodes[4].id)));
         // The best node is active.
         assert_eq!(env.registry().await.get_active("style").await.unwrap().content, "GOOD plain");
 
@@ -454,10 +464,13 @@ tasks:
         assert_no_held_out_text(&server);
 
         let (nodes, notes) = tree(&env).await;
-        assert!(nodes[3].note.as_deref().unwrap().contains("held-out mean rose"), "people see the numbers");
-        let hint = notes.iter().find(|n| n.source == "analyst").expect("the hint is stored");
-        assert_eq!((hint.kind.as_str(), hint.round, hint.artifact.as_deref()), ("saturated_axis", 4, Some("style")));
-        assert_eq!(notes.iter().filter(|n| n.source == "analyst").count(), 1, "stored once");
+        assert!(nodes[3].node.note.as_deref().unwrap().contains("held-out mean rose"), "people see the numbers");
+        let hint = notes.iter().find(|n| n.note.source == "analyst").expect("the hint is stored");
+        assert_eq!(
+            (hint.note.kind.as_str(), hint.note.round, hint.note.artifact.as_deref()),
+            ("saturated_axis", 4, Some("style"))
+        );
+        assert_eq!(notes.iter().filter(|n| n.note.source == "analyst").count(), 1, "stored once");
     }
 
     #[tokio::test]
@@ -476,20 +489,20 @@ tasks:
         env.run_with_model(&path, cfg, client(&server)).await.unwrap();
 
         let (nodes, _) = tree(&env).await;
-        let style = nodes.iter().find(|n| n.changed_artifact.as_deref() == Some("style")).unwrap();
-        assert_eq!(style.status, "rejected");
-        let why = style.note.as_deref().unwrap();
+        let style = nodes.iter().find(|n| n.node.changed_artifact.as_deref() == Some("style")).unwrap();
+        assert_eq!(style.node.status, "rejected");
+        let why = style.node.note.as_deref().unwrap();
         assert!(
             why.contains(
                 "contains what task `first` is checked against (env `EXPECTED_ANSWER`): `violet-harbour-1987`"
             ),
             "{why}"
         );
-        assert_eq!(style.evaluations, 0, "never run");
-        assert!(style.feedback.as_deref().unwrap().contains("expected answer of task `first`"));
-        let tone = nodes.iter().find(|n| n.changed_artifact.as_deref() == Some("tone")).unwrap();
-        assert_eq!(tone.status, "discarded", "`yes` is too short to count: it was evaluated");
-        assert_eq!(tone.evaluations, 1);
+        assert_eq!(style.node.evaluations, 0, "never run");
+        assert!(style.node.feedback.as_deref().unwrap().contains("expected answer of task `first`"));
+        let tone = nodes.iter().find(|n| n.node.changed_artifact.as_deref() == Some("tone")).unwrap();
+        assert_eq!(tone.node.status, "discarded", "`yes` is too short to count: it was evaluated");
+        assert_eq!(tone.node.evaluations, 1);
     }
 
     #[tokio::test]
@@ -531,11 +544,21 @@ tasks:
         // With every direction from the only parent dead, no brief is left: it stops.
         assert_eq!(summary.epochs.len(), 7, "the root and six children");
         let (nodes, notes) = tree(&env).await;
-        let dead: Vec<(i64, Option<&str>)> =
-            notes.iter().filter(|n| n.kind == "dead_direction").map(|n| (n.round, n.artifact.as_deref())).collect();
+        let dead: Vec<(i64, Option<&str>)> = notes
+            .iter()
+            .filter(|n| n.note.kind == "dead_direction")
+            .map(|n| (n.note.round, n.note.artifact.as_deref()))
+            .collect();
         assert_eq!(dead, vec![(3, Some("mood")), (3, Some("style")), (5, Some("tone"))]);
-        assert!(notes.iter().filter(|n| n.kind == "dead_direction").all(|n| n.parent_id == Some(nodes[0].id)));
-        assert!(nodes.iter().filter(|n| n.round >= Some(3)).all(|n| n.changed_artifact.as_deref() == Some("tone")));
+        assert!(
+            notes.iter().filter(|n| n.note.kind == "dead_direction").all(|n| n.note.parent_id == Some(nodes[0].id))
+        );
+        assert!(
+            nodes
+                .iter()
+                .filter(|n| n.node.round >= Some(3))
+                .all(|n| n.node.changed_artifact.as_deref() == Some("tone"))
+        );
     }
 }
 
@@ -553,24 +576,28 @@ async fn under_the_approval_gate_the_best_node_waits_for_a_person_and_approving_
     let nodes = env.store.tree_nodes(s.id).await.unwrap();
     let best = nodes
         .iter()
-        .filter(|n| n.status == "committed" || n.status == "pruned")
-        .min_by(|a, b| a.mean_loss.unwrap().total_cmp(&b.mean_loss.unwrap()))
+        .filter(|n| n.node.status == "committed" || n.node.status == "pruned")
+        .min_by(|a, b| a.node.mean_loss.unwrap().total_cmp(&b.node.mean_loss.unwrap()))
         .unwrap();
-    assert!(best.parent_id.is_some(), "a child beat the root at x = 1: {nodes:#?}");
+    assert!(best.node.parent_id.is_some(), "a child beat the root at x = 1: {nodes:#?}");
     // The search ended; its best is not active yet but waits in the inbox.
     let registry = env.registry().await;
     assert_eq!(registry.get_active("knob").await.unwrap().version, 0, "nothing moved without a person");
     let waiting = env.store.update_approvals_in(s.id, attractor::store::ApprovalStatus::Pending).await.unwrap();
     assert_eq!(waiting.len(), 1, "{waiting:?}");
-    assert_eq!(waiting[0].proposed_version, best.to_version);
-    assert!(waiting[0].rationale.contains("best node"), "{}", waiting[0].rationale);
+    assert_eq!(waiting[0].update.proposed_version, best.node.to_version);
+    assert!(waiting[0].update.rationale.contains("best node"), "{}", waiting[0].update.rationale);
     let versions_before = registry.history("knob").await.unwrap().len();
 
     let question = waiting[0].intervention_id.unwrap();
     let approve = attractor::outer::approval::Decision::Approve { content: None };
     let decided = attractor::outer::approval::decide(&env.store, question, approve).await.unwrap();
-    assert_eq!(decided.applied.map(|(to, _)| to), best.to_version);
+    assert_eq!(decided.applied.map(|(to, _)| to), best.node.to_version);
     let registry = env.registry().await;
-    assert_eq!(Some(registry.get_active("knob").await.unwrap().version), best.to_version, "the node's own version");
+    assert_eq!(
+        Some(registry.get_active("knob").await.unwrap().version),
+        best.node.to_version,
+        "the node's own version"
+    );
     assert_eq!(registry.history("knob").await.unwrap().len(), versions_before, "no copy of it was written");
 }

@@ -105,12 +105,12 @@ async fn judge(case: Case) -> Verdict {
     let mut refused = Vec::new();
     let mut seen = Vec::new();
     let mut failing_checks = Vec::new();
-    for o in f.store.observations_of_trajectory(&t.id).await.unwrap() {
-        let execution: Value = serde_json::from_str(&o.execution_json).unwrap();
+    for o in f.store.observations_of_trajectory(&t.record.id).await.unwrap() {
+        let execution: Value = serde_json::from_str(&o.record.execution_json).unwrap();
         for r in execution["rejected"].as_array().into_iter().flatten() {
             refused.push(r["path"].as_str().unwrap_or_default().to_string());
         }
-        let signals: Value = serde_json::from_str(&o.signals_json).unwrap();
+        let signals: Value = serde_json::from_str(&o.record.signals_json).unwrap();
         for c in signals["custom_checks"].as_array().into_iter().flatten().filter(|c| c["passed"] == false) {
             failing_checks.push(format!(
                 "{}: {}",
@@ -118,9 +118,9 @@ async fn judge(case: Case) -> Verdict {
                 c["detail"].as_str().unwrap_or_default()
             ));
         }
-        seen.push((o.strategy, o.attractor));
+        seen.push((o.record.strategy, o.record.attractor));
     }
-    let workspace = std::path::Path::new(&t.workspace_dir);
+    let workspace = std::path::Path::new(&t.record.workspace_dir);
     let tests_after =
         std::fs::read_to_string(workspace.join("test_squares.py")).unwrap_or_else(|_| "(deleted)".to_string());
     assert_eq!(tests_after, tests_before, "the tests are as they were, whatever the executor did");
@@ -201,7 +201,7 @@ async fn held_out_verdict(command: &str) -> (String, f64, Vec<attractor::store::
         "name: held\ntasks:\n  - name: squares\n    kind: agent\n    task: Implement square(n) in squares.py.\n    workspace: pkg\n    budget:\n      max_loops: 2\n    executor:\n      type: command\n      command: {command:?}\n    overseers:\n      - name: tests\n        kind: test\n        command: python3 -m unittest -v\n      - name: held-out\n        kind: test\n        hidden: true\n        command: python3 -m unittest discover -v -s \"$ATTRACTOR_SUITE_DIR/held\"\n"
     );
     let (_, t, rows) = run_once(&f, "held", &yaml, true).await;
-    (t.status, rows[0].loss, f.store.observations_of_trajectory(&t.id).await.unwrap())
+    (t.status, rows[0].loss, f.store.observations_of_trajectory(&t.record.id).await.unwrap())
 }
 
 #[tokio::test]
@@ -218,7 +218,7 @@ async fn held_out_checks_catch_a_hard_coded_answer_that_the_visible_tests_pass()
     // What the executor is told never names them: the visible record holds
     // only the visible tests.
     for o in &observations {
-        for text in [&o.signals_json, &o.overseer_runs_json, &o.verdict_summary] {
+        for text in [&o.record.signals_json, &o.record.overseer_runs_json, &o.record.verdict_summary] {
             assert!(!text.contains("test_held") && !text.contains("HeldOut"), "held-out output leaked: {text}");
         }
     }
@@ -335,7 +335,8 @@ async fn a_later_run_of_the_same_unchanged_workspace_reuses_its_baseline_as_iter
     for row in f.store.epoch_runs_of_suite(suite.id).await.unwrap() {
         let t = f.store.trajectories_of_run(row.run_id).await.unwrap().pop().expect("a trajectory");
         assert_eq!(t.status, "converged");
-        summaries.push(f.store.baseline_of_trajectory(&t.id).await.unwrap().expect("iteration 0").summary);
+        summaries
+            .push(f.store.baseline_of_trajectory(&t.record.id).await.unwrap().expect("iteration 0").record.summary);
     }
     assert_eq!(summaries.len(), 2);
     let measured = "10 tests at baseline: 0 passed, 10 failed, 0 skipped; targets: the 10 tests failing at baseline";
@@ -378,14 +379,14 @@ async fn an_impossible_task_asks_a_person_where_its_priority_says_so_and_a_hint_
     let asked = tokio::join!(run, person).1;
     assert_eq!(asked.len(), 2, "{asked:#?}");
     for q in &asked {
-        assert_eq!(q.kind, "human_escalation");
-        assert!(q.subject.contains("looks impossible"), "{}", q.subject);
+        assert_eq!(q.raised.kind, "human_escalation");
+        assert!(q.raised.subject.contains("looks impossible"), "{}", q.raised.subject);
     }
-    let context: Value = serde_json::from_str(&asked[0].context_json).unwrap();
+    let context: Value = serde_json::from_str(&asked[0].raised.context_json).unwrap();
     assert!(context["what"].as_str().unwrap().contains("to protected test files"), "{context}");
     let run = f.last_run().await;
     let t = f.store.trajectories_of_run(run.id).await.unwrap().pop().expect("a trajectory");
     assert_ne!(t.status, "converged");
     // Four stalled iterations, the hint, four more, the refusal.
-    assert_eq!(f.store.observations_of_trajectory(&t.id).await.unwrap().len(), 8);
+    assert_eq!(f.store.observations_of_trajectory(&t.record.id).await.unwrap().len(), 8);
 }

@@ -174,13 +174,13 @@ pub async fn loop_timing(work: &Path, n: usize, iterations: u32, latency: Durati
         // The baseline (iteration 0) is one more measurement: the overseers'
         // time, not the control loop's.
         if let Some(b) = store.baseline_of_trajectory(&id).await.map_err(err)? {
-            overseer_ms += overseer_time_ms(&b.overseer_runs_json);
+            overseer_ms += overseer_time_ms(&b.record.overseer_runs_json);
         }
         for o in store.observations_of_trajectory(&id).await.map_err(err)? {
             // An observation's wall time spans the executor, the overseers
             // and the verifier; the overseers' own durations are stored too.
-            let overseers = overseer_time_ms(&o.overseer_runs_json);
-            execution_ms += (o.wall_time_ms as f64 - overseers).max(0.0);
+            let overseers = overseer_time_ms(&o.record.overseer_runs_json);
+            execution_ms += (o.record.wall_time_ms as f64 - overseers).max(0.0);
             overseer_ms += overseers;
             iterations_done += 1;
         }

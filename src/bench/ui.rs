@@ -22,7 +22,9 @@ use serde_json::json;
 use crate::artifact::{ArtifactDef, ArtifactKind, FieldBounds, Origin, Registry, RegistryError};
 use crate::domain::{ArtifactEvent, EpochEvent, EpochRecord, RollbackReason};
 use crate::loss::{LossSignals, LossWeights, RunStatus};
-use crate::store::{ArtifactChange, EpochClose, ObservedEffect, Proposal, ProposalOutcome, RunEnd, Store, StoreError};
+use crate::store::{
+    ArtifactChange, EpochClose, ObservedEffect, ProposalOutcome, ProposalRecord, RunEnd, Store, StoreError,
+};
 
 /// What to generate.
 #[derive(Debug, Clone)]
@@ -227,7 +229,7 @@ pub async fn fill(store: &Store, config: &FillConfig) -> Result<Filled, FillErro
                     content: artifact_content(name, num),
                     parent_version: from,
                 });
-                let proposal = |outcome, artifact: &str, expected: f64, rejection: Option<&str>| Proposal {
+                let proposal = |outcome, artifact: &str, expected: f64, rejection: Option<&str>| ProposalRecord {
                     optimizer: "textgrad".into(),
                     artifact: artifact.to_string(),
                     parent_version: active[artifact],

@@ -379,14 +379,16 @@ fn tree_order(rows: &[TrajectoryRow]) -> Vec<(usize, &TrajectoryRow)> {
             .iter()
             .filter(|t| match parent {
                 // A row whose parent belongs to another run's tree counts as a root here.
-                None => t.parent_id.as_deref().is_none_or(|p| !rows.iter().any(|o| o.id == p)),
-                Some(p) => t.parent_id.as_deref() == Some(p),
+                None => t.record.parent_id.as_deref().is_none_or(|p| !rows.iter().any(|o| o.record.id == p)),
+                Some(p) => t.record.parent_id.as_deref() == Some(p),
             })
             .collect();
-        children.sort_by(|a, b| (a.ordinal, &a.started_at, &a.id).cmp(&(b.ordinal, &b.started_at, &b.id)));
+        children.sort_by(|a, b| {
+            (a.record.ordinal, &a.started_at, &a.record.id).cmp(&(b.record.ordinal, &b.started_at, &b.record.id))
+        });
         for t in children {
             out.push((depth, t));
-            visit(rows, Some(&t.id), depth + 1, out);
+            visit(rows, Some(&t.record.id), depth + 1, out);
         }
     }
     let mut out = Vec::with_capacity(rows.len());
@@ -396,9 +398,9 @@ fn tree_order(rows: &[TrajectoryRow]) -> Vec<(usize, &TrajectoryRow)> {
 
 /// How a trajectory is named in the tree: its role and place.
 fn tree_label(t: &TrajectoryRow, siblings: usize) -> String {
-    match t.role.as_str() {
-        "sample" => format!("sample {} of {siblings}", t.ordinal),
-        "subtask" => format!("subtask {}", t.ordinal),
+    match t.record.role.as_str() {
+        "sample" => format!("sample {} of {siblings}", t.record.ordinal),
+        "subtask" => format!("subtask {}", t.record.ordinal),
         "integration" => "integration".to_string(),
         "parallel" => format!("parallel samples ({siblings})"),
         _ => "trajectory".to_string(),
@@ -446,8 +448,8 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
     let mut out = Vec::new();
     for (depth, t) in &ordered {
         // Iteration 0, the baseline, apart from the executions.
-        let baseline = store.baseline_of_trajectory(&t.id).await?;
-        out.push((*depth, *t, baseline, store.observations_of_trajectory(&t.id).await?));
+        let baseline = store.baseline_of_trajectory(&t.record.id).await?;
+        out.push((*depth, *t, baseline, store.observations_of_trajectory(&t.record.id).await?));
     }
     if g.json {
         let v: Vec<Value> = out
@@ -455,27 +457,27 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
             .map(|(depth, t, baseline, obs)| {
                 json!({
                     "trajectory": {
-                        "id": t.id, "run_id": t.run_id, "task": t.task_name, "category": t.category,
-                        "role": t.role, "parent_id": t.parent_id, "ordinal": t.ordinal, "depth": depth,
-                        "status": t.status, "workspace": t.workspace_dir, "iterations": t.iterations,
+                        "id": t.record.id, "run_id": t.record.run_id, "task": t.record.task_name, "category": t.record.category,
+                        "role": t.record.role, "parent_id": t.record.parent_id, "ordinal": t.record.ordinal, "depth": depth,
+                        "status": t.status, "workspace": t.record.workspace_dir, "iterations": t.iterations,
                         "tokens_used": t.tokens_used, "final_level": t.final_level, "best_sequence": t.best_sequence,
                         "pending_intervention_id": t.pending_intervention_id,
-                        "setup": parse(Some(&t.setup_json)), "result": parse(t.result_json.as_deref()),
+                        "setup": parse(Some(&t.record.setup_json)), "result": parse(t.result_json.as_deref()),
                     },
                     "baseline": baseline.as_ref().map(|o| json!({
-                        "commit": o.commit_id, "level": o.level, "summary": o.summary, "verdicts": o.verdict_summary,
-                        "wall_time_ms": o.wall_time_ms, "signals": parse(Some(&o.signals_json)),
+                        "commit": o.record.commit_id, "level": o.record.level, "summary": o.record.summary, "verdicts": o.record.verdict_summary,
+                        "wall_time_ms": o.record.wall_time_ms, "signals": parse(Some(&o.record.signals_json)),
                     })),
                     "observations": obs.iter().map(|o| json!({
-                        "sequence": o.sequence, "strategy": o.strategy, "forced": o.forced, "commit": o.commit_id,
-                        "level": o.level, "delta": o.delta, "attractor": o.attractor,
-                        "attractor_confidence": o.attractor_confidence,
-                        "loss": {"d": o.loss_d, "p": o.loss_p, "omega": o.loss_omega, "l": o.loss},
-                        "grad_l": o.grad_l, "directive": o.directive, "rationale": o.rationale,
-                        "loop_control": o.loop_control, "next_strategy": o.next_strategy, "tokens": o.tokens,
-                        "wall_time_ms": o.wall_time_ms, "applied_edits": o.applied_edits,
-                        "rejected_edits": o.rejected_edits, "summary": o.summary, "verdicts": o.verdict_summary,
-                        "verification": parse(o.verification_json.as_deref()),
+                        "sequence": o.record.sequence, "strategy": o.record.strategy, "forced": o.record.forced, "commit": o.record.commit_id,
+                        "level": o.record.level, "delta": o.record.delta, "attractor": o.record.attractor,
+                        "attractor_confidence": o.record.attractor_confidence,
+                        "loss": {"d": o.record.loss_d, "p": o.record.loss_p, "omega": o.record.loss_omega, "l": o.record.loss},
+                        "grad_l": o.record.grad_l, "directive": o.record.directive, "rationale": o.record.rationale,
+                        "loop_control": o.record.loop_control, "next_strategy": o.record.next_strategy, "tokens": o.record.tokens,
+                        "wall_time_ms": o.record.wall_time_ms, "applied_edits": o.record.applied_edits,
+                        "rejected_edits": o.record.rejected_edits, "summary": o.record.summary, "verdicts": o.record.verdict_summary,
+                        "verification": parse(o.record.verification_json.as_deref()),
                     })).collect::<Vec<_>>(),
                 })
             })
@@ -497,11 +499,14 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
                 )
             }
         };
-        let siblings = trajectories.iter().filter(|o| o.parent_id == t.parent_id && o.role == t.role).count();
-        let label = if *depth == 0 && t.role == "parallel" {
+        let siblings = trajectories
+            .iter()
+            .filter(|o| o.record.parent_id == t.record.parent_id && o.record.role == t.record.role)
+            .count();
+        let label = if *depth == 0 && t.record.role == "parallel" {
             format!(
                 "parallel samples ({} of them)",
-                trajectories.iter().filter(|o| o.parent_id.as_deref() == Some(&t.id)).count()
+                trajectories.iter().filter(|o| o.record.parent_id.as_deref() == Some(&t.record.id)).count()
             )
         } else {
             tree_label(t, siblings)
@@ -509,18 +514,18 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
         let level = t.final_level.map_or_else(|| "-".into(), |l| format!("{l:.3}"));
         println!(
             "{head}{label} {} — task `{}` (run {run_id}): {}, {}, {} tokens, final level {level}",
-            t.id,
-            t.task_name,
+            t.record.id,
+            t.record.task_name,
             t.status,
             crate::counted(t.iterations, "iteration"),
             t.tokens_used
         );
-        println!("{body}workspace: {}", t.workspace_dir);
+        println!("{body}workspace: {}", t.record.workspace_dir);
         if let Some(id) = t.pending_intervention_id {
             println!("{body}waiting for an answer: `attractor interventions` shows #{id}");
         }
         let result = parse(t.result_json.as_deref());
-        let setup = parse(Some(&t.setup_json));
+        let setup = parse(Some(&t.record.setup_json));
         if let Some(sandbox) = setup["sandbox"].as_str() {
             println!("{body}sandbox: {sandbox}");
         }
@@ -535,22 +540,23 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
         }
         // Iteration 0 is the baseline, the executions are counted from 1.
         if let Some(b) = baseline {
-            println!("{body}{:>4} {:<22} {:>6.3} {:>7} {}", 0, "baseline", b.level, "-", b.summary);
+            println!("{body}{:>4} {:<22} {:>6.3} {:>7} {}", 0, "baseline", b.record.level, "-", b.record.summary);
         }
         for o in obs {
-            let delta = o.delta.map_or_else(|| "-".into(), |d| format!("{d:+.3}"));
-            let strategy = if o.forced { format!("{} (forced)", o.strategy) } else { o.strategy.clone() };
+            let delta = o.record.delta.map_or_else(|| "-".into(), |d| format!("{d:+.3}"));
+            let strategy =
+                if o.record.forced { format!("{} (forced)", o.record.strategy) } else { o.record.strategy.clone() };
             println!(
                 "{body}{:>4} {:<22} {:>6.3} {:>7} {:<14} {:<15} {:>6.3} {:<18} {}",
-                o.sequence + 1,
+                o.record.sequence + 1,
                 strategy,
-                o.level,
+                o.record.level,
                 delta,
-                o.attractor,
-                o.directive,
-                o.loss,
-                o.loop_control,
-                o.verdict_summary
+                o.record.attractor,
+                o.record.directive,
+                o.record.loss,
+                o.record.loop_control,
+                o.record.verdict_summary
             );
         }
         if let Some(d) = result.get("decomposition").filter(|d| d.is_object()) {
@@ -564,7 +570,7 @@ pub async fn trajectory(g: &Global, store: &Store, run_id: i64) -> Result<(), Fa
         }
         if let Some(winner) = result["winner"].as_str() {
             println!("{body}first to converge: {winner}; the others were stopped");
-        } else if let Some(by) = result["result"]["trajectory_id"].as_str().filter(|_| t.role == "parallel") {
+        } else if let Some(by) = result["result"]["trajectory_id"].as_str().filter(|_| t.record.role == "parallel") {
             println!("{body}no sample converged; the best observation across them is {by}'s");
         }
         if let Some(by) = result["superseded_by"].as_str() {
@@ -671,30 +677,30 @@ pub async fn tree(g: &Global, store: &Store, suite: &str) -> Result<(), Failure>
     }
     let best = nodes
         .iter()
-        .filter(|n| n.status == "committed" || n.status == "pruned")
-        .min_by(|a, b| a.mean_loss.unwrap_or(f64::INFINITY).total_cmp(&b.mean_loss.unwrap_or(f64::INFINITY)))
+        .filter(|n| n.node.status == "committed" || n.node.status == "pruned")
+        .min_by(|a, b| a.node.mean_loss.unwrap_or(f64::INFINITY).total_cmp(&b.node.mean_loss.unwrap_or(f64::INFINITY)))
         .map(|n| n.id);
     println!("experiment tree of `{}`: {}", suite.name, crate::counted(nodes.len(), "node"));
     fn walk(nodes: &[crate::store::TreeNodeRow], parent: Option<i64>, depth: usize, best: Option<i64>) {
-        for n in nodes.iter().filter(|n| n.parent_id == parent) {
-            let change = match (&n.changed_artifact, n.from_version, n.to_version) {
+        for n in nodes.iter().filter(|n| n.node.parent_id == parent) {
+            let change = match (&n.node.changed_artifact, n.node.from_version, n.node.to_version) {
                 (Some(a), Some(f), Some(t)) => format!("{a} v{f}→v{t}"),
                 (Some(a), _, None) => format!("{a} (no new version)"),
                 _ => "root".to_string(),
             };
-            let loss = n.mean_loss.map_or("-".into(), |m| format!("{m:.4}"));
-            let held = n.holdout_mean_loss.map_or(String::new(), |h| format!(", held-out {h:.4}"));
+            let loss = n.node.mean_loss.map_or("-".into(), |m| format!("{m:.4}"));
+            let held = n.node.holdout_mean_loss.map_or(String::new(), |h| format!(", held-out {h:.4}"));
             let star = if Some(n.id) == best { "  ★ best" } else { "" };
-            let round = n.round.map_or(String::new(), |r| format!(" r{r}"));
+            let round = n.node.round.map_or(String::new(), |r| format!(" r{r}"));
             println!(
                 "{:indent$}#{}{round} {:<9} {change}  loss {loss}{held} ({} eval){star}",
                 "",
                 n.id,
-                n.status,
-                n.evaluations,
+                n.node.status,
+                n.node.evaluations,
                 indent = depth * 2
             );
-            if let Some(note) = n.note.as_deref().filter(|s| !s.is_empty()) {
+            if let Some(note) = n.node.note.as_deref().filter(|s| !s.is_empty()) {
                 println!("{:indent$}   {}", "", note.chars().take(120).collect::<String>(), indent = depth * 2);
             }
             walk(nodes, Some(n.id), depth + 1, best);
@@ -702,7 +708,8 @@ pub async fn tree(g: &Global, store: &Store, suite: &str) -> Result<(), Failure>
     }
     walk(&nodes, None, 0, best);
 
-    let mut rounds: Vec<i64> = nodes.iter().filter_map(|n| n.round).chain(notes.iter().map(|n| n.round)).collect();
+    let mut rounds: Vec<i64> =
+        nodes.iter().filter_map(|n| n.node.round).chain(notes.iter().map(|n| n.note.round)).collect();
     rounds.sort_unstable();
     rounds.dedup();
     rounds.retain(|r| *r > 0);
@@ -712,14 +719,14 @@ pub async fn tree(g: &Global, store: &Store, suite: &str) -> Result<(), Failure>
     println!("\nrounds:");
     for r in rounds {
         let made: Vec<String> =
-            nodes.iter().filter(|n| n.round == Some(r)).map(|n| format!("#{} {}", n.id, n.status)).collect();
+            nodes.iter().filter(|n| n.node.round == Some(r)).map(|n| format!("#{} {}", n.id, n.node.status)).collect();
         println!("  round {r}: {}", if made.is_empty() { "no child".to_string() } else { made.join(", ") });
-        for note in notes.iter().filter(|n| n.round == r) {
-            let first_line = note.text.lines().next().unwrap_or_default();
-            let what = match (note.source.as_str(), note.kind.as_str()) {
+        for note in notes.iter().filter(|n| n.note.round == r) {
+            let first_line = note.note.text.lines().next().unwrap_or_default();
+            let what = match (note.note.source.as_str(), note.note.kind.as_str()) {
                 ("analyst", kind) => format!("analyst, {}", kind.replace('_', " ")),
                 (source, "proposal") => {
-                    let score = match (note.expected_loss_reduction, note.confidence) {
+                    let score = match (note.note.expected_loss_reduction, note.note.confidence) {
                         (Some(e), Some(c)) => format!(", {e:.3} × {c:.2}"),
                         _ => String::new(),
                     };
@@ -727,7 +734,7 @@ pub async fn tree(g: &Global, store: &Store, suite: &str) -> Result<(), Failure>
                     format!(
                         "ideation, {}{score} on `{}`{led}",
                         source.replace('_', " "),
-                        note.artifact.as_deref().unwrap_or("?")
+                        note.note.artifact.as_deref().unwrap_or("?")
                     )
                 }
                 (source, _) => format!("ideation, {}: nothing", source.replace('_', " ")),
@@ -758,7 +765,7 @@ pub async fn interventions(g: &Global, store: &Store, all: bool) -> Result<(), F
         return Ok(());
     }
     for r in rows {
-        let c = parse(Some(&r.context_json));
+        let c = parse(Some(&r.raised.context_json));
         let state = match (r.status.as_str(), &r.answer, &r.answer_text) {
             ("notice", ..) => "notice: nothing waits on it".to_string(),
             ("dismissed", ..) => "notice, dismissed".to_string(),
@@ -766,7 +773,7 @@ pub async fn interventions(g: &Global, store: &Store, all: bool) -> Result<(), F
             (_, Some(a), None) => format!("answered: {a}"),
             _ => "pending".to_string(),
         };
-        println!("#{}  [{}]  {}  ({})", r.id, r.kind, r.subject, state);
+        println!("#{}  [{}]  {}  ({})", r.id, r.raised.kind, r.raised.subject, state);
         for key in ["what", "why", "proposal"] {
             if let Some(text) = c[key].as_str() {
                 println!("     {key}: {text}");
@@ -774,7 +781,7 @@ pub async fn interventions(g: &Global, store: &Store, all: bool) -> Result<(), F
         }
         match r.status.as_str() {
             // A gated artifact update takes a decision, not a hint.
-            "pending" if r.kind == crate::domain::InterventionKind::ArtifactUpdate.as_str() => {
+            "pending" if r.raised.kind == crate::domain::InterventionKind::ArtifactUpdate.as_str() => {
                 println!("     answer: attractor answer {} approve [--content FILE] | reject \"why\"", r.id)
             }
             "pending" => println!("     answer: attractor answer {} approve|reject|hint \"…\"", r.id),

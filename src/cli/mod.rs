@@ -390,7 +390,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
                      clears it from the inbox"
                 )));
             }
-            if row.kind == crate::domain::InterventionKind::ExecutionApproval.as_str() && *answer == Answer::Hint {
+            if row.raised.kind == crate::domain::InterventionKind::ExecutionApproval.as_str() && *answer == Answer::Hint
+            {
                 return Err(Failure::input(format!(
                     "intervention {id} asks whether commands may run: answer approve or reject"
                 )));
@@ -625,11 +626,13 @@ async fn answer_update(
     if !g.quiet {
         let a = &decided.approval;
         match (answer, decided.applied) {
-            (Answer::Reject, _) => println!("update to `{}` rejected", a.artifact),
-            (_, Some((to, from))) => println!("update to `{}` approved: v{to} is active (was v{from})", a.artifact),
+            (Answer::Reject, _) => println!("update to `{}` rejected", a.update.artifact),
+            (_, Some((to, from))) => {
+                println!("update to `{}` approved: v{to} is active (was v{from})", a.update.artifact)
+            }
             _ => println!(
                 "update to `{}` approved: the run working the suite applies it at its next epoch's close",
-                a.artifact
+                a.update.artifact
             ),
         }
     }

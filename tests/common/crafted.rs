@@ -5,7 +5,7 @@
 
 use attractor::engine::{AttractorKind, StrategyKind};
 use attractor::memory::{ConvergenceMemory, Outcome, signature};
-use attractor::store::{NewMemory, NewObservation, NewTrajectory, Store, TrajectoryEnd, TrajectoryProgress};
+use attractor::store::{Memory, ObservationRecord, Store, TrajectoryEnd, TrajectoryProgress, TrajectoryRecord};
 use serde_json::json;
 
 /// One crafted iteration: strategy, convergence delta, attractor after it, tokens.
@@ -31,7 +31,7 @@ pub async fn write(store: &Store, task: &str, t: &Crafted) -> (i64, String) {
     let id = format!("run-{run_id}");
     let state = json!({"trajectory": {"specification": {"original": {"description": t.description}}}}).to_string();
     store
-        .insert_trajectory(&NewTrajectory {
+        .insert_trajectory(&TrajectoryRecord {
             id: id.clone(),
             run_id,
             suite_id,
@@ -50,7 +50,7 @@ pub async fn write(store: &Store, task: &str, t: &Crafted) -> (i64, String) {
     let mut tokens = 0;
     for (i, (strategy, delta, attractor, spent)) in t.steps.iter().enumerate() {
         tokens += spent;
-        let row = NewObservation {
+        let row = ObservationRecord {
             sequence: i as i64,
             strategy: strategy.to_string(),
             delta: *delta,
@@ -58,7 +58,7 @@ pub async fn write(store: &Store, task: &str, t: &Crafted) -> (i64, String) {
             tokens: *spent,
             directive: "refine".into(),
             loop_control: "continue".into(),
-            ..NewObservation::default()
+            ..ObservationRecord::default()
         };
         let progress = TrajectoryProgress {
             status: "running",
@@ -178,7 +178,7 @@ pub fn memory(outcome: Outcome, task: &str, description: &str, effective: &[Stra
 
 pub async fn store_memory(store: &Store, trajectory: &(i64, String), m: &ConvergenceMemory) {
     store
-        .insert_memory(&NewMemory {
+        .insert_memory(&Memory {
             trajectory_id: trajectory.1.clone(),
             run_id: trajectory.0,
             suite_id: store.suite_by_name("crafted").await.unwrap().unwrap().id,

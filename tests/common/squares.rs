@@ -150,8 +150,8 @@ impl Fixture {
             .await
             .unwrap()
             .into_iter()
-            .filter(|e| e.kind == kind)
-            .map(|e| serde_json::from_str(&e.payload_json).unwrap())
+            .filter(|e| e.event.kind == kind)
+            .map(|e| serde_json::from_str(&e.event.payload_json).unwrap())
             .collect()
     }
 }

@@ -31,7 +31,7 @@ pub use recall::{Recall, Recalled, recall};
 pub use record::{ConvergenceMemory, Ending, Escape, Outcome};
 pub use repository::{MemoryItem, SimilarError, SimilarTo, SimilarTrajectories, SimilarTrajectory, TrajectoryStats};
 
-use crate::store::{NewMemory, Store, StoreError};
+use crate::store::{Memory, Store, StoreError};
 
 /// How memory primes new trajectories (seed 002's numbers by default).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -74,7 +74,7 @@ pub async fn remember(
     ending: &Ending<'_>,
 ) -> Result<(i64, ConvergenceMemory), StoreError> {
     let m = ConvergenceMemory::of(ending);
-    let row = NewMemory {
+    let row = Memory {
         trajectory_id: owner.trajectory_id.to_string(),
         run_id: owner.run_id,
         suite_id: owner.suite_id,

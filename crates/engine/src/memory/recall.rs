@@ -110,14 +110,14 @@ pub async fn recall(
     let rows = store.memories(Some(category), i64::try_from(config.recall_limit).unwrap_or(i64::MAX)).await?;
     let mut recalled: Vec<(Recalled, ConvergenceMemory)> = Vec::new();
     for row in rows {
-        match serde_json::from_str::<ConvergenceMemory>(&row.details_json) {
+        match serde_json::from_str::<ConvergenceMemory>(&row.memory.details_json) {
             Ok(m) => {
                 let similarity = signature::jaccard(&query, &m.signature);
                 let r = Recalled {
                     id: row.id,
-                    trajectory_id: row.trajectory_id,
+                    trajectory_id: row.memory.trajectory_id,
                     outcome: m.outcome,
-                    task_name: row.task_name,
+                    task_name: row.memory.task_name,
                     similarity,
                 };
                 recalled.push((r, m));

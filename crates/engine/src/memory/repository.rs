@@ -170,11 +170,11 @@ pub async fn similar(
 /// The task text, category and id of a stored trajectory asked about: its
 /// own category unless `category` overrides it.
 fn asked_about(t: TrajectoryRow, category: Option<&str>) -> (String, Option<String>, Option<String>) {
-    let description = serde_json::from_str::<serde_json::Value>(&t.state_json)
+    let description = serde_json::from_str::<serde_json::Value>(&t.record.state_json)
         .ok()
         .and_then(|s| s["trajectory"]["specification"]["original"]["description"].as_str().map(str::to_string))
-        .unwrap_or_else(|| t.task_name.clone());
-    (description, Some(category.map_or(t.category.clone(), str::to_string)), Some(t.id))
+        .unwrap_or_else(|| t.record.task_name.clone());
+    (description, Some(category.map_or(t.record.category.clone(), str::to_string)), Some(t.record.id))
 }
 
 /// A stored memory for people (the app's list, the CLI).
@@ -202,19 +202,19 @@ pub struct MemoryItem {
 impl From<MemoryRow> for MemoryItem {
     fn from(r: MemoryRow) -> MemoryItem {
         MemoryItem {
-            details: serde_json::from_str(&r.details_json).unwrap_or(serde_json::Value::Null),
+            details: serde_json::from_str(&r.memory.details_json).unwrap_or(serde_json::Value::Null),
             id: r.id,
-            trajectory_id: r.trajectory_id,
-            run_id: r.run_id,
-            category: r.category,
-            outcome: r.outcome,
-            task_name: r.task_name,
-            status: r.status,
-            iterations: r.iterations,
-            tokens_used: r.tokens_used,
-            final_level: r.final_level,
-            relevance: r.relevance,
-            content: r.content,
+            trajectory_id: r.memory.trajectory_id,
+            run_id: r.memory.run_id,
+            category: r.memory.category,
+            outcome: r.memory.outcome,
+            task_name: r.memory.task_name,
+            status: r.memory.status,
+            iterations: r.memory.iterations,
+            tokens_used: r.memory.tokens_used,
+            final_level: r.memory.final_level,
+            relevance: r.memory.relevance,
+            content: r.memory.content,
             created_at: r.created_at,
         }
     }

@@ -210,7 +210,7 @@ impl Guidance {
             return g;
         };
         for row in rows {
-            let proposed = serde_json::from_str::<serde_json::Value>(&row.context_json)
+            let proposed = serde_json::from_str::<serde_json::Value>(&row.raised.context_json)
                 .ok()
                 .and_then(|c| c["proposed_action"].as_str().map(String::from));
             match (row.answer.as_deref(), proposed.as_deref()) {
@@ -286,7 +286,7 @@ async fn escalate(
         if r.store.pending_question_exists(ESCALATION.as_str(), &r.task.name, action).await.unwrap_or(false) {
             continue;
         }
-        let new = crate::store::NewIntervention {
+        let new = crate::store::Intervention {
             kind: ESCALATION.as_str().to_string(),
             suite_id: Some(r.suite_id),
             run_id: Some(r.run_id),

@@ -28,7 +28,7 @@ use super::retry::{AttemptError, RetryPolicy, parse_retry_after};
 use super::structured::{ParsedVia, Structured, correction_message, parse_reply, schema_of};
 use super::usage::{TokenUsage, Usage};
 use super::wire::{NamedSchema, ResponseFormat, WireRequest, WireResponse, error_message, truncate};
-use crate::store::{NewModelCall, Store};
+use crate::store::{ModelCall, Store};
 
 /// How a server is asked for a structured reply, most constrained first. A
 /// server that refuses one level is asked at the next one from then on: the
@@ -499,7 +499,7 @@ impl LlmClient {
         let Some(ledger) = &self.ledger else { return };
         let tokens = tokens.unwrap_or_default();
         ledger
-            .record(NewModelCall {
+            .record(ModelCall {
                 role: role_of(req).as_str().to_string(),
                 model: model.to_string(),
                 prompt_tokens: tokens.prompt_tokens,
@@ -507,7 +507,7 @@ impl LlmClient {
                 cost,
                 seconds: latency.as_secs_f64(),
                 outcome,
-                ..NewModelCall::default()
+                ..ModelCall::default()
             })
             .await;
     }

@@ -13,7 +13,7 @@
 
 use std::sync::Mutex;
 
-use crate::store::{NewModelCall, Store};
+use crate::store::{ModelCall, Store};
 
 /// What the calls are made for; `None` where it does not apply (an
 /// optimizer's call belongs to an epoch, not a run).
@@ -43,7 +43,7 @@ impl Ledger {
 
     /// Records one call. A failure to write is traced, not raised: the
     /// ledger must never fail the call it describes.
-    pub async fn record(&self, mut call: NewModelCall) {
+    pub async fn record(&self, mut call: ModelCall) {
         let scope = *self.scope.lock().unwrap_or_else(|e| e.into_inner());
         call.suite_id = scope.suite_id;
         call.epoch_id = scope.epoch_id;

@@ -23,7 +23,7 @@ use super::tree::Node;
 use super::{RunnerError, SuiteRunner, optimizer};
 use crate::bus::Event;
 use crate::store::{
-    ApprovalStatus, EpochRow, NewIntervention, NewUpdateApproval, Proposal, StoreError, UpdateApprovalRow,
+    ApprovalStatus, EpochRow, Intervention, ProposalRecord, StoreError, UpdateApproval, UpdateApprovalRow,
     UpdateVerdict,
 };
 
@@ -79,11 +79,11 @@ impl SuiteRunner {
         if self.approval_mode() == ApprovalMode::Wait {
             return Ok(self.wait_for_decision(&waiting).await?.map_or(Settled::Cancelled, Settled::Step));
         }
-        let epoch = self.store.epoch_by_id(waiting.epoch_id).await?.map_or(0, |e| e.epoch_num);
+        let epoch = self.store.epoch_by_id(waiting.update.epoch_id).await?.map_or(0, |e| e.epoch_num);
         Ok(Settled::Step(GatedStep {
             note: Some(format!(
                 "the update to `{}` proposed in epoch {epoch} waits for approval in the Inbox (question {})",
-                waiting.artifact,
+                waiting.update.artifact,
                 waiting.intervention_id.unwrap_or_default()
             )),
             ..GatedStep::default()
@@ -103,10 +103,10 @@ impl SuiteRunner {
         winner: optimizer::Proposal,
         proposed_version: Option<i64>,
         evidence_json: String,
-        proposals: &[Proposal],
+        proposals: &[ProposalRecord],
     ) -> Result<Option<GatedStep>, RunnerError> {
         let mode = self.approval_mode();
-        let row = NewUpdateApproval {
+        let row = UpdateApproval {
             suite_id,
             epoch_id: epoch.id,
             artifact: winner.artifact.clone(),
@@ -118,7 +118,7 @@ impl SuiteRunner {
             confidence: winner.confidence,
             optimizer: self.config.optimizer.name().to_string(),
             evidence_json,
-            mode: mode.as_str(),
+            mode: mode.as_str().to_string(),
         };
         let question = question(suite_id, epoch, &winner, mode)?;
         let (id, intervention_id) = self.store.insert_update_approval(&row, &question, proposals).await?;
@@ -156,7 +156,7 @@ impl SuiteRunner {
                 ApprovalStatus::Rejected => {
                     let why = now.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
                     return Ok(Some(GatedStep {
-                        note: Some(format!("a person rejected the update to `{}`{why}", now.artifact)),
+                        note: Some(format!("a person rejected the update to `{}`{why}", now.update.artifact)),
                         ..GatedStep::default()
                     }));
                 }
@@ -236,10 +236,10 @@ impl SuiteRunner {
     /// closes after it to carry the update).
     pub(super) async fn apply_approved_at_end(&self, suite_id: i64) -> Result<(), RunnerError> {
         for a in self.store.update_approvals_in(suite_id, ApprovalStatus::Approved).await? {
-            let from = self.registry.get_active(&a.artifact).await?.version;
+            let from = self.registry.get_active(&a.update.artifact).await?.version;
             if let Some(version) = self.store.apply_update_approval_now(a.id).await? {
                 self.bus.publish(Event::ArtifactActivated {
-                    artifact: a.artifact.clone(),
+                    artifact: a.update.artifact.clone(),
                     from_version: from,
                     to_version: version,
                 });
@@ -258,12 +258,12 @@ fn approved_step(a: UpdateApprovalRow) -> GatedStep {
     details.insert("edited".to_string(), json!(a.edited));
     GatedStep {
         update: Some(optimizer::Proposal {
-            artifact: a.artifact.clone(),
-            parent_version: a.parent_version,
+            artifact: a.update.artifact.clone(),
+            parent_version: a.update.parent_version,
             content: a.content().to_string(),
-            rationale: a.rationale.clone(),
-            expected_loss_reduction: a.expected_loss_reduction,
-            confidence: a.confidence,
+            rationale: a.update.rationale.clone(),
+            expected_loss_reduction: a.update.expected_loss_reduction,
+            confidence: a.update.confidence,
             details,
         }),
         approval: Some(a.id),
@@ -294,7 +294,7 @@ fn question(
     epoch: &EpochRow,
     winner: &optimizer::Proposal,
     mode: ApprovalMode,
-) -> Result<NewIntervention, RunnerError> {
+) -> Result<Intervention, RunnerError> {
     let predicted =
         winner.expected_loss_reduction.map(|r| format!(", predicted loss reduction {r:.4}")).unwrap_or_default();
     let meanwhile = match mode {
@@ -309,7 +309,7 @@ fn question(
         "proposed_action": "update_artifact",
         "proposal": format!("Approve (as proposed or edited) or reject the update{predicted}; {meanwhile}."),
     });
-    Ok(NewIntervention {
+    Ok(Intervention {
         kind: crate::domain::InterventionKind::ArtifactUpdate.as_str().to_string(),
         suite_id: Some(suite_id),
         run_id: None,
@@ -391,7 +391,7 @@ pub fn check_answer_text(text: &str) -> Result<(), String> {
 pub async fn decide(store: &crate::store::Store, question: i64, decision: Decision) -> Result<Decided, DecideError> {
     let a = store.update_approval_of_question(question).await?.ok_or(DecideError::NotAnUpdate(question))?;
     let decided = |a: &UpdateApprovalRow| DecideError::AlreadyDecided {
-        artifact: a.artifact.clone(),
+        artifact: a.update.artifact.clone(),
         question,
         status: a.status.as_str(),
     };
@@ -400,9 +400,9 @@ pub async fn decide(store: &crate::store::Store, question: i64, decision: Decisi
     }
     let verdict = match decision {
         Decision::Approve { content } => {
-            let edited = content.filter(|c| *c != a.proposed_content);
+            let edited = content.filter(|c| *c != a.update.proposed_content);
             if let Some(c) = &edited {
-                check_edit(store, &a.artifact, c).await?;
+                check_edit(store, &a.update.artifact, c).await?;
             }
             UpdateVerdict::Approve { edited }
         }
@@ -419,7 +419,7 @@ pub async fn decide(store: &crate::store::Store, question: i64, decision: Decisi
         return Err(decided(&a));
     }
     let applied = if approve {
-        let from = crate::artifact::Registry::load(store.clone()).await?.get_active(&a.artifact).await?.version;
+        let from = crate::artifact::Registry::load(store.clone()).await?.get_active(&a.update.artifact).await?.version;
         store.apply_update_approval_unless_held(a.id, super::lease::is_stale).await?.map(|v| (v, from))
     } else {
         None

@@ -23,7 +23,9 @@ use crate::bus::Event;
 use crate::domain::{ArtifactEvent, EpochEvent, EpochRecord, VerificationEvent};
 use crate::loss;
 use crate::loss::paired::PairedEvidence;
-use crate::store::{ArtifactChange, EpochClose, EpochRow, ObservedEffect, Proposal, ProposalListing, ProposalOutcome};
+use crate::store::{
+    ArtifactChange, EpochClose, EpochRow, ObservedEffect, ProposalListing, ProposalOutcome, ProposalRecord,
+};
 
 /// What an epoch measured.
 #[derive(Debug, Clone, Copy)]
@@ -80,7 +82,7 @@ struct Judgement {
 struct EpochMoves {
     changes: Vec<ArtifactChange>,
     /// Proposal rows to write (empty when the gate wrote them already).
-    proposals: Vec<Proposal>,
+    proposals: Vec<ProposalRecord>,
     note: Option<String>,
     model: Option<crate::llm::ModelSpend>,
     applied_approval: Option<i64>,
@@ -722,7 +724,7 @@ const REFUSED_SHOWN: usize = 5;
 struct Proposed {
     winner: Option<optimizer::Proposal>,
     /// Everything it considered, for the store.
-    rows: Vec<Proposal>,
+    rows: Vec<ProposalRecord>,
     /// Why there is no winner, when there is none.
     note: Option<String>,
     model: Option<crate::llm::ModelSpend>,
@@ -785,7 +787,7 @@ pub(super) fn task_evidence(results: &[TaskResult]) -> Vec<optimizer::TaskEviden
 }
 
 /// The rows to store for everything an optimizer step considered.
-pub(super) fn proposal_rows(step: &optimizer::Step, optimizer: &str, learning_rate: f64) -> Vec<Proposal> {
+pub(super) fn proposal_rows(step: &optimizer::Step, optimizer: &str, learning_rate: f64) -> Vec<ProposalRecord> {
     step.considered
         .iter()
         .map(|c| {
@@ -796,7 +798,7 @@ pub(super) fn proposal_rows(step: &optimizer::Step, optimizer: &str, learning_ra
                 (None, false) => ProposalOutcome::Candidate,
             };
             let p = c.proposal.as_ref();
-            Proposal {
+            ProposalRecord {
                 optimizer: optimizer.to_string(),
                 artifact: c.artifact.clone(),
                 parent_version: c.parent_version,

@@ -164,7 +164,7 @@ impl SuiteRunner {
             labels.join(",")
         );
         tracing::warn!("{subject}");
-        let notice = crate::store::NewIntervention {
+        let notice = crate::store::Intervention {
             // Some of the epoch's runs need labels no live worker offers:
             // they wait until one that does starts.
             kind: crate::domain::InterventionKind::RunsWaiting.as_str().to_string(),

@@ -241,7 +241,8 @@ impl SuiteRunner {
     /// artifact is still where that run left it.
     pub(super) async fn take_up_pending(&self, suite_id: i64, last: &EpochRow) -> Result<(), RunnerError> {
         let Some(row) = self.store.last_event_of_suite(suite_id, RUN_SETTLED).await? else { return Ok(()) };
-        let Ok(Event::RunSettled { after_epoch, moved, .. }) = serde_json::from_str::<Event>(&row.payload_json) else {
+        let Ok(Event::RunSettled { after_epoch, moved, .. }) = serde_json::from_str::<Event>(&row.event.payload_json)
+        else {
             return Ok(());
         };
         if after_epoch != last.epoch_num {
@@ -250,7 +251,7 @@ impl SuiteRunner {
         let chosen = self.store.events_after(row.id, "artifact_activated").await?;
         let chosen_by_person = |artifact: &str| {
             chosen.iter().any(|e| {
-                matches!(serde_json::from_str::<Event>(&e.payload_json), Ok(Event::ArtifactActivated { artifact: a, .. }) if a == artifact)
+                matches!(serde_json::from_str::<Event>(&e.event.payload_json), Ok(Event::ArtifactActivated { artifact: a, .. }) if a == artifact)
             })
         };
         for m in moved.iter().filter(|m| m.from_mean_loss.is_none()) {

@@ -33,7 +33,7 @@ use crate::bus::Event;
 use crate::domain::EpochRecord;
 pub use crate::domain::TREE_EPOCH;
 use crate::loss;
-use crate::store::{EpochClose, EpochRow, NewTreeNode, NewTreeNote, ProposalOutcome, StoreError};
+use crate::store::{EpochClose, EpochRow, ProposalOutcome, StoreError, TreeNode, TreeNote};
 
 /// The longest artifact diff shown to the frontier extrapolation call.
 const MAX_DIFF_CHARS: usize = 1_500;
@@ -355,14 +355,14 @@ impl SuiteRunner {
                 self.store
                     .insert_tree_note(
                         suite_id,
-                        &NewTreeNote {
+                        &TreeNote {
                             round: i64::from(search.round),
                             source: "analyst".into(),
                             kind: h.kind.as_str().into(),
                             artifact: Some(h.artifact.clone()),
                             parent_id: h.parent,
                             text: h.text.clone(),
-                            ..NewTreeNote::default()
+                            ..TreeNote::default()
                         },
                     )
                     .await?;

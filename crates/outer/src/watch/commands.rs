@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::store::NewIntervention;
+use crate::store::Intervention;
 use crate::suite::{ExecutorKind, SourceLocation, Suite, SuiteError, SuiteIssue, TaskKind};
 
 /// One command a suite would run.
@@ -107,11 +107,11 @@ pub fn content_hash(bytes: &[u8]) -> String {
 }
 
 /// The ExecutionApproval question for a file.
-pub fn question(path: &Path, suite: &Suite, suite_id: i64, hash: &str, commands: &[PlannedCommand]) -> NewIntervention {
+pub fn question(path: &Path, suite: &Suite, suite_id: i64, hash: &str, commands: &[PlannedCommand]) -> Intervention {
     let n = commands.len();
     let list: Vec<String> = commands.iter().map(describe).collect();
     let auto = suite.run == crate::suite::RunMode::Auto;
-    NewIntervention {
+    Intervention {
         kind: crate::domain::InterventionKind::ExecutionApproval.as_str().to_string(),
         suite_id: Some(suite_id),
         run_id: None,

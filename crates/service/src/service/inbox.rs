@@ -62,38 +62,46 @@ impl Service {
             Some(r) => r,
             None => registry.insert(Registry::load(self.store.clone()).await?),
         };
-        let kind = registry.def(&a.artifact).map_or(crate::artifact::ArtifactKind::Text, |d| d.kind);
-        let parent = registry.get(&a.artifact, a.parent_version).await.map(|v| v.content).unwrap_or_default();
-        let evidence: Value = serde_json::from_str(&a.evidence_json).unwrap_or(Value::Null);
-        let suite = self.store.suite_by_id(a.suite_id).await?.map(|s| s.name).unwrap_or_default();
+        let kind = registry.def(&a.update.artifact).map_or(crate::artifact::ArtifactKind::Text, |d| d.kind);
+        let parent =
+            registry.get(&a.update.artifact, a.update.parent_version).await.map(|v| v.content).unwrap_or_default();
+        let evidence: Value = serde_json::from_str(&a.update.evidence_json).unwrap_or(Value::Null);
+        let suite = self.store.suite_by_id(a.update.suite_id).await?.map(|s| s.name).unwrap_or_default();
         let shown = a.content();
         let next_version = match (a.applied_version, a.status) {
             (None, crate::store::ApprovalStatus::Pending | crate::store::ApprovalStatus::Approved) => {
-                Some(self.store.next_version(&a.artifact).await?)
+                Some(self.store.next_version(&a.update.artifact).await?)
             }
             _ => None,
         };
         item.update = Some(UpdateReview {
             approval_id: a.id,
             suite,
-            artifact: a.artifact.clone(),
+            artifact: a.update.artifact.clone(),
             artifact_kind: kind,
-            parent_version: a.parent_version,
+            parent_version: a.update.parent_version,
             status: a.status,
-            mode: if a.mode == "wait" {
+            mode: if a.update.mode == "wait" {
                 crate::outer::ApprovalMode::Wait
             } else {
                 crate::outer::ApprovalMode::Continue
             },
-            optimizer: a.optimizer.clone(),
-            rationale: a.rationale.clone(),
-            expected_loss_reduction: a.expected_loss_reduction,
-            confidence: a.confidence,
+            optimizer: a.update.optimizer.clone(),
+            rationale: a.update.rationale.clone(),
+            expected_loss_reduction: a.update.expected_loss_reduction,
+            confidence: a.update.confidence,
             epoch_num: evidence["epoch_num"].as_i64().unwrap_or_default(),
             mean_loss: evidence["mean_loss"].as_f64(),
             tasks: serde_json::from_value(evidence["tasks"].clone()).unwrap_or_default(),
-            diff: artifact_diff(kind, &a.artifact, a.parent_version, &parent, a.applied_version.unwrap_or(0), shown),
-            proposed: a.proposed_content.clone(),
+            diff: artifact_diff(
+                kind,
+                &a.update.artifact,
+                a.update.parent_version,
+                &parent,
+                a.applied_version.unwrap_or(0),
+                shown,
+            ),
+            proposed: a.update.proposed_content.clone(),
             edited: a.edited,
             reason: a.reason.clone(),
             next_version,
@@ -121,7 +129,7 @@ impl Service {
         self.bus.publish(Event::InterventionAnswered { intervention_id: id, answer: answer.to_string() });
         if let Some((to, from)) = decided.applied {
             self.bus.publish(Event::ArtifactActivated {
-                artifact: decided.approval.artifact,
+                artifact: decided.approval.update.artifact,
                 from_version: from,
                 to_version: to,
             });
@@ -146,7 +154,7 @@ impl Service {
                 "intervention {id} is a notice: nothing waits on an answer; dismiss it instead"
             )));
         }
-        if row.kind == InterventionKind::ArtifactUpdate.as_str() {
+        if row.raised.kind == InterventionKind::ArtifactUpdate.as_str() {
             // The gate's own decision: approve as proposed, or reject with the text as the reason.
             let verdict = match req.answer {
                 AnswerKind::Approve => UpdateVerdictKind::Approve,
@@ -160,7 +168,7 @@ impl Service {
             let decision = UpdateDecision { verdict, content: None, reason: text.map(str::to_string) };
             return self.decide_update(id, &decision).await;
         }
-        if row.kind == InterventionKind::ExecutionApproval.as_str() && req.answer == AnswerKind::Hint {
+        if row.raised.kind == InterventionKind::ExecutionApproval.as_str() && req.answer == AnswerKind::Hint {
             return Err(ServiceError::BadInput(format!(
                 "intervention {id} asks whether commands may run: answer approve or reject"
             )));
@@ -179,16 +187,16 @@ impl Service {
 }
 
 fn intervention_item(r: InterventionRow) -> InterventionItem {
-    let c: Value = serde_json::from_str(&r.context_json).unwrap_or(Value::Null);
+    let c: Value = serde_json::from_str(&r.raised.context_json).unwrap_or(Value::Null);
     let text = |k: &str| c[k].as_str().map(String::from);
     InterventionItem {
         id: r.id,
-        kind: InterventionKind::parse(&r.kind),
+        kind: InterventionKind::parse(&r.raised.kind),
         status: InterventionStatus::parse(&r.status),
-        suite_id: r.suite_id,
-        run_id: r.run_id,
-        task: r.task_name,
-        subject: r.subject,
+        suite_id: r.raised.suite_id,
+        run_id: r.raised.run_id,
+        task: r.raised.task_name,
+        subject: r.raised.subject,
         context: InterventionContext {
             what: text("what"),
             why: text("why"),

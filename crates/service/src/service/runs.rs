@@ -27,8 +27,8 @@ impl Service {
         };
         let mut trajectories = Vec::new();
         for t in self.store.trajectories_of_run(run_id).await? {
-            let baseline = self.store.baseline_of_trajectory(&t.id).await?;
-            let observations = self.store.observations_of_trajectory(&t.id).await?;
+            let baseline = self.store.baseline_of_trajectory(&t.record.id).await?;
+            let observations = self.store.observations_of_trajectory(&t.record.id).await?;
             trajectories.push(trajectory_view(t, baseline, observations));
         }
         let brief = RunBrief {
@@ -70,12 +70,12 @@ fn trajectory_view(
 ) -> TrajectoryView {
     TrajectoryView {
         baseline: baseline.map(iteration_view),
-        id: t.id,
-        parent_id: t.parent_id,
-        role: TrajectoryRole::parse(&t.role),
-        ordinal: t.ordinal,
-        task_name: t.task_name,
-        category: t.category,
+        id: t.record.id,
+        parent_id: t.record.parent_id,
+        role: TrajectoryRole::parse(&t.record.role),
+        ordinal: t.record.ordinal,
+        task_name: t.record.task_name,
+        category: t.record.category,
         status: TrajectoryState::parse(&t.status),
         iterations: t.iterations,
         tokens_used: t.tokens_used,
@@ -90,31 +90,31 @@ fn trajectory_view(
 
 fn iteration_view(o: crate::store::ObservationRow) -> IterationView {
     IterationView {
-        sequence: o.sequence,
-        strategy: o.strategy,
-        forced: o.forced,
-        attractor: o.attractor,
-        attractor_confidence: o.attractor_confidence,
-        level: o.level,
-        delta: o.delta,
-        loss: o.loss,
-        loss_d: o.loss_d,
-        loss_p: o.loss_p,
-        loss_omega: o.loss_omega,
-        grad_l: o.grad_l,
-        directive: o.directive,
-        rationale: o.rationale,
-        loop_control: o.loop_control,
-        next_strategy: o.next_strategy,
-        tokens: o.tokens,
-        wall_time_ms: o.wall_time_ms,
-        files_changed: o.files_changed,
-        lines_changed: o.lines_changed,
-        applied_edits: o.applied_edits,
-        rejected_edits: o.rejected_edits,
-        commit_id: o.commit_id,
-        summary: o.summary,
-        verdict_summary: o.verdict_summary,
+        sequence: o.record.sequence,
+        strategy: o.record.strategy,
+        forced: o.record.forced,
+        attractor: o.record.attractor,
+        attractor_confidence: o.record.attractor_confidence,
+        level: o.record.level,
+        delta: o.record.delta,
+        loss: o.record.loss,
+        loss_d: o.record.loss_d,
+        loss_p: o.record.loss_p,
+        loss_omega: o.record.loss_omega,
+        grad_l: o.record.grad_l,
+        directive: o.record.directive,
+        rationale: o.record.rationale,
+        loop_control: o.record.loop_control,
+        next_strategy: o.record.next_strategy,
+        tokens: o.record.tokens,
+        wall_time_ms: o.record.wall_time_ms,
+        files_changed: o.record.files_changed,
+        lines_changed: o.record.lines_changed,
+        applied_edits: o.record.applied_edits,
+        rejected_edits: o.record.rejected_edits,
+        commit_id: o.record.commit_id,
+        summary: o.record.summary,
+        verdict_summary: o.record.verdict_summary,
     }
 }
 

@@ -508,36 +508,36 @@ pub(super) fn tree_graph(
     // Same rule as the search's own `best`: a pruned node was once the best.
     let best = rows
         .iter()
-        .filter(|n| (n.status == "committed" || n.status == "pruned") && n.mean_loss.is_some())
-        .min_by(|a, b| a.mean_loss.unwrap_or(f64::INFINITY).total_cmp(&b.mean_loss.unwrap_or(f64::INFINITY)))
+        .filter(|n| (n.node.status == "committed" || n.node.status == "pruned") && n.node.mean_loss.is_some())
+        .min_by(|a, b| a.node.mean_loss.unwrap_or(f64::INFINITY).total_cmp(&b.node.mean_loss.unwrap_or(f64::INFINITY)))
         .map(|n| n.id);
     let nodes = rows
         .iter()
         .map(|r| {
-            let artifacts: BTreeMap<String, i64> = serde_json::from_str(&r.artifacts_json).unwrap_or_default();
+            let artifacts: BTreeMap<String, i64> = serde_json::from_str(&r.node.artifacts_json).unwrap_or_default();
             let task_losses: BTreeMap<String, f64> =
-                r.task_losses_json.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default();
+                r.node.task_losses_json.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default();
             GraphNode {
                 id: format!("node-{}", r.id),
-                epoch_num: r.epoch_id.and_then(|id| epoch_num.get(&id).copied()),
-                mean_loss: r.mean_loss,
-                holdout_mean_loss: r.holdout_mean_loss,
+                epoch_num: r.node.epoch_id.and_then(|id| epoch_num.get(&id).copied()),
+                mean_loss: r.node.mean_loss,
+                holdout_mean_loss: r.node.holdout_mean_loss,
                 label: versions_label(&artifacts),
                 artifacts,
                 tree: Some(TreeNodeView {
                     node_id: r.id,
-                    parent_id: r.parent_id,
-                    status: crate::outer::tree::NodeStatus::parse(&r.status)
+                    parent_id: r.node.parent_id,
+                    status: crate::outer::tree::NodeStatus::parse(&r.node.status)
                         .unwrap_or(crate::outer::tree::NodeStatus::Rejected),
-                    changed_artifact: r.changed_artifact.clone(),
-                    from_version: r.from_version,
-                    to_version: r.to_version,
-                    brief: r.brief.clone(),
-                    note: r.note.clone(),
-                    round: r.round,
-                    rationale: r.rationale.clone(),
-                    guidance: r.guidance.clone(),
-                    evaluations: r.evaluations,
+                    changed_artifact: r.node.changed_artifact.clone(),
+                    from_version: r.node.from_version,
+                    to_version: r.node.to_version,
+                    brief: r.node.brief.clone(),
+                    note: r.node.note.clone(),
+                    round: r.node.round,
+                    rationale: r.node.rationale.clone(),
+                    guidance: r.node.guidance.clone(),
+                    evaluations: r.node.evaluations,
                     task_losses,
                     best: Some(r.id) == best,
                 }),
@@ -547,8 +547,8 @@ pub(super) fn tree_graph(
     let edges = rows
         .iter()
         .filter_map(|r| {
-            let parent = r.parent_id?;
-            let label = match (&r.changed_artifact, r.from_version, r.to_version) {
+            let parent = r.node.parent_id?;
+            let label = match (&r.node.changed_artifact, r.node.from_version, r.node.to_version) {
                 (Some(a), Some(f), Some(t)) => format!("{a} v{f}→v{t}"),
                 (Some(a), _, None) => format!("{a} (no version written)"),
                 _ => String::new(),
@@ -564,14 +564,14 @@ pub(super) fn tree_graph(
     let notes = notes
         .into_iter()
         .map(|n| TreeNoteView {
-            round: n.round,
-            source: NoteSource::parse(&n.source),
-            kind: NoteKind::parse(&n.kind),
-            artifact: n.artifact,
-            parent_id: n.parent_id,
-            text: n.text,
-            expected_loss_reduction: n.expected_loss_reduction,
-            confidence: n.confidence,
+            round: n.note.round,
+            source: NoteSource::parse(&n.note.source),
+            kind: NoteKind::parse(&n.note.kind),
+            artifact: n.note.artifact,
+            parent_id: n.note.parent_id,
+            text: n.note.text,
+            expected_loss_reduction: n.note.expected_loss_reduction,
+            confidence: n.note.confidence,
             node_id: n.node_id,
         })
         .collect();

@@ -19,7 +19,7 @@ use crate::domain::{
     NumericTrajectoryState, ProcessSource, RunState, TaskType, ThrashingAlert, TrajectoryStatus,
 };
 use crate::process::LeftProcess;
-use crate::store::{NewEvent, QueueStatus, Store};
+use crate::store::{EventRecord, QueueStatus, Store};
 
 /// One artifact's active version moved at the end of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -607,18 +607,18 @@ impl Bus {
 
 /// The `events` row of `event`: its kind (the serialized `type` tag), the
 /// ids it names, its payload.
-fn row_of(event: &Event, occurred_at: &str) -> NewEvent {
+fn row_of(event: &Event, occurred_at: &str) -> EventRecord {
     let (suite_id, epoch_id, run_id) = event.ids();
     // Serialized once: the payload carries its own `type` tag.
     let payload = serde_json::to_value(event).unwrap_or_default();
-    NewEvent {
+    EventRecord {
         kind: payload["type"].as_str().unwrap_or("unknown").to_string(),
         suite_id,
         epoch_id,
         run_id,
         payload_json: payload.to_string(),
         occurred_at: occurred_at.to_string(),
-        origin: crate::process::origin().to_string(),
+        origin: Some(crate::process::origin().to_string()),
     }
 }
 
@@ -690,8 +690,8 @@ pub fn tail(bus: &Bus, store: Store) -> tokio::task::JoinHandle<()> {
                     continue;
                 }
                 // An event of a newer version this one does not know is skipped.
-                if let Ok(event) = serde_json::from_str::<Event>(&row.payload_json) {
-                    bus.replay(event, row.occurred_at);
+                if let Ok(event) = serde_json::from_str::<Event>(&row.event.payload_json) {
+                    bus.replay(event, row.event.occurred_at);
                 }
             }
             seen = seen.split_off(&(last - TAIL_WINDOW).max(start));

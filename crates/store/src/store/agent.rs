@@ -18,16 +18,10 @@ use crate::now_rfc3339;
 /// A trajectory as stored.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct TrajectoryRow {
-    pub id: String,
-    pub run_id: i64,
-    pub suite_id: i64,
-    pub epoch_id: i64,
-    pub task_name: String,
-    pub category: String,
-    pub workspace_dir: String,
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub record: TrajectoryRecord,
     pub status: String,
-    pub setup_json: String,
-    pub state_json: String,
     pub pending_intervention_id: Option<i64>,
     pub iterations: i64,
     pub tokens_used: i64,
@@ -37,17 +31,12 @@ pub struct TrajectoryRow {
     pub started_at: String,
     pub updated_at: String,
     pub finished_at: Option<String>,
-    /// The trajectory this one belongs to (a parallel group, a split task).
-    pub parent_id: Option<String>,
-    /// `root`, `parallel`, `sample`, `subtask` or `integration`.
-    pub role: String,
-    /// Its place among its siblings (1, 2, …; 0 for a root).
-    pub ordinal: i64,
 }
 
-/// A trajectory on its way in.
-#[derive(Debug, Clone)]
-pub struct NewTrajectory {
+/// A trajectory as it starts (its place, task, workspace and setup): what
+/// the engine writes and what [`TrajectoryRow`] reads back inside it.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct TrajectoryRecord {
     pub id: String,
     pub run_id: i64,
     pub suite_id: i64,
@@ -57,9 +46,11 @@ pub struct NewTrajectory {
     pub workspace_dir: String,
     pub setup_json: String,
     pub state_json: String,
+    /// The trajectory this one belongs to (a parallel group, a split task).
     pub parent_id: Option<String>,
     /// `root`, `parallel`, `sample`, `subtask` or `integration`.
     pub role: String,
+    /// Its place among its siblings (1, 2, …; 0 for a root).
     pub ordinal: i64,
 }
 
@@ -68,46 +59,19 @@ pub struct NewTrajectory {
 pub struct ObservationRow {
     pub id: i64,
     pub trajectory_id: String,
-    pub sequence: i64,
-    pub strategy: String,
-    #[sqlx(try_from = "super::Flag")]
-    pub forced: bool,
-    pub commit_id: String,
-    pub files_changed: i64,
-    pub lines_changed: i64,
-    pub level: f64,
-    pub delta: Option<f64>,
-    pub attractor: String,
-    pub attractor_confidence: f64,
-    pub loss_d: f64,
-    pub loss_p: f64,
-    pub loss_omega: f64,
-    pub loss: f64,
-    pub grad_l: f64,
-    pub directive: String,
-    pub rationale: String,
-    pub loop_control: String,
-    pub next_strategy: Option<String>,
-    pub tokens: i64,
-    pub wall_time_ms: i64,
-    pub applied_edits: i64,
-    pub rejected_edits: i64,
-    pub summary: String,
-    pub verdict_summary: String,
-    pub verification_json: Option<String>,
-    pub signals_json: String,
-    pub overseer_runs_json: String,
-    pub execution_json: String,
-    pub decision_json: String,
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub record: ObservationRecord,
     pub created_at: String,
 }
 
 /// One iteration on its way in (the `id` and `created_at` of
-/// [`ObservationRow`] are the store's).
-#[derive(Debug, Clone, Default)]
-pub struct NewObservation {
+/// [`ObservationRow`] are the store's), read back inside that row.
+#[derive(Debug, Clone, Default, Serialize, sqlx::FromRow)]
+pub struct ObservationRecord {
     pub sequence: i64,
     pub strategy: String,
+    #[sqlx(try_from = "super::Flag")]
     pub forced: bool,
     pub commit_id: String,
     pub files_changed: i64,
@@ -170,7 +134,7 @@ pub struct BanditStateRow {
 }
 
 impl Store {
-    pub async fn insert_trajectory(&self, t: &NewTrajectory) -> Result<()> {
+    pub async fn insert_trajectory(&self, t: &TrajectoryRecord) -> Result<()> {
         let now = now_rfc3339();
         sqlx::query(
             "INSERT INTO trajectories (id, run_id, suite_id, epoch_id, task_name, category, workspace_dir, status,
@@ -269,7 +233,7 @@ impl Store {
     pub async fn record_iteration(
         &self,
         trajectory_id: &str,
-        o: &NewObservation,
+        o: &ObservationRecord,
         progress: &TrajectoryProgress<'_>,
     ) -> Result<()> {
         let mut tx = self.begin_write().await?;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::artifacts::{NEXT_VERSION, activate, insert_version};
-use super::{NewIntervention, Proposal, Result, Store, StoreError, now_rfc3339};
+use super::{Intervention, ProposalRecord, Result, Store, StoreError, now_rfc3339};
 
 /// Where a gated update stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -52,21 +52,8 @@ impl From<String> for ApprovalStatus {
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct UpdateApprovalRow {
     pub id: i64,
-    pub suite_id: i64,
-    pub epoch_id: i64,
-    pub artifact: String,
-    pub parent_version: i64,
-    pub proposed_content: String,
-    /// A version that exists already (the tree search's best): approving it
-    /// unedited activates it instead of writing a copy.
-    pub proposed_version: Option<i64>,
-    pub rationale: String,
-    pub expected_loss_reduction: Option<f64>,
-    pub confidence: Option<f64>,
-    pub optimizer: String,
-    pub evidence_json: String,
-    /// `wait` or `continue`: what the run did meanwhile.
-    pub mode: String,
+    #[sqlx(flatten)]
+    pub update: UpdateApproval,
     #[sqlx(try_from = "String")]
     pub status: ApprovalStatus,
     pub created_at: String,
@@ -83,25 +70,29 @@ pub struct UpdateApprovalRow {
 impl UpdateApprovalRow {
     /// The content a decision made the update: a person's edit or the proposal.
     pub fn content(&self) -> &str {
-        self.decided_content.as_deref().unwrap_or(&self.proposed_content)
+        self.decided_content.as_deref().unwrap_or(&self.update.proposed_content)
     }
 }
 
-/// A gated update on its way in.
-#[derive(Debug, Clone)]
-pub struct NewUpdateApproval {
+/// An update put before a person (the approval gate): what the gate writes
+/// and what [`UpdateApprovalRow`] reads back inside it.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct UpdateApproval {
     pub suite_id: i64,
     pub epoch_id: i64,
     pub artifact: String,
     pub parent_version: i64,
     pub proposed_content: String,
+    /// A version that exists already (the tree search's best): approving it
+    /// unedited activates it instead of writing a copy.
     pub proposed_version: Option<i64>,
     pub rationale: String,
     pub expected_loss_reduction: Option<f64>,
     pub confidence: Option<f64>,
     pub optimizer: String,
     pub evidence_json: String,
-    pub mode: &'static str,
+    /// `wait` or `continue`: what the run did meanwhile.
+    pub mode: String,
 }
 
 /// A person's decision on a gated update.
@@ -122,9 +113,9 @@ impl Store {
     /// returns the approval's id and the question's.
     pub async fn insert_update_approval(
         &self,
-        a: &NewUpdateApproval,
-        question: &NewIntervention,
-        proposals: &[Proposal],
+        a: &UpdateApproval,
+        question: &Intervention,
+        proposals: &[ProposalRecord],
     ) -> Result<(i64, i64)> {
         let mut tx = self.begin_write().await?;
         let now = now_rfc3339();
@@ -148,7 +139,7 @@ impl Store {
         .bind(a.confidence)
         .bind(&a.optimizer)
         .bind(&a.evidence_json)
-        .bind(a.mode)
+        .bind(&a.mode)
         .bind(&now)
         .bind(intervention_id)
         .bind(a.proposed_version)
@@ -284,12 +275,12 @@ impl Store {
                 .fetch_optional(&mut *tx)
                 .await?;
         let Some(row) = row else { return Ok(None) };
-        let version = match (row.proposed_version, row.edited) {
+        let version = match (row.update.proposed_version, row.edited) {
             (Some(v), false) => v,
-            _ => insert_version(&mut tx, &row.artifact, row.content(), row.parent_version, None).await?,
+            _ => insert_version(&mut tx, &row.update.artifact, row.content(), row.update.parent_version, None).await?,
         };
-        if !activate(&mut tx, &row.artifact, version).await? {
-            return Err(StoreError::Conflict(format!("artifact `{}` has no version {version}", row.artifact)));
+        if !activate(&mut tx, &row.update.artifact, version).await? {
+            return Err(StoreError::Conflict(format!("artifact `{}` has no version {version}", row.update.artifact)));
         }
         mark_applied(&mut tx, id, version, None).await?;
         tx.commit().await?;

@@ -28,25 +28,24 @@ pub struct TelemetryRow {
     pub directive_json: Option<String>,
 }
 
+/// An intervention as stored: what was raised, and the answer.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct InterventionRow {
     pub id: i64,
-    pub kind: String,
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub raised: Intervention,
     pub status: String,
-    pub suite_id: Option<i64>,
-    pub run_id: Option<i64>,
-    pub task_name: Option<String>,
-    pub subject: String,
-    pub context_json: String,
     pub answer: Option<String>,
     pub answer_text: Option<String>,
     pub created_at: String,
     pub answered_at: Option<String>,
 }
 
-/// An intervention on its way in.
-#[derive(Debug, Clone)]
-pub struct NewIntervention {
+/// A question or notice for a person: what a run raises and what
+/// [`InterventionRow`] reads back inside it.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct Intervention {
     pub kind: String,
     pub suite_id: Option<i64>,
     pub run_id: Option<i64>,
@@ -115,7 +114,7 @@ impl Store {
             .await?)
     }
 
-    pub async fn insert_intervention(&self, i: &NewIntervention) -> Result<i64> {
+    pub async fn insert_intervention(&self, i: &Intervention) -> Result<i64> {
         let mut conn = self.writer.acquire().await?;
         insert_question(&mut conn, i).await
     }
@@ -138,7 +137,7 @@ impl Store {
 
     /// Records a notice: an intervention nobody waits on (status `notice`),
     /// shown in the inbox until dismissed.
-    pub async fn insert_notice(&self, i: &NewIntervention) -> Result<i64> {
+    pub async fn insert_notice(&self, i: &Intervention) -> Result<i64> {
         let mut conn = self.writer.acquire().await?;
         insert_row(&mut conn, i, "notice").await
     }
@@ -227,12 +226,12 @@ impl Store {
 
 /// Writes a question to the inbox on `conn` — alone, or inside the
 /// transaction that writes what it asks about; returns its id.
-pub(super) async fn insert_question(conn: &mut sqlx::AnyConnection, i: &NewIntervention) -> Result<i64> {
+pub(super) async fn insert_question(conn: &mut sqlx::AnyConnection, i: &Intervention) -> Result<i64> {
     insert_row(conn, i, "pending").await
 }
 
 /// One row of `interventions` in `status` (a `pending` question or a `notice`).
-async fn insert_row(conn: &mut sqlx::AnyConnection, i: &NewIntervention, status: &str) -> Result<i64> {
+async fn insert_row(conn: &mut sqlx::AnyConnection, i: &Intervention, status: &str) -> Result<i64> {
     Ok(sqlx::query_scalar(
         "INSERT INTO interventions (kind, status, suite_id, run_id, task_name, subject, context_json, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",

@@ -330,7 +330,7 @@ impl Store {
 
     // ----- events -------------------------------------------------------------
 
-    pub async fn insert_event(&self, event: &NewEvent) -> Result<i64> {
+    pub async fn insert_event(&self, event: &EventRecord) -> Result<i64> {
         Ok(sqlx::query_scalar(
             "INSERT INTO events (kind, suite_id, epoch_id, run_id, payload_json, occurred_at, recorded_at, origin)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
@@ -406,7 +406,7 @@ pub struct EpochClose {
     /// Artifact moves: at most one update, or the rollbacks.
     pub changes: Vec<ArtifactChange>,
     /// Every proposal the optimizer considered.
-    pub proposals: Vec<Proposal>,
+    pub proposals: Vec<ProposalRecord>,
     /// What this epoch says about the previous epoch's winner.
     pub observed: Option<ObservedEffect>,
     /// The approved update (the approval gate's) the update of `changes` applies.

@@ -17,32 +17,21 @@ use crate::now_rfc3339;
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct MemoryRow {
     pub id: i64,
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub memory: Memory,
+    pub created_at: String,
+}
+
+/// What a finished trajectory teaches its category: what RESOLVE writes
+/// and what [`MemoryRow`] reads back inside it.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct Memory {
     pub trajectory_id: String,
     pub run_id: i64,
     pub suite_id: i64,
     pub category: String,
     /// `success` or `failure`.
-    pub outcome: String,
-    pub task_name: String,
-    pub signature: String,
-    pub complexity: Option<String>,
-    pub status: String,
-    pub iterations: i64,
-    pub tokens_used: i64,
-    pub final_level: f64,
-    pub relevance: f64,
-    pub content: String,
-    pub details_json: String,
-    pub created_at: String,
-}
-
-/// A memory on its way in.
-#[derive(Debug, Clone)]
-pub struct NewMemory {
-    pub trajectory_id: String,
-    pub run_id: i64,
-    pub suite_id: i64,
-    pub category: String,
     pub outcome: String,
     pub task_name: String,
     pub signature: String,
@@ -140,7 +129,7 @@ const FINISHED: &str =
 
 impl Store {
     /// Stores (or rewrites) the memory of a trajectory; returns its id.
-    pub async fn insert_memory(&self, m: &NewMemory) -> Result<i64> {
+    pub async fn insert_memory(&self, m: &Memory) -> Result<i64> {
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO memories (trajectory_id, run_id, suite_id, category, outcome, task_name, signature,
                  complexity, status, iterations, tokens_used, final_level, relevance, content, details_json, created_at)

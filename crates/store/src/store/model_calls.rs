@@ -6,15 +6,18 @@ use super::{Result, Store};
 use crate::domain::ModelSpend;
 use crate::now_rfc3339;
 
-/// One call, as the client saw it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct NewModelCall {
+/// One call, as the client saw it: what the ledger writes and what
+/// [`ModelCallRow`] reads back inside it.
+#[derive(Debug, Clone, Default, PartialEq, sqlx::FromRow)]
+pub struct ModelCall {
     pub suite_id: Option<i64>,
     pub epoch_id: Option<i64>,
     pub run_id: Option<i64>,
     pub role: String,
     pub model: String,
+    #[sqlx(try_from = "i64")]
     pub prompt_tokens: u64,
+    #[sqlx(try_from = "i64")]
     pub completion_tokens: u64,
     /// `None`: the model has no price.
     pub cost: Option<f64>,
@@ -27,16 +30,8 @@ pub struct NewModelCall {
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct ModelCallRow {
     pub id: i64,
-    pub suite_id: Option<i64>,
-    pub epoch_id: Option<i64>,
-    pub run_id: Option<i64>,
-    pub role: String,
-    pub model: String,
-    pub prompt_tokens: i64,
-    pub completion_tokens: i64,
-    pub cost: Option<f64>,
-    pub seconds: f64,
-    pub outcome: String,
+    #[sqlx(flatten)]
+    pub call: ModelCall,
     pub created_at: String,
 }
 
@@ -49,7 +44,7 @@ pub enum CallsOf {
 }
 
 impl Store {
-    pub async fn insert_model_call(&self, c: &NewModelCall) -> Result<i64> {
+    pub async fn insert_model_call(&self, c: &ModelCall) -> Result<i64> {
         // Token counts from a server are bounded when stored: SQLite integers are i64.
         let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         Ok(sqlx::query_scalar(

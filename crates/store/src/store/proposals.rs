@@ -42,7 +42,7 @@ impl ProposalOutcome {
 /// search) writes, and what a [`ProposalRow`] reads back inside it — one
 /// struct for the fact, so the two sides cannot drift apart.
 #[derive(Debug, Clone, Serialize)]
-pub struct Proposal {
+pub struct ProposalRecord {
     pub optimizer: String,
     pub artifact: String,
     pub parent_version: i64,
@@ -62,11 +62,11 @@ pub struct Proposal {
 
 /// Read from a `proposals` row: the outcome from its text, the decision
 /// from its JSON column (`decision_json`; unreadable JSON reads as none).
-impl<'r> sqlx::FromRow<'r, AnyRow> for Proposal {
+impl<'r> sqlx::FromRow<'r, AnyRow> for ProposalRecord {
     fn from_row(row: &'r AnyRow) -> std::result::Result<Self, sqlx::Error> {
         let outcome: String = row.try_get("outcome")?;
         let decision: Option<String> = row.try_get("decision_json")?;
-        Ok(Proposal {
+        Ok(ProposalRecord {
             optimizer: row.try_get("optimizer")?,
             artifact: row.try_get("artifact")?,
             parent_version: row.try_get("parent_version")?,
@@ -82,7 +82,7 @@ impl<'r> sqlx::FromRow<'r, AnyRow> for Proposal {
     }
 }
 
-/// A stored proposal: the [`Proposal`] with where it belongs and what
+/// A stored proposal: the [`ProposalRecord`] with where it belongs and what
 /// became of it.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct ProposalRow {
@@ -91,7 +91,7 @@ pub struct ProposalRow {
     pub epoch_id: i64,
     #[sqlx(flatten)]
     #[serde(flatten)]
-    pub proposal: Proposal,
+    pub proposal: ProposalRecord,
     pub applied_version: Option<i64>,
     pub observed_loss_reduction: Option<f64>,
     #[sqlx(try_from = "super::Flag")]
@@ -115,7 +115,7 @@ pub struct ProposalListing {
 impl Store {
     /// Stores proposals made outside an epoch's close (the tree search's
     /// children), against the epoch that evaluated them.
-    pub async fn insert_proposals(&self, epoch_id: i64, proposals: &[Proposal]) -> Result<()> {
+    pub async fn insert_proposals(&self, epoch_id: i64, proposals: &[ProposalRecord]) -> Result<()> {
         // IMMEDIATE: a read-then-write transaction must hold the write lock
         // from the start, or a concurrent writer makes the upgrade fail.
         let mut tx = self.begin_write().await?;
@@ -151,7 +151,7 @@ pub(super) async fn insert_proposal(
     tx: &mut sqlx::AnyConnection,
     suite_id: i64,
     epoch_id: i64,
-    p: &Proposal,
+    p: &ProposalRecord,
     applied_version: Option<i64>,
 ) -> Result<()> {
     sqlx::query(

@@ -119,25 +119,23 @@ pub struct RunEnd {
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct EventRow {
     pub id: i64,
-    pub kind: String,
-    pub suite_id: Option<i64>,
-    pub epoch_id: Option<i64>,
-    pub run_id: Option<i64>,
-    pub payload_json: String,
-    pub occurred_at: String,
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub event: EventRecord,
     pub recorded_at: String,
-    /// The process that published it ([`crate::process::origin`]).
-    pub origin: Option<String>,
 }
 
-/// An event on its way into the `events` table.
-#[derive(Debug, Clone)]
-pub struct NewEvent {
+/// A bus event as the `events` table keeps it: what the bus's writer
+/// records and what [`EventRow`] reads back inside it.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct EventRecord {
     pub kind: String,
     pub suite_id: Option<i64>,
     pub epoch_id: Option<i64>,
     pub run_id: Option<i64>,
     pub payload_json: String,
     pub occurred_at: String,
-    pub origin: String,
+    /// The process that published it ([`crate::process::origin`]; none on
+    /// events recorded before origins were kept).
+    pub origin: Option<String>,
 }

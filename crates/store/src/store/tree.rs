@@ -16,10 +16,21 @@ pub struct TreeVersionRow {
     pub suite: String,
 }
 
+/// A node of the experiment tree as stored: the [`TreeNode`] with its suite.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct TreeNodeRow {
     pub id: i64,
     pub suite_id: i64,
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub node: TreeNode,
+    pub created_at: String,
+}
+
+/// A node of the experiment tree: what the tree search writes and what
+/// [`TreeNodeRow`] reads back inside it.
+#[derive(Debug, Clone, Default, Serialize, sqlx::FromRow)]
+pub struct TreeNode {
     pub parent_id: Option<i64>,
     pub epoch_id: Option<i64>,
     pub artifacts_json: String,
@@ -33,7 +44,6 @@ pub struct TreeNodeRow {
     pub evaluations: i64,
     pub status: String,
     pub note: Option<String>,
-    pub created_at: String,
     /// The round that made it (0: the root; `None` before rounds were kept).
     pub round: Option<i64>,
     pub rationale: Option<String>,
@@ -41,48 +51,23 @@ pub struct TreeNodeRow {
     pub guidance: Option<String>,
 }
 
-/// A node on its way into the store.
-#[derive(Debug, Clone, Default)]
-pub struct NewTreeNode {
-    pub parent_id: Option<i64>,
-    pub epoch_id: Option<i64>,
-    pub artifacts_json: String,
-    pub changed_artifact: Option<String>,
-    pub from_version: Option<i64>,
-    pub to_version: Option<i64>,
-    pub brief: Option<String>,
-    pub mean_loss: Option<f64>,
-    pub holdout_mean_loss: Option<f64>,
-    pub task_losses_json: Option<String>,
-    pub evaluations: i64,
-    pub status: String,
-    pub note: Option<String>,
-    pub round: Option<i64>,
-    pub rationale: Option<String>,
-    pub feedback: Option<String>,
-    pub guidance: Option<String>,
-}
-
-/// An analyst hint or an ideation proposal, and the round it fed.
+/// An analyst hint or an ideation proposal, as stored: the [`TreeNote`]
+/// with the node it led to.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct TreeNoteRow {
     pub id: i64,
     pub suite_id: i64,
-    pub round: i64,
-    pub source: String,
-    pub kind: String,
-    pub artifact: Option<String>,
-    pub parent_id: Option<i64>,
-    pub text: String,
-    pub expected_loss_reduction: Option<f64>,
-    pub confidence: Option<f64>,
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub note: TreeNote,
     pub node_id: Option<i64>,
     pub created_at: String,
 }
 
-/// A note on its way into the store.
-#[derive(Debug, Clone, Default)]
-pub struct NewTreeNote {
+/// An analyst hint or an ideation proposal, and the round it fed: what the
+/// tree search writes and what [`TreeNoteRow`] reads back inside it.
+#[derive(Debug, Clone, Default, Serialize, sqlx::FromRow)]
+pub struct TreeNote {
     pub round: i64,
     pub source: String,
     pub kind: String,
@@ -94,7 +79,7 @@ pub struct NewTreeNote {
 }
 
 impl Store {
-    pub async fn insert_tree_node(&self, suite_id: i64, n: &NewTreeNode) -> Result<i64> {
+    pub async fn insert_tree_node(&self, suite_id: i64, n: &TreeNode) -> Result<i64> {
         Ok(sqlx::query_scalar(
             "INSERT INTO tree_nodes (suite_id, parent_id, epoch_id, artifacts_json, changed_artifact, from_version,
                 to_version, brief, mean_loss, holdout_mean_loss, task_losses_json, evaluations, status, note, created_at,
@@ -157,7 +142,7 @@ impl Store {
         .await?)
     }
 
-    pub async fn insert_tree_note(&self, suite_id: i64, n: &NewTreeNote) -> Result<i64> {
+    pub async fn insert_tree_note(&self, suite_id: i64, n: &TreeNote) -> Result<i64> {
         Ok(sqlx::query_scalar(
             "INSERT INTO tree_notes (suite_id, round, source, kind, artifact, parent_id, text, expected_loss_reduction,
                 confidence, created_at)

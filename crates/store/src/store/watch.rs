@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::{NewIntervention, Result, Store};
+use super::{Intervention, Result, Store};
 use crate::now_rfc3339;
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
@@ -307,7 +307,7 @@ impl Store {
         approval_key: &str,
         content_hash: &str,
         commands_json: &str,
-        question: &NewIntervention,
+        question: &Intervention,
     ) -> Result<(ApprovalRow, bool)> {
         let mut tx = self.begin_write().await?;
         let existing: Option<ApprovalRow> = sqlx::query_as(&format!("{APPROVAL_SELECT} WHERE a.approval_key = $1"))

@@ -183,7 +183,7 @@ impl<'r> Driver<'r> {
             t.judgement = Some(crate::overseer::baseline::judge(b, Some(t)));
         }
         let level = crate::engine::metrics::convergence_level(&signals, &self.kit.engine.config.level);
-        let row = NewObservation {
+        let row = ObservationRecord {
             sequence: -1,
             strategy: "baseline".to_string(),
             commit_id: self.state.initial_commit.clone(),

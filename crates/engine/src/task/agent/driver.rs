@@ -169,7 +169,7 @@ impl<'r> Driver<'r> {
             stall_from: 0,
         };
         r.store
-            .insert_trajectory(&NewTrajectory {
+            .insert_trajectory(&TrajectoryRecord {
                 id: s.place.id.clone(),
                 run_id: r.run_id,
                 suite_id: r.suite_id,
@@ -216,11 +216,11 @@ impl<'r> Driver<'r> {
         row: &TrajectoryRow,
     ) -> Result<Option<Driver<'r>>, AgentError> {
         let attempt = async {
-            let state: AgentState =
-                serde_json::from_str(&row.state_json).map_err(|e| format!("its stored state is invalid: {e}"))?;
-            let mut ws = Workspace::open(Path::new(&row.workspace_dir), r.config.workspace.clone())
+            let state: AgentState = serde_json::from_str(&row.record.state_json)
+                .map_err(|e| format!("its stored state is invalid: {e}"))?;
+            let mut ws = Workspace::open(Path::new(&row.record.workspace_dir), r.config.workspace.clone())
                 .await
-                .map_err(|e| format!("its workspace {}: {e}", row.workspace_dir))?;
+                .map_err(|e| format!("its workspace {}: {e}", row.record.workspace_dir))?;
             // Whatever an interrupted iteration left half-done is discarded.
             ws.reset_to(&state.head_commit)
                 .await
@@ -230,12 +230,12 @@ impl<'r> Driver<'r> {
         let (state, ws) = match attempt.await {
             Ok(found) => found,
             Err(reason) => {
-                tracing::warn!(trajectory = %row.id, %reason, "cannot resume the trajectory; starting afresh");
+                tracing::warn!(trajectory = %row.record.id, %reason, "cannot resume the trajectory; starting afresh");
                 close_unresumable(&r.store, row, &reason).await?;
                 return Ok(None);
             }
         };
-        let setup: Value = serde_json::from_str(&row.setup_json).unwrap_or_default();
+        let setup: Value = serde_json::from_str(&row.record.setup_json).unwrap_or_default();
         let (task, overseer_specs) = task_of(r, &setup);
         let (overseers, held_out) = runners(r, &overseer_specs)?;
         Ok(Some(Driver {

@@ -20,7 +20,7 @@ use tokio::sync::watch;
 
 use crate::bus::{Bus, Event};
 use crate::engine::InterventionKind;
-use crate::store::{NewIntervention, Store, StoreError};
+use crate::store::{Intervention, Store, StoreError};
 
 /// The intervention a point asks, as stored and shown.
 pub fn kind_of(point: InterventionKind) -> Kind {
@@ -58,8 +58,8 @@ pub struct Question<'a> {
 }
 
 impl Question<'_> {
-    fn row(&self) -> NewIntervention {
-        NewIntervention {
+    fn row(&self) -> Intervention {
+        Intervention {
             kind: self.kind.as_str().to_string(),
             suite_id: Some(self.suite_id),
             run_id: Some(self.run_id),
@@ -147,7 +147,7 @@ mod tests {
     async fn a_question_nobody_answers_in_time_is_closed_with_the_reason() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("a.db")).await.unwrap();
-        let row = NewIntervention {
+        let row = Intervention {
             kind: Kind::HumanEscalation.as_str().to_string(),
             suite_id: None,
             run_id: None,

@@ -119,7 +119,7 @@ use crate::memory::Recall;
 use crate::overseer::OverseerRunner;
 use crate::overseer::runner::{MeasurePolicy, Measurement, OverseerError};
 use crate::store::{
-    NewObservation, NewTrajectory, Store, StoreError, TrajectoryEnd, TrajectoryProgress, TrajectoryRow,
+    ObservationRecord, Store, StoreError, TrajectoryEnd, TrajectoryProgress, TrajectoryRecord, TrajectoryRow,
 };
 use crate::suite::{AgentTask, ExecutorKind, Overseer, OverseerKind, Task};
 use crate::workspace::{ArtifactReference, Workspace, WorkspaceError};
@@ -219,13 +219,13 @@ pub async fn run(r: AgentRun<'_>) -> RunOutcome {
 async fn drive_run<'r>(r: &'r AgentRun<'r>, kit: &'r Kit) -> Result<Report, AgentError> {
     let task = &r.task.name;
     if let Some(row) = r.store.resumable_trajectory(r.epoch_id, task).await? {
-        if row.role == Role::Parallel.as_str() {
+        if row.record.role == Role::Parallel.as_str() {
             if let Some(report) = parallel::resume(r, kit, &row).await? {
                 return Ok(report);
             }
-        } else if let Some(driver) = Driver::reopen(r, kit, Placement::root(r, &row.id), &row).await? {
-            r.store.adopt_trajectory(&row.id, r.run_id).await?;
-            tracing::info!(task = %task, trajectory = %row.id, observations = driver.state.trajectory.observations.len(), "resuming a trajectory");
+        } else if let Some(driver) = Driver::reopen(r, kit, Placement::root(r, &row.record.id), &row).await? {
+            r.store.adopt_trajectory(&row.record.id, r.run_id).await?;
+            tracing::info!(task = %task, trajectory = %row.record.id, observations = driver.state.trajectory.observations.len(), "resuming a trajectory");
             return Ok(Box::pin(driver.drive()).await);
         }
     }
@@ -515,10 +515,10 @@ pub(super) async fn close_unresumable(store: &Store, row: &TrajectoryRow, reason
     let result = json!({"status": "failed", "error": format!("could not be resumed: {reason}")});
     store
         .finish_trajectory(
-            &row.id,
+            &row.record.id,
             &TrajectoryEnd {
                 status: "failed",
-                state_json: &row.state_json,
+                state_json: &row.record.state_json,
                 iterations: row.iterations,
                 tokens_used: row.tokens_used,
                 final_level: None,

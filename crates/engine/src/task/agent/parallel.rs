@@ -39,7 +39,7 @@ use crate::domain::TrajectoryStatus;
 use crate::engine::parallel::deciding_sample;
 use crate::engine::{ConvergenceBudget, ConvergencePolicy, SampleEnd, SharedBudget, Trajectory};
 use crate::loss::RunStatus;
-use crate::store::{NewTrajectory, TrajectoryEnd, TrajectoryRow};
+use crate::store::{TrajectoryEnd, TrajectoryRecord, TrajectoryRow};
 use crate::workspace::Workspace;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -164,7 +164,7 @@ pub(super) async fn run<'r>(
         winner: None,
     };
     r.store
-        .insert_trajectory(&NewTrajectory {
+        .insert_trajectory(&TrajectoryRecord {
             id: id.to_string(),
             run_id: r.run_id,
             suite_id: r.suite_id,
@@ -289,23 +289,23 @@ pub(super) async fn resume<'r>(
 ) -> Result<Option<Report>, AgentError> {
     let opened = async {
         let state: GroupState =
-            serde_json::from_str(&row.state_json).map_err(|e| format!("its stored state is invalid: {e}"))?;
-        let ws = Workspace::open(std::path::Path::new(&row.workspace_dir), r.config.workspace.clone())
+            serde_json::from_str(&row.record.state_json).map_err(|e| format!("its stored state is invalid: {e}"))?;
+        let ws = Workspace::open(std::path::Path::new(&row.record.workspace_dir), r.config.workspace.clone())
             .await
-            .map_err(|e| format!("its workspace {}: {e}", row.workspace_dir))?;
+            .map_err(|e| format!("its workspace {}: {e}", row.record.workspace_dir))?;
         Ok::<_, String>((state, ws))
     };
     let (state, ws) = match opened.await {
         Ok(found) => found,
         Err(reason) => {
-            tracing::warn!(trajectory = %row.id, %reason, "cannot resume the parallel samples; starting afresh");
+            tracing::warn!(trajectory = %row.record.id, %reason, "cannot resume the parallel samples; starting afresh");
             close_unresumable(&r.store, row, &reason).await?;
             return Ok(None);
         }
     };
-    r.store.adopt_trajectory(&row.id, r.run_id).await?;
-    tracing::info!(task = %r.task.name, trajectory = %row.id, samples = state.samples.len(), "resuming parallel samples");
-    let setup: Value = serde_json::from_str(&row.setup_json).unwrap_or_default();
+    r.store.adopt_trajectory(&row.record.id, r.run_id).await?;
+    tracing::info!(task = %r.task.name, trajectory = %row.record.id, samples = state.samples.len(), "resuming parallel samples");
+    let setup: Value = serde_json::from_str(&row.record.setup_json).unwrap_or_default();
     let group = Group::new(SharedBudget::new(state.budget.clone()), &state.samples);
     let mut drivers = Vec::new();
     let mut finished = Vec::new();
@@ -315,8 +315,8 @@ pub(super) async fn resume<'r>(
         let stored = r.store.trajectory(sample).await?;
         let driver = match stored {
             Some(s) if is_terminal_status(&s.status) => None,
-            Some(s) => Driver::reopen(r, kit, sample_place(&row.id, &group, sample, ordinal), &s).await?,
-            None => Some(new_sample(r, kit, &row.id, &group, &state, &setup, sample, ordinal).await?),
+            Some(s) => Driver::reopen(r, kit, sample_place(&row.record.id, &group, sample, ordinal), &s).await?,
+            None => Some(new_sample(r, kit, &row.record.id, &group, &state, &setup, sample, ordinal).await?),
         };
         match driver {
             Some(d) => {
@@ -326,11 +326,11 @@ pub(super) async fn resume<'r>(
             None => {
                 // Ended (or closed as failed just now): taken as it is.
                 if let Some(s) = r.store.trajectory(sample).await? {
-                    if let Ok(st) = serde_json::from_str::<AgentState>(&s.state_json) {
+                    if let Ok(st) = serde_json::from_str::<AgentState>(&s.record.state_json) {
                         recorded.push(st.trajectory);
                     }
                     if s.status == "converged" {
-                        group.converged(&s.id);
+                        group.converged(&s.record.id);
                     }
                     finished.push(Report::from_row(&s, &kit.engine.config.level));
                 }
@@ -342,8 +342,8 @@ pub(super) async fn resume<'r>(
     if let Some(w) = &state.winner {
         group.converged(w);
     }
-    publish_start(r, &row.id, &state.samples, &state.budget, true);
-    Ok(Some(run_group(r, kit, &row.id, group, state, setup, ws, drivers, finished).await?))
+    publish_start(r, &row.record.id, &state.samples, &state.budget, true);
+    Ok(Some(run_group(r, kit, &row.record.id, group, state, setup, ws, drivers, finished).await?))
 }
 
 /// Runs the samples until each has ended, then ends the group: the deciding

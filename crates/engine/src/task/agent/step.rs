@@ -431,7 +431,7 @@ impl<'r> Driver<'r> {
             (None, Some(err)) => verdict_summary.push_str(&format!("; intent verification failed: {err}")),
             (None, None) => {}
         }
-        let row = NewObservation {
+        let row = ObservationRecord {
             sequence: i64::from(d.sequence),
             strategy: choice.kind.as_str().to_string(),
             forced: choice.forced,

@@ -109,13 +109,13 @@ pub(super) struct Report {
 impl Report {
     /// The report of a trajectory that ended in an earlier run, from its row.
     pub(super) fn from_row(row: &TrajectoryRow, weights: &LevelWeights) -> Report {
-        let state: Option<AgentState> = serde_json::from_str(&row.state_json).ok();
+        let state: Option<AgentState> = serde_json::from_str(&row.record.state_json).ok();
         let summary: Value =
             row.result_json.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null);
         let t = state.as_ref().map(|s| &s.trajectory);
         let best_level = t.and_then(|t| t.best_observation(weights).map(|o| o.level(weights))).or(row.final_level);
         Report {
-            id: row.id.clone(),
+            id: row.record.id.clone(),
             status: row.status.clone(),
             run_status: run_status_of(&row.status),
             converged: row.status == "converged",
@@ -130,7 +130,7 @@ impl Report {
             error: summary["error"].as_str().map(str::to_string),
             summary,
             table: String::new(),
-            workspace: PathBuf::from(&row.workspace_dir),
+            workspace: PathBuf::from(&row.record.workspace_dir),
             cancelled: false,
         }
     }

@@ -29,7 +29,7 @@ impl SuiteRunner {
                 .store
                 .insert_tree_note(
                     suite_id,
-                    &NewTreeNote {
+                    &TreeNote {
                         round,
                         source: idea.source.as_str().into(),
                         kind: "proposal".into(),
@@ -52,12 +52,12 @@ impl SuiteRunner {
             self.store
                 .insert_tree_note(
                     suite_id,
-                    &NewTreeNote {
+                    &TreeNote {
                         round,
                         source: o.source.as_str().into(),
                         kind: "nothing".into(),
                         text: why,
-                        ..NewTreeNote::default()
+                        ..TreeNote::default()
                     },
                 )
                 .await?;

@@ -70,12 +70,12 @@ impl SuiteRunner {
         let cfg = &self.config.tree;
         let mut search = Search::new(cfg.ideation_rounds);
         for note in self.store.tree_notes(suite_id).await? {
-            let kind = match note.kind.as_str() {
+            let kind = match note.note.kind.as_str() {
                 "dead_direction" => HintKind::DeadDirection,
                 "saturated_axis" => HintKind::SaturatedAxis,
                 _ => continue,
             };
-            search.reported.insert((kind, note.artifact.unwrap_or_default(), note.parent_id));
+            search.reported.insert((kind, note.note.artifact.unwrap_or_default(), note.note.parent_id));
         }
         let epochs = self.store.epochs(suite_id).await?;
         let num_of: BTreeMap<i64, &EpochRow> = epochs.iter().map(|e| (e.id, e)).collect();
@@ -84,8 +84,8 @@ impl SuiteRunner {
         let mut held_through = 0i64;
         for row in self.store.tree_nodes(suite_id).await? {
             let Some((mut node, mut results)) = node_from_row(&row) else { continue };
-            if let Some(first) = row.epoch_id.and_then(|id| num_of.get(&id)) {
-                let last = first.epoch_num + row.evaluations.max(1) - 1;
+            if let Some(first) = row.node.epoch_id.and_then(|id| num_of.get(&id)) {
+                let last = first.epoch_num + row.node.evaluations.max(1) - 1;
                 held_through = held_through.max(last);
                 let own: Vec<&EpochRow> =
                     epochs.iter().filter(|e| (first.epoch_num..=last).contains(&e.epoch_num)).collect();
@@ -98,7 +98,7 @@ impl SuiteRunner {
                     results = Some(self.epoch_results(e.id).await?).filter(|r| !r.is_empty()).or(results);
                 }
             }
-            stored.push((node, results, row.epoch_id.and_then(|id| num_of.get(&id)).map(|e| e.epoch_num)));
+            stored.push((node, results, row.node.epoch_id.and_then(|id| num_of.get(&id)).map(|e| e.epoch_num)));
         }
         if plan.continued {
             search.evals = epochs
@@ -166,7 +166,7 @@ impl SuiteRunner {
             .store
             .insert_tree_node(
                 suite_id,
-                &NewTreeNode {
+                &TreeNode {
                     parent_id: r.parent,
                     epoch_id: Some(m.epoch_id),
                     artifacts_json: serde_json::to_string(&r.artifacts).map_err(StoreError::from)?,
@@ -209,7 +209,7 @@ impl SuiteRunner {
             .store
             .insert_tree_node(
                 suite_id,
-                &NewTreeNode {
+                &TreeNode {
                     parent_id: r.parent,
                     artifacts_json: serde_json::to_string(&r.artifacts).map_err(StoreError::from)?,
                     changed_artifact: Some(focus.to_string()),
@@ -220,7 +220,7 @@ impl SuiteRunner {
                     round: Some(i64::from(r.round)),
                     feedback: r.feedback.clone(),
                     guidance: guidance_text(&r.guidance),
-                    ..NewTreeNode::default()
+                    ..TreeNode::default()
                 },
             )
             .await?;
@@ -274,28 +274,28 @@ impl SuiteRunner {
 /// per-task losses (the runs' details stay in their epoch). A rejected node
 /// was never measured: it comes back without losses or evidence.
 pub(super) fn node_from_row(row: &crate::store::TreeNodeRow) -> Option<(Node, Option<Vec<TaskResult>>)> {
-    let status = NodeStatus::parse(&row.status)?;
-    let artifacts: BTreeMap<String, i64> = serde_json::from_str(&row.artifacts_json).ok()?;
-    let round = row.round.and_then(|r| u32::try_from(r).ok()).unwrap_or(0);
+    let status = NodeStatus::parse(&row.node.status)?;
+    let artifacts: BTreeMap<String, i64> = serde_json::from_str(&row.node.artifacts_json).ok()?;
+    let round = row.node.round.and_then(|r| u32::try_from(r).ok()).unwrap_or(0);
     let mut node = Node {
         id: row.id,
-        parent: row.parent_id,
+        parent: row.node.parent_id,
         artifacts,
         task_losses: BTreeMap::new(),
         mean: f64::INFINITY,
         holdout_mean: None,
         samples: Vec::new(),
         status,
-        focus: row.changed_artifact.clone(),
+        focus: row.node.changed_artifact.clone(),
         round,
-        rationale: row.rationale.clone(),
-        feedback: row.feedback.clone(),
+        rationale: row.node.rationale.clone(),
+        feedback: row.node.feedback.clone(),
     };
     if status == NodeStatus::Rejected {
         return Some((node, None));
     }
-    let tasks: BTreeMap<String, f64> = serde_json::from_str(row.task_losses_json.as_deref()?).ok()?;
-    let mean = row.mean_loss?;
+    let tasks: BTreeMap<String, f64> = serde_json::from_str(row.node.task_losses_json.as_deref()?).ok()?;
+    let mean = row.node.mean_loss?;
     let results = tasks
         .iter()
         .map(|(task, loss)| TaskResult {
@@ -310,7 +310,7 @@ pub(super) fn node_from_row(row: &crate::store::TreeNodeRow) -> Option<(Node, Op
         .collect();
     node.task_losses = tasks;
     node.mean = mean;
-    node.holdout_mean = row.holdout_mean_loss;
+    node.holdout_mean = row.node.holdout_mean_loss;
     node.samples = vec![mean];
     Some((node, Some(results)))
 }
