@@ -170,3 +170,44 @@ where
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+impl Fixture {
+    /// Runs the suite once while playing the person: every question the run
+    /// raises is answered as `decide` says, until the run is over. Returns
+    /// the questions, as they were asked.
+    async fn run_answering(
+        &self,
+        suite: &Path,
+        server: &ScriptedServer,
+        agent: AgentConfig,
+        mut decide: impl FnMut(&InterventionRow) -> (&'static str, Option<&'static str>),
+    ) -> Vec<InterventionRow> {
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let run = async {
+            self.run(suite, server, agent, 1).await;
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        };
+        let person = async {
+            let mut asked = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                for q in self.store.interventions(true).await.unwrap() {
+                    let (answer, text) = decide(&q);
+                    assert!(self.store.answer_intervention(q.id, answer, text).await.unwrap());
+                    asked.push(q);
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            asked
+        };
+        tokio::join!(run, person).1
+    }
+
+    async fn interventions_of_kind(&self, kind: &str) -> Vec<InterventionRow> {
+        self.store.interventions(false).await.unwrap().into_iter().filter(|i| i.raised.kind == kind).collect()
+    }
+
+    /// The `intervention_point_reached` events of one point.
+    async fn points(&self, point: &str) -> Vec<Value> {
+        self.events("intervention_point_reached").await.into_iter().filter(|e| e["point"] == point).collect()
+    }
+}
