@@ -274,18 +274,29 @@ async fn clock_offset(pool: &AnyPool) -> Result<chrono::TimeDelta> {
     Ok(if offset.num_milliseconds().abs() <= CLOCK_TOLERANCE_MS { chrono::TimeDelta::zero() } else { offset })
 }
 
-/// Whether `path` is a SQLite file, an empty one, or none yet (SQLite
-/// creates it): the first 16 bytes of a SQLite file are its magic string.
-fn is_sqlite_or_empty(path: &Path) -> bool {
-    use std::io::Read;
-    let Ok(mut file) = std::fs::File::open(path) else { return true };
-    let mut head = Vec::with_capacity(16);
-    match file.by_ref().take(16).read_to_end(&mut head) {
-        Ok(0) => true,
-        Ok(_) => head == b"SQLite format 3\0",
-        // Unreadable: SQLite's own error (permissions) says more.
-        Err(_) => true,
-    }
+/// Whether the file at `url` is a SQLite database, an empty file, or none
+/// yet (SQLite creates it) — asked of SQLite itself, through one connection
+/// that says at once what a pool would only report as a timeout after 30 s.
+///
+/// The file is never opened here directly: closing a descriptor drops every
+/// POSIX lock this process holds on the file, including those of SQLite's
+/// own connections to it (a second `Store` on the same file: the app's
+/// service beside a run's). Another process that then finds the database
+/// unlocked checkpoints and deletes the write-ahead log under them, and
+/// this process goes on reading the old data (SQLite's "How To Corrupt An
+/// SQLite Database File", §2.2). SQLite's unix layer keeps such descriptors
+/// open until no lock needs them.
+async fn is_sqlite_or_empty(url: &str) -> bool {
+    use sqlx::Connection;
+    // SQLITE_NOTADB: "file is not a database".
+    let not_a_database = |e: &sqlx::Error| matches!(e, sqlx::Error::Database(d) if d.code().as_deref() == Some("26"));
+    let mut conn = match sqlx::AnyConnection::connect(url).await {
+        Ok(conn) => conn,
+        Err(e) => return !not_a_database(&e),
+    };
+    let read = sqlx::query_scalar::<_, i64>("PRAGMA schema_version").fetch_one(&mut conn).await;
+    let _ = conn.close().await;
+    !read.as_ref().is_err_and(not_a_database)
 }
 
 impl Store {
@@ -300,11 +311,6 @@ impl Store {
     }
 
     async fn open_sqlite(path: &Path) -> Result<Store> {
-        // A file that is something else would fail every connection's set-up,
-        // which the pool reports only as a timeout after 30 s.
-        if !is_sqlite_or_empty(path) {
-            return Err(StoreError::NotSqlite { path: path.to_path_buf() });
-        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
         }
@@ -322,6 +328,10 @@ impl Store {
         // and foreign keys on; `synchronous` is set on every connection.
         let name = path.display().to_string().replace('%', "%25").replace('?', "%3F").replace('#', "%23");
         let url = format!("sqlite://{name}?mode=rwc");
+        // A file that is something else would fail every connection's set-up.
+        if !is_sqlite_or_empty(&url).await {
+            return Err(StoreError::NotSqlite { path: path.to_path_buf() });
+        }
         let connect = |connections: u32| {
             let pool = AnyPoolOptions::new()
                 .max_connections(connections)
