@@ -965,29 +965,3 @@ fn names_in_any_script_run_and_become_safely_encoded_folders() {
     assert_ne!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("in any script") && err.contains("b.suite.yaml:1:"), "{err}");
 }
-
-/// A process with the database open twice (the app's service beside a
-/// run's store) still sees what another process wrote: opening the second
-/// must not drop the first one's locks, or the other process, finding the
-/// database unlocked when it ends, checkpoints and deletes the write-ahead
-/// log under the first, which goes on reading the old rows.
-#[tokio::test]
-async fn a_dismissal_by_another_process_is_seen_where_the_database_is_open_twice() {
-    let cli = Cli::sqlite();
-    let first = attractor::store::Store::open(&cli.db()).await.unwrap();
-    let notice = attractor::store::Intervention {
-        kind: "attractor_transition".into(),
-        suite_id: None,
-        run_id: None,
-        task_name: None,
-        subject: "a notice".into(),
-        context_json: "{}".into(),
-    };
-    let id = first.insert_notice(&notice).await.unwrap();
-    assert_eq!(first.intervention(id).await.unwrap().unwrap().status, "notice");
-    let second = attractor::store::Store::open(&cli.db()).await.unwrap();
-    cli.ok(&["dismiss", &id.to_string()]);
-    for store in [&first, &second] {
-        assert_eq!(store.intervention(id).await.unwrap().unwrap().status, "dismissed");
-    }
-}

@@ -1,6 +1,9 @@
 //! Two runners on one database file, as two processes at once: WAL and the
 //! busy timeout must let both finish with every row recorded and the file
 //! intact.
+//!
+//! And one process with the file open twice beside another process that
+//! writes: each must see the other's rows.
 
 use std::process::Command;
 
@@ -55,4 +58,38 @@ async fn two_runners_on_one_file_lose_no_rows() {
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&pool).await.unwrap();
     assert_eq!(mode, "wal");
     pool.close().await;
+}
+
+/// A process with the database open twice (the app's service beside a
+/// run's store) still sees what another process wrote: opening the second
+/// must not drop the first one's locks, or the other process, finding the
+/// database unlocked when it ends, checkpoints and deletes the write-ahead
+/// log under the first, which goes on reading the old rows.
+#[tokio::test]
+async fn a_dismissal_by_another_process_is_seen_where_the_database_is_open_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shared.db");
+    let first = attractor::store::Store::open(&db).await.unwrap();
+    let notice = attractor::store::Intervention {
+        kind: "attractor_transition".into(),
+        suite_id: None,
+        run_id: None,
+        task_name: None,
+        subject: "a notice".into(),
+        context_json: "{}".into(),
+    };
+    let id = first.insert_notice(&notice).await.unwrap();
+    assert_eq!(first.intervention(id).await.unwrap().unwrap().status, "notice");
+    let second = attractor::store::Store::open(&db).await.unwrap();
+    let dismissed = Command::new(env!("CARGO_BIN_EXE_attractor"))
+        .arg("--db")
+        .arg(&db)
+        .args(["dismiss", &id.to_string()])
+        .env_remove("ATTRACTOR_DB")
+        .output()
+        .unwrap();
+    assert!(dismissed.status.success(), "{}", String::from_utf8_lossy(&dismissed.stderr));
+    for store in [&first, &second] {
+        assert_eq!(store.intervention(id).await.unwrap().unwrap().status, "dismissed");
+    }
 }

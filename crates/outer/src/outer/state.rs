@@ -32,9 +32,8 @@ pub(crate) struct OuterState {
     pub(crate) suite_id: i64,
     /// The epochs this run carries out.
     pub(crate) plan: Plan,
-    /// The epoch an earlier run left open: the first step takes it up.
-    open: Option<EpochRow>,
-    /// The suite's last epoch when this run began (closed or open).
+    /// The suite's last epoch when this run began (closed, or open: then
+    /// the first step takes it up).
     pub(crate) last: Option<EpochRow>,
     /// η: how far a proposal may move an artifact.
     learning_rate: f64,
@@ -47,8 +46,7 @@ impl OuterState {
     /// The state a run starts from: `last` is the suite's last epoch and
     /// `learning_rate` the η its history left (or the configured one).
     pub(crate) fn new(suite_id: i64, plan: Plan, last: Option<EpochRow>, learning_rate: f64) -> OuterState {
-        let open = last.as_ref().filter(|e| e.completed_at.is_none()).cloned();
-        OuterState { suite_id, plan, open, last, learning_rate, epochs: Vec::new(), halt: None }
+        OuterState { suite_id, plan, last, learning_rate, epochs: Vec::new(), halt: None }
     }
 
     /// η as it stands now.
@@ -64,7 +62,7 @@ impl OuterState {
 
     /// The epoch an earlier run left open, once: the step that takes it up.
     pub(crate) fn take_open(&mut self) -> Option<EpochRow> {
-        self.open.take()
+        self.last.take_if(|e| e.completed_at.is_none())
     }
 
     /// The suite's last closed epoch when this run began.
