@@ -140,7 +140,7 @@ async fn a_run_whose_trajectories_agree_stops_long_before_its_budget_and_says_wh
         let problem: Arc<dyn Problem> = Arc::from(attractor::numeric::builtin(name).unwrap());
         let reference = problem.best_known().unwrap().value;
         let (out, _) = run(problem.clone(), AsoConfig::default(), 7, budget).await;
-        assert_eq!(out.stop, RunStop::Agreed, "{name}: {:?}", out.trajectories);
+        assert_eq!(out.stop, RunStop::Explored, "{name}: {:?}", out.trajectories);
         assert!(out.evals_used < budget / 4, "{name}: {} of {budget}", out.evals_used);
         let best = out.best.clone().unwrap();
         let gap = (best.objective - reference) / reference.abs().max(1.0);
@@ -150,7 +150,7 @@ async fn a_run_whose_trajectories_agree_stops_long_before_its_budget_and_says_wh
         // The control: without the agreement rule the rounds go on.
         let patient = AsoConfig { stop_after_agreed_rounds: 0, ..AsoConfig::default() };
         let (control, _) = run(problem, patient, 7, budget).await;
-        assert_ne!(control.stop, RunStop::Agreed);
+        assert_ne!(control.stop, RunStop::Explored);
         assert!(control.evals_used > out.evals_used, "{name}: {} ≤ {}", control.evals_used, out.evals_used);
     }
 }
@@ -165,7 +165,7 @@ async fn an_agreed_run_stops_only_after_a_round_of_global_starts_once_the_hops_s
     for rounds in [1, 2] {
         let config = AsoConfig { global_rounds_before_stopping: rounds, ..AsoConfig::default() };
         let (out, _) = run(problem.clone(), config, 7, 100_000).await;
-        assert_eq!(out.stop, RunStop::Agreed, "{:?}", out.trajectories);
+        assert_eq!(out.stop, RunStop::Explored, "{:?}", out.trajectories);
         let last = &out.trajectories[out.trajectories.len() - rounds as usize * size..];
         assert!(last.iter().all(|t| !t.around_best), "the last {rounds} round(s) hop: {last:?}");
     }
@@ -179,9 +179,9 @@ async fn three_rounds_of_global_starts_find_g17_s_optimum_where_two_stopped_at_i
     let (out, _) = run(problem.clone(), AsoConfig::default(), 183, 100_000).await;
     let best = out.best.expect("a best point");
     assert!(best.max_violation <= 1e-6 && best.objective < 8853.54 * (1.0 + 1e-4), "{best:?}");
-    assert_eq!(out.stop, RunStop::Agreed);
+    assert_eq!(out.stop, RunStop::Explored);
     let two = AsoConfig { global_rounds_before_stopping: 2, ..AsoConfig::default() };
     let (out, _) = run(problem, two, 183, 100_000).await;
-    assert_eq!(out.stop, RunStop::Agreed);
+    assert_eq!(out.stop, RunStop::Explored);
     assert!(out.best.is_some_and(|b| b.objective > 8927.0), "stopped on the second basin");
 }

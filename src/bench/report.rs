@@ -227,7 +227,7 @@ impl Report {
 /// A run that stopped because it judged its search done, not because the
 /// budget ran out or it failed.
 fn stopped_on_its_own(r: &RunRecord) -> bool {
-    r.coordinator.as_ref().and_then(|c| c.stop).is_some_and(|s| matches!(s, RunStop::Agreed | RunStop::Stalled))
+    r.coordinator.as_ref().and_then(|c| c.stop).is_some_and(|s| matches!(s, RunStop::Explored | RunStop::Stalled))
 }
 
 fn rate(c: &Cell) -> f64 {
@@ -357,7 +357,7 @@ mod tests {
         };
         // evals is 100 in every record: 90 at the final best is 10 % after it (not above 10 %), 50 is 50 %.
         let records = vec![
-            with(Some(RunStop::Agreed), Some(90)),
+            with(Some(RunStop::Explored), Some(90)),
             with(Some(RunStop::Stalled), Some(50)),
             with(Some(RunStop::Budget), Some(10)),
             with(None, Some(10)),

@@ -34,8 +34,8 @@ use super::finishing::FINAL_POLISH_ITERATIONS;
 pub use super::finishing::POLISH_ITERATIONS;
 use super::seeds;
 use super::solver::{ChunkSolver, LocalSolver, Names, PopulationSolver};
-pub use super::stopping::RunStop;
-use super::stopping::{agreeing, distinct_optima, gained, unseen_minima};
+pub use super::stopping::{BasinEvidence, RunStop};
+use super::stopping::{agreeing, distinct_optima, gained, stop_reason};
 use super::supervisor::{SupervisionContext, TieredSupervisor};
 pub use super::trajectory::{
     TrajectoryKind, TrajectoryState, TrajectoryStatus, TrajectoryStop, TrajectorySummary, apply_directive,
@@ -60,6 +60,11 @@ pub struct CoordinatorOutcome {
     pub error: Option<String>,
     pub interrupted: bool,
     pub stop: RunStop,
+    /// What the independent starts said about the basins when the run stopped.
+    pub basins: BasinEvidence,
+    /// Why the run stopped, in a sentence ("1 distinct minimum from 14
+    /// starts; estimated 1.1% chance that a further start finds one unseen").
+    pub stop_reason: String,
 }
 
 impl CoordinatorOutcome {
@@ -208,10 +213,16 @@ impl Coordinator {
                 // Hops around the best point until they stop paying with the best
                 // agreed on; then every start is a global one, which is what the
                 // estimate of unseen minima counts.
-                let incumbent = best.as_ref().filter(|b| b.max_violation <= tol && !exploring).map(|b| b.x.clone());
-                let scale = HOP_SCALES[round.saturating_sub(1) % HOP_SCALES.len()];
+                let feasible_best = best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.x.clone());
+                let plan = match feasible_best {
+                    Some(center) if !exploring => {
+                        RoundPlan::Hops { center, scale: HOP_SCALES[round.saturating_sub(1) % HOP_SCALES.len()] }
+                    }
+                    Some(at) => RoundPlan::Boundary { at, turn: global_rounds as usize },
+                    None => RoundPlan::Global,
+                };
                 round += 1;
-                let (seeds, seed_evals, around) = match self.round_seeds(incumbent, scale, seed_rng).await {
+                let (seeds, seed_evals, around) = match self.round_seeds(plan, seed_rng).await {
                     Ok(s) => s,
                     Err(e) if summaries.is_empty() => return self.failed_outcome(budget, e),
                     Err(e) => {
@@ -366,12 +377,14 @@ impl Coordinator {
             // `global_rounds_before_stopping` rounds of them after the hops
             // stopped paying: the hop rounds' two global starts each are too
             // few to find a basin few starts reach (g17's).
-            if exploring
-                && global_rounds >= c.global_rounds_before_stopping
-                && unseen_minima(&summaries, tol, c.agreement_tolerance) < c.max_unseen_minima
-            {
-                stop = RunStop::Agreed;
-                break;
+            if exploring && global_rounds >= c.global_rounds_before_stopping {
+                let evidence = BasinEvidence::of(&summaries, tol, c.agreement_tolerance);
+                let few_unseen =
+                    c.max_unseen_minima > 0.0 && evidence.unseen_minima.is_some_and(|u| u < c.max_unseen_minima);
+                if evidence.unseen_share <= c.max_unseen_share || few_unseen {
+                    stop = RunStop::Explored;
+                    break;
+                }
             }
         }
 
@@ -380,7 +393,11 @@ impl Coordinator {
             evals += self.finish(&mut best, &shared).await;
         }
         let error = shared.errors.lock().map(|e| e.clone()).unwrap_or_default();
+        let stop = if *self.cancel.borrow() { RunStop::Interrupted } else { stop };
+        let basins = BasinEvidence::of(&summaries, tol, self.config.agreement_tolerance);
         CoordinatorOutcome {
+            stop_reason: stop_reason(stop, &basins, stalled_rounds, evals, budget),
+            basins,
             best,
             trajectories: summaries,
             evals_used: evals,
@@ -391,27 +408,25 @@ impl Coordinator {
             rejected_directives: shared.rejected.load(Ordering::Relaxed) as u32,
             error,
             interrupted: *self.cancel.borrow(),
-            stop: if *self.cancel.borrow() { RunStop::Interrupted } else { stop },
+            stop,
         }
     }
 
-    /// The starts of one round: `hops_per_round` hops around `incumbent`
-    /// (at `scale` of each variable's range) and global seeds for the rest,
-    /// or `n` global seeds when there is no incumbent; with the evaluations spent choosing
-    /// them and how many lead the list as hops.
+    /// The starts of one round (see [`RoundPlan`]), with the evaluations
+    /// spent choosing them and how many lead the list as hops.
     async fn round_seeds(
         &self,
-        incumbent: Option<Vec<f64>>,
-        scale: f64,
+        plan: RoundPlan,
         mut rng: ChaCha8Rng,
     ) -> Result<(Vec<seeds::Seed>, u64, usize), String> {
         let n = self.config.round_size();
         let oversampling = self.config.seed_oversampling as usize;
         let hops = (self.config.hops_per_round as usize).min(n - 1);
+        let boundary = (self.config.boundary_starts_per_round as usize).min(n);
         let tol = self.tol();
         let problem = self.problem.clone();
-        let prepared = tokio::task::spawn_blocking(move || match incumbent {
-            Some(center) if hops > 0 => {
+        let prepared = tokio::task::spawn_blocking(move || match plan {
+            RoundPlan::Hops { center, scale } if hops > 0 => {
                 let bounds = problem.bounds();
                 let (mut local, used) = seeds::filter_valid(
                     problem.as_ref(),
@@ -424,6 +439,13 @@ impl Coordinator {
                 local.extend(global);
                 Ok((local, used + more, around))
             }
+            RoundPlan::Boundary { at, turn } if boundary > 0 => {
+                let (mut starts, used) =
+                    boundary_starts(problem.as_ref(), &at, boundary, oversampling, turn, tol, &mut rng)?;
+                let (global, more) = seeds::prepare(problem.as_ref(), n - starts.len(), oversampling, tol, &mut rng)?;
+                starts.extend(global);
+                Ok((starts, used + more, 0))
+            }
             _ => seeds::prepare(problem.as_ref(), n, oversampling, tol, &mut rng).map(|(s, used)| (s, used, 0)),
         })
         .await;
@@ -435,7 +457,10 @@ impl Coordinator {
     }
 
     fn failed_outcome(&self, budget: u64, error: String) -> CoordinatorOutcome {
+        let basins = BasinEvidence::of(&[], self.tol(), self.config.agreement_tolerance);
         CoordinatorOutcome {
+            stop_reason: stop_reason(RunStop::Failed, &basins, 0, 0, budget),
+            basins,
             best: None,
             trajectories: vec![],
             evals_used: 0,
@@ -853,6 +878,57 @@ impl Coordinator {
             tracing::warn!(error = %e, "could not record an aso_telemetry row");
         }
     }
+}
+
+/// Where a round's starts come from.
+enum RoundPlan {
+    /// No feasible point yet: every start is a global sample.
+    Global,
+    /// `hops_per_round` hops around the best point at `scale` of each
+    /// variable's range; the rest global samples.
+    Hops { center: Vec<f64>, scale: f64 },
+    /// The hops stopped paying: `boundary_starts_per_round` starts on the
+    /// surfaces of the constraints active at the best point `at` (taken in
+    /// turn, `turn` counting the rounds), the rest global samples — the
+    /// starts the basin evidence counts.
+    Boundary { at: Vec<f64>, turn: usize },
+}
+
+/// Up to `count` starts on the surfaces of the inequalities active at `at`
+/// (one evaluation to learn which), each the best of `oversampling`
+/// projected samples; none when no inequality is active there.
+fn boundary_starts(
+    problem: &dyn Problem,
+    at: &[f64],
+    count: usize,
+    oversampling: usize,
+    turn: usize,
+    tol: f64,
+    rng: &mut ChaCha8Rng,
+) -> Result<(Vec<seeds::Seed>, u64), crate::numeric::problem::EvalError> {
+    let Some(Ok(here)) = problem.evaluate_batch(&[at.to_vec()]).pop() else { return Ok((vec![], 1)) };
+    let active = seeds::active_inequalities(&here, tol.sqrt());
+    let mut used = 1;
+    let mut starts = Vec::new();
+    if active.is_empty() {
+        return Ok((starts, used));
+    }
+    for k in 0..count {
+        let constraint = active[(turn * count + k) % active.len()];
+        let (mut projected, evals) = seeds::on_constraint(problem, constraint, oversampling.max(1), tol, rng)?;
+        used += evals;
+        projected.sort_by(|(a, _), (b, _)| {
+            if a.better_than(b, tol) {
+                std::cmp::Ordering::Less
+            } else if b.better_than(a, tol) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
+        starts.extend(projected.into_iter().next());
+    }
+    Ok((starts, used))
 }
 
 /// Adds a finished trajectory to the run's totals, best point and summaries.

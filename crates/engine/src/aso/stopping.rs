@@ -1,7 +1,9 @@
 //! When a whole coordinator run has looked enough: how many trajectories
-//! agree on the best value, how many local minima their ends leave probably
-//! unseen, and whether a round's ends disagree (the landscape evidence for a
-//! population) — with the reason a run stopped.
+//! agree on the best value, what the independent starts say about the
+//! basins of the feasible region (how many distinct minima they reached, how
+//! many and how much of the region probably remain unseen), and whether a
+//! round's ends disagree (the landscape evidence for a population) — with
+//! the reason a run stopped, in words a person can check.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,9 +14,11 @@ use crate::numeric::alm::Candidate;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStop {
-    /// Enough trajectories agreed on the best value, and rounds since did
-    /// not improve it (`stop_after_agreed_rounds`).
-    Agreed,
+    /// The starts spread over the region say a better minimum is unlikely
+    /// to remain unseen ([`BasinEvidence`]), after hops around the best had
+    /// stopped paying. Older records call it `agreed`.
+    #[serde(alias = "agreed")]
+    Explored,
     /// `max_stalled_rounds` rounds in a row without a better point.
     Stalled,
     /// The evaluation budget ran out.
@@ -22,6 +26,96 @@ pub enum RunStop {
     Interrupted,
     /// The evaluator failed, or no point could be evaluated.
     Failed,
+}
+
+/// What the independent starts say about the basins of the feasible region
+/// (Boender and Rinnooy Kan, 1987: the Bayesian view of multistart, where
+/// each start lands in a minimum's region of attraction with a chance equal
+/// to that region's share of the space).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BasinEvidence {
+    /// Starts whose local search ended on its own at a feasible point.
+    pub starts: usize,
+    /// Distinct values among their ends (within the agreement tolerance).
+    pub minima: usize,
+    /// The posterior expected number of minima not yet found,
+    /// w(N − 1)/(N − w − 2) − w; none while there are too few starts to say
+    /// (N ≤ w + 2).
+    pub unseen_minima: Option<f64>,
+    /// The posterior expected share of the region whose minima no start
+    /// has reached, w(w + 1)/(N(N − 1)): the chance that one more start
+    /// finds a minimum not seen yet. 1 while N < 2.
+    pub unseen_share: f64,
+}
+
+impl BasinEvidence {
+    /// The evidence of `summaries`' independent starts: local trajectories
+    /// from global or boundary starts (not hops around the best, not the
+    /// population) that stopped of their own accord at a feasible point.
+    pub fn of(summaries: &[TrajectorySummary], tol: f64, tolerance: f64) -> BasinEvidence {
+        let mut ends: Vec<f64> = summaries
+            .iter()
+            .filter(|t| !t.around_best && t.kind != TrajectoryKind::Population)
+            .filter(|t| matches!(t.stop, TrajectoryStop::Directive | TrajectoryStop::Stationary | TrajectoryStop::Flat))
+            .filter_map(|t| t.best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.objective))
+            .collect();
+        ends.sort_by(f64::total_cmp);
+        let minima = ends.windows(2).filter(|w| w[1] - w[0] > tolerance * w[0].abs().max(w[1].abs()).max(1.0)).count()
+            + usize::from(!ends.is_empty());
+        let (n, w) = (ends.len() as f64, minima as f64);
+        let unseen_minima = (n > w + 2.0).then(|| w * (n - 1.0) / (n - w - 2.0) - w);
+        let unseen_share = if n < 2.0 { 1.0 } else { (w * (w + 1.0) / (n * (n - 1.0))).min(1.0) };
+        BasinEvidence { starts: ends.len(), minima, unseen_minima, unseen_share }
+    }
+
+    /// "3 distinct minima from 24 starts; estimated 2.2% chance that a
+    /// further start finds one unseen".
+    pub fn sentence(&self) -> String {
+        let minima = if self.minima == 1 {
+            "1 distinct minimum".to_string()
+        } else {
+            format!("{} distinct minima", self.minima)
+        };
+        let starts = if self.starts == 1 { "1 start".to_string() } else { format!("{} starts", self.starts) };
+        format!(
+            "{minima} from {starts}; estimated {} chance that a further start finds one unseen",
+            percent(self.unseen_share)
+        )
+    }
+}
+
+/// A share as a percentage with the digits that matter: 40%, 2.2%, 0.04%.
+fn percent(share: f64) -> String {
+    let p = 100.0 * share;
+    if p >= 10.0 {
+        format!("{p:.0}%")
+    } else if p >= 0.1 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.2}%")
+    }
+}
+
+/// Why a run stopped, in a sentence: the basin evidence for a run that
+/// explored enough, the rule or limit otherwise.
+pub fn stop_reason(
+    stop: RunStop,
+    evidence: &BasinEvidence,
+    stalled_rounds: u32,
+    evals_used: u64,
+    budget: u64,
+) -> String {
+    match stop {
+        RunStop::Explored => evidence.sentence(),
+        RunStop::Stalled => {
+            format!("{stalled_rounds} rounds of starts in a row found no better point ({})", evidence.sentence())
+        }
+        RunStop::Budget => {
+            format!("the evaluation budget ran out ({evals_used} of {budget} used; {})", evidence.sentence())
+        }
+        RunStop::Interrupted => "cancelled".to_string(),
+        RunStop::Failed => "the problem could not be evaluated".to_string(),
+    }
 }
 
 /// Whether the best point moved from `before` to `best` by more than
@@ -46,32 +140,6 @@ pub(super) fn agreeing(summaries: &[TrajectorySummary], best: Option<&Candidate>
         .filter_map(|t| t.best.as_ref().filter(|b| b.max_violation <= tol))
         .filter(|b| (b.objective - best.objective).abs() <= within)
         .count()
-}
-
-/// How many more local minima there probably are than the trajectories
-/// have found: the Bayesian estimate of Boender and Rinnooy Kan (1987) for
-/// multistart, ŵ = w(N − 1)/(N − w − 2) with N feasible ends and w distinct
-/// end values among them (within `tolerance`, relative), minus w. Infinite
-/// until there are enough ends to say (N ≤ w + 2). With one value found it
-/// falls below 0.5 at eight ends; every other value found asks for more.
-pub(super) fn unseen_minima(summaries: &[TrajectorySummary], tol: f64, tolerance: f64) -> f64 {
-    // Independent starts that ended of their own accord: not hops around the
-    // best, not the population, not trajectories cut short.
-    let mut ends: Vec<f64> = summaries
-        .iter()
-        .filter(|t| !t.around_best && t.kind != TrajectoryKind::Population)
-        .filter(|t| matches!(t.stop, TrajectoryStop::Directive | TrajectoryStop::Stationary | TrajectoryStop::Flat))
-        .filter_map(|t| t.best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.objective))
-        .collect();
-    ends.sort_by(f64::total_cmp);
-    let n = ends.len() as f64;
-    let distinct = ends.windows(2).filter(|w| w[1] - w[0] > tolerance * w[0].abs().max(w[1].abs()).max(1.0)).count()
-        + usize::from(!ends.is_empty());
-    let w = distinct as f64;
-    if n <= w + 2.0 {
-        return f64::INFINITY;
-    }
-    w * (n - 1.0) / (n - w - 2.0) - w
 }
 
 /// Whether feasible end values of local trajectories disagree beyond
@@ -107,6 +175,8 @@ mod tests {
     #[test]
     fn unseen_minima_fall_as_ends_repeat_the_values_found() {
         let ends = |values: &[f64]| -> Vec<TrajectorySummary> { values.iter().map(|v| end(*v, 0.0)).collect() };
+        let unseen_minima =
+            |e: &[TrajectorySummary], tol, t| BasinEvidence::of(e, tol, t).unseen_minima.unwrap_or(f64::INFINITY);
         let one = |n: usize| unseen_minima(&ends(&vec![1.0; n]), 1e-4, 1e-4);
         assert!(one(3).is_infinite(), "three ends of one value prove little");
         assert!(one(7) >= 0.5 && one(8) < 0.5, "{} {}", one(7), one(8));
@@ -115,6 +185,34 @@ mod tests {
         assert!(unseen_minima(&ends(&g17), 1e-4, 1e-4) >= 0.5);
         // Within the tolerance is one value.
         assert!(unseen_minima(&ends(&[1.0, 1.00001, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]), 1e-4, 1e-4) < 0.5);
+    }
+
+    #[test]
+    fn the_unseen_share_falls_with_starts_and_rises_with_minima_found() {
+        let ends = |values: &[f64]| -> Vec<TrajectorySummary> { values.iter().map(|v| end(*v, 0.0)).collect() };
+        let e = BasinEvidence::of(&ends(&[1.0; 24]), 1e-4, 1e-4);
+        assert_eq!((e.starts, e.minima), (24, 1));
+        assert!((e.unseen_share - 2.0 / (24.0 * 23.0)).abs() < 1e-12);
+        let mut three = vec![1.0; 20];
+        three.extend([2.0, 2.0, 3.0, 3.0]);
+        let e3 = BasinEvidence::of(&ends(&three), 1e-4, 1e-4);
+        assert_eq!(e3.minima, 3);
+        assert!(e3.unseen_share > e.unseen_share);
+        assert_eq!(
+            e3.sentence(),
+            "3 distinct minima from 24 starts; estimated 2.2% chance that a further start finds one unseen"
+        );
+        // Infeasible ends and hops around the best are not independent starts.
+        let mut mixed = ends(&[1.0, 1.0]);
+        mixed.push(end(0.5, 1.0));
+        mixed[0].around_best = true;
+        let e = BasinEvidence::of(&mixed, 1e-4, 1e-4);
+        assert_eq!((e.starts, e.minima, e.unseen_share), (1, 1, 1.0));
+        assert_eq!(e.unseen_minima, None);
+        assert_eq!(
+            BasinEvidence::of(&[], 1e-4, 1e-4).sentence(),
+            "0 distinct minima from 0 starts; estimated 100% chance that a further start finds one unseen"
+        );
     }
 
     #[test]

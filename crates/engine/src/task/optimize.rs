@@ -164,6 +164,8 @@ async fn solve(r: OptimizeRun<'_>) -> RunOutcome {
         "evaluations": outcome.evals_used,
         "budget": budget,
         "stopped": outcome.stop,
+        "stop_reason": outcome.stop_reason,
+        "basins": outcome.basins,
         "steps": outcome.steps,
         "llm_calls": outcome.llm_calls,
         "llm_failures": outcome.llm_failures,
@@ -339,7 +341,14 @@ mod tests {
             rejected_directives: 1,
             error: error.map(String::from),
             interrupted: false,
-            stop: crate::aso::coordinator::RunStop::Agreed,
+            stop: crate::aso::coordinator::RunStop::Explored,
+            basins: crate::aso::coordinator::BasinEvidence {
+                starts: 1,
+                minima: 1,
+                unseen_minima: None,
+                unseen_share: 1.0,
+            },
+            stop_reason: String::new(),
         }
     }
 

@@ -7,6 +7,13 @@
 //! Later rounds of the coordinator also start trajectories [`around`] the
 //! best point found so far (iterated local search): on rugged problems the
 //! next basin is more often near a good one than anywhere in the box.
+//!
+//! Once its searches keep ending in the same minima, the coordinator also
+//! starts [`on_constraint`]: on the surface where a constraint active at a
+//! minimum found is zero. A global optimum in the corner of a narrow
+//! feasible band has a basin few box samples fall into — a Rosenbrock valley
+//! cut by a cubic ends at f = 1 by the origin, while f = 0 waits at the tip
+//! of the band, reached along the cubic — but the boundary leads there.
 
 use rand::Rng;
 use rand::seq::SliceRandom;
@@ -109,6 +116,130 @@ pub fn filter_valid(
     Ok((valid, evals))
 }
 
+/// Whether inequality `i` is active at a point: zero within `slack` (or
+/// violated). A minimum on a constraint's boundary names that constraint as
+/// a place to look for others.
+pub fn active_inequalities(e: &Evaluation, slack: f64) -> Vec<usize> {
+    e.inequalities.iter().enumerate().filter(|(_, g)| **g >= -slack).map(|(i, _)| i).collect()
+}
+
+/// Newton steps a projection onto a constraint surface may take before the
+/// point is given up (a curved surface needs a few; a linear one, one).
+const PROJECTION_STEPS: usize = 8;
+
+/// `count` starts on the surface where inequality `constraint` is zero:
+/// Latin-hypercube samples of the box, each moved onto the surface by Newton
+/// steps along the constraint's gradient (the evaluator's when it sends one,
+/// forward differences otherwise), clamped to the box. A sample whose
+/// projection does not reach |g| ≤ `tol` within a few steps (a flat
+/// gradient, the surface outside the box) is dropped. Every point evaluated
+/// counts; the steps of all samples go to the problem as one batch each, so
+/// a persistent evaluator answers a step in one message. Returns the starts
+/// with their evaluations (the last step's, at the start itself) and the
+/// evaluations used.
+pub fn on_constraint<R: Rng>(
+    problem: &dyn Problem,
+    constraint: usize,
+    count: usize,
+    tol: f64,
+    rng: &mut R,
+) -> Result<(Vec<Seed>, u64), EvalError> {
+    let bounds = problem.bounds();
+    let steps: Vec<f64> = bounds.iter().map(|(lo, hi)| 1e-7 * (hi - lo).max(1e-12)).collect();
+    // Each point with |g| where it was before its last step (a step that
+    // does not halve it — the box's clamp in the way, a surface that bends
+    // away — gives the point up).
+    let mut moving: Vec<(Vec<f64>, f64)> =
+        latin_hypercube(&bounds, count, rng).into_iter().map(|x| (x, f64::INFINITY)).collect();
+    let mut done = Vec::new();
+    let mut used = 0u64;
+    let mut last_error = None;
+    for _ in 0..PROJECTION_STEPS {
+        if moving.is_empty() {
+            break;
+        }
+        used += moving.len() as u64;
+        let points: Vec<Vec<f64>> = moving.iter().map(|(x, _)| x.clone()).collect();
+        let answers = problem.evaluate_batch(&points);
+        // The points still off the surface: where they are, g there, and the
+        // gradient when the evaluator sent it.
+        let mut off = Vec::new();
+        for ((x, before), answer) in moving.into_iter().zip(answers) {
+            let at = match answer {
+                Ok(e) => e,
+                Err(e) => {
+                    last_error = Some(e);
+                    continue;
+                }
+            };
+            let Some(&g) = at.inequalities.get(constraint) else { continue };
+            if !g.is_finite() || !at.objective.is_finite() {
+                continue;
+            }
+            if g.abs() <= tol {
+                let c = Candidate { objective: at.objective, max_violation: at.max_violation(), x };
+                done.push((c, at));
+                continue;
+            }
+            if g.abs() > 0.5 * before {
+                continue;
+            }
+            let exact = at.gradients.as_ref().and_then(|gr| gr.inequalities.get(constraint).cloned());
+            off.push((x, g, exact));
+        }
+        // Forward differences for those without an exact gradient, as one batch.
+        // A step past the upper bound goes the other way: an evaluator may
+        // refuse points outside the box.
+        let step = |x: &[f64], j: usize| if x[j] + steps[j] > bounds[j].1 { -steps[j] } else { steps[j] };
+        let differenced: Vec<Vec<f64>> = off
+            .iter()
+            .filter(|(_, _, exact)| exact.is_none())
+            .flat_map(|(x, _, _)| {
+                (0..x.len()).map(move |j| {
+                    let mut y = x.clone();
+                    y[j] += step(x, j);
+                    y
+                })
+            })
+            .collect();
+        used += differenced.len() as u64;
+        let mut answers = problem.evaluate_batch(&differenced).into_iter();
+        moving = off
+            .into_iter()
+            .filter_map(|(x, g, exact)| {
+                let gradient: Option<Vec<f64>> = match exact {
+                    Some(gr) => Some(gr),
+                    None => (0..x.len())
+                        .map(|j| {
+                            let e = answers.next()?.ok()?;
+                            e.inequalities.get(constraint).map(|gh| (gh - g) / step(&x, j))
+                        })
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .collect(),
+                };
+                let gradient = gradient.filter(|gr| gr.len() == x.len() && gr.iter().all(|v| v.is_finite()))?;
+                let norm2: f64 = gradient.iter().map(|v| v * v).sum();
+                (norm2 > f64::MIN_POSITIVE).then(|| {
+                    let next = x
+                        .iter()
+                        .zip(&gradient)
+                        .zip(&bounds)
+                        .map(|((v, gv), (lo, hi))| (v - g * gv / norm2).clamp(*lo, *hi))
+                        .collect();
+                    (next, g.abs())
+                })
+            })
+            .collect();
+    }
+    if done.is_empty()
+        && let Some(err) = last_error
+    {
+        return Err(err);
+    }
+    Ok((done, used))
+}
+
 /// Where a local trajectory starts when its start is chosen on its own
 /// first step rather than before the round: the first round's lead
 /// trajectory evaluates its own samples only and descends at once; the
@@ -184,6 +315,74 @@ impl SeedSource {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    /// x² + y² ≤ 1 in [-2, 2]², minimising x; optionally with exact gradients.
+    struct Disk {
+        exact: bool,
+    }
+
+    impl Problem for Disk {
+        fn name(&self) -> &str {
+            "disk"
+        }
+        fn dimension(&self) -> usize {
+            2
+        }
+        fn bounds(&self) -> Vec<(f64, f64)> {
+            vec![(-2.0, 2.0); 2]
+        }
+        fn inequality_names(&self) -> Vec<String> {
+            vec!["disk".into()]
+        }
+        fn equality_names(&self) -> Vec<String> {
+            vec![]
+        }
+        fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
+            Ok(Evaluation {
+                objective: x[0],
+                inequalities: vec![x[0] * x[0] + x[1] * x[1] - 1.0],
+                equalities: vec![],
+                gradients: self.exact.then(|| crate::numeric::problem::Gradients {
+                    objective: vec![1.0, 0.0],
+                    inequalities: vec![vec![2.0 * x[0], 2.0 * x[1]]],
+                    equalities: vec![],
+                }),
+            })
+        }
+        fn best_known(&self) -> Option<crate::numeric::problem::BestKnown> {
+            None
+        }
+    }
+
+    #[test]
+    fn starts_on_a_constraint_lie_on_its_surface_spread_around_it() {
+        for exact in [false, true] {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+            let (starts, used) = on_constraint(&Disk { exact }, 0, 12, 1e-9, &mut rng).unwrap();
+            assert!(starts.len() >= 10, "exact {exact}: {} of 12 reached the circle", starts.len());
+            for (c, e) in &starts {
+                let r = (c.x[0] * c.x[0] + c.x[1] * c.x[1]).sqrt();
+                assert!((r - 1.0).abs() < 1e-9, "exact {exact}: {:?} is off the circle", c.x);
+                assert_eq!(e.inequalities.len(), 1, "the start carries its evaluation");
+            }
+            // Starts on both sides of the circle, not all in one place.
+            assert!(starts.iter().any(|(c, _)| c.x[0] > 0.3) && starts.iter().any(|(c, _)| c.x[0] < -0.3));
+            // Differences cost two more evaluations per point and step.
+            assert!(used >= starts.len() as u64 * if exact { 2 } else { 6 }, "exact {exact}: {used}");
+        }
+    }
+
+    #[test]
+    fn active_inequalities_are_those_at_or_past_zero_within_the_slack() {
+        let e = Evaluation {
+            objective: 0.0,
+            inequalities: vec![-1.0, -1e-5, 0.0, 0.3],
+            equalities: vec![],
+            gradients: None,
+        };
+        assert_eq!(active_inequalities(&e, 1e-3), vec![1, 2, 3]);
+        assert_eq!(active_inequalities(&e, 0.0), vec![2, 3]);
+    }
 
     #[test]
     fn every_stratum_of_every_variable_is_used_once() {
