@@ -222,7 +222,7 @@ impl Coordinator {
                     None => RoundPlan::Global,
                 };
                 round += 1;
-                let (seeds, seed_evals, around) = match self.round_seeds(plan, seed_rng).await {
+                let (seeds, seed_evals, (around, boundary)) = match self.round_seeds(plan, seed_rng).await {
                     Ok(s) => s,
                     Err(e) if summaries.is_empty() => return self.failed_outcome(budget, e),
                     Err(e) => {
@@ -248,7 +248,7 @@ impl Coordinator {
                         best = Some(s.clone());
                     }
                 }
-                self.seeded_round(seeds, around, &mut next_id)
+                self.seeded_round(seeds, around, boundary, &mut next_id)
             };
             let remaining = shared.pool.load(Ordering::Acquire);
             let per_trajectory = remaining / starts.len() as u64;
@@ -413,12 +413,13 @@ impl Coordinator {
     }
 
     /// The starts of one round (see [`RoundPlan`]), with the evaluations
-    /// spent choosing them and how many lead the list as hops.
+    /// spent choosing them and how many lead the list as hops, then as
+    /// starts on a constraint's surface.
     async fn round_seeds(
         &self,
         plan: RoundPlan,
         mut rng: ChaCha8Rng,
-    ) -> Result<(Vec<seeds::Seed>, u64, usize), String> {
+    ) -> Result<(Vec<seeds::Seed>, u64, (usize, usize)), String> {
         let n = self.config.round_size();
         let oversampling = self.config.seed_oversampling as usize;
         let hops = (self.config.hops_per_round as usize).min(n - 1);
@@ -437,16 +438,21 @@ impl Coordinator {
                 let (global, more) = seeds::prepare(problem.as_ref(), n - hops, oversampling, tol, &mut rng)?;
                 let around = local.len();
                 local.extend(global);
-                Ok((local, used + more, around))
+                Ok((local, used + more, (around, 0)))
             }
             RoundPlan::Boundary { at, turn } if boundary > 0 => {
-                let (mut starts, used) =
-                    boundary_starts(problem.as_ref(), &at, boundary, oversampling, turn, tol, &mut rng)?;
-                let (global, more) = seeds::prepare(problem.as_ref(), n - starts.len(), oversampling, tol, &mut rng)?;
+                // The global samples first, from the round's stream as in a
+                // round without boundary starts: these add to the box
+                // samples, never displace them.
+                let (global, used) = seeds::prepare(problem.as_ref(), n, oversampling, tol, &mut rng)?;
+                let mut own = ChaCha8Rng::seed_from_u64(rng.random());
+                let (mut starts, more) =
+                    boundary_starts(problem.as_ref(), &at, boundary, oversampling, turn, tol, &mut own)?;
+                let on_boundary = starts.len();
                 starts.extend(global);
-                Ok((starts, used + more, 0))
+                Ok((starts, used + more, (0, on_boundary)))
             }
-            _ => seeds::prepare(problem.as_ref(), n, oversampling, tol, &mut rng).map(|(s, used)| (s, used, 0)),
+            _ => seeds::prepare(problem.as_ref(), n, oversampling, tol, &mut rng).map(|(s, used)| (s, used, (0, 0))),
         })
         .await;
         match prepared {
@@ -491,6 +497,7 @@ impl Coordinator {
         &self,
         seeds: Vec<seeds::Seed>,
         around: usize,
+        boundary: usize,
         next_id: &mut u32,
     ) -> Vec<(TrajectoryState, LocalSolver)> {
         seeds
@@ -507,6 +514,7 @@ impl Coordinator {
                 .knowing(Some(value));
                 let mut traj = TrajectoryState::new(*next_id, seed.x, self.alm.clone());
                 traj.around_best = i < around;
+                traj.on_boundary = (around..around + boundary).contains(&i);
                 *next_id += 1;
                 (traj, solver)
             })
@@ -887,16 +895,20 @@ enum RoundPlan {
     /// `hops_per_round` hops around the best point at `scale` of each
     /// variable's range; the rest global samples.
     Hops { center: Vec<f64>, scale: f64 },
-    /// The hops stopped paying: `boundary_starts_per_round` starts on the
-    /// surfaces of the constraints active at the best point `at` (taken in
-    /// turn, `turn` counting the rounds), the rest global samples — the
-    /// starts the basin evidence counts.
+    /// The hops stopped paying: `round_size` global samples — the starts
+    /// the basin evidence counts — and besides them
+    /// `boundary_starts_per_round` starts on the surfaces of the constraints
+    /// active at the best point `at` (taken in turn, `turn` counting the
+    /// rounds). Those are not counted as evidence: the estimate assumes
+    /// starts spread over the whole region, and starts on a boundary that
+    /// leads to the best point would vouch for it too readily.
     Boundary { at: Vec<f64>, turn: usize },
 }
 
 /// Up to `count` starts on the surfaces of the inequalities active at `at`
-/// (one evaluation to learn which), each the best of `oversampling`
-/// projected samples; none when no inequality is active there.
+/// (one evaluation to learn which), each the farthest from `at` of
+/// `oversampling` (at least 2) projected samples; none when no inequality
+/// is active there.
 fn boundary_starts(
     problem: &dyn Problem,
     at: &[f64],
@@ -908,6 +920,7 @@ fn boundary_starts(
 ) -> Result<(Vec<seeds::Seed>, u64), crate::numeric::problem::EvalError> {
     let Some(Ok(here)) = problem.evaluate_batch(&[at.to_vec()]).pop() else { return Ok((vec![], 1)) };
     let active = seeds::active_inequalities(&here, tol.sqrt());
+    let bounds = problem.bounds();
     let mut used = 1;
     let mut starts = Vec::new();
     if active.is_empty() {
@@ -915,18 +928,15 @@ fn boundary_starts(
     }
     for k in 0..count {
         let constraint = active[(turn * count + k) % active.len()];
-        let (mut projected, evals) = seeds::on_constraint(problem, constraint, oversampling.max(1), tol, rng)?;
+        let (projected, evals) = seeds::on_constraint(problem, constraint, oversampling.max(2), tol, rng)?;
         used += evals;
-        projected.sort_by(|(a, _), (b, _)| {
-            if a.better_than(b, tol) {
-                std::cmp::Ordering::Less
-            } else if b.better_than(a, tol) {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        });
-        starts.extend(projected.into_iter().next());
+        // The sample farthest from the best point along the surface: one
+        // near it would descend into the basin already known.
+        let distance = |x: &[f64]| -> f64 {
+            x.iter().zip(at).zip(&bounds).map(|((a, b), (lo, hi))| ((a - b) / (hi - lo).max(1e-12)).powi(2)).sum()
+        };
+        let projected = projected.into_iter().max_by(|(a, _), (b, _)| distance(&a.x).total_cmp(&distance(&b.x)));
+        starts.extend(projected);
     }
     Ok((starts, used))
 }
@@ -958,6 +968,7 @@ fn absorb(
         feasible: t.best.as_ref().is_some_and(|b| b.max_violation <= tol),
         stop: t.stop.unwrap_or(TrajectoryStop::Budget),
         around_best: t.around_best,
+        on_boundary: t.on_boundary,
         best: t.best,
     });
 }

@@ -34,7 +34,8 @@ pub enum RunStop {
 /// to that region's share of the space).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BasinEvidence {
-    /// Starts whose local search ended on its own at a feasible point.
+    /// Starts from global samples whose local search ended on its own at a
+    /// feasible point.
     pub starts: usize,
     /// Distinct values among their ends (within the agreement tolerance).
     pub minima: usize,
@@ -46,39 +47,80 @@ pub struct BasinEvidence {
     /// has reached, w(w + 1)/(N(N − 1)): the chance that one more start
     /// finds a minimum not seen yet. 1 while N < 2.
     pub unseen_share: f64,
+    /// Starts on the surface of an active constraint that ended on their own
+    /// at a feasible point: not part of the estimate (it assumes starts
+    /// spread over the whole region), told beside it.
+    pub boundary_starts: usize,
+    /// Distinct values only those reached.
+    pub boundary_minima: usize,
+}
+
+/// The distinct values of sorted `ends`, within `tolerance` (relative).
+fn distinct(ends: &[f64], tolerance: f64) -> Vec<f64> {
+    let mut values: Vec<f64> = Vec::new();
+    for &v in ends {
+        if values.last().is_none_or(|last| !same(*last, v, tolerance)) {
+            values.push(v);
+        }
+    }
+    values
+}
+
+fn same(a: f64, b: f64, tolerance: f64) -> bool {
+    (a - b).abs() <= tolerance * a.abs().max(b.abs()).max(1.0)
 }
 
 impl BasinEvidence {
     /// The evidence of `summaries`' independent starts: local trajectories
-    /// from global or boundary starts (not hops around the best, not the
-    /// population) that stopped of their own accord at a feasible point.
+    /// from global samples (not hops around the best, not the population)
+    /// that stopped of their own accord at a feasible point; starts on a
+    /// constraint's surface are counted apart.
     pub fn of(summaries: &[TrajectorySummary], tol: f64, tolerance: f64) -> BasinEvidence {
-        let mut ends: Vec<f64> = summaries
-            .iter()
-            .filter(|t| !t.around_best && t.kind != TrajectoryKind::Population)
-            .filter(|t| matches!(t.stop, TrajectoryStop::Directive | TrajectoryStop::Stationary | TrajectoryStop::Flat))
-            .filter_map(|t| t.best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.objective))
-            .collect();
-        ends.sort_by(f64::total_cmp);
-        let minima = ends.windows(2).filter(|w| w[1] - w[0] > tolerance * w[0].abs().max(w[1].abs()).max(1.0)).count()
-            + usize::from(!ends.is_empty());
-        let (n, w) = (ends.len() as f64, minima as f64);
+        let ends = |boundary: bool| -> Vec<f64> {
+            let mut ends: Vec<f64> = summaries
+                .iter()
+                .filter(|t| !t.around_best && t.on_boundary == boundary && t.kind != TrajectoryKind::Population)
+                .filter(|t| {
+                    matches!(t.stop, TrajectoryStop::Directive | TrajectoryStop::Stationary | TrajectoryStop::Flat)
+                })
+                .filter_map(|t| t.best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.objective))
+                .collect();
+            ends.sort_by(f64::total_cmp);
+            ends
+        };
+        let (global, boundary) = (ends(false), ends(true));
+        let seen = distinct(&global, tolerance);
+        let boundary_minima = distinct(&boundary, tolerance)
+            .into_iter()
+            .filter(|v| !seen.iter().any(|s| same(*s, *v, tolerance)))
+            .count();
+        let (n, w) = (global.len() as f64, seen.len() as f64);
         let unseen_minima = (n > w + 2.0).then(|| w * (n - 1.0) / (n - w - 2.0) - w);
         let unseen_share = if n < 2.0 { 1.0 } else { (w * (w + 1.0) / (n * (n - 1.0))).min(1.0) };
-        BasinEvidence { starts: ends.len(), minima, unseen_minima, unseen_share }
+        BasinEvidence {
+            starts: global.len(),
+            minima: seen.len(),
+            unseen_minima,
+            unseen_share,
+            boundary_starts: boundary.len(),
+            boundary_minima,
+        }
     }
 
-    /// "3 distinct minima from 24 starts; estimated 2.2% chance that a
-    /// further start finds one unseen".
+    /// "3 distinct minima from 24 starts, 1 more from 3 starts on active
+    /// constraints; estimated 2.2% chance that a further start finds one
+    /// unseen".
     pub fn sentence(&self) -> String {
-        let minima = if self.minima == 1 {
-            "1 distinct minimum".to_string()
-        } else {
-            format!("{} distinct minima", self.minima)
+        let count = |n: usize, one: &str, many: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {many}") };
+        let boundary = match (self.boundary_starts, self.boundary_minima) {
+            (0, _) => String::new(),
+            (b, 0) => format!(", none other from {} on active constraints", count(b, "start", "starts")),
+            (b, m) => format!(", {m} more from {} on active constraints", count(b, "start", "starts")),
         };
-        let starts = if self.starts == 1 { "1 start".to_string() } else { format!("{} starts", self.starts) };
         format!(
-            "{minima} from {starts}; estimated {} chance that a further start finds one unseen",
+            "{} from {}{boundary}; estimated {} chance that a further start finds one unseen",
+            count(self.minima, "distinct minimum", "distinct minima"),
+            count(self.starts, "start", "starts"),
             percent(self.unseen_share)
         )
     }
@@ -169,6 +211,7 @@ mod tests {
             feasible: violation <= 1e-4,
             stop: TrajectoryStop::Flat,
             around_best: false,
+            on_boundary: false,
         }
     }
 

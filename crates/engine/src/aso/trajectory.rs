@@ -76,6 +76,9 @@ pub struct TrajectoryState {
     pub stop: Option<TrajectoryStop>,
     /// It started near the best point known (a hop), not from a global seed.
     pub around_best: bool,
+    /// It started on the surface of a constraint active at the best point,
+    /// not from a global seed.
+    pub on_boundary: bool,
     /// The last judged steps (objective, feasible, best point), for the
     /// flat-window test.
     recent: Vec<(f64, bool, Option<Vec<f64>>)>,
@@ -102,6 +105,7 @@ impl TrajectoryState {
             exploration_ratio: 1.0,
             stop: None,
             around_best: false,
+            on_boundary: false,
             recent: Vec::new(),
         }
     }
@@ -184,6 +188,8 @@ pub struct TrajectorySummary {
     pub feasible: bool,
     pub stop: TrajectoryStop,
     pub around_best: bool,
+    /// Started on a constraint's surface (see [`TrajectoryState::on_boundary`]).
+    pub on_boundary: bool,
 }
 
 /// Applies a directive's overrides under the safety clamps (seed 000

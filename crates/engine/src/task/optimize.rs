@@ -331,6 +331,7 @@ mod tests {
                 best: best.clone(),
                 stop: crate::aso::coordinator::TrajectoryStop::Flat,
                 around_best: false,
+                on_boundary: false,
             }],
             best,
             evals_used: 250,
@@ -347,6 +348,8 @@ mod tests {
                 minima: 1,
                 unseen_minima: None,
                 unseen_share: 1.0,
+                boundary_starts: 0,
+                boundary_minima: 0,
             },
             stop_reason: String::new(),
         }
