@@ -24,6 +24,10 @@ Methods:
   auglag-lbfgs      NLopt AUGLAG with LD_LBFGS on forward-difference gradients
   isres             NLopt GN_ISRES (default population), maxeval = budget
   multistart-slsqp  SLSQP from fresh uniform random points until the budget is spent
+  multistart-slsqp-stop
+                    the same, stopping by its own rule: after 10 starts in a row
+                    that did not improve its best feasible value (by more than
+                    1e-6 relative) — the total cost a user of plain multistart pays
 
 Rules, kept identical to how the coordinator is scored (crates/engine/src/task/optimize.rs):
   * One evaluation is the objective and every constraint at one point. Points
@@ -97,7 +101,13 @@ except ImportError as _missing:
 else:
     _MISSING = None
 
-METHODS = ("slsqp", "trust-constr", "cobyla", "auglag-bobyqa", "auglag-lbfgs", "isres", "multistart-slsqp")
+METHODS = (
+    "slsqp", "trust-constr", "cobyla", "auglag-bobyqa", "auglag-lbfgs", "isres", "multistart-slsqp",
+    "multistart-slsqp-stop",
+)
+# multistart-slsqp-stop's rule: this many starts in a row without a better
+# feasible value end the run.
+MULTISTART_PATIENCE = 10
 FIELDS = (
     "problem",
     "method",
@@ -381,8 +391,12 @@ def method_trust_constr(run, x0, rng, lo, hi):
     return res.x
 
 
-def method_multistart_slsqp(run, x0, rng, lo, hi):
+def method_multistart_slsqp(run, x0, rng, lo, hi, patience=None):
+    """SLSQP from x0, then from fresh uniform points: until the budget is
+    spent, or — with `patience` — until that many starts in a row have not
+    improved the best feasible value by more than 1e-6 relative."""
     best = None
+    since_better = 0
     while True:
         before = run.evals
         try:
@@ -396,10 +410,21 @@ def method_multistart_slsqp(run, x0, rng, lo, hi):
         if x is not None:
             f, v = run.final(x)
             rank = (0, f) if v is not None and v <= run.tol else (1, v if v is not None else math.inf)
+            gained = best is None or rank[0] < best[0][0] or (
+                rank[0] == 0 and best[0][1] - f > 1e-6 * max(abs(best[0][1]), 1.0))
             if best is None or rank < best[0]:
                 best = (rank, x)
+            since_better = 0 if gained and rank[0] == 0 else since_better + 1
+        else:
+            since_better += 1
+        if patience is not None and since_better >= patience:
+            break
         x0 = rng.uniform(lo, hi)
     return best[1] if best is not None else None
+
+
+def method_multistart_slsqp_stop(run, x0, rng, lo, hi):
+    return method_multistart_slsqp(run, x0, rng, lo, hi, patience=MULTISTART_PATIENCE)
 
 
 def nlopt_problem(run: Run, algorithm, lo, hi, gradients: bool):
@@ -508,6 +533,7 @@ METHOD_FUNCTIONS = {
     "auglag-lbfgs": method_auglag_lbfgs,
     "isres": method_isres,
     "multistart-slsqp": method_multistart_slsqp,
+    "multistart-slsqp-stop": method_multistart_slsqp_stop,
 }
 
 

@@ -163,15 +163,23 @@ class ThroughTheEvaluator(unittest.TestCase):
         # init_worker ignores Ctrl-C, as a pool worker should; not for the test runner after this test.
         self.addCleanup(signal.signal, signal.SIGINT, signal.getsignal(signal.SIGINT))
         peers.init_worker(binary)
+        rows = {}
         for method in peers.METHODS:
             row = peers.run_task((problem, method, 1, 300, 1e-4, 1e-4, False))
             self.assertEqual(list(row), list(peers.FIELDS))
             self.assertIsNone(row["error"], (method, row))
             self.assertLessEqual(row["evals"], 300)
             self.assertIsNotNone(row["best_feasible"], method)
+            rows[method] = row
         # multistart spends the whole budget and finds g24's global optimum.
-        self.assertEqual(row["evals"], 300)
+        self.assertEqual(rows["multistart-slsqp"]["evals"], 300)
+        self.assertTrue(rows["multistart-slsqp"]["success"], rows["multistart-slsqp"])
+        # With its own rule it stops after ten starts that found nothing
+        # better, long before a large budget.
+        row = peers.run_task((problem, "multistart-slsqp-stop", 1, 100000, 1e-4, 1e-4, False))
+        self.assertIsNone(row["error"], row)
         self.assertTrue(row["success"], row)
+        self.assertLess(row["evals"], 100000)
 
 
 if __name__ == "__main__":

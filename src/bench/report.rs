@@ -29,8 +29,16 @@ pub struct Cell {
 
 /// The order peers are shown in (as `bench/peers.py` names them); unknown
 /// methods follow, alphabetically.
-const PEER_ORDER: [&str; 7] =
-    ["slsqp", "trust-constr", "cobyla", "auglag-bobyqa", "auglag-lbfgs", "isres", "multistart-slsqp"];
+const PEER_ORDER: [&str; 8] = [
+    "slsqp",
+    "trust-constr",
+    "cobyla",
+    "auglag-bobyqa",
+    "auglag-lbfgs",
+    "isres",
+    "multistart-slsqp",
+    "multistart-slsqp-stop",
+];
 
 /// Everything the tables are made from.
 #[derive(Debug, Clone, Default)]
