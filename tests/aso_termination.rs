@@ -185,3 +185,28 @@ async fn three_rounds_of_global_starts_find_g17_s_optimum_where_two_stopped_at_i
     assert_eq!(out.stop, RunStop::Explored);
     assert!(out.best.is_some_and(|b| b.objective > 8927.0), "stopped on the second basin");
 }
+
+#[tokio::test]
+async fn a_trajectory_back_at_a_minimum_found_before_stops_there_and_the_run_spends_less() {
+    // The speed reducer's trajectories all end at its one minimum; many used
+    // to go on with the ALM for hundreds of evaluations after their descent
+    // had brought them to it.
+    let problem: Arc<dyn Problem> = Arc::from(attractor::numeric::builtin("speed_reducer").unwrap());
+    let reference = problem.best_known().unwrap().value;
+    let (out, _) = run(problem.clone(), AsoConfig::default(), 1, 100_000).await;
+    let known: Vec<_> = out.trajectories.iter().filter(|t| t.stop == TrajectoryStop::KnownMinimum).collect();
+    assert!(!known.is_empty(), "{:?}", out.trajectories);
+    for t in &known {
+        let b = t.best.as_ref().expect("a trajectory at a known minimum has a best point");
+        assert!(b.max_violation <= 1e-6 && (b.objective - reference) / reference < 1e-3, "{t:?}");
+        assert_eq!(t.status, TrajectoryStatus::Converged);
+    }
+    let best = out.best.clone().unwrap();
+    assert!(best.max_violation <= 1e-6 && (best.objective - reference) / reference <= 1e-4, "{best:?}");
+
+    // The control goes on to the end of each search, for the same answer.
+    let patient = AsoConfig { stop_at_known_minima: false, ..AsoConfig::default() };
+    let (control, _) = run(problem, patient, 1, 100_000).await;
+    assert!(control.trajectories.iter().all(|t| t.stop != TrajectoryStop::KnownMinimum));
+    assert!(control.evals_used > out.evals_used, "{} ≤ {}", control.evals_used, out.evals_used);
+}

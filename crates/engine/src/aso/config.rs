@@ -204,6 +204,11 @@ pub struct AsoConfig {
     /// are global samples): a basin in the corner of a narrow feasible band
     /// is reached along its boundary far more often than from the box.
     pub boundary_starts_per_round: u32,
+    /// Whether a local trajectory stops once it is feasible at a minimum an
+    /// earlier one ended at (same value within `agreement_tolerance`, its
+    /// point within a thousandth of each range): the rest of its search
+    /// would find that minimum again.
+    pub stop_at_known_minima: bool,
     /// Samples drawn and evaluated per global start of a round, the best
     /// kept (the first SQP descent reuses its start's evaluation). Two:
     /// with one, every sample is a start and the first descent begins three
@@ -272,6 +277,7 @@ impl Default for AsoConfig {
             round_trajectories: 4,
             hops_per_round: 2,
             boundary_starts_per_round: 1,
+            stop_at_known_minima: true,
             seed_oversampling: 2,
             feasibility_tolerance: 1e-6,
             search_tolerance: 1e-4,

@@ -106,9 +106,31 @@ pub(super) struct Shared {
     pub(super) pool: AtomicU64,
     rejected: AtomicU64,
     errors: std::sync::Mutex<Option<String>>,
+    /// The feasible points local trajectories ended at, polished: the
+    /// minima found so far.
+    known: std::sync::Mutex<Vec<Candidate>>,
 }
 
 impl Shared {
+    /// Whether `best` is feasible at `tol` at a minimum a trajectory already
+    /// ended at: its value within `tolerance` (relative) and its point
+    /// within a thousandth of each variable's range.
+    fn at_known_minimum(&self, best: &Candidate, tol: f64, tolerance: f64, bounds: &[(f64, f64)]) -> bool {
+        if best.max_violation > tol {
+            return false;
+        }
+        let known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+        known.iter().any(|k| {
+            (k.objective - best.objective).abs() <= tolerance * k.objective.abs().max(best.objective.abs()).max(1.0)
+                && k.x.iter().zip(&best.x).zip(bounds).all(|((a, b), (lo, hi))| (a - b).abs() <= 1e-3 * (hi - lo))
+        })
+    }
+
+    /// Adds a trajectory's end to the minima found.
+    fn found(&self, end: Candidate) {
+        self.known.lock().unwrap_or_else(|p| p.into_inner()).push(end);
+    }
+
     /// Records why the problem cannot be optimized (every trajectory stops).
     fn fail(&self, error: String) {
         *self.errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
@@ -162,6 +184,7 @@ impl Coordinator {
             pool: AtomicU64::new(budget - final_reserve),
             rejected: AtomicU64::new(0),
             errors: std::sync::Mutex::new(None),
+            known: std::sync::Mutex::new(Vec::new()),
         });
         let mut best: Option<Candidate> = None;
         let mut summaries = Vec::new();
@@ -748,6 +771,19 @@ impl Coordinator {
                     shared.rejected.fetch_add(u64::from(rejected), Ordering::Relaxed);
                 }
             }
+            // Back at a minimum another trajectory ended at: what is left of
+            // this one's search would find it again (multi-level single
+            // linkage's rule, applied after the descent rather than before).
+            if self.config.stop_at_known_minima
+                && solver.kind() == TrajectoryKind::Local
+                && traj
+                    .best
+                    .as_ref()
+                    .is_some_and(|b| shared.at_known_minimum(b, self.tol(), self.config.agreement_tolerance, &bounds))
+            {
+                traj.end(TrajectoryStatus::Converged, TrajectoryStop::KnownMinimum);
+                break;
+            }
             // The solver's own test: the ALM's iterate stopped moving while
             // feasible, or the population collapsed onto one point.
             if step.converged && (diag.status == Status::FeasibleFound || solver.kind() == TrajectoryKind::Population) {
@@ -778,8 +814,13 @@ impl Coordinator {
         }
         // Finish the trajectory's best point with an SQP polish on the
         // original problem, from the shared budget.
+        // (Not at a known minimum: that one was polished when it was found.)
+        let known = traj.stop == Some(TrajectoryStop::KnownMinimum);
         if let Some(best) = traj.best.clone().filter(|b| {
-            !*self.cancel.borrow() && traj.status != TrajectoryStatus::Abandoned && solver.polish_at_end(b, self.tol())
+            !*self.cancel.borrow()
+                && !known
+                && traj.status != TrajectoryStatus::Abandoned
+                && solver.polish_at_end(b, self.tol())
         }) {
             self.polish_into(&mut traj, &best.x, &shared).await;
             // Still short of the strict tolerance (SLSQP could not step):
@@ -792,6 +833,13 @@ impl Coordinator {
                     traj.best = Some(r);
                 }
             }
+        }
+        if traj.status == TrajectoryStatus::Converged
+            && !known
+            && traj.kind == TrajectoryKind::Local
+            && let Some(end) = traj.best.clone().filter(|b| b.max_violation <= self.tol())
+        {
+            shared.found(end);
         }
         if traj.status == TrajectoryStatus::Active {
             // Out of budget (or interrupted) while still working.

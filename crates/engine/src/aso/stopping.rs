@@ -81,7 +81,13 @@ impl BasinEvidence {
                 .iter()
                 .filter(|t| !t.around_best && t.on_boundary == boundary && t.kind != TrajectoryKind::Population)
                 .filter(|t| {
-                    matches!(t.stop, TrajectoryStop::Directive | TrajectoryStop::Stationary | TrajectoryStop::Flat)
+                    matches!(
+                        t.stop,
+                        TrajectoryStop::Directive
+                            | TrajectoryStop::Stationary
+                            | TrajectoryStop::Flat
+                            | TrajectoryStop::KnownMinimum
+                    )
                 })
                 .filter_map(|t| t.best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.objective))
                 .collect();

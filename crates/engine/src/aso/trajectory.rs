@@ -31,6 +31,9 @@ pub enum TrajectoryStop {
     /// Feasible, with the objective and the best point unchanged over the
     /// last `stop_window` steps.
     Flat,
+    /// Feasible at a minimum an earlier trajectory ended at (the same value
+    /// and nearly the same point): going on would only find it again.
+    KnownMinimum,
     /// `max_stagnation_steps` steps without progress.
     Stagnation,
     /// Its share of the evaluations ran out.
