@@ -6,7 +6,8 @@
 //! proposer for several candidates by different [`Move`]s (and draws one with
 //! worked examples, no model needed), runs each on a minibatch — a sample of
 //! the training examples, or of the training tasks where a harness lists no
-//! examples — and compares it example by example with the current version,
+//! examples, up to half of it units the current version gets wrong — and
+//! compares it example by example with the current version,
 //! whose scores on the same examples the epoch just measured. The best
 //! candidate that beats the current version on its minibatch is the epoch's
 //! update: the next epoch measures it on everything, and the loop's usual
@@ -63,20 +64,34 @@ pub fn unit_key(task: &str, example: Option<&str>) -> String {
 impl Minibatch {
     /// Draws `size` units from the `screenable` training tasks' evidence
     /// with `seed`: an example of a task that lists them, else the task.
+    /// Up to half are units the current version gets wrong, the rest ones
+    /// it gets right: a strong current version gets most units right, and a
+    /// minibatch drawn blindly would hold nothing a candidate could fix,
+    /// while one of failures alone would not show what a candidate breaks.
+    /// (The winner is measured on the whole training set before it counts.)
     pub fn draw(tasks: &[TaskEvidence], screenable: &BTreeSet<String>, size: usize, seed: u64) -> Minibatch {
-        let mut units: Vec<(&str, Option<&str>)> = Vec::new();
+        // Each unit with whether the current version gets it wrong.
+        let mut units: Vec<(&str, Option<&str>, bool)> = Vec::new();
         for t in tasks.iter().filter(|t| screenable.contains(&t.task)) {
             if t.scored.is_empty() {
-                units.push((&t.task, None));
+                units.push((&t.task, None, t.loss > 0.0));
             }
             // An id on more than one line could not be passed to the harness.
             units.extend(
-                t.scored.iter().filter(|e| !e.id.contains('\n')).map(|e| (t.task.as_str(), Some(e.id.as_str()))),
+                t.scored
+                    .iter()
+                    .filter(|e| !e.id.contains('\n'))
+                    .map(|e| (t.task.as_str(), Some(e.id.as_str()), e.score < 1.0)),
             );
         }
         units.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+        let wrong = units.iter().filter(|u| u.2).count().min(size / 2);
+        let right = units.iter().filter(|u| !u.2).count().min(size - wrong);
+        // Failures beyond half fill what right units cannot.
+        let wrong = (size - right).min(units.iter().filter(|u| u.2).count());
+        let chosen = units.iter().filter(|u| u.2).take(wrong).chain(units.iter().filter(|u| !u.2).take(right));
         let mut batch = Minibatch::default();
-        for (task, id) in units.into_iter().take(size) {
+        for (task, id, _) in chosen {
             let ids = batch.tasks.entry(task.to_string()).or_default();
             ids.extend(id.map(str::to_string));
         }
@@ -440,5 +455,30 @@ mod tests {
             (0..20).map(|s| format!("{:?}", Minibatch::draw(&tasks, &screenable, 2, s))).collect();
         assert!(draws.len() > 1, "different seeds draw different minibatches");
         assert!(Minibatch::draw(&tasks, &BTreeSet::new(), 8, 1).is_empty());
+    }
+
+    #[test]
+    fn a_minibatch_holds_up_to_half_failures_and_fills_the_rest_with_successes() {
+        // Ten examples, two of them wrong under the current version.
+        let scores: Vec<(String, f64)> =
+            (0..10).map(|i| (i.to_string(), if i == 3 || i == 7 { 0.0 } else { 1.0 })).collect();
+        let refs: Vec<(&str, f64)> = scores.iter().map(|(id, s)| (id.as_str(), *s)).collect();
+        let tasks = vec![task("a", &refs)];
+        let screenable: BTreeSet<String> = ["a".to_string()].into();
+        for seed in 0..20 {
+            let batch = Minibatch::draw(&tasks, &screenable, 4, seed);
+            let ids = &batch.tasks["a"];
+            assert_eq!(ids.len(), 4);
+            // Both failures, whatever the draw: a blind draw of 4 of 10 holds
+            // neither in a third of draws.
+            assert!(ids.contains(&"3".to_string()) && ids.contains(&"7".to_string()), "seed {seed}: {ids:?}");
+        }
+        // More failures than half: half of them, and successes for the rest.
+        let all_but_one: Vec<(&str, f64)> =
+            refs.iter().map(|(id, _)| (*id, if *id == "0" { 1.0 } else { 0.0 })).collect();
+        let batch = Minibatch::draw(&[task("a", &all_but_one)], &screenable, 4, 1);
+        let ids = &batch.tasks["a"];
+        assert_eq!(ids.len(), 4);
+        assert!(ids.contains(&"0".to_string()), "the one success is there: {ids:?}");
     }
 }
