@@ -9,6 +9,7 @@
 //! - [`heuristic`]: the tier-1 decision tree;
 //! - [`supervisor`]: tiers 1 and 2 together, with the fallback;
 //! - [`seeds`]: where trajectories start;
+//! - `round_starts`: which starts a round of the coordinator takes;
 //! - [`trajectory`]: one trajectory's state, progress, own stop and
 //!   directive clamps;
 //! - [`solver`]: one trajectory's optimizer a step at a time (ALM, εDE);
@@ -27,6 +28,7 @@ pub mod directive;
 mod finishing;
 pub mod heuristic;
 pub mod llm_tier;
+mod round_starts;
 pub use crate::numeric::seeds;
 pub mod solver;
 pub mod stopping;
