@@ -144,7 +144,7 @@ impl TextGrad {
                 let _ = writeln!(user, "- {name}: {} to {}{}", b.min, b.max, if b.integer { ", integer" } else { "" });
             }
         }
-        let _ = write!(user, "Current content:\n<<<\n{}\n>>>", cand.content);
+        let _ = write!(user, "Current content:\n{OPEN}\n{}\n{CLOSE}", cand.content);
         if let Some(instruction) = instruction {
             let _ = write!(user, "\n\nMake this kind of change — {instruction}");
         }
@@ -205,7 +205,7 @@ impl TextGrad {
         if name.is_empty() {
             return rejected("the model proposed no change (`artifact` is empty)".into(), None);
         }
-        let content = reply.proposed_content;
+        let content = without_framing(&reply.proposed_content, &cand.content);
         let proposal = Proposal {
             artifact: name.clone(),
             parent_version: cand.version,
@@ -291,6 +291,31 @@ pub fn rejection_of(e: &LlmError) -> String {
 /// epoch closes with that reason and the run ends cleanly.)
 fn is_unavailable(e: &LlmError) -> bool {
     e.is_transient() || matches!(e, LlmError::ReplyTooLarge { .. })
+}
+
+/// The markers the proposer is shown the current content between.
+const OPEN: &str = "<<<";
+const CLOSE: &str = ">>>";
+
+/// `proposed` without the markers the current content was shown between: a
+/// small proposer copies them into its reply ("<<<Label the message.>>>"),
+/// and a task model then reads them as part of its prompt. Kept when the
+/// current content uses them itself.
+fn without_framing(proposed: &str, current: &str) -> String {
+    if current.contains(OPEN) || current.contains(CLOSE) || !(proposed.contains(OPEN) || proposed.contains(CLOSE)) {
+        return proposed.to_string();
+    }
+    let bare = proposed.replace(OPEN, "").replace(CLOSE, "");
+    let lines: Vec<&str> = bare.lines().map(str::trim_end).collect();
+    // Lines the markers stood alone on are gone, not left blank.
+    let kept: Vec<&str> = lines
+        .iter()
+        .zip(proposed.lines())
+        .filter(|(now, was)| !(now.trim().is_empty() && !was.trim().is_empty()))
+        .map(|(now, _)| *now)
+        .collect();
+    let text = kept.join("\n").trim().to_string();
+    if current.ends_with('\n') { format!("{text}\n") } else { text }
 }
 
 /// The same words laid out otherwise are the same prompt: `s` with its
@@ -383,7 +408,23 @@ impl Optimizer for TextGrad {
 
 #[cfg(test)]
 mod tests {
-    use super::reply_budget;
+    use super::{reply_budget, without_framing};
+
+    #[test]
+    fn the_markers_a_proposer_copies_from_its_request_are_taken_out() {
+        let current = "Label the message.\n";
+        assert_eq!(
+            without_framing("<<<Label the message.>>>\n\nExamples:\n- a → b", current),
+            "Label the message.\n\nExamples:\n- a → b\n"
+        );
+        assert_eq!(
+            without_framing("<<<\nLabel the message.\nExamples:\n- x\n>>>\nExamples:\n- y\n>>>\n", current),
+            "Label the message.\nExamples:\n- x\nExamples:\n- y\n"
+        );
+        assert_eq!(without_framing("Label each message.", current), "Label each message.");
+        // A prompt that uses the markers itself keeps them.
+        assert_eq!(without_framing("Quote it as <<<text>>>.", "Quote it as <<<x>>>."), "Quote it as <<<text>>>.");
+    }
 
     #[test]
     fn the_reply_budget_grows_with_the_artifact_up_to_the_ceiling() {
