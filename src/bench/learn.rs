@@ -330,7 +330,10 @@ pub fn report(suite: &str, epochs: u32, records: &[LearnRecord]) -> String {
         let pct = |v: Option<f64>| v.map_or("–".into(), |x| format!("{:.1}%", 100.0 * x));
         let held: Vec<f64> = rs.iter().filter_map(|r| r.holdout.rate()).collect();
         let held_text = match mean_interval(&held) {
-            Some((m, Some((lo, hi)))) => format!("{} [{} … {}]", pct(Some(m)), pct(Some(lo)), pct(Some(hi))),
+            // An accuracy lies in [0, 1]: the t interval is cut there.
+            Some((m, Some((lo, hi)))) => {
+                format!("{} [{} … {}]", pct(Some(m)), pct(Some(lo.max(0.0))), pct(Some(hi.min(1.0))))
+            }
             Some((m, None)) => pct(Some(m)),
             None => "–".into(),
         };
