@@ -7,11 +7,13 @@
 //! budget though their trajectories had converged after a few hundred
 //! evaluations.
 
+mod common;
+
 use std::sync::Arc;
 
+use attractor::aso::CoordinatorOutcome;
 use attractor::aso::config::AsoConfig;
 use attractor::aso::coordinator::{RunStop, TrajectoryStatus, TrajectoryStop};
-use attractor::aso::{Coordinator, CoordinatorOutcome, SupervisionContext, TieredSupervisor};
 use attractor::numeric::problem::{BestKnown, EvalError, Evaluation, Problem};
 use attractor::store::{Store, TelemetryRow};
 
@@ -63,18 +65,7 @@ async fn run(
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("a.db")).await.unwrap();
     let exp = store.insert_experiment(None, problem.name(), "{}").await.unwrap();
-    let (_tx, cancel) = tokio::sync::watch::channel(false);
-    let c = Coordinator {
-        alm: config.alm_settings(),
-        supervisor: Arc::new(TieredSupervisor::new(config.clone(), None)),
-        context: SupervisionContext { cycle: 1, problem: problem.name().into(), human_hints: vec![], timeout: None },
-        problem,
-        config,
-        telemetry: Some((store.clone(), exp)),
-        seed,
-        chunk_evaluations: 0,
-        cancel,
-    };
+    let c = common::coordinator::heuristic(problem, config, seed, Some((store.clone(), exp)));
     let out = c.produce_candidates(budget).await;
     let rows = store.telemetry_of_experiment(exp).await.unwrap();
     (out, rows)

@@ -5,12 +5,14 @@
 //! have found the optimum: stopping is decided by evidence about basins, not
 //! by trajectories agreeing in the one basin they all fell into.
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use attractor::aso::CoordinatorOutcome;
 use attractor::aso::config::AsoConfig;
 use attractor::aso::coordinator::RunStop;
-use attractor::aso::{Coordinator, CoordinatorOutcome, SupervisionContext, TieredSupervisor};
 use attractor::numeric::external::load_external;
 use attractor::numeric::problem::Problem;
 
@@ -27,19 +29,7 @@ async fn run(problem: Arc<dyn Problem>, seed: u64) -> CoordinatorOutcome {
 }
 
 async fn run_with(problem: Arc<dyn Problem>, config: AsoConfig, seed: u64, budget: u64) -> CoordinatorOutcome {
-    let (_tx, cancel) = tokio::sync::watch::channel(false);
-    let c = Coordinator {
-        alm: config.alm_settings(),
-        supervisor: Arc::new(TieredSupervisor::new(config.clone(), None)),
-        context: SupervisionContext { cycle: 1, problem: problem.name().into(), human_hints: vec![], timeout: None },
-        problem,
-        config,
-        telemetry: None,
-        seed,
-        chunk_evaluations: 0,
-        cancel,
-    };
-    c.produce_candidates(budget).await
+    common::coordinator::heuristic(problem, config, seed, None).produce_candidates(budget).await
 }
 
 /// Whether a run found the problem's optimum: feasible at 1e-6, within a

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod coordinator;
 pub mod crafted;
 pub mod http;
 pub mod pg;

@@ -36,7 +36,7 @@ use super::round_starts::RoundPlan;
 use super::seeds;
 use super::solver::{ChunkSolver, LocalSolver, Names, PopulationSolver};
 pub use super::stopping::{BasinEvidence, RunStop};
-use super::stopping::{agreeing, distinct_optima, gained, stop_reason};
+use super::stopping::{agreeing, distinct_optima, gained, same, stop_reason};
 use super::supervisor::{SupervisionContext, TieredSupervisor};
 pub use super::trajectory::{
     TrajectoryKind, TrajectoryState, TrajectoryStatus, TrajectoryStop, TrajectorySummary, apply_directive,
@@ -122,7 +122,7 @@ impl Shared {
         }
         let known = self.known.lock().unwrap_or_else(|p| p.into_inner());
         known.iter().any(|k| {
-            (k.objective - best.objective).abs() <= tolerance * k.objective.abs().max(best.objective.abs()).max(1.0)
+            same(k.objective, best.objective, tolerance)
                 && k.x.iter().zip(&best.x).zip(bounds).all(|((a, b), (lo, hi))| (a - b).abs() <= 1e-3 * (hi - lo))
         })
     }

@@ -48,15 +48,16 @@ fn boundary_starts(
     if active.is_empty() {
         return Ok((starts, used));
     }
+    // How far a point is from the best, each variable in its range's units.
+    let distance = |x: &[f64]| -> f64 {
+        x.iter().zip(at).zip(&bounds).map(|((a, b), (lo, hi))| ((a - b) / (hi - lo).max(1e-12)).powi(2)).sum()
+    };
     for k in 0..count {
         let constraint = active[(turn * count + k) % active.len()];
         let (projected, evals) = seeds::on_constraint(problem, constraint, oversampling.max(2), tol, rng)?;
         used += evals;
         // The sample farthest from the best point along the surface: one
         // near it would descend into the basin already known.
-        let distance = |x: &[f64]| -> f64 {
-            x.iter().zip(at).zip(&bounds).map(|((a, b), (lo, hi))| ((a - b) / (hi - lo).max(1e-12)).powi(2)).sum()
-        };
         let projected = projected.into_iter().max_by(|(a, _), (b, _)| distance(&a.x).total_cmp(&distance(&b.x)));
         starts.extend(projected);
     }

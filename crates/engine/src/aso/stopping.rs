@@ -66,7 +66,9 @@ fn distinct(ends: &[f64], tolerance: f64) -> Vec<f64> {
     values
 }
 
-fn same(a: f64, b: f64, tolerance: f64) -> bool {
+/// Whether `a` and `b` are one value within `tolerance`, relative to the
+/// larger of them (or to 1 near zero).
+pub(super) fn same(a: f64, b: f64, tolerance: f64) -> bool {
     (a - b).abs() <= tolerance * a.abs().max(b.abs()).max(1.0)
 }
 

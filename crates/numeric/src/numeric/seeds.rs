@@ -209,6 +209,8 @@ pub fn on_constraint<R: Rng>(
             .filter_map(|(x, g, exact)| {
                 let gradient: Option<Vec<f64>> = match exact {
                     Some(gr) => Some(gr),
+                    // Every one of the point's d answers is taken, even after a
+                    // failed one, so the next point reads its own.
                     None => (0..x.len())
                         .map(|j| {
                             let e = answers.next()?.ok()?;
@@ -314,51 +316,14 @@ impl SeedSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::numeric::toy::Disk;
     use rand::SeedableRng;
-
-    /// x² + y² ≤ 1 in [-2, 2]², minimising x; optionally with exact gradients.
-    struct Disk {
-        exact: bool,
-    }
-
-    impl Problem for Disk {
-        fn name(&self) -> &str {
-            "disk"
-        }
-        fn dimension(&self) -> usize {
-            2
-        }
-        fn bounds(&self) -> Vec<(f64, f64)> {
-            vec![(-2.0, 2.0); 2]
-        }
-        fn inequality_names(&self) -> Vec<String> {
-            vec!["disk".into()]
-        }
-        fn equality_names(&self) -> Vec<String> {
-            vec![]
-        }
-        fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
-            Ok(Evaluation {
-                objective: x[0],
-                inequalities: vec![x[0] * x[0] + x[1] * x[1] - 1.0],
-                equalities: vec![],
-                gradients: self.exact.then(|| crate::numeric::problem::Gradients {
-                    objective: vec![1.0, 0.0],
-                    inequalities: vec![vec![2.0 * x[0], 2.0 * x[1]]],
-                    equalities: vec![],
-                }),
-            })
-        }
-        fn best_known(&self) -> Option<crate::numeric::problem::BestKnown> {
-            None
-        }
-    }
 
     #[test]
     fn starts_on_a_constraint_lie_on_its_surface_spread_around_it() {
         for exact in [false, true] {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-            let (starts, used) = on_constraint(&Disk { exact }, 0, 12, 1e-9, &mut rng).unwrap();
+            let (starts, used) = on_constraint(&Disk { exact_gradients: exact }, 0, 12, 1e-9, &mut rng).unwrap();
             assert!(starts.len() >= 10, "exact {exact}: {} of 12 reached the circle", starts.len());
             for (c, e) in &starts {
                 let r = (c.x[0] * c.x[0] + c.x[1] * c.x[1]).sqrt();

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::problem::{BestKnown, EvalError, Evaluation, Problem};
+use super::problem::{BestKnown, EvalError, Evaluation, Gradients, Problem};
 
 /// min (x−2)² + (y−1)²  s.t.  x² − y ≤ 0,  x + y − 2 = 0  → optimum (1, 1), f = 1.
 pub struct Small;
@@ -99,6 +99,45 @@ impl Problem for Plane {
     }
     fn best_known(&self) -> Option<BestKnown> {
         None
+    }
+}
+
+/// min x  s.t.  x² + y² − 1 ≤ 0 in [−2, 2]² → (−1, 0), f = −1; with the
+/// evaluator's exact gradients or without (then solvers difference them).
+pub struct Disk {
+    pub exact_gradients: bool,
+}
+
+impl Problem for Disk {
+    fn name(&self) -> &str {
+        "disk"
+    }
+    fn dimension(&self) -> usize {
+        2
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        vec![(-2.0, 2.0); 2]
+    }
+    fn inequality_names(&self) -> Vec<String> {
+        vec!["disk".into()]
+    }
+    fn equality_names(&self) -> Vec<String> {
+        vec![]
+    }
+    fn evaluate(&self, x: &[f64]) -> Result<Evaluation, EvalError> {
+        Ok(Evaluation {
+            objective: x[0],
+            inequalities: vec![x[0] * x[0] + x[1] * x[1] - 1.0],
+            equalities: vec![],
+            gradients: self.exact_gradients.then(|| Gradients {
+                objective: vec![1.0, 0.0],
+                inequalities: vec![vec![2.0 * x[0], 2.0 * x[1]]],
+                equalities: vec![],
+            }),
+        })
+    }
+    fn best_known(&self) -> Option<BestKnown> {
+        Some(BestKnown { value: -1.0, x: Some(vec![-1.0, 0.0]) })
     }
 }
 
