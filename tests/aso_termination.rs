@@ -201,3 +201,30 @@ async fn a_trajectory_back_at_a_minimum_found_before_stops_there_and_the_run_spe
     assert!(control.trajectories.iter().all(|t| t.stop != TrajectoryStop::KnownMinimum));
     assert!(control.evals_used > out.evals_used, "{} ≤ {}", control.evals_used, out.evals_used);
 }
+
+#[tokio::test]
+async fn a_descent_that_does_not_settle_ends_its_trajectory_and_the_run_finds_the_optimum_for_less() {
+    // g09's descents from random starts get stuck at once, 350–600 outside
+    // the feasible region; the augmented Lagrangian after them took
+    // thousands of evaluations a trajectory to find what other starts find.
+    use attractor::aso::UnsettledDescent;
+    let problem: Arc<dyn Problem> = Arc::from(attractor::numeric::builtin("g09").unwrap());
+    let reference = problem.best_known().unwrap().value;
+    let solved = |out: &CoordinatorOutcome| {
+        let b = out.best.as_ref().expect("a best point");
+        b.max_violation <= 1e-6 && (b.objective - reference) / reference.abs() <= 1e-4
+    };
+    let (ending, _) = run(problem.clone(), AsoConfig::default(), 1, 100_000).await;
+    assert!(solved(&ending), "{:?}", ending.best);
+    let unsettled: Vec<_> = ending.trajectories.iter().filter(|t| t.stop == TrajectoryStop::Unsettled).collect();
+    assert!(!unsettled.is_empty(), "{:?}", ending.trajectories);
+    // One judged step each — the descent — and no ALM after it.
+    assert!(unsettled.iter().all(|t| t.steps == 1), "{unsettled:?}");
+
+    let alm = AsoConfig { unsettled_descent: UnsettledDescent::Alm, ..AsoConfig::default() };
+    let (control, _) = run(problem, alm, 1, 100_000).await;
+    assert!(solved(&control), "{:?}", control.best);
+    assert!(control.trajectories.iter().all(|t| t.stop != TrajectoryStop::Unsettled));
+    assert!(control.trajectories.iter().any(|t| t.steps > 1), "{:?}", control.trajectories);
+    assert!(control.evals_used > 2 * ending.evals_used, "{} against {}", control.evals_used, ending.evals_used);
+}

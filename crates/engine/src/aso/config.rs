@@ -32,6 +32,19 @@ pub enum BudgetSplit {
     Adaptive,
 }
 
+/// What a local trajectory does when its SQP descent ends without settling
+/// (out of iterations, or stuck twice at an unconverged point).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnsettledDescent {
+    /// The augmented Lagrangian goes on from the descent's best point.
+    Alm,
+    /// The trajectory ends there: its best point gets the end's polish (a
+    /// second SLSQP run, with a fresh quasi-Newton model), and the round's
+    /// other starts go on searching.
+    End,
+}
+
 /// Settings of the ASO coordinator, with the seed's defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -128,6 +141,19 @@ pub struct AsoConfig {
     /// this estimate up for hundreds of starts (Townsend's function: 12
     /// from 120 starts, still 1.5 unseen), long after the share is small.
     pub max_unseen_minima: f64,
+    /// …or once the chance that a further start finds an unseen minimum
+    /// better than every one seen is at most this
+    /// (`BasinEvidence::better_share`, w/(N(N − 1)): the unseen minimum's
+    /// value ranked at random among the w + 1); 0 leaves it out. 0.005:
+    /// one minimum still needs the share's 11 starts (15 by this rule), but
+    /// five need 32 rather than 39 and ten 46 rather than 75 — over 300
+    /// seeds g08's evaluations fell 3,614 → 2,342 a run, g24's 1,469 →
+    /// 1,207, g01's 2,567 → 2,266, no success lost. At 0.01 g01 fell to
+    /// 293 of 300 and g08 to 299; at 0.02 in place of the share (with one
+    /// hop round and one global round) to 266 and 291 — the ranking is
+    /// wrong where the best minimum has the smallest basin
+    /// (bench/HISTORY.md, 2026-11-29).
+    pub max_better_share: f64,
     /// Whether a population trajectory (if none ran yet) gets its look
     /// before the run stops on agreement. Off by default: it takes what is
     /// left of the budget, which on a small one is all of it. On finds
@@ -152,6 +178,19 @@ pub struct AsoConfig {
     /// A local trajectory whose first SQP descent from its seed settles at
     /// a feasible point ends there, without the augmented Lagrangian.
     pub stop_after_descent: bool,
+    /// What a local trajectory does when its SQP descent does not settle.
+    /// `end`: nearly every such descent was stuck twice (SLSQP's line
+    /// search found no step), either at its start far outside the feasible
+    /// region (g09: a violation of 350–600 after 15 evaluations) or close to
+    /// a minimum it could not verify (speed reducer: 2,994.47 against
+    /// 2,994.42); the augmented Lagrangian after it cost 500–5,500
+    /// evaluations a trajectory where the polish, or the next start, does
+    /// as well. Over 20 seeds × 24 problems: no success lost (nor over 300
+    /// seeds of g01, g08, g13, g17, g18, g24), evaluations in all −13 %
+    /// (g09 29,885 → 6,173 median, pressure vessel 13,619 → 9,605, speed
+    /// reducer 5,308 → 2,778; bench/HISTORY.md, 2026-11-29). `alm` was the
+    /// behaviour before.
+    pub unsettled_descent: UnsettledDescent,
     /// Beyond the seed — SLSQP iterations a local trajectory's SQP descent
     /// may take in one run (each about dimension + 1 evaluations); 0: the
     /// polish's `POLISH_ITERATIONS` (60). 250: on g17 SLSQP crawls along the
@@ -267,10 +306,12 @@ impl Default for AsoConfig {
             agreement: 3,
             agreement_tolerance: 1e-4,
             max_unseen_minima: 0.0,
+            max_better_share: 0.005,
             max_unseen_share: 0.02,
             population_before_stopping: false,
             global_rounds_before_stopping: 3,
             stop_after_descent: true,
+            unsettled_descent: UnsettledDescent::End,
             descent_iterations: 250,
             descents_in_turn: true,
             lead_descent: true,

@@ -64,7 +64,8 @@ pub struct CoordinatorOutcome {
     /// What the independent starts said about the basins when the run stopped.
     pub basins: BasinEvidence,
     /// Why the run stopped, in a sentence ("1 distinct minimum from 14
-    /// starts; estimated 1.1% chance that a further start finds one unseen").
+    /// starts; estimated 1.1% chance that a further start finds one unseen,
+    /// 0.55% one better than the best").
     pub stop_reason: String,
 }
 
@@ -405,7 +406,8 @@ impl Coordinator {
                 let evidence = BasinEvidence::of(&summaries, tol, c.agreement_tolerance);
                 let few_unseen =
                     c.max_unseen_minima > 0.0 && evidence.unseen_minima.is_some_and(|u| u < c.max_unseen_minima);
-                if evidence.unseen_share <= c.max_unseen_share || few_unseen {
+                let better_unlikely = c.max_better_share > 0.0 && evidence.better_share <= c.max_better_share;
+                if evidence.unseen_share <= c.max_unseen_share || few_unseen || better_unlikely {
                     stop = RunStop::Explored;
                     break;
                 }
@@ -485,6 +487,7 @@ impl Coordinator {
                     self.config.stop_after_descent,
                 )
                 .descent_iterations(self.config.descent_iterations())
+                .when_unsettled(self.config.unsettled_descent)
                 .knowing(Some(value));
                 let mut traj = TrajectoryState::new(*next_id, seed.x, self.alm.clone());
                 traj.around_best = i < around;
@@ -512,7 +515,8 @@ impl Coordinator {
                 };
                 let solver =
                     LocalSolver::seeding(source, self.problem.dimension(), self.tol(), self.config.stop_after_descent)
-                        .descent_iterations(self.config.descent_iterations());
+                        .descent_iterations(self.config.descent_iterations())
+                        .when_unsettled(self.config.unsettled_descent);
                 let traj = TrajectoryState::new(*next_id, vec![], self.alm.clone());
                 *next_id += 1;
                 (traj, solver)
@@ -735,6 +739,17 @@ impl Coordinator {
                 traj.end(TrajectoryStatus::Converged, TrajectoryStop::KnownMinimum);
                 break;
             }
+            // A descent that did not settle, where the settings end the
+            // trajectory there: the end's polish takes its best point on.
+            if step.unsettled {
+                let status = if traj.best.as_ref().is_some_and(|b| b.max_violation <= tol) {
+                    TrajectoryStatus::Converged
+                } else {
+                    TrajectoryStatus::Stagnated
+                };
+                traj.end(status, TrajectoryStop::Unsettled);
+                break;
+            }
             // The solver's own test: the ALM's iterate stopped moving while
             // feasible, or the population collapsed onto one point.
             if step.converged && (diag.status == Status::FeasibleFound || solver.kind() == TrajectoryKind::Population) {
@@ -773,7 +788,13 @@ impl Coordinator {
                 && traj.status != TrajectoryStatus::Abandoned
                 && solver.polish_at_end(b, self.tol())
         }) {
-            self.polish_into(&mut traj, &best.x, &shared).await;
+            let settled = self.polish_into(&mut traj, &best.x, &shared).await;
+            // A descent that did not settle, whose polish (SLSQP afresh) did:
+            // the trajectory ended at a minimum after all, which the
+            // evidence about basins counts.
+            if settled && traj.stop == Some(TrajectoryStop::Unsettled) {
+                traj.end(TrajectoryStatus::Converged, TrajectoryStop::Stationary);
+            }
             // Still short of the strict tolerance (SLSQP could not step):
             // restored onto its constraints, so its end counts as feasible.
             if let Some(b) = traj.best.clone().filter(|b| b.max_violation > 0.1 * self.tol() && !*self.cancel.borrow())

@@ -21,14 +21,16 @@ pub(super) const FINAL_POLISH_ITERATIONS: u64 = 20;
 
 impl Coordinator {
     /// Polishes from `x`; a better point becomes the trajectory's best.
-    pub(super) async fn polish_into(&self, traj: &mut TrajectoryState, x: &[f64], shared: &Shared) {
-        if let Some(p) = self.polish_from(x, shared).await {
-            traj.evals_used += p.evals_used;
-            if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| self.polished_wins(b, cur))) {
-                tracing::debug!(trajectory = traj.id, objective = b.objective, "polish improved the best point");
-                traj.best = Some(b);
-            }
+    /// Whether SLSQP settled at a feasible point (a local minimum, as far
+    /// as a gradient method can tell).
+    pub(super) async fn polish_into(&self, traj: &mut TrajectoryState, x: &[f64], shared: &Shared) -> bool {
+        let Some(p) = self.polish_from(x, shared).await else { return false };
+        traj.evals_used += p.evals_used;
+        if let Some(b) = p.best.filter(|b| traj.best.as_ref().is_none_or(|cur| self.polished_wins(b, cur))) {
+            tracing::debug!(trajectory = traj.id, objective = b.objective, "polish improved the best point");
+            traj.best = Some(b);
         }
+        p.converged
     }
 
     /// The reported best, polished once more from where the search left it

@@ -35,7 +35,7 @@ pub mod stopping;
 pub mod supervisor;
 pub mod trajectory;
 
-pub use config::{AsoConfig, DiagnosticThresholds, SupervisionMode};
+pub use config::{AsoConfig, DiagnosticThresholds, SupervisionMode, UnsettledDescent};
 pub use coordinator::{Coordinator, CoordinatorOutcome, RunStop, TrajectoryKind};
 pub use diagnostics::{OptimizerDiagnostics, Snapshot, Status, Trend};
 pub use directive::{Directive, DirectiveAction, DirectiveSource};

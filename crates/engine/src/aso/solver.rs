@@ -14,7 +14,7 @@
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::config::AsoConfig;
+use super::config::{AsoConfig, UnsettledDescent};
 use super::coordinator::{TrajectoryKind, TrajectoryState, apply_directive};
 use super::diagnostics::{OptimizerDiagnostics, Snapshot, readings};
 use super::directive::Directive;
@@ -41,6 +41,9 @@ pub struct Step {
     /// More steps would not help: the iterate stopped moving while
     /// feasible, or the population collapsed onto one point.
     pub converged: bool,
+    /// The descent ended without settling and the trajectory ends there
+    /// (`UnsettledDescent::End`): its best point goes to the end's polish.
+    pub unsettled: bool,
     /// Whether the step is judged (diagnostics, a directive, a telemetry
     /// row). A new population's first evaluation is not: its snapshot is
     /// what the first judged step is measured against.
@@ -56,6 +59,7 @@ impl Step {
             error: Some(error),
             ended: None,
             converged: false,
+            unsettled: false,
             judged: true,
         }
     }
@@ -68,6 +72,7 @@ impl Step {
             error: None,
             ended: Some(why.into()),
             converged: false,
+            unsettled: false,
             judged: false,
         }
     }
@@ -241,6 +246,7 @@ impl ChunkSolver for SqpSolver {
             error: None,
             ended,
             converged: self.settled,
+            unsettled: false,
             judged: true,
         }
     }
@@ -291,16 +297,20 @@ fn distance(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt()
 }
 
-/// A local trajectory: an SQP descent from the seed, then — unless it
-/// settled at a feasible point (`stop_after_descent`) — the augmented
-/// Lagrangian from the best point it found. On smooth problems the descent
-/// lands in the seed's basin in a few hundred evaluations; on piecewise
-/// ones (g17) it often finds a cheaper piece than the penalty path, which
-/// the ALM then starts from.
+/// A local trajectory: an SQP descent from the seed; a descent that settled
+/// at a feasible point ends there (`stop_after_descent`), one that did not
+/// either ends too (`UnsettledDescent::End`, the default: the end's polish
+/// takes its best point on) or hands over to the augmented Lagrangian from
+/// the best point it found (`UnsettledDescent::Alm`). On smooth problems
+/// the descent lands in the seed's basin in a few hundred evaluations; on
+/// piecewise ones (g17) it often finds a cheaper piece than the penalty
+/// path would.
 pub struct LocalSolver {
     phase: Phase,
     dimension: usize,
     stop_after_descent: bool,
+    /// What follows a descent that did not settle.
+    unsettled: UnsettledDescent,
     /// The strict feasibility tolerance (the descent's, and the rank of the samples).
     tol: f64,
     /// SLSQP iterations the descent may take (see `AsoConfig::descent_iterations`).
@@ -323,6 +333,7 @@ impl LocalSolver {
             phase: Phase::Descent(SqpSolver::new(seed, dimension, tol)),
             dimension,
             stop_after_descent,
+            unsettled: UnsettledDescent::End,
             tol,
             descent_iterations: POLISH_ITERATIONS,
         }
@@ -334,6 +345,12 @@ impl LocalSolver {
         if let Phase::Descent(d) = &mut self.phase {
             d.iterations = self.descent_iterations;
         }
+        self
+    }
+
+    /// What follows a descent that does not settle.
+    pub fn when_unsettled(mut self, unsettled: UnsettledDescent) -> LocalSolver {
+        self.unsettled = unsettled;
         self
     }
 
@@ -349,6 +366,7 @@ impl LocalSolver {
             phase: Phase::Seeding(Some(source)),
             dimension,
             stop_after_descent,
+            unsettled: UnsettledDescent::End,
             tol,
             descent_iterations: POLISH_ITERATIONS,
         }
@@ -478,6 +496,15 @@ impl ChunkSolver for LocalSolver {
         if step.status == ChunkStatus::Failed || (step.converged && self.stop_after_descent) {
             return step;
         }
+        if let Phase::Descent(d) = &self.phase {
+            let best = d.best.as_ref().map(|b| (b.objective, b.max_violation));
+            tracing::debug!(end = ?d.last, evals = step.evals_used, ?best, "the descent did not settle");
+        }
+        if self.unsettled == UnsettledDescent::End && !step.converged {
+            step.ended = None;
+            step.unsettled = true;
+            return step;
+        }
         self.hand_over();
         step.converged = false;
         step.ended = None;
@@ -575,7 +602,15 @@ impl ChunkSolver for AlmSolver {
         let r = alm::run_chunk(problem, start, budget, settings);
         let ended = r.state.is_none().then(|| "the augmented Lagrangian has no state to go on from".to_string());
         self.state = r.state;
-        Step { evals_used: r.evals_used, status: r.status, error: r.error, ended, converged: r.converged, judged: true }
+        Step {
+            evals_used: r.evals_used,
+            status: r.status,
+            error: r.error,
+            ended,
+            converged: r.converged,
+            unsettled: false,
+            judged: true,
+        }
     }
 
     fn snapshot(&self, names: &Names) -> Option<Snapshot> {
@@ -687,7 +722,15 @@ impl ChunkSolver for PopulationSolver {
             r.state.is_none().then(|| r.error.clone().unwrap_or_else(|| "the population could not start".into()));
         let error = if r.status == ChunkStatus::Failed { r.error } else { None };
         self.state = r.state;
-        Step { evals_used: r.evals_used, status: r.status, error, ended, converged: r.converged, judged: !initializing }
+        Step {
+            evals_used: r.evals_used,
+            status: r.status,
+            error,
+            ended,
+            converged: r.converged,
+            unsettled: false,
+            judged: !initializing,
+        }
     }
 
     fn snapshot(&self, names: &Names) -> Option<Snapshot> {
@@ -776,8 +819,31 @@ mod tests {
         assert!(step.converged, "{step:?}");
         assert!(best.max_violation <= 1e-6 && (best.objective - 8853.5398913523) / 8853.5398913523 <= 1e-4, "{best:?}");
         // Cut at 60 iterations (the polish's), it stops on the way, 24 above
-        // the optimum, and hands over to the augmented Lagrangian.
+        // the optimum.
         let (_, step, best) = local(POLISH_ITERATIONS);
         assert!(!step.converged && best.objective > 8860.0, "{step:?} {best:?}");
+    }
+
+    #[test]
+    fn a_descent_that_does_not_settle_ends_the_trajectory_or_hands_over_to_the_alm_as_configured() {
+        let p = builtin("g17").unwrap();
+        let settings = AlmSettings::default();
+        let cut = |unsettled: UnsettledDescent| {
+            let mut s = LocalSolver::new(G17_CRAWL.to_vec(), 6, 1e-6, true)
+                .descent_iterations(POLISH_ITERATIONS)
+                .when_unsettled(unsettled);
+            let step = s.step(p.as_ref(), s.wants(210), &settings);
+            (step, s)
+        };
+        // Ending: the step says so, and the solver is still the descent's
+        // (its best point is what the end's polish starts from).
+        let (step, solver) = cut(UnsettledDescent::End);
+        assert!(step.unsettled && !step.converged && step.ended.is_none(), "{step:?}");
+        assert!(solver.descending());
+        assert!(solver.polish_at_end(solver.best().expect("a best point"), 1e-6));
+        // Handing over: the next step is the augmented Lagrangian's.
+        let (step, solver) = cut(UnsettledDescent::Alm);
+        assert!(!step.unsettled && !step.converged && step.ended.is_none(), "{step:?}");
+        assert!(!solver.descending());
     }
 }

@@ -47,12 +47,22 @@ pub struct BasinEvidence {
     /// has reached, w(w + 1)/(N(N − 1)): the chance that one more start
     /// finds a minimum not seen yet. 1 while N < 2.
     pub unseen_share: f64,
+    /// The chance that one more start finds an unseen minimum better than
+    /// every one seen: the unseen share times 1/(w + 1), the unseen
+    /// minimum's value ranked at random among the w + 1 — w/(N(N − 1)).
+    /// 1 while N < 2.
+    #[serde(default = "one")]
+    pub better_share: f64,
     /// Starts on the surface of an active constraint that ended on their own
     /// at a feasible point: not part of the estimate (it assumes starts
     /// spread over the whole region), told beside it.
     pub boundary_starts: usize,
     /// Distinct values only those reached.
     pub boundary_minima: usize,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// The distinct values of sorted `ends`, within `tolerance` (relative).
@@ -105,11 +115,13 @@ impl BasinEvidence {
         let (n, w) = (global.len() as f64, seen.len() as f64);
         let unseen_minima = (n > w + 2.0).then(|| w * (n - 1.0) / (n - w - 2.0) - w);
         let unseen_share = if n < 2.0 { 1.0 } else { (w * (w + 1.0) / (n * (n - 1.0))).min(1.0) };
+        let better_share = if n < 2.0 { 1.0 } else { unseen_share / (w + 1.0) };
         BasinEvidence {
             starts: global.len(),
             minima: seen.len(),
             unseen_minima,
             unseen_share,
+            better_share,
             boundary_starts: boundary.len(),
             boundary_minima,
         }
@@ -117,7 +129,7 @@ impl BasinEvidence {
 
     /// "3 distinct minima from 24 starts, 1 more from 3 starts on active
     /// constraints; estimated 2.2% chance that a further start finds one
-    /// unseen".
+    /// unseen, 0.5% one better than the best".
     pub fn sentence(&self) -> String {
         let count = |n: usize, one: &str, many: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {many}") };
         let boundary = match (self.boundary_starts, self.boundary_minima) {
@@ -126,10 +138,11 @@ impl BasinEvidence {
             (b, m) => format!(", {m} more from {} on active constraints", count(b, "start", "starts")),
         };
         format!(
-            "{} from {}{boundary}; estimated {} chance that a further start finds one unseen",
+            "{} from {}{boundary}; estimated {} chance that a further start finds one unseen, {} one better than the best",
             count(self.minima, "distinct minimum", "distinct minima"),
             count(self.starts, "start", "starts"),
-            percent(self.unseen_share)
+            percent(self.unseen_share),
+            percent(self.better_share)
         )
     }
 }
@@ -251,8 +264,12 @@ mod tests {
         assert!(e3.unseen_share > e.unseen_share);
         assert_eq!(
             e3.sentence(),
-            "3 distinct minima from 24 starts; estimated 2.2% chance that a further start finds one unseen"
+            "3 distinct minima from 24 starts; estimated 2.2% chance that a further start finds one unseen, 0.5% one better than the best"
         );
+        // One of the w + 1 values is the lowest: the unseen one is better
+        // than every one seen with a chance 1/(w + 1).
+        assert!((e3.better_share - e3.unseen_share / 4.0).abs() < 1e-12);
+        assert!((e.better_share - 1.0 / (24.0 * 23.0)).abs() < 1e-12);
         // Infeasible ends and hops around the best are not independent starts.
         let mut mixed = ends(&[1.0, 1.0]);
         mixed.push(end(0.5, 1.0));
@@ -262,7 +279,7 @@ mod tests {
         assert_eq!(e.unseen_minima, None);
         assert_eq!(
             BasinEvidence::of(&[], 1e-4, 1e-4).sentence(),
-            "0 distinct minima from 0 starts; estimated 100% chance that a further start finds one unseen"
+            "0 distinct minima from 0 starts; estimated 100% chance that a further start finds one unseen, 100% one better than the best"
         );
     }
 

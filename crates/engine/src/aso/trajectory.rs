@@ -34,6 +34,9 @@ pub enum TrajectoryStop {
     /// Feasible at a minimum an earlier trajectory ended at (the same value
     /// and nearly the same point): going on would only find it again.
     KnownMinimum,
+    /// Its SQP descent ended without settling, and the settings end a
+    /// trajectory there (`unsettled_descent: end`).
+    Unsettled,
     /// `max_stagnation_steps` steps without progress.
     Stagnation,
     /// Its share of the evaluations ran out.

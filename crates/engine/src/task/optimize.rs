@@ -348,6 +348,7 @@ mod tests {
                 minima: 1,
                 unseen_minima: None,
                 unseen_share: 1.0,
+                better_share: 1.0,
                 boundary_starts: 0,
                 boundary_minima: 0,
             },
