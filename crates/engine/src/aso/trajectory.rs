@@ -50,8 +50,9 @@ pub enum TrajectoryStop {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TrajectoryKind {
-    /// An SQP descent from one seed, then (unless it settled) the ALM from
-    /// the best point it found, finished with an SQP polish.
+    /// An SQP descent from one seed, finished with an SQP polish unless it
+    /// settled (with `unsettled_descent: alm`, the ALM goes on from its
+    /// best point first).
     Local,
     /// Differential evolution with the ε comparison, its best point polished.
     Population,
