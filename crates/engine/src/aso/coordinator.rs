@@ -742,22 +742,14 @@ impl Coordinator {
             // A descent that did not settle, where the settings end the
             // trajectory there: the end's polish takes its best point on.
             if step.unsettled {
-                let status = if traj.best.as_ref().is_some_and(|b| b.max_violation <= tol) {
-                    TrajectoryStatus::Converged
-                } else {
-                    TrajectoryStatus::Stagnated
-                };
+                let status = traj.status_at_end(tol);
                 traj.end(status, TrajectoryStop::Unsettled);
                 break;
             }
             // The solver's own test: the ALM's iterate stopped moving while
             // feasible, or the population collapsed onto one point.
             if step.converged && (diag.status == Status::FeasibleFound || solver.kind() == TrajectoryKind::Population) {
-                let status = if traj.best.as_ref().is_some_and(|b| b.max_violation <= tol) {
-                    TrajectoryStatus::Converged
-                } else {
-                    TrajectoryStatus::Stagnated
-                };
+                let status = traj.status_at_end(tol);
                 traj.end(status, TrajectoryStop::Stationary);
                 break;
             }
@@ -815,11 +807,7 @@ impl Coordinator {
         }
         if traj.status == TrajectoryStatus::Active {
             // Out of budget (or interrupted) while still working.
-            let status = if traj.best.as_ref().is_some_and(|b| b.max_violation <= self.tol()) {
-                TrajectoryStatus::Converged
-            } else {
-                TrajectoryStatus::Stagnated
-            };
+            let status = traj.status_at_end(self.tol());
             let why = if *self.cancel.borrow() { TrajectoryStop::Interrupted } else { TrajectoryStop::Budget };
             traj.end(status, why);
         }

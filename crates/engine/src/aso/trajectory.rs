@@ -133,6 +133,16 @@ impl TrajectoryState {
         self.stop = Some(why);
     }
 
+    /// How a trajectory that ends on its own account ends: converged when
+    /// its best point is feasible at `tol`, else stagnated.
+    pub(super) fn status_at_end(&self, tol: f64) -> TrajectoryStatus {
+        if self.best.as_ref().is_some_and(|b| b.max_violation <= tol) {
+            TrajectoryStatus::Converged
+        } else {
+            TrajectoryStatus::Stagnated
+        }
+    }
+
     /// Whether, after this judged step, the last `window` steps were all
     /// feasible and changed neither the objective (relative to its size)
     /// nor the best point (relative to each variable's range) beyond the
