@@ -199,7 +199,11 @@ async fn every_rejection_rule_drops_its_reply_and_leaves_a_no_op_epoch() {
             ("knob", _) => (vec![proposal(name, r#"{"x": 5000}"#, 0.9, 0.9)], "invalid settings"),
             (_, 0) => (vec![no_change()], "proposed no change"),
             (_, 1) => (vec![proposal("no_such_artifact", "x", 0.9, 0.9)], "unknown artifact"),
-            (_, 2) => (vec![proposal(name, content, 0.9, 0.9)], "identical to the current version"),
+            // Told once that it handed back the current text, it does so again.
+            (_, 2) => (
+                vec![proposal(name, content, 0.9, 0.9), proposal(name, content, 0.9, 0.9)],
+                "identical to the current version",
+            ),
             (_, 3) => (vec![proposal(name, &"y".repeat(20_001), 0.9, 0.9)], "over the limit of 20000"),
             // Garbage twice: the client's correction round fails too.
             (_, 4) => (vec![Scripted::reply("no JSON here"), Scripted::reply("still none")], "unusable reply"),
@@ -239,6 +243,38 @@ async fn every_rejection_rule_drops_its_reply_and_leaves_a_no_op_epoch() {
             .unwrap_or_else(|| panic!("no rejection `{reason}` for `{name}` in {rows:#?}"));
         assert!(row["applied_version"].is_null());
     }
+}
+
+#[tokio::test]
+async fn a_proposer_that_hands_back_the_current_text_is_told_so_once_and_its_second_reply_is_used() {
+    let env = Env::new().await;
+    let path = suite(&env, false);
+    let cands = candidates(&env, &path).await;
+    let mut script = Vec::new();
+    for (name, content) in &cands {
+        if name == "style" {
+            // The current text, then — told so — a change.
+            script.push(proposal(name, content, 0.3, 0.9));
+            script.push(proposal(name, "GOOD and plain", 0.3, 0.9));
+        } else {
+            script.push(no_change());
+        }
+    }
+    let calls = script.len();
+    let server = ScriptedServer::start(script).await.unwrap();
+    let summary = env.run_with_model(&path, config(&env, 1), client(&server)).await.unwrap();
+    assert_eq!(server.requests().len(), calls, "one more call, for the artifact whose reply was unchanged");
+    let update = ev(&summary.epochs[0].events[0]);
+    assert_eq!((update["type"].as_str(), update["artifact"].as_str()), (Some("update"), Some("style")));
+    assert_eq!(env.registry().await.get("style", 1).await.unwrap().content, "GOOD and plain");
+    // The second request carries the first reply and what was wrong with it.
+    let again = server.requests().into_iter().find(|r| r.messages().len() == 4).expect("a follow-up request");
+    let m = again.messages();
+    assert!(m[1].1.contains("Artifact `style`"), "{m:?}");
+    assert!(m[2].1.contains("plain"), "the model's own reply comes back to it: {m:?}");
+    assert!(m[3].1.starts_with("That is the current content, unchanged."), "{m:?}");
+    // Artifacts whose reply was no change at all are not asked again.
+    assert_eq!(server.requests().iter().filter(|r| r.messages().len() == 4).count(), 1);
 }
 
 #[tokio::test]

@@ -349,14 +349,16 @@ impl RunRequest {
                 (super::screen::MODEL_CANDIDATES as u64, super::screen::ROUNDS as u64, super::screen::MINIBATCH as u64);
             line.push_str(&format!(
                 "; screen asks for {per_round} candidates a round and screens each (and one with worked examples) on {} \
-                 before the best is measured in full, up to {} rounds an epoch (at most {} proposal calls)",
+                 before the best is measured in full, up to {} rounds an epoch (at most {} proposal calls, one more \
+                 for each reply that hands back the current text)",
                 crate::counted(batch, "training example"),
                 rounds,
                 epochs * per_round * rounds
             ));
         } else if self.optimizer.needs_model() {
             line.push_str(&format!(
-                "; {} makes at most {epochs} × {} = {} (none after a rollback)",
+                "; {} makes at most {epochs} × {} = {} (none after a rollback; one more for each reply that \
+                 hands back the current text)",
                 self.optimizer.name(),
                 crate::counted(proposal_candidates, "artifact"),
                 crate::counted(epochs * proposal_candidates, "proposal call")

@@ -175,6 +175,17 @@ impl TextGrad {
         }
     }
 
+    /// One proposer call on `messages`.
+    async fn ask(
+        &self,
+        messages: &[ChatMessage],
+        budget: u32,
+        shape: impl Fn(&mut serde_json::Value),
+    ) -> Result<Reply, LlmError> {
+        let request = ChatRequest::new(messages.to_vec()).temperature(0.0).role(CallRole::Proposer).max_tokens(budget);
+        Ok(self.client.chat_json_shaped::<Reply>(request, shape).await?.value)
+    }
+
     async fn call(&self, ev: &Evidence, cand: &Candidate, instruction: Option<&str>) -> Result<Considered, LlmError> {
         let rejected = |reason: String, proposal: Option<Proposal>| {
             Ok(Considered {
@@ -186,10 +197,6 @@ impl TextGrad {
             })
         };
         let budget = reply_budget(&cand.content, self.client.config().max_tokens_for(Some(CallRole::Proposer)));
-        let request = ChatRequest::new(Self::messages_for(ev, cand, instruction))
-            .temperature(0.0)
-            .role(CallRole::Proposer)
-            .max_tokens(budget);
         // String lengths the budget leaves room for: a server that enforces
         // the schema closes the strings in time, so even a small model's
         // reply is whole (about three characters a token).
@@ -200,7 +207,22 @@ impl TextGrad {
                 &[("proposed_content", content_chars.min(MAX_CONTENT_CHARS)), ("rationale", 400), ("artifact", 200)],
             );
         };
-        let reply = self.client.chat_json_shaped::<Reply>(request, shape).await?.value;
+        let mut messages = Self::messages_for(ev, cand, instruction);
+        let mut reply = self.ask(&messages, budget, &shape).await?;
+        // A small proposer often hands the current text back unchanged
+        // (Qwen2.5-Coder-1.5B did in every epoch of textgrad and the tree
+        // on the support suites): told so once, in the same conversation,
+        // it writes a change. One more call, and only then.
+        if reply.artifact.trim() == cand.def.name
+            && without_framing(&reply.proposed_content, &cand.content) == cand.content
+        {
+            messages.push(ChatMessage::assistant(
+                serde_json::json!({ "artifact": reply.artifact, "proposed_content": reply.proposed_content })
+                    .to_string(),
+            ));
+            messages.push(ChatMessage::user(AGAIN));
+            reply = self.ask(&messages, budget, &shape).await?;
+        }
         let name = reply.artifact.trim().to_string();
         if name.is_empty() {
             return rejected("the model proposed no change (`artifact` is empty)".into(), None);
@@ -265,6 +287,10 @@ impl TextGrad {
         })
     }
 }
+
+/// What the proposer is told when its reply is the current content unchanged.
+const AGAIN: &str = "That is the current content, unchanged. Reply again in the same JSON form with a different \
+content: the change the failing results above call for.";
 
 /// The reply budget of a proposal for `content`: room for a rewrite about
 /// twice as long (at about three characters a token) and the other fields,
