@@ -325,10 +325,16 @@ const CLOSE: &str = ">>>";
 
 /// `proposed` without the markers the current content was shown between: a
 /// small proposer copies them into its reply ("<<<Label the message.>>>"),
+/// or pieces of them on lines of their own ("<\n<\nLabel the message."),
 /// and a task model then reads them as part of its prompt. Kept when the
 /// current content uses them itself.
 fn without_framing(proposed: &str, current: &str) -> String {
-    if current.contains(OPEN) || current.contains(CLOSE) || !(proposed.contains(OPEN) || proposed.contains(CLOSE)) {
+    let marker_line = |l: &str| {
+        let t = l.trim();
+        !t.is_empty() && t.chars().all(|c| c == '<' || c == '>')
+    };
+    let marked = |s: &str| s.contains(OPEN) || s.contains(CLOSE) || s.lines().any(marker_line);
+    if marked(current) || !marked(proposed) {
         return proposed.to_string();
     }
     let bare = proposed.replace(OPEN, "").replace(CLOSE, "");
@@ -337,7 +343,7 @@ fn without_framing(proposed: &str, current: &str) -> String {
     let kept: Vec<&str> = lines
         .iter()
         .zip(proposed.lines())
-        .filter(|(now, was)| !(now.trim().is_empty() && !was.trim().is_empty()))
+        .filter(|(now, was)| !(now.trim().is_empty() && !was.trim().is_empty()) && !marker_line(now))
         .map(|(now, _)| *now)
         .collect();
     let text = kept.join("\n").trim().to_string();
@@ -447,7 +453,13 @@ mod tests {
             without_framing("<<<\nLabel the message.\nExamples:\n- x\n>>>\nExamples:\n- y\n>>>\n", current),
             "Label the message.\nExamples:\n- x\nExamples:\n- y\n"
         );
+        // Pieces of them on lines of their own (Qwen2.5-Coder-1.5B's reply).
+        assert_eq!(
+            without_framing("<\n<\nLabel the message.\n\nPlease give more context.\n", current),
+            "Label the message.\n\nPlease give more context.\n"
+        );
         assert_eq!(without_framing("Label each message.", current), "Label each message.");
+        assert_eq!(without_framing("Reply with a < b when unsure.", current), "Reply with a < b when unsure.");
         // A prompt that uses the markers itself keeps them.
         assert_eq!(without_framing("Quote it as <<<text>>>.", "Quote it as <<<x>>>."), "Quote it as <<<text>>>.");
     }
