@@ -496,18 +496,21 @@ impl ChunkSolver for LocalSolver {
         if step.status == ChunkStatus::Failed || (step.converged && self.stop_after_descent) {
             return step;
         }
-        if let Phase::Descent(d) = &self.phase {
-            let best = d.best.as_ref().map(|b| (b.objective, b.max_violation));
-            tracing::debug!(end = ?d.last, evals = step.evals_used, ?best, "the descent did not settle");
-        }
-        if self.unsettled == UnsettledDescent::End && !step.converged {
-            step.ended = None;
-            step.unsettled = true;
-            return step;
+        // The trajectory goes on (with the ALM) or ends as unsettled: not
+        // as a solver that cannot go on.
+        step.ended = None;
+        if !step.converged {
+            if let Phase::Descent(d) = &self.phase {
+                let best = d.best.as_ref().map(|b| (b.objective, b.max_violation));
+                tracing::debug!(end = ?d.last, evals = step.evals_used, ?best, "the descent did not settle");
+            }
+            if self.unsettled == UnsettledDescent::End {
+                step.unsettled = true;
+                return step;
+            }
         }
         self.hand_over();
         step.converged = false;
-        step.ended = None;
         step
     }
 

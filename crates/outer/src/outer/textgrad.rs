@@ -209,25 +209,24 @@ impl TextGrad {
         };
         let mut messages = Self::messages_for(ev, cand, instruction);
         let mut reply = self.ask(&messages, budget, &shape).await?;
+        let mut content = without_framing(&reply.proposed_content, &cand.content);
         // A small proposer often hands the current text back unchanged
         // (Qwen2.5-Coder-1.5B did in every epoch of textgrad and the tree
         // on the support suites): told so once, in the same conversation,
         // it writes a change. One more call, and only then.
-        if reply.artifact.trim() == cand.def.name
-            && without_framing(&reply.proposed_content, &cand.content) == cand.content
-        {
+        if reply.artifact.trim() == cand.def.name && content == cand.content {
             messages.push(ChatMessage::assistant(
                 serde_json::json!({ "artifact": reply.artifact, "proposed_content": reply.proposed_content })
                     .to_string(),
             ));
             messages.push(ChatMessage::user(AGAIN));
             reply = self.ask(&messages, budget, &shape).await?;
+            content = without_framing(&reply.proposed_content, &cand.content);
         }
         let name = reply.artifact.trim().to_string();
         if name.is_empty() {
             return rejected("the model proposed no change (`artifact` is empty)".into(), None);
         }
-        let content = without_framing(&reply.proposed_content, &cand.content);
         let proposal = Proposal {
             artifact: name.clone(),
             parent_version: cand.version,
