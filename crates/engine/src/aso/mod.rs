@@ -15,8 +15,10 @@
 //! - [`solver`]: one trajectory's optimizer a step at a time (ALM, εDE);
 //! - [`stopping`]: when a whole run has looked enough;
 //! - `finishing`: the polishes and restoration a trajectory and a run end with;
-//! - [`coordinator`]: the rounds of trajectories and the one loop that
-//!   drives each (budget, directives, termination, telemetry);
+//! - [`coordinator`]: the rounds of trajectories on a shared budget;
+//! - `run_state`: what a run knows between rounds, and when it stops;
+//! - `drive`: the one loop that drives each trajectory (budget,
+//!   directives, its own stop, telemetry);
 //! - [`agent`]: the same supervision over agent trajectories (diagnostics
 //!   from the convergence engine, directives as policy changes).
 
@@ -25,10 +27,12 @@ pub mod config;
 pub mod coordinator;
 pub mod diagnostics;
 pub mod directive;
+mod drive;
 mod finishing;
 pub mod heuristic;
 pub mod llm_tier;
 mod round_starts;
+mod run_state;
 pub use crate::numeric::seeds;
 pub mod solver;
 pub mod stopping;
