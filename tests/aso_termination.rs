@@ -228,3 +228,24 @@ async fn a_descent_that_does_not_settle_ends_its_trajectory_and_the_run_finds_th
     assert!(control.trajectories.iter().any(|t| t.steps > 1), "{:?}", control.trajectories);
     assert!(control.evals_used > 2 * ending.evals_used, "{} against {}", control.evals_used, ending.evals_used);
 }
+
+#[tokio::test]
+async fn a_global_start_s_descent_stops_on_reaching_a_known_minimum_and_the_evidence_is_the_same() {
+    // g11's global starts descend into one of its two mirror-image minima
+    // again and again; past the first of each, the rest of such a descent
+    // only adds digits to a minimum already known.
+    let problem: Arc<dyn Problem> = Arc::from(attractor::numeric::builtin("g11").unwrap());
+    let reference = problem.best_known().unwrap().value;
+    let (joining, _) = run(problem.clone(), AsoConfig::default(), 1, 100_000).await;
+    let best = joining.best.clone().unwrap();
+    assert!(best.max_violation <= 1e-6 && (best.objective - reference).abs() <= 1e-4, "{best:?}");
+    assert!(joining.trajectories.iter().any(|t| t.stop == TrajectoryStop::KnownMinimum), "{:?}", joining.trajectories);
+
+    // Stopping only after the descent: the same minima from the starts, for
+    // more evaluations (a descent is one step either way: only what it
+    // spent tells the two apart).
+    let after = AsoConfig { join_radius: 0.0, ..AsoConfig::default() };
+    let (control, _) = run(problem, after, 1, 100_000).await;
+    assert_eq!(control.basins.minima, joining.basins.minima, "{:?} against {:?}", control.basins, joining.basins);
+    assert!(control.evals_used > joining.evals_used, "{} ≤ {}", control.evals_used, joining.evals_used);
+}

@@ -178,6 +178,30 @@ pub fn minimize_with_equalities<F: Func<U>, G: Func<U>, H: Func<U>, U: Clone>(
     maxeval: usize,
     stop_tol: Option<StopTols>,
 ) -> Result<SuccessOutcome, FailOutcome> {
+    let never = std::cell::Cell::new(0);
+    minimize_stoppable(func, xinit, bounds, cons, cons_tols, eqs, eq_tols, args, maxeval, stop_tol, &never)
+}
+
+/// [`minimize_with_equalities`] that the caller can stop: a callback that
+/// sets `force_stop` to a non-zero value ends the run after that
+/// evaluation with `FailStatus::ForcedStop` (NLopt's `nlopt_force_stop`).
+///
+/// (Added in Attractor's vendored copy: upstream keeps the flag internal.)
+#[allow(clippy::useless_conversion)]
+#[allow(clippy::too_many_arguments)]
+pub fn minimize_stoppable<F: Func<U>, G: Func<U>, H: Func<U>, U: Clone>(
+    func: F,
+    xinit: &[f64],
+    bounds: &[(f64, f64)],
+    cons: &[G],
+    cons_tols: &[f64],
+    eqs: &[H],
+    eq_tols: &[f64],
+    args: U,
+    maxeval: usize,
+    stop_tol: Option<StopTols>,
+    force_stop: &std::cell::Cell<i32>,
+) -> Result<SuccessOutcome, FailOutcome> {
     assert_eq!(cons.len(), cons_tols.len(), "one tolerance per inequality constraint");
     assert_eq!(eqs.len(), eq_tols.len(), "one tolerance per equality constraint");
     let fn_cfg = NLoptFunctionCfg {
@@ -262,7 +286,6 @@ pub fn minimize_with_equalities<F: Func<U>, G: Func<U>, H: Func<U>, U: Clone>(
     let x_weights = vec![0.; n as usize];
     let mut minf = f64::INFINITY;
     let mut nevals_p = 0;
-    let mut force_stop = 0;
 
     let stop_tol = stop_tol.unwrap_or_default();
     let xtol_abs = if stop_tol.xtol_abs.is_empty() {
@@ -291,7 +314,8 @@ pub fn minimize_with_equalities<F: Func<U>, G: Func<U>, H: Func<U>, U: Clone>(
         maxeval: maxeval as i32,
         maxtime: 0.0,                // unused
         start: 0.0,                  // unused
-        force_stop: &mut force_stop, // unused
+        // Read by NLopt after every evaluation; set by the caller's callbacks.
+        force_stop: force_stop.as_ptr(),
         stop_msg: "".to_string(),    // unused
     };
 

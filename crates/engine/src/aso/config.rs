@@ -248,6 +248,13 @@ pub struct AsoConfig {
     /// point within a thousandth of each range): the rest of its search
     /// would find that minimum again.
     pub stop_at_known_minima: bool,
+    /// With `stop_at_known_minima`, a global start's SQP descent stops as
+    /// soon as its best point is at such a minimum — its value within
+    /// `agreement_tolerance` and not below, its point within this share of
+    /// each variable's range — rather than after the descent: the rest of
+    /// it would converge there again. Hops around the best are exempt
+    /// (theirs is to close in on it). 0: only after the descent.
+    pub join_radius: f64,
     /// Samples drawn and evaluated per global start of a round, the best
     /// kept (the first SQP descent reuses its start's evaluation). Two:
     /// with one, every sample is a start and the first descent begins three
@@ -319,6 +326,7 @@ impl Default for AsoConfig {
             hops_per_round: 2,
             boundary_starts_per_round: 1,
             stop_at_known_minima: true,
+            join_radius: 0.01,
             seed_oversampling: 2,
             feasibility_tolerance: 1e-6,
             search_tolerance: 1e-4,

@@ -41,6 +41,7 @@ pub use super::trajectory::{
     TrajectoryKind, TrajectoryState, TrajectoryStatus, TrajectoryStop, TrajectorySummary, apply_directive,
 };
 use crate::numeric::alm::{AlmSettings, Candidate};
+use crate::numeric::polish::KnownMinima;
 use crate::numeric::problem::Problem;
 use crate::store::Store;
 
@@ -116,6 +117,13 @@ impl Shared {
             same(k.objective, best.objective, tolerance)
                 && k.x.iter().zip(&best.x).zip(bounds).all(|((a, b), (lo, hi))| (a - b).abs() <= 1e-3 * (hi - lo))
         })
+    }
+
+    /// The minima found so far, for a descent to stop at (see
+    /// `AsoConfig::join_radius`).
+    pub(super) fn known_minima(&self, value_tolerance: f64, radius: f64) -> KnownMinima {
+        let points = self.known.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        KnownMinima { points, value_tolerance, radius }
     }
 
     /// Adds a trajectory's end to the minima found.

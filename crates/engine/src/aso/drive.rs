@@ -112,6 +112,12 @@ impl Coordinator {
             if seat.gated() && (*self.cancel.borrow() || shared.failed()) {
                 break;
             }
+            // A global start's descent stops once it reaches a minimum
+            // another trajectory ended at (hops close in on the best: not theirs).
+            let c = &self.config;
+            if c.stop_at_known_minima && c.join_radius > 0.0 && !traj.around_best && solver.descending() {
+                solver.know_minima(shared.known_minima(c.agreement_tolerance, c.join_radius));
+            }
             let full = solver.wants(self.chunk());
             let want = full.min(allocation - traj.evals_used);
             // Too few evaluations for a step that can move: out of budget. (A
@@ -311,6 +317,10 @@ impl Coordinator {
         shared: &Shared,
     ) -> Option<(TrajectoryStatus, TrajectoryStop)> {
         let tol = self.alm.feasibility_tolerance;
+        // The descent reached a minimum another trajectory ended at.
+        if step.joined {
+            return Some((TrajectoryStatus::Converged, TrajectoryStop::KnownMinimum));
+        }
         // Back at a minimum another trajectory ended at: what is left of
         // this one's search would find it again (multi-level single
         // linkage's rule, applied after the descent rather than before).

@@ -21,7 +21,7 @@ use super::directive::Directive;
 use super::finishing::POLISH_ITERATIONS;
 use super::seeds;
 use crate::numeric::alm::{self, AlmSettings, AlmState, Candidate, ChunkStatus, Start};
-use crate::numeric::polish::{self, PolishEnd};
+use crate::numeric::polish::{self, KnownMinima, PolishEnd};
 use crate::numeric::population::{self, PopulationSettings, PopulationStart, PopulationState};
 use crate::numeric::problem::{Evaluation, Problem};
 
@@ -44,6 +44,9 @@ pub struct Step {
     /// The descent ended without settling and the trajectory ends there
     /// (`UnsettledDescent::End`): its best point goes to the end's polish.
     pub unsettled: bool,
+    /// The descent reached a minimum another trajectory ended at
+    /// ([`ChunkSolver::know_minima`]) and stopped there: the trajectory ends.
+    pub joined: bool,
     /// Whether the step is judged (diagnostics, a directive, a telemetry
     /// row). A new population's first evaluation is not: its snapshot is
     /// what the first judged step is measured against.
@@ -60,6 +63,7 @@ impl Step {
             ended: None,
             converged: false,
             unsettled: false,
+            joined: false,
             judged: true,
         }
     }
@@ -73,6 +77,7 @@ impl Step {
             ended: Some(why.into()),
             converged: false,
             unsettled: false,
+            joined: false,
             judged: false,
         }
     }
@@ -123,6 +128,9 @@ pub trait ChunkSolver: Send + 'static {
     fn polish_at_end(&self, _best: &Candidate, _tol: f64) -> bool {
         true
     }
+    /// The minima other trajectories ended at, before a step: a descent
+    /// that reaches one stops there (`Step::joined`). Other solvers ignore them.
+    fn know_minima(&mut self, _minima: KnownMinima) {}
 }
 
 /// An SQP descent on the original problem (SLSQP, see
@@ -151,6 +159,10 @@ pub struct SqpSolver {
     known: Option<Evaluation>,
     /// SLSQP iterations a step may take (each about dimension + 1 evaluations).
     iterations: u64,
+    /// Minima whose basin ends the descent once its best point reaches one.
+    join: Option<KnownMinima>,
+    /// The last step stopped at one of them.
+    joined: bool,
 }
 
 impl SqpSolver {
@@ -166,6 +178,8 @@ impl SqpSolver {
             last: None,
             settled: false,
             moved: 0.0,
+            join: None,
+            joined: false,
         }
     }
 
@@ -223,7 +237,7 @@ impl ChunkSolver for SqpSolver {
                 break;
             }
             let before = self.best.clone();
-            let p = polish::polish_knowing(problem, &self.at, self.known.take(), budget - used, self.tol);
+            let p = polish::descend(problem, &self.at, self.known.take(), budget - used, self.tol, self.join.as_ref());
             used += p.evals_used;
             // The best point reached counts even when the problem then failed.
             self.absorb(p.best, p.at_best);
@@ -232,6 +246,7 @@ impl ChunkSolver for SqpSolver {
             }
             self.settled = p.converged;
             self.last = Some(p.end);
+            self.joined = p.end == PolishEnd::Joined;
             if p.end != PolishEnd::Stuck || p.converged {
                 break;
             }
@@ -247,6 +262,7 @@ impl ChunkSolver for SqpSolver {
             ended,
             converged: self.settled,
             unsettled: false,
+            joined: self.joined,
             judged: true,
         }
     }
@@ -267,6 +283,7 @@ impl ChunkSolver for SqpSolver {
             Some(PolishEnd::Settled) => "settled on its tolerances",
             Some(PolishEnd::Budget) => "used its evaluations",
             Some(PolishEnd::Stuck) => "found no step that makes progress",
+            Some(PolishEnd::Joined) => "reached a minimum another trajectory ended at",
             Some(PolishEnd::Failed) | None => "could not step",
         };
         d.narrative.push(format!(
@@ -290,6 +307,10 @@ impl ChunkSolver for SqpSolver {
     /// Unless the descent settled: its steps are polishes already.
     fn polish_at_end(&self, best: &Candidate, tol: f64) -> bool {
         !self.settled || best.max_violation > 0.1 * tol
+    }
+
+    fn know_minima(&mut self, minima: KnownMinima) {
+        self.join = Some(minima);
     }
 }
 
@@ -315,6 +336,8 @@ pub struct LocalSolver {
     tol: f64,
     /// SLSQP iterations the descent may take (see `AsoConfig::descent_iterations`).
     descent_iterations: u64,
+    /// The minima the descent stops at (see [`ChunkSolver::know_minima`]).
+    join: Option<KnownMinima>,
 }
 
 enum Phase {
@@ -336,6 +359,7 @@ impl LocalSolver {
             unsettled: UnsettledDescent::End,
             tol,
             descent_iterations: POLISH_ITERATIONS,
+            join: None,
         }
     }
 
@@ -356,7 +380,11 @@ impl LocalSolver {
 
     /// A descent from `x` with this trajectory's settings.
     fn descent_from(&self, x: Vec<f64>) -> SqpSolver {
-        SqpSolver { iterations: self.descent_iterations, ..SqpSolver::new(x, self.dimension, self.tol) }
+        SqpSolver {
+            iterations: self.descent_iterations,
+            join: self.join.clone(),
+            ..SqpSolver::new(x, self.dimension, self.tol)
+        }
     }
 
     /// A local trajectory whose start is chosen on its first step, from
@@ -369,6 +397,7 @@ impl LocalSolver {
             unsettled: UnsettledDescent::End,
             tol,
             descent_iterations: POLISH_ITERATIONS,
+            join: None,
         }
     }
 
@@ -493,7 +522,7 @@ impl ChunkSolver for LocalSolver {
             }
             Phase::Descent(d) => d.step(problem, budget, settings),
         };
-        if step.status == ChunkStatus::Failed || (step.converged && self.stop_after_descent) {
+        if step.status == ChunkStatus::Failed || step.joined || (step.converged && self.stop_after_descent) {
             return step;
         }
         // The trajectory goes on (with the ALM) or ends as unsettled: not
@@ -557,6 +586,13 @@ impl ChunkSolver for LocalSolver {
         }
     }
 
+    fn know_minima(&mut self, minima: KnownMinima) {
+        if let Phase::Descent(d) = &mut self.phase {
+            d.know_minima(minima.clone());
+        }
+        self.join = Some(minima);
+    }
+
     fn polish_at_end(&self, best: &Candidate, tol: f64) -> bool {
         match &self.phase {
             Phase::Seeding(_) => false,
@@ -612,6 +648,7 @@ impl ChunkSolver for AlmSolver {
             ended,
             converged: r.converged,
             unsettled: false,
+            joined: false,
             judged: true,
         }
     }
@@ -732,6 +769,7 @@ impl ChunkSolver for PopulationSolver {
             ended,
             converged: r.converged,
             unsettled: false,
+            joined: false,
             judged: !initializing,
         }
     }

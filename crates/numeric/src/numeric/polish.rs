@@ -13,7 +13,7 @@
 //! external evaluator), and an evaluator that sends exact gradients spares
 //! them altogether. Every evaluation is counted and the best point seen is kept.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use super::alm::Candidate;
 use super::problem::{EvalError, Evaluation, Problem};
@@ -37,6 +37,10 @@ struct Cache<'p> {
     value: Option<Evaluation>,
     /// Gradients: the objective's, then one per inequality, then one per equality.
     gradients: Option<Vec<Vec<f64>>>,
+    /// Minima whose basin, once the best point reaches one, ends the descent.
+    join: Option<(&'p KnownMinima, Vec<(f64, f64)>)>,
+    /// The best point reached one of them (SLSQP is told to stop).
+    joined: bool,
 }
 
 impl Cache<'_> {
@@ -77,6 +81,11 @@ impl Cache<'_> {
             self.at = x.to_vec();
             self.gradients = None;
             self.value = self.eval_all(&[x.to_vec()]).and_then(|mut v| v.pop());
+            if let (Some((minima, bounds)), Some(best)) = (&self.join, &self.best)
+                && !self.joined
+            {
+                self.joined = minima.reached(best, bounds, 10.0 * self.tol);
+            }
         }
         self.value.clone()
     }
@@ -128,6 +137,37 @@ impl Cache<'_> {
     }
 }
 
+/// Minima other descents ended at, for a descent that should stop once it
+/// reaches one of them: the rest of it would find that minimum again
+/// (multi-level single linkage's rule, applied along the descent).
+#[derive(Debug, Clone, Default)]
+pub struct KnownMinima {
+    pub points: Vec<Candidate>,
+    /// How close (relative to its size, or to 1 near zero) a value must be
+    /// to a minimum's to be that minimum's.
+    pub value_tolerance: f64,
+    /// How close a point must be to a minimum's, in each variable, as a
+    /// share of its range.
+    pub radius: f64,
+}
+
+impl KnownMinima {
+    /// Whether `c` is at one of the minima: feasible within `tol`, its value
+    /// within the tolerance of the minimum's, its point within the radius.
+    pub fn reached(&self, c: &Candidate, bounds: &[(f64, f64)], tol: f64) -> bool {
+        c.max_violation <= tol
+            && self.points.iter().any(|k| {
+                (c.objective - k.objective).abs()
+                    <= self.value_tolerance * k.objective.abs().max(c.objective.abs()).max(1.0)
+                    && k.x
+                        .iter()
+                        .zip(&c.x)
+                        .zip(bounds)
+                        .all(|((a, b), (lo, hi))| (a - b).abs() <= self.radius * (hi - lo))
+            })
+    }
+}
+
 /// What a polish produced.
 #[derive(Debug, Clone)]
 pub struct Polished {
@@ -158,6 +198,8 @@ pub enum PolishEnd {
     Stuck,
     /// It did not run, stepped to a non-finite point, or the problem failed.
     Failed,
+    /// Its best point reached a known minimum ([`KnownMinima`]) and it stopped there.
+    Joined,
 }
 
 /// Polishes from `x0` with at most `budget` evaluations.
@@ -170,6 +212,19 @@ pub fn polish(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Polis
 /// multistart's SLSQP does from its first evaluation. `known` must be the
 /// evaluation of exactly `x0`.
 pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluation>, budget: u64, tol: f64) -> Polished {
+    descend(problem, x0, known, budget, tol, None)
+}
+
+/// [`polish_knowing`] that stops once its best point reaches one of
+/// `join`'s minima (ending [`PolishEnd::Joined`]).
+pub fn descend(
+    problem: &dyn Problem,
+    x0: &[f64],
+    known: Option<Evaluation>,
+    budget: u64,
+    tol: f64,
+    join: Option<&KnownMinima>,
+) -> Polished {
     let n = problem.dimension();
     let bounds = problem.bounds();
     tracing::trace!(known = known.is_some(), budget, x0 = ?x0, "polish start");
@@ -195,7 +250,12 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
         at: Vec::new(),
         value: None,
         gradients: None,
+        join: join.filter(|j| !j.points.is_empty()).map(|j| (j, problem.bounds())),
+        joined: false,
     });
+    // Set once the best point reaches a known minimum: SLSQP stops after
+    // that evaluation.
+    let force_stop = Cell::new(0);
     if let Some(e) = known.filter(|e| e.is_finite() && x0.len() == n) {
         let mut c = cache.borrow_mut();
         let candidate = Candidate { x: x0.to_vec(), objective: e.objective, max_violation: e.max_violation() };
@@ -226,6 +286,9 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
     let objective = |x: &[f64], grad: Option<&mut [f64]>, _: &mut ()| -> f64 {
         let mut c = cache.borrow_mut();
         let Some(e) = c.value_at(x) else { return f64::NAN };
+        if c.joined {
+            force_stop.set(1);
+        }
         if let Some(g) = grad {
             match c.gradients_at(x, &bounds) {
                 Some(rows) => g.copy_from_slice(&rows[0]),
@@ -304,7 +367,7 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
         xtol_rel: STOP_TOLERANCE,
         ..slsqp::StopTols::default()
     };
-    let outcome = slsqp::minimize_with_equalities(
+    let outcome = slsqp::minimize_stoppable(
         objective,
         x0,
         &bounds,
@@ -315,6 +378,7 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
         (),
         maxeval,
         Some(stop),
+        &force_stop,
     );
     drop((constraints, equalities));
     // SLSQP also stops "stuck" where its quasi-Newton model went bad, not
@@ -337,6 +401,7 @@ pub fn polish_knowing(problem: &dyn Problem, x0: &[f64], known: Option<Evaluatio
     let c = cache.into_inner();
     let end = match &outcome {
         _ if c.error.is_some() || c.diverged => PolishEnd::Failed,
+        _ if c.joined => PolishEnd::Joined,
         Ok((slsqp::SuccessStatus::MaxEvalReached, _, _)) => PolishEnd::Budget,
         Ok(_) => PolishEnd::Settled,
         // The budget ran out inside a gradient (the cache refuses a cut-short one).

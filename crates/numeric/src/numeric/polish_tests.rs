@@ -338,3 +338,50 @@ fn slsqp_s_first_hessian_shrinks_to_a_flat_problem_s_curvature() {
     let (g05, solved) = run("g05");
     assert!(g05 < 1070 && solved == 20, "g05: {g05} evaluations, {solved} of 20 solved");
 }
+
+#[test]
+fn a_descent_stops_once_its_best_point_reaches_a_known_minimum_and_not_before() {
+    use rand::SeedableRng;
+    let p = builtin("g04").unwrap();
+    let n = p.dimension() as u64;
+    let budget = 250 * (n + 1);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let starts = crate::numeric::seeds::latin_hypercube(&p.bounds(), 8, &mut rng);
+    // The minimum every descent from these starts reaches, polished.
+    let reference = polish(p.as_ref(), &starts[0], budget, 1e-6);
+    assert!(reference.converged, "{reference:?}");
+    let minimum = reference.best.clone().unwrap();
+    let known = KnownMinima { points: vec![minimum.clone()], value_tolerance: 1e-4, radius: 0.01 };
+    let (mut joined, mut saved) = (0, 0i64);
+    for x in &starts[1..] {
+        let full = polish(p.as_ref(), x, budget, 1e-6);
+        let cut = descend(p.as_ref(), x, None, budget, 1e-6, Some(&known));
+        if !full.converged
+            || (full.best.as_ref().unwrap().objective - minimum.objective).abs() > 1e-4 * minimum.objective.abs()
+        {
+            continue;
+        }
+        assert_eq!(cut.end, PolishEnd::Joined, "a descent into the known basin stops there");
+        let b = cut.best.unwrap();
+        assert!(known.reached(&b, &p.bounds(), 1e-6), "it stopped at the minimum: {b:?} against {minimum:?}");
+        joined += 1;
+        saved += full.evals_used as i64 - cut.evals_used as i64;
+    }
+    assert!(joined >= 3, "only {joined} of 7 descents reached the reference minimum");
+    assert!(saved > 0, "stopping at the known minimum saved no evaluations");
+
+    // A minimum elsewhere (its point moved by a tenth of each range) is not
+    // reached: the descent runs to its own end.
+    let bounds = p.bounds();
+    let elsewhere = Candidate {
+        x: minimum.x.iter().zip(&bounds).map(|(v, (lo, hi))| (v + 0.1 * (hi - lo)).min(*hi)).collect(),
+        ..minimum.clone()
+    };
+    let far = KnownMinima { points: vec![elsewhere], ..known.clone() };
+    assert_ne!(descend(p.as_ref(), &starts[1], None, budget, 1e-6, Some(&far)).end, PolishEnd::Joined);
+    // Nor is one whose value differs (here by 10, a value the descent
+    // passes on its way down, at that very point).
+    let higher = Candidate { objective: minimum.objective + 10.0, ..minimum.clone() };
+    let above = KnownMinima { points: vec![higher], ..known };
+    assert_ne!(descend(p.as_ref(), &starts[1], None, budget, 1e-6, Some(&above)).end, PolishEnd::Joined);
+}
