@@ -121,9 +121,9 @@ impl Shared {
 
     /// The minima found so far, for a descent to stop at (see
     /// `AsoConfig::join_radius`).
-    pub(super) fn known_minima(&self, value_tolerance: f64, radius: f64) -> KnownMinima {
+    pub(super) fn known_minima(&self, radius: f64) -> KnownMinima {
         let points = self.known.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        KnownMinima { points, value_tolerance, radius }
+        KnownMinima { points, radius }
     }
 
     /// Adds a trajectory's end to the minima found.

@@ -116,7 +116,7 @@ impl Coordinator {
             // another trajectory ended at (hops close in on the best: not theirs).
             let c = &self.config;
             if c.stop_at_known_minima && c.join_radius > 0.0 && !traj.around_best && solver.descending() {
-                solver.know_minima(shared.known_minima(c.agreement_tolerance, c.join_radius));
+                solver.know_minima(shared.known_minima(c.join_radius));
             }
             let full = solver.wants(self.chunk());
             let want = full.min(allocation - traj.evals_used);
@@ -200,6 +200,11 @@ impl Coordinator {
                     let rejected = solver.apply(&directive, &mut traj, &self.config, &names);
                     shared.rejected.fetch_add(u64::from(rejected), Ordering::Relaxed);
                 }
+            }
+            // A descent stopped at a known minimum ends there: the minimum
+            // is what its search reached, and what the basin evidence counts.
+            if let Some(minimum) = step.joined.clone() {
+                traj.best = Some(minimum);
             }
             if let Some((status, why)) = self.own_stop(&mut traj, solver.as_ref(), &step, &diag, &bounds, &shared) {
                 traj.end(status, why);
@@ -318,7 +323,7 @@ impl Coordinator {
     ) -> Option<(TrajectoryStatus, TrajectoryStop)> {
         let tol = self.alm.feasibility_tolerance;
         // The descent reached a minimum another trajectory ended at.
-        if step.joined {
+        if step.joined.is_some() {
             return Some((TrajectoryStatus::Converged, TrajectoryStop::KnownMinimum));
         }
         // Back at a minimum another trajectory ended at: what is left of

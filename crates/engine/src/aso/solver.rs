@@ -46,7 +46,7 @@ pub struct Step {
     pub unsettled: bool,
     /// The descent reached a minimum another trajectory ended at
     /// ([`ChunkSolver::know_minima`]) and stopped there: the trajectory ends.
-    pub joined: bool,
+    pub joined: Option<Candidate>,
     /// Whether the step is judged (diagnostics, a directive, a telemetry
     /// row). A new population's first evaluation is not: its snapshot is
     /// what the first judged step is measured against.
@@ -63,7 +63,7 @@ impl Step {
             ended: None,
             converged: false,
             unsettled: false,
-            joined: false,
+            joined: None,
             judged: true,
         }
     }
@@ -77,7 +77,7 @@ impl Step {
             ended: Some(why.into()),
             converged: false,
             unsettled: false,
-            joined: false,
+            joined: None,
             judged: false,
         }
     }
@@ -161,8 +161,8 @@ pub struct SqpSolver {
     iterations: u64,
     /// Minima whose basin ends the descent once its best point reaches one.
     join: Option<KnownMinima>,
-    /// The last step stopped at one of them.
-    joined: bool,
+    /// The minimum the last step stopped at.
+    joined: Option<Candidate>,
 }
 
 impl SqpSolver {
@@ -179,7 +179,7 @@ impl SqpSolver {
             settled: false,
             moved: 0.0,
             join: None,
-            joined: false,
+            joined: None,
         }
     }
 
@@ -246,7 +246,7 @@ impl ChunkSolver for SqpSolver {
             }
             self.settled = p.converged;
             self.last = Some(p.end);
-            self.joined = p.end == PolishEnd::Joined;
+            self.joined = p.joined.clone();
             if p.end != PolishEnd::Stuck || p.converged {
                 break;
             }
@@ -262,7 +262,7 @@ impl ChunkSolver for SqpSolver {
             ended,
             converged: self.settled,
             unsettled: false,
-            joined: self.joined,
+            joined: self.joined.clone(),
             judged: true,
         }
     }
@@ -522,7 +522,7 @@ impl ChunkSolver for LocalSolver {
             }
             Phase::Descent(d) => d.step(problem, budget, settings),
         };
-        if step.status == ChunkStatus::Failed || step.joined || (step.converged && self.stop_after_descent) {
+        if step.status == ChunkStatus::Failed || step.joined.is_some() || (step.converged && self.stop_after_descent) {
             return step;
         }
         // The trajectory goes on (with the ALM) or ends as unsettled: not
@@ -648,7 +648,7 @@ impl ChunkSolver for AlmSolver {
             ended,
             converged: r.converged,
             unsettled: false,
-            joined: false,
+            joined: None,
             judged: true,
         }
     }
@@ -769,7 +769,7 @@ impl ChunkSolver for PopulationSolver {
             ended,
             converged: r.converged,
             unsettled: false,
-            joined: false,
+            joined: None,
             judged: !initializing,
         }
     }

@@ -39,8 +39,8 @@ struct Cache<'p> {
     gradients: Option<Vec<Vec<f64>>>,
     /// Minima whose basin, once the best point reaches one, ends the descent.
     join: Option<(&'p KnownMinima, Vec<(f64, f64)>)>,
-    /// The best point reached one of them (SLSQP is told to stop).
-    joined: bool,
+    /// The minimum the best point reached (SLSQP is told to stop).
+    joined: Option<Candidate>,
 }
 
 impl Cache<'_> {
@@ -82,9 +82,9 @@ impl Cache<'_> {
             self.gradients = None;
             self.value = self.eval_all(&[x.to_vec()]).and_then(|mut v| v.pop());
             if let (Some((minima, bounds)), Some(best)) = (&self.join, &self.best)
-                && !self.joined
+                && self.joined.is_none()
             {
-                self.joined = minima.reached(best, bounds, 10.0 * self.tol);
+                self.joined = minima.reached_one(best, bounds, 10.0 * self.tol).cloned();
             }
         }
         self.value.clone()
@@ -143,28 +143,28 @@ impl Cache<'_> {
 #[derive(Debug, Clone, Default)]
 pub struct KnownMinima {
     pub points: Vec<Candidate>,
-    /// How close (relative to its size, or to 1 near zero) a value must be
-    /// to a minimum's to be that minimum's.
-    pub value_tolerance: f64,
-    /// How close a point must be to a minimum's, in each variable, as a
-    /// share of its range.
+    /// How close a point must be to a minimum to be at it: within this
+    /// share of each variable's range, and of the minimum's value (or of 1
+    /// near zero).
     pub radius: f64,
 }
 
 impl KnownMinima {
-    /// Whether `c` is at one of the minima: feasible within `tol`, its value
-    /// within the tolerance of the minimum's, its point within the radius.
+    /// Whether `c` is at one of the minima (see [`KnownMinima::reached_one`]).
     pub fn reached(&self, c: &Candidate, bounds: &[(f64, f64)], tol: f64) -> bool {
-        c.max_violation <= tol
-            && self.points.iter().any(|k| {
-                (c.objective - k.objective).abs()
-                    <= self.value_tolerance * k.objective.abs().max(c.objective.abs()).max(1.0)
-                    && k.x
-                        .iter()
-                        .zip(&c.x)
-                        .zip(bounds)
-                        .all(|((a, b), (lo, hi))| (a - b).abs() <= self.radius * (hi - lo))
-            })
+        self.reached_one(c, bounds, tol).is_some()
+    }
+
+    /// The minimum `c` is at: `c` feasible within `tol`, its value and
+    /// point within the radius of the minimum's.
+    pub fn reached_one(&self, c: &Candidate, bounds: &[(f64, f64)], tol: f64) -> Option<&Candidate> {
+        if c.max_violation > tol {
+            return None;
+        }
+        self.points.iter().find(|k| {
+            (c.objective - k.objective).abs() <= self.radius * k.objective.abs().max(c.objective.abs()).max(1.0)
+                && k.x.iter().zip(&c.x).zip(bounds).all(|((a, b), (lo, hi))| (a - b).abs() <= self.radius * (hi - lo))
+        })
     }
 }
 
@@ -183,6 +183,8 @@ pub struct Polished {
     pub converged: bool,
     /// How SLSQP ended.
     pub end: PolishEnd,
+    /// The known minimum its best point reached ([`PolishEnd::Joined`]).
+    pub joined: Option<Candidate>,
 }
 
 /// How an SQP polish ended.
@@ -236,6 +238,7 @@ pub fn descend(
             error: None,
             converged: false,
             end: PolishEnd::Failed,
+            joined: None,
         };
     }
     let cache = RefCell::new(Cache {
@@ -251,7 +254,7 @@ pub fn descend(
         value: None,
         gradients: None,
         join: join.filter(|j| !j.points.is_empty()).map(|j| (j, problem.bounds())),
-        joined: false,
+        joined: None,
     });
     // Set once the best point reaches a known minimum: SLSQP stops after
     // that evaluation.
@@ -270,6 +273,7 @@ pub fn descend(
             error: c.error.map(|e| e.0),
             converged: false,
             end: PolishEnd::Failed,
+            joined: None,
         };
     };
     let (n_ineq, n_eq) = (first.inequalities.len(), first.equalities.len());
@@ -286,7 +290,7 @@ pub fn descend(
     let objective = |x: &[f64], grad: Option<&mut [f64]>, _: &mut ()| -> f64 {
         let mut c = cache.borrow_mut();
         let Some(e) = c.value_at(x) else { return f64::NAN };
-        if c.joined {
+        if c.joined.is_some() {
             force_stop.set(1);
         }
         if let Some(g) = grad {
@@ -401,7 +405,7 @@ pub fn descend(
     let c = cache.into_inner();
     let end = match &outcome {
         _ if c.error.is_some() || c.diverged => PolishEnd::Failed,
-        _ if c.joined => PolishEnd::Joined,
+        _ if c.joined.is_some() => PolishEnd::Joined,
         Ok((slsqp::SuccessStatus::MaxEvalReached, _, _)) => PolishEnd::Budget,
         Ok(_) => PolishEnd::Settled,
         // The budget ran out inside a gradient (the cache refuses a cut-short one).
@@ -414,7 +418,15 @@ pub fn descend(
         && !c.diverged
         && c.best.as_ref().is_some_and(|b| b.max_violation <= tol && b.objective.is_finite());
     tracing::trace!(evals = c.evals, spent, ?end, converged, best = ?c.best.as_ref().map(|b| (b.objective, b.max_violation)), "polish end");
-    Polished { best: c.best, at_best: c.at_best, evals_used: c.evals, error: c.error.map(|e| e.0), converged, end }
+    Polished {
+        best: c.best,
+        at_best: c.at_best,
+        evals_used: c.evals,
+        error: c.error.map(|e| e.0),
+        converged,
+        end,
+        joined: c.joined,
+    }
 }
 
 /// SLSQP's relative stop tolerances on the objective's and the point's
@@ -542,6 +554,7 @@ pub fn restore(problem: &dyn Problem, x0: &[f64], budget: u64, tol: f64) -> Poli
         error: None,
         converged: false,
         end: PolishEnd::Failed,
+        joined: None,
     };
     if budget < n as u64 + 2 || x0.len() != n {
         return done(0, None);
