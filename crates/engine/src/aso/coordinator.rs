@@ -284,6 +284,7 @@ impl Coordinator {
         let error = shared.errors.lock().map(|e| e.clone()).unwrap_or_default();
         let stop = if *self.cancel.borrow() { RunStop::Interrupted } else { stop };
         let basins = BasinEvidence::of(&run.summaries, tol, self.config.agreement_tolerance);
+        run.log_spending(&basins);
         CoordinatorOutcome {
             stop_reason: stop_reason(stop, &basins, run.stalled_rounds, run.evals, budget),
             basins,

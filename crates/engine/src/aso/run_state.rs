@@ -153,6 +153,36 @@ impl RunState {
         self.populations < c.max_population_trajectories && (by_stall || by_landscape)
     }
 
+    /// Where the run's evaluations went, by kind of start (debug log):
+    /// what to look at when a run costs more than it should.
+    pub(super) fn log_spending(&self, basins: &BasinEvidence) {
+        let spent = |keep: &dyn Fn(&TrajectorySummary) -> bool| {
+            let ts: Vec<&TrajectorySummary> = self.summaries.iter().filter(|t| keep(t)).collect();
+            (ts.len(), ts.iter().map(|t| t.evals_used).sum::<u64>())
+        };
+        let population = |t: &TrajectorySummary| t.kind == super::trajectory::TrajectoryKind::Population;
+        let global = spent(&|t| !t.around_best && !t.on_boundary && !population(t));
+        let known =
+            spent(&|t| !t.around_best && !t.on_boundary && t.stop == super::trajectory::TrajectoryStop::KnownMinimum);
+        let hops = spent(&|t| t.around_best);
+        let boundary = spent(&|t| t.on_boundary);
+        let populations = spent(&population);
+        let trajectories: u64 = self.summaries.iter().map(|t| t.evals_used).sum();
+        tracing::debug!(
+            rounds = self.round,
+            evaluations = self.evals,
+            ?global,
+            ?known,
+            ?hops,
+            ?boundary,
+            ?populations,
+            seeds_and_final_polish = self.evals.saturating_sub(trajectories),
+            minima = basins.minima,
+            starts = basins.starts,
+            "run finished (starts, evaluations)"
+        );
+    }
+
     /// Whether the run has looked enough: `max_stalled_rounds` rounds
     /// without a better point, or — after at least
     /// `global_rounds_before_stopping` rounds of global starts once the hops
