@@ -601,3 +601,90 @@ async fn under_the_approval_gate_the_best_node_waits_for_a_person_and_approving_
     );
     assert_eq!(registry.history("knob").await.unwrap().len(), versions_before, "no copy of it was written");
 }
+
+/// A labelling harness that needs no model and learns from examples: a
+/// message is labelled right when the prompt shows it (a worked example),
+/// else as "other". It lists every example it scored.
+const FEW_SHOT: &str = r#"
+import json, os, sys
+split = sys.argv[1]
+prompt = open(os.path.join(os.environ["ATTRACTOR_ARTIFACTS_DIR"], "triage.txt")).read()
+labels = {"train": ["billing", "bug", "billing", "bug"], "held": ["billing", "bug"]}[split]
+examples = []
+for i, label in enumerate(labels, 1):
+    text = f"{split} message {i}"
+    right = f'"{text}"' in prompt
+    examples.append({"id": f"{split}-{i}", "input": text, "expected": label,
+                     "output": label if right else "other", "score": 1.0 if right else 0.0})
+score = sum(e["score"] for e in examples) / len(examples)
+json.dump({"status": "complete", "eval_score": score, "critique_score": 1.0, "examples": examples},
+          open(os.environ["ATTRACTOR_RESULT_FILE"], "w"))
+"#;
+
+#[tokio::test]
+async fn a_brief_whose_proposer_hands_the_text_back_unchanged_gets_a_worked_examples_child() {
+    use attractor::llm::scripted::{Scripted, ScriptedServer};
+    use attractor::llm::{LlmClient, LlmConfig};
+    let env = Env::new().await;
+    std::fs::write(env.path("label.py"), FEW_SHOT).unwrap();
+    let path = env.suite(
+        "triage.yaml",
+        r#"
+name: triage
+artifacts:
+  - name: triage
+    type: text
+    content: "Label the message."
+tasks:
+  - name: train
+    command: python3 "$ATTRACTOR_SUITE_DIR/label.py" train
+  - name: held
+    holdout: true
+    command: python3 "$ATTRACTOR_SUITE_DIR/label.py" held
+"#,
+    );
+    // Every reply is the current text: asked again, the same.
+    let unchanged = || {
+        Scripted::json(&serde_json::json!({
+            "artifact": "triage", "proposed_content": "Label the message.", "rationale": "it is fine",
+            "expected_loss_reduction": 0.0, "confidence": 0.5,
+        }))
+    };
+    let server = ScriptedServer::start((0..40).map(|_| unchanged()).collect()).await.unwrap();
+    let client = LlmClient::new(
+        LlmConfig::new(server.base_url(), "tree-test")
+            .with_retries(0, std::time::Duration::from_millis(10))
+            .with_timeout(std::time::Duration::from_secs(5))
+            .with_cache(false),
+    )
+    .unwrap();
+    let tree = TreeConfig { stall: 3, ..TreeConfig::default() };
+    let config = RunConfig { learning_rate: 0.5, tree, seed: 2, ..env.config(3, OptimizerKind::Tree) };
+    env.run_with_model(&path, config, client).await.unwrap();
+
+    let s = env.store.suite_by_name("triage").await.unwrap().unwrap();
+    let nodes = env.store.tree_nodes(s.id).await.unwrap();
+    let children: Vec<_> = nodes.iter().filter(|n| n.node.parent_id.is_some() && n.node.mean_loss.is_some()).collect();
+    assert!(!children.is_empty(), "the unchanged replies left the root without a child: {nodes:#?}");
+    let registry = env.registry().await;
+    for child in &children {
+        let version = child.node.to_version.expect("an evaluated child has its version");
+        let text = registry.get("triage", version).await.unwrap().content;
+        assert!(text.starts_with("Label the message.") && text.contains("Examples:"), "{text}");
+        assert!(!text.contains("held message"), "a held-out input reached a prompt: {text}");
+    }
+    // The examples it shows are labelled right now: the best child beats the root.
+    let root = nodes[0].node.mean_loss.unwrap();
+    let best = children.iter().map(|n| n.node.mean_loss.unwrap()).fold(f64::INFINITY, f64::min);
+    assert!(best < root, "{best} against the root's {root}");
+    let proposals = env.store.proposals(s.id).await.unwrap();
+    assert!(
+        proposals.iter().any(|p| p
+            .row
+            .proposal
+            .rationale
+            .as_deref()
+            .is_some_and(|r| r.contains("labelled training examples appended"))),
+        "{proposals:#?}"
+    );
+}

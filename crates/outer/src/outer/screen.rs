@@ -328,7 +328,7 @@ impl Screen {
 }
 
 /// The worked-examples candidate for `cand`, when the evidence has labelled examples.
-fn worked_examples(ev: &Evidence, cand: &Candidate, seed: u64) -> Option<Considered> {
+pub(super) fn worked_examples(ev: &Evidence, cand: &Candidate, seed: u64) -> Option<Considered> {
     let (content, ids) = moves::with_worked_examples(&cand.content, &ev.tasks, seed)?;
     Some(Considered {
         artifact: cand.def.name.clone(),

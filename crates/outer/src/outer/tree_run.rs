@@ -462,7 +462,7 @@ impl SuiteRunner {
             history: BTreeMap::new(),
             guidance: guidance.clone(),
         };
-        let step = proposer.propose(&evidence).await?;
+        let step = or_worked_examples(proposer.propose(&evidence).await?, &evidence);
         let mut brief_text = format!("change `{}` from node {}", brief.focus, parent.id);
         if let Some(idea) = &brief.idea {
             brief_text.push_str(&format!(" — idea ({}): {}", idea.source.label(), idea.direction));
@@ -734,4 +734,31 @@ fn guidance_text(lines: &[String]) -> Option<String> {
 
 fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max { s.to_string() } else { s.chars().take(max).collect::<String>() + "\n…" }
+}
+
+/// A brief whose proposer wrote no usable child — a small model hands the
+/// current text back unchanged, even when told so (Qwen2.5-Coder-1.5B did
+/// for every brief on the support suites) — still gets one when the
+/// evidence has labelled examples: the worked-examples move, which needs no
+/// model (the screening search's), drawn with the child's seed, unless the
+/// artifact had that text before.
+fn or_worked_examples(step: optimizer::Step, ev: &optimizer::Evidence) -> optimizer::Step {
+    if step.winner.is_some() {
+        return step;
+    }
+    let Some(cand) = ev.candidates.first().filter(|c| c.def.kind == crate::artifact::ArtifactKind::Text) else {
+        return step;
+    };
+    let Some(mut c) = super::screen::worked_examples(ev, cand, ev.seed) else { return step };
+    let Some(p) = c.proposal.as_mut() else { return step };
+    let text = super::textgrad::same_words(&p.content);
+    if cand.seen.iter().any(|seen| super::textgrad::same_words(seen) == text) {
+        return step;
+    }
+    p.details.insert("optimizer".into(), serde_json::json!("tree"));
+    p.details.insert("move".into(), serde_json::json!("examples"));
+    let winner = c.proposal.clone();
+    let mut considered = step.considered;
+    considered.push(c);
+    optimizer::Step { winner, considered, idle: None }
 }
