@@ -385,3 +385,24 @@ fn a_descent_stops_once_its_best_point_reaches_a_known_minimum_and_not_before() 
     let above = KnownMinima { points: vec![higher], ..known };
     assert_ne!(descend(p.as_ref(), &starts[1], None, budget, 1e-6, Some(&above)).end, PolishEnd::Joined);
 }
+
+#[test]
+fn a_known_minimum_near_zero_is_reached_only_within_a_share_of_its_own_value() {
+    // g08's minima: −0.0958 (the optimum) and −0.0291, among others. With
+    // an absolute slack of 1 % of 1 below |f| = 1 the second would take in
+    // points on their way to values a third lower.
+    let bounds = [(0.0, 10.0), (0.0, 10.0)];
+    let known = KnownMinima {
+        points: vec![Candidate { x: vec![1.2, 4.2], objective: -0.0291, max_violation: 0.0 }],
+        radius: 0.01,
+    };
+    let at = |objective: f64| Candidate { x: vec![1.25, 4.2], objective, max_violation: 0.0 };
+    assert!(known.reached(&at(-0.02911), &bounds, 1e-6));
+    assert!(!known.reached(&at(-0.035), &bounds, 1e-6));
+    // Two hundredths of the range away in one variable is somewhere else.
+    let away = Candidate { x: vec![1.4, 4.2], ..at(-0.0291) };
+    assert!(!known.reached(&away, &bounds, 1e-6));
+    // Infeasible points are at no minimum.
+    let outside = Candidate { max_violation: 1e-3, ..at(-0.0291) };
+    assert!(!known.reached(&outside, &bounds, 1e-6));
+}
