@@ -255,12 +255,12 @@ pub struct AsoConfig {
     /// the descent): the rest of the descent would converge there again.
     /// Hops around the best are exempt (theirs is to close in on it); 0
     /// waits for the descent's end (then a thousandth of each range and the
-    /// agreement tolerance). 0.01: over 20 seeds × 24 problems no success
-    /// lost and 10.6 % fewer evaluations in all (pressure vessel −53 %, g14
-    /// −47 %, g08 −40 %, g01 −32 %, g04 −31 %); counted by its own value,
-    /// not the minimum's, a stopped descent looked like a new minimum to
-    /// the basin evidence whenever that value was off by more than the
-    /// agreement tolerance (bench/HISTORY.md, 2026-11-30).
+    /// agreement tolerance). 0.01: over 100 seeds × 24 problems no success
+    /// lost and 10 % fewer evaluations in all (pressure vessel 8,865 → 4,724
+    /// median, g14 10,745 → 5,748, g01 2,189 → 1,527, g04 1,259 → 870);
+    /// counted by its own value, not the minimum's, a stopped descent looked
+    /// like a new minimum to the basin evidence whenever that value was off
+    /// by more than the agreement tolerance (bench/HISTORY.md, 2026-11-30).
     pub join_radius: f64,
     /// Samples drawn and evaluated per global start of a round, the best
     /// kept (the first SQP descent reuses its start's evaluation). Two:
