@@ -163,16 +163,18 @@ async fn an_agreed_run_stops_only_after_a_round_of_global_starts_once_the_hops_s
 }
 
 #[tokio::test]
-async fn three_rounds_of_global_starts_find_g17_s_optimum_where_two_stopped_at_its_second_basin() {
-    // Seed 183 of the bench: every trajectory of the first twenty ends at
-    // 8,927.6; one global start in five reaches the optimum 8,853.54.
+async fn four_rounds_of_global_starts_find_g17_s_optimum_where_two_stopped_at_its_second_basin() {
+    // Seed 54 of the bench: after the lead round and one round of hops
+    // every trajectory has ended at 8,927.6; one global start in five
+    // reaches the optimum 8,853.54. With one or two rounds of global starts
+    // 6 of 300 runs stopped on the second basin, with three 1, with four none.
     let problem: Arc<dyn Problem> = Arc::from(attractor::numeric::builtin("g17").unwrap());
-    let (out, _) = run(problem.clone(), AsoConfig::default(), 183, 100_000).await;
+    let (out, _) = run(problem.clone(), AsoConfig::default(), 54, 100_000).await;
     let best = out.best.expect("a best point");
     assert!(best.max_violation <= 1e-6 && best.objective < 8853.54 * (1.0 + 1e-4), "{best:?}");
     assert_eq!(out.stop, RunStop::Explored);
     let two = AsoConfig { global_rounds_before_stopping: 2, ..AsoConfig::default() };
-    let (out, _) = run(problem, two, 183, 100_000).await;
+    let (out, _) = run(problem, two, 54, 100_000).await;
     assert_eq!(out.stop, RunStop::Explored);
     assert!(out.best.is_some_and(|b| b.objective > 8927.0), "stopped on the second basin");
 }
