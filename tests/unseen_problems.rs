@@ -64,7 +64,7 @@ async fn starts_on_the_active_constraint_reach_the_tip_of_the_narrow_band_that_b
     // Seeds whose box samples all fall into the f = 1 basin by the origin
     // (the new-user trial: "agreed" at f = 0.99889).
     let p = problem("rosen_cubic");
-    for seed in [6, 7, 10, 11] {
+    for seed in [3, 6, 10, 11] {
         let without = AsoConfig { boundary_starts_per_round: 0, ..AsoConfig::default() };
         let missed = run_with(p.clone(), without, seed, BUDGET).await;
         assert!(
