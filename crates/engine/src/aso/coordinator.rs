@@ -41,7 +41,7 @@ pub use super::trajectory::{
     TrajectoryKind, TrajectoryState, TrajectoryStatus, TrajectoryStop, TrajectorySummary, apply_directive,
 };
 use crate::numeric::alm::{AlmSettings, Candidate};
-use crate::numeric::polish::KnownMinima;
+use crate::numeric::polish::{KnownMinima, within_share_of_ranges};
 use crate::numeric::problem::Problem;
 use crate::store::Store;
 
@@ -114,8 +114,7 @@ impl Shared {
         }
         let known = self.known.lock().unwrap_or_else(|p| p.into_inner());
         known.iter().any(|k| {
-            same(k.objective, best.objective, tolerance)
-                && k.x.iter().zip(&best.x).zip(bounds).all(|((a, b), (lo, hi))| (a - b).abs() <= 1e-3 * (hi - lo))
+            same(k.objective, best.objective, tolerance) && within_share_of_ranges(&k.x, &best.x, bounds, 1e-3)
         })
     }
 

@@ -156,6 +156,10 @@ impl RunState {
     /// Where the run's evaluations went, by kind of start (debug log):
     /// what to look at when a run costs more than it should.
     pub(super) fn log_spending(&self, basins: &BasinEvidence) {
+        // Only tallied for someone who reads it: it runs at every run's end.
+        if !tracing::enabled!(tracing::Level::DEBUG) {
+            return;
+        }
         let spent = |keep: &dyn Fn(&TrajectorySummary) -> bool| {
             let ts: Vec<&TrajectorySummary> = self.summaries.iter().filter(|t| keep(t)).collect();
             (ts.len(), ts.iter().map(|t| t.evals_used).sum::<u64>())

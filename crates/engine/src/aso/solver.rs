@@ -161,8 +161,6 @@ pub struct SqpSolver {
     iterations: u64,
     /// Minima whose basin ends the descent once its best point reaches one.
     join: Option<KnownMinima>,
-    /// The minimum the last step stopped at.
-    joined: Option<Candidate>,
 }
 
 impl SqpSolver {
@@ -179,7 +177,6 @@ impl SqpSolver {
             settled: false,
             moved: 0.0,
             join: None,
-            joined: None,
         }
     }
 
@@ -231,6 +228,8 @@ impl ChunkSolver for SqpSolver {
         // fresh start from the best point resets the model. Stuck again
         // without a gain, SQP has nothing more to offer from here.
         let mut ended = None;
+        // The known minimum the descent stopped at, if it did.
+        let mut joined = None;
         for attempt in 0..2 {
             // Too little left for a fresh start to take a step.
             if budget - used < self.least() {
@@ -246,7 +245,7 @@ impl ChunkSolver for SqpSolver {
             }
             self.settled = p.converged;
             self.last = Some(p.end);
-            self.joined = p.joined.clone();
+            joined = p.joined.clone();
             if p.end != PolishEnd::Stuck || p.converged {
                 break;
             }
@@ -262,7 +261,7 @@ impl ChunkSolver for SqpSolver {
             ended,
             converged: self.settled,
             unsettled: false,
-            joined: self.joined.clone(),
+            joined,
             judged: true,
         }
     }

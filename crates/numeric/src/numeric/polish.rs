@@ -38,7 +38,7 @@ struct Cache<'p> {
     /// Gradients: the objective's, then one per inequality, then one per equality.
     gradients: Option<Vec<Vec<f64>>>,
     /// Minima whose basin, once the best point reaches one, ends the descent.
-    join: Option<(&'p KnownMinima, Vec<(f64, f64)>)>,
+    join: Option<(&'p KnownMinima, &'p [(f64, f64)])>,
     /// The minimum the best point reached (SLSQP is told to stop).
     joined: Option<Candidate>,
 }
@@ -151,22 +151,22 @@ pub struct KnownMinima {
 }
 
 impl KnownMinima {
-    /// Whether `c` is at one of the minima (see [`KnownMinima::reached_one`]).
-    pub fn reached(&self, c: &Candidate, bounds: &[(f64, f64)], tol: f64) -> bool {
-        self.reached_one(c, bounds, tol).is_some()
-    }
-
-    /// The minimum `c` is at: `c` feasible within `tol`, its value and
-    /// point within the radius of the minimum's.
+    /// The minimum `c` is at, if any: `c` feasible within `tol`, its value
+    /// and point within the radius of the minimum's.
     pub fn reached_one(&self, c: &Candidate, bounds: &[(f64, f64)], tol: f64) -> Option<&Candidate> {
         if c.max_violation > tol {
             return None;
         }
         self.points.iter().find(|k| {
             (c.objective - k.objective).abs() <= self.radius * k.objective.abs().max(c.objective.abs())
-                && k.x.iter().zip(&c.x).zip(bounds).all(|((a, b), (lo, hi))| (a - b).abs() <= self.radius * (hi - lo))
+                && within_share_of_ranges(&k.x, &c.x, bounds, self.radius)
         })
     }
+}
+
+/// Whether `a` and `b` differ by at most `share` of each variable's range.
+pub fn within_share_of_ranges(a: &[f64], b: &[f64], bounds: &[(f64, f64)], share: f64) -> bool {
+    a.iter().zip(b).zip(bounds).all(|((a, b), (lo, hi))| (a - b).abs() <= share * (hi - lo))
 }
 
 /// What a polish produced.
@@ -254,7 +254,7 @@ pub fn descend(
         at: Vec::new(),
         value: None,
         gradients: None,
-        join: join.filter(|j| !j.points.is_empty()).map(|j| (j, problem.bounds())),
+        join: join.filter(|j| !j.points.is_empty()).map(|j| (j, bounds.as_slice())),
         joined: None,
     });
     // Set once the best point reaches a known minimum: SLSQP stops after
