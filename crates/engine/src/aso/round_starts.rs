@@ -12,7 +12,8 @@ use crate::numeric::problem::{EvalError, Problem};
 
 /// Where a round's starts come from.
 pub(super) enum RoundPlan {
-    /// No feasible point yet: every start is a global sample.
+    /// No feasible point yet, or the starts on the active constraints
+    /// stopped finding new minima: every start is a global sample.
     Global,
     /// `hops_per_round` hops around the best point at `scale` of each
     /// variable's range; the rest global samples.

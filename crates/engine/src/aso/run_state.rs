@@ -48,21 +48,27 @@ pub(super) struct RunState {
     exploring: bool,
     /// Rounds of global starts only, since the hops stopped paying.
     global_rounds: u32,
+    /// Boundary starts in a row that found no new minimum
+    /// (`dry_boundary_starts` of them end the boundary starts).
+    dry_boundary: u32,
 }
 
 impl RunState {
     /// Where the next round's starts come from. Hops around the best point
     /// until they stop paying with the best agreed on; then every start is
-    /// a global one (beside a few on the active constraints), which is what
-    /// the estimate of unseen minima counts.
-    pub(super) fn plan(&self, tol: f64) -> RoundPlan {
+    /// a global one (beside a few on the active constraints while those find
+    /// new minima: `dry_boundary_starts`), which is what the estimate of
+    /// unseen minima counts.
+    pub(super) fn plan(&self, tol: f64, dry_boundary_starts: u32) -> RoundPlan {
         let feasible_best = self.best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.x.clone());
         match feasible_best {
             Some(center) if !self.exploring => {
                 RoundPlan::Hops { center, scale: HOP_SCALES[self.round.saturating_sub(1) % HOP_SCALES.len()] }
             }
-            Some(at) => RoundPlan::Boundary { at, turn: self.global_rounds as usize },
-            None => RoundPlan::Global,
+            Some(at) if dry_boundary_starts == 0 || self.dry_boundary < dry_boundary_starts => {
+                RoundPlan::Boundary { at, turn: self.global_rounds as usize }
+            }
+            Some(_) | None => RoundPlan::Global,
         }
     }
 
@@ -81,13 +87,16 @@ impl RunState {
     }
 
     /// Adds a finished trajectory to the run's totals, best point and summaries.
-    pub(super) fn absorb(&mut self, t: TrajectoryState, tol: f64) {
+    pub(super) fn absorb(&mut self, t: TrajectoryState, tol: f64, tolerance: f64) {
         self.evals += t.evals_used;
         self.steps += t.steps;
         if let Some(b) = &t.best
             && self.best.as_ref().is_none_or(|cur| b.better_than(cur, tol))
         {
             self.best = Some(b.clone());
+        }
+        if t.on_boundary {
+            self.dry_boundary = if self.found_new_minimum(&t, tol, tolerance) { 0 } else { self.dry_boundary + 1 };
         }
         self.summaries.push(TrajectorySummary {
             id: t.id,
@@ -105,6 +114,19 @@ impl RunState {
         });
     }
 
+    /// Whether `t` settled, feasible, on a value no finished trajectory
+    /// ended at (within `tolerance`, relative): a boundary start that did
+    /// pays for the next. One that stopped unsettled found nothing — the
+    /// pressure vessel's stuck descents end at values all their own.
+    fn found_new_minimum(&self, t: &TrajectoryState, tol: f64, tolerance: f64) -> bool {
+        use super::trajectory::TrajectoryStop::{Flat, Stationary};
+        let settled = matches!(t.stop, Some(Stationary | Flat));
+        let Some(end) = t.best.as_ref().filter(|b| settled && b.max_violation <= tol) else { return false };
+        !self.summaries.iter().any(|s| {
+            s.feasible && s.best.as_ref().is_some_and(|b| super::stopping::same(b.objective, end.objective, tolerance))
+        })
+    }
+
     /// After a round whose starts were all global (`all_global`) or not,
     /// with the best point `before` it finished: the counters the stopping
     /// rules read. Once enough trajectories ended on the best value and the
@@ -119,6 +141,7 @@ impl RunState {
         if paid {
             self.exploring = false;
             self.global_rounds = 0;
+            self.dry_boundary = 0;
         } else if all_global {
             self.global_rounds += 1;
         }
@@ -212,7 +235,47 @@ impl RunState {
 
 #[cfg(test)]
 mod tests {
-    use super::HOP_SCALES;
+    use super::{HOP_SCALES, RunState};
+    use crate::aso::round_starts::RoundPlan;
+    use crate::aso::trajectory::{TrajectoryState, TrajectoryStop};
+    use crate::numeric::alm::{AlmSettings, Candidate};
+
+    /// A finished trajectory that ended, feasible, at `objective`.
+    fn ended(id: u32, objective: f64, stop: TrajectoryStop, on_boundary: bool) -> TrajectoryState {
+        let mut t = TrajectoryState::new(id, vec![0.0], AlmSettings::default());
+        t.best = Some(Candidate { x: vec![objective], objective, max_violation: 0.0 });
+        t.stop = Some(stop);
+        t.on_boundary = on_boundary;
+        t
+    }
+
+    fn takes_boundary_starts(run: &RunState) -> bool {
+        matches!(run.plan(1e-6, 1), RoundPlan::Boundary { .. })
+    }
+
+    #[test]
+    fn boundary_starts_go_on_while_they_find_new_minima_and_end_at_the_first_that_does_not() {
+        let mut run = RunState { exploring: true, ..RunState::default() };
+        run.absorb(ended(0, 2.0, TrajectoryStop::Stationary, false), 1e-6, 1e-4);
+        assert!(takes_boundary_starts(&run), "no boundary start yet");
+        // A new value pays for the next boundary start.
+        run.absorb(ended(1, 1.0, TrajectoryStop::Stationary, true), 1e-6, 1e-4);
+        assert!(takes_boundary_starts(&run));
+        // One that settles on a value seen before ends them…
+        run.absorb(ended(2, 2.0 + 1e-6, TrajectoryStop::Stationary, true), 1e-6, 1e-4);
+        assert!(!takes_boundary_starts(&run));
+        assert!(matches!(run.plan(1e-6, 0), RoundPlan::Boundary { .. }), "0: every round takes them");
+        assert!(matches!(run.plan(1e-6, 2), RoundPlan::Boundary { .. }), "two dry ones end them");
+    }
+
+    #[test]
+    fn a_boundary_start_that_does_not_settle_finds_nothing_new() {
+        let mut run = RunState { exploring: true, ..RunState::default() };
+        run.absorb(ended(0, 2.0, TrajectoryStop::Stationary, false), 1e-6, 1e-4);
+        // The pressure vessel's stuck descents end at values all their own.
+        run.absorb(ended(1, 7209.5, TrajectoryStop::Unsettled, true), 1e-6, 1e-4);
+        assert!(!takes_boundary_starts(&run));
+    }
 
     #[test]
     fn hops_go_from_wide_to_a_ten_thousandth_of_the_range() {
