@@ -251,8 +251,9 @@ pub struct AsoConfig {
     pub hops_per_round: u32,
     /// Once the hops have stopped paying, how many starts of each round lie
     /// on the surface of a constraint active at the best point (the rest
-    /// are global samples): a basin in the corner of a narrow feasible band
-    /// is reached along its boundary far more often than from the box.
+    /// are global samples), while they find new minima
+    /// (`dry_boundary_starts`): a basin in the corner of a narrow feasible
+    /// band is reached along its boundary far more often than from the box.
     pub boundary_starts_per_round: u32,
     /// Boundary starts in a row that settle on a value already seen (or do
     /// not settle) before the rounds stop taking them, until a better best
