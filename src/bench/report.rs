@@ -29,7 +29,7 @@ pub struct Cell {
 
 /// The order peers are shown in (as `bench/peers.py` names them); unknown
 /// methods follow, alphabetically.
-const PEER_ORDER: [&str; 8] = [
+const PEER_ORDER: [&str; 9] = [
     "slsqp",
     "trust-constr",
     "cobyla",
@@ -38,6 +38,7 @@ const PEER_ORDER: [&str; 8] = [
     "isres",
     "multistart-slsqp",
     "multistart-slsqp-stop",
+    "multistart-slsqp-stop25",
 ];
 
 /// Everything the tables are made from.
