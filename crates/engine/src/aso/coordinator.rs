@@ -242,7 +242,7 @@ impl Coordinator {
                 .collect();
             let rugged = distinct_optima(&ends);
             for t in finished {
-                run.absorb(t, tol, self.config.agreement_tolerance);
+                run.absorb(t, tol, &self.config);
             }
             if shared.failed() {
                 stop = RunStop::Failed;
@@ -317,7 +317,7 @@ impl Coordinator {
             run.round += 1;
             return Ok(self.lead_round(&mut seed_rng, &mut run.next_id));
         }
-        let plan = run.plan(self.tol(), self.config.dry_boundary_starts);
+        let plan = run.plan(self.tol(), &self.config);
         run.round += 1;
         let (seeds, seed_evals, (around, boundary)) = match self.round_seeds(plan, seed_rng).await {
             Ok(s) => s,
@@ -392,7 +392,7 @@ impl Coordinator {
         let prng = ChaCha8Rng::seed_from_u64(rng.random());
         let t = self.run_population_trajectory(traj, allocation, shared.clone(), prng).await;
         let before = run.best.clone();
-        run.absorb(t, tol, self.config.agreement_tolerance);
+        run.absorb(t, tol, &self.config);
         if shared.failed() {
             if let Some(s) = run.summaries.last_mut() {
                 s.status = TrajectoryStatus::Abandoned;

@@ -8,8 +8,8 @@
 use super::config::AsoConfig;
 use super::round_starts::RoundPlan;
 use super::seeds;
-use super::stopping::{BasinEvidence, RunStop, agreeing, gained};
-use super::trajectory::{TrajectoryState, TrajectorySummary};
+use super::stopping::{BasinEvidence, RunStop, agreeing, gained, same};
+use super::trajectory::{TrajectoryKind, TrajectoryState, TrajectoryStop, TrajectorySummary};
 use crate::numeric::alm::Candidate;
 
 /// Perturbation scales (× each variable's range) of the rounds that start
@@ -59,13 +59,13 @@ impl RunState {
     /// a global one (beside a few on the active constraints while those find
     /// new minima: `dry_boundary_starts`), which is what the estimate of
     /// unseen minima counts.
-    pub(super) fn plan(&self, tol: f64, dry_boundary_starts: u32) -> RoundPlan {
+    pub(super) fn plan(&self, tol: f64, c: &AsoConfig) -> RoundPlan {
         let feasible_best = self.best.as_ref().filter(|b| b.max_violation <= tol).map(|b| b.x.clone());
         match feasible_best {
             Some(center) if !self.exploring => {
                 RoundPlan::Hops { center, scale: HOP_SCALES[self.round.saturating_sub(1) % HOP_SCALES.len()] }
             }
-            Some(at) if dry_boundary_starts == 0 || self.dry_boundary < dry_boundary_starts => {
+            Some(at) if c.dry_boundary_starts == 0 || self.dry_boundary < c.dry_boundary_starts => {
                 RoundPlan::Boundary { at, turn: self.global_rounds as usize }
             }
             Some(_) | None => RoundPlan::Global,
@@ -87,7 +87,7 @@ impl RunState {
     }
 
     /// Adds a finished trajectory to the run's totals, best point and summaries.
-    pub(super) fn absorb(&mut self, t: TrajectoryState, tol: f64, tolerance: f64) {
+    pub(super) fn absorb(&mut self, t: TrajectoryState, tol: f64, c: &AsoConfig) {
         self.evals += t.evals_used;
         self.steps += t.steps;
         if let Some(b) = &t.best
@@ -96,7 +96,8 @@ impl RunState {
             self.best = Some(b.clone());
         }
         if t.on_boundary {
-            self.dry_boundary = if self.found_new_minimum(&t, tol, tolerance) { 0 } else { self.dry_boundary + 1 };
+            self.dry_boundary =
+                if self.found_new_minimum(&t, tol, c.agreement_tolerance) { 0 } else { self.dry_boundary + 1 };
         }
         self.summaries.push(TrajectorySummary {
             id: t.id,
@@ -107,7 +108,7 @@ impl RunState {
             restarts: t.restarts,
             restarts_recovered: t.restarts_recovered,
             feasible: t.best.as_ref().is_some_and(|b| b.max_violation <= tol),
-            stop: t.stop.unwrap_or(super::trajectory::TrajectoryStop::Budget),
+            stop: t.stop.unwrap_or(TrajectoryStop::Budget),
             around_best: t.around_best,
             on_boundary: t.on_boundary,
             best: t.best,
@@ -119,12 +120,12 @@ impl RunState {
     /// pays for the next. One that stopped unsettled found nothing — the
     /// pressure vessel's stuck descents end at values all their own.
     fn found_new_minimum(&self, t: &TrajectoryState, tol: f64, tolerance: f64) -> bool {
-        use super::trajectory::TrajectoryStop::{Flat, Stationary};
-        let settled = matches!(t.stop, Some(Stationary | Flat));
+        let settled = matches!(t.stop, Some(TrajectoryStop::Stationary | TrajectoryStop::Flat));
         let Some(end) = t.best.as_ref().filter(|b| settled && b.max_violation <= tol) else { return false };
-        !self.summaries.iter().any(|s| {
-            s.feasible && s.best.as_ref().is_some_and(|b| super::stopping::same(b.objective, end.objective, tolerance))
-        })
+        !self
+            .summaries
+            .iter()
+            .any(|s| s.feasible && s.best.as_ref().is_some_and(|b| same(b.objective, end.objective, tolerance)))
     }
 
     /// After a round whose starts were all global (`all_global`) or not,
@@ -187,10 +188,9 @@ impl RunState {
             let ts: Vec<&TrajectorySummary> = self.summaries.iter().filter(|t| keep(t)).collect();
             (ts.len(), ts.iter().map(|t| t.evals_used).sum::<u64>())
         };
-        let population = |t: &TrajectorySummary| t.kind == super::trajectory::TrajectoryKind::Population;
+        let population = |t: &TrajectorySummary| t.kind == TrajectoryKind::Population;
         let global = spent(&|t| !t.around_best && !t.on_boundary && !population(t));
-        let known =
-            spent(&|t| !t.around_best && !t.on_boundary && t.stop == super::trajectory::TrajectoryStop::KnownMinimum);
+        let known = spent(&|t| !t.around_best && !t.on_boundary && t.stop == TrajectoryStop::KnownMinimum);
         let hops = spent(&|t| t.around_best);
         let boundary = spent(&|t| t.on_boundary);
         let populations = spent(&population);
@@ -236,6 +236,7 @@ impl RunState {
 #[cfg(test)]
 mod tests {
     use super::{HOP_SCALES, RunState};
+    use crate::aso::config::AsoConfig;
     use crate::aso::round_starts::RoundPlan;
     use crate::aso::trajectory::{TrajectoryState, TrajectoryStop};
     use crate::numeric::alm::{AlmSettings, Candidate};
@@ -249,31 +250,36 @@ mod tests {
         t
     }
 
+    /// The defaults, with `dry` boundary starts ending them.
+    fn dry(dry_boundary_starts: u32) -> AsoConfig {
+        AsoConfig { dry_boundary_starts, ..AsoConfig::default() }
+    }
+
     fn takes_boundary_starts(run: &RunState) -> bool {
-        matches!(run.plan(1e-6, 1), RoundPlan::Boundary { .. })
+        matches!(run.plan(1e-6, &dry(1)), RoundPlan::Boundary { .. })
     }
 
     #[test]
     fn boundary_starts_go_on_while_they_find_new_minima_and_end_at_the_first_that_does_not() {
         let mut run = RunState { exploring: true, ..RunState::default() };
-        run.absorb(ended(0, 2.0, TrajectoryStop::Stationary, false), 1e-6, 1e-4);
+        run.absorb(ended(0, 2.0, TrajectoryStop::Stationary, false), 1e-6, &dry(1));
         assert!(takes_boundary_starts(&run), "no boundary start yet");
         // A new value pays for the next boundary start.
-        run.absorb(ended(1, 1.0, TrajectoryStop::Stationary, true), 1e-6, 1e-4);
+        run.absorb(ended(1, 1.0, TrajectoryStop::Stationary, true), 1e-6, &dry(1));
         assert!(takes_boundary_starts(&run));
         // One that settles on a value seen before ends them…
-        run.absorb(ended(2, 2.0 + 1e-6, TrajectoryStop::Stationary, true), 1e-6, 1e-4);
+        run.absorb(ended(2, 2.0 + 1e-6, TrajectoryStop::Stationary, true), 1e-6, &dry(1));
         assert!(!takes_boundary_starts(&run));
-        assert!(matches!(run.plan(1e-6, 0), RoundPlan::Boundary { .. }), "0: every round takes them");
-        assert!(matches!(run.plan(1e-6, 2), RoundPlan::Boundary { .. }), "two dry ones end them");
+        assert!(matches!(run.plan(1e-6, &dry(0)), RoundPlan::Boundary { .. }), "0: every round takes them");
+        assert!(matches!(run.plan(1e-6, &dry(2)), RoundPlan::Boundary { .. }), "two dry ones end them");
     }
 
     #[test]
     fn a_boundary_start_that_does_not_settle_finds_nothing_new() {
         let mut run = RunState { exploring: true, ..RunState::default() };
-        run.absorb(ended(0, 2.0, TrajectoryStop::Stationary, false), 1e-6, 1e-4);
+        run.absorb(ended(0, 2.0, TrajectoryStop::Stationary, false), 1e-6, &dry(1));
         // The pressure vessel's stuck descents end at values all their own.
-        run.absorb(ended(1, 7209.5, TrajectoryStop::Unsettled, true), 1e-6, 1e-4);
+        run.absorb(ended(1, 7209.5, TrajectoryStop::Unsettled, true), 1e-6, &dry(1));
         assert!(!takes_boundary_starts(&run));
     }
 
